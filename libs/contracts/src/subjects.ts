@@ -1,0 +1,18 @@
+/** NATS subject names: the one place they are spelled. */
+export const EVENTS_STREAM = 'WRIT_EVENTS';
+export const EVENTS_SUBJECTS = 'writ.evt.>';
+
+export const subjects = {
+  /** All events of one task; the subject sequence is the task's order and append guard. */
+  taskEvents: (taskId: string) => `writ.evt.task.${taskId}`,
+  /** Events of a non-task aggregate (principal, cell, policy). */
+  entityEvents: (entityType: string, entityId: string) => `writ.evt.${entityType}.${entityId}`,
+  /** Imperative commands to one service. */
+  command: (service: string, verb: string) => `writ.cmd.${service}.${verb}`,
+  /** Queries answered by one service. */
+  query: (service: string, name: string) => `writ.qry.${service}.${name}`,
+  /** Agents publish signed ActionRequests here. */
+  ingressAction: (principalId: string) => `writ.ingress.action.${principalId}`,
+  /** Dead letters, with the reason in headers. */
+  deadLetter: (origin: string) => `writ.dlq.${origin}`,
+} as const;
