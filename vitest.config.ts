@@ -9,7 +9,7 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['@writ/source'] } },
   test: {
     root: process.cwd(),
-    include: ['src/**/*.spec.ts', 'test/**/*.spec.ts'],
+    include: ['**/*.spec.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Brings up what Writ needs on a Debian machine, and says what it does:
+#   NATS with JetStream on 127.0.0.1:4222, PostgreSQL on 127.0.0.1:5432,
+#   Docker Engine on /var/run/docker.sock.
+# Idempotent: anything already running is left as it is. Needs root for the
+# installs (apt-get) and for dockerd.
+#
+# Environment:
+#   WRIT_SKIP_DOCKER=1   do not install or start Docker Engine
+#   WRIT_PG_DATABASES    databases to ensure exist (default: "writ writ_test")
+set -euo pipefail
+
+say() { printf '[stack-up] %s\n' "$*"; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_for() { # wait_for <seconds> <what> <command...>
+  local seconds=$1 what=$2; shift 2
+  for _ in $(seq 1 "$((seconds * 2))"); do "$@" && return 0; sleep 0.5; done
+  say "FAILED: $what did not come up within ${seconds}s"; return 1
+}
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then say "apt-get update"; apt-get update -qq; apt_updated=1; fi
+  say "apt-get install -y $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# --- NATS with JetStream -----------------------------------------------------
+if port_open 4222; then
+  say "NATS: already listening on 127.0.0.1:4222"
+else
+  command -v nats-server >/dev/null || apt_install nats-server
+  mkdir -p /var/lib/nats-server
+  say "NATS: starting nats-server -js on 127.0.0.1:4222 (store /var/lib/nats-server, log /var/log/nats-server.log)"
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
+    -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log
+  wait_for 20 "NATS" port_open 4222
+  say "NATS: up"
+fi
+
+# --- PostgreSQL --------------------------------------------------------------
+if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+  say "PostgreSQL: already accepting connections on 127.0.0.1:5432"
+else
+  command -v pg_ctlcluster >/dev/null || apt_install postgresql postgresql-client
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  hba="/etc/postgresql/$version/main/pg_hba.conf"
+  # A fresh Debian cluster asks for passwords on loopback; Writ's dev and CI
+  # setup is trust on loopback only, as on the machines it is developed on.
+  if ! grep -q '^host all all 127.0.0.1/32 trust' "$hba"; then
+    say "PostgreSQL: trusting loopback connections in $hba"
+    sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba"
+  fi
+  say "PostgreSQL: starting cluster $version/main"
+  pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  wait_for 30 "PostgreSQL" pg_isready -q -h 127.0.0.1 -p 5432
+  say "PostgreSQL: up"
+fi
+for db in ${WRIT_PG_DATABASES:-writ writ_test}; do
+  if psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_database where datname = '$db'" | grep -q 1; then
+    say "PostgreSQL: database $db exists"
+  else
+    say "PostgreSQL: creating database $db"
+    psql -h 127.0.0.1 -U postgres -qc "create database \"$db\""
+  fi
+done
+
+# --- Docker Engine -----------------------------------------------------------
+if [ "${WRIT_SKIP_DOCKER:-0}" = 1 ]; then
+  say "Docker: skipped (WRIT_SKIP_DOCKER=1)"
+elif docker info >/dev/null 2>&1; then
+  say "Docker: engine already running ($(docker version --format '{{.Server.Version}}' 2>/dev/null))"
+else
+  command -v dockerd >/dev/null || apt_install docker.io
+  say "Docker: starting dockerd (log /var/log/dockerd.log)"
+  nohup dockerd >/var/log/dockerd.log 2>&1 &
+  wait_for 60 "Docker Engine" docker info
+  say "Docker: up ($(docker version --format '{{.Server.Version}}'))"
+fi
+
+say "stack is up: NATS 127.0.0.1:4222, PostgreSQL 127.0.0.1:5432$([ "${WRIT_SKIP_DOCKER:-0}" = 1 ] || echo ', Docker /var/run/docker.sock')"

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// `npm test`: every check CI relies on, in the order that fails fastest.
+// Each step runs to completion with its output shown; the first failure stops the run.
+import { spawnSync } from 'node:child_process';
+
+const env = { ...process.env, NX_NO_CLOUD: 'true', NX_DAEMON: 'false', NX_TUI: 'false', NX_SKIP_NX_CACHE: process.env.NX_SKIP_NX_CACHE ?? '' };
+
+const steps = [
+  ['build every project (swc)', 'nx', ['run-many', '-t', 'build', '--output-style=static']],
+  ['typecheck and lint, module boundaries included', 'nx', ['run-many', '-t', 'typecheck', 'lint', '--output-style=static']],
+  ['no import cycles', 'depcruise', ['libs', 'services', 'test', '--config', '.dependency-cruiser.cjs']],
+  ['generated JSON Schemas match the zod contracts', 'node', ['scripts/generate-schemas.mjs', '--check']],
+  ['unit and integration tests of every project (real NATS and Postgres)', 'nx', ['run-many', '-t', 'test', '--output-style=static', '--parallel=2']],
+];
+
+const major = Number(process.versions.node.split('.')[0]);
+console.log(`[test] node ${process.version} (${process.execPath})`);
+if (major < 24) {
+  console.error('[test] Writ targets Node 24 LTS; run through npm (`npm test`) after `npm ci` so the node@24 devDependency is used');
+  process.exit(1);
+}
+
+const started = performance.now();
+for (const [what, command, args] of steps) {
+  const t0 = performance.now();
+  console.log(`\n[test] --- ${what}: ${command} ${args.join(' ')}`);
+  const result = spawnSync(command, args, { stdio: 'inherit', env });
+  const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+  if (result.status !== 0) {
+    console.error(`\n[test] FAILED after ${seconds}s: ${what}`);
+    process.exit(result.status ?? 1);
+  }
+  console.log(`[test] ok (${seconds}s): ${what}`);
+}
+console.log(`\n[test] all checks passed in ${((performance.now() - started) / 1000).toFixed(1)}s`);

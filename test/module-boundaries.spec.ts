@@ -1,0 +1,75 @@
+import { ESLint } from 'eslint';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+// The boundary rules are only worth having if they refuse something: each case
+// lints a small source text as if it lived at `file` and expects the rule to fire.
+const workspaceRoot = fileURLToPath(new URL('..', import.meta.url));
+
+interface Case {
+  note: string;
+  file: string;
+  code: string;
+  want: string | null;
+}
+
+const cases: Case[] = [
+  {
+    note: 'contracts stay pure: no bus client',
+    file: 'libs/contracts/src/boundary-probe.ts',
+    code: "import { jetstream } from '@nats-io/jetstream';\nexport const probe = jetstream;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'contracts stay pure: no NestJS',
+    file: 'libs/contracts/src/boundary-probe.ts',
+    code: "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'a utility library does not reach up into infrastructure',
+    file: 'libs/crypto/src/boundary-probe.ts',
+    code: "import { EventStore } from '@writ/eventstore';\nexport const probe = EventStore;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'production code never depends on test helpers',
+    file: 'libs/eventstore/src/boundary-probe.ts',
+    code: "import { waitFor } from '@writ/testing';\nexport const probe = waitFor;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'deterministic code takes time from its caller',
+    file: 'libs/contracts/src/boundary-probe.ts',
+    code: 'export const probe = () => Date.now();\n',
+    want: 'no-restricted-syntax',
+  },
+  {
+    note: 'deterministic code takes randomness from its caller',
+    file: 'libs/contracts/src/boundary-probe.ts',
+    code: 'export const probe = () => Math.random();\n',
+    want: 'no-restricted-syntax',
+  },
+  {
+    note: 'infrastructure may use contracts and crypto',
+    file: 'libs/eventstore/src/boundary-probe.ts',
+    code: "import { canonicalJson } from '@writ/crypto';\nimport { EventEnvelope } from '@writ/contracts';\nexport const probe = [canonicalJson, EventEnvelope];\n",
+    want: null,
+  },
+];
+
+describe('module boundaries (eslint.config.mjs)', () => {
+  let eslint: ESLint;
+  beforeAll(() => {
+    eslint = new ESLint({ cwd: workspaceRoot });
+  });
+
+  it.each(cases)('$note', async ({ file, code, want }) => {
+    // given source text placed in a project, when it is linted
+    const [result] = await eslint.lintText(code, { filePath: `${workspaceRoot}${file}` });
+    const rules = (result?.messages ?? []).map((m) => m.ruleId);
+    // then the boundary rule fires exactly when the case says it must
+    if (want === null) expect(rules).toEqual([]);
+    else expect(rules).toContain(want);
+  });
+});
