@@ -3,20 +3,40 @@ import tseslint from 'typescript-eslint';
 
 // Module boundaries are the architecture: the pure domain imports nothing impure,
 // libraries never import services, services never import each other.
-const impureModules = [
-  '@nestjs/*',
-  'nats',
-  '@nats-io/*',
-  'pg',
-  'typeorm',
-  'dockerode',
-  'node:fs',
-  'node:fs/*',
-  'fs',
-  'node:child_process',
-  'node:net',
-  'node:http',
-];
+
+/**
+ * Tests of the pure projects may use test tooling (vitest, fast-check, protobufjs
+ * to read .proto files); their production code depends on zod alone.
+ */
+function boundaries({ inTests }) {
+  const pureExternals = inTests ? undefined : ['zod'];
+  const pure = (tags) => ({ onlyDependOnLibsWithTags: tags, ...(pureExternals ? { allowedExternalImports: pureExternals } : {}) });
+  // Only tests may reach the real-stack helpers of @writ/testing.
+  const withTesting = (constraint) =>
+    inTests ? { ...constraint, onlyDependOnLibsWithTags: [...new Set([...constraint.onlyDependOnLibsWithTags, 'type:testing'])] } : constraint;
+  return {
+    enforceBuildableLibDependency: false,
+    allow: [],
+    depConstraints: ([
+      { sourceTag: 'type:domain', ...pure(['type:domain', 'type:contracts']) },
+      { sourceTag: 'type:contracts', ...pure(['type:contracts']) },
+      {
+        sourceTag: 'type:util',
+        onlyDependOnLibsWithTags: ['type:util', 'type:contracts'],
+        bannedExternalImports: ['@nestjs/*', '@nats-io/*', 'pg', 'typeorm', 'dockerode'],
+      },
+      { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:infra', 'type:util', 'type:contracts', 'type:domain'] },
+      {
+        sourceTag: 'type:testing',
+        onlyDependOnLibsWithTags: ['type:testing', 'type:infra', 'type:util', 'type:contracts', 'type:domain'],
+      },
+      {
+        sourceTag: 'type:service',
+        onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:util', 'type:infra'],
+      },
+    ]).map(withTesting),
+  };
+}
 
 export default [
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', '**/__fixtures__/**'] },
@@ -27,38 +47,27 @@ export default [
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error',
-      '@nx/enforce-module-boundaries': [
+      '@nx/enforce-module-boundaries': ['error', boundaries({ inTests: false })],
+    },
+  },
+  {
+    files: ['**/*.spec.ts', '**/test/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': ['error', boundaries({ inTests: true })] },
+  },
+  {
+    // Nx checks npm packages but not Node built-ins; the pure projects import neither
+    // I/O nor clocks, so every `node:*` module (and its bare alias) is refused here.
+    files: ['libs/kernel/src/**/*.ts', 'libs/contracts/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
         'error',
         {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
+          patterns: [
+            { regex: '^node:', message: 'The pure core does no I/O: take what you need as an argument.' },
             {
-              sourceTag: 'type:domain',
-              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'],
-              bannedExternalImports: impureModules,
-            },
-            {
-              sourceTag: 'type:contracts',
-              onlyDependOnLibsWithTags: ['type:contracts'],
-              bannedExternalImports: impureModules,
-            },
-            {
-              sourceTag: 'type:util',
-              onlyDependOnLibsWithTags: ['type:util', 'type:contracts'],
-              bannedExternalImports: ['@nestjs/*', '@nats-io/*', 'pg', 'typeorm', 'dockerode'],
-            },
-            {
-              sourceTag: 'type:infra',
-              onlyDependOnLibsWithTags: ['type:infra', 'type:util', 'type:contracts', 'type:domain'],
-            },
-            {
-              sourceTag: 'type:testing',
-              onlyDependOnLibsWithTags: ['type:testing', 'type:infra', 'type:util', 'type:contracts', 'type:domain'],
-            },
-            {
-              sourceTag: 'type:service',
-              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:util', 'type:infra', 'type:testing'],
+              regex: '^(fs|path|os|net|http|https|child_process|crypto|worker_threads|dns|tls|dgram|cluster|process|timers)(/.*)?$',
+              message: 'The pure core does no I/O: take what you need as an argument.',
             },
           ],
         },

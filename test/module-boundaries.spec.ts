@@ -27,6 +27,30 @@ const cases: Case[] = [
     want: '@nx/enforce-module-boundaries',
   },
   {
+    note: 'contracts stay pure: no file system',
+    file: 'libs/contracts/src/boundary-probe.ts',
+    code: "import { readFileSync } from 'node:fs';\nexport const probe = readFileSync;\n",
+    want: 'no-restricted-imports',
+  },
+  {
+    note: 'contracts stay pure: no bare built-in alias either',
+    file: 'libs/contracts/src/boundary-probe.ts',
+    code: "import { createHash } from 'crypto';\nexport const probe = createHash;\n",
+    want: 'no-restricted-imports',
+  },
+  {
+    note: 'contracts depend on zod and nothing else from npm',
+    file: 'libs/contracts/src/boundary-probe.ts',
+    code: "import protobuf from 'protobufjs';\nexport const probe = protobuf;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'contracts may use zod',
+    file: 'libs/contracts/src/boundary-probe.ts',
+    code: "import { z } from 'zod';\nexport const probe = z.string();\n",
+    want: null,
+  },
+  {
     note: 'a utility library does not reach up into infrastructure',
     file: 'libs/crypto/src/boundary-probe.ts',
     code: "import { EventStore } from '@writ/eventstore';\nexport const probe = EventStore;\n",
@@ -37,6 +61,12 @@ const cases: Case[] = [
     file: 'libs/eventstore/src/boundary-probe.ts',
     code: "import { waitFor } from '@writ/testing';\nexport const probe = waitFor;\n",
     want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'tests may use the real-stack helpers',
+    file: 'libs/eventstore/src/boundary-probe.int.spec.ts',
+    code: "import { waitFor } from '@writ/testing';\nexport const probe = waitFor;\n",
+    want: null,
   },
   {
     note: 'deterministic code takes time from its caller',

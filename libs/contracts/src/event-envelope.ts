@@ -58,5 +58,5 @@ export const EventEnvelope = EventDraft.extend({
   task_seq: z.number().int().positive(),
   prev_event_hash: Sha256Hex.nullable(),
   hash: Sha256Hex,
-});
+}).meta({ title: 'EventEnvelope', description: 'A stored, hash-chained event of the log (Hermit 8.4).' });
 export type EventEnvelope = z.infer<typeof EventEnvelope>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from './limits.js';
 
 /**
  * Identifiers travel inside NATS subjects (`writ.evt.task.<task_id>`), so they
@@ -18,3 +19,30 @@ export type Sha256Hex = z.infer<typeof Sha256Hex>;
 /** RFC 3339 timestamp with an explicit offset. */
 export const Timestamp = z.iso.datetime({ offset: true });
 export type Timestamp = z.infer<typeof Timestamp>;
+
+/**
+ * A pointer to another durable object: a bare id, `<kind>:<id>`
+ * (`artifact:01J...`, `receipt:01J...`), `sha256:<hex>`, or a URI.
+ * No whitespace or control characters.
+ */
+export const Ref = z
+  .string()
+  .min(1)
+  .max(LIMITS.ref)
+  .regex(/^[^\s\x00-\x1f\x7f]+$/, 'must not contain whitespace or control characters');
+export type Ref = z.infer<typeof Ref>;
+
+/**
+ * A lowercase machine name: `local_edit_allowed`, `context.pack`, `run_tests`.
+ * Used for open vocabularies the spec only suggests (kinds, channels, profiles).
+ */
+export const Name = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$/, 'must be a lowercase name like "local_edit_allowed" or "context.pack"');
+export type Name = z.infer<typeof Name>;
+
+/** Caller-chosen key that makes a retried submission recognisable as the same one. */
+export const IdempotencyKey = z.string().min(1).max(256);
+export type IdempotencyKey = z.infer<typeof IdempotencyKey>;

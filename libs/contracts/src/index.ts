@@ -1,3 +1,4 @@
+// Errors
 export { WritError, hasErrorCode } from './writ-error.js';
 export {
   ContractError,
@@ -8,7 +9,91 @@ export {
   type ContractIssue,
   type ParseResult,
 } from './contract-error.js';
-export { Id, Sha256Hex, Timestamp } from './ids.js';
+
+// Scalars and bounds
+export { Id, IdempotencyKey, Name, Ref, Sha256Hex, Timestamp } from './ids.js';
+export { FilePath, HttpUrl, LongText, ResourceName, Text, Title, UnitInterval } from './text.js';
+export { JsonValue, jsonBoundsIssue } from './json.js';
+export { LIMITS } from './limits.js';
+
+// Vocabularies
 export { PrincipalType } from './principal-type.js';
+export {
+  ActionClass,
+  IMPORTANT_ACTION_CLASSES,
+  Reversibility,
+  WITNESS_REQUIRED_ACTION_CLASSES,
+} from './action-class.js';
+export { RiskBand } from './risk-band.js';
+export { TrustTier } from './trust-tier.js';
+export { ExecutionMode } from './execution-mode.js';
+
+// State machines
+export {
+  APPROVAL_TERMINAL_STATES,
+  ATTEMPT_TERMINAL_STATES,
+  ApprovalStatus,
+  AttemptStatus,
+  STEP_TERMINAL_STATES,
+  StepStatus,
+  TASK_TERMINAL_STATES,
+  TASK_TRANSITIONS,
+  TaskStatus,
+  isTaskTransitionAllowed,
+} from './states.js';
+
+// First-class objects and wire messages
 export { EntityType, EventDraft, EventEnvelope, EventType } from './event-envelope.js';
+export { Principal } from './principal.js';
+export { ContinuationAnchor, ParallelismMode, Task, TaskPriority } from './task.js';
+export { Step } from './step.js';
+export { StepAttempt } from './step-attempt.js';
+export { IngressRecord, IngressResolution, IngressStatus } from './ingress-record.js';
+export {
+  ActionParams,
+  ActionRequest,
+  HttpMethod,
+  SAFE_HTTP_METHODS,
+  StepSpec,
+  TaskSpec,
+  parseActionRequest,
+  safeParseActionRequest,
+} from './action-request.js';
+export { PolicyDowngrade, PolicyOutcome, PolicyResult } from './policy-result.js';
+export { Decision, DecisionClass } from './decision.js';
+export { Approval } from './approval.js';
+export { ApprovalPacket } from './approval-packet.js';
+export {
+  CapabilityGrantClaims,
+  GrantConstraints,
+  NumericDate,
+  RepoScope,
+  ResourceScope,
+  parseCapabilityGrantClaims,
+  safeParseCapabilityGrantClaims,
+} from './capability-grant.js';
+export { Artifact, ArtifactClass, KNOWN_ARTIFACT_KINDS } from './artifact.js';
+export { EvidenceRef, EvidenceSelector } from './evidence-ref.js';
+export {
+  Receipt,
+  ReceiptClass,
+  ReceiptResultCode,
+  ReplayClass,
+  Verifiability,
+  parseReceipt,
+  safeParseReceipt,
+} from './receipt.js';
+
+// Registry and generated documents
+export {
+  CONTRACTS,
+  CONTRACT_NAMES,
+  parseNamedContract,
+  safeParseNamedContract,
+  type ContractName,
+  type Contracts,
+} from './contracts.js';
+export { jsonSchemaDocuments, jsonSchemaFileName, jsonSchemaOf, type JsonSchemaDocument } from './json-schemas.js';
+
+// NATS subjects
 export { EVENTS_STREAM, EVENTS_SUBJECTS, subjects } from './subjects.js';

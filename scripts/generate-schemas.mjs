@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// Writes the JSON Schema of every public contract to docs/schemas/<name>.schema.json,
+// generated from the zod schemas of the built @writ/contracts package.
+//
+//   npx nx run @writ/contracts:build && node scripts/generate-schemas.mjs           # write
+//   npx nx run @writ/contracts:build && node scripts/generate-schemas.mjs --check   # CI: exit 1 on drift
+//
+// --check writes nothing; it lists every file that is stale, missing, or no
+// longer generated (an orphan *.schema.json) and exits 1 if there is any.
+import { mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const outDir = join(root, 'docs', 'schemas');
+const check = process.argv.includes('--check');
+const unknownArgs = process.argv.slice(2).filter((arg) => arg !== '--check');
+if (unknownArgs.length > 0) {
+  console.error(`usage: node scripts/generate-schemas.mjs [--check]  (unknown: ${unknownArgs.join(' ')})`);
+  process.exit(2);
+}
+
+let contracts;
+try {
+  contracts = await import('@writ/contracts');
+} catch (error) {
+  console.error('Cannot load @writ/contracts; build it first: npx nx run @writ/contracts:build');
+  console.error(error);
+  process.exit(2);
+}
+
+const documents = contracts.jsonSchemaDocuments();
+const expected = new Map(documents.map((doc) => [doc.file, doc.text]));
+
+async function readOrNull(path) {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+async function existingSchemaFiles() {
+  try {
+    return (await readdir(outDir)).filter((name) => name.endsWith('.schema.json'));
+  } catch (error) {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+const problems = [];
+for (const [file, text] of expected) {
+  const current = await readOrNull(join(outDir, file));
+  if (current === null) problems.push({ file, state: 'missing' });
+  else if (current !== text) problems.push({ file, state: 'stale' });
+}
+for (const file of await existingSchemaFiles()) {
+  if (!expected.has(file)) problems.push({ file, state: 'orphan' });
+}
+
+const rel = (file) => relative(root, join(outDir, file));
+
+if (check) {
+  if (problems.length === 0) {
+    console.log(`docs/schemas is up to date (${expected.size} contracts).`);
+    process.exit(0);
+  }
+  console.error('docs/schemas does not match the zod contracts:');
+  for (const { file, state } of problems) console.error(`  ${state.padEnd(7)} ${rel(file)}`);
+  console.error('Run: npx nx run @writ/contracts:build && node scripts/generate-schemas.mjs');
+  process.exit(1);
+}
+
+await mkdir(outDir, { recursive: true });
+for (const { file, state } of problems) {
+  if (state === 'orphan') await unlink(join(outDir, file));
+  else await writeFile(join(outDir, file), expected.get(file), 'utf8');
+  console.log(`${state === 'orphan' ? 'removed' : 'wrote  '} ${rel(file)}`);
+}
+console.log(`${problems.length} file(s) changed, ${expected.size} contracts.`);
