@@ -1,0 +1,148 @@
+import { context, metrics, propagation, ProxyTracerProvider, trace, type Attributes } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  defaultResource,
+  envDetector,
+  hostDetector,
+  osDetector,
+  resourceFromAttributes,
+  serviceInstanceIdDetector,
+} from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { NoopSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { TelemetryError } from './telemetry-errors.js';
+
+/**
+ * Where spans go:
+ * - `custom`: the `spanExporter` passed in (tests use `InMemorySpanExporter`), exported synchronously;
+ * - `otlp`: an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT` or `..._TRACES_ENDPOINT`); the SDK builds the exporter from `OTEL_*`;
+ * - `env`: `OTEL_TRACES_EXPORTER` is set explicitly; the SDK honours it as the spec says;
+ * - `none`: nothing is exported, but spans still get real ids so trace context
+ *   flows across services and log lines carry trace_id/span_id;
+ * - `disabled`: `OTEL_SDK_DISABLED=true`; nothing is registered at all.
+ */
+export type TraceExportMode = 'custom' | 'otlp' | 'env' | 'none' | 'disabled';
+
+export interface TelemetryOptions {
+  /** `service.name` of every span and metric; required, e.g. `orchestrator`. */
+  readonly serviceName: string;
+  readonly serviceVersion?: string;
+  /** Extra resource attributes (deployment.environment, ...). */
+  readonly resourceAttributes?: Attributes;
+  /** Overrides the env-driven exporter; spans are exported as they end. */
+  readonly spanExporter?: SpanExporter;
+}
+
+export interface TelemetryHandle {
+  readonly traceExport: TraceExportMode;
+  /** Exports every span ended so far (span export is asynchronous); tests call it before reading an in-memory exporter. */
+  forceFlush(): Promise<void>;
+  /**
+   * Flushes pending spans and metrics, then unregisters the global tracer
+   * provider, propagator, context manager and meter provider, so the process
+   * (or the next test) can start telemetry again. Idempotent.
+   */
+  shutdown(): Promise<void>;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const isSet = (value: string | undefined): boolean => value !== undefined && value.trim() !== '';
+
+/** Decides where spans go from the options and the environment (pure; see `TraceExportMode`). */
+export function resolveTraceExport(env: Env, hasCustomExporter: boolean): TraceExportMode {
+  if (env['OTEL_SDK_DISABLED']?.trim().toLowerCase() === 'true') return 'disabled';
+  if (hasCustomExporter) return 'custom';
+  if (isSet(env['OTEL_TRACES_EXPORTER'])) return 'env';
+  if (isSet(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) || isSet(env['OTEL_EXPORTER_OTLP_ENDPOINT'])) return 'otlp';
+  return 'none';
+}
+
+/** Metrics follow the same rule: exported only when an OTLP endpoint or an explicit exporter is configured. */
+function metricsFromEnv(env: Env): boolean {
+  return (
+    isSet(env['OTEL_METRICS_EXPORTER']) ||
+    isSet(env['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT']) ||
+    isSet(env['OTEL_EXPORTER_OTLP_ENDPOINT'])
+  );
+}
+
+let running: TelemetryHandle | undefined;
+
+/**
+ * Sets up the OpenTelemetry SDK for one service: an AsyncLocalStorage context
+ * manager (so the active span follows async handlers), W3C trace-context and
+ * baggage propagation, and the span export chosen by `resolveTraceExport`.
+ * Nothing here is required by tests; call it once at boot, before the Nest app
+ * is created, and `shutdown()` on exit.
+ */
+export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
+  if (options.serviceName.trim() === '') {
+    throw new TelemetryError('TELEMETRY_CONFIG_INVALID', 'serviceName must be a non-empty string');
+  }
+  if (running !== undefined) {
+    throw new TelemetryError(
+      'TELEMETRY_ALREADY_STARTED',
+      'telemetry is already running in this process; shut the previous handle down first',
+    );
+  }
+  const env = process.env;
+  const traceExport = resolveTraceExport(env, options.spanExporter !== undefined);
+  if (traceExport === 'disabled') {
+    return { traceExport, forceFlush: async () => undefined, shutdown: async () => undefined };
+  }
+
+  let spanProcessors: SpanProcessor[] | undefined;
+  if (traceExport === 'custom' && options.spanExporter !== undefined) {
+    spanProcessors = [new SimpleSpanProcessor({ exporter: options.spanExporter })];
+  } else if (traceExport === 'none') {
+    // A provider with no exporter still mints ids: trace context keeps flowing and logs stay correlated.
+    spanProcessors = [new NoopSpanProcessor()];
+  } // otlp / env: leave undefined so the SDK builds exporters from OTEL_* variables.
+
+  const sdk = new NodeSDK({
+    serviceName: options.serviceName,
+    resource: defaultResource().merge(
+      resourceFromAttributes({
+        ...(options.serviceVersion === undefined ? {} : { 'service.version': options.serviceVersion }),
+        ...options.resourceAttributes,
+      }),
+    ),
+    // No process detector: it records the command line, which may carry secrets (invariant 6).
+    resourceDetectors: [envDetector, serviceInstanceIdDetector, hostDetector, osDetector],
+    contextManager: new AsyncLocalStorageContextManager(),
+    textMapPropagator: new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+    instrumentations: [],
+    ...(spanProcessors === undefined ? {} : { spanProcessors }),
+    // Metrics only when configured; the SDK would otherwise default to an OTLP exporter on localhost.
+    ...(metricsFromEnv(env) ? {} : { metricReaders: [] }),
+    // Logs go through pino (createLogger), correlated by trace_id; no OTel log pipeline.
+    logRecordProcessors: [],
+  });
+  sdk.start();
+
+  let stopping: Promise<void> | undefined;
+  const handle: TelemetryHandle = {
+    traceExport,
+    async forceFlush() {
+      const provider = trace.getTracerProvider();
+      const sdkProvider = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
+      await (sdkProvider as { forceFlush?: () => Promise<void> }).forceFlush?.();
+    },
+    shutdown() {
+      stopping ??= sdk.shutdown().finally(() => {
+        trace.disable();
+        propagation.disable();
+        metrics.disable();
+        context.disable();
+        if (running === handle) running = undefined;
+      });
+      return stopping;
+    },
+  };
+  running = handle;
+  return handle;
+}
