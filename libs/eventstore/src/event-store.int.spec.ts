@@ -1,0 +1,539 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { taskDraft } from '../test/support/drafts.js';
+import { testStreamNames } from '../test/support/test-stream.js';
+import { sealEvent } from './event-chain.js';
+import { EventStore, type StoredEvent } from './event-store.js';
+import { isEventStoreError } from './eventstore-errors.js';
+import type { EventStoreConfigInput } from './stream-config.js';
+
+describe('EventStore (real NATS)', () => {
+  let nc: NatsConnection;
+  const streams: string[] = [];
+
+  beforeAll(async () => {
+    nc = await connectTestNats('eventstore-int');
+  });
+
+  afterAll(async () => {
+    await deleteStreams(nc, ...streams);
+    await nc.close();
+  });
+
+  async function openStore(overrides: EventStoreConfigInput = {}, connection: NatsConnection = nc): Promise<EventStore> {
+    const names = testStreamNames();
+    streams.push(names.stream);
+    return EventStore.open(connection, { ...names, ...overrides });
+  }
+
+  /** A second store (own head cache) on the same stream, as another process would have. */
+  function sibling(store: EventStore, connection: NatsConnection = nc): Promise<EventStore> {
+    const { stream, subjectPrefix, maxBytes, maxMsgSize } = store.config;
+    return EventStore.open(connection, { stream, subjectPrefix, maxBytes, maxMsgSize });
+  }
+
+  function drafts(taskId: string, count: number): EventDraft[] {
+    return Array.from({ length: count }, (_, n) => taskDraft(taskId, { payload: { n } }));
+  }
+
+  /** Publishes a message straight onto the stream, bypassing the store, as a tamperer would. */
+  async function publishRaw(subject: string, body: unknown): Promise<number> {
+    const ack = await jetstream(nc).publish(subject, JSON.stringify(body));
+    return ack.seq;
+  }
+
+  describe('append and read', () => {
+    it('appends a new task and reads it back as a valid chain', async () => {
+      // given an empty task
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      // when three events are appended at expectedSeq 0
+      const result = await store.append(taskId, drafts(taskId, 3), 0);
+      // then they are task_seq 1..3, chained, on the task's subject
+      expect(result.taskSeq).toBe(3);
+      expect(result.events.map((e) => [e.taskSeq, e.duplicate])).toEqual([
+        [1, false],
+        [2, false],
+        [3, false],
+      ]);
+      const read = await store.read(taskId);
+      expect(read.map((s) => s.event.task_seq)).toEqual([1, 2, 3]);
+      expect(read.map((s) => s.streamSeq)).toEqual(result.events.map((e) => e.streamSeq));
+      expect(read.every((s) => s.subject === `${store.config.subjectPrefix}.task.${taskId}`)).toBe(true);
+      expect(read[0]!.event.prev_event_hash).toBeNull();
+      expect(read[1]!.event.prev_event_hash).toBe(read[0]!.event.hash);
+      expect(read[2]!.event.hash).toBe(result.hash);
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: true, length: 3, head: { taskSeq: 3, streamSeq: result.streamSeq } });
+      expect(await store.head(taskId)).toEqual({ taskSeq: 3, streamSeq: result.streamSeq, hash: result.hash });
+    });
+
+    it('continues a task from the head another store wrote', async () => {
+      // given a task written by one store
+      const writer = await openStore();
+      const taskId = uniqueName('task');
+      await writer.append(taskId, drafts(taskId, 2), 0);
+      // when another store (empty cache) appends at the head it was told
+      const other = await sibling(writer);
+      const result = await other.append(taskId, drafts(taskId, 1), 2);
+      // then the chain continues
+      expect(result.taskSeq).toBe(3);
+      expect((await writer.verifyChain(taskId)).ok).toBe(true);
+    });
+
+    it('reads a task with no events as empty', async () => {
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      expect(await store.read(taskId)).toEqual([]);
+      expect(await store.head(taskId)).toEqual({ taskSeq: 0, streamSeq: 0, hash: null });
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: true, length: 0 });
+    });
+
+    it('keeps tasks apart on one stream', async () => {
+      // given two tasks appended to in turn
+      const store = await openStore();
+      const [a, b] = [uniqueName('task'), uniqueName('task')];
+      await store.append(a, drafts(a, 1), 0);
+      await store.append(b, drafts(b, 2), 0);
+      await store.append(a, drafts(a, 1), 1);
+      // then each reads only its own events, numbered from 1
+      expect((await store.read(a)).map((s) => s.event.task_seq)).toEqual([1, 2]);
+      expect((await store.read(b)).map((s) => s.event.task_id)).toEqual([b, b]);
+    });
+  });
+
+  describe('optimistic concurrency', () => {
+    it('rejects an append at a stale expectedSeq with a conflict carrying both sequences', async () => {
+      // given a task at task_seq 2
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 2), 0);
+      // when appending as if it were new, or ahead of the log
+      // then each is a conflict naming the expected and actual task_seq
+      await expect(store.append(taskId, drafts(taskId, 1), 0)).rejects.toMatchObject({
+        code: 'EVENTSTORE_CONFLICT',
+        details: { expectedSeq: 0, actualSeq: 2, appended: [] },
+      });
+      await expect(store.append(taskId, drafts(taskId, 1), 1)).rejects.toMatchObject({
+        code: 'EVENTSTORE_CONFLICT',
+        details: { expectedSeq: 1, actualSeq: 2 },
+      });
+      await expect(store.append(taskId, drafts(taskId, 1), 5)).rejects.toMatchObject({
+        code: 'EVENTSTORE_CONFLICT',
+        details: { expectedSeq: 5, actualSeq: 2 },
+      });
+      expect((await store.read(taskId)).length).toBe(2);
+    });
+
+    it('turns a stale head cache into a conflict, then recovers after a re-read', async () => {
+      // given store A wrote task_seq 1 (and caches it), then store B wrote task_seq 2
+      const a = await openStore();
+      const b = await sibling(a);
+      const taskId = uniqueName('task');
+      await a.append(taskId, drafts(taskId, 1), 0);
+      await b.append(taskId, drafts(taskId, 1), 1);
+      // when A appends at what its cache says, then it loses
+      await expect(a.append(taskId, drafts(taskId, 1), 1)).rejects.toMatchObject({
+        code: 'EVENTSTORE_CONFLICT',
+        details: { expectedSeq: 1, actualSeq: 2 },
+      });
+      // when A re-reads and retries, then it appends after B's event
+      const head = await a.head(taskId);
+      expect((await a.append(taskId, drafts(taskId, 1), head.taskSeq)).taskSeq).toBe(3);
+      expect((await b.verifyChain(taskId)).ok).toBe(true);
+    });
+
+    it('lets exactly one of ten racing writers win each sequence; retries land every event exactly once', async () => {
+      // given ten writers, each on its own connection and store, and one task
+      const first = await openStore();
+      const connections = await Promise.all(Array.from({ length: 10 }, (_, i) => connectTestNats(`eventstore-writer-${i}`)));
+      try {
+        const writers = await Promise.all(connections.map((c) => sibling(first, c)));
+        const taskId = uniqueName('task');
+        const mine = writers.map(() => taskDraft(taskId));
+
+        // when all ten append at expectedSeq 0 at once
+        const race = await Promise.allSettled(writers.map((w, i) => w.append(taskId, [mine[i]!], 0)));
+
+        // then one wins task_seq 1 and nine get a conflict pointing at it
+        const winners = race.filter((r) => r.status === 'fulfilled');
+        const losers = race.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        expect(winners).toHaveLength(1);
+        expect(losers).toHaveLength(9);
+        for (const loser of losers) {
+          expect(loser.reason).toMatchObject({ code: 'EVENTSTORE_CONFLICT', details: { expectedSeq: 0, actualSeq: 1 } });
+        }
+
+        // when the losers re-read and retry until they land
+        const won: number[] = [(winners[0] as PromiseFulfilledResult<{ taskSeq: number }>).value.taskSeq];
+        await Promise.all(
+          race.map(async (r, i) => {
+            if (r.status === 'fulfilled') return;
+            for (let attempt = 0; attempt < 100; attempt++) {
+              const head = await writers[i]!.head(taskId);
+              try {
+                won.push((await writers[i]!.append(taskId, [mine[i]!], head.taskSeq)).taskSeq);
+                return;
+              } catch (error) {
+                if (!isEventStoreError(error, 'EVENTSTORE_CONFLICT')) throw error;
+              }
+            }
+            throw new Error(`writer ${i} never landed its event`);
+          }),
+        );
+
+        // then each sequence had exactly one winner
+        expect([...won].sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        // and every writer's event is there exactly once, in a valid chain 1..10
+        const read = await first.read(taskId);
+        expect(read.map((s) => s.event.task_seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        expect(new Set(read.map((s) => s.event.event_id))).toEqual(new Set(mine.map((d) => d.event_id)));
+        expect((await first.verifyChain(taskId)).ok).toBe(true);
+      } finally {
+        await Promise.all(connections.map((c) => c.close()));
+      }
+    });
+
+    it('keeps a valid chain under many concurrent multi-event writers', async () => {
+      // given five writers that each append three batches of two events to one task
+      const first = await openStore();
+      const writers = await Promise.all(Array.from({ length: 5 }, () => sibling(first)));
+      const taskId = uniqueName('task');
+      // when they all run at once, re-reading and retrying on conflict
+      await Promise.all(
+        writers.map(async (writer) => {
+          for (let batch = 0; batch < 3; batch++) {
+            const events = drafts(taskId, 2);
+            for (;;) {
+              const head = await writer.head(taskId);
+              try {
+                await writer.append(taskId, events, head.taskSeq);
+                break;
+              } catch (error) {
+                if (!isEventStoreError(error, 'EVENTSTORE_CONFLICT')) throw error;
+                // A conflict after the first event leaves a stored prefix; resend only the rest.
+                const stored = new Set(error.details.appended.map((e) => e.eventId));
+                events.splice(0, events.length, ...events.filter((d) => !stored.has(d.event_id)));
+                if (events.length === 0) break;
+              }
+            }
+          }
+        }),
+      );
+      // then all 30 events are stored once, as one chain
+      const read = await first.read(taskId);
+      expect(read).toHaveLength(30);
+      expect(new Set(read.map((s) => s.event.event_id)).size).toBe(30);
+      expect((await first.verifyChain(taskId)).ok).toBe(true);
+    });
+  });
+
+  describe('idempotency', () => {
+    it('stores a re-sent append once and reports the original sequences as duplicates', async () => {
+      // given an append of two events that landed
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      const batch = drafts(taskId, 2);
+      const original = await store.append(taskId, batch, 0);
+      // when the same append is sent again, by this store and by a fresh one
+      const again = await store.append(taskId, batch, 0);
+      const elsewhere = await (await sibling(store)).append(taskId, batch, 0);
+      // then nothing new is stored and the original sequences come back, marked duplicate
+      for (const retry of [again, elsewhere]) {
+        expect(retry.events.map((e) => [e.taskSeq, e.streamSeq, e.hash, e.duplicate])).toEqual(
+          original.events.map((e) => [e.taskSeq, e.streamSeq, e.hash, true]),
+        );
+      }
+      expect((await store.read(taskId)).length).toBe(2);
+    });
+
+    it('dedupes by idempotency key even when the event id differs', async () => {
+      // given an event appended under an idempotency key
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      const first = await store.append(taskId, [taskDraft(taskId, { idempotency_key: 'grant-issue-1' })], 0);
+      // when another event with the same key is appended (a re-run decider minting a new id)
+      const second = await store.append(taskId, [taskDraft(taskId, { idempotency_key: 'grant-issue-1' })], 0);
+      // then the original is returned and the log holds one event
+      expect(second.events[0]).toMatchObject({ duplicate: true, streamSeq: first.events[0]!.streamSeq, eventId: first.events[0]!.eventId });
+      expect((await store.read(taskId)).length).toBe(1);
+    });
+
+    it('scopes keys per task, so equal keys on two tasks are two events', async () => {
+      const store = await openStore();
+      const [a, b] = [uniqueName('task'), uniqueName('task')];
+      await store.append(a, [taskDraft(a, { idempotency_key: 'k' })], 0);
+      const other = await store.append(b, [taskDraft(b, { idempotency_key: 'k' })], 0);
+      expect(other.events[0]!.duplicate).toBe(false);
+    });
+
+    it('completes a multi-event append that stopped half way when it is retried', async () => {
+      // given an append of three events of which only the first landed (the writer died)
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      const batch = drafts(taskId, 3);
+      await store.append(taskId, batch.slice(0, 1), 0);
+      expect((await store.verifyChain(taskId)).ok).toBe(true);
+      // when the whole append is retried as it was
+      const retry = await store.append(taskId, batch, 0);
+      // then the prefix is recognised and the rest appended, as one valid chain
+      expect(retry.events.map((e) => [e.taskSeq, e.duplicate])).toEqual([
+        [1, true],
+        [2, false],
+        [3, false],
+      ]);
+      expect((await store.read(taskId)).map((s) => s.event.event_id)).toEqual(batch.map((d) => d.event_id));
+      expect((await store.verifyChain(taskId)).ok).toBe(true);
+    });
+
+    it('refuses one append with two events under the same key', async () => {
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      const twice = [taskDraft(taskId, { idempotency_key: 'same' }), taskDraft(taskId, { idempotency_key: 'same' })];
+      await expect(store.append(taskId, twice, 0)).rejects.toMatchObject({ code: 'EVENTSTORE_REQUEST_INVALID' });
+      expect((await store.head(taskId)).taskSeq).toBe(0);
+    });
+  });
+
+  describe('validation and limits', () => {
+    it('refuses an invalid draft with the contract code and writes nothing', async () => {
+      // given a batch whose second draft has no event type
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      const { event_type: _missing, ...broken } = taskDraft(taskId);
+      // when it is appended, then the contract code comes back and the task stays empty
+      await expect(store.append(taskId, [taskDraft(taskId), broken], 0)).rejects.toMatchObject({ code: 'CONTRACT_INVALID' });
+      expect((await store.head(taskId)).taskSeq).toBe(0);
+    });
+
+    it.each([
+      { note: 'a task id that is not a subject token', taskId: 'a.b', expectedSeq: 0, code: 'CONTRACT_INVALID' },
+      { note: 'a negative expectedSeq', taskId: 'task-x', expectedSeq: -1, code: 'EVENTSTORE_REQUEST_INVALID' },
+      { note: 'a fractional expectedSeq', taskId: 'task-x', expectedSeq: 1.5, code: 'EVENTSTORE_REQUEST_INVALID' },
+    ])('refuses $note', async ({ taskId, expectedSeq, code }) => {
+      const store = await openStore();
+      await expect(store.append(taskId, [taskDraft('task-x')], expectedSeq)).rejects.toMatchObject({ code });
+    });
+
+    it('refuses a replay from a sequence that is not positive', async () => {
+      const store = await openStore();
+      await expect(store.replay(0, () => undefined)).rejects.toMatchObject({ code: 'EVENTSTORE_REQUEST_INVALID' });
+    });
+
+    it('refuses an empty append and a non-JSON payload', async () => {
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      await expect(store.append(taskId, [], 0)).rejects.toMatchObject({ code: 'EVENTSTORE_REQUEST_INVALID' });
+      await expect(store.append(taskId, [taskDraft(taskId, { payload: { n: Number.POSITIVE_INFINITY } })], 0)).rejects.toMatchObject({
+        code: 'CONTRACT_INVALID',
+      });
+    });
+
+    it('refuses an event over the size limit before writing any of its batch', async () => {
+      // given a batch whose second event is larger than the limit
+      const store = await openStore({ maxMsgSize: 4096 });
+      const taskId = uniqueName('task');
+      const big = taskDraft(taskId, { payload: { blob: 'x'.repeat(8192) } });
+      // when it is appended, then it is refused and the task stays empty
+      await expect(store.append(taskId, [taskDraft(taskId), big], 0)).rejects.toMatchObject({
+        code: 'EVENTSTORE_EVENT_TOO_LARGE',
+        details: { eventId: big.event_id, maxBytes: 4096 },
+      });
+      expect((await store.head(taskId)).taskSeq).toBe(0);
+    });
+
+    it('refuses writes when the log is full, and keeps every event it has', async () => {
+      // given a log with a tiny byte limit
+      const store = await openStore({ maxBytes: 8 * 1024 });
+      const taskId = uniqueName('task');
+      // when events are appended until it refuses
+      let seq = 0;
+      let refusal: unknown;
+      while (refusal === undefined && seq < 100) {
+        try {
+          seq = (await store.append(taskId, drafts(taskId, 1), seq)).taskSeq;
+        } catch (error) {
+          refusal = error;
+        }
+      }
+      // then the refusal is typed, and nothing old was dropped to make room
+      expect(refusal).toMatchObject({ code: 'EVENTSTORE_STREAM_FULL' });
+      const read = await store.read(taskId);
+      expect(read.length).toBe(seq);
+      expect(read[0]!.event.task_seq).toBe(1);
+    });
+  });
+
+  describe('chain verification against tampering', () => {
+    /** A task with two honest events; returns their envelopes. */
+    async function honestTask(store: EventStore): Promise<{ taskId: string; subject: string; events: EventEnvelope[] }> {
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 2), 0);
+      return { taskId, subject: `${store.config.subjectPrefix}.task.${taskId}`, events: (await store.read(taskId)).map((s) => s.event) };
+    }
+
+    function link(event: EventEnvelope): { taskSeq: number; hash: string } {
+      return { taskSeq: event.task_seq, hash: event.hash };
+    }
+
+    it('catches an event modified after sealing, and refuses to read or extend that task', async () => {
+      // given a third event whose payload was altered after it was sealed
+      const store = await openStore();
+      const { taskId, subject, events } = await honestTask(store);
+      const sealed = sealEvent(taskDraft(taskId), taskId, link(events[1]!));
+      const seq = await publishRaw(subject, { ...sealed, payload: { note: 'altered' } });
+      // then verification points at it, reading refuses, and so does appending onto it
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: false, reason: 'modified', taskSeq: 3, streamSeq: seq });
+      await expect(store.read(taskId)).rejects.toMatchObject({ code: 'EVENTSTORE_CHAIN_BROKEN', details: { reason: 'modified', streamSeq: seq } });
+      await expect(store.append(taskId, drafts(taskId, 1), 3)).rejects.toMatchObject({ code: 'EVENTSTORE_CHAIN_BROKEN' });
+    });
+
+    it('catches a dropped event', async () => {
+      // given event 4 chained onto an event 3 that never reached the log
+      const store = await openStore();
+      const { taskId, subject, events } = await honestTask(store);
+      const missing = sealEvent(taskDraft(taskId), taskId, link(events[1]!));
+      const seq = await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, link(missing)));
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: false, reason: 'dropped', taskSeq: 3, streamSeq: seq });
+    });
+
+    it('catches reordered events', async () => {
+      // given events 3 and 4 stored as 4, 3
+      const store = await openStore();
+      const { taskId, subject, events } = await honestTask(store);
+      const third = sealEvent(taskDraft(taskId), taskId, link(events[1]!));
+      const fourth = sealEvent(taskDraft(taskId), taskId, link(third));
+      const seq = await publishRaw(subject, fourth);
+      await publishRaw(subject, third);
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: false, reason: 'reordered', taskSeq: 3, streamSeq: seq });
+    });
+
+    it('catches a fork: a second event 2 written after event 1', async () => {
+      // given a rival event 2 that a second writer got in (e.g. across a leader change)
+      const store = await openStore();
+      const { taskId, subject, events } = await honestTask(store);
+      const seq = await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, link(events[0]!)));
+      // then the fork is surfaced, never merged
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: false, reason: 'forked', taskSeq: 3, streamSeq: seq });
+      await expect(store.read(taskId)).rejects.toMatchObject({ code: 'EVENTSTORE_CHAIN_BROKEN', details: { reason: 'forked' } });
+    });
+
+    it('catches a message that is not an event at all', async () => {
+      const store = await openStore();
+      const { taskId, subject } = await honestTask(store);
+      const seq = await publishRaw(subject, { hello: 'world' });
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: false, reason: 'unparseable', taskSeq: 3, streamSeq: seq });
+    });
+  });
+
+  describe('other aggregates', () => {
+    it('appends, reads and verifies a principal stream with the same machinery', async () => {
+      // given a principal aggregate
+      const store = await openStore();
+      const principalId = uniqueName('principal');
+      const events = [1, 2].map(() => taskDraft(principalId, { entity_type: 'principal', entity_id: principalId, event_type: 'principal.key_rotated' }));
+      // when its events are appended
+      const result = await store.appendToEntity('principal', principalId, events, 0);
+      // then they live on the principal's subject as a valid chain of their own
+      expect(result.subject).toBe(`${store.config.subjectPrefix}.principal.${principalId}`);
+      expect((await store.readEntity('principal', principalId)).map((s) => s.event.task_seq)).toEqual([1, 2]);
+      expect(await store.verifyEntityChain('principal', principalId)).toMatchObject({ ok: true, length: 2 });
+      expect((await store.headOfEntity('principal', principalId)).taskSeq).toBe(2);
+      await expect(store.appendToEntity('principal', principalId, [taskDraft(principalId, { entity_type: 'principal', entity_id: principalId })], 0)).rejects.toMatchObject({
+        code: 'EVENTSTORE_CONFLICT',
+      });
+    });
+
+    it('refuses an event about another entity, and an unknown entity type', async () => {
+      const store = await openStore();
+      await expect(store.appendToEntity('cell', 'cell-1', [taskDraft('task-1')], 0)).rejects.toMatchObject({ code: 'EVENTSTORE_REQUEST_INVALID' });
+      await expect(store.appendToEntity('planet', 'p-1', [taskDraft('p-1')], 0)).rejects.toMatchObject({ code: 'CONTRACT_INVALID' });
+    });
+  });
+
+  describe('replay', () => {
+    it('replays the whole stream in stream order, from any sequence, as an iterator or into a handler', async () => {
+      // given two tasks written in interleaved order
+      const store = await openStore();
+      const [a, b] = [uniqueName('task'), uniqueName('task')];
+      await store.append(a, drafts(a, 2), 0);
+      await store.append(b, drafts(b, 1), 0);
+      await store.append(a, drafts(a, 1), 2);
+      // when the stream is replayed from the start
+      const all: StoredEvent[] = [];
+      for await (const stored of store.replay(1)) all.push(stored);
+      // then every event comes once, in stream order
+      expect(all.map((s) => s.streamSeq)).toEqual([1, 2, 3, 4]);
+      expect(all.map((s) => [s.event.task_id, s.event.task_seq])).toEqual([
+        [a, 1],
+        [a, 2],
+        [b, 1],
+        [a, 3],
+      ]);
+      // when replayed from the middle into a handler
+      const tail: number[] = [];
+      const summary = await store.replay(3, (stored) => {
+        tail.push(stored.streamSeq);
+      });
+      // then only the rest is handed over
+      expect(tail).toEqual([3, 4]);
+      expect(summary).toEqual({ count: 2, lastStreamSeq: 4 });
+      // and replaying past the end yields nothing
+      expect(await store.replay(5, () => undefined)).toEqual({ count: 0, lastStreamSeq: null });
+    });
+
+    it('follows new events after catching up, until aborted', async () => {
+      // given a stream with one event and a following replay
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 1), 0);
+      const seen: StoredEvent[] = [];
+      const abort = new AbortController();
+      const following = (async () => {
+        for await (const stored of store.replay(1, { follow: true, signal: abort.signal })) seen.push(stored);
+      })();
+      await waitFor(() => (seen.length === 1 ? true : undefined), { what: 'the existing event' });
+      // when another event is appended
+      await store.append(taskId, drafts(taskId, 1), 1);
+      // then the replay delivers it, and ends when aborted
+      await waitFor(() => (seen.length === 2 ? true : undefined), { what: 'the new event' });
+      abort.abort();
+      await following;
+      expect(seen.map((s) => s.event.task_seq)).toEqual([1, 2]);
+    });
+
+    it('stops at a message that is not an event instead of skipping it', async () => {
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 1), 0);
+      await publishRaw(`${store.config.subjectPrefix}.task.${taskId}`, 'garbage');
+      await expect(store.replay(1, () => undefined)).rejects.toMatchObject({ code: 'EVENTSTORE_CHAIN_BROKEN', details: { reason: 'unparseable', streamSeq: 2 } });
+    });
+  });
+
+  describe('outages', () => {
+    it('reports a missing stream as unavailable', async () => {
+      // given a store whose stream was deleted underneath it
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      await deleteStreams(nc, store.config.stream);
+      // then appends and reads fail with the unavailable code
+      await expect(store.append(taskId, drafts(taskId, 1), 0)).rejects.toMatchObject({ code: 'EVENTSTORE_UNAVAILABLE' });
+      await expect(store.read(taskId)).rejects.toMatchObject({ code: 'EVENTSTORE_UNAVAILABLE' });
+      await expect(store.replay(1, () => undefined)).rejects.toMatchObject({ code: 'EVENTSTORE_UNAVAILABLE' });
+    });
+
+    it('reports a closed connection as unavailable', async () => {
+      // given a store on a connection that was closed
+      const connection = await connectTestNats('eventstore-closing');
+      const store = await openStore({}, connection);
+      await connection.close();
+      const taskId = uniqueName('task');
+      // then it fails with the unavailable code, not a client error
+      await expect(store.append(taskId, drafts(taskId, 1), 0)).rejects.toMatchObject({ code: 'EVENTSTORE_UNAVAILABLE' });
+      await expect(store.head(taskId)).rejects.toMatchObject({ code: 'EVENTSTORE_UNAVAILABLE' });
+    });
+  });
+});

@@ -1,0 +1,34 @@
+export {
+  EventStore,
+  type AppendResult,
+  type ChainVerification,
+  type ReplayHandler,
+  type ReplayOptions,
+  type ReplaySummary,
+  type StoredEvent,
+} from './event-store.js';
+export {
+  EventStoreConfig,
+  desiredStreamConfig,
+  ensureEventStream,
+  parseEventStoreConfig,
+  type EnsureStreamOutcome,
+  type EventStoreConfigInput,
+} from './stream-config.js';
+export {
+  GENESIS,
+  computeEventHash,
+  sealEvent,
+  verifyEventChain,
+  type ChainBreakReason,
+  type ChainLink,
+  type ChainReport,
+} from './event-chain.js';
+export {
+  EventStoreError,
+  isEventStoreError,
+  type AppendedEvent,
+  type EventStoreErrorCode,
+  type EventStoreErrorDetails,
+} from './eventstore-errors.js';
+export type { StreamHead } from './head-cache.js';
