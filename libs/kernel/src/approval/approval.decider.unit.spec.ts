@@ -1,0 +1,174 @@
+import { APPROVAL_TERMINAL_STATES } from '@writ/contracts';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { at, deciderSpec, meta, T0 } from '../../test/decider-spec.js';
+import { evolveIsTotal, modelCheck } from '../../test/model.js';
+import { fold } from '../shared/decider.js';
+import { approvalDecider, driftedResources, type ApprovalCommand, type ApprovalRecord } from './approval.decider.js';
+import type { ApprovalEvent } from './approval.events.js';
+
+const spec = deciderSpec(approvalDecider);
+const FP_A = 'a'.repeat(64);
+const FP_B = 'b'.repeat(64);
+
+const requested: ApprovalEvent = {
+  type: 'approval.requested',
+  data: {
+    approval_id: 'approval-1',
+    task_id: 'task-1',
+    step_id: 'step-1',
+    attempt_id: 'attempt-1',
+    approval_type: 'action',
+    requested_action_ref: 'artifact:ar-1',
+    approval_packet_ref: 'artifact:packet-1',
+    requested_by: 'agent-1',
+    policy_result_ref: 'policy_result:pr-1',
+    expires_at: at(3_600),
+    state_witness: { ref: 'artifact:witness-1', fingerprints: { 'src/a.ts': FP_A }, observed_at: T0 },
+    at: T0,
+  },
+};
+const director = { principal_id: 'user-9', roles: ['director'] };
+const grant = (s: number, extra: object = {}): ApprovalCommand =>
+  ({ type: 'grant-approval', data: { resolver: director, current_fingerprints: { 'src/a.ts': FP_A }, ...extra }, metadata: meta(s) }) as ApprovalCommand;
+const deny = (s: number, resolver = director): ApprovalCommand => ({ type: 'deny-approval', data: { resolver, note: 'no' }, metadata: meta(s) });
+
+describe('approval decider (Hermit 8.9, 12.4, 16.7, 16.8)', () => {
+  it('given a request, when request-approval, then approval.requested and the approval is pending', () => {
+    const { at: _at, ...data } = requested.data as Extract<ApprovalEvent, { type: 'approval.requested' }>['data'];
+    spec.given([]).when({ type: 'request-approval', data, metadata: meta() }).then([requested]);
+    expect(fold(approvalDecider, [requested]).status).toBe('pending');
+  });
+
+  it('given an expiry not after now, when request-approval, then APPROVAL_EXPIRY_INVALID', () => {
+    const { at: _at, ...data } = requested.data as Extract<ApprovalEvent, { type: 'approval.requested' }>['data'];
+    spec.given([]).when({ type: 'request-approval', data: { ...data, expires_at: T0 }, metadata: meta() }).thenThrows('APPROVAL_EXPIRY_INVALID');
+  });
+
+  it('given a director and an unchanged witness, when grant-approval, then approval.granted with the witness validated', () => {
+    spec.given([requested]).when(grant(60, { note: 'ok' })).then([{ type: 'approval.granted', data: { resolved_by: 'user-9', note: 'ok', witness_validated: true, at: at(60) } }]);
+  });
+
+  it('given a resolver without the director role, when grant-approval or deny-approval, then APPROVAL_RESOLVER_NOT_ALLOWED', () => {
+    spec.given([requested]).when(grant(60, { resolver: { principal_id: 'user-2', roles: ['observer', 'executor'] } })).thenThrows('APPROVAL_RESOLVER_NOT_ALLOWED');
+    spec.given([requested]).when(deny(60, { principal_id: 'user-2', roles: [] })).thenThrows('APPROVAL_RESOLVER_NOT_ALLOWED');
+  });
+
+  it('given the requesting principal holds the director role, when it grants its own request, then APPROVAL_RESOLVER_NOT_ALLOWED', () => {
+    spec.given([requested]).when(grant(60, { resolver: { principal_id: 'agent-1', roles: ['director'] } })).thenThrows('APPROVAL_RESOLVER_NOT_ALLOWED');
+  });
+
+  it('given the role name in another case or as a substring, then it is not the director role', () => {
+    for (const roles of [['Director'], ['directors'], ['not-director'], ['director ']]) {
+      spec.given([requested]).when(grant(60, { resolver: { principal_id: 'user-3', roles } })).thenThrows('APPROVAL_RESOLVER_NOT_ALLOWED');
+    }
+  });
+
+  it('given the target changed since the witness was captured, when grant-approval, then approval.invalidated (witness drift) and no grant', () => {
+    spec
+      .given([requested])
+      .when(grant(60, { current_fingerprints: { 'src/a.ts': FP_B } }))
+      .then([{ type: 'approval.invalidated', data: { resolved_by: 'user-9', cause: 'witness_drift', drifted_resources: ['src/a.ts'], at: at(60) } }]);
+  });
+
+  it('given a witness, when grant-approval brings no current fingerprints, then APPROVAL_WITNESS_MISSING', () => {
+    spec.given([requested]).when(grant(60, { current_fingerprints: undefined })).thenThrows('APPROVAL_WITNESS_MISSING');
+  });
+
+  it('given an expired witness, when grant-approval, then approval.invalidated (witness_expired)', () => {
+    const withExpiry = { ...requested, data: { ...requested.data, state_witness: { ...(requested.data as { state_witness: object }).state_witness, expires_at: at(30) } } } as ApprovalEvent;
+    const events = spec.given([withExpiry]).when(grant(60)).thenEvents();
+    expect(events).toMatchObject([{ type: 'approval.invalidated', data: { cause: 'witness_expired' } }]);
+  });
+
+  it('given now is past the expiry, when a director grants or denies, then approval.expired instead', () => {
+    spec.given([requested]).when(grant(3_600)).then([{ type: 'approval.expired', data: { resolved_by: 'user-9', at: at(3_600) } }]);
+    spec.given([requested]).when(deny(4_000)).then([{ type: 'approval.expired', data: { resolved_by: 'user-9', at: at(4_000) } }]);
+  });
+
+  it('given a pending approval, when expire-approval before its expiry, then APPROVAL_NOT_EXPIRED; after it, approval.expired', () => {
+    spec.given([requested]).when({ type: 'expire-approval', data: { resolved_by: 'writ-approval' }, metadata: meta(10) }).thenThrows('APPROVAL_NOT_EXPIRED');
+    spec.given([requested]).when({ type: 'expire-approval', data: { resolved_by: 'writ-approval' }, metadata: meta(3_601) }).then([
+      { type: 'approval.expired', data: { resolved_by: 'writ-approval', at: at(3_601) } },
+    ]);
+  });
+
+  it('given a granted approval, when granted or denied again, then APPROVAL_NOT_PENDING (resolved at most once)', () => {
+    const granted = [requested, ...approvalDecider.decide(grant(60), fold(approvalDecider, [requested]))];
+    spec.given(granted).when(grant(61)).thenThrows('APPROVAL_NOT_PENDING');
+    spec.given(granted).when(deny(61)).thenThrows('APPROVAL_NOT_PENDING');
+  });
+
+  it('given a granted approval whose packet drifted before use, when invalidate-approval, then it is invalidated', () => {
+    const granted = [requested, ...approvalDecider.decide(grant(60), fold(approvalDecider, [requested]))];
+    const events = spec.given(granted).when({ type: 'invalidate-approval', data: { resolved_by: 'writ-orchestrator', cause: 'packet_drift' }, metadata: meta(70) }).thenEvents();
+    expect((fold(approvalDecider, [...granted, ...events]) as ApprovalRecord).status).toBe('invalidated');
+  });
+
+  it('given a denied approval, when invalidate-approval, then APPROVAL_TERMINAL', () => {
+    const denied = [requested, ...approvalDecider.decide(deny(60), fold(approvalDecider, [requested]))];
+    spec.given(denied).when({ type: 'invalidate-approval', data: { resolved_by: 'x', cause: 'input_drift' }, metadata: meta(70) }).thenThrows('APPROVAL_TERMINAL');
+  });
+
+  it('given no approval, when grant-approval, then APPROVAL_NOT_FOUND', () => {
+    spec.given([]).when(grant(1)).thenThrows('APPROVAL_NOT_FOUND');
+  });
+
+  it('given fingerprints, then drift lists every resource changed, added or removed', () => {
+    expect(driftedResources({ a: '1', b: '2' }, { a: '1', b: '3', c: '4' })).toEqual(['b', 'c']);
+    expect(driftedResources({ a: '1', b: '2' }, { a: '1' })).toEqual(['b']);
+    expect(driftedResources({ a: '1' }, { a: '1' })).toEqual([]);
+  });
+});
+
+const CODES = [
+  'APPROVAL_NOT_FOUND',
+  'APPROVAL_ALREADY_REQUESTED',
+  'APPROVAL_NOT_PENDING',
+  'APPROVAL_TERMINAL',
+  'APPROVAL_RESOLVER_NOT_ALLOWED',
+  'APPROVAL_EXPIRY_INVALID',
+  'APPROVAL_NOT_EXPIRED',
+  'APPROVAL_WITNESS_MISSING',
+];
+const resolver = fc.constantFrom(director, { principal_id: 'agent-1', roles: ['director'] }, { principal_id: 'user-2', roles: ['observer'] });
+const fingerprints = fc.constantFrom(undefined, { 'src/a.ts': FP_A }, { 'src/a.ts': FP_B });
+const request = (s: number): ApprovalCommand => {
+  const { at: _at, ...data } = requested.data as Extract<ApprovalEvent, { type: 'approval.requested' }>['data'];
+  return { type: 'request-approval', data: { ...data, expires_at: at(s + 600) }, metadata: meta(s) } as ApprovalCommand;
+};
+const item: fc.Arbitrary<(s: number) => ApprovalCommand> = fc.oneof(
+  fc.constant(request),
+  fc.tuple(resolver, fingerprints).map(([r, fp]) => (s: number) => ({ type: 'grant-approval', data: { resolver: r, current_fingerprints: fp }, metadata: meta(s) }) as ApprovalCommand),
+  resolver.map((r) => (s: number) => deny(s, r)),
+  fc.constant((s: number) => ({ type: 'expire-approval', data: { resolved_by: 'writ-approval' }, metadata: meta(s) }) as ApprovalCommand),
+  fc.constant((s: number) => ({ type: 'cancel-approval', data: { resolved_by: 'writ-orchestrator', reason: 'attempt cancelled' }, metadata: meta(s) }) as ApprovalCommand),
+  fc.constantFrom('witness_drift', 'packet_drift').map((cause) => (s: number) => ({ type: 'invalidate-approval', data: { resolved_by: 'writ-orchestrator', cause }, metadata: meta(s) }) as ApprovalCommand),
+);
+const commands = fc
+  .tuple(fc.array(item, { maxLength: 15 }), fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 15, maxLength: 15 }))
+  .map(([items, gaps]) => {
+    let t = 0;
+    return [request(0), ...items.map((build, i) => build((t += gaps[i] ?? 0)))];
+  });
+
+describe('approval decider model', () => {
+  it('property: resolved at most once, never by the requester or a non-director, nothing after a terminal status', () => {
+    modelCheck(approvalDecider, commands, CODES, (step, history) => {
+      const { before, after } = step;
+      if (before.status !== 'initial' && APPROVAL_TERMINAL_STATES.includes(before.status)) expect(step.events).toBeNull();
+      const resolutions = [...history, step].flatMap((h) => h.events ?? []).filter((e) => ['approval.granted', 'approval.denied', 'approval.expired', 'approval.cancelled'].includes(e.type));
+      expect(resolutions.length).toBeLessThanOrEqual(1);
+      for (const event of step.events ?? []) {
+        if (event.type === 'approval.granted' || event.type === 'approval.denied') {
+          expect(event.data.resolved_by).toBe('user-9');
+        }
+      }
+      if (after.status === 'granted' && after.state_witness !== null) expect(after.witness_validated).toBe(true);
+    });
+  });
+
+  it('property: evolve is total', () => {
+    evolveIsTotal(approvalDecider, fc.constant([requested]));
+  });
+});

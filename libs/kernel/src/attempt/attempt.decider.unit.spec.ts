@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import { A } from '../../test/attempt-flow.js';
+import { at, deciderSpec } from '../../test/decider-spec.js';
+import { command, request } from '../../test/samples.js';
+import { fold } from '../shared/decider.js';
+import { attemptDecider, type AttemptCommand, type AttemptRecord } from './attempt.decider.js';
+import type { AttemptEvent } from './attempt.events.js';
+
+const spec = deciderSpec(attemptDecider);
+
+/** Runs commands in order, returning every event (throws on the first refused command). */
+function run(commands: readonly AttemptCommand[], from: readonly AttemptEvent[] = []): AttemptEvent[] {
+  const events = [...from];
+  for (const c of commands) events.push(...attemptDecider.decide(c, fold(attemptDecider, events)));
+  return events;
+}
+const stateOf = (events: readonly AttemptEvent[]) => fold(attemptDecider, events) as AttemptRecord;
+
+const toPolicy = [A.create(), A.lease(), A.submit(2)];
+const approvalWait = [...toPolicy, A.policy(3, { outcome: 'require_approval', risk_band: 'high', witness_required: true }, { approval_id: 'approval-1' })];
+
+describe('attempt decider: the direct path (Hermit 11.1, 12.3)', () => {
+  it('given an allowed request, when the attempt runs to its receipt, then it walks every state and succeeds', () => {
+    const events = run([...toPolicy, A.policy(3, { outcome: 'allow' }), A.grant(4), A.execute(5), A.outcome(6, 'completed'), A.settle(7, 'succeeded'), A.receipt(8)]);
+    expect(events.map((e) => e.type)).toEqual([
+      'attempt.created',
+      'attempt.leased',
+      'attempt.awaiting_policy',
+      'attempt.authorized',
+      'attempt.grant_attached',
+      'attempt.executing',
+      'attempt.observing',
+      'attempt.receipt_pending',
+      'attempt.succeeded',
+    ]);
+    const state = stateOf(events);
+    expect(state).toMatchObject({ status: 'succeeded', authorized_via: 'policy_allow', receipt_ref: 'receipt:r-1', result_code: 'succeeded', anomalies: [] });
+  });
+
+  it('given the full model path, then compile-context and reasoning come between lease and policy', () => {
+    const events = run([A.create(), A.lease(), A.compile(), A.reason(), A.submit()]);
+    expect(stateOf(events)).toMatchObject({ status: 'awaiting_policy', context_pack_ref: 'artifact:ctx-1', policy_entries: 1 });
+  });
+
+  it('given a created attempt, when submit-action before a lease, then ATTEMPT_TRANSITION_NOT_ALLOWED', () => {
+    spec.given(run([A.create()])).when(A.submit()).thenThrows('ATTEMPT_TRANSITION_NOT_ALLOWED');
+  });
+
+  it('given a submitted request of another task, then ATTEMPT_REQUEST_INVALID', () => {
+    spec.given(run([A.create(), A.lease()])).when(A.submit(2, request({ task_id: 'task-9' }))).thenThrows('ATTEMPT_REQUEST_INVALID');
+    spec.given(run([A.create(), A.lease()])).when(A.submit(2, { ...request(), action_class: 'teleport' } as never)).thenThrows('ATTEMPT_REQUEST_INVALID');
+  });
+
+  it('given a denied request, then the attempt fails and nothing follows', () => {
+    const events = run([...toPolicy, A.policy(3, { outcome: 'deny' }, { reasons: [{ code: 'write_outside_files_owned', message: 'no' }] })]);
+    expect(events.at(-1)?.type).toBe('attempt.policy_denied');
+    expect(stateOf(events)).toMatchObject({ status: 'failed', failure: { code: 'policy_denied' } });
+    for (const c of [A.grant(5), A.execute(5), A.cancel(5), A.submit(5)]) spec.given(events).when(c).thenThrows('ATTEMPT_TERMINAL');
+  });
+
+  it('given a downgrade, then the attempt continues authorized with the rewritten request and the restricted mode (Hermit 11.4)', () => {
+    const rewritten = request({ action_request_id: 'ar-1-dg', action_class: 'read_local', params: { path: 'src/a.ts' }, expected_effects: [] });
+    const events = run([...toPolicy, A.policy(3, { outcome: 'downgrade' }, { rewritten_request: rewritten, restricted_mode: 'readonly' })]);
+    expect(stateOf(events)).toMatchObject({ status: 'authorized', authorized_via: 'policy_downgrade', restricted_mode: 'readonly', action_request: rewritten, submitted_request: request() });
+  });
+
+  it('given a downgrade without a rewritten request, then ATTEMPT_POLICY_RESULT_INVALID', () => {
+    spec.given(run(toPolicy)).when(A.policy(3, { outcome: 'downgrade' })).thenThrows('ATTEMPT_POLICY_RESULT_INVALID');
+  });
+
+  it('given require_approval without an approval id, then ATTEMPT_POLICY_RESULT_INVALID', () => {
+    spec.given(run(toPolicy)).when(A.policy(3, { outcome: 'require_approval' })).thenThrows('ATTEMPT_POLICY_RESULT_INVALID');
+  });
+});
+
+describe('attempt decider: grants (DESIGN invariant 3, Hermit 19.2, 19.6)', () => {
+  const authorized = run([...toPolicy, A.policy(3, { outcome: 'allow' })]);
+
+  it('given an authorized attempt without a grant, when start-execution, then ATTEMPT_GRANT_MISSING', () => {
+    spec.given(authorized).when(A.execute(5)).thenThrows('ATTEMPT_GRANT_MISSING');
+  });
+
+  it('given an attached grant, when start-execution names another grant, then ATTEMPT_GRANT_MISMATCH', () => {
+    spec.given(run([A.grant(4)], authorized)).when(A.execute(5, 'grant-2')).thenThrows('ATTEMPT_GRANT_MISMATCH');
+  });
+
+  it('given an attached grant that expired, when start-execution, then ATTEMPT_GRANT_EXPIRED, and a fresh grant may be attached', () => {
+    const withGrant = run([A.grant(4, 'grant-1', 60)], authorized);
+    spec.given(withGrant).when(A.execute(64)).thenThrows('ATTEMPT_GRANT_EXPIRED');
+    spec.given(withGrant).when(A.grant(65, 'grant-2')).then([{ type: 'attempt.grant_attached', data: { grant_id: 'grant-2', expires_at: at(365), at: at(65) } }]);
+  });
+
+  it('given a live grant, when attach-grant again, then ATTEMPT_GRANT_ALREADY_ATTACHED (no duplicate grant)', () => {
+    spec.given(run([A.grant(4)], authorized)).when(A.grant(5, 'grant-2')).thenThrows('ATTEMPT_GRANT_ALREADY_ATTACHED');
+  });
+
+  it('given attach-grant with an expiry in the past, then ATTEMPT_GRANT_EXPIRED', () => {
+    spec.given(authorized).when(A.grant(10, 'grant-1', -1)).thenThrows('ATTEMPT_GRANT_EXPIRED');
+  });
+
+  it('given an attempt awaiting policy, when attach-grant, then ATTEMPT_TRANSITION_NOT_ALLOWED', () => {
+    spec.given(run(toPolicy)).when(A.grant(4)).thenThrows('ATTEMPT_TRANSITION_NOT_ALLOWED');
+  });
+});
+
+describe('attempt decider: approval pause and resume of the same attempt (Hermit 12.4, 11.5)', () => {
+  it('given require_approval, then the attempt waits, and a granted approval with a revalidated witness authorizes the SAME attempt', () => {
+    const events = run([...approvalWait, A.resolve(10, { resolution: 'granted', witness_validated: true, policy_version: '1' }), A.grant(11), A.execute(12)]);
+    const state = stateOf(events);
+    expect(state).toMatchObject({ attempt_id: 'attempt-1', status: 'executing', authorized_via: 'approval', approval_id: 'approval-1' });
+  });
+
+  it('given the policy asked for a witness, when the approval is granted without revalidation, then ATTEMPT_WITNESS_NOT_VALIDATED', () => {
+    spec.given(run(approvalWait)).when(A.resolve(10, { resolution: 'granted' })).thenThrows('ATTEMPT_WITNESS_NOT_VALIDATED');
+  });
+
+  it('given the policy version changed while waiting, when the approval is granted, then policy is re-entered (policy drift)', () => {
+    const events = spec.given(run(approvalWait)).when(A.resolve(10, { resolution: 'granted', witness_validated: true, policy_version: '2' })).thenEvents();
+    expect(events).toMatchObject([{ type: 'attempt.policy_reentered', data: { cause: 'policy_drift' } }]);
+    expect(stateOf([...run(approvalWait), ...events])).toMatchObject({ status: 'awaiting_policy', policy: null, approval_id: null, policy_entries: 2 });
+  });
+
+  it('given a resolution of another approval, then ATTEMPT_APPROVAL_MISMATCH', () => {
+    spec.given(run(approvalWait)).when(A.resolve(10, { approval_id: 'approval-9', resolution: 'granted', witness_validated: true })).thenThrows('ATTEMPT_APPROVAL_MISMATCH');
+  });
+
+  it.each([
+    ['denied', 'attempt.approval_denied', 'failed'],
+    ['expired', 'attempt.approval_expired', 'failed'],
+    ['cancelled', 'attempt.cancelled', 'cancelled'],
+    ['invalidated', 'attempt.policy_reentered', 'awaiting_policy'],
+  ])('given the approval is %s, then %s and the attempt is %s', (resolution, type, status) => {
+    const events = run([...approvalWait, A.resolve(10, { resolution })]);
+    expect(events.at(-1)?.type).toBe(type);
+    expect(stateOf(events).status).toBe(status);
+  });
+
+  it('given an invalidated approval and recovery supersede, then the attempt is superseded', () => {
+    const events = run([...approvalWait, A.resolve(10, { resolution: 'invalidated', recovery: 'supersede', superseded_by_attempt_id: 'attempt-2' })]);
+    expect(stateOf(events)).toMatchObject({ status: 'superseded', superseded_by_attempt_id: 'attempt-2', last_drift: 'approval_invalidated' });
+  });
+
+  it('given an authorized attempt with a grant, when witness drift is reported, then policy is re-entered and the grant is void', () => {
+    const authorized = run([...approvalWait, A.resolve(10, { resolution: 'granted', witness_validated: true }), A.grant(11)]);
+    const events = run([A.drift(12, { cause: 'witness_drift', recovery: 'reenter_policy' })], authorized);
+    expect(stateOf(events)).toMatchObject({ status: 'awaiting_policy', grant: null, authorized_via: null, last_drift: 'witness_drift' });
+    spec.given(events).when(A.execute(13)).thenThrows('ATTEMPT_TRANSITION_NOT_ALLOWED');
+  });
+
+  it('given an attempt awaiting policy, when drift is reported, then ATTEMPT_TRANSITION_NOT_ALLOWED (nothing to revalidate yet)', () => {
+    spec.given(run(toPolicy)).when(A.drift(5, { cause: 'input_drift', recovery: 'reenter_policy' })).thenThrows('ATTEMPT_TRANSITION_NOT_ALLOWED');
+  });
+});
+
+describe('attempt decider: unknown outcome (Hermit 19.3, 19.4)', () => {
+  const uncertain = run([...toPolicy, A.policy(3, { outcome: 'allow' }), A.grant(4), A.execute(5), A.outcome(6, 'unknown')]);
+
+  it('given an unknown outcome, then the attempt observes and replay is blocked', () => {
+    expect(stateOf(uncertain)).toMatchObject({ status: 'observing', outcome_uncertain: true });
+    for (const c of [A.execute(7), A.cancel(7), A.fail(7), A.supersede(7), A.grant(7, 'grant-2')]) {
+      spec.given(uncertain).when(c).thenThrows('ATTEMPT_TRANSITION_NOT_ALLOWED');
+    }
+  });
+
+  it('given an unknown outcome, when settled without evidence, then ATTEMPT_RESOLUTION_EVIDENCE_MISSING', () => {
+    spec.given(uncertain).when(A.settle(8, 'succeeded')).thenThrows('ATTEMPT_RESOLUTION_EVIDENCE_MISSING');
+  });
+
+  it('given an unknown outcome, then an unknown_outcome receipt is recorded once and the attempt keeps observing', () => {
+    const receipted = run([A.unknownReceipt(7)], uncertain);
+    expect(stateOf(receipted)).toMatchObject({ status: 'observing', unknown_outcome_receipt_ref: 'receipt:unknown-1' });
+    spec.given(receipted).when(A.unknownReceipt(8)).thenThrows('ATTEMPT_OUTCOME_NOT_UNCERTAIN');
+  });
+
+  it('given an unknown outcome settled on evidence, then the receipt closes the attempt', () => {
+    const events = run([A.unknownReceipt(7), A.settle(8, 'failed', ['artifact:observation-1']), A.receipt(9)], uncertain);
+    expect(stateOf(events)).toMatchObject({ status: 'failed', result_code: 'failed', receipt_ref: 'receipt:r-1', failure: { code: 'execution_failed' } });
+  });
+
+  it('given a known outcome, when an unknown-outcome receipt is recorded, then ATTEMPT_OUTCOME_NOT_UNCERTAIN', () => {
+    const known = run([...toPolicy, A.policy(3, { outcome: 'allow' }), A.grant(4), A.execute(5), A.outcome(6, 'completed')]);
+    spec.given(known).when(A.unknownReceipt(7)).thenThrows('ATTEMPT_OUTCOME_NOT_UNCERTAIN');
+  });
+});
+
+describe('attempt decider: commands and execute_command requests', () => {
+  it('given an execute_command request, then it travels in the attempt unchanged', () => {
+    const req = command(['npm', 'test']);
+    const events = run([A.create(), A.lease(), A.submit(2, req)]);
+    expect(stateOf(events).action_request).toEqual(req);
+  });
+
+  it('given no attempt, when lease-workspace, then ATTEMPT_NOT_FOUND; given one, when create-attempt, then ATTEMPT_ALREADY_EXISTS', () => {
+    spec.given([]).when(A.lease()).thenThrows('ATTEMPT_NOT_FOUND');
+    spec.given(run([A.create()])).when(A.create()).thenThrows('ATTEMPT_ALREADY_EXISTS');
+  });
+});

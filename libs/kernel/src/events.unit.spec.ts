@@ -1,0 +1,40 @@
+import { EventType } from '@writ/contracts';
+import { describe, expect, it } from 'vitest';
+import { ApprovalEvent, ATTEMPT_TRANSITIONS, AttemptEvent, GrantEvent, StepEvent, TaskEvent } from './index.js';
+
+const typesOf = (union: { options: readonly { shape: { type: { value: string } } }[] }) => union.options.map((option) => option.shape.type.value);
+
+const CONTEXTS = [
+  ['task', typesOf(TaskEvent as never)],
+  ['step', typesOf(StepEvent as never)],
+  ['attempt', typesOf(AttemptEvent as never)],
+  ['approval', typesOf(ApprovalEvent as never)],
+  ['grant', typesOf(GrantEvent as never)],
+] as const;
+
+describe('event types', () => {
+  it.each(CONTEXTS)('given the %s events, then each type is a dotted envelope event_type of its context', (context, types) => {
+    expect(types.length).toBeGreaterThan(2);
+    for (const type of types) {
+      expect(EventType.safeParse(type).success, type).toBe(true);
+      expect(type.startsWith(`${context}.`), type).toBe(true);
+    }
+  });
+
+  it('given every context, then no event type is declared twice', () => {
+    const all = CONTEXTS.flatMap(([, types]) => types);
+    expect(new Set(all).size).toBe(all.length);
+  });
+
+  it('given the attempt transition table, then it has the shape of Hermit 12.3 with no way back once executing', () => {
+    expect(ATTEMPT_TRANSITIONS.executing).toEqual(['observing']);
+    expect(ATTEMPT_TRANSITIONS.observing).toEqual(['receipt_pending']);
+    expect([...ATTEMPT_TRANSITIONS.receipt_pending].sort()).toEqual(['failed', 'succeeded']);
+    for (const terminal of ['succeeded', 'failed', 'cancelled', 'superseded'] as const) expect(ATTEMPT_TRANSITIONS[terminal]).toEqual([]);
+    expect(ATTEMPT_TRANSITIONS.awaiting_policy).toEqual(expect.arrayContaining(['awaiting_approval', 'authorized', 'failed']));
+    expect(ATTEMPT_TRANSITIONS.awaiting_approval).toEqual(expect.arrayContaining(['authorized', 'awaiting_policy', 'superseded']));
+    expect(ATTEMPT_TRANSITIONS.authorized).toEqual(expect.arrayContaining(['executing', 'awaiting_policy', 'superseded']));
+    const intoExecuting = Object.entries(ATTEMPT_TRANSITIONS).filter(([, tos]) => tos.includes('executing')).map(([from]) => from);
+    expect(intoExecuting).toEqual(['authorized']);
+  });
+});

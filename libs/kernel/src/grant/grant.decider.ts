@@ -1,0 +1,123 @@
+import { safeParseCapabilityGrantClaims, type CapabilityGrantClaims } from '@writ/contracts';
+import type { Anomaly, Command, Decider } from '../shared/decider.js';
+import { totalEvolve } from '../shared/decider.js';
+import { emit } from '../shared/events.js';
+import { commandNowMs, unknownCommand } from '../shared/instant.js';
+import { checkGrantUse, type GrantUse } from './grant-use.js';
+import { GrantError } from './grant.errors.js';
+import { GrantEvent } from './grant.events.js';
+
+/**
+ * Commands of the CapabilityGrant aggregate. `claim-grant-use` is how an
+ * executor claims one use through the log before any side effect: the first
+ * claim of a `use_id` wins, a redelivered claim produces no event, and a claim
+ * that fails `checkGrantUse` is recorded as `grant.refused`.
+ */
+export type GrantCommand =
+  | Command<'issue-grant', { readonly claims: CapabilityGrantClaims }>
+  | Command<'claim-grant-use', { readonly use_id: string; readonly use: Omit<GrantUse, 'now'> }>
+  | Command<'revoke-grant', { readonly revoked_by: string; readonly reason: string }>;
+
+export type GrantCommandType = GrantCommand['type'];
+
+export interface NoGrant {
+  readonly status: 'initial';
+  readonly anomalies: readonly Anomaly[];
+}
+
+export interface ClaimedUse {
+  readonly use_id: string;
+  readonly use_no: number;
+  readonly at: string;
+}
+
+export interface GrantRecord {
+  readonly status: 'issued' | 'revoked';
+  readonly grant_id: string;
+  readonly claims: CapabilityGrantClaims;
+  readonly issued_at: string;
+  readonly uses: readonly ClaimedUse[];
+  readonly refusals: number;
+  readonly revoked_at: string | null;
+  readonly anomalies: readonly Anomaly[];
+}
+
+export type GrantState = NoGrant | GrantRecord;
+
+export function initialState(): GrantState {
+  return { status: 'initial', anomalies: [] };
+}
+
+/** True when every allowed use was claimed. */
+export function isGrantExhausted(state: GrantState): boolean {
+  return state.status !== 'initial' && state.uses.length >= state.claims.max_uses;
+}
+
+export function decide(command: GrantCommand, state: GrantState): GrantEvent[] {
+  const now = commandNowMs(command);
+  const at = command.metadata.now;
+  switch (command.type) {
+    case 'issue-grant': {
+      if (state.status !== 'initial') throw new GrantError('GRANT_ALREADY_ISSUED', `grant ${state.grant_id} already exists`);
+      const parsed = safeParseCapabilityGrantClaims(command.data.claims);
+      if (!parsed.ok) {
+        throw new GrantError('GRANT_CLAIMS_INVALID', 'the grant claims are invalid', { cause: parsed.error, details: { issues: parsed.error.issues } });
+      }
+      const claims = parsed.value;
+      if (claims.approval_ref === undefined && claims.policy_result_ref === undefined) {
+        throw new GrantError('GRANT_AUTHORITY_MISSING', `grant ${claims.jti} cites neither a policy allow nor a granted approval`);
+      }
+      if (Math.floor(now / 1000) >= claims.exp) throw new GrantError('GRANT_EXPIRED', `grant ${claims.jti} would be expired at issue`, { details: { exp: claims.exp } });
+      return emit(GrantEvent, [{ type: 'grant.issued', data: { claims, at } }]);
+    }
+    case 'claim-grant-use': {
+      if (state.status === 'initial') throw new GrantError('GRANT_NOT_FOUND', 'claim-grant-use needs an issued grant');
+      const { use_id: useId, use } = command.data;
+      if (state.uses.some((claimed) => claimed.use_id === useId)) return [];
+      if (state.status === 'revoked') {
+        return emit(GrantEvent, [{ type: 'grant.refused', data: { use_id: useId, code: 'GRANT_REVOKED', message: `grant ${state.grant_id} was revoked`, at } }]);
+      }
+      const check = checkGrantUse(state.claims, { ...use, now: at }, state.uses.length);
+      if (!check.ok) return emit(GrantEvent, [{ type: 'grant.refused', data: { use_id: useId, code: check.code, message: check.message.slice(0, 4_096), at } }]);
+      return emit(GrantEvent, [
+        { type: 'grant.use_claimed', data: { use_id: useId, use_no: check.use_no, task_id: use.task_id, attempt_id: use.attempt_id, action_class: use.action_class, at } },
+      ]);
+    }
+    case 'revoke-grant':
+      if (state.status === 'initial') throw new GrantError('GRANT_NOT_FOUND', 'revoke-grant needs an issued grant');
+      if (state.status === 'revoked') throw new GrantError('GRANT_REVOKED', `grant ${state.grant_id} is already revoked`);
+      return emit(GrantEvent, [{ type: 'grant.revoked', data: { ...command.data, at } }]);
+    default:
+      return unknownCommand((command as { type?: unknown }).type, 'the grant decider');
+  }
+}
+
+export const evolve = totalEvolve<GrantState, GrantEvent>(GrantEvent, (state, event) => {
+  if (event.type === 'grant.issued') {
+    if (state.status !== 'initial') return undefined;
+    const { claims, at } = event.data;
+    return { status: 'issued', grant_id: claims.jti, claims, issued_at: at, uses: [], refusals: 0, revoked_at: null, anomalies: state.anomalies };
+  }
+  if (state.status === 'initial') return undefined;
+  switch (event.type) {
+    case 'grant.use_claimed':
+      if (
+        state.status !== 'issued' ||
+        event.data.use_no !== state.uses.length + 1 ||
+        event.data.use_no > state.claims.max_uses ||
+        state.uses.some((use) => use.use_id === event.data.use_id)
+      ) {
+        return undefined;
+      }
+      return { ...state, uses: [...state.uses, { use_id: event.data.use_id, use_no: event.data.use_no, at: event.data.at }] };
+    case 'grant.refused':
+      return { ...state, refusals: state.refusals + 1 };
+    case 'grant.revoked':
+      if (state.status !== 'issued') return undefined;
+      return { ...state, status: 'revoked', revoked_at: event.data.at };
+    default:
+      return undefined;
+  }
+});
+
+export const grantDecider: Decider<GrantCommand, GrantEvent, GrantState> = Object.freeze({ initialState, decide, evolve });

@@ -1,0 +1,28 @@
+import { ActionClass, CapabilityGrantClaims, Id, Text, Timestamp } from '@writ/contracts';
+import { z } from 'zod';
+
+const at = Timestamp;
+
+export const GrantRefusal = z.enum([
+  'GRANT_NOT_YET_VALID',
+  'GRANT_EXPIRED',
+  'GRANT_WRONG_TASK',
+  'GRANT_WRONG_ATTEMPT',
+  'GRANT_WRONG_ACTION_CLASS',
+  'GRANT_OUT_OF_SCOPE',
+  'GRANT_EXHAUSTED',
+  'GRANT_REVOKED',
+]);
+
+/** The events of the CapabilityGrant aggregate (Hermit 8.12, 16.6). */
+export const GrantEvent = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('grant.issued'), data: z.strictObject({ claims: CapabilityGrantClaims, at }) }),
+  z.strictObject({
+    type: z.literal('grant.use_claimed'),
+    data: z.strictObject({ use_id: Id, use_no: z.int().min(1).max(1_000), task_id: Id, attempt_id: Id, action_class: ActionClass, at }),
+  }),
+  z.strictObject({ type: z.literal('grant.refused'), data: z.strictObject({ use_id: Id, code: GrantRefusal, message: Text, at }) }),
+  z.strictObject({ type: z.literal('grant.revoked'), data: z.strictObject({ revoked_by: Id, reason: Text, at }) }),
+]);
+export type GrantEvent = z.infer<typeof GrantEvent>;
+export type GrantEventType = GrantEvent['type'];

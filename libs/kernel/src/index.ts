@@ -1,0 +1,117 @@
+/**
+ * @writ/kernel — the pure domain core of Writ.
+ *
+ * Deciders (Emmett style), one per aggregate, each as three plain functions
+ * and a `Decider` object: `initialState()`, `decide(command, state) → events`,
+ * `evolve(state, event) → state`.
+ *
+ * - Commands are imperative (`issue-grant`) and carry `metadata.now` (RFC 3339);
+ *   ids arrive in command data. The kernel never reads a clock or randomness.
+ * - Events are `{ type, data }` with dotted past-tense types exactly as they
+ *   appear as `event_type` in the envelope (`attempt.awaiting_approval`,
+ *   `grant.refused`); every expected outcome, failures included, is an event.
+ * - Error style: `decide` THROWS a `KernelError` (a `WritError<Code>` with a
+ *   closed per-context code union) when a command is invalid in the current
+ *   state; no event exists in that case. Branch with `hasErrorCode`.
+ * - `evolve` is total: it parses each event with the context's zod schema and
+ *   applies it only when valid in the current state; anything else leaves the
+ *   state as is and is recorded in `state.anomalies`.
+ *
+ * Policy is a pure function of (request, profile, facts): `evaluatePolicy`,
+ * with `classifyRisk` and the destructive-command detector beside it.
+ */
+
+// Shared
+export { KernelError, type KernelCommandErrorCode } from './shared/kernel-error.js';
+export { fold, handle, type Anomaly, type Command, type CommandMetadata, type Decider, type DomainEvent } from './shared/decider.js';
+export { normalizePath, ROOT_PATH, type NormalizedPath, type NormalizeOptions, type PathRefusal } from './shared/paths.js';
+export { compileGlob, GlobPattern, matchGlob, matchAnyGlob, type CompiledGlob } from './shared/glob.js';
+
+// Task
+export { taskDecider, isTaskTerminal, TASK_COMMAND_EVENTS, type TaskCommand, type TaskCommandType, type TaskRecord, type TaskState } from './task/task.decider.js';
+export { TaskEvent, TASK_EVENT_EDGES, type TaskEventType } from './task/task.events.js';
+export { TaskError, type TaskErrorCode } from './task/task.errors.js';
+
+// Step and StepAttempt
+export { stepDecider, type StepAttemptEntry, type StepCommand, type StepRecord, type StepState } from './attempt/step.decider.js';
+export { StepEvent, STEP_EVENT_EDGES, ClosedAttemptOutcome, type StepEventType } from './attempt/step.events.js';
+export { StepError, type StepErrorCode } from './attempt/step.errors.js';
+export {
+  attemptDecider,
+  isAttemptTerminal,
+  type ApprovalResolution,
+  type AttachedGrant,
+  type AttemptCommand,
+  type AttemptCommandType,
+  type AttemptRecord,
+  type AttemptState,
+  type DriftRecovery,
+} from './attempt/attempt.decider.js';
+export {
+  AttemptEvent,
+  ATTEMPT_EVENT_EDGES,
+  ATTEMPT_PRE_EXECUTION_STATES,
+  ATTEMPT_TRANSITIONS,
+  CodedReason,
+  DriftCause,
+  ExecutionOutcome,
+  PolicyDecision,
+  SettledResult,
+  type AttemptEventType,
+} from './attempt/attempt.events.js';
+export { AttemptError, type AttemptErrorCode } from './attempt/attempt.errors.js';
+
+// Approval
+export { approvalDecider, APPROVER_ROLE, driftedResources, type ApprovalCommand, type ApprovalRecord, type ApprovalState, type Resolver } from './approval/approval.decider.js';
+export { ApprovalEvent, Fingerprints, InvalidationCause, StateWitness, type ApprovalEventType } from './approval/approval.events.js';
+export { ApprovalError, type ApprovalErrorCode } from './approval/approval.errors.js';
+
+// Grant
+export { grantDecider, isGrantExhausted, type ClaimedUse, type GrantCommand, type GrantRecord, type GrantState } from './grant/grant.decider.js';
+export { GrantEvent, type GrantEventType } from './grant/grant.events.js';
+export { assertGrantUse, checkGrantUse, hostInScope, pathInScope, repoRefInScope, type GrantResources, type GrantUse, type GrantUseCheck, type RepoRefUse } from './grant/grant-use.js';
+export { GrantError, type GrantErrorCode, type GrantRefusalCode } from './grant/grant.errors.js';
+
+// Policy
+export {
+  ActionClassRule,
+  BUILTIN_POLICY_PROFILES,
+  DEFAULT_SACRED_PATHS,
+  DEFAULT_SECRET_PATHS,
+  DowngradeTarget,
+  PolicyProfile,
+  SUPPORTED_DOWNGRADES,
+  builtinPolicyProfile,
+  parsePolicyProfile,
+  preparePolicyProfile,
+  type BuiltinPolicyProfileId,
+  type PreparedPolicyProfile,
+} from './policy/policy-profile.js';
+export {
+  evaluatePolicy,
+  rewriteRequest,
+  toPolicyDecision,
+  toPolicyResult,
+  type PolicyDowngradeResult,
+  type PolicyEvaluation,
+  type PolicyReason,
+  type PolicyResultMetadata,
+} from './policy/evaluate-policy.js';
+export { BASE_RISK, classifyRisk, type RiskAssessment, type RiskFactor } from './policy/classify-risk.js';
+export type { PolicyFacts } from './policy/request-view.js';
+export {
+  DESTRUCTIVE_PATTERNS,
+  MAX_NESTING,
+  analyzeCommand,
+  analyzeShellScript,
+  isBroadTarget,
+  isDestructiveCommand,
+  type CommandAnalysis,
+  type CommandFinding,
+  type DestructivePattern,
+  type DestructiveSeverity,
+  type WriteTarget,
+} from './policy/destructive-commands.js';
+export { splitShell, type ShellCommand, type ShellParse, type ShellRedirect } from './policy/shell-words.js';
+export { destructiveSql, type SqlFinding } from './policy/sql-statements.js';
+export { PolicyError, type PolicyErrorCode } from './policy/policy.errors.js';

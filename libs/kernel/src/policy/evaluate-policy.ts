@@ -1,0 +1,314 @@
+import {
+  PolicyResult,
+  WITNESS_REQUIRED_ACTION_CLASSES,
+  safeParseActionRequest,
+  toContractIssues,
+  type ActionClass,
+  type ActionParams,
+  type ActionRequest,
+  type ExecutionMode,
+  type PolicyOutcome,
+  type RiskBand,
+} from '@writ/contracts';
+import { matchAnyGlob } from '../shared/glob.js';
+import type { PolicyDecision } from '../attempt/attempt.events.js';
+import { APPROVER_ROLE } from '../approval/approval.decider.js';
+import { assessRisk, riskRank, sensitiveGlobs, type RiskFactor } from './classify-risk.js';
+import type { CommandFinding } from './destructive-commands.js';
+import { preparePolicyProfile, type DowngradeTarget, type PolicyProfile, type PreparedPolicyProfile } from './policy-profile.js';
+import { PolicyError } from './policy.errors.js';
+import { insideFilesOwned, viewRequest, type PolicyFacts, type RequestView } from './request-view.js';
+
+/** One coded reason behind an outcome; `code` doubles as a matched rule name. */
+export interface PolicyReason {
+  readonly code: string;
+  readonly outcome: PolicyOutcome;
+  readonly message: string;
+}
+
+export interface PolicyDowngradeResult {
+  /** The lower-risk request the attempt continues with (Hermit 11.4). */
+  readonly action_request: ActionRequest;
+  readonly restricted_mode?: ExecutionMode;
+  readonly summary: string;
+}
+
+/** The outcome of evaluating one request (Hermit 16.5), before ids and timestamps make it a `PolicyResult`. */
+export interface PolicyEvaluation {
+  readonly outcome: PolicyOutcome;
+  readonly action_class: ActionClass;
+  readonly risk_band: RiskBand;
+  readonly risk_factors: readonly RiskFactor[];
+  /** Every rule that fired, strictest first; the first one decided the outcome. */
+  readonly reasons: readonly PolicyReason[];
+  /** Codes of the reasons that decided the outcome. */
+  readonly matched_rules: readonly string[];
+  readonly profile_id: string;
+  readonly profile_version: string;
+  /** Normalized paths and URLs the request touches. */
+  readonly affected_resources: readonly string[];
+  readonly destructive_findings: readonly CommandFinding[];
+  /** A state witness must be captured now and revalidated before a delayed execution (Hermit 16.8). */
+  readonly witness_required: boolean;
+  readonly approver_roles?: readonly string[];
+  readonly approval_expires_in_seconds?: number;
+  readonly downgrade?: PolicyDowngradeResult;
+}
+
+const STRICTNESS: Readonly<Record<PolicyOutcome, number>> = { allow: 0, downgrade: 1, require_approval: 2, deny: 3 };
+
+const RULE_CODE: Readonly<Record<PolicyOutcome, string>> = {
+  allow: 'action_class_allowed',
+  require_approval: 'action_class_requires_approval',
+  deny: 'action_class_denied',
+  downgrade: 'action_class_downgraded',
+};
+
+function strictest(reasons: readonly PolicyReason[]): PolicyOutcome {
+  return reasons.reduce<PolicyOutcome>((outcome, reason) => (STRICTNESS[reason.outcome] > STRICTNESS[outcome] ? reason.outcome : outcome), 'allow');
+}
+
+/** Checks of one request against the profile; a downgrade rule is reported, not applied. */
+function judge(view: RequestView, prepared: PreparedPolicyProfile): PolicyReason[] {
+  const { profile } = prepared;
+  const request = view.request;
+  const reasons: PolicyReason[] = [];
+  const rule = profile.action_classes[request.action_class];
+  if (rule === undefined) {
+    reasons.push({ code: 'action_class_not_permitted', outcome: 'deny', message: `${profile.id} does not permit ${request.action_class} (deny by default)` });
+  } else {
+    reasons.push({ code: RULE_CODE[rule.outcome], outcome: rule.outcome, message: `${profile.id} sets ${request.action_class} to ${rule.outcome}` });
+  }
+  const outsideOutcome: PolicyOutcome = profile.files_owned === 'enforce' ? 'deny' : 'require_approval';
+  for (const path of view.paths) {
+    if (!path.normalized.ok) {
+      reasons.push({ code: 'path_invalid', outcome: 'deny', message: `${path.raw} (${path.source}) is refused: ${path.normalized.reason}` });
+      continue;
+    }
+    const segments = path.normalized.segments;
+    if (matchAnyGlob(prepared.secret, segments)) {
+      reasons.push({ code: 'secret_path', outcome: 'deny', message: `${path.normalized.path} holds secrets and is never read or written` });
+      continue;
+    }
+    if (!path.write) continue;
+    if (matchAnyGlob(prepared.sacred, segments)) {
+      reasons.push({ code: 'sacred_path', outcome: 'deny', message: `${path.normalized.path} is a sacred path` });
+    } else if (!insideFilesOwned(view, path)) {
+      const code = path.source === 'command' ? 'command_writes_outside_files_owned' : 'write_outside_files_owned';
+      const where = path.placeable ? path.normalized.path : `${path.raw} (location unknown after cd or expansion)`;
+      reasons.push({ code, outcome: outsideOutcome, message: `${where} is outside files_owned` });
+    }
+  }
+  for (const resource of view.misplaced) {
+    reasons.push({ code: 'resource_not_a_path', outcome: 'deny', message: `${resource} is not a local path for ${request.action_class}` });
+  }
+  const findings = view.command?.findings ?? [];
+  if (findings.length > 0) {
+    const outcome: PolicyOutcome = profile.destructive_commands;
+    const ids = [...new Set(findings.map((finding) => finding.pattern_id))].join(', ');
+    reasons.push({ code: 'destructive_command', outcome, message: `destructive command (${ids}): ${outcome === 'deny' ? 'denied by' : 'needs approval under'} ${profile.id}` });
+  }
+  return reasons;
+}
+
+function deriveId(id: string, facts: PolicyFacts): string {
+  if (facts.rewritten_action_request_id !== undefined) return facts.rewritten_action_request_id;
+  return `${id.slice(0, 125)}-dg`;
+}
+
+/** The rewritten, lower-risk request of a downgrade, or undefined when it cannot be built. */
+export function rewriteRequest(request: ActionRequest, target: DowngradeTarget, facts: PolicyFacts): ActionRequest | undefined {
+  const params = request.params;
+  let rewrittenParams: ActionParams;
+  let targets: string[];
+  if (target.action_class === request.action_class) {
+    rewrittenParams = params;
+    targets = [...request.target_resources];
+  } else if (target.action_class === 'read_local' && typeof params.path === 'string') {
+    rewrittenParams = { path: params.path };
+    targets = [params.path];
+  } else if (target.action_class === 'network_read' && typeof params.url === 'string') {
+    rewrittenParams = { url: params.url, method: 'GET', ...(params.timeout_ms === undefined ? {} : { timeout_ms: params.timeout_ms }) };
+    targets = [params.url];
+  } else {
+    return undefined;
+  }
+  const reason = `downgraded by policy from ${request.action_class}: ${request.reason}`.slice(0, 4_096);
+  const parsed = safeParseActionRequest({
+    ...request,
+    action_request_id: deriveId(request.action_request_id, facts),
+    action_class: target.action_class,
+    target_resources: targets,
+    params: rewrittenParams,
+    expected_effects: target.action_class === request.action_class ? request.expected_effects : [],
+    reversibility_hint: target.action_class === request.action_class ? request.reversibility_hint : 'reversible',
+    reason,
+  });
+  return parsed.ok ? parsed.value : undefined;
+}
+
+function affected(view: RequestView): string[] {
+  const paths = view.paths.filter((path) => path.normalized.ok).map((path) => (path.normalized.ok ? path.normalized.path : ''));
+  return [...new Set([...paths, ...view.urls])];
+}
+
+function evaluateOnce(request: ActionRequest, prepared: PreparedPolicyProfile, facts: PolicyFacts) {
+  const view = viewRequest(request, facts);
+  const risk = assessRisk(view, [...prepared.sacred, ...prepared.secret, ...sensitiveGlobs(facts.sensitive_paths)]);
+  const reasons = judge(view, prepared);
+  const rule = prepared.profile.action_classes[request.action_class];
+  if (rule?.deny_at_or_above !== undefined && riskRank(risk.band) >= riskRank(rule.deny_at_or_above)) {
+    reasons.push({ code: 'risk_denied', outcome: 'deny', message: `risk ${risk.band} is at or above ${rule.deny_at_or_above}` });
+  }
+  if (rule?.approval_at_or_above !== undefined && riskRank(risk.band) >= riskRank(rule.approval_at_or_above)) {
+    reasons.push({ code: 'risk_requires_approval', outcome: 'require_approval', message: `risk ${risk.band} is at or above ${rule.approval_at_or_above}` });
+  }
+  return { view, risk, reasons, rule };
+}
+
+function sortReasons(reasons: readonly PolicyReason[]): PolicyReason[] {
+  return [...reasons].sort((a, b) => STRICTNESS[b.outcome] - STRICTNESS[a.outcome]);
+}
+
+/**
+ * Evaluates one ActionRequest against a policy profile and the task's facts
+ * (Hermit 16.5): exactly one of allow / require_approval / deny / downgrade,
+ * with coded reasons, the risk band and the profile version. Pure and total
+ * for any valid request: deny by default, the strictest rule wins
+ * (deny > require_approval > downgrade > allow). A downgrade is returned only
+ * when the rewritten request is itself allowed by the same profile.
+ */
+export function evaluatePolicy(request: ActionRequest, profile: PolicyProfile | PreparedPolicyProfile, facts: PolicyFacts): PolicyEvaluation {
+  const prepared = preparePolicyProfile(profile);
+  const { id: profileId, version } = prepared.profile;
+  const first = evaluateOnce(request, prepared, facts);
+  const common = {
+    action_class: request.action_class,
+    risk_band: first.risk.band,
+    risk_factors: first.risk.factors,
+    profile_id: profileId,
+    profile_version: version,
+    affected_resources: affected(first.view),
+    destructive_findings: first.view.command?.findings ?? [],
+  };
+  let outcome = strictest(first.reasons);
+  let reasons = sortReasons(first.reasons);
+  let downgrade: PolicyDowngradeResult | undefined;
+
+  if (first.rule?.outcome === 'downgrade' && first.rule.downgrade_to !== undefined) {
+    // The original request will not run: only the rewritten one is judged (its paths, secrets, scope).
+    const target = first.rule.downgrade_to;
+    reasons = reasons.filter((reason) => reason.code === RULE_CODE.downgrade);
+    outcome = 'downgrade';
+    const rewritten = rewriteRequest(request, target, facts);
+    if (rewritten === undefined) {
+      outcome = 'deny';
+      reasons = [{ code: 'downgrade_unsupported', outcome: 'deny', message: `${request.action_class} cannot be rewritten to ${target.action_class}` }, ...reasons];
+    } else {
+      const second = evaluateOnce(rewritten, prepared, facts);
+      // A same-class downgrade (restricted mode only) meets its own rule again: that rule is what is being applied.
+      const secondReasons = second.reasons.filter((reason) => reason.code !== RULE_CODE.downgrade);
+      const secondOutcome = strictest(secondReasons);
+      if (secondOutcome === 'allow') {
+        const summary = `${request.action_class} downgraded to ${rewritten.action_class}${target.restricted_mode === undefined ? '' : ` in ${target.restricted_mode} mode`}`;
+        downgrade = { action_request: rewritten, ...(target.restricted_mode === undefined ? {} : { restricted_mode: target.restricted_mode }), summary };
+        reasons = [...reasons, ...secondReasons.filter((reason) => reason.code !== RULE_CODE.allow)];
+      } else {
+        outcome = 'deny';
+        reasons = [
+          { code: 'downgrade_not_allowed', outcome: 'deny', message: `the downgraded ${rewritten.action_class} request is not plainly allowed (${secondOutcome})` },
+          ...sortReasons(secondReasons),
+          ...reasons,
+        ];
+      }
+    }
+  }
+
+  const matched = [...new Set(reasons.filter((reason) => reason.outcome === outcome).map((reason) => reason.code))];
+  const witnessRequired =
+    outcome === 'require_approval' &&
+    (WITNESS_REQUIRED_ACTION_CLASSES.includes(request.action_class) || common.destructive_findings.length > 0) &&
+    !(prepared.profile.witness_waived_for ?? []).includes(request.action_class);
+  return {
+    ...common,
+    outcome,
+    reasons,
+    matched_rules: matched,
+    witness_required: witnessRequired,
+    ...(outcome === 'require_approval' ? { approver_roles: [APPROVER_ROLE], approval_expires_in_seconds: prepared.profile.approval.expires_in_seconds } : {}),
+    ...(downgrade === undefined ? {} : { downgrade }),
+  };
+}
+
+/** What the StepAttempt keeps of an evaluation (`record-policy-result`). */
+export function toPolicyDecision(evaluation: PolicyEvaluation, policyResultId: string): PolicyDecision {
+  return {
+    policy_result_id: policyResultId,
+    outcome: evaluation.outcome,
+    risk_band: evaluation.risk_band,
+    profile_id: evaluation.profile_id,
+    policy_version: evaluation.profile_version,
+    witness_required: evaluation.witness_required,
+  };
+}
+
+export interface PolicyResultMetadata {
+  readonly policy_result_id: string;
+  readonly task_id: string;
+  readonly step_id: string;
+  readonly attempt_id: string;
+  readonly evaluated_at: string;
+  readonly evaluated_by: string;
+  /** Defaults to `<profile_id>@<version>`. */
+  readonly policy_profile_ref?: string;
+  /** Where the rewritten request of a downgrade is stored (an action.request artifact). */
+  readonly rewritten_action_request_ref?: string;
+}
+
+const clip = (text: string) => (text.length > 4_096 ? `${text.slice(0, 4_093)}...` : text);
+
+/** Turns an evaluation into the `PolicyResult` contract (Hermit 16.5), or POLICY_RESULT_INVALID. */
+export function toPolicyResult(evaluation: PolicyEvaluation, request: ActionRequest, meta: PolicyResultMetadata): PolicyResult {
+  const candidate = {
+    policy_result_id: meta.policy_result_id,
+    task_id: meta.task_id,
+    step_id: meta.step_id,
+    attempt_id: meta.attempt_id,
+    action_request_id: request.action_request_id,
+    outcome: evaluation.outcome,
+    action_class: evaluation.action_class,
+    risk_band: evaluation.risk_band,
+    action_summary: clip(`${request.action_class} of ${request.target_resources.join(', ')}: ${request.reason}`),
+    risk_summary: clip(evaluation.risk_factors.map((factor) => `${factor.band}: ${factor.message}`).join('; ')),
+    policy_profile_ref: meta.policy_profile_ref ?? `${evaluation.profile_id}@${evaluation.profile_version}`,
+    policy_version: evaluation.profile_version,
+    affected_resources: evaluation.affected_resources.slice(0, 256),
+    reasoning_summary: clip(evaluation.reasons.map((reason) => `${reason.code}: ${reason.message}`).join('; ')),
+    matched_rules: evaluation.matched_rules,
+    witness_required: evaluation.witness_required,
+    revalidation_conditions: evaluation.witness_required
+      ? ['target resource fingerprints match the captured state witness', 'the approval has not expired', 'the policy version is unchanged']
+      : [],
+    ...(evaluation.approver_roles === undefined ? {} : { approver_roles: [...evaluation.approver_roles] }),
+    ...(evaluation.downgrade === undefined
+      ? {}
+      : {
+          downgrade: {
+            ...(meta.rewritten_action_request_ref === undefined ? {} : { rewritten_action_request_ref: meta.rewritten_action_request_ref }),
+            ...(evaluation.downgrade.restricted_mode === undefined ? {} : { restricted_mode: evaluation.downgrade.restricted_mode }),
+            summary: evaluation.downgrade.summary,
+          },
+        }),
+    evaluated_at: meta.evaluated_at,
+    evaluated_by: meta.evaluated_by,
+  };
+  const parsed = PolicyResult.safeParse(candidate);
+  if (!parsed.success) {
+    const issues = toContractIssues(parsed.error);
+    throw new PolicyError('POLICY_RESULT_INVALID', `the evaluation does not make a valid PolicyResult: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+      cause: parsed.error,
+      details: { issues },
+    });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,133 @@
+import { TASK_TERMINAL_STATES, type TaskPriority, type TaskStatus } from '@writ/contracts';
+import type { Anomaly, Command, Decider } from '../shared/decider.js';
+import { totalEvolve } from '../shared/decider.js';
+import { emit } from '../shared/events.js';
+import { commandNowMs, unknownCommand } from '../shared/instant.js';
+import { TaskError } from './task.errors.js';
+import { TASK_EVENT_EDGES, TaskEvent, type TaskTransitionEventType } from './task.events.js';
+
+type NoData = Readonly<Record<string, never>>;
+
+/** Commands of the Task aggregate (Hermit 12.1). Each non-creating command walks one edge of `TASK_TRANSITIONS`. */
+export type TaskCommand =
+  | Command<
+      'create-task',
+      {
+        readonly task_id: string;
+        readonly title: string;
+        readonly goal: string;
+        readonly owner_principal_id: string;
+        readonly policy_profile_ref: string;
+        readonly task_contract_ref: string;
+        readonly files_owned?: readonly string[];
+        readonly priority?: TaskPriority;
+        readonly source_channel?: string;
+      }
+    >
+  | Command<'mark-task-ready', NoData>
+  | Command<'start-task', NoData>
+  | Command<'block-task', { readonly reason: string; readonly blocked_on?: string }>
+  | Command<'unblock-task', NoData>
+  | Command<'pause-task', { readonly reason: string }>
+  | Command<'resume-task', NoData>
+  | Command<'complete-task', { readonly summary?: string }>
+  | Command<'fail-task', { readonly reason: string }>
+  | Command<'cancel-task', { readonly reason: string }>
+  | Command<'roll-back-task', { readonly rollback_ref: string }>;
+
+export type TaskCommandType = TaskCommand['type'];
+
+/** Before `task.created`. */
+export interface NoTask {
+  readonly status: 'initial';
+  readonly anomalies: readonly Anomaly[];
+}
+
+export interface TaskRecord {
+  readonly status: TaskStatus;
+  readonly task_id: string;
+  readonly title: string;
+  readonly goal: string;
+  readonly owner_principal_id: string;
+  readonly policy_profile_ref: string;
+  readonly task_contract_ref: string;
+  readonly files_owned: readonly string[];
+  readonly priority: TaskPriority;
+  readonly created_at: string;
+  readonly updated_at: string;
+  /** Why the task is blocked, paused, failed or cancelled; null otherwise. */
+  readonly reason: string | null;
+  readonly rollback_ref: string | null;
+  readonly anomalies: readonly Anomaly[];
+}
+
+export type TaskState = NoTask | TaskRecord;
+
+/** The event each transition command produces. */
+export const TASK_COMMAND_EVENTS: Readonly<Record<Exclude<TaskCommandType, 'create-task'>, TaskTransitionEventType>> = Object.freeze({
+  'mark-task-ready': 'task.marked_ready',
+  'start-task': 'task.started',
+  'block-task': 'task.blocked',
+  'unblock-task': 'task.unblocked',
+  'pause-task': 'task.paused',
+  'resume-task': 'task.resumed',
+  'complete-task': 'task.completed',
+  'fail-task': 'task.failed',
+  'cancel-task': 'task.cancelled',
+  'roll-back-task': 'task.rolled_back',
+});
+
+export function initialState(): TaskState {
+  return { status: 'initial', anomalies: [] };
+}
+
+export function isTaskTerminal(state: TaskState): boolean {
+  return state.status !== 'initial' && TASK_TERMINAL_STATES.includes(state.status);
+}
+
+export function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
+  commandNowMs(command);
+  const at = command.metadata.now;
+  if (command.type === 'create-task') {
+    if (state.status !== 'initial') {
+      throw new TaskError('TASK_ALREADY_EXISTS', `task ${state.task_id} already exists`, { details: { task_id: state.task_id } });
+    }
+    const data = command.data;
+    return emit(TaskEvent, [
+      { type: 'task.created', data: { ...data, files_owned: [...(data.files_owned ?? [])], priority: data.priority ?? 'normal', at } },
+    ]);
+  }
+  const eventType = Object.hasOwn(TASK_COMMAND_EVENTS, command.type) ? TASK_COMMAND_EVENTS[command.type] : undefined;
+  if (eventType === undefined) return unknownCommand((command as { type?: unknown }).type, 'the task decider');
+  if (state.status === 'initial') throw new TaskError('TASK_NOT_FOUND', `${command.type} needs an existing task`);
+  const edge = TASK_EVENT_EDGES[eventType];
+  if (!edge.from.includes(state.status)) {
+    const details = { task_id: state.task_id, status: state.status, command: command.type, to: edge.to };
+    if (TASK_TERMINAL_STATES.includes(state.status)) {
+      throw new TaskError('TASK_TERMINAL', `task ${state.task_id} is ${state.status}; ${command.type} is not allowed`, { details });
+    }
+    throw new TaskError('TASK_TRANSITION_NOT_ALLOWED', `task ${state.task_id} cannot go from ${state.status} to ${edge.to}`, { details });
+  }
+  return emit(TaskEvent, [{ type: eventType, data: { ...command.data, at } } as TaskEvent]);
+}
+
+export const evolve = totalEvolve<TaskState, TaskEvent>(TaskEvent, (state, event) => {
+  if (event.type === 'task.created') {
+    if (state.status !== 'initial') return undefined;
+    const { at, source_channel: _channel, ...task } = event.data;
+    return { ...task, status: 'created', created_at: at, updated_at: at, reason: null, rollback_ref: null, anomalies: state.anomalies };
+  }
+  if (state.status === 'initial') return undefined;
+  const edge = TASK_EVENT_EDGES[event.type];
+  if (!edge.from.includes(state.status)) return undefined;
+  const data = event.data as { at: string; reason?: string; rollback_ref?: string };
+  return {
+    ...state,
+    status: edge.to,
+    updated_at: data.at,
+    reason: data.reason ?? null,
+    rollback_ref: data.rollback_ref ?? state.rollback_ref,
+  };
+});
+
+export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = Object.freeze({ initialState, decide, evolve });
