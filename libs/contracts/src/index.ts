@@ -96,4 +96,15 @@ export {
 export { jsonSchemaDocuments, jsonSchemaFileName, jsonSchemaOf, type JsonSchemaDocument } from './json-schemas.js';
 
 // NATS subjects
-export { EVENTS_STREAM, EVENTS_SUBJECTS, subjects } from './subjects.js';
+export {
+  COMMANDS_STREAM,
+  COMMANDS_SUBJECTS,
+  DLQ_STREAM,
+  DLQ_SUBJECTS,
+  EVENTS_STREAM,
+  EVENTS_SUBJECTS,
+  INGRESS_STREAM,
+  INGRESS_SUBJECTS,
+  subjects,
+} from './subjects.js';
+export * from './governed-path/index.js';

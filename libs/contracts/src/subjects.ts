@@ -1,6 +1,15 @@
 /** NATS subject names: the one place they are spelled. */
 export const EVENTS_STREAM = 'WRIT_EVENTS';
 export const EVENTS_SUBJECTS = 'writ.evt.>';
+/** Signed ActionRequests from agents, kept so ingress can be replayed and audited. */
+export const INGRESS_STREAM = 'WRIT_INGRESS';
+export const INGRESS_SUBJECTS = 'writ.ingress.>';
+/** Commands between services (work items; competing consumers). */
+export const COMMANDS_STREAM = 'WRIT_COMMANDS';
+export const COMMANDS_SUBJECTS = 'writ.cmd.>';
+/** Dead letters with their reasons. */
+export const DLQ_STREAM = 'WRIT_DLQ';
+export const DLQ_SUBJECTS = 'writ.dlq.>';
 
 export const subjects = {
   /** All events of one task; the subject sequence is the task's order and append guard. */
@@ -13,6 +22,8 @@ export const subjects = {
   query: (service: string, name: string) => `writ.qry.${service}.${name}`,
   /** Agents publish signed ActionRequests here. */
   ingressAction: (principalId: string) => `writ.ingress.action.${principalId}`,
+  /** Projection row updates for dashboards (core NATS, not stored). */
+  projection: (view: string, id: string) => `writ.proj.${view}.${id}`,
   /** Dead letters, with the reason in headers. */
   deadLetter: (origin: string) => `writ.dlq.${origin}`,
 } as const;

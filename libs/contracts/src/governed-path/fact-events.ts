@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { Artifact } from '../artifact.js';
+import { Decision } from '../decision.js';
+import { Id, Sha256Hex, Timestamp } from '../ids.js';
+import { LIMITS } from '../limits.js';
+import { PolicyResult } from '../policy-result.js';
+import { Receipt } from '../receipt.js';
+import { FilePath } from '../text.js';
+
+/** `policy.evaluated` on the task stream: the policy result and the Decision that records it. */
+export const PolicyEvaluated = z.strictObject({ policy_result: PolicyResult, decision: Decision });
+export type PolicyEvaluated = z.infer<typeof PolicyEvaluated>;
+
+/** One file the action changed in the cell's workspace (null hash: absent on that side). */
+export const ChangedFile = z.strictObject({
+  path: FilePath,
+  change: z.enum(['added', 'modified', 'deleted']),
+  before_sha256: Sha256Hex.nullable(),
+  after_sha256: Sha256Hex.nullable(),
+});
+export type ChangedFile = z.infer<typeof ChangedFile>;
+
+/** The cell as actually applied, read back from the container (not from the request). */
+export const CellEnvironment = z.strictObject({
+  image: z.string().min(1).max(256),
+  image_id: z.string().min(1).max(256),
+  network_mode: z.string().min(1).max(64),
+  readonly_rootfs: z.boolean(),
+  cap_drop: z.array(z.string().max(64)).max(64),
+  user: z.string().max(64),
+  memory_bytes: z.int().nonnegative(),
+  pids_limit: z.int().nonnegative(),
+  mounts: z.array(z.strictObject({ destination: z.string().max(1024), read_only: z.boolean() })).max(16),
+});
+export type CellEnvironment = z.infer<typeof CellEnvironment>;
+
+/**
+ * `execution.completed` on the task stream. `outcome: unknown` means the effect
+ * may or may not have happened (Hermit 19.4): it is observed, never re-run silently.
+ */
+export const ExecutionCompleted = z.strictObject({
+  grant_id: Id,
+  use_no: z.int().min(1),
+  executor_id: Id,
+  outcome: z.enum(['completed', 'errored', 'unknown']),
+  exit_code: z.int().nullable(),
+  timed_out: z.boolean(),
+  duration_ms: z.number().nonnegative(),
+  stdout_sha256: Sha256Hex,
+  stderr_sha256: Sha256Hex,
+  changed_files: z.array(ChangedFile).max(LIMITS.listItems),
+  artifacts: z.array(Artifact).max(LIMITS.listItems),
+  environment: CellEnvironment.nullable(),
+  error: z.strictObject({ code: z.string().max(64), message: z.string().max(2_000) }).optional(),
+  at: Timestamp,
+});
+export type ExecutionCompleted = z.infer<typeof ExecutionCompleted>;
+
+/** `receipt.issued` on the task stream: the receipt and its compact EdDSA JWS over the RFC 8785 body. */
+export const ReceiptIssued = z.strictObject({ receipt: Receipt, jws: z.string().min(1).max(64 * 1024) });
+export type ReceiptIssued = z.infer<typeof ReceiptIssued>;

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { ActionRequest } from '../action-request.js';
+import { Id, Timestamp } from '../ids.js';
+import { LIMITS } from '../limits.js';
+import { RiskBand } from '../risk-band.js';
+import { FilePath, Text } from '../text.js';
+
+/** Command subjects (`writ.cmd.<service>.<verb>`): the one place they are spelled. */
+export const COMMANDS = Object.freeze({
+  ingressSubmitAction: 'writ.cmd.ingress.submit-action',
+  ingressRegisterPrincipal: 'writ.cmd.ingress.register-principal',
+  policyEvaluate: 'writ.cmd.policy.evaluate',
+  approvalRequest: 'writ.cmd.approval.request',
+  approvalResolve: 'writ.cmd.approval.resolve',
+  approvalIssueGrant: 'writ.cmd.approval.issue-grant',
+  executorRun: 'writ.cmd.executor.run',
+  receiptIssue: 'writ.cmd.receipt.issue',
+});
+
+/** The attempt a command is about. */
+const AttemptRef = { task_id: Id, step_id: Id, attempt_id: Id };
+
+/** `writ.cmd.ingress.submit-action` (request/reply; what `POST /v1/actions` forwards). */
+export const SubmitAction = z.strictObject({
+  jws: z.string().min(1).max(256 * 1024),
+  idempotency_key: z.string().min(1).max(256),
+  principal_id: Id.optional(),
+});
+export type SubmitAction = z.infer<typeof SubmitAction>;
+
+/** `writ.cmd.policy.evaluate`. */
+export const EvaluatePolicy = z.strictObject({
+  ...AttemptRef,
+  action_request: ActionRequest,
+  policy_profile: z.string().min(1).max(128),
+  files_owned: z.array(FilePath).max(LIMITS.listItems),
+});
+export type EvaluatePolicy = z.infer<typeof EvaluatePolicy>;
+
+/** `writ.cmd.approval.request`. */
+export const RequestApproval = z.strictObject({
+  ...AttemptRef,
+  approval_id: Id,
+  policy_result_id: Id,
+  action_request: ActionRequest,
+  requested_by: Id,
+  risk_band: RiskBand,
+  reason: Text,
+});
+export type RequestApproval = z.infer<typeof RequestApproval>;
+
+/**
+ * `writ.cmd.approval.resolve` (request/reply). `resolution_jws` is a compact
+ * EdDSA JWS by the resolver over `{ approval_id, decision, resolved_at }`;
+ * the approval service checks the signature and the resolver's role.
+ */
+export const ResolveApproval = z.strictObject({ approval_id: Id, resolution_jws: z.string().min(1).max(16 * 1024) });
+export type ResolveApproval = z.infer<typeof ResolveApproval>;
+
+/** The payload a resolver signs. */
+export const ApprovalResolution = z.strictObject({
+  approval_id: Id,
+  decision: z.enum(['grant', 'deny']),
+  resolved_by: Id,
+  resolved_at: Timestamp,
+  note: Text.optional(),
+});
+export type ApprovalResolution = z.infer<typeof ApprovalResolution>;
+
+/** `writ.cmd.approval.issue-grant`. */
+export const IssueGrant = z.strictObject({
+  ...AttemptRef,
+  action_request: ActionRequest,
+  policy_result_id: Id,
+  approval_id: Id.nullable(),
+  issued_to: Id,
+});
+export type IssueGrant = z.infer<typeof IssueGrant>;
+
+/** `writ.cmd.executor.run` (work queue: executors compete for it). */
+export const RunAction = z.strictObject({
+  ...AttemptRef,
+  grant_id: Id,
+  grant_jws: z.string().min(1).max(16 * 1024),
+  action_request: ActionRequest,
+});
+export type RunAction = z.infer<typeof RunAction>;
+
+/** `writ.cmd.receipt.issue`: receipt the attempt as it stands in the log. */
+export const IssueReceipt = z.strictObject({ ...AttemptRef, cause: z.enum(['settled', 'policy_denied', 'approval_denied', 'refused']) });
+export type IssueReceipt = z.infer<typeof IssueReceipt>;

@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  EVENTS_STREAM,
+  PrincipalKeyAdded,
+  PrincipalKeyRevoked,
+  PrincipalRegistered,
+  type EventEnvelope,
+  type PrincipalRole,
+  type PrincipalType,
+  type PublicEd25519Jwk,
+} from '@writ/contracts';
+import { KeySet, importEd25519PublicJwk, type Ed25519PublicKey, type Ed25519SigningKey } from '@writ/crypto';
+import type { EventStore } from '@writ/eventstore';
+
+/** A principal as the log describes it now. */
+export interface PrincipalRecord {
+  readonly principal_id: string;
+  readonly principal_type: PrincipalType;
+  readonly display_name: string;
+  readonly roles: readonly PrincipalRole[];
+  /** Active public keys by kid (revoked keys are removed). */
+  readonly keys: ReadonlyMap<string, PublicEd25519Jwk>;
+  readonly revoked_kids: ReadonlySet<string>;
+}
+
+/** Folds one principal event into the record; unknown or malformed events leave it unchanged. */
+export function evolvePrincipal(record: PrincipalRecord | undefined, event: Pick<EventEnvelope, 'event_type' | 'payload'>): PrincipalRecord | undefined {
+  switch (event.event_type) {
+    case 'principal.registered': {
+      const parsed = PrincipalRegistered.safeParse(event.payload);
+      if (!parsed.success || record !== undefined) return record;
+      const p = parsed.data;
+      return {
+        principal_id: p.principal_id,
+        principal_type: p.principal_type,
+        display_name: p.display_name,
+        roles: p.roles,
+        keys: new Map(p.keys.map((key) => [key.kid, key])),
+        revoked_kids: new Set(),
+      };
+    }
+    case 'principal.key_added': {
+      const parsed = PrincipalKeyAdded.safeParse(event.payload);
+      if (!parsed.success || record === undefined || record.revoked_kids.has(parsed.data.key.kid)) return record;
+      return { ...record, keys: new Map([...record.keys, [parsed.data.key.kid, parsed.data.key]]) };
+    }
+    case 'principal.key_revoked': {
+      const parsed = PrincipalKeyRevoked.safeParse(event.payload);
+      if (!parsed.success || record === undefined) return record;
+      const keys = new Map(record.keys);
+      keys.delete(parsed.data.kid);
+      return { ...record, keys, revoked_kids: new Set([...record.revoked_kids, parsed.data.kid]) };
+    }
+    default:
+      return record;
+  }
+}
+
+export interface PrincipalRegistryOptions {
+  readonly stream?: string;
+  /** Subject prefix of the event log (default `writ.evt`). */
+  readonly subjectPrefix?: string;
+}
+
+/**
+ * Principals and their keys, folded from `writ.evt.principal.>` — the log, never
+ * a projection, because ingress and approval authorize with it. A follower keeps
+ * the memory current (a revoked key stops verifying within one delivery); a
+ * principal not yet seen by the follower is read from the log directly, so an
+ * agent registered a moment ago is not refused.
+ */
+export class PrincipalRegistry {
+  readonly #records = new Map<string, PrincipalRecord>();
+  readonly #imported = new Map<string, Ed25519PublicKey>();
+  readonly #store: EventStore;
+  #messages: ConsumerMessages | undefined;
+  #loop: Promise<void> | undefined;
+
+  private constructor(store: EventStore) {
+    this.#store = store;
+  }
+
+  /** Starts following the principal events; resolves once caught up with the log. */
+  static async start(nc: NatsConnection, store: EventStore, options: PrincipalRegistryOptions = {}): Promise<PrincipalRegistry> {
+    const registry = new PrincipalRegistry(store);
+    const consumer = await jetstream(nc).consumers.get(options.stream ?? EVENTS_STREAM, {
+      filter_subjects: `${options.subjectPrefix ?? 'writ.evt'}.principal.>`,
+      deliver_policy: DeliverPolicy.All,
+    });
+    const pending = (await consumer.info(true)).num_pending;
+    let caughtUp: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (caughtUp = resolve));
+    if (pending === 0) caughtUp();
+    registry.#messages = await consumer.consume();
+    const messages = registry.#messages;
+    registry.#loop = (async () => {
+      for await (const message of messages) {
+        try {
+          const event = message.json<EventEnvelope>();
+          registry.#apply(event.entity_id, event);
+        } catch {
+          // Not an envelope: the event store's chain checks surface it; the registry skips it.
+        }
+        if (message.info.pending === 0) caughtUp();
+      }
+    })();
+    await ready;
+    return registry;
+  }
+
+  /** The principal as the log says now, or undefined if it was never registered. */
+  async lookup(principalId: string): Promise<PrincipalRecord | undefined> {
+    const known = this.#records.get(principalId);
+    if (known !== undefined) return known;
+    const events = await this.#store.readEntity('principal', principalId).catch(() => []);
+    for (const { event } of events) this.#apply(principalId, event);
+    return this.#records.get(principalId);
+  }
+
+  /** The principal's active keys as a key set for JWS verification (empty if unknown). */
+  async verificationKeys(principalId: string): Promise<KeySet> {
+    const record = await this.lookup(principalId);
+    const keys: Ed25519PublicKey[] = [];
+    for (const jwk of record?.keys.values() ?? []) {
+      const cacheKey = `${principalId}:${jwk.kid}:${jwk.x}`;
+      let key = this.#imported.get(cacheKey);
+      if (key === undefined) {
+        key = await importEd25519PublicJwk(jwk);
+        this.#imported.set(cacheKey, key);
+      }
+      keys.push(key);
+    }
+    return KeySet.of(keys);
+  }
+
+  async hasRole(principalId: string, role: PrincipalRole): Promise<boolean> {
+    return (await this.lookup(principalId))?.roles.includes(role) ?? false;
+  }
+
+  /** Every principal known so far (for read-only surfaces such as the key list). */
+  all(): PrincipalRecord[] {
+    return [...this.#records.values()];
+  }
+
+  async close(): Promise<void> {
+    await this.#messages?.close();
+    await this.#loop?.catch(() => undefined);
+  }
+
+  #apply(principalId: string, event: Pick<EventEnvelope, 'event_type' | 'payload'>): void {
+    const next = evolvePrincipal(this.#records.get(principalId), event);
+    if (next !== undefined) this.#records.set(principalId, next);
+  }
+}
+
+/**
+ * Makes sure a service principal and its current signing key are in the log:
+ * registers it on first start, adds the key after a rotation, and otherwise
+ * appends nothing (safe to call on every start).
+ */
+export async function registerServicePrincipal(
+  store: EventStore,
+  input: { principalId: string; displayName: string; key: Ed25519SigningKey; roles?: PrincipalRole[]; now?: Date },
+): Promise<'registered' | 'key_added' | 'unchanged'> {
+  const events = await store.readEntity('principal', input.principalId);
+  let record: PrincipalRecord | undefined;
+  for (const { event } of events) record = evolvePrincipal(record, event);
+  const jwk = input.key.publicJwk as PublicEd25519Jwk;
+  const at = (input.now ?? new Date()).toISOString();
+  const base = {
+    event_id: randomUUID(),
+    schema_version: 1,
+    entity_type: 'principal' as const,
+    entity_id: input.principalId,
+    occurred_at: at,
+    actor_type: 'service' as const,
+    actor_id: input.principalId,
+    causation_id: null,
+    correlation_id: input.principalId,
+  };
+  if (record === undefined) {
+    const payload: PrincipalRegistered = {
+      principal_id: input.principalId,
+      principal_type: 'service',
+      display_name: input.displayName,
+      roles: input.roles ?? [],
+      keys: [jwk],
+      registered_by: input.principalId,
+      at,
+    };
+    await store.appendToEntity('principal', input.principalId, [{ ...base, event_type: 'principal.registered', payload, idempotency_key: `principal.registered:${jwk.kid}` }], 0);
+    return 'registered';
+  }
+  if (record.keys.has(jwk.kid)) return 'unchanged';
+  const payload: PrincipalKeyAdded = { key: jwk, added_by: input.principalId, at };
+  await store.appendToEntity('principal', input.principalId, [{ ...base, event_type: 'principal.key_added', payload, idempotency_key: `principal.key_added:${jwk.kid}` }], events.length);
+  return 'key_added';
+}

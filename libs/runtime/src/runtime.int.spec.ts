@@ -1,0 +1,121 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { hasErrorCode } from '@writ/contracts';
+import { generateEd25519Key, signJws, verifyJws } from '@writ/crypto';
+import { EventStore } from '@writ/eventstore';
+import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PrincipalRegistry, ensureWritStreams, loadConfig, loadOrCreateServiceKey, registerServicePrincipal, writStreamConfigs } from './index.js';
+
+let nc: NatsConnection;
+const stream = uniqueName('WRIT_EVENTS_RT');
+const prefix = `rt.${uniqueName('evt')}`;
+let store: EventStore;
+let dir: string;
+
+beforeAll(async () => {
+  nc = await connectTestNats('runtime-test');
+  store = await EventStore.open(nc, { stream, subjectPrefix: prefix, maxBytes: 64 * 1024 ** 2 });
+  dir = await mkdtemp(join(tmpdir(), 'writ-runtime-'));
+});
+
+afterAll(async () => {
+  await deleteStreams(nc, stream);
+  await nc.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('loadOrCreateServiceKey', () => {
+  it('generates a private key file readable only by its owner, then reuses it', async () => {
+    // given no key file
+    const path = join(dir, 'keys', 'receipt.jwk.json');
+    // when the service starts twice
+    const first = await loadOrCreateServiceKey(path, 'receipt-k1');
+    const second = await loadOrCreateServiceKey(path, 'receipt-k1');
+    // then the key is created once, kept private, and the same on the second start
+    expect(first.created).toBe(true);
+    expect(second.created).toBe(false);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const token = await signJws('x', second.key);
+    await expect(verifyJws(token, first.key)).resolves.toMatchObject({ kid: 'receipt-k1' });
+  });
+
+  it('refuses a key file that is not a private Ed25519 JWK', async () => {
+    const path = join(dir, 'broken.jwk.json');
+    await writeFile(path, JSON.stringify({ kty: 'OKP', crv: 'Ed25519', x: 'abc' }));
+    await expect(loadOrCreateServiceKey(path, 'k')).rejects.toSatisfy((e) => hasErrorCode(e, 'RUNTIME_KEY_INVALID'));
+    expect(await readFile(path, 'utf8')).toContain('"x":"abc"');
+  });
+});
+
+describe('PrincipalRegistry', () => {
+  it('knows a service principal registered before and after it started, and follows key rotation', async () => {
+    // given a service principal registered before the registry starts
+    const k1 = await generateEd25519Key({ kid: 'svc-k1' });
+    const principalId = uniqueName('svc');
+    expect(await registerServicePrincipal(store, { principalId, displayName: 'approval', key: k1, roles: ['director'] })).toBe('registered');
+    expect(await registerServicePrincipal(store, { principalId, displayName: 'approval', key: k1 })).toBe('unchanged');
+    const registry = await PrincipalRegistry.start(nc, store, { stream, subjectPrefix: prefix });
+    try {
+      // then it is known with its role and key
+      expect(await registry.hasRole(principalId, 'director')).toBe(true);
+      expect((await registry.verificationKeys(principalId)).kids()).toEqual(['svc-k1']);
+
+      // when the key rotates
+      const k2 = await generateEd25519Key({ kid: 'svc-k2' });
+      expect(await registerServicePrincipal(store, { principalId, displayName: 'approval', key: k2 })).toBe('key_added');
+      // then the follower sees both keys
+      await waitFor(async () => ((await registry.verificationKeys(principalId)).size === 2 ? true : undefined), { what: 'rotated key' });
+
+      // and a principal registered after start is found by reading the log on a miss
+      const late = uniqueName('late');
+      await registerServicePrincipal(store, { principalId: late, displayName: 'late', key: k1 });
+      expect((await registry.lookup(late))?.principal_type).toBe('service');
+      expect(await registry.lookup(uniqueName('nobody'))).toBeUndefined();
+    } finally {
+      await registry.close();
+    }
+  });
+});
+
+describe('ensureWritStreams', () => {
+  it('creates the bus streams once and leaves them in place on the next start', async () => {
+    const names = { ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
+    const token = uniqueName('rt');
+    const subjects = { ingress: `${token}.ingress.>`, commands: `${token}.cmd.>`, dlq: `${token}.dlq.>` };
+    const jsm = await jetstreamManager(nc);
+    try {
+      await ensureWritStreams(jsm, { names, subjects, maxBytes: 8 * 1024 ** 2 });
+      await ensureWritStreams(jsm, { names, subjects, maxBytes: 16 * 1024 ** 2 });
+      const info = await jsm.streams.info(names.commands);
+      expect(info.config.discard).toBe('new');
+      expect(info.config.max_bytes).toBe(16 * 1024 ** 2);
+      expect(writStreamConfigs().map((c) => c.name)).toEqual(['WRIT_INGRESS', 'WRIT_COMMANDS', 'WRIT_DLQ']);
+    } finally {
+      await deleteStreams(nc, names.ingress, names.commands, names.dlq);
+    }
+  });
+});
+
+describe('loadConfig', () => {
+  const Schema = z.object({ WRIT_HTTP_PORT: z.coerce.number().int().min(1).max(65535).default(8080), WRIT_NATS_URL: z.string().url() });
+
+  it('applies defaults and types', () => {
+    expect(loadConfig('svc', Schema, { WRIT_NATS_URL: 'nats://127.0.0.1:4222' })).toEqual({ WRIT_HTTP_PORT: 8080, WRIT_NATS_URL: 'nats://127.0.0.1:4222' });
+  });
+
+  it('lists every offending variable at once', () => {
+    try {
+      loadConfig('svc', Schema, { WRIT_HTTP_PORT: '70000' });
+      expect.unreachable();
+    } catch (error) {
+      expect(hasErrorCode(error, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+      const paths = ((error as { details: { issues: { path: string }[] } }).details.issues).map((i) => i.path).sort();
+      expect(paths).toEqual(['WRIT_HTTP_PORT', 'WRIT_NATS_URL']);
+    }
+  });
+});

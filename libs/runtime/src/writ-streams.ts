@@ -1,0 +1,61 @@
+import { DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { COMMANDS_STREAM, COMMANDS_SUBJECTS, DLQ_STREAM, DLQ_SUBJECTS, INGRESS_STREAM, INGRESS_SUBJECTS } from '@writ/contracts';
+import { RuntimeError } from './runtime-errors.js';
+
+const DAY_NS = 24 * 60 * 60 * 1e9;
+const MINUTE_NS = 60 * 1e9;
+const GiB = 1024 ** 3;
+
+/**
+ * The bus streams beside the event log (docs/governed-path.md). They hold work,
+ * not truth: limits retention with an age bound, and `discard: new` so a full
+ * stream refuses publishes (the publisher sees an error) instead of dropping
+ * unprocessed work.
+ */
+export interface WritStreamsOptions {
+  readonly replicas?: number;
+  /** Stream names and subjects for tests that must not share the real ones. */
+  readonly names?: { ingress: string; commands: string; dlq: string };
+  readonly subjects?: { ingress: string; commands: string; dlq: string };
+  readonly maxBytes?: number;
+}
+
+export function writStreamConfigs(options: WritStreamsOptions = {}): StreamConfig[] {
+  const names = options.names ?? { ingress: INGRESS_STREAM, commands: COMMANDS_STREAM, dlq: DLQ_STREAM };
+  const subjects = options.subjects ?? { ingress: INGRESS_SUBJECTS, commands: COMMANDS_SUBJECTS, dlq: DLQ_SUBJECTS };
+  const common = {
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.New,
+    num_replicas: options.replicas ?? 1,
+    max_msgs: -1,
+    max_bytes: options.maxBytes ?? GiB,
+    max_msg_size: 1024 * 1024,
+    duplicate_window: 2 * MINUTE_NS,
+  };
+  return [
+    { ...common, name: names.ingress, subjects: [subjects.ingress], max_age: 7 * DAY_NS },
+    { ...common, name: names.commands, subjects: [subjects.commands], max_age: DAY_NS },
+    { ...common, name: names.dlq, subjects: [subjects.dlq], max_age: 30 * DAY_NS },
+  ] as StreamConfig[];
+}
+
+/** Creates the bus streams, or brings their limits up to date; idempotent. */
+export async function ensureWritStreams(jsm: JetStreamManager, options: WritStreamsOptions = {}): Promise<void> {
+  for (const desired of writStreamConfigs(options)) {
+    const existing = await jsm.streams.info(desired.name).catch(() => null);
+    if (existing === null) {
+      await jsm.streams.add(desired);
+      continue;
+    }
+    const subjects = existing.config.subjects ?? [];
+    if (subjects.join(',') !== desired.subjects.join(',') || existing.config.storage !== desired.storage) {
+      throw new RuntimeError(
+        'RUNTIME_STREAM_MISMATCH',
+        `stream ${desired.name} exists with subjects ${subjects.join(',')} and ${existing.config.storage} storage; Writ needs ${desired.subjects.join(',')} on file storage — move or delete it`,
+        { details: { stream: desired.name } },
+      );
+    }
+    await jsm.streams.update(desired.name, { ...existing.config, max_age: desired.max_age, max_bytes: desired.max_bytes, discard: desired.discard, duplicate_window: desired.duplicate_window });
+  }
+}
