@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Builds Writ's cell base image offline, from local files only (no registry, no pull):
+#   a rootfs of busybox-static (/bin/busybox plus one symlink per applet),
+#   /etc/passwd and /etc/group with the non-root user `cell` (uid/gid 10001),
+#   /workspace and /home/cell owned by 10001, /tmp (1777), empty /proc /sys /dev,
+# imported with `docker import` as
+#   writ/cell:<inputs-hash>   (sha256 of busybox version + binary + this script, 16 hex)
+#   writ/cell:latest          (moved to the image just built or found)
+#
+# Idempotent: when writ/cell:<inputs-hash> exists it only makes sure :latest points at it.
+# Prints what it does; exits non-zero with a clear message on any failure.
+# Needs a reachable Docker Engine; installs busybox-static with apt-get when missing
+# (that part needs root). Concurrent runs are serialised with flock.
+#
+# Environment:
+#   WRIT_CELL_IMAGE_REPO   repository name (default: writ/cell)
+#   WRIT_CELL_BUSYBOX      path of a statically linked busybox to use instead of the
+#                          busybox-static package's binary
+set -euo pipefail
+
+REPO=${WRIT_CELL_IMAGE_REPO:-writ/cell}
+CELL_UID=10001
+CELL_GID=10001
+SCRIPT_PATH=$(readlink -f "${BASH_SOURCE[0]}")
+
+say() { printf '[build-cell-image] %s\n' "$*"; }
+die() { printf '[build-cell-image] FAILED: %s\n' "$*" >&2; exit 1; }
+
+command -v docker >/dev/null || die "the docker CLI is not installed (apt-get install -y docker.io, then start dockerd)"
+docker version --format '{{.Server.Version}}' >/dev/null 2>&1 \
+  || die "cannot reach the Docker Engine (is dockerd running, and may $(id -un) use ${DOCKER_HOST:-/var/run/docker.sock}?)"
+for tool in tar sha256sum flock; do
+  command -v "$tool" >/dev/null || die "'$tool' is required (Debian: tar, coreutils, util-linux)"
+done
+
+# One build at a time on this host: parallel test files all call this script.
+lock="${TMPDIR:-/tmp}/writ-build-cell-image.lock"
+exec 9>"$lock" || die "cannot open the lock file $lock"
+flock 9 || die "cannot lock $lock"
+
+# --- busybox-static ----------------------------------------------------------
+if [ -n "${WRIT_CELL_BUSYBOX:-}" ]; then
+  busybox=$WRIT_CELL_BUSYBOX
+  [ -x "$busybox" ] || die "WRIT_CELL_BUSYBOX=$busybox is not an executable file"
+  say "busybox: using $busybox (WRIT_CELL_BUSYBOX)"
+else
+  if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed'; then
+    [ "$(id -u)" = 0 ] || die "busybox-static is not installed and installing it needs root: run 'apt-get install -y busybox-static' as root, or set WRIT_CELL_BUSYBOX"
+    command -v apt-get >/dev/null || die "busybox-static is missing and apt-get is not available: set WRIT_CELL_BUSYBOX to a static busybox"
+    say "busybox-static is not installed: apt-get update && apt-get install -y busybox-static"
+    apt-get update -qq || die "apt-get update failed"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends busybox-static >/dev/null \
+      || die "apt-get install busybox-static failed"
+  fi
+  busybox=$(dpkg-query -L busybox-static | grep -E '/s?bin/busybox$' | head -n 1 || true)
+  [ -n "$busybox" ] && [ -x "$busybox" ] || die "busybox-static is installed but its /bin/busybox was not found"
+  say "busybox: $busybox from busybox-static $(dpkg-query -W -f='${Version}' busybox-static)"
+fi
+busybox_version=$("$busybox" 2>&1 | head -n 1 || true)
+case "$busybox_version" in BusyBox*) ;; *) die "$busybox does not look like busybox (got: $busybox_version)";; esac
+
+# --- the tag: a hash of every input ------------------------------------------
+inputs_hash=$( {
+  printf '%s\n' "$busybox_version"
+  sha256sum <"$busybox"
+  sha256sum <"$SCRIPT_PATH"
+} | sha256sum | cut -c1-16)
+image="$REPO:$inputs_hash"
+say "inputs: $busybox_version; binary $(sha256sum <"$busybox" | cut -c1-12); script $(sha256sum <"$SCRIPT_PATH" | cut -c1-12) -> $image"
+
+# Runs the image the way a cell does (no network, read-only, no capabilities). A busybox
+# that is not static fails here: the rootfs has no dynamic loader.
+smoke_test() {
+  local got want="$CELL_UID:$CELL_GID:/workspace:2"
+  if ! got=$(docker run --rm --network none --read-only --cap-drop ALL --security-opt no-new-privileges \
+    --log-driver none --entrypoint /bin/sh "$1" -c 'echo "$(id -u):$(id -g):$(pwd):$(ls -d /workspace /tmp | wc -l)"' 2>&1); then
+    printf '[build-cell-image] FAILED: smoke test of %s: %s\n' "$1" "$got" >&2
+    return 1
+  fi
+  if [ "$got" != "$want" ]; then
+    printf "[build-cell-image] FAILED: smoke test of %s: expected '%s', got '%s'\n" "$1" "$want" "$got" >&2
+    return 1
+  fi
+  say "smoke test: $1 runs busybox as $CELL_UID:$CELL_GID in /workspace"
+}
+
+point_latest() {
+  local id latest_id
+  id=$(docker image inspect --format '{{.Id}}' "$image")
+  latest_id=$(docker image inspect --format '{{.Id}}' "$REPO:latest" 2>/dev/null || true)
+  if [ "$latest_id" = "$id" ]; then
+    say "$REPO:latest already points at $image ($id)"
+  else
+    docker tag "$image" "$REPO:latest" || die "docker tag $image $REPO:latest failed"
+    say "tagged $REPO:latest -> $image ($id)"
+  fi
+}
+
+if docker image inspect "$image" >/dev/null 2>&1; then
+  say "$image already exists: nothing to build"
+  point_latest
+  exit 0
+fi
+
+# --- the rootfs --------------------------------------------------------------
+work=$(mktemp -d "${TMPDIR:-/tmp}/writ-cell-image.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+rootfs="$work/rootfs"
+say "assembling the rootfs in $rootfs"
+mkdir -p "$rootfs"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,workspace,home/cell}
+cp "$busybox" "$rootfs/bin/busybox"
+chmod 0755 "$rootfs/bin/busybox"
+# Explicit links (not `busybox --install`, which would link to the host path of the binary).
+applets=0
+while IFS= read -r applet; do
+  [ -n "$applet" ] && [ "$applet" != "bin/busybox" ] || continue
+  mkdir -p "$rootfs/$(dirname "$applet")"
+  ln -sf /bin/busybox "$rootfs/$applet"
+  applets=$((applets + 1))
+done < <("$busybox" --list-full)
+[ "$applets" -gt 100 ] || die "busybox --list-full listed only $applets applets"
+say "linked $applets applets to /bin/busybox"
+
+cat >"$rootfs/etc/passwd" <<EOF
+root:x:0:0:root:/root:/bin/sh
+cell:x:$CELL_UID:$CELL_GID:writ cell:/home/cell:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF
+cat >"$rootfs/etc/group" <<EOF
+root:x:0:
+cell:x:$CELL_GID:
+nogroup:x:65534:
+EOF
+chmod 0644 "$rootfs/etc/passwd" "$rootfs/etc/group"
+chmod 1777 "$rootfs/tmp"
+chmod 0755 "$rootfs/workspace" "$rootfs/home/cell"
+
+# --- the image ---------------------------------------------------------------
+# Ownership is set in the archive, not on disk, so the result does not depend on who
+# runs this: everything root:root, then /workspace and /home/cell appended as 10001.
+archive="$work/rootfs.tar"
+tar_common=(--numeric-owner --sort=name --mtime=@0 -C "$rootfs")
+tar "${tar_common[@]}" --owner=0 --group=0 --exclude=./workspace --exclude=./home/cell -cf "$archive" . \
+  || die "tar of the rootfs failed"
+tar "${tar_common[@]}" --owner="$CELL_UID" --group="$CELL_GID" -rf "$archive" ./workspace ./home/cell \
+  || die "appending /workspace and /home/cell to the archive failed"
+
+say "docker import -> $image"
+docker import \
+  --change "USER $CELL_UID:$CELL_GID" \
+  --change 'WORKDIR /workspace' \
+  --change 'ENV PATH=/bin:/usr/bin' \
+  --change 'CMD ["/bin/sh"]' \
+  --change "LABEL org.opencontainers.image.title=writ-cell writ.cell.inputs=$inputs_hash" \
+  --message "writ cell base: $busybox_version" \
+  - "$image" <"$archive" >/dev/null \
+  || die "docker import of $image failed"
+
+if ! smoke_test "$image"; then
+  docker image rm "$image" >/dev/null 2>&1 || true
+  die "removed $image again: it does not run as a cell"
+fi
+point_latest
+say "done: $image ($(docker image inspect --format '{{.Id}}' "$image"))"

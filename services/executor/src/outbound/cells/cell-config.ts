@@ -1,0 +1,120 @@
+import { CellError } from './cell-errors.js';
+
+/** The user every cell process runs as (created by scripts/build-cell-image.sh). */
+export const CELL_UID = 10001;
+export const CELL_GID = 10001;
+
+/** Where the task's workspace appears inside the cell: the only writable bind mount. */
+export const CELL_WORKSPACE = '/workspace';
+
+/**
+ * Documented defaults. Limits are per cell (one container per task), enforced by
+ * the kernel through the container's cgroup.
+ */
+export const CELL_DEFAULTS = {
+  /** Built offline by scripts/build-cell-image.sh (no registry is reachable). */
+  image: 'writ/cell:latest',
+  /** Host directory holding `<taskId>/workspace` for every cell. */
+  cellsRoot: '/var/lib/writ/cells',
+  socketPath: '/var/run/docker.sock',
+  /** Container names are `<namePrefix><taskId>`: one container per task per Docker host. */
+  namePrefix: 'writ-cell-',
+  /** 256 MiB of memory, no swap on top. */
+  memoryBytes: 256 * 1024 * 1024,
+  /** At most 128 processes and threads in the cell (fork bombs stop here). */
+  pidsLimit: 128,
+  /** One CPU's worth of time. */
+  nanoCpus: 1_000_000_000,
+  /** /tmp is a 16 MiB tmpfs (noexec, nosuid, nodev). */
+  tmpfsBytes: 16 * 1024 * 1024,
+  /** /dev/shm of the private IPC namespace: 1 MiB (Docker's own default is 64 MiB). */
+  shmBytes: 1024 * 1024,
+  /**
+   * How long past `timeoutMs` the host waits for an exec to end after the in-cell
+   * kill before it restarts the container (CELL_EXEC_TIMEOUT).
+   */
+  hostGraceMs: 5_000,
+} as const;
+
+export interface CellRuntimeOptions {
+  /** Image reference of the cell base image. Default `writ/cell:latest`. */
+  readonly image?: string;
+  /** Host directory of the workspaces. Default `/var/lib/writ/cells`. */
+  readonly cellsRoot?: string;
+  /** Docker Engine socket. Default `/var/run/docker.sock`. */
+  readonly socketPath?: string;
+  /** Container name prefix. Default `writ-cell-`. */
+  readonly namePrefix?: string;
+  readonly memoryBytes?: number;
+  readonly pidsLimit?: number;
+  readonly nanoCpus?: number;
+  readonly tmpfsBytes?: number;
+  readonly shmBytes?: number;
+  readonly hostGraceMs?: number;
+  /**
+   * Extra container labels (e.g. `writ.test=<run id>` so tests can remove what they
+   * made). The runtime's own `writ.*` cell labels cannot be overridden.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+export interface CellConfig {
+  readonly image: string;
+  readonly cellsRoot: string;
+  readonly socketPath: string;
+  readonly namePrefix: string;
+  readonly memoryBytes: number;
+  readonly pidsLimit: number;
+  readonly nanoCpus: number;
+  readonly tmpfsBytes: number;
+  readonly shmBytes: number;
+  readonly hostGraceMs: number;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+function positiveInteger(name: string, value: number, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new CellError('CELL_ARGUMENT_INVALID', `${name} must be an integer >= ${min}, got ${String(value)}`, { details: { option: name } });
+  }
+  return value;
+}
+
+function nonEmpty(name: string, value: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) {
+    throw new CellError('CELL_ARGUMENT_INVALID', `${name} must be a non-empty string`, { details: { option: name } });
+  }
+  return value;
+}
+
+/** Options → config with every default applied; refuses values outside their domain. */
+export function resolveCellConfig(options: CellRuntimeOptions = {}): CellConfig {
+  const cellsRoot = nonEmpty('cellsRoot', options.cellsRoot ?? CELL_DEFAULTS.cellsRoot);
+  if (!cellsRoot.startsWith('/')) {
+    throw new CellError('CELL_ARGUMENT_INVALID', `cellsRoot must be an absolute host path, got ${cellsRoot}`, { details: { option: 'cellsRoot' } });
+  }
+  const namePrefix = nonEmpty('namePrefix', options.namePrefix ?? CELL_DEFAULTS.namePrefix);
+  if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(namePrefix)) {
+    throw new CellError('CELL_ARGUMENT_INVALID', `namePrefix must start a valid container name, got ${namePrefix}`, { details: { option: 'namePrefix' } });
+  }
+  const labels = options.labels ?? {};
+  for (const key of Object.keys(labels)) {
+    if (key === 'writ.cell' || key.startsWith('writ.cell.') || key === 'writ.task_id') {
+      throw new CellError('CELL_ARGUMENT_INVALID', `label ${key} is reserved for the cell runtime`, { details: { option: 'labels', label: key } });
+    }
+  }
+  return {
+    image: nonEmpty('image', options.image ?? CELL_DEFAULTS.image),
+    cellsRoot: cellsRoot.replace(/\/+$/, '') || '/',
+    socketPath: nonEmpty('socketPath', options.socketPath ?? CELL_DEFAULTS.socketPath),
+    namePrefix,
+    // Docker refuses less than 6 MiB of memory for a container.
+    memoryBytes: positiveInteger('memoryBytes', options.memoryBytes ?? CELL_DEFAULTS.memoryBytes, 6 * 1024 * 1024),
+    // A few processes are the cell's own: the idle main process and the exec wrapper.
+    pidsLimit: positiveInteger('pidsLimit', options.pidsLimit ?? CELL_DEFAULTS.pidsLimit, 8),
+    nanoCpus: positiveInteger('nanoCpus', options.nanoCpus ?? CELL_DEFAULTS.nanoCpus, 10_000_000),
+    tmpfsBytes: positiveInteger('tmpfsBytes', options.tmpfsBytes ?? CELL_DEFAULTS.tmpfsBytes, 4096),
+    shmBytes: positiveInteger('shmBytes', options.shmBytes ?? CELL_DEFAULTS.shmBytes, 4096),
+    hostGraceMs: positiveInteger('hostGraceMs', options.hostGraceMs ?? CELL_DEFAULTS.hostGraceMs, 1),
+    labels: { ...labels },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * What `docker exec` actually runs for an action: a busybox `sh` supervisor that
+ * enforces the timeout inside the cell and leaves nothing of the action behind.
+ *
+ *   $1      timeout in seconds (fractional: busybox sleep takes "1.5")
+ *   $2...   the action's argv, passed as arguments (never spliced into the script)
+ *
+ * 1. The timer `sleep $1` starts first, in its own session, with /dev/null as stdio
+ *    (so it can never hold the exec's output open). Starting it before the action
+ *    means a fork bomb cannot starve it of a process slot.
+ * 2. The action starts in a new session (setsid), so its process group id is its pid
+ *    `c`, and every descendant that does not call setsid itself shares that group.
+ *    It runs under a small `sh` whose EXIT trap kills the timer when the action ends.
+ * 3. The supervisor waits on the timer. The timer ending on its own (status 0) means
+ *    the time is up: the whole action group gets SIGKILL. Otherwise the action ended.
+ * 4. It reaps the action (its status, 137 when killed), then SIGKILLs whatever is
+ *    left in the action's group (background jobs): a pgid stays reserved while any
+ *    member lives, so this never hits an unrelated process.
+ *
+ * Stdin reaches the action through fd 3 (busybox ash gives background jobs /dev/null
+ * even with an explicit `<&0`). The supervisor's own job-status chatter is discarded.
+ * A process that escapes the group (its own setsid) and holds stdout keeps the exec
+ * stream open: the host-side deadline catches that and restarts the cell.
+ */
+export const EXEC_SUPERVISOR_SCRIPT = [
+  't=$1; shift',
+  'exec 3<&0 </dev/null',
+  'setsid sleep "$t" </dev/null >/dev/null 2>&1 &',
+  'w=$!',
+  `trap 'kill -KILL "$w" 2>/dev/null' EXIT`,
+  `setsid sh -c 'w=$1; shift; trap "kill -KILL $w 2>/dev/null" EXIT; "$@"' writ-action "$w" "$@" <&3 3<&- &`,
+  'c=$!',
+  'wait "$w" 2>/dev/null; r=$?',
+  'trap - EXIT',
+  'if [ "$r" = 0 ]; then kill -KILL -"$c" 2>/dev/null; fi',
+  'wait "$c" 2>/dev/null; s=$?',
+  'kill -KILL -"$c" 2>/dev/null',
+  'exit "$s"',
+].join('\n');
+
+/** Exit status of a process killed by SIGKILL (128 + 9), as the shell reports it. */
+export const KILLED_EXIT_CODE = 137;
+
+/** `1500` → `"1.500"`: seconds for busybox sleep, exact for whole milliseconds. */
+export function timeoutSeconds(timeoutMs: number): string {
+  return (timeoutMs / 1000).toFixed(3);
+}
+
+/** The exec's Cmd: the supervisor script, then the timeout, then the action's argv untouched. */
+export function supervisedArgv(argv: readonly string[], timeoutMs: number): string[] {
+  return ['/bin/sh', '-c', EXEC_SUPERVISOR_SCRIPT, 'writ-exec', timeoutSeconds(timeoutMs), ...argv];
+}
