@@ -11,7 +11,7 @@ const cacheFlags = process.env.WRIT_TEST_CACHE === '1' ? [] : ['--skip-nx-cache'
 const steps = [
   ['build every project (swc)', 'nx', ['run-many', '-t', 'build', '--output-style=static', ...cacheFlags]],
   ['typecheck and lint, module boundaries included', 'nx', ['run-many', '-t', 'typecheck', 'lint', '--output-style=static', ...cacheFlags]],
-  ['no import cycles', 'depcruise', ['libs', 'services', 'test', '--config', '.dependency-cruiser.cjs']],
+  ['no import cycles', 'depcruise', ['libs', 'services', 'apps', 'test', '--config', '.dependency-cruiser.cjs']],
   ['generated JSON Schemas match the zod contracts', 'node', ['scripts/generate-schemas.mjs', '--check']],
   ['unit and integration tests of every project (real NATS and Postgres)', 'nx', ['run-many', '-t', 'test', '--output-style=static', '--parallel=2']],
 ];

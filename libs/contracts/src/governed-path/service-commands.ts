@@ -5,13 +5,16 @@ import { LIMITS } from '../limits.js';
 import { RiskBand } from '../risk-band.js';
 import { FilePath, Text } from '../text.js';
 
-/** Command subjects (`writ.cmd.<service>.<verb>`): the one place they are spelled. */
+/**
+ * Command subjects (`writ.cmd.<service>.<verb>`, captured by WRIT_COMMANDS) and
+ * request/reply subjects (`writ.qry.<service>.<name>`, core NATS only: a stream
+ * capturing a request subject would answer it with a PubAck first).
+ */
 export const COMMANDS = Object.freeze({
-  ingressSubmitAction: 'writ.cmd.ingress.submit-action',
-  ingressRegisterPrincipal: 'writ.cmd.ingress.register-principal',
+  ingressSubmitAction: 'writ.qry.ingress.submit-action',
   policyEvaluate: 'writ.cmd.policy.evaluate',
   approvalRequest: 'writ.cmd.approval.request',
-  approvalResolve: 'writ.cmd.approval.resolve',
+  approvalResolve: 'writ.qry.approval.resolve',
   approvalIssueGrant: 'writ.cmd.approval.issue-grant',
   executorRun: 'writ.cmd.executor.run',
   receiptIssue: 'writ.cmd.receipt.issue',
@@ -20,7 +23,7 @@ export const COMMANDS = Object.freeze({
 /** The attempt a command is about. */
 const AttemptRef = { task_id: Id, step_id: Id, attempt_id: Id };
 
-/** `writ.cmd.ingress.submit-action` (request/reply; what `POST /v1/actions` forwards). */
+/** `writ.qry.ingress.submit-action` (request/reply; what `POST /v1/actions` forwards). */
 export const SubmitAction = z.strictObject({
   jws: z.string().min(1).max(256 * 1024),
   idempotency_key: z.string().min(1).max(256),
@@ -50,11 +53,11 @@ export const RequestApproval = z.strictObject({
 export type RequestApproval = z.infer<typeof RequestApproval>;
 
 /**
- * `writ.cmd.approval.resolve` (request/reply). `resolution_jws` is a compact
+ * `writ.qry.approval.resolve` (request/reply). `resolution_jws` is a compact
  * EdDSA JWS by the resolver over `{ approval_id, decision, resolved_at }`;
  * the approval service checks the signature and the resolver's role.
  */
-export const ResolveApproval = z.strictObject({ approval_id: Id, resolution_jws: z.string().min(1).max(16 * 1024) });
+export const ResolveApproval = z.strictObject({ approval_id: Id, task_id: Id, resolution_jws: z.string().min(1).max(16 * 1024) });
 export type ResolveApproval = z.infer<typeof ResolveApproval>;
 
 /** The payload a resolver signs. */

@@ -1,4 +1,4 @@
-import { Id, LIMITS, Name, Ref, ResourceName, Text, Timestamp } from '@writ/contracts';
+import { ApprovalPacket, Id, LIMITS, Name, Ref, ResourceName, Text, Timestamp } from '@writ/contracts';
 import { z } from 'zod';
 
 const at = Timestamp;
@@ -41,6 +41,8 @@ export const ApprovalEvent = z.discriminatedUnion('type', [
       policy_result_ref: Ref.optional(),
       expires_at: Timestamp,
       state_witness: StateWitness.optional(),
+      /** The packet the resolver is shown (Hermit 16.7); `approval_packet_ref` is its hash. */
+      packet: ApprovalPacket.optional(),
       at,
     }),
   }),

@@ -16,7 +16,11 @@ export const GrantRefusal = z.enum([
 
 /** The events of the CapabilityGrant aggregate (Hermit 8.12, 16.6). */
 export const GrantEvent = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('grant.issued'), data: z.strictObject({ claims: CapabilityGrantClaims, at }) }),
+  z.strictObject({
+    type: z.literal('grant.issued'),
+    // `jws` is the signed grant the executor verifies; the claims are its payload, kept for folding and audit.
+    data: z.strictObject({ claims: CapabilityGrantClaims, jws: z.string().min(1).max(16 * 1024).optional(), at }),
+  }),
   z.strictObject({
     type: z.literal('grant.use_claimed'),
     data: z.strictObject({ use_id: Id, use_no: z.int().min(1).max(1_000), task_id: Id, attempt_id: Id, action_class: ActionClass, at }),

@@ -1,0 +1,265 @@
+import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { PrincipalRegistered } from '@writ/contracts';
+import { importEd25519PublicJwk, verifyJws } from '@writ/crypto';
+import { EventStore } from '@writ/eventstore';
+import { connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, type CliIo } from './main.js';
+
+const MiB = 1024 ** 2;
+const BIN = fileURLToPath(new URL('../bin/writ.mjs', import.meta.url));
+
+let nc: NatsConnection;
+let store: EventStore;
+let dir: string;
+const root = uniqueName('t');
+const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING') };
+const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4222' };
+
+beforeAll(async () => {
+  nc = await connectTestNats('cli-test');
+  store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: `${root}.evt`, maxBytes: 64 * MiB });
+  await (await jetstreamManager(nc)).streams.add({ name: streams.ingress, subjects: [`${root}.ingress.>`], max_bytes: 8 * MiB });
+  dir = await mkdtemp(join(tmpdir(), 'writ-cli-'));
+});
+
+afterAll(async () => {
+  await deleteStreams(nc, ...Object.values(streams));
+  await nc.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs `writ <argv>` in process, capturing its output. */
+async function writ(argv: string[], overrides: Partial<Record<string, string>> = {}, now = () => new Date()) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { env: { ...env, ...overrides }, cwd: dir, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now };
+  const code = await run(argv, io);
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+async function keypair(kid: string): Promise<{ publicFile: string; privateFile: string; publicJwk: Record<string, unknown> }> {
+  const privateFile = join(dir, `${kid}.private.json`);
+  const result = await writ(['principal', 'keygen', '--kid', kid, '--out', privateFile]);
+  expect(result.code).toBe(0);
+  const publicFile = join(dir, `${kid}.public.json`);
+  await writeFile(publicFile, result.stdout);
+  return { publicFile, privateFile, publicJwk: JSON.parse(result.stdout) as Record<string, unknown> };
+}
+
+describe('writ principal keygen', () => {
+  it('writes the private JWK with mode 0600 and prints only the public JWK', async () => {
+    // when a key pair is generated
+    const out = join(dir, 'k-gen.json');
+    const result = await writ(['principal', 'keygen', '--kid', 'k-gen', '--out', out]);
+    // then stdout is the public JWK, and the private one is in a file only its owner reads
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(printed).toMatchObject({ kty: 'OKP', crv: 'Ed25519', kid: 'k-gen' });
+    expect(printed).not.toHaveProperty('d');
+    const written = JSON.parse(await readFile(out, 'utf8')) as Record<string, unknown>;
+    expect(written).toMatchObject({ kid: 'k-gen', x: printed['x'] });
+    expect(typeof written['d']).toBe('string');
+    expect(result.stdout).not.toContain(written['d'] as string);
+    expect((await stat(out)).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses to overwrite a key file', async () => {
+    const out = join(dir, 'taken.json');
+    await writeFile(out, 'keep me');
+    const result = await writ(['principal', 'keygen', '--out', out]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_FILE_EXISTS: /);
+    expect(await readFile(out, 'utf8')).toBe('keep me');
+  });
+});
+
+describe('writ principal add', () => {
+  it('registers the principal once, re-runs idempotently, and adds a new key', async () => {
+    // given a public key
+    const id = uniqueName('agent');
+    const k1 = await keypair(`${id}-k1`);
+    const add = (jwk: string) => writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', jwk]);
+    // when it is registered, twice
+    const first = await add(k1.publicFile);
+    const again = await add(k1.publicFile);
+    // then the principal id is printed both times and the log holds one principal.registered
+    expect(first).toMatchObject({ code: 0, stdout: id });
+    expect(again).toMatchObject({ code: 0, stdout: id });
+    const events = await store.readEntity('principal', id);
+    expect(events.map((e) => e.event.event_type)).toEqual(['principal.registered']);
+    expect(PrincipalRegistered.parse(events[0]!.event.payload)).toMatchObject({ principal_type: 'agent', roles: ['executor'], keys: [k1.publicJwk], registered_by: 'operator' });
+
+    // when a second key is added
+    const k2 = await keypair(`${id}-k2`);
+    const rotated = await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', k2.publicFile, '--json']);
+    // then principal.key_added follows, and show lists both keys
+    expect(JSON.parse(rotated.stdout)).toEqual({ principal_id: id, outcome: 'key_added' });
+    expect((await store.readEntity('principal', id)).map((e) => e.event.event_type)).toEqual(['principal.registered', 'principal.key_added']);
+    const shown = await writ(['principal', 'show', id, '--json']);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ principal_id: id, principal_type: 'agent', roles: ['executor'], keys: [{ kid: `${id}-k1` }, { kid: `${id}-k2` }] });
+  });
+
+  it('refuses a JWK carrying the private part, and appends nothing', async () => {
+    const id = uniqueName('agent');
+    const key = await keypair(`${id}-k1`);
+    const result = await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', key.privateFile]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_PRIVATE_KEY_REFUSED: /);
+    expect(result.stderr).not.toContain((JSON.parse(await readFile(key.privateFile, 'utf8')) as { d: string }).d);
+    expect((await store.headOfEntity('principal', id)).taskSeq).toBe(0);
+  });
+
+  it('refuses to redefine an existing principal (type, roles, or another key under a known kid)', async () => {
+    const id = uniqueName('agent');
+    const key = await keypair(`${id}-k1`);
+    expect((await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', key.publicFile])).code).toBe(0);
+    const asUser = await writ(['principal', 'add', '--id', id, '--type', 'user', '--role', 'executor', '--jwk', key.publicFile]);
+    expect(asUser.stderr).toMatch(/^error CLI_PRINCIPAL_CONFLICT: /);
+    const other = await keypair(`${id}-other`);
+    const reuse = join(dir, `${id}-reuse.json`);
+    await writeFile(reuse, JSON.stringify({ ...other.publicJwk, kid: `${id}-k1` }));
+    const kidReuse = await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', reuse]);
+    expect(kidReuse.stderr).toMatch(/^error CLI_PRINCIPAL_CONFLICT: /);
+    expect((await store.headOfEntity('principal', id)).taskSeq).toBe(1);
+  });
+
+  it('reports usage errors and a missing event log by code', async () => {
+    const key = await keypair(uniqueName('k'));
+    const noRole = await writ(['principal', 'add', '--id', 'x', '--type', 'agent', '--jwk', key.publicFile]);
+    expect(noRole).toMatchObject({ code: 2 });
+    expect(noRole.stderr).toMatch(/^error CLI_USAGE: /);
+    const badType = await writ(['principal', 'add', '--id', 'x', '--type', 'robot', '--role', 'executor', '--jwk', key.publicFile]);
+    expect(badType.stderr).toMatch(/^error CLI_USAGE: /);
+    const noLog = await writ(['principal', 'add', '--id', 'x', '--type', 'agent', '--role', 'executor', '--jwk', key.publicFile], { WRIT_EVENTS_STREAM: uniqueName('NOPE') });
+    expect(noLog.stderr).toMatch(/^error CLI_EVENT_LOG_MISSING: /);
+    const missing = await writ(['principal', 'show', uniqueName('nobody')]);
+    expect(missing.stderr).toMatch(/^error CLI_PRINCIPAL_NOT_FOUND: /);
+  });
+});
+
+describe('writ action submit', () => {
+  async function requestFile(body: Record<string, unknown>): Promise<string> {
+    const file = join(dir, `${uniqueName('req')}.json`);
+    await writeFile(file, JSON.stringify(body));
+    return file;
+  }
+
+  const base = (actionRequestId: string) => ({
+    action_request_id: actionRequestId,
+    task: { title: 'hello', goal: 'write hello.txt', policy_profile: 'local_edit_allowed', files_owned: ['**'] },
+    action_class: 'execute_command',
+    target_resources: ['hello.txt'],
+    params: { argv: ['sh', '-c', 'echo hello > hello.txt'] },
+    expected_effects: ['hello.txt exists'],
+    reversibility_hint: 'reversible',
+    reason: 'cli test',
+  });
+
+  it('signs the request and publishes it to <root>.ingress.action.<principal> with Nats-Msg-Id = action_request_id', async () => {
+    // given a key and a request file without proposed_by / proposed_at
+    const principal = uniqueName('agent');
+    const key = await keypair(`${principal}-k1`);
+    const actionRequestId = uniqueName('ar');
+    const now = new Date('2031-05-01T12:00:00.000Z');
+    // when it is submitted over NATS
+    const result = await writ(['action', 'submit', await requestFile(base(actionRequestId)), '--key', key.privateFile, '--principal', principal], {}, () => now);
+    // then the JetStream ack is printed
+    expect(result.code).toBe(0);
+    const ack = JSON.parse(result.stdout) as { stream: string; seq: number; duplicate: boolean };
+    expect(ack).toMatchObject({ stream: streams.ingress, duplicate: false });
+    // and the stored message is the compact JWS of the completed request, keyed by action_request_id
+    const stored = await (await jetstreamManager(nc)).streams.getMessage(streams.ingress, { seq: ack.seq });
+    expect(stored?.subject).toBe(`${root}.ingress.action.${principal}`);
+    expect(stored?.header.get('Nats-Msg-Id')).toBe(actionRequestId);
+    const verified = await verifyJws(stored!.string(), await importEd25519PublicJwk(key.publicJwk));
+    expect(JSON.parse(new TextDecoder().decode(verified.payload))).toMatchObject({ action_request_id: actionRequestId, proposed_by: principal, proposed_at: now.toISOString() });
+  });
+
+  it('refuses a request that does not satisfy the contract, or a proposer that disagrees with --principal', async () => {
+    const key = await keypair(uniqueName('k'));
+    const { params: _params, ...noParams } = base(uniqueName('ar'));
+    const invalid = await writ(['action', 'submit', await requestFile(noParams), '--key', key.privateFile, '--principal', 'agent-1']);
+    expect(invalid.stderr).toMatch(/^error CONTRACT_INVALID: /);
+    const mismatch = await writ(['action', 'submit', await requestFile({ ...base(uniqueName('ar')), proposed_by: 'agent-2' }), '--key', key.privateFile, '--principal', 'agent-1']);
+    expect(mismatch.stderr).toMatch(/^error CLI_PRINCIPAL_MISMATCH: /);
+    const nobody = await writ(['action', 'submit', await requestFile(base(uniqueName('ar'))), '--key', key.privateFile]);
+    expect(nobody.stderr).toMatch(/^error CLI_PRINCIPAL_REQUIRED: /);
+  });
+
+  it('POSTs the compact JWS to <url>/v1/actions with the idempotency key, and exits with the remote code on a refusal', async () => {
+    // given an HTTP endpoint that accepts the first request and refuses the second
+    const seen: { url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        seen.push({ url: req.url ?? '', headers: req.headers, body });
+        const refuse = seen.length > 1;
+        res.writeHead(refuse ? 422 : 202, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(refuse ? { ingress_id: 'ing-2', status: 'rejected', reason_code: 'INGRESS_STALE', message: 'stale' } : { ingress_id: 'ing-1', status: 'accepted' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const principal = uniqueName('agent');
+      const key = await keypair(`${principal}-k1`);
+      const actionRequestId = uniqueName('ar');
+      const file = await requestFile({ ...base(actionRequestId), proposed_by: principal });
+      // when it is submitted over HTTP
+      const accepted = await writ(['action', 'submit', file, '--key', key.privateFile, '--http', url]);
+      // then the body is the JWS and the reply is printed
+      expect(accepted.code).toBe(0);
+      expect(JSON.parse(accepted.stdout)).toMatchObject({ status: 'accepted' });
+      expect(seen[0]).toMatchObject({ url: '/v1/actions', headers: { 'content-type': 'application/jose', 'idempotency-key': actionRequestId } });
+      expect(seen[0]!.body.split('.')).toHaveLength(3);
+      // and a refusal exits non-zero with the refusal's code
+      const refused = await writ(['action', 'submit', file, '--key', key.privateFile, '--http', url]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^error INGRESS_STALE: /);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('the writ bin', () => {
+  const execFileAsync = promisify(execFile);
+
+  it('runs `writ principal add --id X --type agent --role executor --jwk file` as the conformance agent does', async () => {
+    // given a public JWK as the conformance agent writes it (node:crypto export + kid, alg, use)
+    const id = uniqueName('smoke-agent');
+    const jwkFile = join(dir, `${id}.jwk.json`);
+    await writeFile(jwkFile, JSON.stringify({ ...generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }), kid: `${id}-k1`, alg: 'EdDSA', use: 'sig' }));
+    // when the real bin runs in a child process
+    const { stdout } = await execFileAsync(process.execPath, [BIN, 'principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', jwkFile], {
+      env: { ...process.env, ...env },
+    });
+    // then it exits 0, prints the id, and the principal is in the log
+    expect(stdout.trim()).toBe(id);
+    expect((await store.headOfEntity('principal', id)).taskSeq).toBe(1);
+  });
+
+  it('exits non-zero with `error CODE: message` on stderr', async () => {
+    const key = await keypair(uniqueName('k'));
+    const failure = await execFileAsync(process.execPath, [BIN, 'principal', 'add', '--id', uniqueName('a'), '--type', 'agent', '--role', 'executor', '--jwk', key.privateFile], {
+      env: { ...process.env, ...env },
+    }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toMatch(/^error CLI_PRIVATE_KEY_REFUSED: /);
+  });
+});

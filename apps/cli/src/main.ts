@@ -1,0 +1,103 @@
+import { Command, CommanderError, Option } from 'commander';
+import { PrincipalRole, PrincipalType, hasErrorCode } from '@writ/contracts';
+import { CliError } from './cli-errors.js';
+import { connectionFrom, processIo, type CliIo } from './cli-io.js';
+import { actionSubmit } from './commands/action-submit.js';
+import { principalAdd } from './commands/principal-add.js';
+import { principalKeygen } from './commands/principal-keygen.js';
+import { principalShow } from './commands/principal-show.js';
+
+export { CliError, type CliErrorCode } from './cli-errors.js';
+export { connectionFrom, processIo, type CliIo, type Connection } from './cli-io.js';
+export { actionSubmit, type ActionSubmitOptions, type SubmitResult } from './commands/action-submit.js';
+export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome } from './commands/principal-add.js';
+export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
+export { principalShow, type PrincipalView } from './commands/principal-show.js';
+
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+function program(io: CliIo): Command {
+  const writ = new Command('writ')
+    .description('Writ, the governed action kernel: principals, keys and signed actions')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout(text.trimEnd()),
+      writeErr: (text) => io.stderr(text.trimEnd()),
+      // Usage errors are printed once, by run(), as `error CLI_USAGE: ...`.
+      outputError: () => undefined,
+    });
+
+  const principal = writ.command('principal').description('principals and their keys (writ.evt.principal.<id>)');
+  principal
+    .command('keygen')
+    .description('generate an Ed25519 key pair: the private JWK goes to --out (0600), the public JWK to stdout')
+    .option('--kid <kid>', 'key id (default: the key thumbprint)')
+    .option('--out <file>', 'file for the PRIVATE JWK; never overwritten (default ./writ-<kid>.private.jwk.json)')
+    .action(async (options: { kid?: string; out?: string }) => {
+      await principalKeygen(options, io);
+    });
+  principal
+    .command('add')
+    .description('register a principal with its public key, or add a new key to it (idempotent)')
+    .requiredOption('--id <id>', 'principal id')
+    .addOption(new Option('--type <type>', 'principal type').choices(PrincipalType.options).makeOptionMandatory())
+    .addOption(new Option('--role <role>', 'role (repeat for several)').choices(PrincipalRole.options).argParser(collect).default([]))
+    .requiredOption('--jwk <file>', 'the PUBLIC JWK (from writ principal keygen)')
+    .option('--name <display>', 'display name (default: the id)')
+    .option('--by <principal>', 'who registers it (default WRIT_OPERATOR_ID or "operator")')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print { principal_id, outcome }')
+    .action(async (options: { id: string; type: string; role: string[]; jwk: string; name?: string; by?: string; nats?: string; json?: boolean }) => {
+      if (options.role.length === 0) throw new CliError('CLI_USAGE', 'name at least one --role');
+      await principalAdd({ ...options, roles: options.role }, connectionFrom(io, options.nats), io);
+    });
+  principal
+    .command('show')
+    .description('a principal as the log says now')
+    .argument('<id>', 'principal id')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { nats?: string; json?: boolean }) => {
+      await principalShow(id, options, connectionFrom(io, options.nats), io);
+    });
+
+  const action = writ.command('action').description('ActionRequests');
+  action
+    .command('submit')
+    .description('sign an ActionRequest file and publish it to <root>.ingress.action.<principal> (or POST it to <url>/v1/actions)')
+    .argument('<file>', 'the ActionRequest JSON; proposed_at is set to now, proposed_by filled when missing')
+    .requiredOption('--key <file>', 'the PRIVATE JWK that signs')
+    .option('--principal <id>', 'the proposer (default: proposed_by of the file)')
+    .addOption(new Option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)').conflicts('http'))
+    .option('--http <url>', 'POST to <url>/v1/actions instead of publishing to NATS')
+    .option('--json', 'print JSON')
+    .action(async (file: string, options: { key: string; principal?: string; nats?: string; http?: string; json?: boolean }) => {
+      await actionSubmit(file, options, connectionFrom(io, options.nats), io);
+    });
+  return writ;
+}
+
+/**
+ * Runs `writ <argv>` and returns the exit status: 0 on success, 2 on a usage
+ * error, 1 on any other failure, printed as `error CODE: message` on stderr.
+ */
+export async function run(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  try {
+    await program(io).parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are not failures; commander already printed its message.
+      if (error.exitCode === 0) return 0;
+      io.stderr(`error CLI_USAGE: ${error.message.replace(/^error: /, '')}`);
+      return EXIT_USAGE;
+    }
+    const code = hasErrorCode(error) ? error.code : 'CLI_FAILED';
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`error ${code}: ${message}`);
+    return code === 'CLI_USAGE' ? EXIT_USAGE : EXIT_FAILURE;
+  }
+}

@@ -1,0 +1,52 @@
+import { WritError } from '@writ/contracts';
+import type { ApprovalErrorCode, GrantErrorCode, KernelCommandErrorCode } from '@writ/kernel';
+
+/** Codes the approval service itself raises (the kernel's approval and grant codes pass through unchanged). */
+export type ApprovalServiceCode =
+  /** The task stream holds no approval with this id (or the task does not exist). */
+  | 'APPROVAL_NOT_FOUND'
+  /** The resolver is unknown, lacks the director role, or requested the action itself. */
+  | 'APPROVAL_RESOLVER_NOT_ALLOWED'
+  /** `resolution_jws` is not a compact EdDSA JWS by one of the resolver's active keys. */
+  | 'APPROVAL_SIGNATURE_INVALID'
+  /** The approval was already granted, denied, expired, cancelled or invalidated. */
+  | 'APPROVAL_NOT_PENDING'
+  /** The signed resolution names another approval than the request. */
+  | 'APPROVAL_RESOLUTION_MISMATCH'
+  /** A command names a task with no events: nothing to approve or grant in. */
+  | 'APPROVAL_TASK_NOT_FOUND'
+  /** The approval id is already used by another attempt of the task. */
+  | 'APPROVAL_ID_CONFLICT'
+  /** issue-grant names an approval that is not granted (or belongs to another attempt). */
+  | 'APPROVAL_NOT_GRANTED'
+  /** issue-grant cites no policy result of this attempt that allows the action (directly or through the approval). */
+  | 'APPROVAL_AUTHORITY_MISSING'
+  /** The log or the bus did not answer, or kept conflicting; retry later. */
+  | 'APPROVAL_UNAVAILABLE';
+
+/** Every code the service's handlers raise or reply with. */
+export type ApprovalCode = ApprovalServiceCode | ApprovalErrorCode | GrantErrorCode | KernelCommandErrorCode | 'CONTRACT_INVALID';
+
+export class ApprovalServiceError extends WritError<ApprovalServiceCode> {
+  constructor(code: ApprovalServiceCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(code, message, options);
+    this.name = 'ApprovalServiceError';
+  }
+}
+
+/**
+ * Codes that can never succeed on redelivery: the bus dead-letters them at
+ * once (with the reason) instead of retrying. Everything else keeps the bus's
+ * table: EVENTSTORE_CONFLICT retries soon, the rest backs off.
+ */
+export const TERMINAL_CODES: readonly ApprovalCode[] = Object.freeze([
+  'APPROVAL_TASK_NOT_FOUND',
+  'APPROVAL_ID_CONFLICT',
+  'APPROVAL_NOT_GRANTED',
+  'APPROVAL_AUTHORITY_MISSING',
+  'APPROVAL_EXPIRY_INVALID',
+  'GRANT_CLAIMS_INVALID',
+  'GRANT_AUTHORITY_MISSING',
+  'GRANT_EXPIRED',
+  'KERNEL_COMMAND_INVALID',
+]);

@@ -1,0 +1,108 @@
+import type { IssueGrant } from '@writ/contracts';
+import { grantDecider } from '@writ/kernel';
+import { ApprovalServiceError } from './approval-errors.js';
+import { causationIdOf, serviceDraft } from './event-drafts.js';
+import { buildGrantClaims, grantIdFor } from './grant-claims.js';
+import type { Clock, CommandOrigin, GrantSigner, TaskLog } from './ports.js';
+import { findPolicyEvaluation, foldApproval, foldGrant } from './task-history.js';
+
+export interface IssueGrantDeps {
+  readonly log: TaskLog;
+  readonly signer: GrantSigner;
+  readonly clock: Clock;
+  /** The approval service principal: `iss` of the grant and actor of the event. */
+  readonly principalId: string;
+  readonly audience: string;
+  readonly grantTtlSeconds: number;
+}
+
+export type IssueGrantOutcome = 'issued' | 'already_issued';
+
+/**
+ * `writ.cmd.approval.issue-grant` (governed path step 4, Hermit 16.6): a grant
+ * is minted only after a direct allow (a policy result of this attempt whose
+ * outcome is allow or downgrade) or a granted approval of this attempt whose
+ * policy result required it. The claims go through the kernel's grant
+ * decider, are signed as a `writ-grant+jwt`, and `grant.issued` carries both.
+ * The grant id is derived from the command, so a redelivery appends nothing.
+ */
+export class IssueGrantHandler {
+  constructor(private readonly deps: IssueGrantDeps) {}
+
+  async handle(command: IssueGrant, origin: CommandOrigin): Promise<IssueGrantOutcome> {
+    const history = await this.deps.log.read(command.task_id);
+    if (history.seq === 0) {
+      throw new ApprovalServiceError('APPROVAL_TASK_NOT_FOUND', `task ${command.task_id} has no events; nothing to grant`, { details: { task_id: command.task_id } });
+    }
+    const grantId = grantIdFor(command);
+    const existing = foldGrant(history.events, grantId);
+    if (existing.status !== 'initial') return 'already_issued';
+
+    const issuedBy = this.#authority(command, history.events);
+    const now = this.deps.clock();
+    const at = now.toISOString();
+    const claims = buildGrantClaims({
+      command,
+      grantId,
+      issuer: this.deps.principalId,
+      audience: this.deps.audience,
+      issuedBy,
+      nowSeconds: Math.floor(now.getTime() / 1000),
+      ttlSeconds: this.deps.grantTtlSeconds,
+    });
+    const events = grantDecider.decide({ type: 'issue-grant', data: { claims }, metadata: { now: at } }, existing);
+    const drafts = [];
+    for (const event of events) {
+      const payload: Record<string, unknown> = { ...event.data };
+      if (event.type === 'grant.issued') payload['jws'] = await this.deps.signer.sign(event.data.claims);
+      drafts.push(
+        serviceDraft({
+          key: `${grantId}:${event.type}`,
+          eventType: event.type,
+          entityType: 'grant',
+          entityId: grantId,
+          stepId: command.step_id,
+          attemptId: command.attempt_id,
+          occurredAt: at,
+          actorId: this.deps.principalId,
+          payload,
+          causationId: causationIdOf(origin.commandId),
+          correlationId: command.task_id,
+        }),
+      );
+    }
+    await this.deps.log.append(command.task_id, drafts, history.seq);
+    return 'issued';
+  }
+
+  /** Who authorized the action (`issued_by_principal_id`), or why nobody did. */
+  #authority(command: IssueGrant, events: Parameters<typeof findPolicyEvaluation>[0]): string {
+    const evaluation = findPolicyEvaluation(events, command.policy_result_id);
+    const result = evaluation?.policy_result;
+    if (result === undefined || result.task_id !== command.task_id || result.attempt_id !== command.attempt_id) {
+      throw new ApprovalServiceError('APPROVAL_AUTHORITY_MISSING', `attempt ${command.attempt_id} has no policy result ${command.policy_result_id}`, {
+        details: { attempt_id: command.attempt_id, policy_result_id: command.policy_result_id },
+      });
+    }
+    if (command.approval_id === null) {
+      if (result.outcome !== 'allow' && result.outcome !== 'downgrade') {
+        throw new ApprovalServiceError('APPROVAL_AUTHORITY_MISSING', `policy result ${result.policy_result_id} is ${result.outcome}, not a direct allow`, {
+          details: { policy_result_id: result.policy_result_id, outcome: result.outcome },
+        });
+      }
+      return result.evaluated_by;
+    }
+    if (result.outcome !== 'require_approval') {
+      throw new ApprovalServiceError('APPROVAL_AUTHORITY_MISSING', `policy result ${result.policy_result_id} is ${result.outcome}; it required no approval`, {
+        details: { policy_result_id: result.policy_result_id, outcome: result.outcome },
+      });
+    }
+    const approval = foldApproval(events, command.approval_id);
+    if (approval.status !== 'granted' || approval.attempt_id !== command.attempt_id) {
+      throw new ApprovalServiceError('APPROVAL_NOT_GRANTED', `approval ${command.approval_id} is ${approval.status} for this attempt; no grant is minted`, {
+        details: { approval_id: command.approval_id, status: approval.status },
+      });
+    }
+    return approval.resolved_by ?? result.evaluated_by;
+  }
+}

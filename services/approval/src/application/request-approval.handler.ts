@@ -1,0 +1,84 @@
+import type { RequestApproval } from '@writ/contracts';
+import { approvalDecider } from '@writ/kernel';
+import { ApprovalServiceError } from './approval-errors.js';
+import { buildApprovalPacket, packetRef } from './approval-packet.js';
+import { causationIdOf, serviceDraft } from './event-drafts.js';
+import type { Clock, CommandOrigin, TaskLog } from './ports.js';
+import { foldApproval } from './task-history.js';
+
+export interface RequestApprovalDeps {
+  readonly log: TaskLog;
+  readonly clock: Clock;
+  /** The approval service principal: actor of the events. */
+  readonly principalId: string;
+  readonly approvalTtlSeconds: number;
+}
+
+export type RequestApprovalOutcome = 'requested' | 'already_requested';
+
+/**
+ * `writ.cmd.approval.request` (governed path step 4): load the task, decide
+ * `request-approval` with the kernel, append `approval.requested` carrying the
+ * approval packet. A redelivered command finds the approval in the log and
+ * appends nothing.
+ */
+export class RequestApprovalHandler {
+  constructor(private readonly deps: RequestApprovalDeps) {}
+
+  async handle(command: RequestApproval, origin: CommandOrigin): Promise<RequestApprovalOutcome> {
+    const history = await this.deps.log.read(command.task_id);
+    if (history.seq === 0) {
+      throw new ApprovalServiceError('APPROVAL_TASK_NOT_FOUND', `task ${command.task_id} has no events; nothing to approve`, { details: { task_id: command.task_id } });
+    }
+    const state = foldApproval(history.events, command.approval_id);
+    if (state.status !== 'initial') {
+      if (state.attempt_id !== command.attempt_id) {
+        throw new ApprovalServiceError('APPROVAL_ID_CONFLICT', `approval ${command.approval_id} belongs to attempt ${state.attempt_id}`, {
+          details: { approval_id: command.approval_id, attempt_id: state.attempt_id },
+        });
+      }
+      return 'already_requested';
+    }
+
+    const now = this.deps.clock();
+    const at = now.toISOString();
+    const expiresAt = new Date(now.getTime() + this.deps.approvalTtlSeconds * 1000).toISOString();
+    const packet = buildApprovalPacket(command, expiresAt);
+    const events = approvalDecider.decide(
+      {
+        type: 'request-approval',
+        data: {
+          approval_id: command.approval_id,
+          task_id: command.task_id,
+          step_id: command.step_id,
+          attempt_id: command.attempt_id,
+          approval_type: 'action',
+          requested_action_ref: `action_request:${command.action_request.action_request_id}`,
+          approval_packet_ref: packetRef(packet),
+          requested_by: command.requested_by,
+          policy_result_ref: `policy_result:${command.policy_result_id}`,
+          expires_at: expiresAt,
+        },
+        metadata: { now: at },
+      },
+      state,
+    );
+    const drafts = events.map((event) =>
+      serviceDraft({
+        key: `${command.approval_id}:${event.type}`,
+        eventType: event.type,
+        entityType: 'approval',
+        entityId: command.approval_id,
+        stepId: command.step_id,
+        attemptId: command.attempt_id,
+        occurredAt: at,
+        actorId: this.deps.principalId,
+        payload: { ...event.data, packet },
+        causationId: causationIdOf(origin.commandId),
+        correlationId: command.task_id,
+      }),
+    );
+    await this.deps.log.append(command.task_id, drafts, history.seq);
+    return 'requested';
+  }
+}

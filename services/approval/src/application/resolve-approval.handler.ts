@@ -1,0 +1,135 @@
+import { hasErrorCode, WritError } from '@writ/contracts';
+import { verifyJws } from '@writ/crypto';
+import { approvalDecider, type ApprovalCommand } from '@writ/kernel';
+import { ApprovalServiceError } from './approval-errors.js';
+import { derivedId, serviceDraft } from './event-drafts.js';
+import type { Clock, PrincipalDirectory, TaskLog } from './ports.js';
+import type { ResolveApprovalReply, ResolveApprovalRequest } from './resolve-approval.contract.js';
+import { claimedResolution, parseResolution } from './resolution-jws.js';
+import { foldApproval } from './task-history.js';
+
+export interface ResolveApprovalDeps {
+  readonly log: TaskLog;
+  readonly principals: PrincipalDirectory;
+  readonly clock: Clock;
+  readonly principalId: string;
+  /** Re-read-and-decide rounds after losing an append race (default 5). */
+  readonly maxConflicts?: number;
+}
+
+const STATUS_OF: Readonly<Record<string, ResolveApprovalReply['status']>> = {
+  'approval.granted': 'granted',
+  'approval.denied': 'denied',
+  'approval.expired': 'expired',
+  'approval.invalidated': 'invalidated',
+};
+
+/** Codes a resolver may see; anything else (the log or bus down) is APPROVAL_UNAVAILABLE. */
+const REPLY_CODES = new Set([
+  'APPROVAL_NOT_FOUND',
+  'APPROVAL_RESOLVER_NOT_ALLOWED',
+  'APPROVAL_SIGNATURE_INVALID',
+  'APPROVAL_NOT_PENDING',
+  'APPROVAL_RESOLUTION_MISMATCH',
+  'APPROVAL_WITNESS_MISSING',
+  'CONTRACT_INVALID',
+]);
+
+/**
+ * `<root>.qry.approval.resolve` (request/reply): a resolver's signed
+ * ApprovalResolution grants or denies a pending approval.
+ *
+ * 1. The JWS must be a compact EdDSA JWS by an active key of the principal it
+ *    names as `resolved_by` (keys folded from the log): the signer is the resolver.
+ * 2. The kernel decides: only a `director`, never the requester, and only
+ *    while pending; after `expires_at` the outcome is `approval.expired`.
+ * 3. The event is appended to the task stream; a lost race re-reads and
+ *    decides again (a second resolution then finds it no longer pending).
+ */
+export class ResolveApprovalHandler {
+  constructor(private readonly deps: ResolveApprovalDeps) {}
+
+  async resolve(request: ResolveApprovalRequest): Promise<ResolveApprovalReply> {
+    try {
+      return await this.#resolve(request);
+    } catch (error) {
+      if (hasErrorCode(error) && REPLY_CODES.has(error.code)) throw error;
+      throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the approval could not be resolved now; retry', { cause: error });
+    }
+  }
+
+  async #resolve(request: ResolveApprovalRequest): Promise<ResolveApprovalReply> {
+    const claimed = claimedResolution(request.resolution_jws);
+    if (claimed.approval_id !== request.approval_id) {
+      throw new ApprovalServiceError('APPROVAL_RESOLUTION_MISMATCH', `the signed resolution is for approval ${claimed.approval_id}, not ${request.approval_id}`, {
+        details: { approval_id: request.approval_id, signed_approval_id: claimed.approval_id },
+      });
+    }
+    const resolver = await this.deps.principals.lookup(claimed.resolved_by);
+    if (resolver === undefined) {
+      throw new ApprovalServiceError('APPROVAL_RESOLVER_NOT_ALLOWED', `${claimed.resolved_by} is not a registered principal`, {
+        details: { principal_id: claimed.resolved_by, reason: 'unknown_principal' },
+      });
+    }
+    let payload: Uint8Array;
+    try {
+      payload = (await verifyJws(request.resolution_jws, await this.deps.principals.verificationKeys(resolver.principal_id))).payload;
+    } catch (cause) {
+      throw new ApprovalServiceError('APPROVAL_SIGNATURE_INVALID', `the resolution is not signed by an active key of ${resolver.principal_id}`, {
+        cause,
+        details: { principal_id: resolver.principal_id, reason: cause instanceof WritError ? cause.code : 'unverifiable' },
+      });
+    }
+    const resolution = parseResolution(JSON.parse(new TextDecoder().decode(payload)));
+    const causationId = derivedId('res', request.resolution_jws);
+
+    const rounds = this.deps.maxConflicts ?? 5;
+    for (let round = 0; round < rounds; round++) {
+      const history = await this.deps.log.read(request.task_id);
+      const state = foldApproval(history.events, request.approval_id);
+      if (state.status === 'initial') {
+        throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `task ${request.task_id} has no approval ${request.approval_id}`, {
+          details: { task_id: request.task_id, approval_id: request.approval_id },
+        });
+      }
+      const at = this.deps.clock().toISOString();
+      const who = { principal_id: resolver.principal_id, roles: resolver.roles };
+      const note = resolution.note === undefined ? {} : { note: resolution.note };
+      const command: ApprovalCommand =
+        resolution.decision === 'grant'
+          ? { type: 'grant-approval', data: { resolver: who, ...note }, metadata: { now: at } }
+          : { type: 'deny-approval', data: { resolver: who, ...note }, metadata: { now: at } };
+      const [event] = approvalDecider.decide(command, state);
+      if (event === undefined) throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
+      const draft = serviceDraft({
+        key: `${request.approval_id}:${event.type}:${resolver.principal_id}`,
+        eventType: event.type,
+        entityType: 'approval',
+        entityId: request.approval_id,
+        stepId: state.step_id,
+        attemptId: state.attempt_id,
+        occurredAt: at,
+        actorId: this.deps.principalId,
+        payload: { ...event.data },
+        causationId,
+        correlationId: request.task_id,
+      });
+      try {
+        const { duplicate } = await this.deps.log.append(request.task_id, [draft], history.seq);
+        // A duplicate means our view was stale: read again, and the approval is no longer pending.
+        if (duplicate) continue;
+      } catch (error) {
+        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
+        throw error;
+      }
+      return {
+        approval_id: request.approval_id,
+        task_id: request.task_id,
+        status: STATUS_OF[event.type] ?? 'invalidated',
+        resolved_by: resolver.principal_id,
+        event_id: draft.event_id,
+      };
+    }
+    throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', `approval ${request.approval_id} kept changing while being resolved; retry`);
+  }
+}

@@ -1,0 +1,13 @@
+import 'reflect-metadata';
+import { startTelemetry } from '@writ/telemetry';
+import { createApprovalApp, SERVICE_NAME } from './bootstrap.js';
+import { loadApprovalConfig } from './config.js';
+
+// Bootstrap only: config (fail fast), telemetry, the app; SIGTERM/SIGINT drain the bus and close.
+const config = loadApprovalConfig();
+const telemetry = startTelemetry({ serviceName: `writ-${SERVICE_NAME}` });
+const service = await createApprovalApp(config);
+service.app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+service.app.getHttpServer().on('close', () => {
+  void telemetry.shutdown();
+});

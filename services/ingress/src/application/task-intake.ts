@@ -1,0 +1,177 @@
+import { LIMITS, type ActionRequest, type EventEnvelope, type IngressChannel } from '@writ/contracts';
+import {
+  attemptDecider,
+  fold,
+  isTaskTerminal,
+  stepDecider,
+  taskDecider,
+  type Decider,
+  type StepState,
+  type TaskState,
+} from '@writ/kernel';
+import { IngressError } from '../ingress-errors.js';
+import { eventKeys, type IngressIds } from './ingress-ids.js';
+
+/** One event ingress appends to the task stream, produced by a kernel decider. */
+export interface IntakeEvent {
+  readonly eventId: string;
+  readonly idempotencyKey: string;
+  readonly entityType: 'task' | 'step' | 'attempt';
+  readonly entityId: string;
+  readonly stepId?: string;
+  readonly attemptId?: string;
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+}
+
+export interface IntakeInput {
+  readonly ids: IngressIds;
+  readonly request: ActionRequest;
+  readonly principalId: string;
+  readonly channel: IngressChannel;
+  /** The task stream as stored now (empty for a new task). */
+  readonly history: readonly EventEnvelope[];
+  readonly stepMaxAttempts: number;
+  /** The command metadata clock reading (RFC 3339). */
+  readonly now: string;
+}
+
+export interface IntakePlan {
+  readonly taskId: string;
+  readonly createsTask: boolean;
+  /** Events still to append, in order; empty when a previous run stored them all. */
+  readonly events: readonly IntakeEvent[];
+}
+
+/** Where an existing task stands, for the checks before anything is appended. */
+export type TaskStanding = 'unknown' | 'terminal' | { readonly owner: string };
+
+const asDomain = (event: EventEnvelope) => ({ type: event.event_type, data: event.payload });
+
+function of(history: readonly EventEnvelope[], entityType: string, entityId?: string): { type: string; data: unknown }[] {
+  return history.filter((e) => e.entity_type === entityType && (entityId === undefined || e.entity_id === entityId)).map(asDomain);
+}
+
+/** The task folded from its stream: unknown, terminal, or live with its owner. */
+export function taskStanding(history: readonly EventEnvelope[]): TaskStanding {
+  const state = fold(taskDecider, of(history, 'task'));
+  if (state.status === 'initial') return 'unknown';
+  if (isTaskTerminal(state)) return 'terminal';
+  return { owner: (state as Exclude<TaskState, { status: 'initial' }>).owner_principal_id };
+}
+
+function stepTitle(request: ActionRequest): string {
+  const title = request.step?.title ?? `${request.action_class}: ${request.target_resources.join(', ')}`;
+  return title.length > LIMITS.title ? `${title.slice(0, LIMITS.title - 1)}…` : title;
+}
+
+/**
+ * The task-stream events one accepted ActionRequest produces (docs/governed-path.md
+ * step 1), each decided by the kernel against the state folded so far:
+ * `task.created` → `task.marked_ready` → `task.started` (new task only),
+ * `step.planned` → `step.marked_ready` → `step.attempt_opened`,
+ * `attempt.created` → `attempt.leased` → `attempt.awaiting_policy` (carrying the request).
+ *
+ * The step decider only opens an attempt on a `ready` step and the attempt
+ * decider only submits an action from `leased` (or later pre-policy states),
+ * hence `step.marked_ready` and `attempt.leased` (lease `workspace:<task_id>`).
+ *
+ * Resumable: an event whose deterministic id is already in `history` is not
+ * decided again (its effect is in the folded state), so a run that crashed
+ * half way is finished by the next one without duplicates. Throws the
+ * kernel's error when the request cannot become these events (a files_owned
+ * pattern the task aggregate refuses, a terminal task), or
+ * INGRESS_INTAKE_CONFLICT when a resumed run can no longer be completed.
+ */
+export function planIntake(input: IntakeInput): IntakePlan {
+  const { ids, request, history, now } = input;
+  const taskId = request.task_id ?? ids.newTaskId;
+  const createsTask = request.task_id === undefined;
+  const present = new Set(history.map((e) => e.event_id));
+  const resumed = [...present].some((id) => id.startsWith(`${ids.ingressId}-`));
+  const metadata = { now };
+  const events: IntakeEvent[] = [];
+
+  function run<C, E extends { type: string; data: unknown }, S>(
+    decider: Decider<C, E, S>,
+    state: S,
+    command: C,
+    type: string,
+    entity: Pick<IntakeEvent, 'entityType' | 'entityId' | 'stepId' | 'attemptId'>,
+  ): S {
+    const keys = eventKeys(ids.ingressId, type);
+    if (present.has(keys.eventId)) return state;
+    let decided: E[];
+    try {
+      decided = decider.decide(command, state);
+    } catch (error) {
+      if (!resumed) throw error;
+      throw new IngressError('INGRESS_INTAKE_CONFLICT', `ingress ${ids.ingressId} stored part of its events, but ${type} can no longer be decided`, {
+        cause: error,
+        details: { ingress_id: ids.ingressId, task_id: taskId, event_type: type },
+      });
+    }
+    const [event] = decided;
+    if (decided.length !== 1 || event === undefined || event.type !== type) {
+      throw new IngressError('INGRESS_INTAKE_CONFLICT', `the kernel answered ${type} with ${decided.map((e) => e.type).join(', ') || 'nothing'}`);
+    }
+    events.push({ ...keys, ...entity, type, data: event.data as Record<string, unknown> });
+    return decider.evolve(state, event);
+  }
+
+  if (createsTask) {
+    const task = request.task;
+    if (task === undefined) throw new IngressError('INGRESS_INTAKE_CONFLICT', 'a request without task_id must carry task');
+    const entity = { entityType: 'task', entityId: taskId } as const;
+    let state = fold(taskDecider, of(history, 'task'));
+    state = run(taskDecider, state, {
+      type: 'create-task',
+      data: {
+        task_id: taskId,
+        title: task.title,
+        goal: task.goal,
+        owner_principal_id: input.principalId,
+        policy_profile_ref: task.policy_profile,
+        task_contract_ref: `ingress:${ids.ingressId}`,
+        files_owned: task.files_owned,
+        source_channel: input.channel,
+      },
+      metadata,
+    }, 'task.created', entity);
+    state = run(taskDecider, state, { type: 'mark-task-ready', data: {}, metadata }, 'task.marked_ready', entity);
+    run(taskDecider, state, { type: 'start-task', data: {}, metadata }, 'task.started', entity);
+  }
+
+  const stepEntity = { entityType: 'step', entityId: ids.stepId, stepId: ids.stepId } as const;
+  let step: StepState = fold(stepDecider, of(history, 'step', ids.stepId));
+  step = run(stepDecider, step, {
+    type: 'plan-step',
+    data: {
+      step_id: ids.stepId,
+      task_id: taskId,
+      kind: request.step?.kind ?? request.action_class,
+      title: stepTitle(request),
+      contract_ref: `action_request:${request.action_request_id}`,
+      max_attempts: input.stepMaxAttempts,
+    },
+    metadata,
+  }, 'step.planned', stepEntity);
+  step = run(stepDecider, step, { type: 'mark-step-ready', data: {}, metadata }, 'step.marked_ready', stepEntity);
+  step = run(stepDecider, step, { type: 'open-attempt', data: { attempt_id: ids.attemptId }, metadata }, 'step.attempt_opened', stepEntity);
+  const attemptNo = step.status === 'initial' ? undefined : step.attempts.find((a) => a.attempt_id === ids.attemptId)?.attempt_no;
+  if (attemptNo === undefined) {
+    throw new IngressError('INGRESS_INTAKE_CONFLICT', `step ${ids.stepId} has no attempt ${ids.attemptId}`, { details: { step_id: ids.stepId } });
+  }
+
+  const attemptEntity = { entityType: 'attempt', entityId: ids.attemptId, stepId: ids.stepId, attemptId: ids.attemptId } as const;
+  let attempt = fold(attemptDecider, of(history, 'attempt', ids.attemptId));
+  attempt = run(attemptDecider, attempt, {
+    type: 'create-attempt',
+    data: { attempt_id: ids.attemptId, task_id: taskId, step_id: ids.stepId, attempt_no: attemptNo, idempotency_key: request.action_request_id },
+    metadata,
+  }, 'attempt.created', attemptEntity);
+  attempt = run(attemptDecider, attempt, { type: 'lease-workspace', data: { workspace_lease_ref: `workspace:${taskId}` }, metadata }, 'attempt.leased', attemptEntity);
+  run(attemptDecider, attempt, { type: 'submit-action', data: { action_request: request }, metadata }, 'attempt.awaiting_policy', attemptEntity);
+
+  return { taskId, createsTask, events };
+}

@@ -1,0 +1,117 @@
+import { hasErrorCode, type ActionRequest, type EventEnvelope, type IssueReceipt } from '@writ/contracts';
+import { describe, expect, it } from 'vitest';
+import { attemptFacts, type AttemptFacts } from './attempt-facts.js';
+import { buildReceiptBody, receiptClassOf, receiptIdFor } from './build-receipt.js';
+
+const request: ActionRequest = {
+  action_request_id: 'ar-1',
+  task_id: 'task-1',
+  action_class: 'read_local',
+  target_resources: ['README.md'],
+  params: { path: 'README.md' },
+  expected_effects: [],
+  reversibility_hint: 'reversible',
+  reason: 'read',
+  proposed_by: 'agent-1',
+  proposed_at: '2030-01-01T00:00:00Z',
+};
+
+const noFacts: AttemptFacts = {
+  request,
+  requestEventId: 'evt-1',
+  downgradedRequest: null,
+  policy: null,
+  approval: null,
+  grant: null,
+  refusal: null,
+  execution: null,
+  observedOutcome: null,
+  settledResult: null,
+};
+
+const command = (cause: IssueReceipt['cause']): IssueReceipt => ({ task_id: 'task-1', step_id: 'step-1', attempt_id: 'att-1', cause });
+
+function codeOf(run: () => unknown): string | undefined {
+  try {
+    run();
+  } catch (error) {
+    return hasErrorCode(error) ? error.code : 'untyped';
+  }
+  return undefined;
+}
+
+describe('receipt ids and classes', () => {
+  it('derives one receipt id per attempt, cause and result', () => {
+    expect(receiptIdFor(command('settled'), 'succeeded')).toBe(receiptIdFor(command('settled'), 'succeeded'));
+    expect(receiptIdFor(command('settled'), 'succeeded')).not.toBe(receiptIdFor(command('refused'), 'refused'));
+    expect(receiptIdFor(command('settled'), 'unknown_outcome')).not.toBe(receiptIdFor(command('settled'), 'succeeded'));
+    expect(receiptIdFor(command('settled'), 'succeeded')).toMatch(/^rct-[0-9a-f]{32}$/);
+  });
+
+  it.each([
+    ['execute_command', 'command_execution'],
+    ['publication', 'publish'],
+    ['rollback', 'rollback'],
+    ['memory_write', 'memory_promotion'],
+    ['write_local', 'tool_execution'],
+    ['network_read', 'tool_execution'],
+  ] as const)('%s → %s', (actionClass, receiptClass) => {
+    expect(receiptClassOf(actionClass)).toBe(receiptClass);
+  });
+});
+
+describe('buildReceiptBody', () => {
+  const input = (cause: IssueReceipt['cause'], facts: AttemptFacts) => ({ command: command(cause), facts, createdAt: '2030-01-01T00:00:00Z', prevReceiptHash: null, signerRef: 'k1' });
+
+  it('refuses an attempt with no action request, and a settled attempt never dispatched', () => {
+    expect(codeOf(() => buildReceiptBody(input('settled', { ...noFacts, request: null })))).toBe('RECEIPT_ATTEMPT_NOT_FOUND');
+    expect(codeOf(() => buildReceiptBody(input('settled', noFacts)))).toBe('RECEIPT_GRANT_NOT_FOUND');
+  });
+
+  it('receipts an executor refusal with the refused grant, and nothing that ran', () => {
+    const grant = { jti: 'gnt-1' } as AttemptFacts['grant'];
+    const body = buildReceiptBody(input('refused', { ...noFacts, grant, refusal: { code: 'GRANT_EXPIRED', message: 'grant gnt-1 expired' } }));
+    expect(body).toMatchObject({ result_code: 'refused', capability_grant_ref: 'grant:gnt-1', receipt_class: 'tool_execution', output_refs: [], replay_class: 'explain_only' });
+    expect(body.result_summary).toContain('GRANT_EXPIRED');
+  });
+
+  it('receipts a downgraded request as what ran, citing both requests', () => {
+    const downgraded = { ...request, action_request_id: 'ar-1-dg', action_class: 'read_local' as const };
+    const body = buildReceiptBody(input('policy_denied', { ...noFacts, request: { ...request, action_class: 'write_local' }, downgradedRequest: downgraded }));
+    expect(body.action_request_ref).toBe('action_request:ar-1');
+    expect(body.input_refs).toContain('action_request:ar-1-dg');
+  });
+});
+
+describe('attemptFacts', () => {
+  const envelope = (eventType: string, entity: [EventEnvelope['entity_type'], string], payload: Record<string, unknown>, attemptId?: string): EventEnvelope => ({
+    event_id: `evt-${eventType}`,
+    schema_version: 1,
+    event_type: eventType,
+    entity_type: entity[0],
+    entity_id: entity[1],
+    ...(attemptId === undefined ? {} : { attempt_id: attemptId }),
+    occurred_at: '2030-01-01T00:00:00Z',
+    actor_type: 'service',
+    actor_id: 'x',
+    payload,
+    causation_id: null,
+    correlation_id: 'task-1',
+    task_id: 'task-1',
+    task_seq: 1,
+    prev_event_hash: null,
+    hash: '0'.repeat(64),
+  });
+
+  it('attributes events without an envelope attempt id through their payload, approval or grant', () => {
+    const events = [
+      envelope('attempt.awaiting_policy', ['attempt', 'att-1'], { action_request: request, at: '2030-01-01T00:00:00Z' }),
+      envelope('approval.requested', ['approval', 'apr-1'], { approval_id: 'apr-1', attempt_id: 'att-1' }),
+      envelope('approval.requested', ['approval', 'apr-2'], { approval_id: 'apr-2', attempt_id: 'att-2' }),
+      envelope('approval.denied', ['approval', 'apr-2'], { resolved_by: 'd2' }),
+      envelope('approval.granted', ['approval', 'apr-1'], { resolved_by: 'd1', witness_validated: false }),
+    ];
+    expect(attemptFacts(events, 'att-1')).toMatchObject({ request, approval: { approval_id: 'apr-1', status: 'granted', resolved_by: 'd1' } });
+    expect(attemptFacts(events, 'att-2')).toMatchObject({ request: null, approval: { approval_id: 'apr-2', status: 'denied' } });
+  });
+});

@@ -1,0 +1,62 @@
+import { ReceiptIssued, parseContract, type IssueReceipt } from '@writ/contracts';
+import { attemptFacts, issuedReceipts } from './attempt-facts.js';
+import { buildReceiptBody } from './build-receipt.js';
+import { causationIdOf, serviceDraft } from './event-drafts.js';
+import type { Clock, CommandOrigin, ReceiptSigner, TaskLog } from './ports.js';
+import { ReceiptServiceError } from './receipt-errors.js';
+import { sealReceipt } from './receipt-seal.js';
+
+export interface IssueReceiptDeps {
+  readonly log: TaskLog;
+  readonly signer: ReceiptSigner;
+  readonly clock: Clock;
+  /** The receipt service principal: actor of the events. */
+  readonly principalId: string;
+}
+
+export type IssueReceiptOutcome = 'issued' | 'already_issued';
+
+/**
+ * `writ.cmd.receipt.issue` (governed path step 6): read the task stream,
+ * build the attempt's receipt, chain it to the task's previous receipt, sign
+ * it, and append `receipt.issued`. Idempotent by receipt id (derived from the
+ * attempt, cause and result); a lost race (EVENTSTORE_CONFLICT) is retried by the
+ * bus, which re-reads and re-chains. Never changes task state.
+ */
+export class IssueReceiptHandler {
+  constructor(private readonly deps: IssueReceiptDeps) {}
+
+  async handle(command: IssueReceipt, origin: CommandOrigin): Promise<IssueReceiptOutcome> {
+    const history = await this.deps.log.read(command.task_id);
+    if (history.seq === 0) {
+      throw new ReceiptServiceError('RECEIPT_TASK_NOT_FOUND', `task ${command.task_id} has no events; nothing to receipt`, { details: { task_id: command.task_id } });
+    }
+    const receipts = issuedReceipts(history.events);
+    const at = this.deps.clock().toISOString();
+    const body = buildReceiptBody({
+      command,
+      facts: attemptFacts(history.events, command.attempt_id),
+      createdAt: at,
+      prevReceiptHash: receipts.at(-1)?.receipt.receipt_hash ?? null,
+      signerRef: this.deps.signer.kid,
+    });
+    const receiptId = body.receipt_id;
+    if (receipts.some((issued) => issued.receipt.receipt_id === receiptId)) return 'already_issued';
+    const payload = parseContract('ReceiptIssued', ReceiptIssued, await sealReceipt(body, this.deps.signer));
+    const draft = serviceDraft({
+      key: `${receiptId}:receipt.issued`,
+      eventType: 'receipt.issued',
+      entityType: 'receipt',
+      entityId: receiptId,
+      stepId: command.step_id,
+      attemptId: command.attempt_id,
+      occurredAt: at,
+      actorId: this.deps.principalId,
+      payload,
+      causationId: causationIdOf(origin.commandId),
+      correlationId: command.task_id,
+    });
+    await this.deps.log.append(command.task_id, [draft], history.seq);
+    return 'issued';
+  }
+}

@@ -1,0 +1,32 @@
+import type { EventDraft, EventEnvelope } from '@writ/contracts';
+
+/** A task's events as read, and the `task_seq` to append after. */
+export interface TaskHistory {
+  readonly events: readonly EventEnvelope[];
+  readonly seq: number;
+}
+
+/** The task streams of the event log (`<prefix>.task.<task_id>`). */
+export interface TaskLog {
+  read(taskId: string): Promise<TaskHistory>;
+  /**
+   * Appends after `expectedSeq`; throws EVENTSTORE_CONFLICT when another writer
+   * got there first. `duplicate` is true when the log already held every draft.
+   */
+  append(taskId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<{ readonly duplicate: boolean }>;
+}
+
+/** Signs a receipt body (its RFC 8785 bytes) as a compact EdDSA JWS with the service key. */
+export interface ReceiptSigner {
+  readonly kid: string;
+  sign(canonicalBody: string): Promise<string>;
+}
+
+/** The adapter edge's clock. */
+export type Clock = () => Date;
+
+/** Where a command came from: its id becomes the events' causation id. */
+export interface CommandOrigin {
+  /** `Nats-Msg-Id` of the command, or another stable id of the message. */
+  readonly commandId: string;
+}

@@ -1,0 +1,22 @@
+import { WritError } from '@writ/contracts';
+
+/** Codes the receipt service raises while issuing. */
+export type ReceiptServiceCode =
+  /** The command names a task with no events. */
+  | 'RECEIPT_TASK_NOT_FOUND'
+  /** The task holds no ActionRequest for the attempt (no `attempt.awaiting_policy`): nothing to receipt. */
+  | 'RECEIPT_ATTEMPT_NOT_FOUND'
+  /** A `settled` receipt for an attempt that was never dispatched under a grant. */
+  | 'RECEIPT_GRANT_NOT_FOUND'
+  /** The log or the bus did not answer; retried with backoff. */
+  | 'RECEIPT_UNAVAILABLE';
+
+export class ReceiptServiceError extends WritError<ReceiptServiceCode> {
+  constructor(code: ReceiptServiceCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(code, message, options);
+    this.name = 'ReceiptServiceError';
+  }
+}
+
+/** Codes that can never succeed on redelivery: dead-lettered at once with the reason. */
+export const TERMINAL_CODES: readonly ReceiptServiceCode[] = Object.freeze(['RECEIPT_TASK_NOT_FOUND', 'RECEIPT_ATTEMPT_NOT_FOUND', 'RECEIPT_GRANT_NOT_FOUND']);
