@@ -1,0 +1,577 @@
+import {
+  EvaluatePolicy,
+  IssueGrant,
+  IssueReceipt,
+  LIMITS,
+  Name,
+  RequestApproval,
+  RunAction,
+  STEP_TERMINAL_STATES,
+  hasErrorCode,
+  parseContract,
+  type ActionRequest,
+  type EventDraft,
+  type PolicyResult,
+} from '@writ/contracts';
+import {
+  attemptDecider,
+  builtinPolicyProfile,
+  evaluatePolicy,
+  stepDecider,
+  taskDecider,
+  type AttemptCommand,
+  type AttemptRecord,
+  type CodedReason,
+  type PolicyDecision,
+  type StepCommand,
+  type TaskCommand,
+  type TaskRecord,
+} from '@writ/kernel';
+import { approvalIdFor, eventIdFor } from './ids.js';
+import { OrchestratorError } from './orchestrator.errors.js';
+import type { AttemptView, Fact, LoggedEvent, ReceiptFact, TaskView } from './task-view.js';
+
+/** The commands the orchestrator issues (docs/governed-path.md, step 2). */
+export type CommandName = 'policyEvaluate' | 'approvalRequest' | 'approvalIssueGrant' | 'executorRun' | 'receiptIssue';
+
+export type PlannedCommand =
+  | { readonly command: 'policyEvaluate'; readonly payload: EvaluatePolicy; readonly msgId: string }
+  | { readonly command: 'approvalRequest'; readonly payload: RequestApproval; readonly msgId: string }
+  | { readonly command: 'approvalIssueGrant'; readonly payload: IssueGrant; readonly msgId: string }
+  | { readonly command: 'executorRun'; readonly payload: RunAction; readonly msgId: string }
+  | { readonly command: 'receiptIssue'; readonly payload: IssueReceipt; readonly msgId: string };
+
+/** What one delivery of one task event leads to: events to append (in order), then commands to publish. */
+export interface Plan {
+  readonly events: readonly EventDraft[];
+  readonly commands: readonly PlannedCommand[];
+}
+
+export interface PlanContext {
+  /** The event being handled: its type picks the command (the table), its id is the causation of what follows. */
+  readonly trigger: LoggedEvent;
+  /** RFC 3339 clock reading taken at the adapter edge. */
+  readonly now: string;
+  /** The orchestrator's principal (`actor_id` of what it appends). */
+  readonly actorId: string;
+  /** Who grants are issued to: the executor fleet principal. */
+  readonly executorPrincipalId: string;
+}
+
+type Transition =
+  | {
+      readonly aggregate: 'attempt';
+      readonly id: string;
+      readonly command: AttemptCommand;
+      readonly key: string;
+      /** What to do instead when the kernel refuses the command (an expected refusal turns into an outcome). */
+      readonly refused?: (error: unknown) => Transition | undefined;
+    }
+  | { readonly aggregate: 'step'; readonly id: string; readonly attemptId: string; readonly command: StepCommand; readonly key: string }
+  | { readonly aggregate: 'task'; readonly command: TaskCommand; readonly key: string };
+
+type DecidedEvent = { readonly type: string; readonly data: Record<string, unknown> };
+
+/** A reconcile that keeps producing transitions for one attempt is a bug: stop it. */
+const MAX_TRANSITIONS_PER_ATTEMPT = 16;
+
+const clip = (text: string, max = LIMITS.text) => (text.length > max ? `${text.slice(0, max - 3)}...` : text);
+
+function last<T>(items: readonly T[]): T | undefined {
+  return items[items.length - 1];
+}
+
+/**
+ * The task's policy profile name from `task.created`'s `policy_profile_ref`:
+ * `local_edit_allowed`, `policy:local_edit_allowed` or `local_edit_allowed@1`.
+ */
+export function profileNameOf(ref: string): string {
+  const bare = ref.replace(/^(?:policy_profile|policy):/, '');
+  const at = bare.lastIndexOf('@');
+  return at > 0 ? bare.slice(0, at) : bare;
+}
+
+/** What the attempt keeps of a PolicyResult (the kernel's PolicyDecision). */
+export function policyDecisionOf(result: PolicyResult): PolicyDecision {
+  const profile = profileNameOf(result.policy_profile_ref);
+  return {
+    policy_result_id: result.policy_result_id,
+    outcome: result.outcome,
+    risk_band: result.risk_band,
+    profile_id: Name.safeParse(profile).success ? profile : 'unknown',
+    policy_version: result.policy_version,
+    witness_required: result.witness_required,
+  };
+}
+
+/** Coded reasons of a deny, from its matched rules and the reasoning summary (`code: message; ...`). */
+export function denyReasonsOf(result: PolicyResult): CodedReason[] {
+  const segments = result.reasoning_summary.split('; ');
+  const rules = result.matched_rules.length > 0 ? result.matched_rules : ['policy_denied'];
+  return rules.slice(0, 32).map((rule) => {
+    const code = Name.safeParse(rule).success ? rule : 'policy_denied';
+    const segment = segments.find((s) => s.startsWith(`${rule}: `));
+    return { code, message: clip(segment === undefined ? result.reasoning_summary : segment.slice(rule.length + 2) || result.reasoning_summary) };
+  });
+}
+
+/**
+ * Decides what one task event leads to, from the whole task folded (never
+ * from the event alone), so that handling an event twice, late, or out of
+ * order produces nothing new:
+ *
+ * 1. Reconcile every attempt with the facts other services appended
+ *    (policy.evaluated, approval.*, grant.*, execution.completed,
+ *    receipt.issued): each fact not yet reflected in the attempt becomes the
+ *    kernel transition it implies, then the step and the task are closed
+ *    once the attempt is over and receipted.
+ * 2. Issue the command the handled event calls for (the table of
+ *    docs/governed-path.md step 2), only while the attempt is still in the
+ *    state that needs it and its answer is not in the log yet.
+ *
+ * Event ids and idempotency keys derive from the cause (attempt, policy
+ * entry, grant, receipt), command msg ids likewise.
+ */
+export function planTask(view: TaskView, context: PlanContext): Plan {
+  return new Planner(view, context).run();
+}
+
+class Planner {
+  readonly #drafts: EventDraft[] = [];
+  readonly #nowMs: number;
+
+  constructor(
+    private readonly view: TaskView,
+    private readonly context: PlanContext,
+  ) {
+    this.#nowMs = Date.parse(context.now);
+  }
+
+  run(): Plan {
+    if (this.view.task.status === 'initial') {
+      throw new OrchestratorError('ORCHESTRATOR_TASK_UNKNOWN', `task ${this.view.taskId} has no task.created; its events cannot be placed`, {
+        details: { task_id: this.view.taskId, event_type: this.context.trigger.event_type },
+      });
+    }
+    for (const attempt of [...this.view.attempts.values()]) this.#reconcile(attempt);
+    this.#closeTask();
+    return { events: this.#drafts, commands: this.#commands() };
+  }
+
+  get #task(): TaskRecord {
+    return this.view.task as TaskRecord;
+  }
+
+  // ---- reconcile --------------------------------------------------------------------------------
+
+  #reconcile(attempt: AttemptView): void {
+    for (let i = 0; i < MAX_TRANSITIONS_PER_ATTEMPT; i++) {
+      const transition = this.#next(attempt);
+      if (transition === undefined) return;
+      this.#perform(transition);
+    }
+    throw new OrchestratorError('ORCHESTRATOR_TRANSITION_REFUSED', `attempt ${attempt.attempt_id} does not settle; refusing to plan further`, {
+      details: { attempt_id: attempt.attempt_id },
+    });
+  }
+
+  #next(attempt: AttemptView): Transition | undefined {
+    const state = attempt.state;
+    if (state.status === 'initial') return undefined;
+    switch (state.status) {
+      case 'awaiting_policy':
+        return this.#afterPolicy(attempt, state);
+      case 'awaiting_approval':
+        return this.#afterApproval(state);
+      case 'authorized':
+        return this.#afterAuthorization(attempt, state);
+      case 'executing':
+        return this.#afterExecution(attempt, state);
+      case 'observing':
+        return this.#afterObservation(attempt, state);
+      case 'receipt_pending': {
+        const receipt = receiptAfter(attempt, attempt.status_seq);
+        if (receipt === undefined) return undefined;
+        return this.#attempt(state, { type: 'record-receipt', data: { receipt_ref: `receipt:${receipt.receipt_id}` } }, `receipt:${receipt.receipt_id}`);
+      }
+      case 'succeeded':
+      case 'failed':
+      case 'cancelled':
+      case 'superseded':
+        return this.#closeStep(attempt, state);
+      default:
+        // created, leased, compiling_context, reasoning: ingress (or the engine) moves these.
+        return undefined;
+    }
+  }
+
+  #afterPolicy(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
+    const fact = last(attempt.policy.filter((p) => p.seq > attempt.entry_seq));
+    if (fact === undefined) return undefined;
+    const result = fact.value.policy_result;
+    const policy = policyDecisionOf(result);
+    const entry = state.policy_entries;
+    const key = `policy:${entry}`;
+    switch (result.outcome) {
+      case 'allow':
+        return this.#attempt(state, { type: 'record-policy-result', data: { policy } }, key);
+      case 'require_approval':
+        return this.#attempt(state, { type: 'record-policy-result', data: { policy, approval_id: approvalIdFor(this.view.taskId, state.attempt_id, entry) } }, key);
+      case 'deny':
+        return this.#attempt(state, { type: 'record-policy-result', data: { policy, reasons: denyReasonsOf(result) } }, key);
+      case 'downgrade': {
+        const rewritten = this.#rewritten(state, result);
+        if (rewritten === undefined) {
+          return this.#fail(state, 'downgrade_unavailable', `policy downgraded the request, but ${result.policy_profile_ref} cannot reproduce the rewritten request`, key);
+        }
+        const mode = result.downgrade?.restricted_mode;
+        return this.#attempt(
+          state,
+          {
+            type: 'record-policy-result',
+            data: { policy, rewritten_request: rewritten, ...(mode === undefined ? {} : { restricted_mode: mode }), ...(result.downgrade === undefined ? {} : { summary: result.downgrade.summary }) },
+          },
+          key,
+        );
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /**
+   * The lower-risk request of a downgrade. The PolicyResult only references it,
+   * so it is rebuilt with the kernel's pure evaluation under the very profile
+   * version policy used (prepare once, evaluate many: the same inputs give the
+   * same rewrite); any mismatch leaves the attempt without one.
+   */
+  #rewritten(state: AttemptRecord, result: PolicyResult): ActionRequest | undefined {
+    if (state.action_request === null) return undefined;
+    try {
+      const profile = builtinPolicyProfile(profileNameOf(result.policy_profile_ref));
+      if (profile.version !== result.policy_version) return undefined;
+      const evaluation = evaluatePolicy(state.action_request, profile, { files_owned: this.#task.files_owned });
+      return evaluation.outcome === 'downgrade' ? evaluation.downgrade?.action_request : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  #afterApproval(state: AttemptRecord): Transition | undefined {
+    const approvalId = state.approval_id;
+    const approval = approvalId === null ? undefined : this.view.approvals.get(approvalId)?.state;
+    if (approvalId === null || approval === undefined || approval.status === 'initial' || approval.status === 'pending') return undefined;
+    const key = `approval:${approvalId}`;
+    const resolution = approval.status;
+    const data =
+      resolution === 'granted'
+        ? { approval_id: approvalId, resolution, witness_validated: approval.witness_validated }
+        : { approval_id: approvalId, resolution };
+    return this.#attempt(state, { type: 'record-approval-resolution', data }, key, (error) =>
+      // The kernel refuses to authorize a delayed high-risk action whose state witness was not revalidated (Hermit 12.4).
+      hasErrorCode(error, 'ATTEMPT_WITNESS_NOT_VALIDATED')
+        ? this.#fail(state, 'witness_not_validated', `approval ${approvalId} was granted without revalidating the state witness policy required`, key)
+        : undefined,
+    );
+  }
+
+  #afterAuthorization(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
+    if (state.grant === null) {
+      const grant = last(this.view.grantsOf(state.attempt_id).filter((g) => g.issued_seq > attempt.entry_seq));
+      if (grant === undefined) return undefined;
+      const expiresAt = new Date(grant.claims.exp * 1000).toISOString();
+      const key = `grant:${grant.grant_id}`;
+      if (grant.claims.exp * 1000 <= this.#nowMs) {
+        return this.#fail(state, 'grant_expired', `grant ${grant.grant_id} expired at ${expiresAt} before it was attached`, key);
+      }
+      return this.#attempt(state, { type: 'attach-grant', data: { grant_id: grant.grant_id, expires_at: expiresAt } }, key);
+    }
+    const grant = this.view.grants.get(state.grant.grant_id);
+    if (grant === undefined) return undefined;
+    if (grant.first_use_at !== null) {
+      // Executing since the executor claimed the use through the log: decided at the claim's instant.
+      return this.#attempt(state, { type: 'start-execution', data: { grant_id: grant.grant_id } }, `execute:${grant.grant_id}`, undefined, grant.first_use_at);
+    }
+    if (grant.refusal !== null) {
+      return this.#fail(state, 'grant_refused', `the executor refused grant ${grant.grant_id}: ${grant.refusal.code}: ${grant.refusal.message}`, `refused:${grant.grant_id}`);
+    }
+    return undefined;
+  }
+
+  #afterExecution(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
+    const grantId = state.grant?.grant_id;
+    const execution = last(attempt.executions.filter((e) => e.value.grant_id === grantId));
+    if (execution === undefined) return undefined;
+    const outputRefs = execution.value.artifacts.map((artifact) => `artifact:${artifact.artifact_id}`).slice(0, LIMITS.listItems);
+    return this.#attempt(state, { type: 'report-execution-outcome', data: { outcome: execution.value.outcome, output_refs: outputRefs } }, `observe:${grantId}`);
+  }
+
+  #afterObservation(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
+    const grantId = state.grant?.grant_id;
+    if (!state.outcome_uncertain) {
+      const execution = last(attempt.executions.filter((e) => e.value.grant_id === grantId))?.value;
+      const succeeded = execution !== undefined && execution.outcome === 'completed' && execution.exit_code === 0 && !execution.timed_out;
+      return this.#attempt(
+        state,
+        { type: 'settle-observation', data: { result_code: succeeded ? 'succeeded' : 'failed', evidence_refs: [...state.output_refs] } },
+        `settle:${grantId}`,
+      );
+    }
+    // Unknown outcome (Hermit 19.4): never re-run; receipt it as uncertain and stay observing until resolved on evidence.
+    if (state.unknown_outcome_receipt_ref !== null) return undefined;
+    const receipt = receiptAfter(attempt, attempt.status_seq);
+    if (receipt === undefined) return undefined;
+    return this.#attempt(
+      state,
+      { type: 'record-unknown-outcome-receipt', data: { receipt_ref: `receipt:${receipt.receipt_id}` } },
+      `unknown-outcome-receipt:${receipt.receipt_id}`,
+    );
+  }
+
+  /** Closes the attempt on its step once it is over (and receipted), then ends a step no retry will resume. */
+  #closeStep(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
+    const step = this.view.steps.get(state.step_id);
+    if (step === undefined || step.status === 'initial') return undefined;
+    const ended = state.status === 'failed' || state.status === 'cancelled';
+    if (step.active_attempt_id === state.attempt_id) {
+      // A failure or cancellation is receipted too; the step closes once the receipt is in the log.
+      if (ended && state.receipt_ref === null && receiptAfter(attempt, 0) === undefined) return undefined;
+      const outcome = state.status as 'succeeded' | 'failed' | 'cancelled' | 'superseded';
+      return this.#step(step.step_id, state.attempt_id, { type: 'close-attempt', data: { attempt_id: state.attempt_id, outcome } }, `close:${state.attempt_id}`);
+    }
+    // No automatic retry yet: the step ends with its last attempt.
+    if (ended && step.status === 'ready' && last(step.attempts)?.attempt_id === state.attempt_id) {
+      const reason = clip(state.failure?.message ?? `attempt ${state.attempt_id} ${state.status}`);
+      const command: StepCommand =
+        state.status === 'failed' ? { type: 'fail-step', data: { reason }, metadata: this.#meta() } : { type: 'cancel-step', data: { reason }, metadata: this.#meta() };
+      return this.#step(step.step_id, state.attempt_id, command, `end:${state.attempt_id}`);
+    }
+    return undefined;
+  }
+
+  /** A running task whose steps are all over completes (every step succeeded) or fails. */
+  #closeTask(): void {
+    if (this.view.task.status !== 'running') return;
+    const steps = [...this.view.steps.values()].filter((step) => step.status !== 'initial');
+    if (steps.length === 0 || steps.some((step) => !STEP_TERMINAL_STATES.includes(step.status))) return;
+    const unsuccessful = steps.find((step) => step.status !== 'succeeded');
+    if (unsuccessful === undefined) {
+      this.#perform({ aggregate: 'task', command: { type: 'complete-task', data: {}, metadata: this.#meta() }, key: 'complete' });
+      return;
+    }
+    const reason = clip(unsuccessful.reason ?? `a step of task ${this.view.taskId} did not succeed`);
+    this.#perform({ aggregate: 'task', command: { type: 'fail-task', data: { reason }, metadata: this.#meta() }, key: 'fail' });
+  }
+
+  #meta(now = this.context.now): { now: string } {
+    return { now };
+  }
+
+  #attempt(
+    state: AttemptRecord,
+    command: { type: AttemptCommand['type']; data: unknown },
+    key: string,
+    refused?: (error: unknown) => Transition | undefined,
+    now?: string,
+  ): Transition {
+    return {
+      aggregate: 'attempt',
+      id: state.attempt_id,
+      command: { ...command, metadata: this.#meta(now) } as AttemptCommand,
+      key: `${state.attempt_id}:${key}`,
+      ...(refused === undefined ? {} : { refused }),
+    };
+  }
+
+  /** Ends an attempt that has not executed (the kernel only allows it before any side effect). */
+  #fail(state: AttemptRecord, reasonCode: string, reason: string, key: string): Transition {
+    return this.#attempt(state, { type: 'fail-attempt', data: { reason_code: reasonCode, reason: clip(reason) } }, `${key}:fail`);
+  }
+
+  #step(stepId: string, attemptId: string, command: { type: StepCommand['type']; data: unknown }, key: string): Transition {
+    return { aggregate: 'step', id: stepId, attemptId, command: { ...command, metadata: this.#meta() } as StepCommand, key: `${stepId}:${key}` };
+  }
+
+  #perform(transition: Transition): void {
+    let events: DecidedEvent[];
+    try {
+      events = this.#decide(transition) as DecidedEvent[];
+    } catch (error) {
+      const instead = transition.aggregate === 'attempt' ? transition.refused?.(error) : undefined;
+      if (instead !== undefined) return this.#perform(instead);
+      throw new OrchestratorError('ORCHESTRATOR_TRANSITION_REFUSED', `the kernel refused ${transition.command.type} (${transition.key})`, {
+        cause: error,
+        details: { key: transition.key, command: transition.command.type, code: hasErrorCode(error) ? error.code : null },
+      });
+    }
+    for (const event of events) this.#draft(transition, event);
+  }
+
+  #decide(transition: Transition): unknown[] {
+    switch (transition.aggregate) {
+      case 'attempt':
+        return attemptDecider.decide(transition.command, this.view.attempt(transition.id).state);
+      case 'step': {
+        const step = this.view.steps.get(transition.id) ?? stepDecider.initialState();
+        return stepDecider.decide(transition.command, step);
+      }
+      case 'task':
+        return taskDecider.decide(transition.command, this.view.task);
+    }
+  }
+
+  #draft(transition: Transition, event: DecidedEvent): void {
+    const taskId = this.view.taskId;
+    const key = `${transition.key}:${event.type}`;
+    const where =
+      transition.aggregate === 'attempt'
+        ? { entity_type: 'attempt' as const, entity_id: transition.id, step_id: (this.view.attempt(transition.id).state as AttemptRecord).step_id, attempt_id: transition.id }
+        : transition.aggregate === 'step'
+          ? { entity_type: 'step' as const, entity_id: transition.id, step_id: transition.id, attempt_id: transition.attemptId }
+          : { entity_type: 'task' as const, entity_id: taskId };
+    const draft: EventDraft = {
+      event_id: eventIdFor(taskId, key),
+      schema_version: 1,
+      event_type: event.type,
+      ...where,
+      occurred_at: this.context.now,
+      actor_type: 'service',
+      actor_id: this.context.actorId,
+      payload: event.data,
+      causation_id: this.context.trigger.event_id,
+      correlation_id: taskId,
+      idempotency_key: key,
+    };
+    this.#drafts.push(draft);
+    // Fold it now, exactly as a reader of the log will, so the next decision sees it.
+    this.view.apply({ ...draft, task_seq: this.view.headSeq + 1 });
+  }
+
+  // ---- commands ---------------------------------------------------------------------------------
+
+  #commands(): PlannedCommand[] {
+    const trigger = this.context.trigger;
+    if (!trigger.event_type.startsWith('attempt.')) return [];
+    const attemptId = trigger.attempt_id ?? (trigger.entity_type === 'attempt' ? trigger.entity_id : undefined);
+    const attempt = attemptId === undefined ? undefined : this.view.attempts.get(attemptId);
+    if (attempt === undefined || attempt.state.status === 'initial') return [];
+    const state = attempt.state;
+    const command = this.#commandFor(trigger.event_type, attempt, state);
+    return command === undefined ? [] : [command];
+  }
+
+  #commandFor(eventType: string, attempt: AttemptView, state: AttemptRecord): PlannedCommand | undefined {
+    const ids = { task_id: this.view.taskId, step_id: state.step_id, attempt_id: state.attempt_id };
+    const msgId = (suffix: string) => `${state.attempt_id}:cmd:${suffix}`;
+    const unreceipted = receiptAfter(attempt, 0) === undefined;
+    switch (eventType) {
+      case 'attempt.awaiting_policy':
+      case 'attempt.policy_reentered':
+        if (state.status !== 'awaiting_policy' || attempt.policy.some((p) => p.seq > attempt.entry_seq)) return undefined;
+        return {
+          command: 'policyEvaluate',
+          msgId: msgId(`policy.evaluate:${state.policy_entries}`),
+          payload: parseContract('EvaluatePolicy', EvaluatePolicy, {
+            ...ids,
+            action_request: requestOf(state),
+            policy_profile: profileNameOf(this.#task.policy_profile_ref),
+            files_owned: [...this.#task.files_owned],
+          }),
+        };
+      case 'attempt.awaiting_approval': {
+        const approvalId = state.approval_id;
+        const requested = approvalId !== null && (this.view.approvals.get(approvalId)?.state.status ?? 'initial') !== 'initial';
+        if (state.status !== 'awaiting_approval' || approvalId === null || requested) return undefined;
+        const policy = policyOf(state);
+        const result = last(attempt.policy.filter((p) => p.value.policy_result.policy_result_id === policy.policy_result_id))?.value.policy_result;
+        return {
+          command: 'approvalRequest',
+          msgId: msgId(`approval.request:${approvalId}`),
+          payload: parseContract('RequestApproval', RequestApproval, {
+            ...ids,
+            approval_id: approvalId,
+            policy_result_id: policy.policy_result_id,
+            action_request: requestOf(state),
+            requested_by: requestOf(state).proposed_by,
+            risk_band: policy.risk_band,
+            reason: clip(result?.reasoning_summary ?? `policy ${policy.profile_id}@${policy.policy_version} requires approval`),
+          }),
+        };
+      }
+      case 'attempt.authorized':
+      case 'attempt.downgraded': {
+        const issued = this.view.grantsOf(state.attempt_id).some((g) => g.issued_seq > attempt.entry_seq);
+        if (state.status !== 'authorized' || state.grant !== null || issued) return undefined;
+        return {
+          command: 'approvalIssueGrant',
+          msgId: msgId(`approval.issue-grant:${state.policy_entries}`),
+          payload: parseContract('IssueGrant', IssueGrant, {
+            ...ids,
+            action_request: requestOf(state),
+            policy_result_id: policyOf(state).policy_result_id,
+            approval_id: state.authorized_via === 'approval' ? state.approval_id : null,
+            issued_to: this.context.executorPrincipalId,
+          }),
+        };
+      }
+      case 'attempt.grant_attached': {
+        const grant = state.grant === null ? undefined : this.view.grants.get(state.grant.grant_id);
+        if (state.status !== 'authorized' || grant === undefined || grant.first_use_at !== null || grant.refusal !== null) return undefined;
+        if (grant.jws === null) {
+          throw new OrchestratorError('ORCHESTRATOR_GRANT_JWS_MISSING', `grant.issued for ${grant.grant_id} carries no JWS; the executor could not verify it`, {
+            details: { grant_id: grant.grant_id },
+          });
+        }
+        return {
+          command: 'executorRun',
+          msgId: msgId(`executor.run:${grant.grant_id}`),
+          payload: parseContract('RunAction', RunAction, { ...ids, grant_id: grant.grant_id, grant_jws: grant.jws, action_request: requestOf(state) }),
+        };
+      }
+      case 'attempt.observing':
+        if (state.status !== 'observing' || !state.outcome_uncertain || state.unknown_outcome_receipt_ref !== null) return undefined;
+        if (receiptAfter(attempt, attempt.status_seq) !== undefined) return undefined;
+        return this.#receipt(ids, 'settled', msgId('receipt.issue:settled:unknown_outcome'));
+      case 'attempt.receipt_pending':
+        if (state.status !== 'receipt_pending' || receiptAfter(attempt, attempt.status_seq) !== undefined) return undefined;
+        return this.#receipt(ids, 'settled', msgId('receipt.issue:settled'));
+      case 'attempt.policy_denied':
+        if (state.status !== 'failed' || state.failure?.code !== 'policy_denied' || !unreceipted) return undefined;
+        return this.#receipt(ids, 'policy_denied', msgId('receipt.issue:policy_denied'));
+      case 'attempt.approval_denied':
+      case 'attempt.approval_expired':
+        if (state.status !== 'failed' || !unreceipted) return undefined;
+        return this.#receipt(ids, 'approval_denied', msgId('receipt.issue:approval_denied'));
+      case 'attempt.failed':
+      case 'attempt.cancelled':
+        // Ended before any side effect (grant refused or expired, witness not revalidated, cancelled): receipted as refused.
+        if ((state.status !== 'failed' && state.status !== 'cancelled') || state.receipt_ref !== null || !unreceipted) return undefined;
+        return this.#receipt(ids, 'refused', msgId('receipt.issue:refused'));
+      default:
+        return undefined;
+    }
+  }
+
+  #receipt(ids: { task_id: string; step_id: string; attempt_id: string }, cause: IssueReceipt['cause'], msgId: string): PlannedCommand {
+    return { command: 'receiptIssue', msgId, payload: parseContract('IssueReceipt', IssueReceipt, { ...ids, cause }) };
+  }
+}
+
+/** The latest receipt of the attempt appended after `seq`. */
+function receiptAfter(attempt: AttemptView, seq: number): ReceiptFact | undefined {
+  return last(attempt.receipts.filter((receipt: Fact<ReceiptFact>) => receipt.seq > seq))?.value;
+}
+
+function requestOf(state: AttemptRecord): ActionRequest {
+  if (state.action_request === null) {
+    throw new OrchestratorError('ORCHESTRATOR_TRANSITION_REFUSED', `attempt ${state.attempt_id} has no action request`, { details: { attempt_id: state.attempt_id } });
+  }
+  return state.action_request;
+}
+
+function policyOf(state: AttemptRecord): PolicyDecision {
+  if (state.policy === null) {
+    throw new OrchestratorError('ORCHESTRATOR_TRANSITION_REFUSED', `attempt ${state.attempt_id} has no policy result`, { details: { attempt_id: state.attempt_id } });
+  }
+  return state.policy;
+}

@@ -1,0 +1,305 @@
+import { hasErrorCode, type EventDraft } from '@writ/contracts';
+import { describe, expect, it } from 'vitest';
+import {
+  approvalRequestedDraft,
+  approvalResolvedDraft,
+  commandRequest,
+  executionCompletedDraft,
+  grantIssuedDraft,
+  grantRefusedDraft,
+  ingressDrafts,
+  instant,
+  logged,
+  policyEvaluatedDraft,
+  receiptIssuedDraft,
+  taskIds,
+  useClaimedDraft,
+  writeRequest,
+  type TaskIds,
+} from '../../test/task-fixtures.js';
+import { approvalIdFor } from './ids.js';
+import { planTask, type Plan, type PlannedCommand } from './plan-task.js';
+import { TaskView } from './task-view.js';
+
+const NOW = instant(10);
+
+/** A task log in memory: what the planner sees, and what it would append (commit). */
+class Log {
+  readonly drafts: EventDraft[] = [];
+  constructor(readonly ids: TaskIds) {}
+
+  add(...drafts: EventDraft[]): this {
+    this.drafts.push(...drafts);
+    return this;
+  }
+
+  /** Plans the handling of the event of type `eventType` (its last occurrence), as one delivery would. */
+  handle(eventType: string, now = NOW): Plan {
+    const events = logged(this.drafts);
+    const trigger = [...events].reverse().find((e) => e.event_type === eventType);
+    if (trigger === undefined) throw new Error(`no ${eventType} in the log`);
+    return planTask(TaskView.fold(this.ids.task_id, events), { trigger, now, actorId: 'writ-orchestrator', executorPrincipalId: 'writ-executor' });
+  }
+
+  /** Handles `eventType` and appends what the plan decided, as the handler does. */
+  step(eventType: string, now = NOW): Plan {
+    const plan = this.handle(eventType, now);
+    this.drafts.push(...plan.events);
+    return plan;
+  }
+
+  types(): string[] {
+    return this.drafts.map((d) => d.event_type);
+  }
+}
+
+const types = (plan: Plan) => plan.events.map((e) => e.event_type);
+const only = (plan: Plan): PlannedCommand => {
+  expect(plan.commands).toHaveLength(1);
+  return plan.commands[0] as PlannedCommand;
+};
+
+function echoTask(name: string, profile = 'local_edit_allowed'): { log: Log; request: ReturnType<typeof commandRequest> } {
+  const ids = taskIds(name);
+  const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt'], profile);
+  return { log: new Log(ids).add(...ingressDrafts(ids, request)), request };
+}
+
+function rmTask(name: string, profile = 'local_edit_allowed'): { log: Log; request: ReturnType<typeof commandRequest> } {
+  const ids = taskIds(name);
+  const request = commandRequest(ids, ['rm', '-rf', 'build'], profile);
+  return { log: new Log(ids).add(...ingressDrafts(ids, request)), request };
+}
+
+/** Drives an allowed echo task up to `attempt.grant_attached`. */
+function attachedTask(name: string): { log: Log; request: ReturnType<typeof commandRequest>; grant: EventDraft } {
+  const { log, request } = echoTask(name);
+  log.add(policyEvaluatedDraft(log.ids, request, 'local_edit_allowed'));
+  log.step('policy.evaluated');
+  const grant = grantIssuedDraft(log.ids, request, { at: instant(5) });
+  log.add(grant);
+  log.step('grant.issued');
+  return { log, request, grant };
+}
+
+describe('planTask: policy', () => {
+  it('given a new attempt awaiting policy, when it is handled, then it asks policy with the task profile and files_owned, and appends nothing', () => {
+    const { log, request } = echoTask('p1');
+    const plan = log.handle('attempt.awaiting_policy');
+    expect(plan.events).toEqual([]);
+    const command = only(plan);
+    expect(command.command).toBe('policyEvaluate');
+    expect(command.msgId).toBe('att-p1:cmd:policy.evaluate:1');
+    expect(command.payload).toMatchObject({ ...log.ids, policy_profile: 'local_edit_allowed', files_owned: ['**'], action_request: request });
+  });
+
+  it('given policy allowed, when policy.evaluated is handled, then the attempt is authorized; then its authorization asks for a grant to the executor', () => {
+    const { log, request } = echoTask('p2');
+    log.add(policyEvaluatedDraft(log.ids, request, 'local_edit_allowed'));
+    const recorded = log.step('policy.evaluated');
+    expect(types(recorded)).toEqual(['attempt.authorized']);
+    expect(recorded.commands).toEqual([]);
+    expect(recorded.events[0]).toMatchObject({
+      entity_type: 'attempt',
+      entity_id: 'att-p2',
+      attempt_id: 'att-p2',
+      step_id: 'stp-p2',
+      actor_type: 'service',
+      actor_id: 'writ-orchestrator',
+      correlation_id: 'tsk-p2',
+      idempotency_key: 'att-p2:policy:1:attempt.authorized',
+      payload: { via: 'policy_allow', policy: { outcome: 'allow', profile_id: 'local_edit_allowed', policy_version: '1' } },
+    });
+    const command = only(log.handle('attempt.authorized'));
+    expect(command.command).toBe('approvalIssueGrant');
+    expect(command.payload).toMatchObject({ ...log.ids, approval_id: null, issued_to: 'writ-executor', policy_result_id: 'pr-att-p2-1', action_request: request });
+  });
+
+  it('given policy requires approval, then the same attempt waits for a deterministic approval, and the approval is requested once', () => {
+    const { log, request } = rmTask('p3');
+    log.add(policyEvaluatedDraft(log.ids, request, 'local_edit_allowed'));
+    const recorded = log.step('policy.evaluated');
+    const approvalId = approvalIdFor('tsk-p3', 'att-p3', 1);
+    expect(types(recorded)).toEqual(['attempt.awaiting_approval']);
+    expect(recorded.events[0]?.payload).toMatchObject({ approval_id: approvalId, policy: { outcome: 'require_approval', witness_required: true } });
+    const command = only(log.handle('attempt.awaiting_approval'));
+    expect(command).toMatchObject({ command: 'approvalRequest', payload: { ...log.ids, approval_id: approvalId, requested_by: 'agent-1', risk_band: 'high' } });
+    // once approval.requested is in the log, the same event asks for nothing more
+    log.add(approvalRequestedDraft(log.ids, approvalId));
+    expect(log.handle('attempt.awaiting_approval').commands).toEqual([]);
+  });
+
+  it('given policy denied, then the attempt ends policy_denied with coded reasons, and the denial is receipted', () => {
+    const { log, request } = rmTask('p4', 'destructive_denied');
+    log.add(policyEvaluatedDraft(log.ids, request, 'destructive_denied'));
+    const recorded = log.step('policy.evaluated');
+    expect(types(recorded)).toEqual(['attempt.policy_denied']);
+    expect(recorded.events[0]?.payload).toMatchObject({ reasons: [{ code: 'destructive_command' }] });
+    expect(only(log.handle('attempt.policy_denied'))).toMatchObject({ command: 'receiptIssue', payload: { ...log.ids, cause: 'policy_denied' } });
+  });
+
+  it('given policy downgraded a write, then the attempt continues with the rewritten read, and the grant is asked for that request', () => {
+    const ids = taskIds('p5');
+    const request = writeRequest(ids);
+    const log = new Log(ids).add(...ingressDrafts(ids, request), policyEvaluatedDraft(ids, request, 'readonly_analysis'));
+    const recorded = log.step('policy.evaluated');
+    expect(types(recorded)).toEqual(['attempt.downgraded']);
+    expect(recorded.events[0]?.payload).toMatchObject({ action_request: { action_class: 'read_local', action_request_id: 'ar-tsk-p5-dg' }, restricted_mode: 'readonly' });
+    const command = only(log.handle('attempt.downgraded'));
+    expect(command).toMatchObject({ command: 'approvalIssueGrant', payload: { action_request: { action_class: 'read_local' }, approval_id: null } });
+  });
+});
+
+describe('planTask: approval', () => {
+  function awaiting(name: string) {
+    const { log, request } = rmTask(name);
+    log.add(policyEvaluatedDraft(log.ids, request, 'local_edit_allowed'));
+    log.step('policy.evaluated');
+    const approvalId = approvalIdFor(log.ids.task_id, log.ids.attempt_id, 1);
+    const requested = approvalRequestedDraft(log.ids, approvalId);
+    log.add(requested);
+    return { log, request, approvalId, requested };
+  }
+
+  it('given a granted approval that revalidated its witness, then the same attempt is authorized and the grant cites the approval', () => {
+    const { log, approvalId, requested } = awaiting('a1');
+    log.add(approvalResolvedDraft(log.ids, approvalId, requested, 'grant'));
+    expect(types(log.step('approval.granted'))).toEqual(['attempt.authorized']);
+    expect(log.drafts.filter((d) => d.event_type === 'attempt.created')).toHaveLength(1);
+    expect(only(log.handle('attempt.authorized'))).toMatchObject({ command: 'approvalIssueGrant', payload: { attempt_id: 'att-a1', approval_id: approvalId } });
+  });
+
+  it('given a denied approval, then the attempt ends approval_denied, the denial is receipted, and the receipt closes step and task', () => {
+    const { log, approvalId, requested } = awaiting('a2');
+    log.add(approvalResolvedDraft(log.ids, approvalId, requested, 'deny'));
+    expect(types(log.step('approval.denied'))).toEqual(['attempt.approval_denied']);
+    expect(only(log.handle('attempt.approval_denied'))).toMatchObject({ command: 'receiptIssue', payload: { cause: 'approval_denied' } });
+    log.add(receiptIssuedDraft(log.ids, 'refused', { cause: 'approval_denied' }));
+    expect(types(log.step('receipt.issued'))).toEqual(['step.attempt_closed', 'step.failed', 'task.failed']);
+  });
+
+  it('given a granted approval without the witness policy required, then the attempt fails before any grant and is receipted as refused', () => {
+    const { log, approvalId } = awaiting('a3');
+    const unwitnessed = approvalRequestedDraft(log.ids, approvalId, { witness: false });
+    // the approval service captured no witness: its grant cannot revalidate one
+    log.drafts.splice(log.drafts.findIndex((d) => d.event_type === 'approval.requested'), 1, unwitnessed);
+    log.add(approvalResolvedDraft(log.ids, approvalId, unwitnessed, 'grant'));
+    const plan = log.step('approval.granted');
+    expect(types(plan)).toEqual(['attempt.failed']);
+    expect(plan.events[0]?.payload).toMatchObject({ reason_code: 'witness_not_validated' });
+    expect(only(log.handle('attempt.failed'))).toMatchObject({ command: 'receiptIssue', payload: { cause: 'refused' } });
+  });
+});
+
+describe('planTask: grant, execution, receipt', () => {
+  it('given a grant issued for the attempt, then it is attached and the executor is asked to run it with the JWS', () => {
+    const { log, grant } = attachedTask('g1');
+    expect(log.types()).toContain('attempt.grant_attached');
+    const command = only(log.handle('attempt.grant_attached'));
+    expect(command).toMatchObject({ command: 'executorRun', msgId: 'att-g1:cmd:executor.run:gnt-att-g1', payload: { grant_id: 'gnt-att-g1', grant_jws: (grant.payload as { jws: string }).jws } });
+  });
+
+  it('given a grant.issued without a JWS, then asking the executor fails with ORCHESTRATOR_GRANT_JWS_MISSING', () => {
+    const { log, request } = echoTask('g2');
+    log.add(policyEvaluatedDraft(log.ids, request, 'local_edit_allowed'));
+    log.step('policy.evaluated');
+    log.add(grantIssuedDraft(log.ids, request, { at: instant(5), jws: null }));
+    log.step('grant.issued');
+    expect(() => log.handle('attempt.grant_attached')).toThrow(expect.objectContaining({ code: 'ORCHESTRATOR_GRANT_JWS_MISSING' }));
+  });
+
+  it('given a grant that expired before it was attached, then the attempt fails before any side effect', () => {
+    const { log, request } = echoTask('g3');
+    log.add(policyEvaluatedDraft(log.ids, request, 'local_edit_allowed'));
+    log.step('policy.evaluated');
+    log.add(grantIssuedDraft(log.ids, request, { at: instant(-400), ttlSeconds: 300 }));
+    const plan = log.step('grant.issued');
+    expect(types(plan)).toEqual(['attempt.failed']);
+    expect(plan.events[0]?.payload).toMatchObject({ reason_code: 'grant_expired' });
+  });
+
+  it('given the executor refused the grant, then the attempt fails and is receipted as refused', () => {
+    const { log } = attachedTask('g4');
+    log.add(grantRefusedDraft(log.ids));
+    const plan = log.step('grant.refused');
+    expect(types(plan)).toEqual(['attempt.failed']);
+    expect(plan.events[0]?.payload).toMatchObject({ reason_code: 'grant_refused' });
+    expect(only(log.handle('attempt.failed'))).toMatchObject({ command: 'receiptIssue', payload: { cause: 'refused' } });
+  });
+
+  it('given a claimed use, then the attempt is executing from the claim instant; a completed run settles and asks for the receipt; the receipt closes everything', () => {
+    const { log, request, grant } = attachedTask('g5');
+    const claimAt = instant(6);
+    log.add(useClaimedDraft(log.ids, grant, request, { at: claimAt }));
+    const executing = log.step('grant.use_claimed');
+    expect(types(executing)).toEqual(['attempt.executing']);
+    expect(executing.events[0]?.payload).toMatchObject({ grant_id: 'gnt-att-g5', at: claimAt });
+    log.add(executionCompletedDraft(log.ids, { at: instant(7) }));
+    const settled = log.step('execution.completed');
+    expect(types(settled)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
+    expect(settled.events[1]?.payload).toMatchObject({ result_code: 'succeeded' });
+    expect(only(log.handle('attempt.receipt_pending'))).toMatchObject({ command: 'receiptIssue', payload: { cause: 'settled' } });
+    log.add(receiptIssuedDraft(log.ids, 'succeeded'));
+    const closed = log.step('receipt.issued');
+    expect(types(closed)).toEqual(['attempt.succeeded', 'step.succeeded', 'task.completed']);
+    expect(closed.events[0]?.payload).toMatchObject({ receipt_ref: 'receipt:rct-att-g5-settled' });
+  });
+
+  it('given a run that exited non-zero, then it settles failed and its receipt fails attempt, step and task', () => {
+    const { log, request, grant } = attachedTask('g6');
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }), executionCompletedDraft(log.ids, { outcome: 'completed', exitCode: 1 }));
+    log.step('execution.completed');
+    expect(log.drafts.at(-1)?.payload).toMatchObject({ result_code: 'failed' });
+    log.add(receiptIssuedDraft(log.ids, 'failed'));
+    expect(types(log.step('receipt.issued'))).toEqual(['attempt.failed', 'step.attempt_closed', 'step.failed', 'task.failed']);
+  });
+
+  it('given an unknown outcome, then the attempt stays observing, is receipted as uncertain and is never run again', () => {
+    const { log, request, grant } = attachedTask('g7');
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }), executionCompletedDraft(log.ids, { outcome: 'unknown' }));
+    const observed = log.step('execution.completed');
+    expect(types(observed)).toEqual(['attempt.executing', 'attempt.observing']);
+    expect(observed.commands).toEqual([]);
+    expect(only(log.handle('attempt.observing'))).toMatchObject({ command: 'receiptIssue', payload: { cause: 'settled' } });
+    log.add(receiptIssuedDraft(log.ids, 'unknown_outcome'));
+    expect(types(log.step('receipt.issued'))).toEqual(['attempt.unknown_outcome_receipted']);
+    // nothing re-runs it, whatever is handled again
+    for (const type of ['attempt.grant_attached', 'attempt.observing', 'attempt.unknown_outcome_receipted', 'receipt.issued']) {
+      const again = log.handle(type);
+      expect(again.events).toEqual([]);
+      expect(again.commands).toEqual([]);
+    }
+  });
+});
+
+describe('planTask: idempotent from the folded state', () => {
+  it('given every step already in the log, when any event is handled again, then nothing is appended and only still-needed commands are issued', () => {
+    const { log, request, grant } = attachedTask('i1');
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }));
+    log.step('grant.use_claimed');
+    for (const type of new Set(log.types())) {
+      const plan = log.handle(type);
+      expect(plan.events, type).toEqual([]);
+      // the attempt moved on: none of the earlier commands is asked for again
+      expect(plan.commands, type).toEqual([]);
+    }
+  });
+
+  it('given facts that arrived before their predecessors were handled, when the last one is handled, then the attempt catches up in one plan', () => {
+    const { log, request, grant } = attachedTask('i2');
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }), executionCompletedDraft(log.ids));
+    expect(types(log.handle('execution.completed'))).toEqual(['attempt.executing', 'attempt.observing', 'attempt.receipt_pending']);
+  });
+
+  it('given a stream without task.created, then planning fails with ORCHESTRATOR_TASK_UNKNOWN', () => {
+    const { log } = echoTask('i3');
+    log.drafts.splice(0, 3);
+    let error: unknown;
+    try {
+      log.handle('attempt.awaiting_policy');
+    } catch (caught) {
+      error = caught;
+    }
+    expect(hasErrorCode(error, 'ORCHESTRATOR_TASK_UNKNOWN')).toBe(true);
+  });
+});

@@ -1,0 +1,30 @@
+import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import type { CommandName } from './plan-task.js';
+
+/** The task log as the orchestrator uses it (outbound: the event store). */
+export interface TaskLog {
+  /** The task's events in order (chain verified). */
+  read(taskId: string): Promise<readonly EventEnvelope[]>;
+  /**
+   * Appends `drafts` if the task's last `task_seq` is `expectedSeq`; a lost
+   * race throws EVENTSTORE_CONFLICT. Returns how many the log already held.
+   */
+  append(taskId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<{ readonly duplicates: number }>;
+}
+
+export interface PublishedCommand {
+  /** True when the bus already held a command with this msg id (JetStream dedupe). */
+  readonly duplicate: boolean;
+}
+
+/** Where commands go (outbound: the bus, on the configured subjects). */
+export interface CommandPublisher {
+  publish(
+    command: CommandName,
+    payload: unknown,
+    options: { readonly msgId: string; readonly causationId: string; readonly correlationId: string },
+  ): Promise<PublishedCommand>;
+}
+
+/** The clock at the adapter edge; the kernel only ever sees its readings. */
+export type Clock = () => Date;

@@ -1,0 +1,120 @@
+import { BusClient } from '@writ/bus';
+import { hasErrorCode, type EventDraft, type EventEnvelope } from '@writ/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { append, createRig, disposeRig, ensureBusStreams, events, storedCommands, type Rig } from '../../test/rig.js';
+import { commandRequest, grantIssuedDraft, ingressDrafts, policyEvaluatedDraft, taskIds } from '../../test/task-fixtures.js';
+import { BusCommandPublisher } from '../outbound/bus.command-publisher.js';
+import { EventStoreTaskLog } from '../outbound/event-store.task-log.js';
+import type { TaskLog } from './ports.js';
+import { TaskEventHandler } from './task-event.handler.js';
+
+/**
+ * The handler against the real log and bus, without a consumer in the way:
+ * what a redelivery or a second orchestrator instance does to one event.
+ */
+
+let rig: Rig;
+let bus: BusClient;
+
+beforeAll(async () => {
+  rig = await createRig('handler');
+  await ensureBusStreams(rig);
+  bus = new BusClient(rig.nc);
+});
+
+afterAll(async () => {
+  await bus.close();
+  await disposeRig(rig);
+});
+
+/** A task log that lets something else happen between the handler's read and its append. */
+class RacingLog implements TaskLog {
+  #raced = false;
+  constructor(
+    private readonly inner: TaskLog,
+    private readonly meanwhile: () => Promise<void>,
+  ) {}
+
+  read(taskId: string) {
+    return this.inner.read(taskId);
+  }
+
+  async append(taskId: string, drafts: readonly EventDraft[], expectedSeq: number) {
+    if (!this.#raced) {
+      this.#raced = true;
+      await this.meanwhile();
+    }
+    return this.inner.append(taskId, drafts, expectedSeq);
+  }
+}
+
+function handler(log: TaskLog = new EventStoreTaskLog(rig.store)): TaskEventHandler {
+  return new TaskEventHandler({
+    log,
+    commands: new BusCommandPublisher(bus, rig.config.subjects),
+    clock: () => new Date(),
+    actorId: 'writ-orchestrator',
+    executorPrincipalId: 'writ-executor',
+  });
+}
+
+async function stored(taskId: string, type: string): Promise<EventEnvelope> {
+  const found = (await events(rig, taskId)).find((e) => e.event_type === type);
+  if (found === undefined) throw new Error(`no ${type} in ${taskId}`);
+  return found;
+}
+
+describe('TaskEventHandler against the real log', () => {
+  it('given an event handled once, when it is delivered again, then nothing new is appended and the command is only a duplicate', async () => {
+    const ids = taskIds(`redeliver-${Date.now()}`);
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    await append(rig, ids.task_id, ...ingressDrafts(ids, request), policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    const trigger = await stored(ids.task_id, 'policy.evaluated');
+
+    const first = await handler().handle(trigger);
+    const second = await handler().handle(trigger);
+
+    expect(first.appended).toEqual(['attempt.authorized']);
+    expect(second.appended).toEqual([]);
+    const authorized = await stored(ids.task_id, 'attempt.authorized');
+    const once = await handler().handle(authorized);
+    const twice = await handler().handle(authorized);
+    expect(once.published).toEqual([{ command: 'approvalIssueGrant', msgId: `${ids.attempt_id}:cmd:approval.issue-grant:1`, duplicate: false }]);
+    expect(twice.published).toEqual([{ command: 'approvalIssueGrant', msgId: `${ids.attempt_id}:cmd:approval.issue-grant:1`, duplicate: true }]);
+    expect((await storedCommands(rig, rig.config.subjects.approvalIssueGrant)).filter((c) => c['attempt_id'] === ids.attempt_id)).toHaveLength(1);
+  });
+
+  it('given a second instance finishes the same work between our read and our append, then our append is absorbed and the log holds it once', async () => {
+    const ids = taskIds(`race-same-${Date.now()}`);
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    await append(rig, ids.task_id, ...ingressDrafts(ids, request), policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    const trigger = await stored(ids.task_id, 'policy.evaluated');
+    const other = handler();
+
+    const outcome = await handler(new RacingLog(new EventStoreTaskLog(rig.store), async () => void (await other.handle(trigger)))).handle(trigger);
+
+    expect(outcome.appended).toEqual(['attempt.authorized']);
+    expect((await events(rig, ids.task_id)).filter((e) => e.event_type === 'attempt.authorized')).toHaveLength(1);
+  });
+
+  it('given another writer appends between our read and our append, then we lose with EVENTSTORE_CONFLICT, and the retry re-reads and decides on the new log', async () => {
+    const ids = taskIds(`race-other-${Date.now()}`);
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    await append(rig, ids.task_id, ...ingressDrafts(ids, request), policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    const trigger = await stored(ids.task_id, 'policy.evaluated');
+    const racing = handler(new RacingLog(new EventStoreTaskLog(rig.store), () => append(rig, ids.task_id, grantIssuedDraft(ids, request))));
+
+    let error: unknown;
+    try {
+      await racing.handle(trigger);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(hasErrorCode(error, 'EVENTSTORE_CONFLICT')).toBe(true);
+
+    const retried = await racing.handle(trigger);
+    expect(retried.appended).toEqual(['attempt.authorized', 'attempt.grant_attached']);
+    const log = (await events(rig, ids.task_id)).map((e) => e.event_type);
+    expect(log.filter((t) => t === 'attempt.authorized')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,70 @@
+import type { EventEnvelope } from '@writ/contracts';
+import type { Logger } from '@writ/telemetry';
+import { planTask, type CommandName } from './plan-task.js';
+import { OrchestratorError } from './orchestrator.errors.js';
+import type { Clock, CommandPublisher, TaskLog } from './ports.js';
+import { TaskView } from './task-view.js';
+
+export interface TaskEventHandlerOptions {
+  readonly log: TaskLog;
+  readonly commands: CommandPublisher;
+  readonly clock: Clock;
+  /** `actor_id` of the events the orchestrator appends. */
+  readonly actorId: string;
+  /** The principal grants are issued to (the executor fleet). */
+  readonly executorPrincipalId: string;
+  readonly logger?: Logger;
+}
+
+/** What handling one event did; returned for logs and tests. */
+export interface TaskEventOutcome {
+  readonly task_id: string;
+  readonly trigger: string;
+  /** Event types appended, in order (empty when the log already reflected everything). */
+  readonly appended: readonly string[];
+  /** Commands published, with whether the bus had already stored them. */
+  readonly published: ReadonlyArray<{ readonly command: CommandName; readonly msgId: string; readonly duplicate: boolean }>;
+}
+
+/**
+ * Handles one event of a task stream: load (read and fold the task) →
+ * decide (`planTask`, the kernel's deciders) → append (guarded by the length
+ * read: a lost race throws EVENTSTORE_CONFLICT, and the redelivery re-reads
+ * and finds the work done) → publish the command the event calls for, with a
+ * msg id derived from its cause.
+ */
+export class TaskEventHandler {
+  constructor(private readonly options: TaskEventHandlerOptions) {}
+
+  async handle(trigger: EventEnvelope): Promise<TaskEventOutcome> {
+    const { log, commands, clock } = this.options;
+    const taskId = trigger.task_id;
+    const events = await log.read(taskId);
+    const headSeq = events.length === 0 ? 0 : (events[events.length - 1] as EventEnvelope).task_seq;
+    if (trigger.task_seq > headSeq) {
+      throw new OrchestratorError('ORCHESTRATOR_LOG_BEHIND', `task ${taskId} reads up to ${headSeq}, but event ${trigger.task_seq} was delivered`, {
+        details: { task_id: taskId, head_seq: headSeq, event_seq: trigger.task_seq },
+      });
+    }
+    const view = TaskView.fold(taskId, events);
+    // The stored event is the one decided on (the delivered copy is only a pointer to it).
+    const stored = events.find((event) => event.task_seq === trigger.task_seq) ?? trigger;
+    const plan = planTask(view, {
+      trigger: stored,
+      now: clock().toISOString(),
+      actorId: this.options.actorId,
+      executorPrincipalId: this.options.executorPrincipalId,
+    });
+    if (plan.events.length > 0) await log.append(taskId, plan.events, headSeq);
+    const published: Array<{ command: CommandName; msgId: string; duplicate: boolean }> = [];
+    for (const command of plan.commands) {
+      const result = await commands.publish(command.command, command.payload, { msgId: command.msgId, causationId: stored.event_id, correlationId: taskId });
+      published.push({ command: command.command, msgId: command.msgId, duplicate: result.duplicate });
+    }
+    const outcome: TaskEventOutcome = { task_id: taskId, trigger: stored.event_type, appended: plan.events.map((event) => event.event_type), published };
+    if (outcome.appended.length > 0 || published.length > 0) {
+      this.options.logger?.info({ ...outcome, task_seq: stored.task_seq, ignored: view.ignored.length }, 'task event handled');
+    }
+    return outcome;
+  }
+}

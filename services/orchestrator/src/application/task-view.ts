@@ -1,0 +1,240 @@
+import {
+  CapabilityGrantClaims,
+  ExecutionCompleted,
+  Id,
+  PolicyEvaluated,
+  ReceiptResultCode,
+  Timestamp,
+  type EventEnvelope,
+} from '@writ/contracts';
+import {
+  approvalDecider,
+  attemptDecider,
+  grantDecider,
+  stepDecider,
+  taskDecider,
+  type ApprovalState,
+  type AttemptState,
+  type GrantState,
+  type StepState,
+  type TaskState,
+} from '@writ/kernel';
+import { z } from 'zod';
+
+/** The envelope fields the fold reads: a stored event, or one the planner is about to append. */
+export type LoggedEvent = Pick<
+  EventEnvelope,
+  'event_id' | 'event_type' | 'entity_type' | 'entity_id' | 'step_id' | 'attempt_id' | 'task_seq' | 'payload'
+>;
+
+/** A fact appended by another service, with where it sits in the task's order. */
+export interface Fact<T> {
+  readonly seq: number;
+  readonly event_id: string;
+  readonly value: T;
+}
+
+/** What the orchestrator needs of a receipt: which attempt it closes. */
+const ReceiptFactSchema = z.object({
+  receipt: z.object({ receipt_id: Id, attempt_id: Id, result_code: ReceiptResultCode }).loose(),
+});
+export type ReceiptFact = z.infer<typeof ReceiptFactSchema>['receipt'];
+
+/**
+ * `grant.issued` as the approval service appends it: the kernel's `{ claims, at }`
+ * plus the compact JWS the executor verifies (`jws`; the kernel's GrantEvent
+ * does not list it yet — see the README).
+ */
+const GrantIssuedPayload = z.object({ claims: CapabilityGrantClaims, jws: z.string().min(1).max(16 * 1024).optional(), at: Timestamp });
+
+const GrantRefusedPayload = z.object({ code: z.string().min(1).max(64), message: z.string().max(4_096) }).loose();
+
+export interface GrantView {
+  readonly grant_id: string;
+  readonly attempt_id: string;
+  readonly claims: CapabilityGrantClaims;
+  readonly jws: string | null;
+  readonly issued_seq: number;
+  /** The kernel's fold of the grant (uses claimed, revocation). */
+  state: GrantState;
+  /** The executor's last refusal of this grant, if any. */
+  refusal: { readonly code: string; readonly message: string } | null;
+  /** When the first use was claimed (the executor's clock, from the event). */
+  first_use_at: string | null;
+}
+
+export interface ApprovalView {
+  readonly approval_id: string;
+  state: ApprovalState;
+}
+
+export interface AttemptView {
+  readonly attempt_id: string;
+  state: AttemptState;
+  /** task_seq of the attempt's latest entry into awaiting_policy (0 before any). */
+  entry_seq: number;
+  /** task_seq of the last attempt event that applied (its current state's start). */
+  status_seq: number;
+  readonly policy: Fact<PolicyEvaluated>[];
+  readonly executions: Fact<ExecutionCompleted>[];
+  readonly receipts: Fact<ReceiptFact>[];
+}
+
+/** An event the fold could not place; kept for logs, never fatal. */
+export interface IgnoredEvent {
+  readonly seq: number;
+  readonly event_type: string;
+  readonly reason: 'malformed' | 'unplaced' | 'unknown_type';
+}
+
+const ENTRY_EVENTS = new Set(['attempt.awaiting_policy', 'attempt.policy_reentered']);
+
+function stringField(payload: Record<string, unknown>, key: string): string | undefined {
+  const value = payload[key];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * One task folded from its stream with the kernel's deciders: the task, its
+ * steps, attempts, approvals and grants, and the facts other services
+ * appended (`policy.evaluated`, `execution.completed`, `receipt.issued`)
+ * attached to the attempt they are about. Mutable only through `apply`, so
+ * the planner can fold what it is about to append exactly as a reader will.
+ */
+export class TaskView {
+  task: TaskState = taskDecider.initialState();
+  readonly steps = new Map<string, StepState>();
+  readonly attempts = new Map<string, AttemptView>();
+  readonly approvals = new Map<string, ApprovalView>();
+  readonly grants = new Map<string, GrantView>();
+  readonly ignored: IgnoredEvent[] = [];
+  headSeq = 0;
+
+  constructor(readonly taskId: string) {}
+
+  static fold(taskId: string, events: readonly LoggedEvent[]): TaskView {
+    const view = new TaskView(taskId);
+    for (const event of events) view.apply(event);
+    return view;
+  }
+
+  attempt(attemptId: string): AttemptView {
+    let view = this.attempts.get(attemptId);
+    if (view === undefined) {
+      view = { attempt_id: attemptId, state: attemptDecider.initialState(), entry_seq: 0, status_seq: 0, policy: [], executions: [], receipts: [] };
+      this.attempts.set(attemptId, view);
+    }
+    return view;
+  }
+
+  /** Grants issued for `attemptId`, in log order. */
+  grantsOf(attemptId: string): GrantView[] {
+    return [...this.grants.values()].filter((grant) => grant.attempt_id === attemptId);
+  }
+
+  apply(event: LoggedEvent): void {
+    this.headSeq = Math.max(this.headSeq, event.task_seq);
+    const domainEvent = { type: event.event_type, data: event.payload };
+    const [family] = event.event_type.split('.', 1);
+    switch (family) {
+      case 'task':
+        this.task = taskDecider.evolve(this.task, domainEvent);
+        return;
+      case 'step': {
+        const stepId = event.step_id ?? (event.entity_type === 'step' ? event.entity_id : stringField(event.payload, 'step_id'));
+        if (stepId === undefined) return this.ignore(event, 'unplaced');
+        this.steps.set(stepId, stepDecider.evolve(this.steps.get(stepId) ?? stepDecider.initialState(), domainEvent));
+        return;
+      }
+      case 'attempt': {
+        const attemptId = event.attempt_id ?? (event.entity_type === 'attempt' ? event.entity_id : stringField(event.payload, 'attempt_id'));
+        if (attemptId === undefined) return this.ignore(event, 'unplaced');
+        const attempt = this.attempt(attemptId);
+        const before = attempt.state;
+        attempt.state = attemptDecider.evolve(before, domainEvent);
+        if (attempt.state.anomalies === before.anomalies) attempt.status_seq = event.task_seq;
+        const entries = (state: AttemptState) => (state.status === 'initial' ? 0 : state.policy_entries);
+        if (ENTRY_EVENTS.has(event.event_type) && entries(attempt.state) > entries(before)) attempt.entry_seq = event.task_seq;
+        return;
+      }
+      case 'approval':
+        return this.applyApproval(event, domainEvent);
+      case 'grant':
+        return this.applyGrant(event);
+      default:
+        return this.applyFact(event);
+    }
+  }
+
+  private applyApproval(event: LoggedEvent, domainEvent: { type: string; data: unknown }): void {
+    const approvalId = event.entity_type === 'approval' ? event.entity_id : stringField(event.payload, 'approval_id');
+    if (approvalId === undefined) return this.ignore(event, 'unplaced');
+    const approval = this.approvals.get(approvalId) ?? { approval_id: approvalId, state: approvalDecider.initialState() };
+    approval.state = approvalDecider.evolve(approval.state, domainEvent);
+    this.approvals.set(approvalId, approval);
+  }
+
+  private applyGrant(event: LoggedEvent): void {
+    if (event.event_type === 'grant.issued') {
+      const parsed = GrantIssuedPayload.safeParse(event.payload);
+      if (!parsed.success) return this.ignore(event, 'malformed');
+      const { claims, jws, at } = parsed.data;
+      if (this.grants.has(claims.jti)) return this.ignore(event, 'unplaced');
+      this.grants.set(claims.jti, {
+        grant_id: claims.jti,
+        attempt_id: claims.attempt_id,
+        claims,
+        jws: jws ?? null,
+        issued_seq: event.task_seq,
+        // The kernel's grant.issued is `{ claims, at }`; the JWS rides beside it.
+        state: grantDecider.evolve(grantDecider.initialState(), { type: 'grant.issued', data: { claims, at } }),
+        refusal: null,
+        first_use_at: null,
+      });
+      return;
+    }
+    const grantId = event.entity_type === 'grant' ? event.entity_id : stringField(event.payload, 'grant_id');
+    const grant = grantId === undefined ? undefined : this.grants.get(grantId);
+    if (grant === undefined) return this.ignore(event, 'unplaced');
+    const usesBefore = grant.state.status === 'initial' ? 0 : grant.state.uses.length;
+    grant.state = grantDecider.evolve(grant.state, { type: event.event_type, data: event.payload });
+    if (event.event_type === 'grant.use_claimed' && grant.state.status !== 'initial' && grant.state.uses.length > usesBefore) {
+      grant.first_use_at ??= grant.state.uses[0]?.at ?? null;
+    }
+    if (event.event_type === 'grant.refused') {
+      const refusal = GrantRefusedPayload.safeParse(event.payload);
+      grant.refusal = refusal.success ? { code: refusal.data.code, message: refusal.data.message } : { code: 'GRANT_REFUSED', message: 'the executor refused the grant' };
+    }
+  }
+
+  private applyFact(event: LoggedEvent): void {
+    switch (event.event_type) {
+      case 'policy.evaluated': {
+        const parsed = PolicyEvaluated.safeParse(event.payload);
+        if (!parsed.success) return this.ignore(event, 'malformed');
+        this.attempt(parsed.data.policy_result.attempt_id).policy.push({ seq: event.task_seq, event_id: event.event_id, value: parsed.data });
+        return;
+      }
+      case 'execution.completed': {
+        const parsed = ExecutionCompleted.safeParse(event.payload);
+        if (!parsed.success) return this.ignore(event, 'malformed');
+        const attemptId = event.attempt_id ?? this.grants.get(parsed.data.grant_id)?.attempt_id;
+        if (attemptId === undefined) return this.ignore(event, 'unplaced');
+        this.attempt(attemptId).executions.push({ seq: event.task_seq, event_id: event.event_id, value: parsed.data });
+        return;
+      }
+      case 'receipt.issued': {
+        const parsed = ReceiptFactSchema.safeParse(event.payload);
+        if (!parsed.success) return this.ignore(event, 'malformed');
+        this.attempt(parsed.data.receipt.attempt_id).receipts.push({ seq: event.task_seq, event_id: event.event_id, value: parsed.data.receipt });
+        return;
+      }
+      default:
+        return this.ignore(event, 'unknown_type');
+    }
+  }
+
+  private ignore(event: LoggedEvent, reason: IgnoredEvent['reason']): void {
+    this.ignored.push({ seq: event.task_seq, event_type: event.event_type, reason });
+  }
+}

@@ -1,0 +1,100 @@
+import { COMMANDS, COMMANDS_STREAM, DLQ_STREAM, EVENTS_STREAM, INGRESS_STREAM } from '@writ/contracts';
+import { loadConfig } from '@writ/runtime';
+import { z } from 'zod';
+
+const GiB = 1024 ** 3;
+
+/** Dot-separated subject tokens, no wildcards: `writ`, `t_1a2b3c`, `staging.writ`. */
+const SubjectRoot = z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be dot-separated subject tokens without wildcards');
+const StreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"');
+const PrincipalId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a principal id (1-128 characters of A-Z, a-z, 0-9, "_" or "-")');
+const int = (min: number) => z.coerce.number().int().min(min);
+
+/**
+ * The orchestrator's configuration, read from the environment (variable
+ * names are the keys). Every subject derives from `WRIT_SUBJECT_ROOT`, so a
+ * test (or a second deployment on the same NATS) can run beside the real one.
+ */
+export const OrchestratorEnv = z.object({
+  WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  WRIT_HTTP_PORT: int(0).max(65_535).default(8082),
+  WRIT_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Replaces the leading `writ` of every subject (`<root>.evt.task.>`, `<root>.cmd.policy.evaluate`). */
+  WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
+  WRIT_EVENTS_STREAM: StreamName.default(EVENTS_STREAM),
+  /** Subject prefix of the event log; default `<root>.evt`. */
+  WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
+  WRIT_INGRESS_STREAM: StreamName.default(INGRESS_STREAM),
+  WRIT_COMMANDS_STREAM: StreamName.default(COMMANDS_STREAM),
+  WRIT_DLQ_STREAM: StreamName.default(DLQ_STREAM),
+  /** Byte bound of the event log (the server reserves it). */
+  WRIT_EVENTS_MAX_BYTES: int(1).default(10 * GiB),
+  /** Byte bound of each bus stream (ingress, commands, dead letters). */
+  WRIT_BUS_MAX_BYTES: int(1).default(GiB),
+  /** 1 on a single server, 3 in a cluster. */
+  WRIT_STREAM_REPLICAS: int(1).max(5).default(1),
+  /** Who the orchestrator's events are attributed to (`actor_id`). */
+  WRIT_ORCHESTRATOR_PRINCIPAL_ID: PrincipalId.default('writ-orchestrator'),
+  /** The executor fleet principal grants are issued to. */
+  WRIT_EXECUTOR_PRINCIPAL_ID: PrincipalId.default('writ-executor'),
+  /** Consumer tuning: handled attempts per event, first backoff delay, pull wait (bounds an idle graceful stop). */
+  WRIT_BUS_MAX_DELIVER: int(1).default(5),
+  WRIT_BUS_BACKOFF_INITIAL_MS: int(0).default(1_000),
+  WRIT_BUS_PULL_EXPIRES_MS: int(1_000).default(5_000),
+  WRIT_BUS_ACK_WAIT_MS: int(1_000).default(30_000),
+});
+export type OrchestratorEnv = z.output<typeof OrchestratorEnv>;
+
+/** The subjects the orchestrator binds and publishes to, all under one root. */
+export interface OrchestratorSubjects {
+  readonly root: string;
+  /** Prefix of the event log (`<root>.evt`). */
+  readonly events: string;
+  /** What the orchestrator consumes: every task's events. */
+  readonly taskEvents: string;
+  readonly policyEvaluate: string;
+  readonly approvalRequest: string;
+  readonly approvalIssueGrant: string;
+  readonly executorRun: string;
+  readonly receiptIssue: string;
+  readonly ingressAll: string;
+  readonly commandsAll: string;
+  readonly dlqAll: string;
+  /** Where undeliverable task events go. */
+  readonly deadLetter: string;
+}
+
+export interface OrchestratorConfig {
+  readonly env: OrchestratorEnv;
+  readonly subjects: OrchestratorSubjects;
+}
+
+/** `writ.cmd.policy.evaluate` → `<root>.cmd.policy.evaluate`. */
+export function underRoot(root: string, subject: string): string {
+  return subject.startsWith('writ.') ? `${root}.${subject.slice('writ.'.length)}` : subject;
+}
+
+export function orchestratorSubjects(env: OrchestratorEnv): OrchestratorSubjects {
+  const root = env.WRIT_SUBJECT_ROOT;
+  const events = env.WRIT_EVENTS_PREFIX ?? `${root}.evt`;
+  return Object.freeze({
+    root,
+    events,
+    taskEvents: `${events}.task.>`,
+    policyEvaluate: underRoot(root, COMMANDS.policyEvaluate),
+    approvalRequest: underRoot(root, COMMANDS.approvalRequest),
+    approvalIssueGrant: underRoot(root, COMMANDS.approvalIssueGrant),
+    executorRun: underRoot(root, COMMANDS.executorRun),
+    receiptIssue: underRoot(root, COMMANDS.receiptIssue),
+    ingressAll: `${root}.ingress.>`,
+    commandsAll: `${root}.cmd.>`,
+    dlqAll: `${root}.dlq.>`,
+    deadLetter: `${root}.dlq.orchestrator.task-events`,
+  });
+}
+
+/** Reads and validates the environment; fails fast (RUNTIME_CONFIG_INVALID) listing every bad variable. */
+export function loadOrchestratorConfig(env: Record<string, string | undefined> = process.env): OrchestratorConfig {
+  const parsed = loadConfig('orchestrator', OrchestratorEnv, env);
+  return Object.freeze({ env: parsed, subjects: orchestratorSubjects(parsed) });
+}

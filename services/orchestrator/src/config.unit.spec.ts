@@ -1,0 +1,47 @@
+import { hasErrorCode } from '@writ/contracts';
+import { describe, expect, it } from 'vitest';
+import { loadOrchestratorConfig } from './config.js';
+
+describe('orchestrator config', () => {
+  it('given no environment, then it uses the documented defaults and the real subjects', () => {
+    const { env, subjects } = loadOrchestratorConfig({});
+    expect(env).toMatchObject({
+      WRIT_NATS_URL: 'nats://127.0.0.1:4222',
+      WRIT_HTTP_PORT: 8082,
+      WRIT_SUBJECT_ROOT: 'writ',
+      WRIT_EVENTS_STREAM: 'WRIT_EVENTS',
+      WRIT_COMMANDS_STREAM: 'WRIT_COMMANDS',
+      WRIT_ORCHESTRATOR_PRINCIPAL_ID: 'writ-orchestrator',
+      WRIT_EXECUTOR_PRINCIPAL_ID: 'writ-executor',
+    });
+    expect(subjects).toMatchObject({
+      taskEvents: 'writ.evt.task.>',
+      policyEvaluate: 'writ.cmd.policy.evaluate',
+      approvalRequest: 'writ.cmd.approval.request',
+      approvalIssueGrant: 'writ.cmd.approval.issue-grant',
+      executorRun: 'writ.cmd.executor.run',
+      receiptIssue: 'writ.cmd.receipt.issue',
+      dlqAll: 'writ.dlq.>',
+    });
+  });
+
+  it('given a subject root, then every subject derives from it', () => {
+    const { subjects } = loadOrchestratorConfig({ WRIT_SUBJECT_ROOT: 't_abc' });
+    expect(Object.values(subjects).every((subject) => subject.startsWith('t_abc'))).toBe(true);
+    expect(subjects.policyEvaluate).toBe('t_abc.cmd.policy.evaluate');
+  });
+
+  it.each([
+    ['WRIT_HTTP_PORT', 'eighty'],
+    ['WRIT_SUBJECT_ROOT', 'writ.>'],
+    ['WRIT_EVENTS_STREAM', 'has space'],
+  ])('given %s=%j, then start-up fails with RUNTIME_CONFIG_INVALID', (key, value) => {
+    let error: unknown;
+    try {
+      loadOrchestratorConfig({ [key]: value });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(hasErrorCode(error, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+  });
+});

@@ -1,0 +1,38 @@
+import { Controller, Inject, type Type } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { busOptions, type ConsumerOptions, type JetStreamContext } from '@writ/bus';
+import { EventEnvelope, parseContract } from '@writ/contracts';
+import { TaskEventHandler } from '../application/task-event.handler.js';
+
+/**
+ * How the bus treats each failure of the task-event handler (STYLE.md: one
+ * mapping table per adapter). Codes not listed use the bus defaults:
+ * CONTRACT_INVALID dead-lettered at once, EVENTSTORE_CONFLICT retried soon
+ * (re-read, re-decide), anything else retried with backoff, then dead-lettered.
+ */
+export const TASK_EVENT_ERROR_ACTIONS = Object.freeze({
+  ORCHESTRATOR_LOG_BEHIND: 'retry-soon',
+  ORCHESTRATOR_TASK_UNKNOWN: 'dead-letter',
+  ORCHESTRATOR_GRANT_JWS_MISSING: 'dead-letter',
+  EVENTSTORE_CHAIN_BROKEN: 'dead-letter',
+} as const);
+
+/**
+ * The JetStream listener of every task's events. Made per app because its
+ * subject comes from configuration (`<root>.evt.task.>`): parse the envelope
+ * with the contract → the handler → ack (the bus acks on return, and maps a
+ * thrown code through the table above).
+ */
+export function createTaskEventsListener(pattern: string, consumer: ConsumerOptions): Type {
+  @Controller()
+  class TaskEventsListener {
+    constructor(@Inject(TaskEventHandler) private readonly handler: TaskEventHandler) {}
+
+    @EventPattern<string>(pattern, busOptions({ ...consumer, errorActions: { ...TASK_EVENT_ERROR_ACTIONS, ...consumer.errorActions } }))
+    async onTaskEvent(@Payload() body: unknown, @Ctx() _context: JetStreamContext): Promise<void> {
+      const event = parseContract('EventEnvelope', EventEnvelope, body);
+      await this.handler.handle(event);
+    }
+  }
+  return TaskEventsListener;
+}

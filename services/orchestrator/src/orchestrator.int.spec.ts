@@ -1,0 +1,238 @@
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@writ/testing';
+import {
+  approvalRequestedDraft,
+  approvalResolvedDraft,
+  commandRequest,
+  executionCompletedDraft,
+  grantIssuedDraft,
+  ingressDrafts,
+  policyEvaluatedDraft,
+  receiptIssuedDraft,
+  taskIds,
+  useClaimedDraft,
+  writeRequest,
+  type TaskIds,
+} from '../test/task-fixtures.js';
+import { append, createRig, disposeRig, events, startApp, stopApp, storedCommands, waitForCommand, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
+import { approvalIdFor } from './application/ids.js';
+import type { OrchestratorApp } from './bootstrap.js';
+
+/**
+ * The orchestrator as a real service: started in-process on its own subject
+ * root and streams, driven by appending to the real JetStream log the events
+ * the other services would append, observed through the log and the commands
+ * stream. Waits are on events and checkpoints, never sleeps.
+ */
+
+let rig: Rig;
+let orchestrator: OrchestratorApp;
+const name = (suffix: string) => `${suffix}-${Math.random().toString(16).slice(2, 8)}`;
+
+beforeAll(async () => {
+  rig = await createRig('int');
+  orchestrator = await startApp(rig);
+});
+
+afterAll(async () => {
+  await disposeRig(rig);
+});
+
+const subjects = () => rig.config.subjects;
+const types = async (ids: TaskIds) => (await events(rig, ids.task_id)).map((e) => e.event_type);
+const count = (list: string[], type: string) => list.filter((t) => t === type).length;
+
+/** Ingress's events for a new task, then waits for the EvaluatePolicy they call for. */
+async function newTask(ids: TaskIds, request: ReturnType<typeof commandRequest>): Promise<void> {
+  await append(rig, ids.task_id, ...ingressDrafts(ids, request));
+  await waitForCommand(rig, subjects().policyEvaluate, ids.attempt_id);
+}
+
+/** Takes an allowed task to an attached grant, through the service. */
+async function toGrantAttached(ids: TaskIds, request: ReturnType<typeof commandRequest>) {
+  await newTask(ids, request);
+  await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+  await waitForCommand(rig, subjects().approvalIssueGrant, ids.attempt_id);
+  const grant = grantIssuedDraft(ids, request);
+  await append(rig, ids.task_id, grant);
+  await waitForEvents(rig, ids.task_id, 'attempt.grant_attached');
+  return grant;
+}
+
+describe('orchestrator service: health', () => {
+  it('answers /healthz, and /readyz once NATS is connected, the streams exist and the consumer is bound', async () => {
+    const health = await fetch(`${orchestrator.url}/healthz`);
+    expect(health.status).toBe(200);
+    const ready = await fetch(`${orchestrator.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ ready: true, checks: { nats_connected: true, streams_ensured: true, bus: 'connected', consumers_bound: ['orchestrator'] } });
+  });
+});
+
+describe('orchestrator service: the governed path', () => {
+  it('given a new attempt, then it asks policy; allow → attempt.authorized and IssueGrant to the executor fleet', async () => {
+    const ids = taskIds(name('allow'));
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    await append(rig, ids.task_id, ...ingressDrafts(ids, request));
+    const evaluate = await waitForCommand(rig, subjects().policyEvaluate, ids.attempt_id);
+    expect(evaluate).toMatchObject({ ...ids, policy_profile: 'local_edit_allowed', files_owned: ['**'], action_request: { action_request_id: request.action_request_id } });
+
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    const [authorized] = await waitForEvents(rig, ids.task_id, 'attempt.authorized');
+    expect(authorized).toMatchObject({ attempt_id: ids.attempt_id, actor_type: 'service', actor_id: 'writ-orchestrator', correlation_id: ids.task_id, payload: { via: 'policy_allow' } });
+    const grant = await waitForCommand(rig, subjects().approvalIssueGrant, ids.attempt_id);
+    expect(grant).toMatchObject({ ...ids, issued_to: 'writ-executor', approval_id: null, policy_result_id: `pr-${ids.attempt_id}-1` });
+  });
+
+  it('given require_approval → the attempt awaits approval and RequestApproval is issued; approval.granted → the SAME attempt is authorized', async () => {
+    const ids = taskIds(name('approve'));
+    const request = commandRequest(ids, ['rm', '-rf', 'build']);
+    await newTask(ids, request);
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    const [waiting] = await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
+    const approvalId = approvalIdFor(ids.task_id, ids.attempt_id, 1);
+    expect(waiting?.payload).toMatchObject({ approval_id: approvalId });
+    const asked = await waitForCommand(rig, subjects().approvalRequest, ids.attempt_id);
+    expect(asked).toMatchObject({ approval_id: approvalId, requested_by: 'agent-1', risk_band: 'high' });
+
+    const requested = approvalRequestedDraft(ids, approvalId);
+    await append(rig, ids.task_id, requested);
+    await append(rig, ids.task_id, approvalResolvedDraft(ids, approvalId, requested, 'grant'));
+    const [authorized] = await waitForEvents(rig, ids.task_id, 'attempt.authorized');
+    expect(authorized).toMatchObject({ attempt_id: ids.attempt_id, payload: { via: 'approval', approval_id: approvalId } });
+    expect(await waitForCommand(rig, subjects().approvalIssueGrant, ids.attempt_id)).toMatchObject({ approval_id: approvalId });
+    expect(count(await types(ids), 'attempt.created')).toBe(1);
+  });
+
+  it('given approval.denied → the attempt fails approval_denied and IssueReceipt(approval_denied); its receipt fails step and task', async () => {
+    const ids = taskIds(name('deny-approval'));
+    const request = commandRequest(ids, ['rm', '-rf', 'build']);
+    await newTask(ids, request);
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
+    const approvalId = approvalIdFor(ids.task_id, ids.attempt_id, 1);
+    const requested = approvalRequestedDraft(ids, approvalId);
+    await append(rig, ids.task_id, requested, approvalResolvedDraft(ids, approvalId, requested, 'deny'));
+    await waitForEvents(rig, ids.task_id, 'attempt.approval_denied');
+    expect(await waitForCommand(rig, subjects().receiptIssue, ids.attempt_id)).toMatchObject({ ...ids, cause: 'approval_denied' });
+    await append(rig, ids.task_id, receiptIssuedDraft(ids, 'refused', { cause: 'approval_denied' }));
+    await waitForEvents(rig, ids.task_id, 'task.failed');
+    expect(await types(ids)).toEqual(expect.arrayContaining(['step.attempt_closed', 'step.failed', 'task.failed']));
+  });
+
+  it('given policy denies → attempt.policy_denied and IssueReceipt(policy_denied); nothing is granted', async () => {
+    const ids = taskIds(name('deny'));
+    const request = commandRequest(ids, ['rm', '-rf', 'build'], 'destructive_denied');
+    await newTask(ids, request);
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'destructive_denied'));
+    const [denied] = await waitForEvents(rig, ids.task_id, 'attempt.policy_denied');
+    expect(denied?.payload).toMatchObject({ reasons: [{ code: 'destructive_command' }] });
+    expect(await waitForCommand(rig, subjects().receiptIssue, ids.attempt_id)).toMatchObject({ cause: 'policy_denied' });
+    await waitForIdle(rig);
+    expect((await storedCommands(rig, subjects().approvalIssueGrant)).filter((c) => c['attempt_id'] === ids.attempt_id)).toEqual([]);
+  });
+
+  it('given policy downgrades a write → attempt.downgraded and IssueGrant for the rewritten read', async () => {
+    const ids = taskIds(name('downgrade'));
+    const request = writeRequest(ids);
+    await append(rig, ids.task_id, ...ingressDrafts(ids, request));
+    await waitForCommand(rig, subjects().policyEvaluate, ids.attempt_id);
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'readonly_analysis'));
+    const [downgraded] = await waitForEvents(rig, ids.task_id, 'attempt.downgraded');
+    expect(downgraded?.payload).toMatchObject({ action_request: { action_class: 'read_local' }, restricted_mode: 'readonly' });
+    expect(await waitForCommand(rig, subjects().approvalIssueGrant, ids.attempt_id)).toMatchObject({ action_request: { action_class: 'read_local' } });
+  });
+
+  it('given grant.issued → attempt.grant_attached and RunAction with the grant JWS; then claim, completion and receipt close the attempt, step and task', async () => {
+    const ids = taskIds(name('run'));
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    const grant = await toGrantAttached(ids, request);
+    const run = await waitForCommand(rig, subjects().executorRun, ids.attempt_id);
+    expect(run).toMatchObject({ ...ids, grant_id: `gnt-${ids.attempt_id}`, grant_jws: (grant.payload as { jws: string }).jws, action_request: { action_request_id: request.action_request_id } });
+
+    await append(rig, ids.task_id, useClaimedDraft(ids, grant, request));
+    await waitForEvents(rig, ids.task_id, 'attempt.executing');
+    await append(rig, ids.task_id, executionCompletedDraft(ids));
+    const [pending] = await waitForEvents(rig, ids.task_id, 'attempt.receipt_pending');
+    expect(pending?.payload).toMatchObject({ result_code: 'succeeded' });
+    expect(await waitForCommand(rig, subjects().receiptIssue, ids.attempt_id)).toMatchObject({ ...ids, cause: 'settled' });
+
+    await append(rig, ids.task_id, receiptIssuedDraft(ids, 'succeeded'));
+    await waitForEvents(rig, ids.task_id, 'task.completed');
+    const log = await types(ids);
+    expect(log.slice(-3)).toEqual(['attempt.succeeded', 'step.succeeded', 'task.completed']);
+    expect(log.indexOf('attempt.observing')).toBeLessThan(log.indexOf('attempt.receipt_pending'));
+  });
+
+  it('given an unknown outcome → the attempt stays observing, IssueReceipt is issued, the receipt is recorded, and the action is never run again', async () => {
+    const ids = taskIds(name('unknown'));
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    const grant = await toGrantAttached(ids, request);
+    await append(rig, ids.task_id, useClaimedDraft(ids, grant, request), executionCompletedDraft(ids, { outcome: 'unknown' }));
+    await waitForEvents(rig, ids.task_id, 'attempt.observing');
+    expect(await waitForCommand(rig, subjects().receiptIssue, ids.attempt_id)).toMatchObject({ cause: 'settled' });
+    await append(rig, ids.task_id, receiptIssuedDraft(ids, 'unknown_outcome'));
+    await waitForEvents(rig, ids.task_id, 'attempt.unknown_outcome_receipted');
+    await waitForIdle(rig);
+    const log = await types(ids);
+    expect(log).not.toContain('attempt.receipt_pending');
+    expect(log).not.toContain('task.completed');
+    const runs = rig.published.filter((p) => p.subject === subjects().executorRun && p.payload['attempt_id'] === ids.attempt_id);
+    expect(runs).toHaveLength(1);
+  });
+});
+
+describe('orchestrator service: idempotence and competition', () => {
+  it('dead-letters an event that is not an envelope (CONTRACT_INVALID), so error codes reach the ack table', async () => {
+    const dlq = rig.config.env.WRIT_DLQ_STREAM;
+    const subject = `${subjects().events}.task.${name('garbage')}`;
+    const h = natsHeaders();
+    h.set('Nats-Msg-Id', subject);
+    await rig.nc.request(subject, new TextEncoder().encode('{"not":"an envelope"}'), { headers: h, timeout: 5_000 });
+    const letter = await waitFor(async () => (await rig.jsm.streams.getMessage(dlq, { last_by_subj: subjects().deadLetter }).catch(() => null)) ?? undefined, {
+      what: 'the dead letter',
+    });
+    expect(letter.header.get('Writ-Dlq-Error-Code')).toBe('CONTRACT_INVALID');
+    expect(letter.header.get('Writ-Dlq-Reason')).toBe('terminal');
+  });
+
+  it('two instances on the same durable yield one outcome per event and one command per step', async () => {
+    const second = await startApp(rig);
+    try {
+      const tasks = Array.from({ length: 4 }, (_, i) => {
+        const ids = taskIds(name(`compete${i}`));
+        return { ids, request: commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']) };
+      });
+      // given both instances handle these tasks' events as they come
+      await Promise.all(tasks.map(({ ids, request }) => append(rig, ids.task_id, ...ingressDrafts(ids, request))));
+      await Promise.all(tasks.map(({ ids }) => waitForCommand(rig, subjects().policyEvaluate, ids.attempt_id)));
+      await Promise.all(tasks.map(({ ids, request }) => append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'))));
+      await Promise.all(tasks.map(({ ids }) => waitForCommand(rig, subjects().approvalIssueGrant, ids.attempt_id)));
+      await Promise.all(
+        tasks.map(async ({ ids, request }) => {
+          const grant = grantIssuedDraft(ids, request);
+          await append(rig, ids.task_id, grant);
+          await waitForCommand(rig, subjects().executorRun, ids.attempt_id);
+          await append(rig, ids.task_id, useClaimedDraft(ids, grant, request), executionCompletedDraft(ids));
+        }),
+      );
+      await Promise.all(tasks.map(({ ids }) => waitForCommand(rig, subjects().receiptIssue, ids.attempt_id)));
+      await Promise.all(tasks.map(({ ids }) => append(rig, ids.task_id, receiptIssuedDraft(ids, 'succeeded'))));
+      await Promise.all(tasks.map(({ ids }) => waitForEvents(rig, ids.task_id, 'task.completed')));
+      await waitForIdle(rig);
+      // then each step happened once per task, and each command was stored once
+      for (const { ids } of tasks) {
+        const log = await types(ids);
+        for (const type of ['attempt.authorized', 'attempt.grant_attached', 'attempt.executing', 'attempt.observing', 'attempt.receipt_pending', 'attempt.succeeded', 'step.succeeded', 'task.completed']) {
+          expect(count(log, type), `${ids.task_id} ${type}`).toBe(1);
+        }
+        for (const subject of [subjects().policyEvaluate, subjects().approvalIssueGrant, subjects().executorRun, subjects().receiptIssue]) {
+          expect((await storedCommands(rig, subject)).filter((c) => c['attempt_id'] === ids.attempt_id), `${ids.task_id} ${subject}`).toHaveLength(1);
+        }
+      }
+    } finally {
+      await stopApp(rig, second);
+    }
+  });
+});

@@ -1,0 +1,84 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { BusClient } from '@writ/bus';
+import type { EventStore } from '@writ/eventstore';
+import type { Logger } from '@writ/telemetry';
+import type { Clock, CommandPublisher, TaskLog } from './application/ports.js';
+import { TaskEventHandler } from './application/task-event.handler.js';
+import type { OrchestratorConfig } from './config.js';
+import { HealthController } from './inbound/health.controller.js';
+import { createTaskEventsListener } from './inbound/task-events.listener.js';
+import { BusCommandPublisher } from './outbound/bus.command-publisher.js';
+import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
+import { Readiness } from './outbound/readiness.js';
+
+export const TASK_LOG = Symbol.for('writ.orchestrator.TaskLog');
+export const COMMAND_PUBLISHER = Symbol.for('writ.orchestrator.CommandPublisher');
+export const CLOCK = Symbol.for('writ.orchestrator.Clock');
+
+/** The durable consumer every orchestrator instance shares (competing consumers, one per process at a time). */
+export const ORCHESTRATOR_DURABLE = 'orchestrator';
+
+/** The resources the bootstrap opened (async) and hands to the composition root. */
+export interface OrchestratorResources {
+  readonly config: OrchestratorConfig;
+  readonly nc: NatsConnection;
+  readonly store: EventStore;
+  readonly readiness: Readiness;
+  readonly logger: Logger;
+  readonly clock?: Clock;
+}
+
+/** Drains the NATS connection last, after the bus server has stopped and acked its in-flight work. */
+class NatsConnectionLifecycle implements OnApplicationShutdown {
+  constructor(private readonly nc: NatsConnection) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.nc.isClosed()) await this.nc.drain();
+  }
+}
+
+/** Composition root: ports bound to adapters, the listener bound to its configured subject. */
+@Module({})
+export class OrchestratorModule {
+  static register(resources: OrchestratorResources): DynamicModule {
+    const { config, nc, store, readiness, logger } = resources;
+    const env = config.env;
+    const listener = createTaskEventsListener(config.subjects.taskEvents, {
+      stream: env.WRIT_EVENTS_STREAM,
+      durable: ORCHESTRATOR_DURABLE,
+      deadLetterSubject: config.subjects.deadLetter,
+      // One at a time per process: first deliveries keep each task's order.
+      concurrency: 1,
+      maxDeliver: env.WRIT_BUS_MAX_DELIVER,
+      ackWaitMs: env.WRIT_BUS_ACK_WAIT_MS,
+      backoff: { initialMs: env.WRIT_BUS_BACKOFF_INITIAL_MS },
+      pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS,
+    });
+    return {
+      module: OrchestratorModule,
+      controllers: [HealthController, listener],
+      providers: [
+        { provide: Readiness, useValue: readiness },
+        { provide: NatsConnectionLifecycle, useValue: new NatsConnectionLifecycle(nc) },
+        { provide: BusClient, useFactory: () => new BusClient(nc) },
+        { provide: CLOCK, useValue: resources.clock ?? (() => new Date()) },
+        { provide: TASK_LOG, useFactory: () => new EventStoreTaskLog(store) },
+        { provide: COMMAND_PUBLISHER, useFactory: (bus: BusClient) => new BusCommandPublisher(bus, config.subjects), inject: [BusClient] },
+        {
+          provide: TaskEventHandler,
+          useFactory: (log: TaskLog, commands: CommandPublisher, clock: Clock) =>
+            new TaskEventHandler({
+              log,
+              commands,
+              clock,
+              actorId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID,
+              executorPrincipalId: env.WRIT_EXECUTOR_PRINCIPAL_ID,
+              logger,
+            }),
+          inject: [TASK_LOG, COMMAND_PUBLISHER, CLOCK],
+        },
+      ],
+    };
+  }
+}

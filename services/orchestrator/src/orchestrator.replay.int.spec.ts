@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { append, createRig, disposeRig, events, startApp, stopApp, waitForCommand, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
+import { commandRequest, executionCompletedDraft, grantIssuedDraft, ingressDrafts, policyEvaluatedDraft, receiptIssuedDraft, taskIds, useClaimedDraft } from '../test/task-fixtures.js';
+import type { OrchestratorApp } from './bootstrap.js';
+
+/**
+ * Redelivery of a whole log: a settled task, then the orchestrator restarted
+ * on a fresh durable (every event delivered again). On its own streams, so
+ * only this task is replayed.
+ */
+
+let rig: Rig;
+let orchestrator: OrchestratorApp;
+
+beforeAll(async () => {
+  rig = await createRig('replay');
+  orchestrator = await startApp(rig);
+});
+
+afterAll(async () => {
+  await disposeRig(rig);
+});
+
+describe('orchestrator service: replay', () => {
+  it('given a settled task, when a fresh durable redelivers every event, then nothing is appended and no command is published for it', async () => {
+    const subjects = rig.config.subjects;
+    const ids = taskIds(`replay-${Date.now()}`);
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    await append(rig, ids.task_id, ...ingressDrafts(ids, request));
+    await waitForCommand(rig, subjects.policyEvaluate, ids.attempt_id);
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    await waitForCommand(rig, subjects.approvalIssueGrant, ids.attempt_id);
+    const grant = grantIssuedDraft(ids, request);
+    await append(rig, ids.task_id, grant);
+    await waitForCommand(rig, subjects.executorRun, ids.attempt_id);
+    await append(rig, ids.task_id, useClaimedDraft(ids, grant, request), executionCompletedDraft(ids));
+    await waitForCommand(rig, subjects.receiptIssue, ids.attempt_id);
+    await append(rig, ids.task_id, receiptIssuedDraft(ids, 'succeeded'));
+    await waitForEvents(rig, ids.task_id, 'task.completed');
+    await waitForIdle(rig);
+    const before = await events(rig, ids.task_id);
+    const publishedBefore = rig.published.length;
+
+    // when the orchestrator restarts on a new durable, every event of the log is delivered again
+    await stopApp(rig, orchestrator);
+    await rig.jsm.consumers.delete(rig.config.env.WRIT_EVENTS_STREAM, 'orchestrator');
+    orchestrator = await startApp(rig);
+    await waitForIdle(rig);
+
+    // then the settled task gained no event, and not even a deduplicated command was sent
+    expect((await events(rig, ids.task_id)).map((e) => e.event_id)).toEqual(before.map((e) => e.event_id));
+    expect(rig.published).toHaveLength(publishedBefore);
+  });
+});

@@ -1,0 +1,127 @@
+import { sha256Hex } from '@writ/crypto';
+import type { EvaluatePolicy, EventDraft, EventEnvelope, PolicyOutcome } from '@writ/contracts';
+import { attemptDecider, type AttemptState } from '@writ/kernel';
+import type { Logger } from '@writ/telemetry';
+import { evaluateCommand } from './policy-evaluation.js';
+import type { Clock, TaskLog } from './ports.js';
+import { PolicyServiceError } from './policy-service.errors.js';
+
+export interface EvaluatePolicyHandlerOptions {
+  readonly log: TaskLog;
+  readonly clock: Clock;
+  /** The policy engine's principal. */
+  readonly principalId: string;
+  readonly logger?: Logger;
+}
+
+export type EvaluationOutcome =
+  | { readonly status: 'evaluated'; readonly outcome: PolicyOutcome; readonly policy_result_id: string; readonly event_id: string }
+  /** This policy entry of the attempt already has its `policy.evaluated` (a redelivery). */
+  | { readonly status: 'duplicate'; readonly event_id: string }
+  /** The attempt no longer awaits policy (it moved on): nothing to evaluate. */
+  | { readonly status: 'stale'; readonly attempt_status: string };
+
+/** What policy needs to know of the attempt, folded from the task stream. */
+export interface AttemptPolicyState {
+  readonly state: AttemptState;
+  /** The event that opened the current policy entry (attempt.awaiting_policy or attempt.policy_reentered). */
+  readonly entry: EventEnvelope | null;
+  /** `policy.evaluated` already appended for the current entry, if any. */
+  readonly evaluated: EventEnvelope | null;
+}
+
+const ENTRY_EVENTS = new Set(['attempt.awaiting_policy', 'attempt.policy_reentered']);
+
+function attemptIdOf(event: EventEnvelope): string | undefined {
+  if (event.attempt_id !== undefined) return event.attempt_id;
+  return event.entity_type === 'attempt' ? event.entity_id : undefined;
+}
+
+/** Folds one attempt, its latest policy entry and whether that entry was already evaluated. */
+export function foldAttemptPolicy(events: readonly EventEnvelope[], attemptId: string): AttemptPolicyState {
+  let state: AttemptState = attemptDecider.initialState();
+  let entry: EventEnvelope | null = null;
+  let evaluated: EventEnvelope | null = null;
+  for (const event of events) {
+    if (event.event_type.startsWith('attempt.') && attemptIdOf(event) === attemptId) {
+      const before = state.status === 'initial' ? 0 : state.policy_entries;
+      state = attemptDecider.evolve(state, { type: event.event_type, data: event.payload });
+      if (ENTRY_EVENTS.has(event.event_type) && state.status !== 'initial' && state.policy_entries > before) {
+        entry = event;
+        evaluated = null;
+      }
+    } else if (event.event_type === 'policy.evaluated' && entry !== null) {
+      const result = (event.payload as { policy_result?: { attempt_id?: unknown } }).policy_result;
+      if (result?.attempt_id === attemptId) evaluated = event;
+    }
+  }
+  return { state, entry, evaluated };
+}
+
+const digest = (...parts: readonly (string | number)[]) => sha256Hex(parts.join(':')).slice(0, 32);
+
+/**
+ * Handles `<root>.cmd.policy.evaluate`: load (read the task, fold the
+ * attempt) → decide (the kernel's pure evaluation) → append
+ * `policy.evaluated` with the key `<attempt_id>:policy.evaluated:<n>`, n being
+ * the attempt's policy entry (re-entries count), guarded by the length read.
+ * A redelivered command finds its entry evaluated and appends nothing; a lost
+ * race throws EVENTSTORE_CONFLICT and the retry re-reads.
+ */
+export class EvaluatePolicyHandler {
+  constructor(private readonly options: EvaluatePolicyHandlerOptions) {}
+
+  async handle(command: EvaluatePolicy): Promise<EvaluationOutcome> {
+    const { log, clock, principalId } = this.options;
+    const events = await log.read(command.task_id);
+    const { state, entry, evaluated } = foldAttemptPolicy(events, command.attempt_id);
+    if (state.status === 'initial') {
+      throw new PolicyServiceError('POLICY_ATTEMPT_UNKNOWN', `task ${command.task_id} has no attempt ${command.attempt_id}`, {
+        details: { task_id: command.task_id, attempt_id: command.attempt_id },
+      });
+    }
+    if (evaluated !== null) return { status: 'duplicate', event_id: evaluated.event_id };
+    if (state.status !== 'awaiting_policy' || entry === null || state.action_request === null) return { status: 'stale', attempt_status: state.status };
+    // The log is the authority on what awaits policy; the command only points at it.
+    const request = state.action_request;
+    if (request.action_request_id !== command.action_request.action_request_id) {
+      throw new PolicyServiceError('POLICY_REQUEST_MISMATCH', `attempt ${command.attempt_id} awaits policy for ${request.action_request_id}, not ${command.action_request.action_request_id}`, {
+        details: { expected: request.action_request_id, actual: command.action_request.action_request_id },
+      });
+    }
+
+    const n = state.policy_entries;
+    const key = `${command.attempt_id}:policy.evaluated:${n}`;
+    const now = clock().toISOString();
+    const evaluation = evaluateCommand(command, request, {
+      policy_result_id: `pr-${digest(command.task_id, command.attempt_id, n)}`,
+      decision_id: `dec-${digest(command.task_id, command.attempt_id, n)}`,
+      now,
+      evaluated_by: principalId,
+    });
+    const draft: EventDraft = {
+      event_id: `pol-${digest(command.task_id, key)}`,
+      schema_version: 1,
+      event_type: 'policy.evaluated',
+      entity_type: 'decision',
+      entity_id: evaluation.decision.decision_id,
+      step_id: command.step_id,
+      attempt_id: command.attempt_id,
+      occurred_at: now,
+      actor_type: 'service',
+      actor_id: principalId,
+      payload: evaluation,
+      causation_id: entry.event_id,
+      correlation_id: command.task_id,
+      idempotency_key: key,
+    };
+    const headSeq = events.length === 0 ? 0 : (events[events.length - 1] as EventEnvelope).task_seq;
+    await log.append(command.task_id, [draft], headSeq);
+    const result = evaluation.policy_result;
+    this.options.logger?.info(
+      { task_id: command.task_id, attempt_id: command.attempt_id, entry: n, outcome: result.outcome, matched_rules: result.matched_rules },
+      'policy evaluated',
+    );
+    return { status: 'evaluated', outcome: result.outcome, policy_result_id: result.policy_result_id, event_id: draft.event_id };
+  }
+}

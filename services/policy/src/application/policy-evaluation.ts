@@ -1,0 +1,126 @@
+import {
+  LIMITS,
+  PolicyEvaluated,
+  hasErrorCode,
+  parseContract,
+  type ActionRequest,
+  type EvaluatePolicy,
+  type PolicyResult,
+  type RiskBand,
+} from '@writ/contracts';
+import { builtinPolicyProfile, classifyRisk, evaluatePolicy, toPolicyResult, type PolicyProfile } from '@writ/kernel';
+
+/** Ids and the clock reading of one evaluation, derived by the caller from the attempt and its policy entry. */
+export interface EvaluationMetadata {
+  readonly policy_result_id: string;
+  readonly decision_id: string;
+  /** RFC 3339, read at the adapter edge. */
+  readonly now: string;
+  /** The policy engine's principal. */
+  readonly evaluated_by: string;
+}
+
+/** Failures of evaluation that are the request's or the task's fault: recorded as a deny, never a crash. */
+const REFUSED_AS_DENY = ['POLICY_PROFILE_UNKNOWN', 'POLICY_PROFILE_INVALID', 'POLICY_FACTS_INVALID'] as const;
+type RefusalCode = (typeof REFUSED_AS_DENY)[number];
+
+const clip = (text: string, max: number = LIMITS.text) => (text.length > max ? `${text.slice(0, max - 3)}...` : text);
+
+/** A Ref-safe spelling of a requested profile name (no whitespace or control characters). */
+function refToken(name: string): string {
+  return name.replace(/[\s\x00-\x1f\x7f]/g, '_').slice(0, 128) || 'unnamed';
+}
+
+function riskOf(request: ActionRequest): RiskBand {
+  try {
+    return classifyRisk(request, { files_owned: [] }).band;
+  } catch {
+    return 'high';
+  }
+}
+
+/**
+ * A deny recorded for an evaluation that could not run: an unknown profile
+ * (POLICY_PROFILE_UNKNOWN), an invalid one, or facts that reach outside the
+ * workspace (POLICY_FACTS_INVALID). Deny by default; the code is the matched
+ * rule (lowercase) and leads the reasoning.
+ */
+export function refusalResult(
+  code: RefusalCode,
+  message: string,
+  command: EvaluatePolicy,
+  request: ActionRequest,
+  meta: EvaluationMetadata,
+  profile?: PolicyProfile,
+): PolicyResult {
+  const rule = code.toLowerCase();
+  return {
+    policy_result_id: meta.policy_result_id,
+    task_id: command.task_id,
+    step_id: command.step_id,
+    attempt_id: command.attempt_id,
+    action_request_id: request.action_request_id,
+    outcome: 'deny',
+    action_class: request.action_class,
+    risk_band: riskOf(request),
+    action_summary: clip(`${request.action_class} of ${request.target_resources.join(', ')}: ${request.reason}`),
+    risk_summary: 'not assessed: the policy could not be evaluated',
+    policy_profile_ref: profile === undefined ? `${refToken(command.policy_profile)}@unknown` : `${profile.id}@${profile.version}`,
+    policy_version: profile?.version ?? 'unknown',
+    affected_resources: [],
+    reasoning_summary: clip(`${rule}: ${code}: ${message}; deny by default`),
+    matched_rules: [rule],
+    witness_required: false,
+    revalidation_conditions: [],
+    evaluated_at: meta.now,
+    evaluated_by: meta.evaluated_by,
+  };
+}
+
+/**
+ * Evaluates one EvaluatePolicy command (Hermit 16.5): the task's profile by
+ * name among the kernel's built-ins, the kernel's pure `evaluatePolicy` with
+ * the task's files_owned, `toPolicyResult`, and the Decision that records it
+ * (decision class `safety`: whether an action may run). Total for a valid
+ * command: a profile or facts policy cannot use become a recorded deny.
+ */
+export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest, meta: EvaluationMetadata): PolicyEvaluated {
+  let result: PolicyResult;
+  let profile: PolicyProfile | undefined;
+  try {
+    profile = builtinPolicyProfile(command.policy_profile);
+    const evaluation = evaluatePolicy(request, profile, { files_owned: command.files_owned });
+    const rewritten = evaluation.downgrade?.action_request;
+    result = toPolicyResult(evaluation, request, {
+      policy_result_id: meta.policy_result_id,
+      task_id: command.task_id,
+      step_id: command.step_id,
+      attempt_id: command.attempt_id,
+      evaluated_at: meta.now,
+      evaluated_by: meta.evaluated_by,
+      ...(rewritten === undefined ? {} : { rewritten_action_request_ref: `action_request:${rewritten.action_request_id}` }),
+    });
+  } catch (error) {
+    const code = REFUSED_AS_DENY.find((c) => hasErrorCode(error, c));
+    if (code === undefined) throw error;
+    result = refusalResult(code, (error as Error).message, command, request, meta, profile);
+  }
+  return parseContract('PolicyEvaluated', PolicyEvaluated, {
+    policy_result: result,
+    decision: {
+      decision_id: meta.decision_id,
+      task_id: command.task_id,
+      step_id: command.step_id,
+      attempt_id: command.attempt_id,
+      decision_type: 'safety',
+      summary: clip(`policy ${result.outcome}: ${result.action_summary}`),
+      rationale: clip(result.reasoning_summary, LIMITS.longText),
+      evidence_refs: [],
+      risk_level: result.risk_band,
+      decided_by: meta.evaluated_by,
+      // A policy decision is revisited by re-entering policy before any side effect.
+      reversible: true,
+      created_at: meta.now,
+    },
+  });
+}

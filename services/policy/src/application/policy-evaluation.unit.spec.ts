@@ -1,0 +1,117 @@
+import { PolicyEvaluated, type ActionRequest, type EvaluatePolicy, type EventEnvelope, type PolicyOutcome } from '@writ/contracts';
+import { attemptDecider, fold } from '@writ/kernel';
+import { describe, expect, it } from 'vitest';
+import { commandRequest, evaluateCommandFor, ingressDrafts, reenteredDraft, taskIds, writeRequest, type TaskIds } from '../../test/task-fixtures.js';
+import { foldAttemptPolicy } from './evaluate-policy.handler.js';
+import { evaluateCommand } from './policy-evaluation.js';
+
+const META = { policy_result_id: 'pr-1', decision_id: 'dec-1', now: '2030-01-01T00:00:05.000Z', evaluated_by: 'writ-policy' };
+const ids: TaskIds = taskIds('unit');
+
+interface Case {
+  readonly note: string;
+  readonly request: ActionRequest;
+  readonly profile: string;
+  readonly filesOwned?: string[];
+  readonly want: { outcome: PolicyOutcome; rules: string[]; witness?: boolean };
+}
+
+const ECHO = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+const RM = commandRequest(ids, ['rm', '-rf', 'build']);
+const WRITE = writeRequest(ids);
+
+// Policy cases as a table (STYLE.md): note, input, want.
+const CASES: Case[] = [
+  { note: 'a plain command inside files_owned is allowed', request: ECHO, profile: 'local_edit_allowed', want: { outcome: 'allow', rules: ['action_class_allowed'] } },
+  {
+    note: 'rm -rf needs approval under local_edit_allowed, with a state witness',
+    request: RM,
+    profile: 'local_edit_allowed',
+    want: { outcome: 'require_approval', rules: ['destructive_command'], witness: true },
+  },
+  { note: 'rm -rf is denied outright under destructive_denied', request: RM, profile: 'destructive_denied', want: { outcome: 'deny', rules: ['destructive_command'] } },
+  { note: 'a write under readonly_analysis is downgraded to a read', request: WRITE, profile: 'readonly_analysis', want: { outcome: 'downgrade', rules: ['action_class_downgraded'] } },
+  { note: 'a command under readonly_analysis is not permitted (deny by default)', request: ECHO, profile: 'readonly_analysis', want: { outcome: 'deny', rules: ['action_class_not_permitted'] } },
+  { note: 'an unknown profile is a recorded deny, not a crash', request: ECHO, profile: 'no_such_profile', want: { outcome: 'deny', rules: ['policy_profile_unknown'] } },
+  {
+    note: 'files_owned reaching outside the workspace is a recorded deny',
+    request: ECHO,
+    profile: 'local_edit_allowed',
+    filesOwned: ['../elsewhere/**'],
+    want: { outcome: 'deny', rules: ['policy_facts_invalid'] },
+  },
+];
+
+describe('evaluateCommand', () => {
+  it.each(CASES)('$note', ({ request, profile, filesOwned, want }) => {
+    const command: EvaluatePolicy = evaluateCommandFor(ids, request, profile, filesOwned);
+    const evaluated = evaluateCommand(command, request, META);
+    expect(PolicyEvaluated.safeParse(evaluated).success).toBe(true);
+    const result = evaluated.policy_result;
+    expect(result.outcome).toBe(want.outcome);
+    expect(result.matched_rules).toEqual(want.rules);
+    expect(result.witness_required).toBe(want.witness ?? false);
+    expect(result).toMatchObject({ ...ids, action_request_id: request.action_request_id, policy_result_id: 'pr-1', evaluated_by: 'writ-policy', evaluated_at: META.now });
+    expect(evaluated.decision).toMatchObject({
+      decision_id: 'dec-1',
+      ...ids,
+      decision_type: 'safety',
+      decided_by: 'writ-policy',
+      risk_level: result.risk_band,
+      rationale: result.reasoning_summary,
+      evidence_refs: [],
+      created_at: META.now,
+    });
+  });
+
+  it('given a downgrade, then the result references the rewritten request and its restricted mode', () => {
+    const result = evaluateCommand(evaluateCommandFor(ids, WRITE), WRITE, META).policy_result;
+    expect(result.downgrade).toEqual({
+      rewritten_action_request_ref: `action_request:${WRITE.action_request_id}-dg`,
+      restricted_mode: 'readonly',
+      summary: 'write_local downgraded to read_local in readonly mode',
+    });
+  });
+
+  it('given an unknown profile, then the deny names POLICY_PROFILE_UNKNOWN and no profile version', () => {
+    const result = evaluateCommand(evaluateCommandFor(ids, ECHO, 'no such profile'), ECHO, META).policy_result;
+    expect(result.reasoning_summary).toContain('POLICY_PROFILE_UNKNOWN');
+    expect(result).toMatchObject({ policy_version: 'unknown', policy_profile_ref: 'no_such_profile@unknown' });
+  });
+
+  it('given a known profile, then the result records its version', () => {
+    expect(evaluateCommand(evaluateCommandFor(ids, ECHO), ECHO, META).policy_result).toMatchObject({ policy_profile_ref: 'local_edit_allowed@1', policy_version: '1' });
+  });
+});
+
+describe('foldAttemptPolicy', () => {
+  const logged = (drafts: ReturnType<typeof ingressDrafts>): EventEnvelope[] =>
+    drafts.map((d, i) => ({ ...d, task_id: ids.task_id, task_seq: i + 1, prev_event_hash: null, hash: 'a'.repeat(64) }));
+
+  it('given an attempt awaiting policy, then its entry is the awaiting_policy event and nothing is evaluated yet', () => {
+    const events = logged(ingressDrafts(ids, ECHO));
+    const folded = foldAttemptPolicy(events, ids.attempt_id);
+    expect(folded.state.status).toBe('awaiting_policy');
+    expect(folded.entry?.event_type).toBe('attempt.awaiting_policy');
+    expect(folded.evaluated).toBeNull();
+  });
+
+  it('given an evaluation and then a policy re-entry, then the new entry is not evaluated yet', () => {
+    const drafts = ingressDrafts(ids, ECHO);
+    const attemptEvents = drafts.filter((d) => d.entity_type === 'attempt').map((d) => ({ type: d.event_type, data: d.payload }));
+    const awaiting = fold(attemptDecider, attemptEvents);
+    const policy = { policy_result_id: 'pr-1', outcome: 'allow' as const, risk_band: 'moderate' as const, profile_id: 'local_edit_allowed', policy_version: '1', witness_required: false };
+    const [authorized] = attemptDecider.decide({ type: 'record-policy-result', data: { policy }, metadata: { now: META.now } }, awaiting);
+    const evaluated = { ...drafts[drafts.length - 1]!, event_id: 'pol-1', event_type: 'policy.evaluated', entity_type: 'decision' as const, payload: { policy_result: { attempt_id: ids.attempt_id } } };
+    const authorizedDraft = { ...drafts[drafts.length - 1]!, event_id: 'orc-1', event_type: authorized!.type, payload: authorized!.data as Record<string, unknown> };
+    const after = fold(attemptDecider, [...attemptEvents, authorized]);
+    const reentered = reenteredDraft(ids, after);
+
+    const firstEntry = foldAttemptPolicy(logged([...drafts, evaluated]), ids.attempt_id);
+    expect(firstEntry.evaluated?.event_id).toBe('pol-1');
+    const secondEntry = foldAttemptPolicy(logged([...drafts, evaluated, authorizedDraft, reentered]), ids.attempt_id);
+    expect(secondEntry.state).toMatchObject({ status: 'awaiting_policy', policy_entries: 2 });
+    expect(secondEntry.entry?.event_type).toBe('attempt.policy_reentered');
+    expect(secondEntry.evaluated).toBeNull();
+  });
+});

@@ -1,0 +1,87 @@
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BusClient } from '@writ/bus';
+import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import { EventStore } from '@writ/eventstore';
+import { createLogger } from '@writ/telemetry';
+import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { createPolicyApp, type PolicyApp } from '../src/bootstrap.js';
+import { loadPolicyConfig, type PolicyConfig } from '../src/config.js';
+
+const MiB = 1024 ** 2;
+export const quiet = createLogger('policy-test', { level: 'silent' });
+
+/** A test's own subject root and streams on the real NATS, deleted afterwards. */
+export interface Rig {
+  readonly nc: NatsConnection;
+  readonly jsm: JetStreamManager;
+  readonly config: PolicyConfig;
+  /** The test's writer on the same log (plays ingress). */
+  readonly store: EventStore;
+  /** Plays the orchestrator: publishes EvaluatePolicy. */
+  readonly bus: BusClient;
+  readonly apps: PolicyApp[];
+}
+
+export async function createRig(name: string): Promise<Rig> {
+  const nc = await connectTestNats(`policy-${name}`);
+  const config = loadPolicyConfig({
+    WRIT_SUBJECT_ROOT: uniqueName('t'),
+    WRIT_EVENTS_STREAM: uniqueName('EVT'),
+    WRIT_INGRESS_STREAM: uniqueName('ING'),
+    WRIT_COMMANDS_STREAM: uniqueName('CMD'),
+    WRIT_DLQ_STREAM: uniqueName('DLQ'),
+    WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
+    WRIT_BUS_MAX_BYTES: String(64 * MiB),
+    WRIT_HTTP_PORT: '0',
+    WRIT_HTTP_HOST: '127.0.0.1',
+    WRIT_BUS_PULL_EXPIRES_MS: '1000',
+    WRIT_BUS_BACKOFF_INITIAL_MS: '20',
+  });
+  const store = await EventStore.open(nc, { stream: config.env.WRIT_EVENTS_STREAM, subjectPrefix: config.subjects.events, maxBytes: 64 * MiB });
+  return { nc, jsm: await jetstreamManager(nc), config, store, bus: new BusClient(nc), apps: [] };
+}
+
+export async function startApp(rig: Rig): Promise<PolicyApp> {
+  const app = await createPolicyApp(rig.config, { logger: quiet, nestLogger: false });
+  rig.apps.push(app);
+  return app;
+}
+
+export async function disposeRig(rig: Rig): Promise<void> {
+  await Promise.all(rig.apps.map((app) => app.close()));
+  await rig.bus.close();
+  const env = rig.config.env;
+  await deleteStreams(rig.nc, env.WRIT_EVENTS_STREAM, env.WRIT_INGRESS_STREAM, env.WRIT_COMMANDS_STREAM, env.WRIT_DLQ_STREAM);
+  await rig.nc.drain();
+}
+
+export async function append(rig: Rig, taskId: string, ...drafts: EventDraft[]): Promise<void> {
+  const head = await rig.store.head(taskId);
+  await rig.store.append(taskId, drafts, head.taskSeq);
+}
+
+export async function events(rig: Rig, taskId: string): Promise<EventEnvelope[]> {
+  return (await rig.store.read(taskId)).map((stored) => stored.event);
+}
+
+export async function waitForEvents(rig: Rig, taskId: string, type: string, count = 1): Promise<EventEnvelope[]> {
+  return waitFor(
+    async () => {
+      const found = (await events(rig, taskId)).filter((e) => e.event_type === type);
+      return found.length >= count ? found : undefined;
+    },
+    { what: `${count} ${type} in task ${taskId}`, timeoutMs: 20_000, intervalMs: 25 },
+  );
+}
+
+/** Waits until the `policy` durable has handled everything delivered so far. */
+export async function waitForIdle(rig: Rig, durable = 'policy'): Promise<void> {
+  await waitFor(
+    async () => {
+      const info = await rig.jsm.consumers.info(rig.config.env.WRIT_COMMANDS_STREAM, durable);
+      return info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
+    },
+    { what: 'the policy consumer to be idle', timeoutMs: 20_000, intervalMs: 25 },
+  );
+}
