@@ -1,0 +1,158 @@
+import type { ActionRequest, CapabilityGrantClaims } from '@writ/contracts';
+import type { GrantResources, RepoRefUse } from '@writ/kernel';
+
+/** Host (and explicit port) of a URL as grant scopes name it: `api.example.com`, `api.example.com:8443`. */
+export function urlHost(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const host = parsed.hostname.toLowerCase();
+    return parsed.port === '' ? host : `${host}:${parsed.port}`;
+  } catch {
+    // Not a URL: kept as given, so that it matches no host pattern and the use is refused.
+    return url;
+  }
+}
+
+const URL_RESOURCE = /^https?:\/\//i;
+const REPO_RESOURCE = /^repo:(.+)@([^@]+)$/;
+/** `memory:<scope>` and other `<scheme>:` names: not filesystem paths, and no grant scope can name them. */
+const OTHER_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+
+/**
+ * Everything a use touches, as the grant's resource scope must cover it —
+ * classified as the approval service classifies a request when it mints the
+ * scope: each target resource (`http(s)://…` → its host, `repo:<name>@<ref>` →
+ * a repo ref, another `<scheme>:` name → nothing a scope can express, anything
+ * else → a path relative to the workspace), plus `params.path`, `params.cwd`
+ * and the host of `params.url`. A malformed `repo:` or URL is kept as given,
+ * so that no scope covers it and the use is refused.
+ */
+export function useResources(request: ActionRequest): GrantResources {
+  const paths = new Set<string>();
+  const hosts = new Set<string>();
+  const repos = new Map<string, RepoRefUse>();
+  for (const resource of request.target_resources) {
+    const repo = REPO_RESOURCE.exec(resource);
+    if (URL_RESOURCE.test(resource)) hosts.add(urlHost(resource));
+    else if (repo !== null) repos.set(resource, { repo: repo[1] as string, ref: repo[2] as string });
+    else if (resource.startsWith('repo:')) repos.set(resource, { repo: resource.slice('repo:'.length), ref: '' });
+    else if (!OTHER_SCHEME.test(resource)) paths.add(resource);
+  }
+  const { path, cwd, url } = request.params;
+  if (typeof path === 'string') paths.add(path);
+  if (typeof cwd === 'string') paths.add(cwd);
+  if (typeof url === 'string') hosts.add(urlHost(url));
+  return { paths: [...paths], hosts: [...hosts], repos: [...repos.values()] };
+}
+
+export interface ExecLimits {
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+}
+
+/**
+ * Wall clock and output cap of one use: the grant's own limits when it sets
+ * them (`constraints.timeout_ms`, `max_output_bytes`), else the service
+ * defaults; a request may ask for a shorter timeout (`params.timeout_ms`), never a longer one.
+ */
+export function execLimits(request: ActionRequest, claims: CapabilityGrantClaims, defaults: { readonly actionTimeoutMs: number; readonly outputCapBytes: number }): ExecLimits {
+  const granted = claims.constraints?.timeout_ms ?? defaults.actionTimeoutMs;
+  const asked = request.params.timeout_ms;
+  return {
+    timeoutMs: Math.min(granted, typeof asked === 'number' ? asked : granted),
+    maxOutputBytes: Math.min(defaults.outputCapBytes, claims.constraints?.max_output_bytes ?? defaults.outputCapBytes),
+  };
+}
+
+export type WorkspacePath = { readonly ok: true; readonly relative: string } | { readonly ok: false; readonly message: string };
+
+/**
+ * A file action's path, lexically: relative to the workspace, without `..`, `~`,
+ * backslashes or control characters, and naming something below the workspace
+ * root. `./a//b` becomes `a/b`. Symlinks are checked on the host when the action runs.
+ */
+export function workspacePath(path: string): WorkspacePath {
+  if (path.length === 0 || /[\x00-\x1f\x7f]/.test(path)) return { ok: false, message: 'the path is empty or holds control characters' };
+  if (path.startsWith('/')) return { ok: false, message: `${path} is absolute: give a path relative to the workspace` };
+  if (path.includes('\\')) return { ok: false, message: `${path} holds a backslash` };
+  const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
+  if (segments.includes('..')) return { ok: false, message: `${path} climbs with ".."` };
+  if (segments[0] === '~') return { ok: false, message: `${path} starts at a home directory` };
+  if (segments.length === 0) return { ok: false, message: `${path} names the workspace itself` };
+  return { ok: true, relative: segments.join('/') };
+}
+
+/** Writes stdin to "$1", creating its parent directories (run by the cell's busybox sh, as the cell user). */
+export const WRITE_LOCAL_SCRIPT = 'set -e; mkdir -p "$(dirname "$1")"; cat > "$1"';
+/** Removes "$1": a directory recursively (never following links), anything else as itself. */
+export const DELETE_LOCAL_SCRIPT = 'if [ -d "$1" ] && [ ! -h "$1" ]; then rm -r "$1"; else rm "$1"; fi';
+
+export type PlanRefusalCode = 'EXECUTOR_ACTION_UNSUPPORTED' | 'EXECUTOR_PARAMS_INVALID' | 'EXECUTOR_PATH_ESCAPE';
+
+/** How the executor will run one use in the task's cell, or why it cannot. */
+export type ActionPlan =
+  | {
+      readonly kind: 'run';
+      readonly argv: readonly string[];
+      /** Relative to /workspace; the workspace root when absent. */
+      readonly cwd?: string;
+      readonly stdin?: Uint8Array;
+      readonly timeoutMs: number;
+      readonly maxOutputBytes: number;
+      /** Workspace-relative path a file action touches: refused at run time if reached through a symlink. */
+      readonly filePath?: string;
+    }
+  | { readonly kind: 'cannot-run'; readonly code: PlanRefusalCode; readonly message: string };
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function cannot(code: PlanRefusalCode, message: string): ActionPlan {
+  return { kind: 'cannot-run', code, message };
+}
+
+/**
+ * The plan for one use (pure). Supported: `execute_command` (argv, cwd), and
+ * `write_local` / `read_local` / `delete_local` on `params.path`, each run as a
+ * fixed busybox command inside the cell, so even a file action reaches nothing
+ * but the cell's own filesystem. Every other class cannot run (yet) and says so.
+ */
+export function planAction(request: ActionRequest, limits: ExecLimits): ActionPlan {
+  const params = request.params;
+  const base = { timeoutMs: limits.timeoutMs, maxOutputBytes: limits.maxOutputBytes };
+  const fileTarget = (): { readonly ok: true; readonly relative: string } | { readonly ok: false; readonly plan: ActionPlan } => {
+    if (typeof params.path !== 'string') return { ok: false, plan: cannot('EXECUTOR_PARAMS_INVALID', `${request.action_class} needs params.path`) };
+    const target = workspacePath(params.path);
+    return target.ok ? target : { ok: false, plan: cannot('EXECUTOR_PATH_ESCAPE', target.message) };
+  };
+  switch (request.action_class) {
+    case 'execute_command': {
+      if (!Array.isArray(params.argv) || params.argv.length === 0) return cannot('EXECUTOR_PARAMS_INVALID', 'execute_command needs params.argv');
+      return { kind: 'run', argv: [...params.argv], ...(typeof params.cwd === 'string' ? { cwd: params.cwd } : {}), ...base };
+    }
+    case 'write_local': {
+      const target = fileTarget();
+      if (!target.ok) return target.plan;
+      if (typeof params.content !== 'string') return cannot('EXECUTOR_PARAMS_INVALID', 'write_local needs params.content (use "" for an empty file)');
+      let stdin: Uint8Array;
+      if (params.encoding === 'base64') {
+        if (!BASE64.test(params.content)) return cannot('EXECUTOR_PARAMS_INVALID', 'params.content is not base64');
+        stdin = Buffer.from(params.content, 'base64');
+      } else {
+        stdin = Buffer.from(params.content, 'utf8');
+      }
+      return { kind: 'run', argv: ['sh', '-c', WRITE_LOCAL_SCRIPT, 'writ-write-local', `./${target.relative}`], stdin, filePath: target.relative, ...base };
+    }
+    case 'read_local': {
+      const target = fileTarget();
+      if (!target.ok) return target.plan;
+      return { kind: 'run', argv: ['cat', `./${target.relative}`], filePath: target.relative, ...base };
+    }
+    case 'delete_local': {
+      const target = fileTarget();
+      if (!target.ok) return target.plan;
+      return { kind: 'run', argv: ['sh', '-c', DELETE_LOCAL_SCRIPT, 'writ-delete-local', `./${target.relative}`], filePath: target.relative, ...base };
+    }
+    default:
+      return cannot('EXECUTOR_ACTION_UNSUPPORTED', `the executor cannot run ${request.action_class} actions yet`);
+  }
+}

@@ -1,0 +1,42 @@
+import { WritError } from '@writ/contracts';
+
+/**
+ * Closed set of the executor's own error codes. Most are recorded, not thrown:
+ * an action the executor could not perform ends in `execution.completed` with
+ * `outcome: errored` (or `unknown`) and one of these in `error.code`. Refusals
+ * of a grant are `GRANT_*` codes (see `ExecutorRefusalCode`), recorded in
+ * `grant.refused`. Cell failures keep their `CELL_*` codes.
+ */
+export type ExecutorErrorCode =
+  /** The action class has no executor implementation yet (recorded, outcome errored). */
+  | 'EXECUTOR_ACTION_UNSUPPORTED'
+  /** The request's params cannot drive its action class (e.g. write_local without content; recorded, errored). */
+  | 'EXECUTOR_PARAMS_INVALID'
+  /** A file action's path goes through a symlink or leaves the workspace (recorded, errored). */
+  | 'EXECUTOR_PATH_ESCAPE'
+  /**
+   * The use was claimed but no completion was ever recorded (a crash between claim and
+   * completion): recorded with outcome unknown; the action is never run again (Hermit 19.4).
+   */
+  | 'EXECUTOR_OUTCOME_UNKNOWN'
+  /** The action ran but the workspace could not be read back afterwards (recorded, no diff). */
+  | 'EXECUTOR_DIFF_UNAVAILABLE'
+  /** stdout or stderr went past the output cap; the artifacts hold the first bytes (recorded, outcome completed). */
+  | 'EXECUTOR_OUTPUT_TRUNCATED'
+  /** The action ran but some artifacts could not be stored (recorded; hashes are still in the event). */
+  | 'EXECUTOR_ARTIFACTS_INCOMPLETE'
+  /** The Object Store refused or lost an artifact (thrown by the artifact store). */
+  | 'EXECUTOR_ARTIFACT_STORE_FAILED'
+  /** execution.completed could not be appended after the action ran (thrown; a redelivery records unknown). */
+  | 'EXECUTOR_COMPLETION_NOT_RECORDED'
+  /** The service is not ready to run actions (thrown before any claim; the command is retried). */
+  | 'EXECUTOR_NOT_READY'
+  /** A bug: a value the executor built itself broke its own contract (thrown). */
+  | 'EXECUTOR_INTERNAL';
+
+export class ExecutorError extends WritError<ExecutorErrorCode> {
+  constructor(code: ExecutorErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(code, message, options);
+    this.name = 'ExecutorError';
+  }
+}

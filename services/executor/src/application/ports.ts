@@ -1,0 +1,50 @@
+import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import type { KeySet } from '@writ/crypto';
+import type { CellEnvironment, CellExecOptions, CellExecResult, CellHandle, CellImage, WorkspaceSnapshot } from '../outbound/cells/index.js';
+
+/** The task streams of the event log. */
+export interface TaskLog {
+  /** The task's events in order (empty for a task with none). */
+  read(taskId: string): Promise<readonly EventEnvelope[]>;
+  /**
+   * Appends if the task's last task_seq is `expectedSeq`; throws EVENTSTORE_CONFLICT
+   * otherwise. `duplicate` when the log already held the (first) event by its key.
+   */
+  append(taskId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<{ readonly head: number; readonly duplicate: boolean }>;
+}
+
+/** Active verification keys of a principal, as the log records them. */
+export interface IssuerKeys {
+  verificationKeys(principalId: string): Promise<KeySet>;
+}
+
+/** A stored, content-addressed object. */
+export interface StoredObject {
+  readonly sha256: string;
+  /** `nats-obj://<bucket>/sha256-<hex>`. */
+  readonly uri: string;
+  readonly byte_size: number;
+}
+
+/** Content-addressed artifact storage. */
+export interface ArtifactStore {
+  /** Stores `bytes` under their SHA-256 (once: the same content is stored once). */
+  put(bytes: Uint8Array): Promise<StoredObject>;
+}
+
+/** The task cells as the executor drives them (outbound/cells plus host-side file checks). */
+export interface CellPort {
+  /** The cell image, or CELL_IMAGE_MISSING / CELL_DOCKER_UNAVAILABLE. */
+  ensureImage(): Promise<CellImage>;
+  openCell(taskId: string): Promise<CellHandle>;
+  snapshotWorkspace(taskId: string): Promise<WorkspaceSnapshot>;
+  exec(taskId: string, options: CellExecOptions): Promise<CellExecResult>;
+  environment(taskId: string): Promise<CellEnvironment>;
+  /** Throws EXECUTOR_PATH_ESCAPE when `relative` (inside the task's workspace) is reached through a symlink. */
+  assertPlainPath(taskId: string, relative: string): Promise<void>;
+  /**
+   * The content of a file the action changed, if it still is a regular file (reached
+   * through no symlink) of at most `maxBytes` whose SHA-256 is `sha256`; else undefined.
+   */
+  readChangedFile(taskId: string, relative: string, sha256: string, maxBytes: number): Promise<Uint8Array | undefined>;
+}

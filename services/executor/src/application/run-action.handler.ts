@@ -1,0 +1,484 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { GrantConstraints, hasErrorCode, ExecutionCompleted, type CapabilityGrantClaims, type EventEnvelope, type RunAction } from '@writ/contracts';
+import { grantDecider } from '@writ/kernel';
+import type { Logger } from '@writ/telemetry';
+import type { CellExecResult, WorkspaceDiff, WorkspaceSnapshot } from '../outbound/cells/index.js';
+import { diffSnapshots } from '../outbound/cells/index.js';
+import { execLimits, planAction, useResources, type ActionPlan } from './action-plan.js';
+import { claimDraft, completionDraft, refusalDraft, useIdFor, type DraftContext } from './event-drafts.js';
+import {
+  artifactRecord,
+  changedFilesOf,
+  contractEnvironment,
+  diffDocument,
+  EMPTY_SHA256,
+  environmentDocument,
+  fitCompletion,
+  jsonBytes,
+  MAX_CHANGED_FILES,
+  type ArtifactInput,
+} from './execution-record.js';
+import { ExecutorError } from './executor-errors.js';
+import { grantStateFor, readGrantHistory, type ClaimRecord, type GrantHistory } from './grant-history.js';
+import { verifyGrant, type ExecutorRefusalCode } from './grant-verification.js';
+import type { ArtifactStore, CellPort, IssuerKeys, TaskLog } from './ports.js';
+
+export interface RunActionSettings {
+  /** `execution.completed.executor_id`: this process. */
+  readonly executorId: string;
+  /** The executor service principal: actor of its events, producer of its artifacts. */
+  readonly principalId: string;
+  readonly grantIssuer: string;
+  readonly grantAudience: string;
+  readonly actionTimeoutMs: number;
+  readonly outputCapBytes: number;
+  /** How long past the in-cell kill the cell layer waits before it restarts the cell. */
+  readonly hostGraceMs: number;
+  readonly claimGraceMs: number;
+  readonly claimPollMs: number;
+  readonly artifactFileMaxBytes: number;
+  readonly artifactFilesMax: number;
+}
+
+export interface RunActionDeps {
+  readonly log: TaskLog;
+  readonly keys: IssuerKeys;
+  readonly cells: CellPort;
+  readonly artifacts: ArtifactStore;
+  /** The adapter's clock: the kernel gets its reading as `metadata.now`. */
+  readonly clock: () => Date;
+  /** Waits between reads of the log while another process holds a use (default: a timer). */
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly logger?: Logger;
+}
+
+/** What one delivery of a RunAction came to (for logs and tests; every outcome that matters is an event). */
+export type RunActionOutcome =
+  | { readonly status: 'refused'; readonly code: ExecutorRefusalCode }
+  | { readonly status: 'executed'; readonly outcome: ExecutionCompleted['outcome']; readonly use_no: number }
+  | { readonly status: 'unknown-recorded'; readonly use_no: number }
+  | { readonly status: 'already-done'; readonly reason: 'completed' | 'refused' | 'in-flight' };
+
+type Decision =
+  | { readonly kind: 'refuse'; readonly code: ExecutorRefusalCode; readonly message: string }
+  | { readonly kind: 'claim'; readonly claims: CapabilityGrantClaims; readonly data: { readonly use_no: number } & Record<string, unknown> };
+
+/** Lost append races one delivery absorbs by re-reading before it hands the conflict to the bus. */
+const MAX_ROUNDS = 5;
+/** Attempts to record a completion once the action ran (its result exists only in memory). */
+const COMPLETION_ATTEMPTS = 20;
+
+/**
+ * `writ.cmd.executor.run`: load → verify → decide (kernel) → claim → run → record
+ * (docs/governed-path.md step 5; DESIGN invariants 3, 5, 6, 7).
+ *
+ * 1. The task stream says whether this use (see `useIdFor`) is already settled:
+ *    completed or refused → nothing to do; claimed but never completed → it is
+ *    never run again: once the claim's deadline has passed, `execution.completed`
+ *    with outcome `unknown` is recorded (Hermit 19.3, 19.4).
+ * 2. The grant is verified by the executor itself (`verifyGrant`), then the
+ *    kernel's grant decider decides the use (`checkGrantUse` with the uses
+ *    folded from the log): `grant.refused`, or `grant.use_claimed` appended with
+ *    the expected sequence read in 1 — the first claim wins; a lost race re-reads.
+ * 3. Only then does anything happen in a cell; the outcome, with content-addressed
+ *    artifacts and the attestation read back from Docker, is `execution.completed`.
+ */
+export class RunActionHandler {
+  readonly #deps: RunActionDeps;
+  readonly #settings: RunActionSettings;
+  readonly #sleep: (ms: number) => Promise<void>;
+  /** Uses this process is working on: a second delivery of one of them leaves it alone. */
+  readonly #inFlight = new Set<string>();
+  readonly #stopping = new AbortController();
+  /** Per task, the tail of this process's runs in its cell: one action at a time, so each diff is its own. */
+  readonly #cellQueues = new Map<string, Promise<unknown>>();
+
+  constructor(deps: RunActionDeps, settings: RunActionSettings) {
+    this.#deps = deps;
+    this.#settings = settings;
+    this.#sleep = deps.sleep ?? ((ms) => delay(ms, undefined, { signal: this.#stopping.signal }).catch(() => undefined));
+  }
+
+  /**
+   * The service is shutting down: a delivery waiting on another process's claim
+   * stops waiting and hands its message back (EXECUTOR_NOT_READY, retried), so
+   * the drain is not held up. Actions already running finish and are recorded.
+   */
+  stop(): void {
+    this.#stopping.abort();
+  }
+
+  async handle(command: RunAction): Promise<RunActionOutcome> {
+    const useId = useIdFor(command);
+    if (this.#inFlight.has(useId)) return { status: 'already-done', reason: 'in-flight' };
+    this.#inFlight.add(useId);
+    try {
+      return await this.#handle(command, useId);
+    } finally {
+      this.#inFlight.delete(useId);
+    }
+  }
+
+  async #handle(command: RunAction, useId: string): Promise<RunActionOutcome> {
+    for (let round = 1; ; round += 1) {
+      const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
+      if (history.completion !== undefined) return { status: 'already-done', reason: 'completed' };
+      if (history.refusal !== undefined) return { status: 'already-done', reason: 'refused' };
+      if (history.claim !== undefined) return this.#settleClaim(command, useId, history.claim);
+
+      const now = this.#deps.clock();
+      const decision = await this.#decide(command, useId, history, now);
+      const context = this.#context(now);
+      try {
+        if (decision.kind === 'refuse') {
+          const data = { use_id: useId, code: decision.code, message: decision.message, at: now.toISOString() };
+          await this.#deps.log.append(command.task_id, [refusalDraft(command, useId, data, context)], history.head);
+          this.#deps.logger?.info({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, code: decision.code }, 'grant use refused');
+          return { status: 'refused', code: decision.code };
+        }
+        const plan = planAction(command.action_request, execLimits(command.action_request, decision.claims, this.#settings));
+        // Before the claim: a missing image or an unreachable Docker is retried by the bus, not recorded.
+        if (plan.kind === 'run') await this.#deps.cells.ensureImage();
+        const claimed = await this.#deps.log.append(command.task_id, [claimDraft(command, useId, decision.data, context)], history.head);
+        // The log already held this very claim: another delivery got there first; the next round settles it.
+        if (claimed.duplicate) continue;
+        const claim: ClaimRecord = { use_id: useId, use_no: decision.data.use_no, at: now.toISOString(), event_id: `${useId}-claimed` };
+        return await this.#runClaimed(command, useId, claim, plan, claimed.head);
+      } catch (error) {
+        // Someone appended to the task since our read: re-read and decide again.
+        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT') && round < MAX_ROUNDS) continue;
+        throw error;
+      }
+    }
+  }
+
+  /** Verify the grant, then let the kernel decide the use against the uses the log holds. */
+  async #decide(command: RunAction, useId: string, history: GrantHistory, now: Date): Promise<Decision> {
+    const keys = await this.#deps.keys.verificationKeys(this.#settings.grantIssuer);
+    const verification = await verifyGrant({
+      jws: command.grant_jws,
+      grantId: command.grant_id,
+      stepId: command.step_id,
+      params: command.action_request.params,
+      keys,
+      issuer: this.#settings.grantIssuer,
+      audience: this.#settings.grantAudience,
+      now,
+      ...(history.recorded === undefined ? {} : { recorded: history.recorded }),
+    });
+    if (!verification.ok) return { kind: 'refuse', code: verification.code, message: verification.message };
+
+    const request = command.action_request;
+    const events = grantDecider.decide(
+      {
+        type: 'claim-grant-use',
+        data: {
+          use_id: useId,
+          use: { task_id: command.task_id, attempt_id: command.attempt_id, action_class: request.action_class, resources: useResources(request) },
+        },
+        metadata: { now: now.toISOString() },
+      },
+      grantStateFor(history, verification.claims),
+    );
+    const event = events[0];
+    if (event?.type === 'grant.refused') return { kind: 'refuse', code: event.data.code, message: event.data.message };
+    if (event?.type === 'grant.use_claimed') return { kind: 'claim', claims: verification.claims, data: event.data };
+    throw new ExecutorError('EXECUTOR_INTERNAL', `the grant decider answered claim-grant-use with ${event?.type ?? 'nothing'} for an unclaimed use`, {
+      details: { grant_id: command.grant_id, use_id: useId },
+    });
+  }
+
+  /** The use is ours: run it, whatever happens record how it ended. */
+  async #runClaimed(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan, head: number): Promise<RunActionOutcome> {
+    this.#deps.logger?.info({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'grant use claimed; running');
+    const payload = await this.#serialized(command.task_id, () => this.#execute(command, useId, claim, plan));
+    await this.#recordCompletion(command, useId, claim, payload, head);
+    return { status: 'executed', outcome: payload.outcome, use_no: claim.use_no };
+  }
+
+  /** Runs `work` after every earlier run of this process in the task's cell. */
+  async #serialized<T>(taskId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#cellQueues.get(taskId) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.catch(() => undefined);
+    this.#cellQueues.set(taskId, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.#cellQueues.get(taskId) === tail) this.#cellQueues.delete(taskId);
+    }
+  }
+
+  /**
+   * A claim of this use exists and no completion. If this process were running it,
+   * `handle` would not be here; another process may still be, until the use's
+   * deadline (its timeout, the cell's host grace, and the claim grace after the
+   * claim). Until then the log is re-read; after it, the outcome is recorded as
+   * unknown. The action is never run again.
+   */
+  async #settleClaim(command: RunAction, useId: string, claim: ClaimRecord): Promise<RunActionOutcome> {
+    const claimedAt = Date.parse(claim.at);
+    const deadline = (Number.isFinite(claimedAt) ? claimedAt : 0) + this.#useWindowMs(command);
+    for (;;) {
+      const now = this.#deps.clock();
+      if (now.getTime() >= deadline) break;
+      if (this.#stopping.signal.aborted) {
+        throw new ExecutorError('EXECUTOR_NOT_READY', `shutting down while use ${claim.use_no} of grant ${command.grant_id} may still run elsewhere; handed back`, {
+          details: { grant_id: command.grant_id, use_no: claim.use_no },
+        });
+      }
+      await this.#sleep(Math.max(1, Math.min(this.#settings.claimPollMs, deadline - now.getTime())));
+      const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
+      if (history.completion !== undefined) return { status: 'already-done', reason: 'completed' };
+    }
+    const now = this.#deps.clock();
+    const payload: ExecutionCompleted = {
+      grant_id: command.grant_id,
+      use_no: claim.use_no,
+      executor_id: this.#settings.executorId,
+      outcome: 'unknown',
+      exit_code: null,
+      timed_out: false,
+      duration_ms: 0,
+      stdout_sha256: EMPTY_SHA256,
+      stderr_sha256: EMPTY_SHA256,
+      changed_files: [],
+      artifacts: [],
+      environment: null,
+      error: {
+        code: 'EXECUTOR_OUTCOME_UNKNOWN',
+        message: `use ${claim.use_no} of grant ${command.grant_id} was claimed at ${claim.at} and never recorded as completed; it is not run again`,
+      },
+      at: now.toISOString(),
+    };
+    this.#deps.logger?.warn({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'claimed use never completed: outcome unknown');
+    const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined);
+    return recorded ? { status: 'unknown-recorded', use_no: claim.use_no } : { status: 'already-done', reason: 'completed' };
+  }
+
+  /** How long after its claim a use may still be running somewhere: its timeout, the host grace, the claim grace. */
+  #useWindowMs(command: RunAction): number {
+    const constraints = GrantConstraints.safeParse(unverifiedClaims(command.grant_jws)?.['constraints']);
+    const granted = constraints.success ? constraints.data?.timeout_ms : undefined;
+    return (granted ?? this.#settings.actionTimeoutMs) + this.#settings.hostGraceMs + this.#settings.claimGraceMs;
+  }
+
+  /** Runs the plan in the task's cell and builds `execution.completed`; never throws for a failure of the action or the cell. */
+  async #execute(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan): Promise<ExecutionCompleted> {
+    const taskId = command.task_id;
+    const started = performance.now();
+    const outcome = (fields: Partial<ExecutionCompleted> & Pick<ExecutionCompleted, 'outcome'>): ExecutionCompleted => ({
+      grant_id: command.grant_id,
+      use_no: claim.use_no,
+      executor_id: this.#settings.executorId,
+      exit_code: null,
+      timed_out: false,
+      duration_ms: 0,
+      stdout_sha256: EMPTY_SHA256,
+      stderr_sha256: EMPTY_SHA256,
+      changed_files: [],
+      artifacts: [],
+      environment: null,
+      at: this.#deps.clock().toISOString(),
+      ...fields,
+    });
+    const errored = (error: unknown, extra: Partial<ExecutionCompleted> = {}) => outcome({ outcome: 'errored', error: errorOf(error), ...extra });
+
+    if (plan.kind === 'cannot-run') return outcome({ outcome: 'errored', error: { code: plan.code, message: plan.message.slice(0, 2_000) } });
+
+    // Nothing has run yet: a failure up to the exec is "errored" (known not to have happened).
+    let before: WorkspaceSnapshot;
+    try {
+      await this.#deps.cells.openCell(taskId);
+      if (plan.filePath !== undefined) await this.#deps.cells.assertPlainPath(taskId, plan.filePath);
+      before = await this.#deps.cells.snapshotWorkspace(taskId);
+    } catch (error) {
+      return errored(error);
+    }
+
+    let result: CellExecResult | undefined;
+    let execError: unknown;
+    try {
+      result = await this.#deps.cells.exec(taskId, {
+        argv: plan.argv,
+        ...(plan.cwd === undefined ? {} : { cwd: plan.cwd }),
+        ...(plan.stdin === undefined ? {} : { stdin: plan.stdin }),
+        timeoutMs: plan.timeoutMs,
+        maxOutputBytes: plan.maxOutputBytes,
+      });
+    } catch (error) {
+      if (hasErrorCode(error, ...NOT_STARTED)) return errored(error, { duration_ms: elapsed(started) });
+      execError = error;
+    }
+
+    // The action ran (or may have): read the workspace back, whatever happened.
+    let diff: WorkspaceDiff | undefined;
+    let diffError: unknown;
+    try {
+      diff = diffSnapshots(before, await this.#deps.cells.snapshotWorkspace(taskId));
+    } catch (error) {
+      diffError = error;
+    }
+    const environment = await this.#deps.cells.environment(taskId).catch(() => undefined);
+
+    const now = this.#deps.clock().toISOString();
+    const stdout = result?.stdout ?? Buffer.alloc(0);
+    const stderr = result?.stderr ?? Buffer.alloc(0);
+    const inputs: ArtifactInput[] = [];
+    if (result !== undefined) {
+      inputs.push({ role: 'stdout', bytes: stdout, class: 'evidence', kind: 'command.transcript', media_type: 'application/octet-stream', alias: 'stdout' });
+      inputs.push({ role: 'stderr', bytes: stderr, class: 'evidence', kind: 'command.transcript', media_type: 'application/octet-stream', alias: 'stderr' });
+    }
+    if (diff !== undefined) {
+      inputs.push({ role: 'diff', bytes: jsonBytes(diffDocument(diff)), class: 'evidence', kind: 'diff', media_type: 'application/json', alias: 'workspace.diff' });
+    }
+    if (environment !== undefined) {
+      inputs.push({ role: 'environment', bytes: jsonBytes(environmentDocument(environment)), class: 'evidence', kind: 'environment.snapshot', media_type: 'application/json', alias: 'environment' });
+    }
+    if (diff !== undefined) inputs.push(...(await this.#changedFileInputs(taskId, diff)));
+    const stored = await this.#store(inputs, { useId, producer: this.#settings.principalId, taskId, stepId: command.step_id, attemptId: command.attempt_id, now });
+
+    const common = {
+      duration_ms: result?.duration_ms ?? elapsed(started),
+      stdout_sha256: stored.hashes.get('stdout') ?? EMPTY_SHA256,
+      stderr_sha256: stored.hashes.get('stderr') ?? EMPTY_SHA256,
+      changed_files: diff === undefined ? [] : changedFilesOf(diff).slice(0, MAX_CHANGED_FILES),
+      artifacts: stored.artifacts,
+      environment: environment === undefined ? null : contractEnvironment(environment),
+      at: now,
+    };
+    if (result === undefined) {
+      // The exec failed after it may have started: a timeout that outlived the in-cell kill
+      // ran and was stopped (errored, timed out); anything else may or may not have happened.
+      const timedOut = hasErrorCode(execError, 'CELL_EXEC_TIMEOUT');
+      return outcome({ outcome: timedOut ? 'errored' : 'unknown', timed_out: timedOut, error: errorOf(execError), ...common });
+    }
+    const truncated = result.stdout_truncated || result.stderr_truncated;
+    const problem =
+      diffError !== undefined
+        ? { code: 'EXECUTOR_DIFF_UNAVAILABLE', message: `the workspace could not be read back: ${messageOf(diffError)}`.slice(0, 2_000) }
+        : (stored.error ??
+          (truncated
+            ? {
+                code: 'EXECUTOR_OUTPUT_TRUNCATED',
+                message: `output over the ${plan.maxOutputBytes}-byte cap was dropped (stdout ${result.stdout_bytes} bytes, stderr ${result.stderr_bytes} bytes); the artifacts hold the first ${plan.maxOutputBytes}`,
+              }
+            : undefined));
+    return outcome({
+      outcome: 'completed',
+      exit_code: result.exit_code,
+      timed_out: result.timed_out,
+      ...common,
+      ...(problem === undefined ? {} : { error: problem }),
+    });
+  }
+
+  /** Contents of files the action added or modified, within the configured bounds. */
+  async #changedFileInputs(taskId: string, diff: WorkspaceDiff): Promise<ArtifactInput[]> {
+    const inputs: ArtifactInput[] = [];
+    for (const change of [...diff.added, ...diff.modified]) {
+      if (inputs.length >= this.#settings.artifactFilesMax) break;
+      const after = change.after;
+      if (after === null || after.kind !== 'file' || after.size > this.#settings.artifactFileMaxBytes) continue;
+      const bytes = await this.#deps.cells.readChangedFile(taskId, change.path, after.sha256, this.#settings.artifactFileMaxBytes).catch(() => undefined);
+      if (bytes === undefined) continue;
+      inputs.push({ role: `file:${change.path}`, bytes, class: 'working', kind: 'file.snapshot', media_type: 'application/octet-stream' });
+    }
+    return inputs;
+  }
+
+  /** Stores each artifact; a store failure stops there and is reported, it does not lose the outcome. */
+  async #store(inputs: readonly ArtifactInput[], context: Parameters<typeof artifactRecord>[2]) {
+    const artifacts: ExecutionCompleted['artifacts'] = [];
+    const hashes = new Map<string, string>();
+    let error: { code: string; message: string } | undefined;
+    for (const input of inputs) {
+      try {
+        const stored = await this.#deps.artifacts.put(input.bytes);
+        artifacts.push(artifactRecord(stored, input, context));
+        hashes.set(input.role, stored.sha256);
+      } catch (cause) {
+        error = { code: 'EXECUTOR_ARTIFACTS_INCOMPLETE', message: `artifact ${input.role} was not stored: ${messageOf(cause)}`.slice(0, 2_000) };
+        this.#deps.logger?.error({ err: cause, role: input.role }, 'artifact not stored');
+        break;
+      }
+    }
+    return { artifacts, hashes, error };
+  }
+
+  /**
+   * Appends `execution.completed` (at most once per use: the key dedupes, and a
+   * re-read finds one already there). The action already ran, so a lost race is
+   * retried here rather than handed to the bus. Resolves false when another
+   * completion of the use was there first.
+   */
+  async #recordCompletion(command: RunAction, useId: string, claim: ClaimRecord, payload: ExecutionCompleted, head: number | undefined): Promise<boolean> {
+    const parsed = ExecutionCompleted.safeParse(fitCompletion(payload));
+    if (!parsed.success) {
+      throw new ExecutorError('EXECUTOR_INTERNAL', `the executor built an invalid execution.completed for use ${claim.use_no} of grant ${command.grant_id}`, {
+        cause: parsed.error,
+        details: { grant_id: command.grant_id, use_no: claim.use_no },
+      });
+    }
+    const draft = completionDraft(command, useId, claim.event_id, parsed.data, this.#context(this.#deps.clock()));
+    let expected = head;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= COMPLETION_ATTEMPTS; attempt += 1) {
+      if (expected === undefined) {
+        let stream: readonly EventEnvelope[];
+        try {
+          stream = await this.#deps.log.read(command.task_id);
+        } catch (error) {
+          lastError = error;
+          await this.#sleep(Math.min(2_000, 50 * attempt));
+          continue;
+        }
+        if (readGrantHistory(stream, command.grant_id, useId).completion !== undefined) return false;
+        expected = stream.at(-1)?.task_seq ?? 0;
+      }
+      try {
+        const appended = await this.#deps.log.append(command.task_id, [draft], expected);
+        return !appended.duplicate;
+      } catch (error) {
+        lastError = error;
+        expected = undefined;
+        if (!hasErrorCode(error, 'EVENTSTORE_CONFLICT')) await this.#sleep(Math.min(2_000, 50 * attempt));
+      }
+    }
+    throw new ExecutorError('EXECUTOR_COMPLETION_NOT_RECORDED', `execution.completed of use ${claim.use_no} of grant ${command.grant_id} could not be appended`, {
+      cause: lastError,
+      details: { task_id: command.task_id, grant_id: command.grant_id, use_no: claim.use_no },
+    });
+  }
+
+  #context(now: Date): DraftContext {
+    return { actorId: this.#settings.principalId, occurredAt: now.toISOString() };
+  }
+}
+
+/** Cell failures that happen before the action's process starts: nothing ran. */
+const NOT_STARTED = ['CELL_ARGUMENT_INVALID', 'CELL_PATH_ESCAPE', 'CELL_CWD_INVALID', 'CELL_NOT_FOUND', 'CELL_TASK_ID_INVALID'];
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** `{ code, message }` of a failure as the event records it; codes are kept, untyped failures are EXECUTOR_INTERNAL. */
+function errorOf(error: unknown): { code: string; message: string } {
+  const code = hasErrorCode(error) ? error.code : 'EXECUTOR_INTERNAL';
+  return { code: code.slice(0, 64), message: messageOf(error).slice(0, 2_000) };
+}
+
+/** The claims of a compact JWS, read without verification (only ever used to bound a wait). */
+function unverifiedClaims(jws: string): Record<string, unknown> | undefined {
+  try {
+    const payload = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
+    return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,81 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connect } from '@nats-io/transport-node';
+import type { INestApplication, LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { JetStreamServer } from '@writ/bus';
+import { createLogger, type Logger } from '@writ/telemetry';
+import { ExecutorError } from './application/executor-errors.js';
+import { RunActionHandler } from './application/run-action.handler.js';
+import type { ExecutorConfig } from './config.js';
+import { ExecutorModule, type ExecutorOptions } from './executor.module.js';
+import { NatsArtifactStore } from './outbound/artifact-store.js';
+import { ExecutorCells } from './outbound/executor-cells.js';
+import { ExecutorReadiness } from './outbound/readiness.js';
+
+export interface CreateExecutorAppOptions extends ExecutorOptions {
+  /** Nest's own log levels (default: errors and warnings). */
+  readonly nestLogLevels?: LogLevel[] | false;
+  /** Logger of the bus transport (default `@writ/bus`). */
+  readonly busLogger?: Logger;
+}
+
+/** A started executor: HTTP on `url`, the RunAction consumer bound. */
+export interface ExecutorApp {
+  readonly app: INestApplication;
+  /** Base URL of the HTTP server (`/healthz`, `/readyz`). */
+  readonly url: string;
+  readonly config: ExecutorConfig;
+  readonly nc: NatsConnection;
+  readonly bus: JetStreamServer;
+  readonly handler: RunActionHandler;
+  readonly readiness: ExecutorReadiness;
+  readonly artifacts: NatsArtifactStore;
+  readonly cells: ExecutorCells;
+  /** Graceful stop: the bus drains (in-flight actions finish and are recorded), HTTP closes, NATS drains. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the executor in this process: connects to NATS, builds the module
+ * (event log, bus streams, principal registry, artifact bucket, cells), binds
+ * the RunAction consumer on the JetStream transport and listens on HTTP.
+ * `main.ts` uses it with the environment's config; tests with their own
+ * subject root, streams, bucket and port 0.
+ */
+export async function createExecutorApp(config: ExecutorConfig, options: CreateExecutorAppOptions = {}): Promise<ExecutorApp> {
+  let nc: NatsConnection;
+  try {
+    nc = await connect({ servers: config.natsUrl, name: config.executorId });
+  } catch (cause) {
+    throw new ExecutorError('EXECUTOR_NOT_READY', `cannot connect to NATS at ${config.natsUrl}; is nats-server (with -js) running?`, { cause });
+  }
+  let app: INestApplication | undefined;
+  try {
+    app = await NestFactory.create(ExecutorModule.register(config, nc, options), { logger: options.nestLogLevels ?? ['error', 'warn'], abortOnError: false });
+    const bus = new JetStreamServer({ serviceName: 'executor', connection: nc, logger: options.busLogger ?? createLogger('@writ/bus') });
+    // BusExceptionFilter is bound on the listener (@UseFilters): Nest fixes a hybrid microservice's
+    // filters when it connects, and a global one would also catch (and never answer) HTTP errors.
+    app.connectMicroservice({ strategy: bus });
+    await app.startAllMicroservices();
+    const readiness = app.get(ExecutorReadiness);
+    readiness.attachBus(bus);
+    await app.listen(config.httpPort);
+    const started = app;
+    return {
+      app: started,
+      url: (await started.getUrl()).replace('[::1]', '127.0.0.1'),
+      config,
+      nc,
+      bus,
+      handler: started.get(RunActionHandler),
+      readiness,
+      artifacts: started.get(NatsArtifactStore),
+      cells: started.get(ExecutorCells),
+      close: () => started.close(),
+    };
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    if (!nc.isClosed()) await nc.drain().catch(() => undefined);
+    throw error;
+  }
+}

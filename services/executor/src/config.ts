@@ -1,0 +1,185 @@
+import { hostname } from 'node:os';
+import { COMMANDS, Id } from '@writ/contracts';
+import { loadConfig } from '@writ/runtime';
+import { z } from 'zod';
+import { ExecutorError } from './application/executor-errors.js';
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+/** One or more subject tokens without wildcards: `writ`, `t_1a2b`, `acme.writ`. */
+const SubjectRoot = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be dot-separated subject tokens without wildcards');
+const StreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"');
+/** Environment values arrive as strings; whole numbers within bounds. */
+const int = (min: number, max: number = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+/** `executor-<hostname>`, made a valid Id (the hostname may hold dots). */
+export function defaultExecutorId(host: string = hostname()): string {
+  const token = host.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '');
+  return `executor-${token || 'host'}`.slice(0, 128);
+}
+
+/**
+ * The executor's environment, with every default documented here (README →
+ * Configuration). Keys are the variable names, so `loadConfig` lists the
+ * offending variables when one is wrong and the service refuses to start.
+ */
+export const ExecutorEnv = z.object({
+  WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  WRIT_HTTP_PORT: int(0, 65_535).default(8085),
+  /** Every subject derives from it: `<root>.cmd.executor.run`, `<root>.evt.>`, `<root>.dlq.>`. */
+  WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
+  WRIT_EVENTS_STREAM: StreamName.default('WRIT_EVENTS'),
+  /** Default `<root>.evt`. */
+  WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
+  WRIT_INGRESS_STREAM: StreamName.default('WRIT_INGRESS'),
+  WRIT_COMMANDS_STREAM: StreamName.default('WRIT_COMMANDS'),
+  WRIT_DLQ_STREAM: StreamName.default('WRIT_DLQ'),
+  /** Byte bound of the event log (reserved by the server; docs/operations.md). */
+  WRIT_EVENTS_MAX_BYTES: int(1).default(10 * GiB),
+  /** Byte bound of each bus stream (ingress, commands, dead letters). */
+  WRIT_BUS_STREAMS_MAX_BYTES: int(1).default(GiB),
+  /** JetStream replicas of the streams and the artifact bucket: 1 on one server, 3 in a cluster. */
+  WRIT_REPLICAS: int(1, 5).default(1),
+
+  /** This process, as recorded in `execution.completed.executor_id`. */
+  WRIT_EXECUTOR_ID: Id.default(() => defaultExecutorId()),
+  /** The executor service principal: `actor_id` of its events and `producer` of its artifacts. */
+  WRIT_EXECUTOR_PRINCIPAL: Id.default('writ-executor'),
+  /** The durable shared by every executor process (competing consumers). */
+  WRIT_EXECUTOR_DURABLE: StreamName.default('executor'),
+  /** RunAction commands handled at once by this process. */
+  WRIT_EXECUTOR_CONCURRENCY: int(1, 64).default(2),
+
+  /** Principal whose keys (from the log) must have signed the grant; also its required `iss`. */
+  WRIT_GRANT_ISSUER: Id.default('writ-approval'),
+  /** Required `aud` of a grant. */
+  WRIT_GRANT_AUDIENCE: z.string().min(1).max(128).default('writ-executor'),
+
+  /** Wall-clock limit of one action unless the grant sets its own (`constraints.timeout_ms`). */
+  WRIT_ACTION_TIMEOUT_MS: int(1, 24 * 60 * 60 * 1000).default(60_000),
+  /** Bytes kept of stdout and, separately, of stderr. */
+  WRIT_OUTPUT_CAP_BYTES: int(0, 64 * MiB).default(MiB),
+  /**
+   * Slack past an action's own deadline (timeout + the cell's host grace) during which a
+   * use claimed by another process may still complete; after it, the use's outcome is unknown.
+   */
+  WRIT_CLAIM_GRACE_MS: int(0).default(60_000),
+  /** How often a delivery waiting on another process's claim re-reads the log. */
+  WRIT_CLAIM_POLL_MS: int(10, 60_000).default(1_000),
+
+  /** NATS Object Store bucket of the content-addressed artifacts. */
+  WRIT_ARTIFACTS_BUCKET: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('WRIT_ARTIFACTS'),
+  WRIT_ARTIFACTS_MAX_BYTES: int(1).default(10 * GiB),
+  /** Largest changed file whose content is kept as an artifact. */
+  WRIT_ARTIFACT_FILE_MAX_BYTES: int(0, 64 * MiB).default(MiB),
+  /** Most changed files kept as artifacts per execution (the diff lists them all). */
+  WRIT_ARTIFACT_FILES_MAX: int(0, 200).default(64),
+
+  WRIT_CELL_IMAGE: z.string().min(1).default('writ/cell:latest'),
+  WRIT_CELLS_ROOT: z.string().startsWith('/').default('/var/lib/writ/cells'),
+  WRIT_DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
+
+  /** How long one pull waits on the server; bounds how long a graceful stop waits when idle. */
+  WRIT_BUS_PULL_EXPIRES_MS: int(1_000, 60_000).default(5_000),
+  /** Handled attempts per RunAction before it is dead-lettered. */
+  WRIT_BUS_MAX_DELIVER: int(1, 100).default(5),
+});
+export type ExecutorEnv = z.output<typeof ExecutorEnv>;
+
+/** Subjects and stream names of one deployment (or one test), all derived from the root. */
+export interface ExecutorSubjects {
+  readonly root: string;
+  readonly run: string;
+  readonly eventsPrefix: string;
+  readonly ingress: string;
+  readonly commands: string;
+  readonly dlq: string;
+  readonly runDeadLetter: string;
+}
+
+export interface ExecutorConfig {
+  readonly natsUrl: string;
+  readonly httpPort: number;
+  readonly subjects: ExecutorSubjects;
+  readonly streams: {
+    readonly events: string;
+    readonly ingress: string;
+    readonly commands: string;
+    readonly dlq: string;
+    readonly eventsMaxBytes: number;
+    readonly busMaxBytes: number;
+    readonly replicas: number;
+  };
+  readonly executorId: string;
+  readonly principalId: string;
+  readonly durable: string;
+  readonly concurrency: number;
+  readonly grant: { readonly issuer: string; readonly audience: string };
+  readonly actionTimeoutMs: number;
+  readonly outputCapBytes: number;
+  readonly claimGraceMs: number;
+  readonly claimPollMs: number;
+  readonly artifacts: { readonly bucket: string; readonly maxBytes: number; readonly fileMaxBytes: number; readonly filesMax: number };
+  readonly cells: { readonly image: string; readonly cellsRoot: string; readonly socketPath: string };
+  readonly bus: { readonly pullExpiresMs: number; readonly maxDeliver: number };
+}
+
+/** `writ.cmd.executor.run` → `<root>.cmd.executor.run`. */
+function rooted(root: string, subject: string): string {
+  if (!subject.startsWith('writ.')) throw new ExecutorError('EXECUTOR_INTERNAL', `subject ${subject} does not start with writ.`);
+  return `${root}.${subject.slice('writ.'.length)}`;
+}
+
+export function executorSubjects(root: string, eventsPrefix?: string): ExecutorSubjects {
+  return {
+    root,
+    run: rooted(root, COMMANDS.executorRun),
+    eventsPrefix: eventsPrefix ?? `${root}.evt`,
+    ingress: `${root}.ingress.>`,
+    commands: `${root}.cmd.>`,
+    dlq: `${root}.dlq.>`,
+    runDeadLetter: `${root}.dlq.executor.run`,
+  };
+}
+
+export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
+  return {
+    natsUrl: env.WRIT_NATS_URL,
+    httpPort: env.WRIT_HTTP_PORT,
+    subjects: executorSubjects(env.WRIT_SUBJECT_ROOT, env.WRIT_EVENTS_PREFIX),
+    streams: {
+      events: env.WRIT_EVENTS_STREAM,
+      ingress: env.WRIT_INGRESS_STREAM,
+      commands: env.WRIT_COMMANDS_STREAM,
+      dlq: env.WRIT_DLQ_STREAM,
+      eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
+      busMaxBytes: env.WRIT_BUS_STREAMS_MAX_BYTES,
+      replicas: env.WRIT_REPLICAS,
+    },
+    executorId: env.WRIT_EXECUTOR_ID,
+    principalId: env.WRIT_EXECUTOR_PRINCIPAL,
+    durable: env.WRIT_EXECUTOR_DURABLE,
+    concurrency: env.WRIT_EXECUTOR_CONCURRENCY,
+    grant: { issuer: env.WRIT_GRANT_ISSUER, audience: env.WRIT_GRANT_AUDIENCE },
+    actionTimeoutMs: env.WRIT_ACTION_TIMEOUT_MS,
+    outputCapBytes: env.WRIT_OUTPUT_CAP_BYTES,
+    claimGraceMs: env.WRIT_CLAIM_GRACE_MS,
+    claimPollMs: env.WRIT_CLAIM_POLL_MS,
+    artifacts: {
+      bucket: env.WRIT_ARTIFACTS_BUCKET,
+      maxBytes: env.WRIT_ARTIFACTS_MAX_BYTES,
+      fileMaxBytes: env.WRIT_ARTIFACT_FILE_MAX_BYTES,
+      filesMax: env.WRIT_ARTIFACT_FILES_MAX,
+    },
+    cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET },
+    bus: { pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS, maxDeliver: env.WRIT_BUS_MAX_DELIVER },
+  };
+}
+
+/** Reads and validates the environment; throws RUNTIME_CONFIG_INVALID listing every bad variable. */
+export function loadExecutorConfig(env: Record<string, string | undefined> = process.env): ExecutorConfig {
+  return toExecutorConfig(loadConfig('executor', ExecutorEnv, env));
+}

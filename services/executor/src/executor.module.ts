@@ -1,0 +1,161 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
+import { EventStore } from '@writ/eventstore';
+import { ensureWritStreams, PrincipalRegistry } from '@writ/runtime';
+import { createLogger, type Logger } from '@writ/telemetry';
+import { RunActionHandler } from './application/run-action.handler.js';
+import type { ExecutorConfig } from './config.js';
+import { HealthController } from './inbound/health.controller.js';
+import { runActionListener } from './inbound/run-action.listener.js';
+import { BUS_STREAMS, EXECUTOR_CONFIG, EXECUTOR_LOGGER, EXECUTOR_OPTIONS, NATS_CONNECTION } from './executor.tokens.js';
+import { NatsArtifactStore } from './outbound/artifact-store.js';
+import { CELL_DEFAULTS, CellRuntime, type CellRuntimeOptions } from './outbound/cells/index.js';
+import { EventStoreTaskLog } from './outbound/event-log.js';
+import { ExecutorCells } from './outbound/executor-cells.js';
+import { ExecutorReadiness } from './outbound/readiness.js';
+
+/** What a caller (main, or a test starting the service in-process) may add to the config. */
+export interface ExecutorOptions {
+  /** Extra cell runtime options (e.g. `labels` so tests can remove what they made). */
+  readonly cells?: Omit<CellRuntimeOptions, 'image' | 'cellsRoot' | 'socketPath'>;
+  /** The adapter clock (default: the system clock). */
+  readonly clock?: () => Date;
+  readonly logger?: Logger;
+  /** Called last when the app closes (e.g. flushing telemetry). */
+  readonly onShutdown?: () => Promise<void>;
+}
+
+/** How long a RunAction may stay unacked by a crashed process: the action's timeout plus slack. */
+export function runAckWaitMs(config: ExecutorConfig, hostGraceMs: number): number {
+  return config.actionTimeoutMs + hostGraceMs + 30_000;
+}
+
+/** Drains what the executor opened, after the bus has drained (Nest closes microservices first). */
+@Injectable()
+class ExecutorLifecycle implements OnModuleDestroy, OnApplicationShutdown {
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
+    @Inject(PrincipalRegistry) private readonly registry: PrincipalRegistry,
+    @Inject(RunActionHandler) private readonly handler: RunActionHandler,
+    @Inject(EXECUTOR_OPTIONS) private readonly options: ExecutorOptions,
+  ) {}
+
+  /** Before the bus drains: a delivery waiting on another process's claim hands it back. */
+  onModuleDestroy(): void {
+    this.handler.stop();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.registry.close();
+    if (!this.nc.isClosed()) await this.nc.drain();
+    await this.options.onShutdown?.();
+  }
+}
+
+/**
+ * The executor's composition root: NATS, the event log, the bus streams, the
+ * principal registry (grant issuer keys from the log), the artifact bucket and
+ * the Docker cells, bound to the RunAction handler; `/healthz` and `/readyz`;
+ * the `<root>.cmd.executor.run` listener.
+ */
+@Module({})
+export class ExecutorModule {
+  /** `nc` is the service's NATS connection (opened by the bootstrap, drained at shutdown). */
+  static register(config: ExecutorConfig, nc: NatsConnection, options: ExecutorOptions = {}): DynamicModule {
+    const hostGraceMs = options.cells?.hostGraceMs ?? CELL_DEFAULTS.hostGraceMs;
+    const listener = runActionListener(config.subjects.run, {
+      stream: config.streams.commands,
+      durable: config.durable,
+      concurrency: config.concurrency,
+      ackWaitMs: runAckWaitMs(config, hostGraceMs),
+      maxDeliver: config.bus.maxDeliver,
+      pullExpiresMs: config.bus.pullExpiresMs,
+      deadLetterSubject: config.subjects.runDeadLetter,
+    });
+    return {
+      module: ExecutorModule,
+      controllers: [HealthController, listener],
+      providers: [
+        { provide: EXECUTOR_CONFIG, useValue: config },
+        { provide: EXECUTOR_OPTIONS, useValue: options },
+        { provide: EXECUTOR_LOGGER, useValue: options.logger ?? createLogger('executor', { base: { executor_id: config.executorId } }) },
+        { provide: NATS_CONNECTION, useValue: nc },
+        {
+          provide: EventStore,
+          inject: [NATS_CONNECTION],
+          useFactory: (nc: NatsConnection) =>
+            EventStore.open(nc, {
+              stream: config.streams.events,
+              subjectPrefix: config.subjects.eventsPrefix,
+              maxBytes: config.streams.eventsMaxBytes,
+              replicas: config.streams.replicas,
+            }),
+        },
+        {
+          provide: BUS_STREAMS,
+          inject: [NATS_CONNECTION],
+          useFactory: async (nc: NatsConnection) => {
+            await ensureWritStreams(await jetstreamManager(nc), {
+              names: { ingress: config.streams.ingress, commands: config.streams.commands, dlq: config.streams.dlq },
+              subjects: { ingress: config.subjects.ingress, commands: config.subjects.commands, dlq: config.subjects.dlq },
+              maxBytes: config.streams.busMaxBytes,
+              replicas: config.streams.replicas,
+            });
+            return true;
+          },
+        },
+        {
+          provide: PrincipalRegistry,
+          inject: [NATS_CONNECTION, EventStore],
+          useFactory: (nc: NatsConnection, store: EventStore) =>
+            PrincipalRegistry.start(nc, store, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix }),
+        },
+        {
+          provide: NatsArtifactStore,
+          inject: [NATS_CONNECTION],
+          useFactory: (nc: NatsConnection) =>
+            NatsArtifactStore.open(nc, { bucket: config.artifacts.bucket, maxBytes: config.artifacts.maxBytes, replicas: config.streams.replicas }),
+        },
+        {
+          provide: ExecutorCells,
+          useFactory: () =>
+            new ExecutorCells(new CellRuntime({ ...options.cells, image: config.cells.image, cellsRoot: config.cells.cellsRoot, socketPath: config.cells.socketPath })),
+        },
+        {
+          provide: ExecutorReadiness,
+          inject: [NATS_CONNECTION, ExecutorCells, BUS_STREAMS, NatsArtifactStore],
+          useFactory: (nc: NatsConnection, cells: ExecutorCells) => {
+            // Both were awaited as dependencies: start-up fails before here if either cannot be ensured.
+            const readiness = new ExecutorReadiness(nc, cells, config.durable);
+            readiness.markStreamsEnsured();
+            readiness.markArtifactsEnsured();
+            return readiness;
+          },
+        },
+        {
+          provide: RunActionHandler,
+          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, EXECUTOR_LOGGER],
+          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, logger: Logger) =>
+            new RunActionHandler(
+              { log: new EventStoreTaskLog(store), keys: registry, cells, artifacts, clock: options.clock ?? (() => new Date()), logger },
+              {
+                executorId: config.executorId,
+                principalId: config.principalId,
+                grantIssuer: config.grant.issuer,
+                grantAudience: config.grant.audience,
+                actionTimeoutMs: config.actionTimeoutMs,
+                outputCapBytes: config.outputCapBytes,
+                hostGraceMs,
+                claimGraceMs: config.claimGraceMs,
+                claimPollMs: config.claimPollMs,
+                artifactFileMaxBytes: config.artifacts.fileMaxBytes,
+                artifactFilesMax: config.artifacts.filesMax,
+              },
+            ),
+        },
+        ExecutorLifecycle,
+      ],
+    };
+  }
+}

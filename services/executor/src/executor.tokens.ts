@@ -1,0 +1,6 @@
+/** Injection tokens of the executor's composition root (values that are not classes). */
+export const EXECUTOR_CONFIG = Symbol.for('writ.executor.config');
+export const EXECUTOR_OPTIONS = Symbol.for('writ.executor.options');
+export const EXECUTOR_LOGGER = Symbol.for('writ.executor.logger');
+export const NATS_CONNECTION = Symbol.for('writ.executor.nats');
+export const BUS_STREAMS = Symbol.for('writ.executor.bus-streams');

@@ -1,0 +1,26 @@
+import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { ExecutorReadiness, type ReadinessReport } from '../outbound/readiness.js';
+
+/**
+ * `/healthz`: the process is up. `/readyz`: it can take work — NATS connected,
+ * streams and the artifact bucket ensured, the run consumer bound, the cell
+ * image present (else 503 with the failing checks and how to fix them).
+ */
+@Controller()
+export class HealthController {
+  constructor(@Inject(ExecutorReadiness) private readonly readiness: ExecutorReadiness) {}
+
+  @Get('healthz')
+  @HttpCode(200)
+  healthz(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('readyz')
+  @HttpCode(200)
+  async readyz(): Promise<ReadinessReport> {
+    const report = await this.readiness.check();
+    if (!report.ready) throw new ServiceUnavailableException(report);
+    return report;
+  }
+}
