@@ -23,9 +23,11 @@ const OTHER_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
  * classified as the approval service classifies a request when it mints the
  * scope: each target resource (`http(s)://…` → its host, `repo:<name>@<ref>` →
  * a repo ref, another `<scheme>:` name → nothing a scope can express, anything
- * else → a path relative to the workspace), plus `params.path`, `params.cwd`
- * and the host of `params.url`. A malformed `repo:` or URL is kept as given,
- * so that no scope covers it and the use is refused.
+ * else → a path relative to the workspace), plus `params.path` and the host
+ * of `params.url`. A malformed `repo:` or URL is kept as given, so that no
+ * scope covers it and the use is refused. A command's `cwd` is not a resource
+ * it touches (the scope would widen to a whole directory for `cwd: '.'`); the
+ * cell confines it to the workspace and refuses escapes (CELL_PATH_ESCAPE).
  */
 export function useResources(request: ActionRequest): GrantResources {
   const paths = new Set<string>();
@@ -38,9 +40,8 @@ export function useResources(request: ActionRequest): GrantResources {
     else if (resource.startsWith('repo:')) repos.set(resource, { repo: resource.slice('repo:'.length), ref: '' });
     else if (!OTHER_SCHEME.test(resource)) paths.add(resource);
   }
-  const { path, cwd, url } = request.params;
+  const { path, url } = request.params;
   if (typeof path === 'string') paths.add(path);
-  if (typeof cwd === 'string') paths.add(cwd);
   if (typeof url === 'string') hosts.add(urlHost(url));
   return { paths: [...paths], hosts: [...hosts], repos: [...repos.values()] };
 }

@@ -23,7 +23,7 @@ const claims = (constraints?: CapabilityGrantClaims['constraints']): CapabilityG
 
 describe('useResources: what the grant scope must cover', () => {
   it.each([
-    ['paths from target resources, params.path and params.cwd', { target_resources: ['out.txt'], params: { argv: ['ls'], cwd: 'src' } }, { paths: ['out.txt', 'src'], hosts: [], repos: [] }],
+    ['paths from target resources; a cwd is not a resource', { target_resources: ['out.txt'], params: { argv: ['ls'], cwd: 'src' } }, { paths: ['out.txt'], hosts: [], repos: [] }],
     ['a URL becomes its host, with an explicit port', { target_resources: ['https://API.example.com:8443/v1'], params: { url: 'http://example.com/x' } }, { paths: [], hosts: ['api.example.com:8443', 'example.com'], repos: [] }],
     ['a repo ref', { target_resources: ['repo:github.com/acme/app@refs/heads/writ/x'], params: {} }, { paths: [], hosts: [], repos: [{ repo: 'github.com/acme/app', ref: 'refs/heads/writ/x' }] }],
     ['another scheme names nothing a scope can hold (as the approval service mints it)', { target_resources: ['memory:team'], params: {} }, { paths: [], hosts: [], repos: [] }],
