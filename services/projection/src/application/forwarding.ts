@@ -1,0 +1,131 @@
+import { Id, parseContract, ResolveApproval, SubmitAction, WritError } from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
+import { z } from 'zod';
+import type { Upstream } from './ports.js';
+import { ProjectionError } from './projection-errors.js';
+import { field, idField, isObject, peekJwsPayload, text, type JsonObject } from './projected-event.js';
+
+export interface ForwardingSubjects {
+  /** `<root>.qry.ingress.submit-action`. */
+  readonly submitAction: string;
+  /** `<root>.qry.approval.resolve`. */
+  readonly resolveApproval: string;
+}
+
+export type ApprovalDecision = 'grant' | 'deny';
+
+/** What ingress answered: `accepted` (a task runs it), `duplicate` (seen before), `rejected` (with its code). */
+export interface SubmitOutcome {
+  readonly kind: 'accepted' | 'duplicate';
+  readonly reply: JsonObject;
+}
+
+/**
+ * `SubmitAction` with the JWS size left to ingress, as ingress parses it: an
+ * oversized request is still recorded there before it is refused
+ * (INGRESS_TOO_LARGE, invariant 1), so it is not refused here.
+ */
+const SubmitActionEnvelope = SubmitAction.extend({ jws: z.string().min(1) });
+
+const MAX_KEY_LENGTH = 256;
+
+/**
+ * `POST /v1/actions` and `POST /v1/approvals/<id>/grant|deny`: forwarded as
+ * NATS requests to ingress and approval, which authenticate and decide. The
+ * projection shapes the request and passes the answer back; it never
+ * verifies a signature nor authorizes anything, and it refuses nothing
+ * ingress would record. The JWS payloads are peeked at (unverified) only to
+ * derive the default idempotency key, as ingress does, and to catch a URL
+ * that contradicts the signed decision.
+ */
+export class Forwarding {
+  constructor(
+    private readonly upstream: Upstream,
+    private readonly subjects: ForwardingSubjects,
+  ) {}
+
+  /**
+   * The body is the compact JWS as text, or a `SubmitAction` JSON document
+   * (`{ jws, idempotency_key?, principal_id? }`). The key is the
+   * `Idempotency-Key` header, else the document's, else the claimed
+   * action_request_id, else the JWS's digest (the same default as ingress).
+   */
+  async submitAction(input: { readonly body: unknown; readonly idempotencyKey: string | undefined; readonly principalId?: string | undefined }): Promise<SubmitOutcome> {
+    const jws = typeof input.body === 'string' ? input.body.trim() : field(input.body, 'jws');
+    if (typeof jws !== 'string' || jws === '') {
+      throw new ProjectionError(
+        'PROJECTION_REQUEST_INVALID',
+        'send the signed ActionRequest as a compact JWS: the raw text (Content-Type application/jose or text/plain) or JSON {"jws": "..."}',
+        { details: { parameter: 'body' } },
+      );
+    }
+    const headerKey = input.idempotencyKey === undefined ? undefined : checkedKey(input.idempotencyKey);
+    const idempotencyKey =
+      headerKey ?? text(input.body, 'idempotency_key') ?? idField(peekJwsPayload(jws), 'action_request_id') ?? `sha256:${sha256Hex(jws)}`;
+    const principalId = input.principalId ?? text(input.body, 'principal_id') ?? undefined;
+    if (principalId !== undefined && !Id.safeParse(principalId).success) {
+      throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'Writ-Principal must be a principal id (1-128 characters of A-Z, a-z, 0-9, "_" or "-")', {
+        details: { parameter: 'Writ-Principal' },
+      });
+    }
+    const command = parseContract('SubmitAction', SubmitActionEnvelope, {
+      jws,
+      idempotency_key: idempotencyKey,
+      ...(principalId === undefined ? {} : { principal_id: principalId }),
+    });
+    const reply = await this.ask(this.subjects.submitAction, command);
+    return { kind: text(reply, 'status') === 'duplicate' ? 'duplicate' : 'accepted', reply };
+  }
+
+  /** The body is `{ task_id, resolution_jws }`; the approval service checks the signature and the resolver's role. */
+  async resolveApproval(input: { readonly approvalId: string; readonly decision: ApprovalDecision; readonly body: unknown }): Promise<JsonObject> {
+    if (!Id.safeParse(input.approvalId).success) {
+      throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'the approval id must be 1-128 characters of A-Z, a-z, 0-9, "_" or "-"', {
+        details: { parameter: 'id' },
+      });
+    }
+    const resolutionJws = field(input.body, 'resolution_jws');
+    const taskId = field(input.body, 'task_id');
+    if (!isObject(input.body) || typeof resolutionJws !== 'string' || resolutionJws === '' || !Id.safeParse(taskId).success) {
+      throw new ProjectionError(
+        'PROJECTION_REQUEST_INVALID',
+        'send JSON {"task_id": "<the approval\'s task, as GET /v1/approvals lists it>", "resolution_jws": "<compact JWS by the resolver over {approval_id, decision, resolved_by, resolved_at}>"}',
+        { details: { parameter: 'body' } },
+      );
+    }
+    const signed = peekJwsPayload(resolutionJws);
+    const signedDecision = field(signed, 'decision');
+    const signedApproval = field(signed, 'approval_id');
+    if ((signedDecision !== undefined && signedDecision !== input.decision) || (signedApproval !== undefined && signedApproval !== input.approvalId)) {
+      throw new ProjectionError(
+        'PROJECTION_DECISION_MISMATCH',
+        `the signed resolution says ${String(signedDecision)} for approval ${String(signedApproval)}; POST it to /v1/approvals/${String(signedApproval)}/${String(signedDecision)}`,
+      );
+    }
+    const command = parseContract('ResolveApproval', ResolveApproval, { approval_id: input.approvalId, task_id: taskId, resolution_jws: resolutionJws });
+    return this.ask(this.subjects.resolveApproval, command);
+  }
+
+  /** The upstream's answer as an object; a rejection written in the body becomes the error it means. */
+  private async ask(subject: string, command: unknown): Promise<JsonObject> {
+    const reply = await this.upstream.request(subject, command);
+    if (!isObject(reply)) {
+      throw new ProjectionError('PROJECTION_UPSTREAM_INVALID_REPLY', `${subject} answered with something that is not an object; check that service's logs`);
+    }
+    const code = text(reply, 'reason_code') ?? text(reply, 'code');
+    if (text(reply, 'status') === 'rejected' && code !== null && /^[A-Z][A-Z0-9_]{0,127}$/.test(code)) {
+      throw new WritError(code, text(reply, 'message') ?? `the request was rejected (${code})`, { details: { remote: true } });
+    }
+    return reply;
+  }
+}
+
+function checkedKey(header: string): string {
+  const key = header.trim();
+  if (key === '' || key.length > MAX_KEY_LENGTH || /[\p{Cc}]/u.test(key)) {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `Idempotency-Key must be 1-${MAX_KEY_LENGTH} printable characters`, {
+      details: { parameter: 'Idempotency-Key' },
+    });
+  }
+  return key;
+}

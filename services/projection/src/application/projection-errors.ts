@@ -1,0 +1,51 @@
+import { hasErrorCode, WritError } from '@writ/contracts';
+
+/**
+ * The projection service's closed set of error codes. Remote codes forwarded
+ * from ingress and approval (`INGRESS_*`, `APPROVAL_*`, `CONTRACT_INVALID`…)
+ * keep their own codes; the HTTP adapter maps every code to a status in one table.
+ */
+export type ProjectionErrorCode =
+  /** The id is well formed, but the projection holds no such row (yet: it may still be in flight). */
+  | 'PROJECTION_NOT_FOUND'
+  /** A path parameter, query parameter, header or body is malformed. */
+  | 'PROJECTION_REQUEST_INVALID'
+  /** The body exceeds what the API accepts. */
+  | 'PROJECTION_REQUEST_TOO_LARGE'
+  /** No such route. */
+  | 'PROJECTION_ROUTE_NOT_FOUND'
+  /** The URL says grant (deny), the signed resolution says otherwise, or names another approval. */
+  | 'PROJECTION_DECISION_MISMATCH'
+  /** Nobody answers on the forwarding subject (ingress or approval down). */
+  | 'PROJECTION_UPSTREAM_UNAVAILABLE'
+  /** Ingress or approval did not answer in time. */
+  | 'PROJECTION_UPSTREAM_TIMEOUT'
+  /** Ingress or approval answered with something that is not a reply object. */
+  | 'PROJECTION_UPSTREAM_INVALID_REPLY'
+  /** Postgres could not be reached or refused a statement. */
+  | 'PROJECTION_DB_UNAVAILABLE'
+  /** NATS could not be reached at start-up. */
+  | 'PROJECTION_NATS_UNAVAILABLE'
+  /** The event log could not be read (catch-up, rebuild, lag). */
+  | 'PROJECTION_LOG_UNAVAILABLE'
+  /** Not ready: NATS down, streams not ensured, consumer not bound, or Postgres down. */
+  | 'PROJECTION_NOT_READY'
+  /** A rebuild target schema is the live one, or already exists. */
+  | 'PROJECTION_REBUILD_TARGET_INVALID'
+  /** Anything else (a bug); details are logged, never returned. */
+  | 'PROJECTION_INTERNAL';
+
+export class ProjectionError<Code extends ProjectionErrorCode = ProjectionErrorCode> extends WritError<Code> {
+  constructor(code: Code, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(code, message, options);
+    this.name = 'ProjectionError';
+  }
+}
+
+/** A Writ error code (`CONTEXT_REASON`), as opposed to a driver's (`23505`, `P0001`, `ECONNREFUSED`, `ERR_…`). */
+const WRIT_CODE = /^(?!ERR_)[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
+
+/** True when `error` carries a Writ error code (so it may cross a boundary as is). */
+export function isWritCoded(error: unknown): error is WritError {
+  return hasErrorCode(error) && WRIT_CODE.test(error.code);
+}

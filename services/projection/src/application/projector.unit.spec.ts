@@ -1,0 +1,128 @@
+import { hasErrorCode } from '@writ/contracts';
+import { createLogger } from '@writ/telemetry';
+import { describe, expect, it } from 'vitest';
+import { happyPath, storyIds, toProjectedEvents } from '../../test/governed-path.fixture.js';
+import { MemoryProjectionStore } from '../../test/memory-store.js';
+import type { EventLog, UpdatePublisher } from './ports.js';
+import type { RawStoredEvent } from './projected-event.js';
+import type { RowChange } from './project-event.js';
+import { Projector } from './projector.js';
+import { rebuildProjection } from './rebuild.js';
+
+const PREFIX = 'writ.evt';
+const ids = storyIds('pj1');
+const quiet = createLogger('projector-test', { level: 'silent' });
+
+/** The log as the stream would deliver it: subject, sequence, envelope. */
+function raws(): RawStoredEvent[] {
+  return toProjectedEvents(happyPath(ids)).map((e) => ({ streamSeq: e.streamSeq, subject: `${PREFIX}.${e.aggregate.type}.${e.aggregate.id}`, payload: e.envelope }));
+}
+
+class MemoryLog implements EventLog {
+  constructor(readonly events: RawStoredEvent[]) {}
+  async *replay(from: number): AsyncGenerator<RawStoredEvent> {
+    for (const event of this.events) if (event.streamSeq >= from) yield event;
+  }
+  async lastSeq(): Promise<number> {
+    return this.events.at(-1)?.streamSeq ?? 0;
+  }
+}
+
+class Published implements UpdatePublisher {
+  readonly changes: RowChange[] = [];
+  publish(changes: readonly RowChange[]): void {
+    this.changes.push(...changes);
+  }
+}
+
+function rig(events = raws()) {
+  const store = new MemoryProjectionStore();
+  const published = new Published();
+  const projector = new Projector({ store, log: new MemoryLog(events), publisher: published, eventsPrefix: PREFIX, logger: quiet });
+  return { store, published, projector, events };
+}
+
+describe('Projector', () => {
+  it('applies events in order, moving the checkpoint one by one, and publishes what changed', async () => {
+    const { store, published, projector, events } = rig();
+    for (const event of events) expect(await projector.handle(event)).toBe('applied');
+    expect(store.lastSeq).toBe(events.length);
+    expect(store.row('actions', ids.actionRequest)?.status).toBe('succeeded');
+    expect(published.changes.filter((c) => c.view === 'actions').at(-1)?.row).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('skips a redelivered event at or below the checkpoint: nothing written, nothing published', async () => {
+    const { store, published, projector, events } = rig();
+    for (const event of events) await projector.handle(event);
+    const before = await store.snapshot();
+    const publishedBefore = published.changes.length;
+    expect(await projector.handle(events[4]!)).toBe('skipped');
+    expect(await store.snapshot()).toEqual(before);
+    expect(published.changes.length).toBe(publishedBefore);
+  });
+
+  it('fills a gap from the log before applying a later event (a failed event retried after its successors)', async () => {
+    // given events 1..3 applied and 4 failed (its redelivery comes later)
+    const { store, projector, events } = rig();
+    for (const event of events.slice(0, 3)) await projector.handle(event);
+    // when event 6 arrives first
+    expect(await projector.handle(events[5]!)).toBe('applied');
+    // then 4 and 5 were read from the log and applied before it, and 4's redelivery is skipped
+    expect(store.lastSeq).toBe(6);
+    expect(await projector.handle(events[3]!)).toBe('skipped');
+  });
+
+  it('moves past a message that is not an event envelope and dead-letters it (CONTRACT_INVALID)', async () => {
+    const { store, projector, events } = rig();
+    for (const event of events.slice(0, 2)) await projector.handle(event);
+    const junk = { streamSeq: 3, subject: `${PREFIX}.task.${ids.task}`, payload: { hello: 'world' } };
+    await expect(projector.handle(junk)).rejects.toSatisfy((error) => hasErrorCode(error, 'CONTRACT_INVALID'));
+    expect(store.lastSeq).toBe(3);
+  });
+
+  it('a database outage applies nothing and surfaces PROJECTION_DB_UNAVAILABLE-like failures unchanged for a retry', async () => {
+    const { store, projector, events } = rig();
+    store.failWith = Object.assign(new Error('down'), { code: 'PROJECTION_DB_UNAVAILABLE' });
+    await expect(projector.handle(events[0]!)).rejects.toSatisfy((error) => hasErrorCode(error, 'PROJECTION_DB_UNAVAILABLE'));
+    store.failWith = undefined;
+    expect(store.lastSeq).toBe(0);
+    expect(await projector.handle(events[0]!)).toBe('applied');
+  });
+
+  it('catchUp applies whatever the log holds beyond the checkpoint', async () => {
+    const { store, projector, events } = rig();
+    await projector.handle(events[0]!);
+    expect(await projector.catchUp()).toBe(events.length - 1);
+    expect(store.lastSeq).toBe(events.length);
+    expect(await projector.catchUp()).toBe(0);
+  });
+});
+
+describe('rebuildProjection', () => {
+  it('replays the log into a fresh store and finds every view identical to the live one', async () => {
+    const { store: live, projector, events } = rig();
+    for (const event of events) await projector.handle(event);
+    const report = await rebuildProjection({ log: new MemoryLog(events), live, target: new MemoryProjectionStore(), eventsPrefix: PREFIX });
+    expect(report.identical).toBe(true);
+    expect(report.lastSeq).toBe(events.length);
+    expect(report.views.find((v) => v.view === 'task_events')?.live.rows).toBe(19);
+  });
+
+  it('detects a live row that the log does not explain', async () => {
+    const { store: live, projector, events } = rig();
+    for (const event of events) await projector.handle(event);
+    const row = live.row('actions', ids.actionRequest)!;
+    live.tables.get('actions')!.set(ids.actionRequest, { ...row, status: 'failed' });
+    const report = await rebuildProjection({ log: new MemoryLog(events), live, target: new MemoryProjectionStore(), eventsPrefix: PREFIX });
+    expect(report.identical).toBe(false);
+    expect(report.views.filter((v) => !v.match).map((v) => v.view)).toEqual(['actions']);
+  });
+
+  it('refuses a target that already holds a projection', async () => {
+    const { store: live, projector, events } = rig();
+    await projector.handle(events[0]!);
+    await expect(rebuildProjection({ log: new MemoryLog(events), live, target: live, eventsPrefix: PREFIX })).rejects.toSatisfy((error) =>
+      hasErrorCode(error, 'PROJECTION_REBUILD_TARGET_INVALID'),
+    );
+  });
+});

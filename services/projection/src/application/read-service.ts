@@ -1,0 +1,102 @@
+import { ApprovalStatus, Id, type PublicEd25519Jwk } from '@writ/contracts';
+import type { ReadModel } from './ports.js';
+import { ProjectionError } from './projection-errors.js';
+import type { ActionRow, ApprovalRow, ReceiptRow, TaskEventRow, TaskRow } from './views/index.js';
+
+/** `GET /v1/actions/<id>`. */
+export type ActionView = ActionRow;
+
+/** `GET /v1/tasks/<id>`: the task and one page of its timeline. */
+export interface TaskView extends TaskRow {
+  readonly events: readonly TaskEventRow[];
+  /** Pass as `after` for the next page; null when this page reached the end. */
+  readonly next_after: number | null;
+}
+
+export const DEFAULT_PAGE = 200;
+export const MAX_PAGE = 1_000;
+
+/**
+ * The read side: thin queries over the read models. Reads decide nothing:
+ * a status here is what the log said when the projection last caught up,
+ * and no service authorizes anything on it.
+ */
+export class ReadService {
+  constructor(private readonly model: ReadModel) {}
+
+  async action(id: string): Promise<ActionView> {
+    const actionRequestId = parseId(id, 'action request id');
+    const row = await this.model.action(actionRequestId);
+    if (row === undefined) throw notFound('action', actionRequestId, `it may still be in flight: retry shortly, or subscribe to <root>.proj.actions.${actionRequestId}`);
+    return row;
+  }
+
+  async task(id: string, query: { readonly after?: unknown; readonly limit?: unknown }): Promise<TaskView> {
+    const taskId = parseId(id, 'task id');
+    const afterSeq = parseCount(query.after, 'after', 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    const task = await this.model.task(taskId);
+    if (task === undefined) throw notFound('task', taskId, 'check the id; a task appears once ingress has accepted its first action');
+    const page = await this.model.taskEvents(taskId, { afterSeq, limit: limit + 1 });
+    const events = page.slice(0, limit);
+    return { ...task, events, next_after: page.length > limit ? (events.at(-1)?.task_seq ?? null) : null };
+  }
+
+  async approvals(query: { readonly status?: unknown; readonly limit?: unknown }): Promise<{ readonly approvals: readonly ApprovalRow[] }> {
+    let status: string | undefined;
+    if (query.status !== undefined) {
+      const parsed = ApprovalStatus.safeParse(query.status);
+      if (!parsed.success) {
+        throw new ProjectionError('PROJECTION_REQUEST_INVALID', `status must be one of ${ApprovalStatus.options.join(', ')}`, { details: { parameter: 'status' } });
+      }
+      status = parsed.data;
+    }
+    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    return { approvals: await this.model.approvals({ status, limit }) };
+  }
+
+  async receipt(id: string): Promise<ReceiptRow> {
+    const receiptId = parseId(id, 'receipt id');
+    const row = await this.model.receipt(receiptId);
+    if (row === undefined) throw notFound('receipt', receiptId, 'a receipt appears once the receipt service has issued it; retry shortly');
+    return row;
+  }
+
+  /**
+   * JWKS of the service principals' active public keys (the approval and
+   * receipt signing keys). A kid claimed by two principals is listed once
+   * (the first by principal id) so that the set stays usable as a JWKS.
+   */
+  async keys(): Promise<{ readonly keys: readonly PublicEd25519Jwk[] }> {
+    const seen = new Set<string>();
+    const keys: PublicEd25519Jwk[] = [];
+    for (const principal of await this.model.servicePrincipals()) {
+      for (const key of principal.keys) {
+        if (seen.has(key.kid)) continue;
+        seen.add(key.kid);
+        keys.push({ ...key, alg: 'EdDSA', use: 'sig' });
+      }
+    }
+    return { keys };
+  }
+}
+
+function parseId(value: string, what: string): string {
+  if (!Id.safeParse(value).success) {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `the ${what} must be 1-128 characters of A-Z, a-z, 0-9, "_" or "-"`, { details: { parameter: 'id' } });
+  }
+  return value;
+}
+
+function parseCount(value: unknown, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `${name} must be an integer from ${min} to ${max}`, { details: { parameter: name } });
+  }
+  return n;
+}
+
+function notFound(what: string, id: string, hint: string): ProjectionError {
+  return new ProjectionError('PROJECTION_NOT_FOUND', `no ${what} ${id} in the projection; ${hint}`, { details: { [what]: id } });
+}

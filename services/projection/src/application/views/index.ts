@@ -1,0 +1,41 @@
+import { actionsView, type ActionRow } from './actions.view.js';
+import { approvalsView, type ApprovalRow } from './approvals.view.js';
+import { grantsView, type GrantRow } from './grants.view.js';
+import { principalsView, type PrincipalRow } from './principals.view.js';
+import { receiptsView, type ReceiptRow } from './receipts.view.js';
+import { taskEventsView, type TaskEventRow } from './task-events.view.js';
+import { tasksView, type TaskRow } from './tasks.view.js';
+import type { View, ViewName } from './view.js';
+
+export { ACTION_STATUSES, actionsView, type ActionRow, type ActionStatus } from './actions.view.js';
+export { approvalsView, type ApprovalRow } from './approvals.view.js';
+export { grantsView, type GrantRow } from './grants.view.js';
+export { principalsView, type PrincipalRow } from './principals.view.js';
+export { receiptsView, type ReceiptRow } from './receipts.view.js';
+export { taskEventsView, type TaskEventRow } from './task-events.view.js';
+export { tasksView, type TaskRow } from './tasks.view.js';
+export { patch, type Locator, type View, type ViewName } from './view.js';
+
+/** The row type of each view. */
+export interface ViewRows {
+  readonly actions: ActionRow;
+  readonly tasks: TaskRow;
+  readonly task_events: TaskEventRow;
+  readonly approvals: ApprovalRow;
+  readonly grants: GrantRow;
+  readonly receipts: ReceiptRow;
+  readonly principals: PrincipalRow;
+}
+
+/** Every read model, in the order an event is folded into them. */
+export const VIEWS: { readonly [K in ViewName]: View<ViewRows[K]> } = {
+  task_events: taskEventsView,
+  tasks: tasksView,
+  actions: actionsView,
+  approvals: approvalsView,
+  grants: grantsView,
+  receipts: receiptsView,
+  principals: principalsView,
+};
+
+export const VIEW_NAMES = Object.keys(VIEWS) as ViewName[];

@@ -1,0 +1,43 @@
+import { hasErrorCode } from '@writ/contracts';
+import { describe, expect, it } from 'vitest';
+import { loadProjectionConfig, underRoot } from './config.js';
+
+describe('projection config', () => {
+  it('defaults to the documented values', () => {
+    const config = loadProjectionConfig({});
+    expect(config.http).toEqual({ port: 8080, host: '0.0.0.0' });
+    expect(config.nats.url).toBe('nats://127.0.0.1:4222');
+    expect(config.pg).toEqual({ url: 'postgres://postgres@127.0.0.1:5432/writ', schema: 'writ', poolSize: 10 });
+    expect(config.subjects).toEqual({
+      root: 'writ',
+      eventsPrefix: 'writ.evt',
+      projectorPattern: 'writ.evt.>',
+      submitAction: 'writ.qry.ingress.submit-action',
+      resolveApproval: 'writ.qry.approval.resolve',
+      projections: 'writ.proj',
+      deadLetters: 'writ.dlq',
+    });
+    expect(config.streams).toMatchObject({ events: 'WRIT_EVENTS', ingress: 'WRIT_INGRESS', commands: 'WRIT_COMMANDS', dlq: 'WRIT_DLQ', replicas: 1 });
+  });
+
+  it('derives every subject from WRIT_SUBJECT_ROOT', () => {
+    const config = loadProjectionConfig({ WRIT_SUBJECT_ROOT: 't_1', WRIT_HTTP_PORT: '0' });
+    expect(config.subjects.projectorPattern).toBe('t_1.evt.>');
+    expect(config.subjects.submitAction).toBe('t_1.qry.ingress.submit-action');
+    expect(config.subjects.projections).toBe('t_1.proj');
+    expect(config.http.port).toBe(0);
+    expect(underRoot('writ.cmd.policy.evaluate', 'x')).toBe('x.cmd.policy.evaluate');
+  });
+
+  it('fails fast on invalid variables', () => {
+    let failure: unknown;
+    try {
+      loadProjectionConfig({ WRIT_HTTP_PORT: 'eighty', WRIT_PG_SCHEMA: 'Bad-Schema', WRIT_SUBJECT_ROOT: 'a.b' });
+    } catch (error) {
+      failure = error;
+    }
+    expect(hasErrorCode(failure, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+    const paths = ((failure as { details?: { issues?: Array<{ path: string }> } }).details?.issues ?? []).map((issue) => issue.path);
+    expect(paths.sort()).toEqual(['WRIT_HTTP_PORT', 'WRIT_PG_SCHEMA', 'WRIT_SUBJECT_ROOT']);
+  });
+});

@@ -1,0 +1,40 @@
+import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
+import { Forwarding } from '../../application/forwarding.js';
+import type { JsonObject } from '../../application/projected-event.js';
+import { ReadService, type ActionView } from '../../application/read-service.js';
+
+interface StatusResponse {
+  status(code: number): unknown;
+}
+
+@Controller('v1/actions')
+export class ActionsController {
+  constructor(
+    @Inject(ReadService) private readonly reads: ReadService,
+    @Inject(Forwarding) private readonly forwarding: Forwarding,
+  ) {}
+
+  /** The action's status and the ids of what decided and ran it (docs/governed-path.md, "Action status"). */
+  @Get(':id')
+  action(@Param('id') id: string): Promise<ActionView> {
+    return this.reads.action(id);
+  }
+
+  /**
+   * A signed ActionRequest (the compact JWS as `application/jose` or
+   * `text/plain`, or a `SubmitAction` JSON document), forwarded to ingress:
+   * 202 with ingress's answer when accepted, 200 for a duplicate, 4xx
+   * `{ code, message }` when ingress rejects it (its reason code).
+   */
+  @Post()
+  async submit(
+    @Body() body: unknown,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Headers('writ-principal') principalId: string | undefined,
+    @Res({ passthrough: true }) response: StatusResponse,
+  ): Promise<JsonObject> {
+    const outcome = await this.forwarding.submitAction({ body, idempotencyKey, principalId });
+    response.status(outcome.kind === 'duplicate' ? 200 : 202);
+    return outcome.reply;
+  }
+}

@@ -1,0 +1,32 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { Forwarding } from '../../application/forwarding.js';
+import type { JsonObject } from '../../application/projected-event.js';
+import { ReadService } from '../../application/read-service.js';
+import type { ApprovalRow } from '../../application/views/index.js';
+
+@Controller('v1/approvals')
+export class ApprovalsController {
+  constructor(
+    @Inject(ReadService) private readonly reads: ReadService,
+    @Inject(Forwarding) private readonly forwarding: Forwarding,
+  ) {}
+
+  /** The approval inbox: `?status=pending` (any approval status), oldest request first. */
+  @Get()
+  list(@Query('status') status: unknown, @Query('limit') limit: unknown): Promise<{ readonly approvals: readonly ApprovalRow[] }> {
+    return this.reads.approvals({ status, limit });
+  }
+
+  /** `{ task_id, resolution_jws }`, forwarded to the approval service, which checks the signature and the resolver's role. */
+  @Post(':id/grant')
+  @HttpCode(200)
+  grant(@Param('id') id: string, @Body() body: unknown): Promise<JsonObject> {
+    return this.forwarding.resolveApproval({ approvalId: id, decision: 'grant', body });
+  }
+
+  @Post(':id/deny')
+  @HttpCode(200)
+  deny(@Param('id') id: string, @Body() body: unknown): Promise<JsonObject> {
+    return this.forwarding.resolveApproval({ approvalId: id, decision: 'deny', body });
+  }
+}

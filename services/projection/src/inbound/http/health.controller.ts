@@ -1,0 +1,19 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { Readiness, type ReadyReport } from '../../application/readiness.js';
+
+@Controller()
+export class HealthController {
+  constructor(@Inject(Readiness) private readonly readiness: Readiness) {}
+
+  /** The process is up. */
+  @Get('healthz')
+  healthz(): { readonly status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  /** NATS connected, streams ensured, consumer bound, Postgres answering; with the projection lag. 503 `PROJECTION_NOT_READY` otherwise. */
+  @Get('readyz')
+  readyz(): Promise<ReadyReport> {
+    return this.readiness.check();
+  }
+}

@@ -1,0 +1,13 @@
+import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
+import { ReadService, type TaskView } from '../../application/read-service.js';
+
+@Controller('v1/tasks')
+export class TasksController {
+  constructor(@Inject(ReadService) private readonly reads: ReadService) {}
+
+  /** The task and its event timeline (`?after=<task_seq>&limit=<n>` pages it). */
+  @Get(':id')
+  task(@Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown): Promise<TaskView> {
+    return this.reads.task(id, { after, limit });
+  }
+}

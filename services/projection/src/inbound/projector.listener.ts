@@ -1,0 +1,36 @@
+import { Controller, Inject, UseFilters, type Type } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { BusExceptionFilter, busOptions, type ConsumerOptions, type JetStreamContext } from '@writ/bus';
+import { ProjectionError, isWritCoded } from '../application/projection-errors.js';
+import { Projector } from '../application/projector.js';
+
+/**
+ * The projector's durable consumer of `<root>.evt.>` (concurrency 1: stream
+ * order). The subject comes from config, so the class is made per app.
+ * Outcomes go through the bus's ack table: success → ack (also for a
+ * skipped redelivery); `CONTRACT_INVALID` (not an envelope) → dead-letter at
+ * once; `PROJECTION_DB_UNAVAILABLE` / `PROJECTION_LOG_UNAVAILABLE` and any
+ * other code → redelivery with backoff. Nothing uncoded escapes.
+ *
+ * `BusExceptionFilter` is bound on the listener itself: in a hybrid app the
+ * microservice's handlers are created when it is connected, before a global
+ * filter could reach them, and an app-wide one would also catch HTTP errors.
+ */
+export function createProjectorListener(pattern: string, options: ConsumerOptions): Type {
+  @Controller()
+  @UseFilters(new BusExceptionFilter())
+  class ProjectorListener {
+    constructor(@Inject(Projector) private readonly projector: Projector) {}
+
+    @EventPattern<string>(pattern, busOptions({ ...options, concurrency: 1 }))
+    async onEvent(@Payload() payload: unknown, @Ctx() context: JetStreamContext): Promise<void> {
+      try {
+        await this.projector.handle({ payload, subject: context.subject, streamSeq: context.streamSequence });
+      } catch (error) {
+        if (isWritCoded(error)) throw error;
+        throw new ProjectionError('PROJECTION_INTERNAL', `projecting stream seq ${context.streamSequence} failed unexpectedly`, { cause: error });
+      }
+    }
+  }
+  return ProjectorListener;
+}

@@ -1,0 +1,110 @@
+import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BusClient, patternToken } from '@writ/bus';
+import type { EventStore } from '@writ/eventstore';
+import type { Logger } from '@writ/telemetry';
+import type { DataSource } from 'typeorm';
+import { Forwarding } from './application/forwarding.js';
+import { Projector } from './application/projector.js';
+import { ReadService } from './application/read-service.js';
+import { Readiness, type WiringProbe } from './application/readiness.js';
+import { SERVICE_NAME, type ProjectionConfig } from './config.js';
+import { ActionsController } from './inbound/http/actions.controller.js';
+import { ApprovalsController } from './inbound/http/approvals.controller.js';
+import { HealthController } from './inbound/http/health.controller.js';
+import { KeysController } from './inbound/http/keys.controller.js';
+import { ReceiptsController } from './inbound/http/receipts.controller.js';
+import { TasksController } from './inbound/http/tasks.controller.js';
+import { createProjectorListener } from './inbound/projector.listener.js';
+import { TypeormProjectionStore } from './outbound/database/typeorm-projection-store.js';
+import { JetStreamEventLog } from './outbound/nats/jetstream-event-log.js';
+import { NatsUpdatePublisher } from './outbound/nats/nats-update-publisher.js';
+import { BusUpstream } from './outbound/nats/bus-upstream.js';
+import { LagGauge } from './outbound/telemetry/lag-gauge.js';
+
+/** What the process opened before Nest starts (see `bootstrap.ts`); the module owns them from then on and releases them at shutdown. */
+export interface ProjectionResources {
+  readonly config: ProjectionConfig;
+  readonly nc: NatsConnection;
+  readonly jsm: JetStreamManager;
+  readonly eventStore: EventStore;
+  readonly dataSource: DataSource;
+  readonly wiring: WiringProbe;
+  readonly logger: Logger;
+  /** Runs last at shutdown (e.g. flush telemetry). */
+  readonly onShutdown?: () => Promise<void>;
+}
+
+export const PROJECTION_RESOURCES = Symbol.for('writ.projection.resources');
+
+/** Releases what the process opened, after Nest has stopped HTTP and drained the consumer. */
+@Injectable()
+class ResourceLifecycle implements OnApplicationShutdown {
+  constructor(
+    @Inject(PROJECTION_RESOURCES) private readonly resources: ProjectionResources,
+    @Inject(LagGauge) private readonly gauge: LagGauge,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    const { dataSource, nc, logger, onShutdown } = this.resources;
+    this.gauge.stop();
+    if (dataSource.isInitialized) await dataSource.destroy().catch((error: unknown) => logger.warn({ err: error }, 'Postgres pool did not close cleanly'));
+    if (!nc.isClosed()) await nc.drain().catch((error: unknown) => logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
+    logger.info('projection stopped: consumer drained, Postgres and NATS released');
+    await onShutdown?.();
+  }
+}
+
+/**
+ * Composition root: binds the application (projector, reads, forwarding,
+ * readiness) to its adapters (Postgres through typeorm, the log through the
+ * event store, NATS) and the inbound side (the durable consumer, HTTP).
+ */
+@Module({})
+export class ProjectionModule {
+  static register(resources: ProjectionResources): DynamicModule {
+    const { config, logger } = resources;
+    const pattern = config.subjects.projectorPattern;
+    const listener = createProjectorListener(pattern, {
+      stream: config.streams.events,
+      maxDeliver: config.projector.maxDeliver,
+      backoff: { initialMs: config.projector.backoffMs },
+      pullExpiresMs: config.projector.pullExpiresMs,
+      deadLetterSubject: `${config.subjects.deadLetters}.${SERVICE_NAME}.${patternToken(pattern)}`,
+    });
+    return {
+      module: ProjectionModule,
+      controllers: [listener, ActionsController, TasksController, ApprovalsController, ReceiptsController, KeysController, HealthController],
+      providers: [
+        { provide: PROJECTION_RESOURCES, useValue: resources },
+        { provide: TypeormProjectionStore, useFactory: () => new TypeormProjectionStore(resources.dataSource) },
+        { provide: JetStreamEventLog, useFactory: () => new JetStreamEventLog(resources.eventStore, resources.jsm) },
+        {
+          provide: Projector,
+          useFactory: (store: TypeormProjectionStore, log: JetStreamEventLog) =>
+            new Projector({
+              store,
+              log,
+              publisher: new NatsUpdatePublisher(resources.nc, config.subjects.projections, logger),
+              eventsPrefix: config.subjects.eventsPrefix,
+              logger,
+            }),
+          inject: [TypeormProjectionStore, JetStreamEventLog],
+        },
+        { provide: ReadService, useFactory: (store: TypeormProjectionStore) => new ReadService(store), inject: [TypeormProjectionStore] },
+        {
+          provide: Forwarding,
+          useFactory: () => new Forwarding(new BusUpstream(new BusClient(resources.nc), config.upstreamTimeoutMs), config.subjects),
+        },
+        {
+          provide: Readiness,
+          useFactory: (store: TypeormProjectionStore, log: JetStreamEventLog) => new Readiness({ wiring: resources.wiring, store, log, model: store }),
+          inject: [TypeormProjectionStore, JetStreamEventLog],
+        },
+        { provide: LagGauge, useFactory: (readiness: Readiness) => new LagGauge(() => readiness.lag(), logger), inject: [Readiness] },
+        ResourceLifecycle,
+      ],
+    };
+  }
+}

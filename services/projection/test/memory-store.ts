@@ -1,0 +1,91 @@
+import { applyEvent } from '../src/application/apply-event.js';
+import type { ProjectionSnapshot, ProjectionStore, ProjectionTx, ViewChecksum } from '../src/application/ports.js';
+import type { ProjectedEvent } from '../src/application/projected-event.js';
+import type { RowChange } from '../src/application/project-event.js';
+import { VIEW_NAMES, VIEWS, type Locator, type ViewName, type ViewRows } from '../src/application/views/index.js';
+
+type Row = Record<string, unknown>;
+
+function keyOf(view: ViewName, row: Row): string {
+  return VIEWS[view].primaryKey.map((column) => String(row[column])).join('\u0001');
+}
+
+/**
+ * The projection store port in memory, for unit tests of the application:
+ * same contract as the Postgres adapter (first match in primary-key order,
+ * upsert by primary key, all-or-nothing transactions), no Postgres.
+ */
+export class MemoryProjectionStore implements ProjectionStore {
+  tables = new Map<ViewName, Map<string, Row>>(VIEW_NAMES.map((view) => [view, new Map()]));
+  lastSeq = 0;
+  /** Fails the next transactions with this error (a database outage). */
+  failWith: Error | undefined;
+
+  async transaction<T>(work: (tx: ProjectionTx) => Promise<T>): Promise<T> {
+    if (this.failWith !== undefined) throw this.failWith;
+    const tables = new Map([...this.tables].map(([view, rows]) => [view, new Map(rows)]));
+    let lastSeq = this.lastSeq;
+    const tx: ProjectionTx = {
+      lockCheckpoint: async () => lastSeq,
+      load: async <K extends ViewName>(view: K, locator: Locator) => {
+        const rows = [...(tables.get(view)?.values() ?? [])]
+          .filter((row) => Object.entries(locator).every(([column, value]) => row[column] === value))
+          .sort((a, b) => (keyOf(view, a) < keyOf(view, b) ? -1 : 1));
+        return rows[0] as ViewRows[K] | undefined;
+      },
+      save: async (change: RowChange) => {
+        tables.get(change.view)?.set(keyOf(change.view, change.row as unknown as Row), structuredClone(change.row) as unknown as Row);
+      },
+      setCheckpoint: async (seq: number) => {
+        lastSeq = seq;
+      },
+    };
+    const result = await work(tx);
+    this.tables = tables;
+    this.lastSeq = lastSeq;
+    return result;
+  }
+
+  async checkpoint(): Promise<number> {
+    return this.lastSeq;
+  }
+
+  async snapshot(): Promise<ProjectionSnapshot> {
+    const views = {} as Record<ViewName, ViewChecksum>;
+    for (const view of VIEW_NAMES) {
+      const rows = [...(this.tables.get(view)?.entries() ?? [])].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, row]) => row);
+      views[view] = { rows: rows.length, checksum: JSON.stringify(rows) };
+    }
+    return { lastSeq: this.lastSeq, views };
+  }
+
+  rows<K extends ViewName>(view: K): ViewRows[K][] {
+    return [...(this.tables.get(view)?.values() ?? [])] as unknown as ViewRows[K][];
+  }
+
+  row<K extends ViewName>(view: K, ...key: Array<string | number>): ViewRows[K] | undefined {
+    return this.tables.get(view)?.get(key.map(String).join('\u0001')) as ViewRows[K] | undefined;
+  }
+}
+
+/** Folds `events` (stream order, contiguous from 1) into a fresh memory store. */
+export async function foldStory(events: readonly ProjectedEvent[]): Promise<MemoryProjectionStore> {
+  const store = new MemoryProjectionStore();
+  for (const event of events) {
+    const outcome = await applyEvent(store, event.streamSeq, event);
+    if (outcome.kind !== 'applied') throw new Error(`event ${event.streamSeq} was ${outcome.kind}`);
+  }
+  return store;
+}
+
+/** The status of the action after each event, for status-sequence assertions (consecutive repeats collapsed). */
+export async function statusTrail(events: readonly ProjectedEvent[], actionRequestId: string): Promise<string[]> {
+  const store = new MemoryProjectionStore();
+  const trail: string[] = [];
+  for (const event of events) {
+    await applyEvent(store, event.streamSeq, event);
+    const status = store.row('actions', actionRequestId)?.status;
+    if (status !== undefined && trail.at(-1) !== status) trail.push(status);
+  }
+  return trail;
+}

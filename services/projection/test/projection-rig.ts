@@ -1,0 +1,130 @@
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { EventStore } from '@writ/eventstore';
+import { createLogger } from '@writ/telemetry';
+import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import pg from 'pg';
+import { createProjectionApp, type ProjectionApp } from '../src/bootstrap.js';
+import { loadProjectionConfig, type ProjectionConfig } from '../src/config.js';
+import { dropProjectionSchema } from '../src/outbound/database/projection-database.js';
+import type { StoryEvent } from './governed-path.fixture.js';
+
+export const TEST_PG_URL = process.env['WRIT_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/writ_test';
+const MiB = 1024 ** 2;
+
+/**
+ * One test's own world on the real servers: a subject root, its four streams
+ * (small: the server reserves max_bytes), a Postgres schema in writ_test,
+ * and the projection service started in-process on a free port.
+ */
+export interface Rig {
+  readonly nc: NatsConnection;
+  readonly jsm: JetStreamManager;
+  readonly root: string;
+  readonly config: ProjectionConfig;
+  /** The test's own writer on the same log (plays ingress, orchestrator, policy, approval, executor, receipt). */
+  readonly store: EventStore;
+  readonly db: pg.Client;
+  readonly table: (name: string) => string;
+  start(): Promise<ProjectionApp>;
+  /** Appends story events to their aggregates in order; returns the stream sequence of the last one. */
+  append(events: readonly StoryEvent[]): Promise<number>;
+  checkpoint(): Promise<number>;
+  /** Waits until the projector's checkpoint reaches `streamSeq`. */
+  caughtUp(streamSeq: number): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export async function createRig(): Promise<Rig> {
+  const nc = await connectTestNats('projection-test');
+  const jsm = await jetstreamManager(nc);
+  const root = uniqueName('t');
+  const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
+  const schema = uniqueName('proj');
+  const config = loadProjectionConfig({
+    WRIT_SUBJECT_ROOT: root,
+    WRIT_HTTP_PORT: '0',
+    WRIT_HTTP_HOST: '127.0.0.1',
+    WRIT_EVENTS_STREAM: streams.events,
+    WRIT_INGRESS_STREAM: streams.ingress,
+    WRIT_COMMANDS_STREAM: streams.commands,
+    WRIT_DLQ_STREAM: streams.dlq,
+    WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
+    WRIT_BUS_STREAMS_MAX_BYTES: String(16 * MiB),
+    WRIT_PG_URL: TEST_PG_URL,
+    WRIT_PG_SCHEMA: schema,
+    WRIT_PG_POOL_SIZE: '4',
+    WRIT_UPSTREAM_TIMEOUT_MS: '1000',
+    WRIT_PROJECTOR_BACKOFF_MS: '50',
+    WRIT_BUS_PULL_EXPIRES_MS: '1000',
+  });
+  const store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
+  const db = new pg.Client({ connectionString: TEST_PG_URL });
+  await db.connect();
+  const apps: ProjectionApp[] = [];
+  const heads = new Map<string, number>();
+  const logger = createLogger('projection-test', { level: (process.env['LOG_LEVEL'] as 'silent' | undefined) ?? 'silent' });
+  const table = (name: string) => `"${schema}"."${name}"`;
+
+  const rig: Rig = {
+    nc,
+    jsm,
+    root,
+    config,
+    store,
+    db,
+    table,
+    async start() {
+      const app = await createProjectionApp(config, { logger });
+      apps.push(app);
+      const close = app.close;
+      return {
+        ...app,
+        close: async () => {
+          apps.splice(apps.indexOf(app), 1);
+          await close();
+        },
+      };
+    },
+    async append(events) {
+      let last = 0;
+      for (const event of events) {
+        const key = `${event.aggregate}.${event.aggregateId}`;
+        const expected = heads.get(key) ?? 0;
+        const result =
+          event.aggregate === 'task'
+            ? await store.append(event.aggregateId, [event.draft], expected)
+            : await store.appendToEntity(event.aggregate, event.aggregateId, [event.draft], expected);
+        heads.set(key, result.taskSeq);
+        last = result.streamSeq;
+      }
+      return last;
+    },
+    async checkpoint() {
+      const result = await db.query(`SELECT last_seq FROM ${table('checkpoints')} WHERE projector = 'projection'`).catch(() => ({ rows: [] }));
+      return Number((result.rows[0] as { last_seq?: string } | undefined)?.last_seq ?? 0);
+    },
+    async caughtUp(streamSeq) {
+      await waitFor(async () => ((await rig.checkpoint()) >= streamSeq ? true : undefined), { what: `checkpoint ${streamSeq}` });
+    },
+    async dispose() {
+      for (const app of [...apps].reverse()) await app.close().catch(() => undefined);
+      await db.end().catch(() => undefined);
+      await dropProjectionSchema(TEST_PG_URL, schema).catch(() => undefined);
+      await deleteStreams(nc, streams.events, streams.ingress, streams.commands, streams.dlq);
+      await nc.close();
+    },
+  };
+  return rig;
+}
+
+/** GET/POST against the app, returning status and JSON body. */
+export async function http(
+  app: ProjectionApp,
+  path: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${app.url}${path}`, init);
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
