@@ -78,4 +78,9 @@ else
   say "Docker: up ($(docker version --format '{{.Server.Version}}'))"
 fi
 
+if [ "${WRIT_SKIP_DOCKER:-0}" != 1 ] && ! command -v docker-compose >/dev/null && ! docker compose version >/dev/null 2>&1; then
+  # Only to validate docker-compose.yml in the tests (Debian ships Compose v1).
+  apt_install docker-compose
+fi
+
 say "stack is up: NATS 127.0.0.1:4222, PostgreSQL 127.0.0.1:5432$([ "${WRIT_SKIP_DOCKER:-0}" = 1 ] || echo ', Docker /var/run/docker.sock')"
