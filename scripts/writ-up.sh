@@ -4,7 +4,7 @@
 # offline, and the seven services started in the background. Idempotent: a
 # service already answering /healthz is left running. Prints where everything is.
 #
-#   scripts/writ-up.sh            start
+#   scripts/writ-up.sh            start (then runs the example agent; WRIT_SKIP_EXAMPLE=1 skips it)
 #   scripts/writ-up.sh --down     stop the services it started
 #
 # Logs: var/log/<service>.log   PIDs: var/run/<service>.pid   (var/ is not committed)
@@ -50,5 +50,9 @@ for entry in "${services[@]}"; do
   for _ in $(seq 1 120); do ready "$port" && break; sleep 0.5; done
   if ready "$port"; then say "$name: ready"; else tail -n 30 "var/log/$name.log"; say "FAILED: $name is not ready (var/log/$name.log)"; exit 1; fi
 done
+if [ "${WRIT_SKIP_EXAMPLE:-0}" != 1 ] && [ -f examples/agent/agent.mjs ]; then
+  say "running the example agent (examples/agent/agent.mjs)"
+  node examples/agent/agent.mjs || say "the example agent reported a failure (see above)"
+fi
 say "Writ is up: API http://127.0.0.1:8080 (GET /v1/keys, POST /v1/actions), NATS nats://127.0.0.1:4222"
 say "stop it with: scripts/writ-up.sh --down"
