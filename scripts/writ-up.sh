@@ -36,8 +36,9 @@ say "building every project"
 NX_NO_CLOUD=true NX_DAEMON=false nx run-many -t build --output-style=static >var/log/build.log 2>&1 || { tail -n 40 var/log/build.log; say "FAILED: build (var/log/build.log)"; exit 1; }
 scripts/build-cell-image.sh
 
-healthy() { curl -fsS "http://127.0.0.1:$1/healthz" >/dev/null 2>&1; }
-ready() { curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null 2>&1; }
+probe() { node -e "fetch('http://127.0.0.1:$1/$2').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; }
+healthy() { probe "$1" healthz; }
+ready() { probe "$1" readyz; }
 for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   if healthy "$port"; then say "$name: already up on :$port"; continue; fi
