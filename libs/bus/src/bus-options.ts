@@ -70,6 +70,11 @@ export interface JetStreamServerOptions extends Omit<ConsumerOptions, 'durable'>
    * name, so instances share each durable as competing consumers.
    */
   readonly serviceName: string;
+  /**
+   * Root of the default dead-letter subjects (`<prefix>.<service>.<pattern token>`);
+   * default `writ.dlq`. A deployment or test with its own subject root sets it.
+   */
+  readonly deadLetterPrefix?: string;
   /** NATS servers; default `NATS_URL` from the environment, else `nats://127.0.0.1:4222`. Ignored with `connection`. */
   readonly servers?: string | string[];
   /** An existing connection to use; the server then neither drains nor closes it. */
@@ -150,7 +155,7 @@ export function resolveConsumerSettings(
   server: JetStreamServerOptions,
   handler: ConsumerOptions,
 ): ConsumerSettings {
-  const { serviceName: _service, servers: _servers, connection: _connection, logger: _logger, ...serverDefaults } = server;
+  const { serviceName: _service, servers: _servers, connection: _connection, logger: _logger, deadLetterPrefix: _dlqPrefix, ...serverDefaults } = server;
   const merged: ConsumerOptions = { ...serverDefaults, ...handler };
   const backoff: BackoffSettings = { ...DEFAULTS.backoff, ...server.backoff, ...handler.backoff };
   const concurrency = positiveInt('concurrency', merged.concurrency ?? DEFAULTS.concurrency);
@@ -178,6 +183,6 @@ export function resolveConsumerSettings(
     concurrency,
     pullBatch: positiveInt('pullBatch', merged.pullBatch ?? concurrency),
     pullExpiresMs: atLeast('pullExpiresMs', merged.pullExpiresMs ?? DEFAULTS.pullExpiresMs, 1_000),
-    deadLetterSubject: merged.deadLetterSubject ?? defaultDeadLetterSubject(server.serviceName, pattern),
+    deadLetterSubject: merged.deadLetterSubject ?? defaultDeadLetterSubject(server.serviceName, pattern, server.deadLetterPrefix),
   };
 }

@@ -43,7 +43,7 @@ describe('trace context across the bus (real NestJS app, real NATS 2.9)', () => 
     nc = await connectTestNats('bus-tracing');
     jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`] });
-    await jsm.streams.add({ name: dlqStream, subjects: [`writ.dlq.${service}.>`] });
+    await jsm.streams.add({ name: dlqStream, subjects: [`${prefix}_dlq.${service}.>`] });
     client = new BusClient(nc);
     const log = createLogger('handler', { destination: { write: (line: string) => void logLines.push(JSON.parse(line)) } });
 
@@ -69,7 +69,7 @@ describe('trace context across the bus (real NestJS app, real NATS 2.9)', () => 
 
     const moduleRef = await Test.createTestingModule({ controllers: [Handlers] }).compile();
     app = moduleRef.createNestMicroservice({
-      strategy: new JetStreamServer({ serviceName: service, servers: NATS_URL, pullExpiresMs: 1_000, logger: createLogger('bus', { level: 'silent' }) }),
+      strategy: new JetStreamServer({ serviceName: service, servers: NATS_URL, deadLetterPrefix: `${prefix}_dlq`, pullExpiresMs: 1_000, logger: createLogger('bus', { level: 'silent' }) }),
       logger: false,
     });
     app.useGlobalFilters(new BusExceptionFilter());

@@ -59,6 +59,7 @@ export function durableName(serviceName: string, pattern: string): string {
 }
 
 /** Default dead-letter subject: `writ.dlq.<service>.<pattern token>`, so `writ.dlq.<service>.>` is one service's letters. */
-export function defaultDeadLetterSubject(serviceName: string, pattern: string): string {
-  return subjects.deadLetter(`${serviceName}.${patternToken(pattern)}`);
+export function defaultDeadLetterSubject(serviceName: string, pattern: string, prefix?: string): string {
+  const tail = `${serviceName}.${patternToken(pattern)}`;
+  return prefix === undefined ? subjects.deadLetter(tail) : `${prefix}.${tail}`;
 }

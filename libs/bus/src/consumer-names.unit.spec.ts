@@ -16,6 +16,10 @@ describe('durable and dead-letter names', () => {
     expect(durableName('svc', 'writ.cmd.svc.do')).toBe(durableName('svc', 'writ.cmd.svc.do'));
   });
 
+  it('puts dead letters under a configured root instead of writ.dlq when given one', () => {
+    expect(defaultDeadLetterSubject('executor', 't1.cmd.executor.run', 't1.dlq').startsWith('t1.dlq.executor.')).toBe(true);
+  });
+
   it('puts dead letters under writ.dlq.<service>. as one subject token per pattern', () => {
     const subject = defaultDeadLetterSubject('executor', 'writ.cmd.executor.*');
     expect(subject.startsWith('writ.dlq.executor.')).toBe(true);

@@ -46,7 +46,7 @@ async function createRig(): Promise<Rig> {
   const stream = uniqueName('BUS');
   const dlqStream = uniqueName('DLQ');
   await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`] });
-  await jsm.streams.add({ name: dlqStream, subjects: [`writ.dlq.${service}.>`] });
+  await jsm.streams.add({ name: dlqStream, subjects: [`${prefix}_dlq.${service}.>`] });
   return { nc, jsm, client: new BusClient(nc), prefix, service, stream, dlqStream, apps: [] };
 }
 
@@ -68,6 +68,8 @@ async function startApp(
   const server = new JetStreamServer({
     serviceName: rig.service,
     servers: NATS_URL,
+    // Letters under the test's own root: the machine may run Writ itself, whose WRIT_DLQ captures writ.dlq.>.
+    deadLetterPrefix: `${rig.prefix}_dlq`,
     backoff: { initialMs: 10, maxMs: 100 },
     // Short pulls keep each idle app's graceful stop short.
     pullExpiresMs: 1_000,
@@ -183,7 +185,7 @@ describe('JetStreamServer (real NestJS app, real NATS 2.9)', () => {
     expect(h(DeadLetterHeaders.MSG_ID)).toBe('cmd-1');
     expect(h(DeadLetterHeaders.SERVICE)).toBe(rig.service);
     expect(h('Writ-Correlation-Id')).toBe('corr-1');
-    expect(letter?.subject.startsWith(`writ.dlq.${rig.service}.`)).toBe(true);
+    expect(letter?.subject.startsWith(`${rig.prefix}_dlq.${rig.service}.`)).toBe(true);
     expect(letter?.json()).toEqual({ task_id: 't-1' });
     // The original is terminated: nothing pending, nothing left to redeliver.
     const durable = server.boundConsumers()[0]?.durable ?? '';
