@@ -1,8 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { BusClient, DeadLetterHeaders, durableName } from '@writ/bus';
 import {
   CapabilityGrantClaims,
@@ -127,7 +127,7 @@ function seedDraft(attempt: Attempt, eventType: string, payload: Record<string, 
   };
 }
 
-function policyEvaluated(attempt: Attempt, outcome: PolicyOutcome): PolicyEvaluated {
+function policyEvaluated(attempt: Attempt, outcome: PolicyOutcome, witnessRequired = false): PolicyEvaluated {
   const at = new Date().toISOString();
   return PolicyEvaluated.parse({
     policy_result: {
@@ -146,7 +146,7 @@ function policyEvaluated(attempt: Attempt, outcome: PolicyOutcome): PolicyEvalua
       affected_resources: attempt.request.target_resources,
       reasoning_summary: 'commands need a director',
       matched_rules: ['execute_command_requires_approval'],
-      witness_required: false,
+      witness_required: witnessRequired,
       revalidation_conditions: [],
       ...(outcome === 'require_approval' ? { approver_roles: ['director'] } : {}),
       evaluated_at: at,
@@ -170,7 +170,7 @@ function policyEvaluated(attempt: Attempt, outcome: PolicyOutcome): PolicyEvalua
 }
 
 /** A task whose attempt waits for policy, and policy's verdict on it: what ingress and policy would have appended. */
-async function seedAttempt(outcome: PolicyOutcome = 'require_approval'): Promise<Attempt> {
+async function seedAttempt(outcome: PolicyOutcome = 'require_approval', witnessRequired = false): Promise<Attempt> {
   const taskId = uniqueName('task');
   const attempt: Attempt = {
     taskId,
@@ -185,7 +185,7 @@ async function seedAttempt(outcome: PolicyOutcome = 'require_approval'): Promise
     taskId,
     [
       seedDraft(attempt, 'attempt.awaiting_policy', { action_request: attempt.request, at }),
-      seedDraft(attempt, 'policy.evaluated', policyEvaluated(attempt, outcome)),
+      seedDraft(attempt, 'policy.evaluated', policyEvaluated(attempt, outcome, witnessRequired)),
     ],
     0,
   );
@@ -267,6 +267,56 @@ async function waitHandled(seq: number): Promise<void> {
   );
 }
 
+/**
+ * A stand-in for the executor on `<root>.qry.executor.observe` (services never import each
+ * other): it fingerprints a real directory per task on this host the way the executor's
+ * observation does for files (`sha256:<hex>`), directories (`dir:<hash of the listing>`),
+ * missing paths (`absent`) and URLs (`unobservable`). `silent` lets requests time out, as
+ * an executor that is down would.
+ */
+interface TestObserver {
+  readonly sub: Subscription;
+  readonly root: string;
+  silent: boolean;
+  requests: number;
+}
+let executorStandIn: TestObserver;
+
+async function fingerprint(path: string): Promise<string> {
+  const stat = await lstat(path).catch(() => undefined);
+  if (stat === undefined) return 'absent';
+  if (stat.isDirectory()) {
+    const names = (await readdir(path)).sort();
+    return `dir:${sha256Hex(JSON.stringify(await Promise.all(names.map(async (name) => [name, await fingerprint(join(path, name))]))))}`;
+  }
+  return `sha256:${sha256Hex(await readFile(path))}`;
+}
+
+function startObserver(root: string): TestObserver {
+  const sub = nc.subscribe(`${config.subjectRoot}.qry.executor.observe`);
+  const state: TestObserver = { sub, root, silent: false, requests: 0 };
+  void (async () => {
+    for await (const msg of sub) {
+      state.requests += 1;
+      if (state.silent) continue;
+      const { task_id: taskId, resources } = msg.json<{ task_id: string; resources: string[] }>();
+      const fingerprints: Record<string, string> = {};
+      for (const resource of resources) {
+        fingerprints[resource] = /^[a-z]+:/i.test(resource) ? 'unobservable' : await fingerprint(join(root, taskId, resource));
+      }
+      msg.respond(JSON.stringify({ fingerprints, observed_at: new Date().toISOString() }));
+    }
+  })();
+  return state;
+}
+
+/** Writes a file into the task's observed workspace. */
+async function writeWorkspaceFile(taskId: string, path: string, content: string): Promise<void> {
+  const file = join(executorStandIn.root, taskId, path);
+  await mkdir(join(file, '..'), { recursive: true });
+  await writeFile(file, content);
+}
+
 beforeAll(async () => {
   nc = await connectTestNats('approval-int');
   keyDir = await mkdtemp(join(tmpdir(), 'writ-approval-'));
@@ -282,7 +332,9 @@ beforeAll(async () => {
     WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
     WRIT_BUS_MAX_BYTES: String(64 * MiB),
     WRIT_APPROVAL_KEY_FILE: join(keyDir, 'approval.jwk.json'),
+    WRIT_APPROVAL_OBSERVE_TIMEOUT_MS: '500',
   });
+  executorStandIn = startObserver(join(keyDir, 'workspaces'));
   service = await createApprovalApp(config, { clock: () => now, logger: createLogger('approval-test', { level: 'silent' }), pullExpiresMs: 1_000 });
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: config.streams.eventsPrefix, maxBytes: 64 * MiB });
   bus = new BusClient(nc);
@@ -290,6 +342,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  executorStandIn?.sub.unsubscribe();
   await service?.close();
   await bus?.close();
   if (nc !== undefined) {
@@ -540,5 +593,99 @@ describe('approval service: issue-grant', () => {
     );
     expect(letter.header.get(DeadLetterHeaders.ERROR_CODE)).toBe('APPROVAL_NOT_GRANTED');
     expect(letter.header.get(DeadLetterHeaders.REASON)).toBe('terminal');
+  });
+});
+
+describe('approval service: state witness (Hermit 16.8)', () => {
+  async function witnessedRequest(): Promise<{ attempt: Attempt; requested: EventEnvelope }> {
+    now = new Date();
+    const attempt = await seedAttempt('require_approval', true);
+    await writeWorkspaceFile(attempt.taskId, 'src/build/app.o', 'v1');
+    const requested = await requestApproval(attempt);
+    return { attempt, requested };
+  }
+
+  it('captures the fingerprints of the target resources as the state witness of approval.requested', async () => {
+    const { attempt, requested } = await witnessedRequest();
+    const payload = requested.payload as { state_witness: { ref: string; fingerprints: Record<string, string>; observed_at: string }; packet: { state_witness_ref?: string } };
+    const dirOf = sha256Hex(JSON.stringify([['app.o', `sha256:${sha256Hex('v1')}`]]));
+    expect(payload.state_witness.fingerprints).toEqual({ 'src/build': `dir:${dirOf}`, 'https://registry.example.org/pkg': 'unobservable' });
+    expect(payload.state_witness.ref).toBe(
+      `sha256:${sha256Hex(canonicalJson({ task_id: attempt.taskId, fingerprints: payload.state_witness.fingerprints, observed_at: payload.state_witness.observed_at }))}`,
+    );
+    expect(payload.packet.state_witness_ref).toBe(payload.state_witness.ref);
+  });
+
+  it('given the resources unchanged, when a director grants, then approval.granted with witness_validated true, and the grant is minted', async () => {
+    const { attempt } = await witnessedRequest();
+    const asked = executorStandIn.requests;
+    const reply = await resolve(attempt, await resolutionJws(director, attempt.approvalId, 'grant'));
+    expect(reply.status).toBe('granted');
+    expect(executorStandIn.requests).toBeGreaterThan(asked);
+    expect((await waitForEvent(attempt.taskId, 'approval.granted')).payload).toMatchObject({ resolved_by: director.id, witness_validated: true });
+
+    await bus.publish(service.subjects.issueGrant, issueGrantCommand(attempt, attempt.approvalId), { msgId: `${attempt.attemptId}:issue-grant` });
+    const issued = await waitForEvent(attempt.taskId, 'grant.issued');
+    expect((issued.payload as { claims: CapabilityGrantClaims }).claims).toMatchObject({ approval_ref: `approval:${attempt.approvalId}`, issued_by_principal_id: director.id });
+  });
+
+  it('given a file changed between request and grant, then approval.invalidated (witness_drift) and no grant is minted', async () => {
+    const { attempt } = await witnessedRequest();
+    await writeWorkspaceFile(attempt.taskId, 'src/build/app.o', 'v2');
+
+    const reply = await resolve(attempt, await resolutionJws(director, attempt.approvalId, 'grant'));
+    expect(reply.status).toBe('invalidated');
+    const invalidated = await waitForEvent(attempt.taskId, 'approval.invalidated');
+    expect(invalidated).toMatchObject({ event_id: reply.event_id, entity_id: attempt.approvalId });
+    expect(invalidated.payload).toMatchObject({ resolved_by: director.id, cause: 'witness_drift', drifted_resources: ['src/build'] });
+
+    // when a grant is asked for anyway, nothing is minted (APPROVAL_NOT_GRANTED, dead-lettered)
+    const ack = await bus.publish(service.subjects.issueGrant, issueGrantCommand(attempt, attempt.approvalId), { msgId: `${attempt.attemptId}:issue-grant` });
+    await waitHandled(ack.seq);
+    const types = (await taskEvents(attempt.taskId)).map((event) => event.event_type);
+    expect(types).not.toContain('approval.granted');
+    expect(types).not.toContain('grant.issued');
+  });
+
+  it('given a deny, then no observation is needed: approval.denied', async () => {
+    const { attempt } = await witnessedRequest();
+    executorStandIn.silent = true;
+    try {
+      expect((await resolve(attempt, await resolutionJws(director, attempt.approvalId, 'deny'))).status).toBe('denied');
+    } finally {
+      executorStandIn.silent = false;
+    }
+  });
+
+  it('given the executor does not answer at grant time, then APPROVAL_WITNESS_UNAVAILABLE and nothing is appended', async () => {
+    const { attempt } = await witnessedRequest();
+    const before = (await taskEvents(attempt.taskId)).length;
+    executorStandIn.silent = true;
+    let error: unknown;
+    try {
+      error = await resolveError(attempt, await resolutionJws(director, attempt.approvalId, 'grant'));
+    } finally {
+      executorStandIn.silent = false;
+    }
+    expect(hasErrorCode(error, 'APPROVAL_WITNESS_UNAVAILABLE')).toBe(true);
+    expect(await taskEvents(attempt.taskId)).toHaveLength(before);
+    // and once it answers again, the same director's grant goes through
+    expect((await resolve(attempt, await resolutionJws(director, attempt.approvalId, 'grant'))).status).toBe('granted');
+  });
+
+  it('given the executor does not answer at request time, then no approval is recorded until it does (the bus retries)', async () => {
+    now = new Date();
+    const attempt = await seedAttempt('require_approval', true);
+    executorStandIn.silent = true;
+    const asked = executorStandIn.requests;
+    await bus.publish(service.subjects.request, requestCommand(attempt), { msgId: `${attempt.approvalId}:request` });
+    await waitFor(() => (executorStandIn.requests > asked ? true : undefined), { what: 'the first observation request' });
+    expect((await taskEvents(attempt.taskId)).some((event) => event.event_type === 'approval.requested')).toBe(false);
+    executorStandIn.silent = false;
+    const requested = await waitFor(async () => (await taskEvents(attempt.taskId)).find((event) => event.event_type === 'approval.requested'), {
+      what: 'approval.requested after the retry',
+      timeoutMs: 20_000,
+    });
+    expect((requested.payload as { state_witness?: unknown }).state_witness).toMatchObject({ fingerprints: { 'src/build': 'absent' } });
   });
 });

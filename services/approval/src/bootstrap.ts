@@ -10,6 +10,7 @@ import { RequestApprovalHandler } from './application/request-approval.handler.j
 import { ResolveApprovalHandler } from './application/resolve-approval.handler.js';
 import { approvalSubjects, type ApprovalConfig, type ApprovalSubjects } from './config.js';
 import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
+import { ExecutorWorkspaceWitness } from './outbound/executor-observer.js';
 import { KeyGrantSigner } from './outbound/grant-signer.js';
 import { ServiceRuntime } from './outbound/service-runtime.js';
 
@@ -59,6 +60,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
   try {
     const log = new EventStoreTaskLog(runtime.store);
     const common = { log, clock, principalId: config.principalId };
+    const witness = new ExecutorWorkspaceWitness(runtime.nc, subjects.observe, config.observeTimeoutMs);
     const server = new JetStreamServer({
       serviceName: SERVICE_NAME,
       connection: runtime.nc,
@@ -75,8 +77,8 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
         commandsStream: config.streams.commands,
         runtime,
         handlers: {
-          request: new RequestApprovalHandler({ ...common, approvalTtlSeconds: config.approvalTtlSeconds }),
-          resolve: new ResolveApprovalHandler({ ...common, principals: runtime.registry }),
+          request: new RequestApprovalHandler({ ...common, approvalTtlSeconds: config.approvalTtlSeconds, witness }),
+          resolve: new ResolveApprovalHandler({ ...common, principals: runtime.registry, witness }),
           issueGrant: new IssueGrantHandler({
             ...common,
             signer: new KeyGrantSigner(runtime.key),

@@ -42,6 +42,8 @@ export const ApprovalEnvironment = z
     WRIT_GRANT_TTL_SECONDS: Seconds(24 * 3600).default(300),
     /** The executor pool that must accept the grants (`aud`). */
     WRIT_GRANT_AUDIENCE: z.string().regex(/^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$/).default('writ-executor'),
+    /** How long one state-witness observation (`<root>.qry.executor.observe`) may take before the executor counts as unavailable. */
+    WRIT_APPROVAL_OBSERVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   })
   .transform((env) => {
     const root = env.WRIT_SUBJECT_ROOT;
@@ -64,6 +66,7 @@ export const ApprovalEnvironment = z
       approvalTtlSeconds: env.WRIT_APPROVAL_TTL_SECONDS,
       grantTtlSeconds: env.WRIT_GRANT_TTL_SECONDS,
       grantAudience: env.WRIT_GRANT_AUDIENCE,
+      observeTimeoutMs: env.WRIT_APPROVAL_OBSERVE_TIMEOUT_MS,
     };
   });
 export type ApprovalConfig = z.output<typeof ApprovalEnvironment>;
@@ -79,12 +82,20 @@ export interface ApprovalSubjects {
   /** Request/reply on `<root>.qry.approval.resolve`: core NATS, never captured by a stream. */
   readonly resolve: string;
   readonly issueGrant: string;
+  /** The executor's read-only workspace observation (request/reply), for the state witness. */
+  readonly observe: string;
   readonly ingress: string;
   readonly commands: string;
   readonly dlq: string;
   /** Dead-letter subject of one handler: `<root>.dlq.approval.<verb>`. */
   readonly deadLetter: (verb: string) => string;
 }
+
+/**
+ * The executor's observation query (its README, "State-witness observation"). Not in
+ * `COMMANDS` yet (proposed contracts change), so named here.
+ */
+export const EXECUTOR_OBSERVE_QUERY = 'writ.qry.executor.observe';
 
 /** `writ.cmd.approval.request` → `<root>.cmd.approval.request`. */
 export function rooted(subject: string, root: string): string {
@@ -96,6 +107,7 @@ export function approvalSubjects(root: string): ApprovalSubjects {
     request: rooted(COMMANDS.approvalRequest, root),
     resolve: rooted(COMMANDS.approvalResolve, root),
     issueGrant: rooted(COMMANDS.approvalIssueGrant, root),
+    observe: rooted(EXECUTOR_OBSERVE_QUERY, root),
     ingress: `${root}.ingress.>`,
     commands: `${root}.cmd.>`,
     dlq: `${root}.dlq.>`,

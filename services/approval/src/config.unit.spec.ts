@@ -15,16 +15,18 @@ describe('approval config', () => {
       approvalTtlSeconds: 3600,
       grantTtlSeconds: 300,
       grantAudience: 'writ-executor',
+      observeTimeoutMs: 10_000,
     });
   });
 
   it('derives every subject from the root', () => {
     expect(loadApprovalConfig({ WRIT_SUBJECT_ROOT: 't_1' }).streams.eventsPrefix).toBe('t_1.evt');
     const subjects = approvalSubjects('t_1');
-    expect([subjects.request, subjects.resolve, subjects.issueGrant, subjects.commands, subjects.dlq, subjects.deadLetter('request')]).toEqual([
+    expect([subjects.request, subjects.resolve, subjects.issueGrant, subjects.observe, subjects.commands, subjects.dlq, subjects.deadLetter('request')]).toEqual([
       't_1.cmd.approval.request',
       't_1.qry.approval.resolve',
       't_1.cmd.approval.issue-grant',
+      't_1.qry.executor.observe',
       't_1.cmd.>',
       't_1.dlq.>',
       't_1.dlq.approval.request',

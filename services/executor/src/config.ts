@@ -86,6 +86,15 @@ export const ExecutorEnv = z.object({
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000, 60_000).default(5_000),
   /** Handled attempts per RunAction before it is dead-lettered. */
   WRIT_BUS_MAX_DELIVER: int(1, 100).default(5),
+
+  /** State-witness observation (`<root>.qry.executor.observe`): entries one walk visits at most; past it a directory is `dir-partial:`. */
+  WRIT_OBSERVE_MAX_ENTRIES: int(1, 1_000_000).default(10_000),
+  /** Directory levels below a resource that a walk descends; deeper directories are fingerprinted by their metadata (`dir-partial:`). */
+  WRIT_OBSERVE_MAX_DEPTH: int(0, 256).default(32),
+  /** File bytes one walk hashes at most; a file past the budget is fingerprinted by its metadata (`stat:`). */
+  WRIT_OBSERVE_MAX_BYTES: int(0).default(256 * MiB),
+  /** Walks of the resources until two consecutive ones agree; none agreeing is EXECUTOR_OBSERVE_UNSTABLE. */
+  WRIT_OBSERVE_MAX_PASSES: int(2, 16).default(4),
 });
 export type ExecutorEnv = z.output<typeof ExecutorEnv>;
 
@@ -93,6 +102,8 @@ export type ExecutorEnv = z.output<typeof ExecutorEnv>;
 export interface ExecutorSubjects {
   readonly root: string;
   readonly run: string;
+  /** Request/reply (core NATS, never captured by a stream): the read-only state-witness observation. */
+  readonly observe: string;
   readonly eventsPrefix: string;
   readonly ingress: string;
   readonly commands: string;
@@ -125,7 +136,19 @@ export interface ExecutorConfig {
   readonly artifacts: { readonly bucket: string; readonly maxBytes: number; readonly fileMaxBytes: number; readonly filesMax: number };
   readonly cells: { readonly image: string; readonly cellsRoot: string; readonly socketPath: string };
   readonly bus: { readonly pullExpiresMs: number; readonly maxDeliver: number };
+  readonly observe: ObserveLimits;
 }
+
+/** Bounds of one state-witness observation (see README → State-witness observation). */
+export interface ObserveLimits {
+  readonly maxEntries: number;
+  readonly maxDepth: number;
+  readonly maxBytes: number;
+  readonly maxPasses: number;
+}
+
+/** The request/reply subject of the observation, as the approval service also derives it. */
+export const OBSERVE_QUERY = 'writ.qry.executor.observe';
 
 /** `writ.cmd.executor.run` → `<root>.cmd.executor.run`. */
 function rooted(root: string, subject: string): string {
@@ -137,6 +160,7 @@ export function executorSubjects(root: string, eventsPrefix?: string): ExecutorS
   return {
     root,
     run: rooted(root, COMMANDS.executorRun),
+    observe: rooted(root, OBSERVE_QUERY),
     eventsPrefix: eventsPrefix ?? `${root}.evt`,
     ingress: `${root}.ingress.>`,
     commands: `${root}.cmd.>`,
@@ -176,6 +200,12 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
     },
     cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET },
     bus: { pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS, maxDeliver: env.WRIT_BUS_MAX_DELIVER },
+    observe: {
+      maxEntries: env.WRIT_OBSERVE_MAX_ENTRIES,
+      maxDepth: env.WRIT_OBSERVE_MAX_DEPTH,
+      maxBytes: env.WRIT_OBSERVE_MAX_BYTES,
+      maxPasses: env.WRIT_OBSERVE_MAX_PASSES,
+    },
   };
 }
 

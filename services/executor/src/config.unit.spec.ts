@@ -16,9 +16,11 @@ describe('executor config', () => {
       outputCapBytes: 1024 * 1024,
       artifacts: { bucket: 'WRIT_ARTIFACTS' },
       cells: { image: 'writ/cell:latest', cellsRoot: '/var/lib/writ/cells' },
+      observe: { maxEntries: 10_000, maxDepth: 32, maxBytes: 256 * 1024 * 1024, maxPasses: 4 },
       streams: { events: 'WRIT_EVENTS', ingress: 'WRIT_INGRESS', commands: 'WRIT_COMMANDS', dlq: 'WRIT_DLQ' },
       subjects: {
         run: 'writ.cmd.executor.run',
+        observe: 'writ.qry.executor.observe',
         eventsPrefix: 'writ.evt',
         ingress: 'writ.ingress.>',
         commands: 'writ.cmd.>',
@@ -34,6 +36,7 @@ describe('executor config', () => {
     expect(subjects).toEqual({
       root: 't_abc',
       run: 't_abc.cmd.executor.run',
+      observe: 't_abc.qry.executor.observe',
       eventsPrefix: 't_abc.evt',
       ingress: 't_abc.ingress.>',
       commands: 't_abc.cmd.>',

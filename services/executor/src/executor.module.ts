@@ -4,9 +4,11 @@ import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutd
 import { EventStore } from '@writ/eventstore';
 import { ensureWritStreams, PrincipalRegistry } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
+import { ObserveWorkspaceHandler } from './application/observe-workspace.handler.js';
 import { RunActionHandler } from './application/run-action.handler.js';
 import type { ExecutorConfig } from './config.js';
 import { HealthController } from './inbound/health.controller.js';
+import { observeListener } from './inbound/observe.listener.js';
 import { runActionListener } from './inbound/run-action.listener.js';
 import { BUS_STREAMS, EXECUTOR_CONFIG, EXECUTOR_LOGGER, EXECUTOR_OPTIONS, NATS_CONNECTION } from './executor.tokens.js';
 import { NatsArtifactStore } from './outbound/artifact-store.js';
@@ -14,6 +16,7 @@ import { CELL_DEFAULTS, CellRuntime, type CellRuntimeOptions } from './outbound/
 import { EventStoreTaskLog } from './outbound/event-log.js';
 import { ExecutorCells } from './outbound/executor-cells.js';
 import { ExecutorReadiness } from './outbound/readiness.js';
+import { WorkspaceObserver } from './outbound/workspace-observer.js';
 
 /** What a caller (main, or a test starting the service in-process) may add to the config. */
 export interface ExecutorOptions {
@@ -57,7 +60,7 @@ class ExecutorLifecycle implements OnModuleDestroy, OnApplicationShutdown {
  * The executor's composition root: NATS, the event log, the bus streams, the
  * principal registry (grant issuer keys from the log), the artifact bucket and
  * the Docker cells, bound to the RunAction handler; `/healthz` and `/readyz`;
- * the `<root>.cmd.executor.run` listener.
+ * the `<root>.cmd.executor.run` listener and the `<root>.qry.executor.observe` responder.
  */
 @Module({})
 export class ExecutorModule {
@@ -75,7 +78,7 @@ export class ExecutorModule {
     });
     return {
       module: ExecutorModule,
-      controllers: [HealthController, listener],
+      controllers: [HealthController, listener, observeListener(config.subjects.observe)],
       providers: [
         { provide: EXECUTOR_CONFIG, useValue: config },
         { provide: EXECUTOR_OPTIONS, useValue: options },
@@ -152,6 +155,18 @@ export class ExecutorModule {
                 artifactFileMaxBytes: config.artifacts.fileMaxBytes,
                 artifactFilesMax: config.artifacts.filesMax,
               },
+            ),
+        },
+        {
+          provide: ObserveWorkspaceHandler,
+          inject: [ExecutorCells],
+          useFactory: (cells: ExecutorCells) =>
+            new ObserveWorkspaceHandler(
+              {
+                observer: new WorkspaceObserver((taskId) => cells.runtime.hostPaths(taskId).workspaceDir, config.observe),
+                clock: options.clock ?? (() => new Date()),
+              },
+              { maxPasses: config.observe.maxPasses },
             ),
         },
         ExecutorLifecycle,

@@ -105,6 +105,68 @@ describe('orchestrator service: the governed path', () => {
     expect(count(await types(ids), 'attempt.created')).toBe(1);
   });
 
+  it('given approval.granted with a validated state witness → the SAME attempt is authorized, its grant is attached and it is asked to run', async () => {
+    const ids = taskIds(name('witness-ok'));
+    const request = commandRequest(ids, ['rm', '-rf', 'build']);
+    await newTask(ids, request);
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    const [waiting] = await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
+    expect(waiting?.payload).toMatchObject({ policy: { witness_required: true } });
+    const approvalId = approvalIdFor(ids.task_id, ids.attempt_id, 1);
+    const requested = approvalRequestedDraft(ids, approvalId);
+    const granted = approvalResolvedDraft(ids, approvalId, requested, 'grant');
+    expect(granted.payload).toMatchObject({ witness_validated: true });
+    await append(rig, ids.task_id, requested, granted);
+
+    const [authorized] = await waitForEvents(rig, ids.task_id, 'attempt.authorized');
+    expect(authorized).toMatchObject({ attempt_id: ids.attempt_id, payload: { via: 'approval', approval_id: approvalId } });
+    expect(await waitForCommand(rig, subjects().approvalIssueGrant, ids.attempt_id)).toMatchObject({ ...ids, approval_id: approvalId });
+    const grant = grantIssuedDraft(ids, request, { approvalId });
+    await append(rig, ids.task_id, grant);
+    const [attached] = await waitForEvents(rig, ids.task_id, 'attempt.grant_attached');
+    expect(attached).toMatchObject({ attempt_id: ids.attempt_id, payload: { grant_id: `gnt-${ids.attempt_id}` } });
+    expect(await waitForCommand(rig, subjects().executorRun, ids.attempt_id)).toMatchObject({ ...ids, grant_id: `gnt-${ids.attempt_id}` });
+    const log = await types(ids);
+    expect(count(log, 'attempt.created')).toBe(1);
+    expect(log).not.toContain('attempt.failed');
+  });
+
+  it('given approval.invalidated (witness drift) → the same attempt re-enters policy, is evaluated again, and waits for a new approval', async () => {
+    const ids = taskIds(name('witness-drift'));
+    const request = commandRequest(ids, ['rm', '-rf', 'build']);
+    await newTask(ids, request);
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
+    const first = approvalIdFor(ids.task_id, ids.attempt_id, 1);
+    const requested = approvalRequestedDraft(ids, first);
+    await append(rig, ids.task_id, requested, approvalResolvedDraft(ids, first, requested, 'grant', { currentFingerprints: { build: 'sha256:bbbb' } }));
+
+    const [reentered] = await waitForEvents(rig, ids.task_id, 'attempt.policy_reentered');
+    expect(reentered).toMatchObject({ attempt_id: ids.attempt_id, payload: { cause: 'approval_invalidated' } });
+    const evaluations = await waitFor(
+      async () => {
+        const found = (await storedCommands(rig, subjects().policyEvaluate)).filter((c) => c['attempt_id'] === ids.attempt_id);
+        return found.length >= 2 ? found : undefined;
+      },
+      { what: 'a second EvaluatePolicy for the attempt', timeoutMs: 20_000, intervalMs: 25 },
+    );
+    expect(evaluations).toHaveLength(2);
+
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed', { entry: 2 }));
+    const second = approvalIdFor(ids.task_id, ids.attempt_id, 2);
+    const asked = await waitFor(
+      async () => (await storedCommands(rig, subjects().approvalRequest)).find((c) => c['attempt_id'] === ids.attempt_id && c['approval_id'] === second),
+      { what: 'RequestApproval for the second entry', timeoutMs: 20_000, intervalMs: 25 },
+    );
+    expect(asked).toMatchObject({ ...ids, approval_id: second });
+    await waitForIdle(rig);
+    const log = await types(ids);
+    expect(count(log, 'attempt.created')).toBe(1);
+    expect(count(log, 'attempt.awaiting_approval')).toBe(2);
+    expect(log).not.toContain('attempt.authorized');
+    expect((await storedCommands(rig, subjects().approvalIssueGrant)).filter((c) => c['attempt_id'] === ids.attempt_id)).toEqual([]);
+  });
+
   it('given approval.denied → the attempt fails approval_denied and IssueReceipt(approval_denied); its receipt fails step and task', async () => {
     const ids = taskIds(name('deny-approval'));
     const request = commandRequest(ids, ['rm', '-rf', 'build']);

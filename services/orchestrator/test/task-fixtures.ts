@@ -224,14 +224,24 @@ export function approvalRequestedDraft(ids: TaskIds, approvalId: string, options
   return approvalDraft(ids, approvalId, events[0] as ApprovalEvent, at);
 }
 
-/** What approval appends when a director resolves: granted (witness revalidated) or denied. */
-export function approvalResolvedDraft(ids: TaskIds, approvalId: string, requested: EventDraft, decision: 'grant' | 'deny', options: { at?: string } = {}): EventDraft {
+/**
+ * What approval appends when a director resolves: granted (witness revalidated) or denied;
+ * a grant whose re-observed fingerprints differ from the witness (`currentFingerprints`)
+ * is the kernel's `approval.invalidated` (witness_drift).
+ */
+export function approvalResolvedDraft(
+  ids: TaskIds,
+  approvalId: string,
+  requested: EventDraft,
+  decision: 'grant' | 'deny',
+  options: { at?: string; currentFingerprints?: Record<string, string> } = {},
+): EventDraft {
   const at = options.at ?? instant(3);
   const state: ApprovalState = approvalDecider.evolve(approvalDecider.initialState(), { type: requested.event_type, data: requested.payload });
   const resolver = { principal_id: DIRECTOR, roles: ['director'] };
   const events =
     decision === 'grant'
-      ? approvalDecider.decide({ type: 'grant-approval', data: { resolver, current_fingerprints: { build: 'sha256:aaaa' } }, metadata: { now: at } }, state)
+      ? approvalDecider.decide({ type: 'grant-approval', data: { resolver, current_fingerprints: options.currentFingerprints ?? { build: 'sha256:aaaa' } }, metadata: { now: at } }, state)
       : approvalDecider.decide({ type: 'deny-approval', data: { resolver, note: 'not now' }, metadata: { now: at } }, state);
   return approvalDraft(ids, approvalId, events[0] as ApprovalEvent, at);
 }

@@ -21,6 +21,14 @@ export type ApprovalServiceCode =
   | 'APPROVAL_NOT_GRANTED'
   /** issue-grant cites no policy result of this attempt that allows the action (directly or through the approval). */
   | 'APPROVAL_AUTHORITY_MISSING'
+  /**
+   * The state witness policy requires could not be observed: the executor did not answer
+   * (timeout, no responder) or found the workspace changing. Retried with backoff; no
+   * approval is recorded, and no grant resolved, without the witness it needs.
+   */
+  | 'APPROVAL_WITNESS_UNAVAILABLE'
+  /** More distinct resources than a state witness may fingerprint (`LIMITS.targetResources`). */
+  | 'APPROVAL_WITNESS_TOO_LARGE'
   /** The log or the bus did not answer, or kept conflicting; retry later. */
   | 'APPROVAL_UNAVAILABLE';
 
@@ -44,6 +52,7 @@ export const TERMINAL_CODES: readonly ApprovalCode[] = Object.freeze([
   'APPROVAL_ID_CONFLICT',
   'APPROVAL_NOT_GRANTED',
   'APPROVAL_AUTHORITY_MISSING',
+  'APPROVAL_WITNESS_TOO_LARGE',
   'APPROVAL_EXPIRY_INVALID',
   'GRANT_CLAIMS_INVALID',
   'GRANT_AUTHORITY_MISSING',

@@ -41,10 +41,10 @@ export function actionSummary(request: ActionRequest): string {
  * The packet an approver decides on (Hermit 16.7): what the action does, its
  * risk and why policy asked, the proposer's rationale, the expected effects,
  * every impacted resource (the request's target_resources) and when the
- * request expires. No evidence or state witness yet (captured by a later
- * issue); rollback is not offered.
+ * request expires, and the ref of the state witness when one was captured
+ * (the witness itself is on `approval.requested`). No evidence yet; rollback is not offered.
  */
-export function buildApprovalPacket(command: RequestApproval, expiresAt: string): ApprovalPacket {
+export function buildApprovalPacket(command: RequestApproval, expiresAt: string, stateWitnessRef?: string): ApprovalPacket {
   const request = command.action_request;
   return parseContract('ApprovalPacket', ApprovalPacket, {
     task_id: command.task_id,
@@ -61,6 +61,7 @@ export function buildApprovalPacket(command: RequestApproval, expiresAt: string)
     impacted_resources: request.target_resources,
     rollback_available: false,
     expires_at: expiresAt,
+    ...(stateWitnessRef === undefined ? {} : { state_witness_ref: stateWitnessRef }),
     policy_result_ref: `policy_result:${command.policy_result_id}`,
   });
 }

@@ -103,6 +103,12 @@ export class IssueGrantHandler {
         details: { approval_id: command.approval_id, status: approval.status },
       });
     }
+    if (result.witness_required && !approval.witness_validated) {
+      // The kernel refuses to authorize such an attempt; the grant is refused here too (Hermit 12.4, 16.8).
+      throw new ApprovalServiceError('APPROVAL_NOT_GRANTED', `approval ${command.approval_id} was granted without revalidating the state witness policy required`, {
+        details: { approval_id: command.approval_id, status: approval.status, reason: 'witness_not_validated' },
+      });
+    }
     return approval.resolved_by ?? result.evaluated_by;
   }
 }

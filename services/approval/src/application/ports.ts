@@ -38,3 +38,17 @@ export interface CommandOrigin {
   /** `Nats-Msg-Id` of the command, or another stable id of the message. */
   readonly commandId: string;
 }
+
+/** Resource → fingerprint, as the executor observed a task's workspace at `observed_at`. */
+export interface WorkspaceObservation {
+  readonly fingerprints: Readonly<Record<string, string>>;
+  readonly observed_at: string;
+}
+
+/**
+ * The executor's read-only observation of a task's workspace (`<root>.qry.executor.observe`).
+ * Throws APPROVAL_WITNESS_UNAVAILABLE when it cannot be had now (retry later).
+ */
+export interface WorkspaceWitness {
+  observe(taskId: string, resources: readonly string[]): Promise<WorkspaceObservation>;
+}

@@ -3,7 +3,8 @@ import { approvalDecider } from '@writ/kernel';
 import { ApprovalServiceError } from './approval-errors.js';
 import { buildApprovalPacket, packetRef } from './approval-packet.js';
 import { causationIdOf, serviceDraft } from './event-drafts.js';
-import type { Clock, CommandOrigin, TaskLog } from './ports.js';
+import type { Clock, CommandOrigin, TaskLog, WorkspaceWitness } from './ports.js';
+import { stateWitness, witnessRequired, witnessResources } from './state-witness.js';
 import { foldApproval } from './task-history.js';
 
 export interface RequestApprovalDeps {
@@ -12,6 +13,8 @@ export interface RequestApprovalDeps {
   /** The approval service principal: actor of the events. */
   readonly principalId: string;
   readonly approvalTtlSeconds: number;
+  /** The executor's read-only workspace observation, for the state witness. */
+  readonly witness: WorkspaceWitness;
 }
 
 export type RequestApprovalOutcome = 'requested' | 'already_requested';
@@ -21,6 +24,12 @@ export type RequestApprovalOutcome = 'requested' | 'already_requested';
  * `request-approval` with the kernel, append `approval.requested` carrying the
  * approval packet. A redelivered command finds the approval in the log and
  * appends nothing.
+ *
+ * When the policy result requires a state witness (Hermit 16.8, 12.4), the executor
+ * observes the request's resources first and their fingerprints are the witness the
+ * kernel records on `approval.requested` (and the packet's `state_witness_ref`). If
+ * the executor cannot answer, APPROVAL_WITNESS_UNAVAILABLE is thrown and the bus
+ * retries with backoff: an approval is never recorded without the witness it needs.
  */
 export class RequestApprovalHandler {
   constructor(private readonly deps: RequestApprovalDeps) {}
@@ -40,10 +49,13 @@ export class RequestApprovalHandler {
       return 'already_requested';
     }
 
+    const witness = witnessRequired(history.events, command.policy_result_id)
+      ? stateWitness(command.task_id, await this.deps.witness.observe(command.task_id, witnessResources(command.action_request)))
+      : undefined;
     const now = this.deps.clock();
     const at = now.toISOString();
     const expiresAt = new Date(now.getTime() + this.deps.approvalTtlSeconds * 1000).toISOString();
-    const packet = buildApprovalPacket(command, expiresAt);
+    const packet = buildApprovalPacket(command, expiresAt, witness?.ref);
     const events = approvalDecider.decide(
       {
         type: 'request-approval',
@@ -58,6 +70,7 @@ export class RequestApprovalHandler {
           requested_by: command.requested_by,
           policy_result_ref: `policy_result:${command.policy_result_id}`,
           expires_at: expiresAt,
+          ...(witness === undefined ? {} : { state_witness: witness }),
         },
         metadata: { now: at },
       },

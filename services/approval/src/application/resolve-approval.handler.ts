@@ -1,9 +1,9 @@
 import { hasErrorCode, WritError } from '@writ/contracts';
 import { verifyJws } from '@writ/crypto';
-import { approvalDecider, type ApprovalCommand } from '@writ/kernel';
+import { approvalDecider, type ApprovalCommand, type ApprovalRecord } from '@writ/kernel';
 import { ApprovalServiceError } from './approval-errors.js';
 import { derivedId, serviceDraft } from './event-drafts.js';
-import type { Clock, PrincipalDirectory, TaskLog } from './ports.js';
+import type { Clock, PrincipalDirectory, TaskLog, WorkspaceWitness } from './ports.js';
 import type { ResolveApprovalReply, ResolveApprovalRequest } from './resolve-approval.contract.js';
 import { claimedResolution, parseResolution } from './resolution-jws.js';
 import { foldApproval } from './task-history.js';
@@ -13,6 +13,8 @@ export interface ResolveApprovalDeps {
   readonly principals: PrincipalDirectory;
   readonly clock: Clock;
   readonly principalId: string;
+  /** The executor's read-only workspace observation, to revalidate a state witness at grant time. */
+  readonly witness: WorkspaceWitness;
   /** Re-read-and-decide rounds after losing an append race (default 5). */
   readonly maxConflicts?: number;
 }
@@ -32,6 +34,7 @@ const REPLY_CODES = new Set([
   'APPROVAL_NOT_PENDING',
   'APPROVAL_RESOLUTION_MISMATCH',
   'APPROVAL_WITNESS_MISSING',
+  'APPROVAL_WITNESS_UNAVAILABLE',
   'CONTRACT_INVALID',
 ]);
 
@@ -43,7 +46,13 @@ const REPLY_CODES = new Set([
  *    names as `resolved_by` (keys folded from the log): the signer is the resolver.
  * 2. The kernel decides: only a `director`, never the requester, and only
  *    while pending; after `expires_at` the outcome is `approval.expired`.
- * 3. The event is appended to the task stream; a lost race re-reads and
+ * 3. A grant of an approval that captured a state witness re-observes the
+ *    witnessed resources through the executor and hands the fingerprints to the
+ *    kernel (Hermit 16.8): unchanged → `approval.granted` with
+ *    `witness_validated: true`; drifted → `approval.invalidated` (witness_drift,
+ *    the drifted resources), which sends the attempt back to policy. No answer
+ *    from the executor → APPROVAL_WITNESS_UNAVAILABLE and nothing is appended.
+ * 4. The event is appended to the task stream; a lost race re-reads and
  *    decides again (a second resolution then finds it no longer pending).
  */
 export class ResolveApprovalHandler {
@@ -99,7 +108,7 @@ export class ResolveApprovalHandler {
         resolution.decision === 'grant'
           ? { type: 'grant-approval', data: { resolver: who, ...note }, metadata: { now: at } }
           : { type: 'deny-approval', data: { resolver: who, ...note }, metadata: { now: at } };
-      const [event] = approvalDecider.decide(command, state);
+      const [event] = await this.#decide(command, state, request.task_id);
       if (event === undefined) throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
       const draft = serviceDraft({
         key: `${request.approval_id}:${event.type}:${resolver.principal_id}`,
@@ -131,5 +140,20 @@ export class ResolveApprovalHandler {
       };
     }
     throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', `approval ${request.approval_id} kept changing while being resolved; retry`);
+  }
+
+  /**
+   * The kernel decides first without fingerprints, so who may resolve, whether it is still
+   * pending and whether it expired are answered before the executor is asked; only when
+   * it needs the current fingerprints (APPROVAL_WITNESS_MISSING) is the workspace observed.
+   */
+  async #decide(command: ApprovalCommand, state: ApprovalRecord, taskId: string) {
+    try {
+      return approvalDecider.decide(command, state);
+    } catch (error) {
+      if (command.type !== 'grant-approval' || !hasErrorCode(error, 'APPROVAL_WITNESS_MISSING') || state.state_witness === null) throw error;
+      const observed = await this.deps.witness.observe(taskId, Object.keys(state.state_witness.fingerprints));
+      return approvalDecider.decide({ ...command, data: { ...command.data, current_fingerprints: { ...observed.fingerprints } } }, state);
+    }
   }
 }

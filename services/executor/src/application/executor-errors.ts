@@ -31,6 +31,11 @@ export type ExecutorErrorCode =
   | 'EXECUTOR_COMPLETION_NOT_RECORDED'
   /** The service is not ready to run actions (thrown before any claim; the command is retried). */
   | 'EXECUTOR_NOT_READY'
+  /**
+   * A state-witness observation found the resources changing under it: no two consecutive
+   * walks agreed (replied to the observer, who retries later; nothing is recorded).
+   */
+  | 'EXECUTOR_OBSERVE_UNSTABLE'
   /** A bug: a value the executor built itself broke its own contract (thrown). */
   | 'EXECUTOR_INTERNAL';
 

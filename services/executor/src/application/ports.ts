@@ -48,3 +48,19 @@ export interface CellPort {
    */
   readChangedFile(taskId: string, relative: string, sha256: string, maxBytes: number): Promise<Uint8Array | undefined>;
 }
+
+/**
+ * What one walk of a task's workspace found for some resources (read-only, from the host,
+ * symlinks never followed). `fingerprints[i]` answers `paths[i]`; `stable` is false when
+ * something changed while it was read (a file's size or times, a directory's entries).
+ */
+export interface WorkspaceWalk {
+  readonly fingerprints: readonly string[];
+  readonly stable: boolean;
+}
+
+/** Read-only observation of a task's workspace for the state witness (no cell, no grant). */
+export interface WorkspaceObserverPort {
+  /** `paths` are workspace-relative segment lists (`[]` is the workspace itself), already checked lexically. */
+  walk(taskId: string, paths: ReadonlyArray<readonly string[]>): Promise<WorkspaceWalk>;
+}

@@ -178,6 +178,27 @@ describe('planTask: approval', () => {
     expect(types(log.step('receipt.issued'))).toEqual(['step.attempt_closed', 'step.failed', 'task.failed']);
   });
 
+  it('given an approval invalidated by witness drift, then the same attempt re-enters policy, asks policy again, and a new approval is opened for the new entry', () => {
+    const { log, request, approvalId, requested } = awaiting('a4');
+    log.add(approvalResolvedDraft(log.ids, approvalId, requested, 'grant', { currentFingerprints: { build: 'sha256:bbbb' } }));
+    expect(log.types()).toContain('approval.invalidated');
+    const plan = log.step('approval.invalidated');
+    expect(types(plan)).toEqual(['attempt.policy_reentered']);
+    expect(plan.events[0]?.payload).toMatchObject({ cause: 'approval_invalidated' });
+    expect(only(log.handle('attempt.policy_reentered'))).toMatchObject({
+      command: 'policyEvaluate',
+      msgId: 'att-a4:cmd:policy.evaluate:2',
+      payload: { attempt_id: 'att-a4', action_request: { action_request_id: request.action_request_id } },
+    });
+    // policy answers the second entry: the same attempt waits for a new approval
+    log.add(policyEvaluatedDraft(log.ids, request, 'local_edit_allowed', { at: instant(6), entry: 2 }));
+    expect(types(log.step('policy.evaluated'))).toEqual(['attempt.awaiting_approval']);
+    const second = approvalIdFor(log.ids.task_id, log.ids.attempt_id, 2);
+    expect(second).not.toBe(approvalId);
+    expect(only(log.handle('attempt.awaiting_approval'))).toMatchObject({ command: 'approvalRequest', payload: { attempt_id: 'att-a4', approval_id: second } });
+    expect(log.drafts.filter((d) => d.event_type === 'attempt.created')).toHaveLength(1);
+  });
+
   it('given a granted approval without the witness policy required, then the attempt fails before any grant and is receipted as refused', () => {
     const { log, approvalId } = awaiting('a3');
     const unwitnessed = approvalRequestedDraft(log.ids, approvalId, { witness: false });

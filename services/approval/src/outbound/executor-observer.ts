@@ -1,0 +1,55 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BusClient } from '@writ/bus';
+import { Id, ResourceName, Timestamp } from '@writ/contracts';
+import { z } from 'zod';
+import { ApprovalServiceError } from '../application/approval-errors.js';
+import type { WorkspaceObservation, WorkspaceWitness } from '../application/ports.js';
+
+/**
+ * The executor's observation query as the approval service reads it (the executor's
+ * README, "State-witness observation"; proposed for `@writ/contracts`).
+ */
+const ObserveRequest = z.strictObject({ task_id: Id, resources: z.array(ResourceName).min(1) });
+const ObserveReply = z.strictObject({ fingerprints: z.record(ResourceName, z.string().min(1).max(256)), observed_at: Timestamp });
+
+/**
+ * Asks `<root>.qry.executor.observe` over core NATS (request/reply, one executor of the
+ * queue group answers). No answer in time, no responder, an error reply (the executor
+ * found the workspace changing: EXECUTOR_OBSERVE_UNSTABLE) or a reply that is not the
+ * contract, or one missing a resource: APPROVAL_WITNESS_UNAVAILABLE (retry later).
+ */
+export class ExecutorWorkspaceWitness implements WorkspaceWitness {
+  readonly #client: BusClient;
+
+  constructor(
+    nc: NatsConnection,
+    private readonly subject: string,
+    private readonly timeoutMs: number,
+  ) {
+    this.#client = new BusClient(nc, { timeoutMs });
+  }
+
+  async observe(taskId: string, resources: readonly string[]): Promise<WorkspaceObservation> {
+    const request = ObserveRequest.parse({ task_id: taskId, resources: [...resources] });
+    let reply: unknown;
+    try {
+      reply = await this.#client.request(this.subject, request, { timeoutMs: this.timeoutMs });
+    } catch (cause) {
+      throw new ApprovalServiceError('APPROVAL_WITNESS_UNAVAILABLE', `the executor did not observe the workspace of task ${taskId}; the state witness cannot be had now`, {
+        cause,
+        details: { task_id: taskId, subject: this.subject },
+      });
+    }
+    const parsed = ObserveReply.safeParse(reply);
+    const missing = parsed.success ? resources.filter((resource) => !Object.hasOwn(parsed.data.fingerprints, resource)) : [];
+    if (!parsed.success || missing.length > 0) {
+      throw new ApprovalServiceError('APPROVAL_WITNESS_UNAVAILABLE', `the executor's observation of task ${taskId} is not a complete ObserveReply`, {
+        ...(parsed.success ? {} : { cause: parsed.error }),
+        details: { task_id: taskId, missing: missing.slice(0, 8) },
+      });
+    }
+    // Only what was asked: a reply never widens the witness.
+    const fingerprints = Object.fromEntries(resources.map((resource) => [resource, parsed.data.fingerprints[resource] as string]));
+    return { fingerprints, observed_at: parsed.data.observed_at };
+  }
+}
