@@ -22,8 +22,18 @@ export type CliErrorCode =
   /** No event log (stream) to write to: the stack is not up, or another stream name is configured. */
   | 'CLI_EVENT_LOG_MISSING'
   | 'CLI_NATS_UNREACHABLE'
-  /** The HTTP endpoint could not be reached or answered an error. */
+  /** The HTTP endpoint could not be reached, timed out, or answered an error without a Writ code. */
   | 'CLI_HTTP_FAILED'
+  /** The API answered success with something that is not the JSON this CLI reads (is --url the Writ API?). */
+  | 'CLI_HTTP_REPLY_INVALID'
+  /** `approve` / `deny`: the projection lists no approval with this id (not caught up yet?); `--task` skips the lookup. */
+  | 'CLI_APPROVAL_NOT_FOUND'
+  /** `approve`: the approval service re-observed the witnessed state, found it changed, and invalidated the approval (the action re-enters policy). */
+  | 'CLI_APPROVAL_INVALIDATED'
+  /** `approve` / `deny`: the approval had expired when it was resolved. */
+  | 'CLI_APPROVAL_EXPIRED'
+  /** `receipt --verify`: at least one check did not pass. */
+  | 'CLI_RECEIPT_UNVERIFIED'
   /** Anything unexpected. */
   | 'CLI_FAILED';
 

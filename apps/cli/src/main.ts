@@ -2,10 +2,16 @@ import { Command, CommanderError, Option } from 'commander';
 import { PrincipalRole, PrincipalType, hasErrorCode } from '@writ/contracts';
 import { CliError } from './cli-errors.js';
 import { connectionFrom, processIo, type CliIo } from './cli-io.js';
+import { actionShow } from './commands/action-show.js';
 import { actionSubmit } from './commands/action-submit.js';
+import { approvalResolve, type ApprovalDecision } from './commands/approval-resolve.js';
+import { APPROVAL_STATUS_FILTERS, approvalsList } from './commands/approvals-list.js';
 import { principalAdd } from './commands/principal-add.js';
 import { principalKeygen } from './commands/principal-keygen.js';
 import { principalShow } from './commands/principal-show.js';
+import { receiptShow } from './commands/receipt-show.js';
+import { taskShow } from './commands/task-show.js';
+import { DEFAULT_API_URL, WritApi } from './http-api.js';
 
 export { CliError, type CliErrorCode } from './cli-errors.js';
 export { connectionFrom, processIo, type CliIo, type Connection } from './cli-io.js';
@@ -13,16 +19,27 @@ export { actionSubmit, type ActionSubmitOptions, type SubmitResult } from './com
 export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
 export { principalShow, type PrincipalView } from './commands/principal-show.js';
+export { actionShow } from './commands/action-show.js';
+export { approvalResolve, type ApprovalDecision, type ApprovalResolveOptions } from './commands/approval-resolve.js';
+export { approvalsList, type ApprovalsListOptions } from './commands/approvals-list.js';
+export { receiptShow, type ReceiptShowOptions } from './commands/receipt-show.js';
+export { taskShow } from './commands/task-show.js';
+export { WritApi } from './http-api.js';
+export { verifyReceiptDocument, type ReceiptCheck, type ReceiptCheckCode, type ReceiptVerification } from './receipt-verification.js';
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
+const URL_HELP = `the Writ HTTP API (default WRIT_URL or ${DEFAULT_API_URL})`;
+
 function program(io: CliIo): Command {
   const writ = new Command('writ')
-    .description('Writ, the governed action kernel: principals, keys and signed actions')
+    .description('Writ, the governed action kernel: principals, keys, signed actions, approvals, tasks and receipts')
     .exitOverride()
+    // A parent's options (`writ action --json <id>`) stay out of its subcommands' (`writ action submit ... --json`).
+    .enablePositionalOptions()
     .configureOutput({
       writeOut: (text) => io.stdout(text.trimEnd()),
       writeErr: (text) => io.stderr(text.trimEnd()),
@@ -64,7 +81,15 @@ function program(io: CliIo): Command {
       await principalShow(id, options, connectionFrom(io, options.nats), io);
     });
 
-  const action = writ.command('action').description('ActionRequests');
+  const action = writ
+    .command('action')
+    .description("ActionRequests: `writ action <action_request_id>` shows one's status, `writ action submit` sends one")
+    .argument('<action_request_id>', 'the action to show (GET /v1/actions/<id>)')
+    .option('--url <base>', URL_HELP)
+    .option('--json', 'print the raw JSON')
+    .action(async (id: string, options: { url?: string; json?: boolean }) => {
+      await actionShow(id, options, WritApi.from(io, options.url), io);
+    });
   action
     .command('submit')
     .description('sign an ActionRequest file and publish it to <root>.ingress.action.<principal> (or POST it to <url>/v1/actions)')
@@ -76,6 +101,55 @@ function program(io: CliIo): Command {
     .option('--json', 'print JSON')
     .action(async (file: string, options: { key: string; principal?: string; nats?: string; http?: string; json?: boolean }) => {
       await actionSubmit(file, options, connectionFrom(io, options.nats), io);
+    });
+
+  writ
+    .command('approvals')
+    .description('the approval inbox (GET /v1/approvals), oldest request first')
+    .addOption(new Option('--status <status>', 'which approvals').choices(APPROVAL_STATUS_FILTERS).default('pending'))
+    .option('--limit <n>', 'at most this many (the API allows 1 to 1000; default 200)')
+    .option('--url <base>', URL_HELP)
+    .option('--json', 'print the raw JSON')
+    .action(async (options: { status: string; limit?: string; url?: string; json?: boolean }) => {
+      await approvalsList(options, WritApi.from(io, options.url), io);
+    });
+  for (const [name, decision, verb] of [
+    ['approve', 'grant', 'grant'],
+    ['deny', 'deny', 'deny'],
+  ] as const satisfies readonly (readonly [string, ApprovalDecision, string])[]) {
+    writ
+      .command(name)
+      .description(`${verb} a pending approval: sign an ApprovalResolution with the director's key and POST it to /v1/approvals/<id>/${decision}`)
+      .argument('<approval_id>', 'the approval (writ approvals lists them)')
+      .requiredOption('--key <file>', "the director's PRIVATE JWK")
+      .requiredOption('--principal <id>', 'the director (resolved_by); must be a registered principal with role director')
+      .option('--note <text>', 'a note recorded with the resolution')
+      .option('--task <task_id>', "the approval's task (default: looked up in GET /v1/approvals)")
+      .option('--url <base>', URL_HELP)
+      .option('--json', "print the approval service's reply as JSON")
+      .action(async (approvalId: string, options: { key: string; principal: string; note?: string; task?: string; url?: string; json?: boolean }) => {
+        await approvalResolve(approvalId, decision, options, WritApi.from(io, options.url), io);
+      });
+  }
+  writ
+    .command('task')
+    .description('a task: status, steps and attempts, and its event timeline (GET /v1/tasks/<id>)')
+    .argument('<task_id>', 'the task')
+    .option('--url <base>', URL_HELP)
+    .option('--json', 'print the raw JSON (every page of the timeline in one events list)')
+    .action(async (id: string, options: { url?: string; json?: boolean }) => {
+      await taskShow(id, options, WritApi.from(io, options.url), io);
+    });
+  writ
+    .command('receipt')
+    .description('a receipt (GET /v1/receipts/<id>); --verify checks its signature and body against the service keys')
+    .argument('<receipt_id>', 'the receipt')
+    .option('--verify', 'verify: contract, receipt_hash, EdDSA JWS by a key of GET /v1/keys, signed body = canonical receipt, signer = signer_ref')
+    .option('--keys <file>', 'with --verify: trust this JWKS file instead of GET /v1/keys')
+    .option('--url <base>', URL_HELP)
+    .option('--json', 'print the raw JSON ({ receipt, verification } with --verify)')
+    .action(async (id: string, options: { verify?: boolean; keys?: string; url?: string; json?: boolean }) => {
+      await receiptShow(id, options, WritApi.from(io, options.url), io);
     });
   return writ;
 }

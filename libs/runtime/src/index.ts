@@ -1,5 +1,24 @@
 export { RuntimeError, type RuntimeErrorCode } from './runtime-errors.js';
 export { loadConfig } from './service-config.js';
+export {
+  busConsumerSettings,
+  busConsumerVariables,
+  envInt,
+  serviceEnvironment,
+  serviceHttp,
+  serviceStreams,
+  serviceSubjects,
+  StreamName,
+  SubjectRoot,
+  SubjectToken,
+  type BusConsumerEnvironment,
+  type BusMaxBytesVariable,
+  type ServiceEnvironment,
+  type ServiceEnvironmentOptions,
+  type ServiceHttp,
+  type ServiceStreams,
+} from './service-environment.js';
+export { rooted, writSubjects, type BusStreamSubjects, type CommandSubjects, type WritSubjects } from './subject-root.js';
 export { ensureWritStreams, writStreamConfigs, type WritStreamsOptions } from './writ-streams.js';
 export { loadOrCreateServiceKey } from './service-key.js';
 export {
@@ -9,3 +28,17 @@ export {
   type PrincipalRecord,
   type PrincipalRegistryOptions,
 } from './principal-registry.js';
+export { causationIdOf, derivedId, serviceDraft, type ServiceDraftInput } from './event-drafts.js';
+export { EventStoreTaskLog, type TaskAppendResult, type TaskHistory } from './task-log.js';
+export {
+  BusWatch,
+  ReadinessRegistry,
+  natsConnected,
+  type BusServer,
+  type ReadinessCheck,
+  type ReadinessReport,
+  type ReadinessResult,
+  type ReadinessValue,
+} from './readiness.js';
+export { ServiceRuntime, connectNats, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
+export { isProcessEntry } from './process-entry.js';

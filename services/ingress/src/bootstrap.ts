@@ -1,16 +1,9 @@
-import 'reflect-metadata';
-import type { AddressInfo } from 'node:net';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { JetStreamServer } from '@writ/bus';
-import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams } from '@writ/runtime';
+import { ServiceRuntime } from '@writ/runtime';
+import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { IngressConfig } from './config.js';
-import { IngressReadiness } from './inbound/readiness.js';
 import { IngressModule, SERVICE_NAME } from './ingress.module.js';
 
 const HTTP_BODY_LIMIT = 1024 * 1024;
@@ -26,59 +19,56 @@ export interface IngressApp {
 export interface IngressAppOptions {
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
+  readonly onShutdown?: () => Promise<void>;
 }
 
 /**
  * Starts a complete ingress in this process: connects to NATS, ensures the bus
  * streams and the event log, binds the durable consumer and the request/reply
  * responders, and listens on HTTP. `main.ts` uses it; tests start a real
- * ingress with their own streams and subject root through it.
+ * ingress with their own streams and subject root through it. `/readyz`: NATS
+ * connected, streams ensured, consumer bound, responders listening.
  */
 export async function createIngressApp(config: IngressConfig, options: IngressAppOptions = {}): Promise<IngressApp> {
   const logger = options.logger ?? createLogger(SERVICE_NAME);
-  const nc = await connect({ servers: config.natsUrl, name: SERVICE_NAME });
+  const runtime = await ServiceRuntime.start({
+    serviceName: SERVICE_NAME,
+    natsUrl: config.natsUrl,
+    subjectRoot: config.subjectRoot,
+    streams: config.streams,
+    logger,
+    onClose: options.onShutdown,
+  });
   try {
-    const { streams } = config;
-    await ensureWritStreams(await jetstreamManager(nc), {
-      names: streams.names,
-      subjects: streams.subjects,
-      maxBytes: streams.busMaxBytes,
-      replicas: streams.replicas,
+    const module = IngressModule.forRoot({ config, runtime, logger, clock: options.clock });
+    let respondersListening = false;
+    runtime.readiness.add('responders_listening', () => respondersListening);
+    const service = await startServiceApp({
+      serviceName: SERVICE_NAME,
+      runtime,
+      module,
+      http: config.http,
+      logger,
+      // The body of POST /v1/actions is the compact JWS itself (or a SubmitAction document). Up to NATS's
+      // 1 MiB, a body over the ingress limit is still recorded and refused as INGRESS_TOO_LARGE.
+      configure: (app) => {
+        app.useBodyParser('text', { type: ['application/jose', 'text/plain'], limit: HTTP_BODY_LIMIT });
+        app.useBodyParser('json', { limit: HTTP_BODY_LIMIT });
+      },
     });
-    const store = await EventStore.open(nc, {
-      stream: streams.events,
-      subjectPrefix: streams.eventsPrefix,
-      maxBytes: streams.eventsMaxBytes,
-      replicas: streams.replicas,
-    });
-    const app = await NestFactory.create<NestExpressApplication>(
-      IngressModule.forRoot({ config, nc, store, logger, ...(options.clock === undefined ? {} : { clock: options.clock }) }),
-      { logger: ['error', 'warn'] },
-    );
-    // The body of POST /v1/actions is the compact JWS itself.
-    // The body of POST /v1/actions is the compact JWS itself (or a SubmitAction document). Up to NATS's
-    // 1 MiB, a body over the ingress limit is still recorded and refused as INGRESS_TOO_LARGE.
-    app.useBodyParser('text', { type: ['application/jose', 'text/plain'], limit: HTTP_BODY_LIMIT });
-    app.useBodyParser('json', { limit: HTTP_BODY_LIMIT });
-    // BusExceptionFilter (error codes in error replies) is bound on the listener itself: see submit-action.listener.ts.
-    app.connectMicroservice({ strategy: new JetStreamServer({ serviceName: SERVICE_NAME, connection: nc, logger }) });
-    app.enableShutdownHooks();
-    await app.startAllMicroservices();
-    await app.listen(config.http.port, config.http.host);
-    app.get(IngressReadiness).respondersListening = true;
-    const address = app.getHttpServer().address() as AddressInfo;
-    const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
-    logger.info({ port: address.port, submit: config.subjects.submitAction, consumer: config.subjects.ingressActions }, 'ingress listening');
+    respondersListening = true;
+    logger.info({ url: service.url, submit: config.subjects.submitAction, consumer: config.subjects.ingressActions }, 'ingress listening');
     return {
-      app,
-      url: `http://${host}:${address.port}`,
+      app: service.app,
+      url: service.url,
       close: async () => {
-        app.get(IngressReadiness).respondersListening = false;
-        await app.close();
+        respondersListening = false;
+        await service.close();
       },
     };
   } catch (error) {
-    if (!nc.isClosed()) await nc.close();
+    await runtime.close();
     throw error;
   }
 }

@@ -1,35 +1,29 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { EventStore } from '@writ/eventstore';
+import type { ServiceRuntime } from '@writ/runtime';
+import { HealthController, runtimeProviders } from '@writ/runtime/nest';
 import type { Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import { ReceiveActionHandler } from './application/receive-action.handler.js';
 import type { IngressConfig } from './config.js';
 import { ActionsController } from './inbound/actions.controller.js';
-import { HealthController } from './inbound/health.controller.js';
 import { IngressActionConsumer } from './inbound/ingress-action.consumer.js';
-import { IngressReadiness } from './inbound/readiness.js';
 import { submitActionListener } from './inbound/submit-action.listener.js';
 import { EventStoreIngressLog } from './outbound/event-log.js';
 import { LogPrincipalDirectory } from './outbound/principal-directory.js';
 
 export const SERVICE_NAME = 'ingress';
 
-/** What the composition root is given: the process's connection and event store (opened by `createIngressApp`). */
+/** What the composition root is given: the process's runtime (NATS, the log, readiness; opened by `createIngressApp`). */
 export interface IngressModuleOptions {
   readonly config: IngressConfig;
-  readonly nc: NatsConnection;
-  readonly store: EventStore;
+  readonly runtime: ServiceRuntime;
   readonly logger: Logger;
   readonly clock?: Clock;
 }
 
-/** Starts the consumer once the app is up; drains it first on shutdown, and the connection last. */
+/** Starts the consumer once the app is up and drains it first on shutdown (the runtime drains NATS last). */
 class IngressLifecycle {
-  constructor(
-    private readonly consumer: IngressActionConsumer,
-    private readonly nc: NatsConnection,
-  ) {}
+  constructor(private readonly consumer: IngressActionConsumer) {}
 
   onApplicationBootstrap(): Promise<void> {
     return this.consumer.start();
@@ -38,30 +32,26 @@ class IngressLifecycle {
   beforeApplicationShutdown(): Promise<void> {
     return this.consumer.stop();
   }
-
-  async onApplicationShutdown(): Promise<void> {
-    if (!this.nc.isClosed()) await this.nc.drain();
-  }
 }
 
-/** Composition root: ports bound to adapters. */
+/** Composition root: ports bound to adapters; `/readyz` also waits for the ingress consumer. */
 @Module({})
 export class IngressModule {
   static forRoot(options: IngressModuleOptions): DynamicModule {
-    const { config, nc, store, logger } = options;
+    const { config, runtime, logger } = options;
     const clock: Clock = options.clock ?? { now: () => new Date() };
-    const handler = new ReceiveActionHandler(new EventStoreIngressLog(store), new LogPrincipalDirectory(store), clock, {
+    const handler = new ReceiveActionHandler(new EventStoreIngressLog(runtime.store), new LogPrincipalDirectory(runtime.store), clock, {
       principalId: config.principalId,
       freshnessSeconds: config.freshnessSeconds,
       maxIngressBytes: config.maxIngressBytes,
       stepMaxAttempts: config.stepMaxAttempts,
     });
     const consumer = new IngressActionConsumer(
-      nc,
+      runtime.nc,
       handler,
       {
         serviceName: SERVICE_NAME,
-        stream: config.streams.names.ingress,
+        stream: config.streams.ingress,
         pattern: config.subjects.ingressActions,
         deadLetterSubject: config.subjects.deadLetter,
         maxDeliver: config.consumer.maxDeliver,
@@ -69,14 +59,15 @@ export class IngressModule {
       },
       logger,
     );
+    runtime.readiness.add('consumer_bound', () => consumer.bound);
     return {
       module: IngressModule,
       controllers: [HealthController, ActionsController, submitActionListener(config.subjects.submitAction)],
       providers: [
+        ...runtimeProviders(runtime),
         { provide: ReceiveActionHandler, useValue: handler },
         { provide: IngressActionConsumer, useValue: consumer },
-        { provide: IngressReadiness, useValue: new IngressReadiness(nc, consumer) },
-        { provide: IngressLifecycle, useValue: new IngressLifecycle(consumer, nc) },
+        { provide: IngressLifecycle, useValue: new IngressLifecycle(consumer) },
       ],
     };
   }

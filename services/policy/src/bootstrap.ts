@@ -1,16 +1,11 @@
-import 'reflect-metadata';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { BusExceptionFilter, JetStreamServer } from '@writ/bus';
-import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams } from '@writ/runtime';
+import type { JetStreamServer } from '@writ/bus';
+import { ServiceRuntime, serviceHttp, serviceStreams, type ReadinessRegistry } from '@writ/runtime';
+import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { PolicyConfig } from './config.js';
-import { PolicyModule } from './policy.module.js';
-import { Readiness } from './outbound/readiness.js';
+import { PolicyModule, SERVICE_NAME } from './policy.module.js';
 
 export interface PolicyAppOptions {
   readonly logger?: Logger;
@@ -18,13 +13,15 @@ export interface PolicyAppOptions {
   readonly nestLogger?: false | LogLevel[];
   /** Tests may pin the clock; production reads the system clock. */
   readonly clock?: Clock;
+  /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
+  readonly onShutdown?: () => Promise<void>;
 }
 
 /** A running policy service: the HTTP app (health) with the JetStream listener attached. */
 export interface PolicyApp {
   readonly app: INestApplication;
   readonly server: JetStreamServer;
-  readonly readiness: Readiness;
+  readonly readiness: ReadinessRegistry;
   /** Base URL of the HTTP server (`/healthz`, `/readyz`). */
   readonly url: string;
   /** Graceful: stop pulling, finish and ack in-flight events, close HTTP, drain NATS. Idempotent. */
@@ -36,61 +33,33 @@ export interface PolicyApp {
  * and ensures the bus streams (commands, ingress, dead letters) under the
  * configured names and subject root, binds the durable `policy` consumer of
  * `<root>.cmd.policy.evaluate`, and listens on `WRIT_HTTP_PORT` (0 picks a
- * free port).
+ * free port). `/readyz`: NATS connected, streams ensured, the bus connected
+ * and its consumer bound.
  */
 export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOptions = {}): Promise<PolicyApp> {
   const env = config.env;
-  const logger = options.logger ?? createLogger('policy');
-  const readiness = new Readiness(1);
-  let nc: NatsConnection | undefined;
-  let app: INestApplication | undefined;
+  const logger = options.logger ?? createLogger(SERVICE_NAME);
+  const runtime = await ServiceRuntime.start({
+    serviceName: SERVICE_NAME,
+    natsUrl: env.WRIT_NATS_URL,
+    subjectRoot: env.WRIT_SUBJECT_ROOT,
+    streams: serviceStreams(env),
+    logger,
+    onClose: options.onShutdown,
+  });
   try {
-    nc = await connect({ servers: env.WRIT_NATS_URL, name: 'policy' });
-    readiness.connected(nc);
-    const store = await EventStore.open(nc, {
-      stream: env.WRIT_EVENTS_STREAM,
-      subjectPrefix: config.subjects.events,
-      maxBytes: env.WRIT_EVENTS_MAX_BYTES,
-      replicas: env.WRIT_STREAM_REPLICAS,
+    runtime.readiness.add('bus', runtime.bus.statusCheck()).add('consumers_bound', runtime.bus.durablesCheck(1));
+    const service = await startServiceApp({
+      serviceName: SERVICE_NAME,
+      runtime,
+      module: PolicyModule.register({ config, runtime, logger, clock: options.clock }),
+      http: serviceHttp(env),
+      logger,
+      nestLogger: options.nestLogger,
     });
-    await ensureWritStreams(await jetstreamManager(nc), {
-      names: { ingress: env.WRIT_INGRESS_STREAM, commands: env.WRIT_COMMANDS_STREAM, dlq: env.WRIT_DLQ_STREAM },
-      subjects: { ingress: config.subjects.ingressAll, commands: config.subjects.commandsAll, dlq: config.subjects.dlqAll },
-      maxBytes: env.WRIT_BUS_MAX_BYTES,
-      replicas: env.WRIT_STREAM_REPLICAS,
-    });
-    readiness.streamsEnsured();
-
-    app = await NestFactory.create(
-      PolicyModule.register({ config, nc, store, readiness, logger, ...(options.clock === undefined ? {} : { clock: options.clock }) }),
-      { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },
-    );
-    const server = new JetStreamServer({ serviceName: 'policy', connection: nc, logger });
-    // Deferred, so the filter is in place before the handlers are bound: without it, error codes never reach the ack table.
-    const microservice = app.connectMicroservice({ strategy: server }, { deferInitialization: true });
-    microservice.useGlobalFilters(new BusExceptionFilter());
-    await app.startAllMicroservices();
-    readiness.listening(server);
-    await app.listen(env.WRIT_HTTP_PORT, env.WRIT_HTTP_HOST);
-    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-    const running = app;
-    let closing: Promise<void> | undefined;
-    return {
-      app: running,
-      server,
-      readiness,
-      url,
-      close: () => {
-        closing ??= (async () => {
-          await running.close();
-          readiness.stop();
-        })();
-        return closing;
-      },
-    };
+    return { ...service, readiness: runtime.readiness };
   } catch (error) {
-    await app?.close().catch(() => undefined);
-    if (nc !== undefined && !nc.isClosed()) await nc.close();
+    await runtime.close();
     throw error;
   }
 }

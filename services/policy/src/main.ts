@@ -1,36 +1,18 @@
 import 'reflect-metadata';
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
-import { startTelemetry } from '@writ/telemetry';
+import { isProcessEntry } from '@writ/runtime';
+import { runServiceProcess } from '@writ/runtime/nest';
 import { createPolicyApp } from './bootstrap.js';
 import { loadPolicyConfig } from './config.js';
 
 export { createPolicyApp, type PolicyApp, type PolicyAppOptions } from './bootstrap.js';
 export { loadPolicyConfig, type PolicyConfig } from './config.js';
 
-/** Process entry: config (fail fast), telemetry, the app; SIGTERM / SIGINT drain it. */
-async function main(): Promise<void> {
-  const config = loadPolicyConfig();
-  const telemetry = startTelemetry({ serviceName: 'policy' });
-  const policy = await createPolicyApp(config);
-  policy.app.enableShutdownHooks();
-  process.once('beforeExit', () => void telemetry.shutdown());
-}
-
-/** True when this file is the process entry (`node dist/main.js`), not an import. */
-function isEntry(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isEntry()) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
+// Process entry (`node dist/main.js`), not an import: config (fail fast), telemetry, the app; SIGTERM / SIGINT drain it.
+if (isProcessEntry(import.meta.url)) {
+  void runServiceProcess({
+    serviceName: 'policy',
+    telemetry: { serviceName: 'policy' },
+    config: () => loadPolicyConfig(),
+    start: (config, onShutdown) => createPolicyApp(config, { onShutdown }),
   });
 }

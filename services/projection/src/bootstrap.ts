@@ -1,13 +1,11 @@
-import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { JetStreamServer, type JetStreamServerStatus } from '@writ/bus';
+import { hasErrorCode } from '@writ/contracts';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams } from '@writ/runtime';
+import { ServiceRuntime, connectNats } from '@writ/runtime';
+import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { DataSource } from 'typeorm';
 import { ProjectionError } from './application/projection-errors.js';
@@ -45,31 +43,14 @@ export interface ProjectionAppOptions {
   readonly onShutdown?: () => Promise<void>;
 }
 
-async function connectNats(config: ProjectionConfig): Promise<NatsConnection> {
-  const servers = config.nats.url.split(',').map((s) => s.trim());
-  try {
-    return await connect({ servers, name: SERVICE_NAME });
-  } catch (cause) {
-    throw new ProjectionError('PROJECTION_NATS_UNAVAILABLE', `cannot connect to NATS at ${config.nats.url}; check WRIT_NATS_URL`, { cause });
-  }
+/** NATS unreachable is this service's PROJECTION_NATS_UNAVAILABLE (the URL's credentials never shown). */
+function natsUnavailable(error: unknown): never {
+  if (hasErrorCode(error, 'RUNTIME_NATS_UNAVAILABLE')) throw new ProjectionError('PROJECTION_NATS_UNAVAILABLE', error.message, { cause: error });
+  throw error;
 }
 
-/** Opens the event store (creating the log if needed) and the bus streams the consumer's dead letters need. */
-async function openStreams(nc: NatsConnection, jsm: JetStreamManager, config: ProjectionConfig): Promise<EventStore> {
-  const { streams, subjects } = config;
-  const eventStore = await EventStore.open(nc, {
-    stream: streams.events,
-    subjectPrefix: subjects.eventsPrefix,
-    replicas: streams.replicas,
-    ...(streams.eventsMaxBytes === undefined ? {} : { maxBytes: streams.eventsMaxBytes }),
-  });
-  await ensureWritStreams(jsm, {
-    replicas: streams.replicas,
-    names: { ingress: streams.ingress, commands: streams.commands, dlq: streams.dlq },
-    subjects: { ingress: `${subjects.root}.ingress.>`, commands: `${subjects.root}.cmd.>`, dlq: `${subjects.deadLetters}.>` },
-    ...(streams.busMaxBytes === undefined ? {} : { maxBytes: streams.busMaxBytes }),
-  });
-  return eventStore;
+async function connectProjectionNats(config: ProjectionConfig): Promise<NatsConnection> {
+  return connectNats(config.nats.url, SERVICE_NAME).catch(natsUnavailable);
 }
 
 /**
@@ -80,50 +61,40 @@ async function openStreams(nc: NatsConnection, jsm: JetStreamManager, config: Pr
  */
 export async function createProjectionApp(config: ProjectionConfig, options: ProjectionAppOptions = {}): Promise<ProjectionApp> {
   const logger = options.logger ?? createLogger(SERVICE_NAME);
-  const nc = await connectNats(config);
+  // The event log, and the bus streams the consumer's dead letters need.
+  const runtime = await ServiceRuntime.start({ serviceName: SERVICE_NAME, natsUrl: config.nats.url, subjectRoot: config.subjects.root, streams: config.streams, logger }).catch(
+    natsUnavailable,
+  );
   let dataSource: DataSource | undefined;
-  let app: NestExpressApplication | undefined;
   try {
-    const jsm = await jetstreamManager(nc);
-    const eventStore = await openStreams(nc, jsm, config);
     dataSource = await openProjectionDatabase(config.pg);
-
-    const server = new JetStreamServer({ serviceName: SERVICE_NAME, connection: nc, logger });
-    let busStatus: JetStreamServerStatus = 'connecting';
-    server.status.subscribe((status) => (busStatus = status));
     const wiring: WiringProbe = {
-      natsConnected: () => !nc.isClosed() && busStatus === 'connected',
+      natsConnected: () => !runtime.nc.isClosed() && runtime.bus.status === 'connected',
       streamsEnsured: () => true,
-      boundConsumers: () => server.boundConsumers().map((consumer) => consumer.durable),
+      boundConsumers: () => runtime.bus.durables(),
     };
-
-    app = await NestFactory.create<NestExpressApplication>(
-      ProjectionModule.register({ config, nc, jsm, eventStore, dataSource, wiring, logger, ...(options.onShutdown ? { onShutdown: options.onShutdown } : {}) }),
-      { bodyParser: false, abortOnError: false, logger: new NestPinoLogger(logger) },
-    );
-    app.useBodyParser('json', { limit: BODY_LIMIT });
-    app.useBodyParser('text', { type: ['text/plain', 'application/jose'], limit: BODY_LIMIT });
-    app.useGlobalFilters(new HttpErrorFilter(logger));
-    // The bus's exception filter is bound on the listener (projector.listener.ts): a global one would come too late.
-    app.connectMicroservice({ strategy: server });
-
-    await app.listen(config.http.port, config.http.host);
-    await app.get(Projector).catchUp();
-    await app.startAllMicroservices();
-
-    const address = app.getHttpServer().address();
-    const port = typeof address === 'object' && address !== null ? address.port : config.http.port;
-    const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
-    const started = app;
-    logger.info({ url: `http://${host}:${port}`, consumers: wiring.boundConsumers() }, 'projection started');
-    return { app: started, url: `http://${host}:${port}`, config, close: () => started.close() };
+    const service = await startServiceApp({
+      serviceName: SERVICE_NAME,
+      runtime,
+      module: ProjectionModule.register({ config, runtime, dataSource, wiring, logger, onShutdown: options.onShutdown }),
+      http: config.http,
+      logger,
+      nestLogger: new NestPinoLogger(logger),
+      bodyParser: false,
+      configure: (app) => {
+        app.useBodyParser('json', { limit: BODY_LIMIT });
+        app.useBodyParser('text', { type: ['text/plain', 'application/jose'], limit: BODY_LIMIT });
+        app.useGlobalFilters(new HttpErrorFilter(logger));
+      },
+      // HTTP answers (health, reads) while the views catch up with the log; the consumer binds after.
+      beforeConsumers: (app) => app.get(Projector).catchUp(),
+    });
+    logger.info({ url: service.url, consumers: wiring.boundConsumers() }, 'projection started');
+    return { app: service.app, url: service.url, config, close: service.close };
   } catch (error) {
-    if (app !== undefined) {
-      await app.close().catch(() => undefined);
-    } else {
-      await dataSource?.destroy().catch(() => undefined);
-      await nc.close().catch(() => undefined);
-    }
+    // Once the app existed its shutdown released the pool; otherwise it is released here.
+    if (dataSource?.isInitialized === true) await dataSource.destroy().catch(() => undefined);
+    await runtime.close();
     throw error;
   }
 }
@@ -145,7 +116,7 @@ export async function rebuildIntoFreshSchema(config: ProjectionConfig, options: 
   if (targetSchema === config.pg.schema || (await schemaExists(config.pg.url, targetSchema))) {
     throw new ProjectionError('PROJECTION_REBUILD_TARGET_INVALID', `schema ${targetSchema} is the live one or exists already; name a fresh schema`);
   }
-  const nc = await connectNats(config);
+  const nc = await connectProjectionNats(config);
   let live: DataSource | undefined;
   let target: DataSource | undefined;
   try {

@@ -1,8 +1,6 @@
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import type { JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { BusClient, patternToken } from '@writ/bus';
-import type { EventStore } from '@writ/eventstore';
+import type { ServiceRuntime } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import type { DataSource } from 'typeorm';
 import { Forwarding } from './application/forwarding.js';
@@ -26,9 +24,8 @@ import { LagGauge } from './outbound/telemetry/lag-gauge.js';
 /** What the process opened before Nest starts (see `bootstrap.ts`); the module owns them from then on and releases them at shutdown. */
 export interface ProjectionResources {
   readonly config: ProjectionConfig;
-  readonly nc: NatsConnection;
-  readonly jsm: JetStreamManager;
-  readonly eventStore: EventStore;
+  /** NATS and the event log. */
+  readonly runtime: ServiceRuntime;
   readonly dataSource: DataSource;
   readonly wiring: WiringProbe;
   readonly logger: Logger;
@@ -47,10 +44,10 @@ class ResourceLifecycle implements OnApplicationShutdown {
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    const { dataSource, nc, logger, onShutdown } = this.resources;
+    const { dataSource, runtime, logger, onShutdown } = this.resources;
     this.gauge.stop();
     if (dataSource.isInitialized) await dataSource.destroy().catch((error: unknown) => logger.warn({ err: error }, 'Postgres pool did not close cleanly'));
-    if (!nc.isClosed()) await nc.drain().catch((error: unknown) => logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
+    await runtime.close();
     logger.info('projection stopped: consumer drained, Postgres and NATS released');
     await onShutdown?.();
   }
@@ -79,14 +76,14 @@ export class ProjectionModule {
       providers: [
         { provide: PROJECTION_RESOURCES, useValue: resources },
         { provide: TypeormProjectionStore, useFactory: () => new TypeormProjectionStore(resources.dataSource) },
-        { provide: JetStreamEventLog, useFactory: () => new JetStreamEventLog(resources.eventStore, resources.jsm) },
+        { provide: JetStreamEventLog, useFactory: () => new JetStreamEventLog(resources.runtime.store, resources.runtime.jsm) },
         {
           provide: Projector,
           useFactory: (store: TypeormProjectionStore, log: JetStreamEventLog) =>
             new Projector({
               store,
               log,
-              publisher: new NatsUpdatePublisher(resources.nc, config.subjects.projections, logger),
+              publisher: new NatsUpdatePublisher(resources.runtime.nc, config.subjects.projections, logger),
               eventsPrefix: config.subjects.eventsPrefix,
               logger,
             }),
@@ -95,7 +92,7 @@ export class ProjectionModule {
         { provide: ReadService, useFactory: (store: TypeormProjectionStore) => new ReadService(store), inject: [TypeormProjectionStore] },
         {
           provide: Forwarding,
-          useFactory: () => new Forwarding(new BusUpstream(new BusClient(resources.nc), config.upstreamTimeoutMs), config.subjects),
+          useFactory: () => new Forwarding(new BusUpstream(new BusClient(resources.runtime.nc), config.upstreamTimeoutMs), config.subjects),
         },
         {
           provide: Readiness,

@@ -1,14 +1,11 @@
-import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { BusExceptionFilter, JetStreamServer, type JetStreamServerStatus } from '@writ/bus';
+import { EventStoreTaskLog, ServiceRuntime } from '@writ/runtime';
+import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { IssueReceiptHandler } from './application/issue-receipt.handler.js';
 import type { Clock } from './application/ports.js';
 import { receiptSubjects, type ReceiptConfig, type ReceiptSubjects } from './config.js';
-import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
 import { KeyReceiptSigner } from './outbound/receipt-signer.js';
-import { ServiceRuntime } from './outbound/service-runtime.js';
 import { ReceiptModule } from './receipt.module.js';
 
 export const SERVICE_NAME = 'receipt';
@@ -31,6 +28,8 @@ export interface ReceiptAppOptions {
   readonly clock?: Clock;
   /** Bus consumer tuning for tests (short pulls keep a graceful stop short). */
   readonly pullExpiresMs?: number;
+  /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
+  readonly onShutdown?: () => Promise<void>;
 }
 
 /**
@@ -38,74 +37,45 @@ export interface ReceiptAppOptions {
  * event log, the service key and principal, then the Nest HTTP app with the
  * JetStream transport attached, listening on the configured port. Used by
  * `main.ts` and by tests (with test streams and a test subject root).
+ * `/readyz`: NATS connected, streams ensured, the bus connected with its consumer bound.
  */
 export async function createReceiptApp(config: ReceiptConfig, options: ReceiptAppOptions = {}): Promise<ReceiptApp> {
   const logger = options.logger ?? createLogger(SERVICE_NAME);
   const subjects = receiptSubjects(config.subjectRoot);
   const runtime = await ServiceRuntime.start({
     serviceName: SERVICE_NAME,
+    connectionName: `writ-${SERVICE_NAME}`,
     natsUrl: config.natsUrl,
+    subjectRoot: config.subjectRoot,
     streams: config.streams,
-    subjects: { ingress: subjects.ingress, commands: subjects.commands, dlq: subjects.dlq },
-    principal: { id: config.principalId, displayName: 'Writ receipt service', keyFile: config.keyFile },
     logger,
+    onClose: options.onShutdown,
   });
-
-  let app: INestApplication | undefined;
   try {
-    const server = new JetStreamServer({
+    const key = await runtime.useSigningKey({ principalId: config.principalId, displayName: 'Writ receipt service', keyFile: config.keyFile });
+    runtime.readiness.add('consumers_bound', runtime.bus.boundCheck(1));
+    const service = await startServiceApp({
       serviceName: SERVICE_NAME,
-      connection: runtime.nc,
-      logger,
-      ...(options.pullExpiresMs === undefined ? {} : { pullExpiresMs: options.pullExpiresMs }),
-    });
-    let busStatus: JetStreamServerStatus = 'connecting';
-    server.status.subscribe((status) => (busStatus = status));
-
-    app = await NestFactory.create(
-      ReceiptModule.forRoot({
+      runtime,
+      module: ReceiptModule.forRoot({
         subjects,
         commandsStream: config.streams.commands,
         runtime,
         issueReceipt: new IssueReceiptHandler({
           log: new EventStoreTaskLog(runtime.store),
-          signer: new KeyReceiptSigner(runtime.key),
+          signer: new KeyReceiptSigner(key),
           clock: options.clock ?? (() => new Date()),
           principalId: config.principalId,
         }),
-        readiness: {
-          check: () => {
-            const checks = {
-              nats_connected: runtime.connected,
-              streams_ensured: true,
-              consumers_bound: busStatus === 'connected' && server.boundConsumers().length === 1,
-            };
-            return { ready: Object.values(checks).every(Boolean), checks };
-          },
-        },
         logger,
       }),
-      { logger: ['error', 'warn'] },
-    );
-    // The bus filter only on the microservice (HTTP keeps Nest's own exception handling), and
-    // before its listeners are registered: a hybrid app registers them at connect unless deferred.
-    app.connectMicroservice({ strategy: server }, { deferInitialization: true }).useGlobalFilters(new BusExceptionFilter());
-    await app.startAllMicroservices();
-    await app.listen(config.http.port, config.http.host);
-    const address = app.getHttpServer().address() as { port: number } | string | null;
-    const port = typeof address === 'object' && address !== null ? address.port : config.http.port;
-    const started = app;
-    logger.info({ port, subjects: { issue: subjects.issue } }, 'receipt service listening');
-    return {
-      app: started,
-      url: `http://127.0.0.1:${port}`,
-      subjects,
-      principalId: config.principalId,
-      kid: runtime.key.kid,
-      close: () => started.close(),
-    };
+      http: config.http,
+      logger,
+      bus: { pullExpiresMs: options.pullExpiresMs },
+    });
+    logger.info({ url: service.url, subjects: { issue: subjects.issue } }, 'receipt service listening');
+    return { app: service.app, url: service.url, subjects, principalId: config.principalId, kid: key.kid, close: service.close };
   } catch (error) {
-    if (app !== undefined) await app.close().catch(() => undefined);
     await runtime.close();
     throw error;
   }

@@ -1,13 +1,18 @@
 import 'reflect-metadata';
-import { startTelemetry } from '@writ/telemetry';
-import { createReceiptApp, SERVICE_NAME } from './bootstrap.js';
+import { isProcessEntry } from '@writ/runtime';
+import { runServiceProcess } from '@writ/runtime/nest';
+import { SERVICE_NAME, createReceiptApp } from './bootstrap.js';
 import { loadReceiptConfig } from './config.js';
 
-// Bootstrap only: config (fail fast), telemetry, the app; SIGTERM/SIGINT drain the bus and close.
-const config = loadReceiptConfig();
-const telemetry = startTelemetry({ serviceName: `writ-${SERVICE_NAME}` });
-const service = await createReceiptApp(config);
-service.app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
-service.app.getHttpServer().on('close', () => {
-  void telemetry.shutdown();
-});
+export { createReceiptApp, SERVICE_NAME, type ReceiptApp, type ReceiptAppOptions } from './bootstrap.js';
+export { loadReceiptConfig, type ReceiptConfig } from './config.js';
+
+// Process entry (`node dist/main.js`), not an import: config (fail fast), telemetry, the app; SIGTERM / SIGINT drain the bus and close.
+if (isProcessEntry(import.meta.url)) {
+  void runServiceProcess({
+    serviceName: SERVICE_NAME,
+    telemetry: { serviceName: `writ-${SERVICE_NAME}` },
+    config: () => loadReceiptConfig(),
+    start: (config, onShutdown) => createReceiptApp(config, { onShutdown }),
+  });
+}

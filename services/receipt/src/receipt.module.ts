@@ -1,17 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import type { ServiceRuntime } from '@writ/runtime';
+import { HealthController, runtimeProviders } from '@writ/runtime/nest';
 import type { Logger } from '@writ/telemetry';
 import { IssueReceiptHandler } from './application/issue-receipt.handler.js';
 import type { ReceiptSubjects } from './config.js';
-import { HealthController, READINESS, type ReadinessProbe } from './inbound/health.controller.js';
 import { RECEIPT_LOGGER, receiptCommandsListener } from './inbound/receipt-commands.listener.js';
-import { ServiceRuntime } from './outbound/service-runtime.js';
 
 export interface ReceiptModuleDeps {
   readonly subjects: ReceiptSubjects;
   readonly commandsStream: string;
+  /** NATS, the log and readiness; drained by Nest at shutdown, after the bus drained. */
   readonly runtime: ServiceRuntime;
   readonly issueReceipt: IssueReceiptHandler;
-  readonly readiness: ReadinessProbe;
   readonly logger: Logger;
 }
 
@@ -23,11 +23,9 @@ export class ReceiptModule {
       module: ReceiptModule,
       controllers: [HealthController, receiptCommandsListener(deps.subjects, deps.commandsStream)],
       providers: [
+        ...runtimeProviders(deps.runtime),
         { provide: IssueReceiptHandler, useValue: deps.issueReceipt },
-        { provide: READINESS, useValue: deps.readiness },
         { provide: RECEIPT_LOGGER, useValue: deps.logger },
-        // Closed by Nest after the bus drained (onApplicationShutdown).
-        { provide: ServiceRuntime, useValue: deps.runtime },
       ],
     };
   }

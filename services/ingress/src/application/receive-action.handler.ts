@@ -9,6 +9,7 @@ import {
   type IngressRejectionCode,
 } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
+import { serviceDraft } from '@writ/runtime';
 import { IngressError } from '../ingress-errors.js';
 import { peekCompactJws } from './compact-jws.js';
 import { actionRequestClaimId, eventKeys, ingressIds, type IngressIds } from './ingress-ids.js';
@@ -323,39 +324,35 @@ export class ReceiveActionHandler {
 
   private ingressDraft(entityId: string, type: string, payload: object, causationId: string | null, correlationId: string, now: string) {
     const keys = eventKeys(entityId, type);
-    return {
-      event_id: keys.eventId,
-      schema_version: 1,
-      event_type: type,
-      entity_type: 'ingress' as const,
-      entity_id: entityId,
-      occurred_at: now,
-      actor_type: 'service' as const,
-      actor_id: this.settings.principalId,
+    return serviceDraft({
+      key: keys.idempotencyKey,
+      eventId: keys.eventId,
+      eventType: type,
+      entityType: 'ingress',
+      entityId,
+      occurredAt: now,
+      actorId: this.settings.principalId,
       payload,
-      causation_id: causationId,
-      correlation_id: correlationId,
-      idempotency_key: keys.idempotencyKey,
-    };
+      causationId,
+      correlationId,
+    });
   }
 
   private taskDraft(event: IntakeEvent, taskId: string, causationId: string, now: string) {
-    return {
-      event_id: event.eventId,
-      schema_version: 1,
-      event_type: event.type,
-      entity_type: event.entityType,
-      entity_id: event.entityId,
-      ...(event.stepId === undefined ? {} : { step_id: event.stepId }),
-      ...(event.attemptId === undefined ? {} : { attempt_id: event.attemptId }),
-      occurred_at: now,
-      actor_type: 'service' as const,
-      actor_id: this.settings.principalId,
+    return serviceDraft({
+      key: event.idempotencyKey,
+      eventId: event.eventId,
+      eventType: event.type,
+      entityType: event.entityType,
+      entityId: event.entityId,
+      stepId: event.stepId,
+      attemptId: event.attemptId,
+      occurredAt: now,
+      actorId: this.settings.principalId,
       payload: event.data,
-      causation_id: causationId,
-      correlation_id: taskId,
-      idempotency_key: event.idempotencyKey,
-    };
+      causationId,
+      correlationId: taskId,
+    });
   }
 }
 

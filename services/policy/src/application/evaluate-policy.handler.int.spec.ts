@@ -1,8 +1,8 @@
 import { hasErrorCode } from '@writ/contracts';
+import { EventStoreTaskLog } from '@writ/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { append, createRig, disposeRig, events, type Rig } from '../../test/rig.js';
 import { commandRequest, evaluateCommandFor, ingressDrafts, taskIds } from '../../test/task-fixtures.js';
-import { EventStoreTaskLog } from '../outbound/event-store.task-log.js';
 import { EvaluatePolicyHandler } from './evaluate-policy.handler.js';
 
 /** The handler against the real log, without a consumer: what a redelivery or a competing instance does. */

@@ -1,6 +1,6 @@
-import { sha256Hex } from '@writ/crypto';
-import type { EvaluatePolicy, EventDraft, EventEnvelope, PolicyOutcome } from '@writ/contracts';
+import type { EvaluatePolicy, EventEnvelope, PolicyOutcome } from '@writ/contracts';
 import { attemptDecider, type AttemptState } from '@writ/kernel';
+import { derivedId, serviceDraft } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import { evaluateCommand } from './policy-evaluation.js';
 import type { Clock, TaskLog } from './ports.js';
@@ -58,8 +58,6 @@ export function foldAttemptPolicy(events: readonly EventEnvelope[], attemptId: s
   return { state, entry, evaluated };
 }
 
-const digest = (...parts: readonly (string | number)[]) => sha256Hex(parts.join(':')).slice(0, 32);
-
 /**
  * Handles `<root>.cmd.policy.evaluate`: load (read the task, fold the
  * attempt) → decide (the kernel's pure evaluation) → append
@@ -73,8 +71,8 @@ export class EvaluatePolicyHandler {
 
   async handle(command: EvaluatePolicy): Promise<EvaluationOutcome> {
     const { log, clock, principalId } = this.options;
-    const events = await log.read(command.task_id);
-    const { state, entry, evaluated } = foldAttemptPolicy(events, command.attempt_id);
+    const history = await log.read(command.task_id);
+    const { state, entry, evaluated } = foldAttemptPolicy(history.events, command.attempt_id);
     if (state.status === 'initial') {
       throw new PolicyServiceError('POLICY_ATTEMPT_UNKNOWN', `task ${command.task_id} has no attempt ${command.attempt_id}`, {
         details: { task_id: command.task_id, attempt_id: command.attempt_id },
@@ -94,29 +92,26 @@ export class EvaluatePolicyHandler {
     const key = `${command.attempt_id}:policy.evaluated:${n}`;
     const now = clock().toISOString();
     const evaluation = evaluateCommand(command, request, {
-      policy_result_id: `pr-${digest(command.task_id, command.attempt_id, n)}`,
-      decision_id: `dec-${digest(command.task_id, command.attempt_id, n)}`,
+      policy_result_id: derivedId('pr', command.task_id, command.attempt_id, n),
+      decision_id: derivedId('dec', command.task_id, command.attempt_id, n),
       now,
       evaluated_by: principalId,
     });
-    const draft: EventDraft = {
-      event_id: `pol-${digest(command.task_id, key)}`,
-      schema_version: 1,
-      event_type: 'policy.evaluated',
-      entity_type: 'decision',
-      entity_id: evaluation.decision.decision_id,
-      step_id: command.step_id,
-      attempt_id: command.attempt_id,
-      occurred_at: now,
-      actor_type: 'service',
-      actor_id: principalId,
+    const draft = serviceDraft({
+      key,
+      eventId: derivedId('pol', command.task_id, key),
+      eventType: 'policy.evaluated',
+      entityType: 'decision',
+      entityId: evaluation.decision.decision_id,
+      stepId: command.step_id,
+      attemptId: command.attempt_id,
+      occurredAt: now,
+      actorId: principalId,
       payload: evaluation,
-      causation_id: entry.event_id,
-      correlation_id: command.task_id,
-      idempotency_key: key,
-    };
-    const headSeq = events.length === 0 ? 0 : (events[events.length - 1] as EventEnvelope).task_seq;
-    await log.append(command.task_id, [draft], headSeq);
+      causationId: entry.event_id,
+      correlationId: command.task_id,
+    });
+    await log.append(command.task_id, [draft], history.seq);
     const result = evaluation.policy_result;
     this.options.logger?.info(
       { task_id: command.task_id, attempt_id: command.attempt_id, entry: n, outcome: result.outcome, matched_rules: result.matched_rules },

@@ -1,6 +1,6 @@
-import { Controller, Inject, UseFilters, type Type } from '@nestjs/common';
+import { Controller, Inject, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { BusExceptionFilter, busOptions, type ConsumerOptions, type JetStreamContext } from '@writ/bus';
+import { busOptions, type ConsumerOptions, type JetStreamContext } from '@writ/bus';
 import { ProjectionError, isWritCoded } from '../application/projection-errors.js';
 import { Projector } from '../application/projector.js';
 
@@ -10,15 +10,11 @@ import { Projector } from '../application/projector.js';
  * Outcomes go through the bus's ack table: success → ack (also for a
  * skipped redelivery); `CONTRACT_INVALID` (not an envelope) → dead-letter at
  * once; `PROJECTION_DB_UNAVAILABLE` / `PROJECTION_LOG_UNAVAILABLE` and any
- * other code → redelivery with backoff. Nothing uncoded escapes.
- *
- * `BusExceptionFilter` is bound on the listener itself: in a hybrid app the
- * microservice's handlers are created when it is connected, before a global
- * filter could reach them, and an app-wide one would also catch HTTP errors.
+ * other code → redelivery with backoff. Nothing uncoded escapes (the bus's
+ * exception filter is on the microservice: `startServiceApp`).
  */
 export function createProjectorListener(pattern: string, options: ConsumerOptions): Type {
   @Controller()
-  @UseFilters(new BusExceptionFilter())
   class ProjectorListener {
     constructor(@Inject(Projector) private readonly projector: Projector) {}
 

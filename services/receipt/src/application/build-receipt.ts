@@ -1,7 +1,7 @@
 import { LIMITS, type ActionClass, type IssueReceipt, type Receipt, type ReceiptClass, type ReceiptResultCode, type ReplayClass } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
+import { derivedId } from '@writ/runtime';
 import type { AttemptFacts } from './attempt-facts.js';
-import { derivedId } from './event-drafts.js';
 import { ReceiptServiceError } from './receipt-errors.js';
 
 /** A receipt before it is hashed and signed: everything but `receipt_hash` and `signature`. */

@@ -1,7 +1,7 @@
 import { ReceiptIssued, parseContract, type IssueReceipt } from '@writ/contracts';
+import { causationIdOf, serviceDraft } from '@writ/runtime';
 import { attemptFacts, issuedReceipts } from './attempt-facts.js';
 import { buildReceiptBody } from './build-receipt.js';
-import { causationIdOf, serviceDraft } from './event-drafts.js';
 import type { Clock, CommandOrigin, ReceiptSigner, TaskLog } from './ports.js';
 import { ReceiptServiceError } from './receipt-errors.js';
 import { sealReceipt } from './receipt-seal.js';

@@ -1,12 +1,7 @@
-import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import type { EventDraft } from '@writ/contracts';
+import type { TaskHistory } from '@writ/runtime';
 
-/** A task's events as read, and the `task_seq` to append after. */
-export interface TaskHistory {
-  readonly events: readonly EventEnvelope[];
-  readonly seq: number;
-}
-
-/** The task streams of the event log (`<prefix>.task.<task_id>`). */
+/** The task streams of the event log (`<prefix>.task.<task_id>`; outbound: `@writ/runtime`'s `EventStoreTaskLog`). */
 export interface TaskLog {
   read(taskId: string): Promise<TaskHistory>;
   /**

@@ -1,0 +1,9 @@
+/**
+ * `@writ/runtime/nest`: the NestJS side of a service process (its HTTP and bus
+ * app, the health endpoints, the process entry). Kept apart from the main
+ * entry so that what only needs config, streams, keys or principals (the CLI,
+ * pure views) does not load NestJS.
+ */
+export { HealthController } from './nest/health.controller.js';
+export { runtimeProviders, startServiceApp, type ServiceApp, type ServiceAppOptions, type ServiceBusOptions } from './nest/service-app.js';
+export { runServiceProcess, type ServiceProcessOptions } from './nest/service-process.js';

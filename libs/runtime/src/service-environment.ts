@@ -1,0 +1,142 @@
+import { COMMANDS_STREAM, DLQ_STREAM, EVENTS_STREAM, INGRESS_STREAM } from '@writ/contracts';
+import { z } from 'zod';
+import { writSubjects, type WritSubjects } from './subject-root.js';
+
+const GiB = 1024 ** 3;
+
+/** Dot-separated subject tokens, no wildcards: `writ`, `t_1a2b3c`, `staging.writ`. */
+export const SubjectRoot = z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be dot-separated subject tokens without wildcards');
+/** Exactly one subject token: `writ`, `t_1a2b3c`. */
+export const SubjectToken = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be one NATS subject token (A-Z, a-z, 0-9, "_", "-")');
+export const StreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"');
+/** An environment value read as a whole number within bounds (values arrive as strings). */
+export const envInt = (min: number, max: number = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+/**
+ * The variable a service reads the bus streams' byte bound from. Services
+ * written apart chose two names; each keeps the one it documents.
+ */
+export type BusMaxBytesVariable = 'WRIT_BUS_MAX_BYTES' | 'WRIT_BUS_STREAMS_MAX_BYTES';
+
+export interface ServiceEnvironmentOptions<B extends BusMaxBytesVariable> {
+  /** `WRIT_HTTP_PORT`'s default (projection 8080, ingress 8081, orchestrator 8082, policy 8083, approval 8084, executor 8085, receipt 8086). */
+  readonly httpPort: number;
+  /** Default `WRIT_BUS_MAX_BYTES`. */
+  readonly busMaxBytesVariable?: B;
+}
+
+const busMaxBytes = envInt(1).default(GiB);
+
+function commonShape(httpPort: number) {
+  return {
+    /** NATS server(s), comma-separated. */
+    WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    WRIT_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
+    /** 0 picks a free port (tests). */
+    WRIT_HTTP_PORT: envInt(0, 65_535).default(httpPort),
+    /** Replaces the leading `writ` of every subject (`<root>.cmd.policy.evaluate`, `<root>.evt.task.<id>`). */
+    WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
+    WRIT_EVENTS_STREAM: StreamName.default(EVENTS_STREAM),
+    /** Subject prefix of the event log; default `<root>.evt`. */
+    WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
+    WRIT_INGRESS_STREAM: StreamName.default(INGRESS_STREAM),
+    WRIT_COMMANDS_STREAM: StreamName.default(COMMANDS_STREAM),
+    WRIT_DLQ_STREAM: StreamName.default(DLQ_STREAM),
+    /** Byte bound of the event log (the server reserves it; docs/operations.md). */
+    WRIT_EVENTS_MAX_BYTES: envInt(1).default(10 * GiB),
+    /** JetStream replicas of the event log and the bus streams: 1 on one server, 3 in a cluster. */
+    WRIT_STREAM_REPLICAS: envInt(1, 5).default(1),
+  };
+}
+
+/**
+ * The zod schema of the variables every Writ service reads (keys are the
+ * variable names; `loadConfig` lists every offending one at boot). A service's
+ * `config.ts` extends it with its own variables:
+ *
+ * ```ts
+ * export const PolicyEnv = serviceEnvironment({ httpPort: 8083 }).extend({ WRIT_POLICY_PRINCIPAL_ID: Id.default('writ-policy') });
+ * ```
+ *
+ * Unknown variables are ignored (one environment may serve several services).
+ */
+export function serviceEnvironment<B extends BusMaxBytesVariable = 'WRIT_BUS_MAX_BYTES'>(options: ServiceEnvironmentOptions<B>) {
+  const name = options.busMaxBytesVariable ?? 'WRIT_BUS_MAX_BYTES';
+  /** Byte bound of each bus stream (ingress, commands, dead letters). */
+  const bus = { [name]: busMaxBytes } as { [K in B]: typeof busMaxBytes };
+  return z.object({ ...commonShape(options.httpPort), ...bus });
+}
+
+/** What `serviceEnvironment` yields, whichever name the bus streams' byte bound has. */
+export type ServiceEnvironment = z.output<z.ZodObject<ReturnType<typeof commonShape>>> &
+  ({ readonly WRIT_BUS_MAX_BYTES: number } | { readonly WRIT_BUS_STREAMS_MAX_BYTES: number });
+
+/**
+ * The consumer tuning variables of a service whose handlers share them
+ * (spread into `.extend(...)`): handled deliveries before a dead letter, first
+ * backoff delay (doubling), how long one pull waits (bounds an idle graceful
+ * stop), ack wait (extended while a handler runs).
+ */
+export const busConsumerVariables = {
+  WRIT_BUS_MAX_DELIVER: envInt(1).default(5),
+  WRIT_BUS_BACKOFF_INITIAL_MS: envInt(0).default(1_000),
+  WRIT_BUS_PULL_EXPIRES_MS: envInt(1_000).default(5_000),
+  WRIT_BUS_ACK_WAIT_MS: envInt(1_000).default(30_000),
+};
+
+export interface BusConsumerEnvironment {
+  readonly WRIT_BUS_MAX_DELIVER: number;
+  readonly WRIT_BUS_BACKOFF_INITIAL_MS: number;
+  readonly WRIT_BUS_PULL_EXPIRES_MS: number;
+  readonly WRIT_BUS_ACK_WAIT_MS: number;
+}
+
+/** The `busOptions(...)` fields the consumer tuning variables set. */
+export function busConsumerSettings(env: BusConsumerEnvironment) {
+  return {
+    maxDeliver: env.WRIT_BUS_MAX_DELIVER,
+    ackWaitMs: env.WRIT_BUS_ACK_WAIT_MS,
+    backoff: { initialMs: env.WRIT_BUS_BACKOFF_INITIAL_MS },
+    pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS,
+  };
+}
+
+/** Where the log and the bus streams live, and their limits (what `ServiceRuntime.start` opens). */
+export interface ServiceStreams {
+  readonly events: string;
+  /** Subject prefix of the event log (`<root>.evt`). */
+  readonly eventsPrefix: string;
+  readonly ingress: string;
+  readonly commands: string;
+  readonly dlq: string;
+  readonly replicas: number;
+  readonly eventsMaxBytes: number;
+  readonly busMaxBytes: number;
+}
+
+export function serviceStreams(env: ServiceEnvironment): ServiceStreams {
+  return Object.freeze({
+    events: env.WRIT_EVENTS_STREAM,
+    eventsPrefix: env.WRIT_EVENTS_PREFIX ?? `${env.WRIT_SUBJECT_ROOT}.evt`,
+    ingress: env.WRIT_INGRESS_STREAM,
+    commands: env.WRIT_COMMANDS_STREAM,
+    dlq: env.WRIT_DLQ_STREAM,
+    replicas: env.WRIT_STREAM_REPLICAS,
+    eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
+    busMaxBytes: 'WRIT_BUS_MAX_BYTES' in env ? env.WRIT_BUS_MAX_BYTES : env.WRIT_BUS_STREAMS_MAX_BYTES,
+  });
+}
+
+/** The governed path's subjects under the configured root (and events prefix). */
+export function serviceSubjects(env: ServiceEnvironment): WritSubjects {
+  return writSubjects(env.WRIT_SUBJECT_ROOT, env.WRIT_EVENTS_PREFIX);
+}
+
+export interface ServiceHttp {
+  readonly host: string;
+  readonly port: number;
+}
+
+export function serviceHttp(env: ServiceEnvironment): ServiceHttp {
+  return Object.freeze({ host: env.WRIT_HTTP_HOST, port: env.WRIT_HTTP_PORT });
+}

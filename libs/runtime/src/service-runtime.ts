@@ -1,0 +1,161 @@
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { PrincipalRole } from '@writ/contracts';
+import type { Ed25519SigningKey } from '@writ/crypto';
+import { EventStore } from '@writ/eventstore';
+import type { Logger } from '@writ/telemetry';
+import { PrincipalRegistry, registerServicePrincipal } from './principal-registry.js';
+import { BusWatch, ReadinessRegistry, natsConnected } from './readiness.js';
+import { RuntimeError } from './runtime-errors.js';
+import { loadOrCreateServiceKey } from './service-key.js';
+import type { ServiceStreams } from './service-environment.js';
+import { writSubjects, type WritSubjects } from './subject-root.js';
+import { ensureWritStreams } from './writ-streams.js';
+
+export interface ServiceRuntimeOptions {
+  /** Names the NATS connection (default) and the log lines. */
+  readonly serviceName: string;
+  /** The NATS connection's name, if not the service name. */
+  readonly connectionName?: string;
+  /** NATS server(s), comma-separated (`WRIT_NATS_URL`). */
+  readonly natsUrl: string;
+  /** `WRIT_SUBJECT_ROOT`: the bus streams capture `<root>.ingress.>`, `<root>.cmd.>`, `<root>.dlq.>`. */
+  readonly subjectRoot: string;
+  readonly streams: ServiceStreams;
+  readonly logger: Logger;
+  /** Runs last when the runtime closes, after NATS drained (e.g. flush telemetry). */
+  readonly onClose?: () => Promise<void>;
+}
+
+export interface SigningKeyOptions {
+  /** The service principal (`writ-receipt`). */
+  readonly principalId: string;
+  readonly displayName: string;
+  /** A private Ed25519 JWK (mode 0600), generated there on first start. */
+  readonly keyFile: string;
+  readonly roles?: PrincipalRole[];
+}
+
+/**
+ * What a service process holds beside its Nest app: the NATS connection, the
+ * bus streams and the event log (ensured at start, under the configured names
+ * and subject root), and on request its signing key (registered as a service
+ * principal in the log, where every verifier finds it) and the principal
+ * registry. Also the readiness every service reports (`nats_connected`,
+ * `streams_ensured`; the service adds its consumers) and the watch on its bus
+ * server.
+ *
+ * Closed after the bus has drained: provide it in the composition root
+ * (`onApplicationShutdown` runs after Nest closed the microservice and HTTP),
+ * or close it from the service's own shutdown hook.
+ */
+export class ServiceRuntime {
+  readonly readiness = new ReadinessRegistry();
+  readonly bus = new BusWatch();
+  #registry: PrincipalRegistry | undefined;
+  #closing: Promise<void> | undefined;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly jsm: JetStreamManager,
+    readonly store: EventStore,
+    readonly subjects: WritSubjects,
+    private readonly options: ServiceRuntimeOptions,
+  ) {
+    this.readiness.add('nats_connected', natsConnected(nc)).add('streams_ensured', () => true);
+  }
+
+  /**
+   * Connects (RUNTIME_NATS_UNAVAILABLE when NATS cannot be reached), ensures the
+   * bus streams and opens the event log; on any failure the connection is
+   * closed again and the error thrown.
+   */
+  static async start(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
+    const nc = await connectNats(options.natsUrl, options.connectionName ?? options.serviceName);
+    try {
+      const { streams } = options;
+      const subjects = writSubjects(options.subjectRoot, streams.eventsPrefix);
+      const jsm = await jetstreamManager(nc);
+      await ensureWritStreams(jsm, {
+        names: { ingress: streams.ingress, commands: streams.commands, dlq: streams.dlq },
+        subjects: subjects.streams,
+        maxBytes: streams.busMaxBytes,
+        replicas: streams.replicas,
+      });
+      const store = await EventStore.open(nc, {
+        stream: streams.events,
+        subjectPrefix: streams.eventsPrefix,
+        maxBytes: streams.eventsMaxBytes,
+        replicas: streams.replicas,
+      });
+      return new ServiceRuntime(nc, jsm, store, subjects, options);
+    } catch (error) {
+      await nc.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Loads (or creates) the service's signing key and makes sure the log holds
+   * it for the service principal: registered on first start, added after a
+   * rotation, otherwise unchanged.
+   */
+  async useSigningKey(options: SigningKeyOptions): Promise<Ed25519SigningKey> {
+    // The kid is only used when the key is generated: one per key, so a regenerated key is registered, never shadowed.
+    const { key, created } = await loadOrCreateServiceKey(options.keyFile, `${options.principalId}-${Date.now().toString(36)}`);
+    const registration = await registerServicePrincipal(this.store, {
+      principalId: options.principalId,
+      displayName: options.displayName,
+      key,
+      roles: options.roles,
+    });
+    this.options.logger.info({ principal_id: options.principalId, kid: key.kid, key_created: created, registration }, 'service principal ready');
+    return key;
+  }
+
+  /** Starts following the principals in the log (stopped when the runtime closes). */
+  async startPrincipalRegistry(): Promise<PrincipalRegistry> {
+    this.#registry ??= await PrincipalRegistry.start(this.nc, this.store, { stream: this.options.streams.events, subjectPrefix: this.options.streams.eventsPrefix });
+    return this.#registry;
+  }
+
+  /** Open and not closing. */
+  get connected(): boolean {
+    return this.#closing === undefined && !this.nc.isClosed();
+  }
+
+  /** Nest calls it once the microservice and HTTP are closed. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+
+  /** Stops the registry, drains the connection, then runs `onClose`; idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const { logger } = this.options;
+      this.bus.detach();
+      await this.#registry?.close().catch((error: unknown) => logger.warn({ err: error }, 'principal registry did not close cleanly'));
+      if (!this.nc.isClosed()) await this.nc.drain().catch((error: unknown) => logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
+      await this.options.onClose?.();
+    })();
+    return this.#closing;
+  }
+}
+
+/** Connects to the comma-separated `servers`; RUNTIME_NATS_UNAVAILABLE when none answers. */
+export async function connectNats(servers: string, name: string): Promise<NatsConnection> {
+  const list = servers
+    .split(',')
+    .map((server) => server.trim())
+    .filter((server) => server !== '');
+  try {
+    return await connect({ servers: list, name });
+  } catch (cause) {
+    // A URL may carry credentials (nats://user:password@host): never in an error.
+    const shown = list.map((server) => server.replace(/\/\/[^/@\s]*@/, '//[REDACTED]@')).join(',');
+    throw new RuntimeError('RUNTIME_NATS_UNAVAILABLE', `cannot connect to NATS at ${shown}; check WRIT_NATS_URL (is nats-server running with -js?)`, {
+      cause,
+      details: { servers: shown },
+    });
+  }
+}
