@@ -1,0 +1,378 @@
+// End-to-end benchmark of the governed path. Not a test: it asserts nothing.
+//
+// It starts the whole of Writ itself with the e2e harness (test/e2e/support/stack.mjs: the
+// seven BUILT services as child processes on a subject root, streams, schema, ports, keys and
+// cells of their own), so build first:
+//   NX_NO_CLOUD=true npx nx run-many -t build
+// then, as root (cells chown their workspace), with the workspace's Node 24:
+//   npx node scripts/bench/e2e.bench.mjs [--actions 200] [--agents 8] [--denied 200] [--warmup 8] [--keep-logs]
+// Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
+// It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
+//
+// Measured in the same run:
+//   allowed   K agents, closed loop (an agent publishes its next request once the previous one
+//             has its receipt), each submitting `sh -c 'echo hello > out.txt'` in a new task
+//             (local_edit_allowed): latency from the JetStream publish of the signed request to
+//             `receipt.issued` in the log (core subscription on <root>.evt.task.>), and to the
+//             settled row on <root>.proj.actions.<id> (the projection may lag: printed apart)
+//   raw exec  the same command by raw dockerode exec in one warm container (create, hijacked
+//             start, demux, exit-status poll), K at a time, N in all: Writ / raw as a ratio
+//   denied    the same for a network_write (denied by local_edit_allowed: nothing runs):
+//             publish → policy decision → receipt → the denied, receipted projected row
+//   raw ack   a JetStream publish and its ack on the same server, K at a time: the floor of one hop
+//   memory    VmRSS of each service process (/proc/<pid>/status) at idle and its peak under load
+// Every allowed action opens a new task, so each runs in a freshly created cell (a container
+// per task): the cold start of a cell is part of Writ's figure and not of the raw one.
+
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+import { PassThrough } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import Docker from 'dockerode';
+
+const harness = await import(new URL('../../test/e2e/support/stack.mjs', import.meta.url).href).catch((error) => {
+  console.error('[bench] cannot load the e2e harness: build every project first (NX_NO_CLOUD=true npx nx run-many -t build)');
+  throw error;
+});
+const { startStack, residentBytes } = harness;
+
+const { values: args } = parseArgs({
+  options: {
+    actions: { type: 'string' },
+    agents: { type: 'string' },
+    denied: { type: 'string' },
+    warmup: { type: 'string' },
+    'keep-logs': { type: 'boolean' },
+  },
+});
+
+function option(name, fallback, min = 1) {
+  const raw = args[name] ?? process.env[`BENCH_${name.toUpperCase()}`];
+  const value = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min}, got ${raw}`);
+  return value;
+}
+
+const ACTIONS = option('actions', 200);
+const AGENTS = option('agents', 8);
+const DENIED = option('denied', ACTIONS, 0);
+const WARMUP = option('warmup', AGENTS, 0);
+const ACTION_TIMEOUT_MS = 180_000;
+const MiB = 1024 ** 2;
+const decoder = new TextDecoder();
+const docker = new Docker();
+
+// ---- statistics and output ------------------------------------------------------------------------
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index];
+}
+
+function summary(samples, wallMs) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mean = sorted.reduce((sum, x) => sum + x, 0) / Math.max(1, sorted.length);
+  return { n: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), mean, max: sorted.at(-1) ?? NaN, perSecond: (sorted.length / wallMs) * 1000 };
+}
+
+const ms = (x) => (Number.isFinite(x) ? `${x.toFixed(1)} ms` : 'n/a');
+function line(name, s) {
+  return `${name.padEnd(24)} n=${String(s.n).padStart(4)}  ${s.perSecond.toFixed(1).padStart(7)}/s  p50 ${ms(s.p50).padStart(10)}  p95 ${ms(s.p95).padStart(10)}  p99 ${ms(s.p99).padStart(10)}  mean ${ms(s.mean).padStart(10)}  max ${ms(s.max).padStart(10)}`;
+}
+function ratio(name, a, b) {
+  const r = (x, y) => (Number.isFinite(x / y) ? `${(x / y).toFixed(1)}x` : 'n/a');
+  return `${name.padEnd(24)} p50 ${r(a.p50, b.p50)}, p95 ${r(a.p95, b.p95)}, p99 ${r(a.p99, b.p99)}, throughput ${r(b.perSecond, a.perSecond)} lower`;
+}
+const mb = (bytes) => (bytes === null || bytes === undefined ? 'gone' : `${(bytes / MiB).toFixed(0)} MB`);
+
+// ---- machine ----------------------------------------------------------------------------------------
+
+async function machineInfo(stack) {
+  const cpus = os.cpus();
+  const engine = await docker.version().catch(() => ({ Version: '?', ApiVersion: '?' }));
+  const lines = [
+    `host      ${os.hostname()} ${os.type()} ${os.release()} ${os.arch()}`,
+    `cpus      ${cpus.length} x ${cpus[0]?.model ?? '?'}`,
+    `memory    ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB total, ${(os.freemem() / 1024 ** 3).toFixed(1)} GiB free`,
+    `load      ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min)`,
+    `node      ${process.version}`,
+    `docker    Engine ${engine.Version} (API ${engine.ApiVersion})`,
+    `nats      nats-server ${stack.nc.info?.version ?? '?'} (JetStream ${stack.nc.info?.jetstream ? 'on' : 'off'})`,
+  ];
+  return lines;
+}
+
+// ---- memory sampling --------------------------------------------------------------------------------
+
+function memorySampler(stack) {
+  const peak = {};
+  const sample = () => {
+    for (const service of Object.values(stack.services)) {
+      const rss = residentBytes(service.pid);
+      if (rss !== null) peak[service.name] = Math.max(peak[service.name] ?? 0, rss);
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 200);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
+}
+
+// ---- the governed path ------------------------------------------------------------------------------
+
+/** Watches receipts in the log and rows on <root>.proj.actions.>, resolving per-action waiters. */
+function watch(stack) {
+  const receipts = new Map(); // task id → { resolve, at }
+  const rows = new Map(); // action id → { predicate, resolve }
+  const early = { receipts: new Map(), rows: new Map() };
+  const evt = stack.nc.subscribe(stack.subject('evt.task.>'), {
+    callback: (_error, msg) => {
+      const event = JSON.parse(decoder.decode(msg.data));
+      if (event.event_type !== 'receipt.issued') return;
+      const at = performance.now();
+      const waiter = receipts.get(event.task_id);
+      const value = { at, result_code: event.payload?.receipt?.result_code };
+      if (waiter) {
+        receipts.delete(event.task_id);
+        waiter(value);
+      } else early.receipts.set(event.task_id, value);
+    },
+  });
+  const proj = stack.nc.subscribe(stack.subject('proj.actions.>'), {
+    callback: (_error, msg) => {
+      const row = JSON.parse(decoder.decode(msg.data));
+      const at = performance.now();
+      const waiter = rows.get(row.action_request_id);
+      if (waiter && waiter.predicate(row)) {
+        rows.delete(row.action_request_id);
+        waiter.resolve({ at, row });
+      }
+    },
+  });
+  return {
+    receipt(taskId) {
+      const seen = early.receipts.get(taskId);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve) => receipts.set(taskId, resolve));
+    },
+    row(actionId, predicate) {
+      return new Promise((resolve) => rows.set(actionId, { predicate, resolve }));
+    },
+    close() {
+      evt.unsubscribe();
+      proj.unsubscribe();
+    },
+  };
+}
+
+const withTimeout = (promise, what) =>
+  Promise.race([promise, delay(ACTION_TIMEOUT_MS, undefined, { ref: false }).then(() => ({ timedOut: what }))]);
+
+/** The task ingress opens for `<principal>:<Nats-Msg-Id>` (docs/governed-path.md step 1). */
+const taskIdOf = (principalId, key) => `tsk-${createHash('sha256').update(`${principalId}:${key}`).digest('hex').slice(0, 32)}`;
+
+/**
+ * Publishes one signed request and resolves once its receipt is in the log (what paces an
+ * agent's loop); `row` resolves when the projection publishes the settled row, which may lag.
+ */
+async function governedAction(stack, watcher, agent, request, rowSettled) {
+  const taskId = taskIdOf(agent.id, request.action_request_id);
+  const receipt = watcher.receipt(taskId);
+  const row = watcher.row(request.action_request_id, rowSettled);
+  const jws = await stack.sign(agent, request);
+  const t0 = performance.now();
+  await stack.submit(agent, request, { body: jws });
+  const issued = await withTimeout(receipt, 'receipt');
+  return {
+    receiptMs: issued.timedOut ? null : issued.at - t0,
+    outcome: issued.timedOut ? 'timed out' : issued.result_code,
+    row: withTimeout(row, 'row').then((projected) => (projected.timedOut ? { rowMs: null, status: 'timed out' } : { rowMs: projected.at - t0, status: projected.row.status })),
+  };
+}
+
+const allowedAction = (stack, watcher, agent) =>
+  governedAction(stack, watcher, agent, stack.actionRequest(agent), (r) => ['succeeded', 'failed', 'denied', 'unknown_outcome'].includes(r.status) && r.receipt_id !== null);
+
+const deniedAction = (stack, watcher, agent) =>
+  governedAction(
+    stack,
+    watcher,
+    agent,
+    stack.actionRequest(agent, {
+      step: { kind: 'publish_result', title: 'post a result' },
+      action_class: 'network_write',
+      target_resources: ['https://example.com/results'],
+      params: { url: 'https://example.com/results', method: 'POST', body: 'hello' },
+      expected_effects: ['the result is posted'],
+      reason: 'benchmark: a denied action',
+    }),
+    (r) => (r.status === 'denied' && r.receipt_id !== null) || ['succeeded', 'failed', 'rejected'].includes(r.status),
+  );
+
+/** The projected rows of a phase, once all are in (or timed out): latencies and statuses. */
+async function projected(phase) {
+  const rows = await Promise.all(phase.results.map((result) => result.row));
+  return { rows, caughtUpMs: performance.now() - phase.startedAt };
+}
+
+/** `total` runs of `one(agent)` spread over the agents, each agent one at a time (closed loop). */
+async function load(agents, total, one) {
+  const results = [];
+  let next = 0;
+  const t0 = performance.now();
+  const startedAt = t0;
+  await Promise.all(
+    agents.map(async (agent) => {
+      while (next < total) {
+        next += 1;
+        results.push(await one(agent));
+      }
+    }),
+  );
+  return { results, wallMs: performance.now() - t0, startedAt };
+}
+
+// ---- raw building blocks ----------------------------------------------------------------------------
+
+async function warmContainer(label) {
+  const container = await docker.createContainer({
+    Image: 'writ/cell:latest',
+    Cmd: ['/bin/sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 2147483647 & wait; done'],
+    User: '10001:10001',
+    WorkingDir: '/workspace',
+    Labels: { 'writ.bench': label },
+    NetworkDisabled: true,
+    HostConfig: { NetworkMode: 'none', ReadonlyRootfs: true, Tmpfs: { '/workspace': 'rw,size=16m,uid=10001,gid=10001' }, LogConfig: { Type: 'none', Config: {} } },
+  });
+  await container.start();
+  return container;
+}
+
+async function rawExec(container) {
+  const exec = await container.exec({ Cmd: ['sh', '-c', 'echo hello > out.txt'], AttachStdout: true, AttachStderr: true, Tty: false });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const sink = new PassThrough();
+  sink.resume();
+  docker.modem.demuxStream(stream, sink, sink);
+  await new Promise((resolve, reject) => {
+    stream.on('end', resolve);
+    stream.on('error', reject);
+  });
+  let info = await exec.inspect();
+  while (info.Running) {
+    await delay(5);
+    info = await exec.inspect();
+  }
+  if (info.ExitCode !== 0) throw new Error(`raw exec exited ${info.ExitCode}`);
+}
+
+async function rawConcurrent(total, concurrency, one) {
+  const samples = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next += 1;
+        const start = performance.now();
+        await one();
+        samples.push(performance.now() - start);
+      }
+    }),
+  );
+  return summary(samples, performance.now() - t0);
+}
+
+// ---- run ----------------------------------------------------------------------------------------------
+
+function outcomes(results) {
+  const counts = {};
+  for (const result of results) counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
+  return Object.entries(counts).map(([outcome, n]) => `${outcome} ${n}`).join(', ');
+}
+
+const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, log: (text) => console.log(text) });
+let keepLogs = args['keep-logs'] === true;
+let raw;
+try {
+  console.log('\nmachine');
+  for (const text of await machineInfo(stack)) console.log(`  ${text}`);
+  console.log(`\n[bench] ${ACTIONS} allowed and ${DENIED} denied actions from ${AGENTS} concurrent agents (closed loop), ${WARMUP} warm-up actions; root ${stack.root}`);
+
+  const idle = stack.residentMemory();
+  const agents = [];
+  for (let i = 0; i < AGENTS; i += 1) agents.push(await stack.registerPrincipal({ id: `${stack.root.replaceAll('_', '-')}-agent-${i}` }));
+  const watcher = watch(stack);
+  await stack.nc.flush();
+
+  if (WARMUP > 0) {
+    const warm = await load(agents, WARMUP, (agent) => allowedAction(stack, watcher, agent));
+    await projected(warm);
+    console.log(`[bench] warm-up: ${outcomes(warm.results)} in ${(warm.wallMs / 1000).toFixed(1)} s`);
+  }
+
+  const allowedMemory = memorySampler(stack);
+  const allowed = await load(agents, ACTIONS, (agent) => allowedAction(stack, watcher, agent));
+  const allowedRows = await projected(allowed);
+  const allowedPeak = allowedMemory.stop();
+
+  const container = await warmContainer(stack.root);
+  raw = container;
+  for (let i = 0; i < 10; i += 1) await rawExec(container);
+  const rawStats = await rawConcurrent(ACTIONS, AGENTS, () => rawExec(container));
+
+  const deniedMemory = memorySampler(stack);
+  const denied = DENIED > 0 ? await load(agents, DENIED, (agent) => deniedAction(stack, watcher, agent)) : { results: [], wallMs: 1, startedAt: performance.now() };
+  const deniedRows = await projected(denied);
+  const deniedPeak = deniedMemory.stop();
+
+  const ackStats = await rawConcurrent(Math.max(ACTIONS, DENIED), AGENTS, () => stack.publishCommand('cmd.bench.noop', { n: 1 }));
+  watcher.close();
+
+  const latencies = (list, key) => list.filter((r) => r[key] !== null).map((r) => r[key]);
+  const allowedReceipts = summary(latencies(allowed.results, 'receiptMs'), allowed.wallMs);
+  const allowedProjected = summary(latencies(allowedRows.rows, 'rowMs'), allowedRows.caughtUpMs);
+  const deniedReceipts = summary(latencies(denied.results, 'receiptMs'), denied.wallMs);
+  const deniedProjected = summary(latencies(deniedRows.rows, 'rowMs'), deniedRows.caughtUpMs);
+  const rowOutcomes = (rows) => outcomes(rows.map((row) => ({ outcome: row.status })));
+
+  console.log(`\nallowed execute_command \`sh -c 'echo hello > out.txt'\`, ${AGENTS} agents (receipts: ${outcomes(allowed.results)}; rows: ${rowOutcomes(allowedRows.rows)}):`);
+  console.log(line('publish → receipt', allowedReceipts));
+  console.log(line('publish → projected row', allowedProjected));
+  console.log(line('raw docker exec', rawStats));
+  console.log(ratio('receipt / raw exec', allowedReceipts, rawStats));
+  console.log(`  the projection caught up ${((allowedRows.caughtUpMs - allowed.wallMs) / 1000).toFixed(1)} s after the last receipt`);
+
+  console.log(`\ndenied network_write, nothing executed, ${AGENTS} agents (receipts: ${outcomes(denied.results)}; rows: ${rowOutcomes(deniedRows.rows)}):`);
+  console.log(line('publish → receipt', deniedReceipts));
+  console.log(line('publish → projected row', deniedProjected));
+  console.log(line('raw JetStream pub+ack', ackStats));
+  console.log(ratio('row / raw pub+ack', deniedProjected, ackStats));
+  console.log(`  the projection caught up ${((deniedRows.caughtUpMs - denied.wallMs) / 1000).toFixed(1)} s after the last receipt`);
+
+  console.log('\nresident memory (VmRSS) per service: idle → peak under the allowed load / the denied load (aim: < 200 MB)');
+  const after = stack.residentMemory();
+  for (const name of Object.keys(stack.services)) {
+    const peak = Math.max(allowedPeak[name] ?? 0, deniedPeak[name] ?? 0);
+    const flag = peak > 200 * MiB ? '  OVER 200 MB' : '';
+    console.log(`  ${name.padEnd(13)} ${mb(idle[name]).padStart(7)} → ${mb(allowedPeak[name]).padStart(7)} / ${mb(deniedPeak[name]).padStart(7)}   after ${mb(after[name])}${flag}`);
+  }
+  console.log(`\n[bench] load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+} catch (error) {
+  keepLogs = true;
+  console.error('[bench] failed:', error);
+  stack.printLogTails(30);
+  process.exitCode = 1;
+} finally {
+  if (raw) await raw.remove({ force: true }).catch(() => undefined);
+  const problems = await stack.stop({ keepLogs });
+  if (problems.length > 0) console.log(`[bench] stop: ${problems.join('; ')}`);
+  if (keepLogs) console.log(`[bench] service logs kept in ${stack.logDir}`);
+}

@@ -1,0 +1,111 @@
+// Types of stack.mjs (plain ESM JavaScript, so the benchmark runs it without a compiler).
+import type { JetStreamClient, JetStreamManager, PubAck } from '@nats-io/jetstream';
+import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
+import type { EventEnvelope } from '@writ/contracts';
+import type { Ed25519PublicJwk, Ed25519SigningKey } from '@writ/crypto';
+import type { EventStore } from '@writ/eventstore';
+
+export declare const REPO_ROOT: string;
+export declare const SERVICES: readonly ServiceName[];
+export declare const TERMINAL_ACTION_STATUSES: readonly string[];
+
+export type ServiceName = 'projection' | 'ingress' | 'orchestrator' | 'policy' | 'approval' | 'executor' | 'receipt';
+
+export interface StackOptions {
+  /** Subject root; default `uniqueName(prefix)`. */
+  readonly root?: string;
+  /** Prefix of the generated root; default `e2e`. */
+  readonly prefix?: string;
+  /** Environment for every service, on top of the stack's own. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Environment per service, on top of everything else. */
+  readonly serviceEnv?: Readonly<Partial<Record<ServiceName, Readonly<Record<string, string>>>>>;
+  /** Which services to start; default all seven. */
+  readonly services?: readonly ServiceName[];
+  /** Where the per-service logs go; default `var/log/e2e/<root>/`. */
+  readonly logDir?: string;
+  /** Byte bound of every stream and the artifact bucket; default 64 MiB. */
+  readonly maxBytes?: number;
+  /** Postgres URL (database writ_test by default). */
+  readonly pgUrl?: string;
+  /** How long each service may take to answer /readyz 200; default 90 s. */
+  readonly readyTimeoutMs?: number;
+  /** Where the one-line start-up report goes; default stderr. */
+  readonly log?: (line: string) => void;
+}
+
+export interface StartedService {
+  readonly name: ServiceName;
+  readonly port: number;
+  readonly url: string;
+  readonly pid: number;
+  readonly logFile: string;
+}
+
+export interface Principal {
+  readonly id: string;
+  readonly kid: string;
+  readonly key: Ed25519SigningKey;
+  readonly publicJwk: Ed25519PublicJwk;
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON body of any shape; tests narrow it with matchers
+  readonly body: any;
+}
+
+export interface StoredMessage {
+  readonly seq: number;
+  readonly data: Uint8Array;
+  json<T = Record<string, unknown>>(): T;
+  readonly headers: MsgHdrs | undefined;
+}
+
+export type ActionRequestDocument = Record<string, unknown> & { action_request_id: string };
+
+export declare function startStack(options?: StackOptions): Promise<Stack>;
+export declare function freePorts(count: number): Promise<number[]>;
+export declare function residentBytes(pid: number): number | null;
+export declare function jwsPayload<T = Record<string, unknown>>(jws: string): T;
+
+export declare class Stack {
+  readonly root: string;
+  readonly streams: { readonly events: string; readonly ingress: string; readonly commands: string; readonly dlq: string };
+  readonly bucket: string;
+  readonly cellsRoot: string;
+  readonly logDir: string;
+  readonly pgSchema: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly services: Readonly<Record<ServiceName, StartedService>>;
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly store: EventStore;
+  readonly apiUrl: string;
+
+  subject(suffix: string): string;
+  logTail(name: ServiceName, lines?: number): string;
+  printLogTails(lines?: number, write?: (text: string) => void): void;
+  residentMemory(): Record<ServiceName, number | null>;
+
+  registerPrincipal(options?: { id?: string; type?: string; roles?: readonly string[] }): Promise<Principal>;
+  cli(args: readonly string[]): Promise<string>;
+  actionRequest(principal: Principal, overrides?: Record<string, unknown>): ActionRequestDocument;
+  sign(principal: Principal, request: unknown, options?: { key?: Ed25519SigningKey }): Promise<string>;
+  submit(principal: Principal, request: ActionRequestDocument | undefined, options?: { msgId?: string; body?: string; subjectPrincipal?: string }): Promise<PubAck>;
+  publishCommand(suffix: string, command: unknown, msgId?: string): Promise<PubAck>;
+
+  http(route: string, init?: RequestInit): Promise<HttpAnswer>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the action row as JSON
+  waitForAction(actionRequestId: string, options?: { statuses?: readonly string[]; until?: (row: any) => boolean; timeoutMs?: number }): Promise<any>;
+  taskEvents(taskId: string): Promise<EventEnvelope[]>;
+  entityEvents(entityType: string, entityId: string): Promise<EventEnvelope[]>;
+  waitForTaskEvent(taskId: string, match: (event: EventEnvelope) => boolean, options?: { what?: string; timeoutMs?: number }): Promise<EventEnvelope>;
+  eventSubjects(filter?: string): Promise<Record<string, number>>;
+  streamMessages(stream: string, subject: string): Promise<StoredMessage[]>;
+  waitConsumerSettled(stream: string, durable: string, seq: number, options?: { timeoutMs?: number }): Promise<true>;
+  workspaceFile(taskId: string, relative?: string): string;
+
+  stop(options?: { keepLogs?: boolean; graceMs?: number }): Promise<string[]>;
+}

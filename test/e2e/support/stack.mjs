@@ -1,0 +1,493 @@
+// The whole of Writ, started for real: the seven BUILT services (services/<name>/dist/main.js)
+// as child processes of this one, against the machine's NATS, Postgres and Docker, with a
+// configuration no other run shares. Used by the e2e suite (test/e2e/*.e2e.spec.ts, through
+// vitest) and by the end-to-end benchmark (scripts/bench/e2e.bench.mjs, plain Node), so it is
+// plain ESM JavaScript; its types are in stack.d.mts.
+//
+// One stack = one subject root `uniqueName('e2e')` (every subject of every service derives
+// from it), its own streams (events, ingress, commands, dead letters) and artifact bucket with
+// small byte bounds, its own Postgres schema in writ_test, free HTTP ports, a temporary
+// directory for the service keys and the cells' workspaces. Each child's output goes to
+// `<logDir>/<service>.log`. `stop()` sends SIGTERM (the services drain), kills what is left,
+// and removes the streams, the bucket, the schema, the cells (containers labelled writ.cell
+// whose workspace is under this stack's cells root) and the temporary directory.
+
+import { spawn, execFile } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { generateEd25519Key, signJws } from '@writ/crypto';
+import { EventStore } from '@writ/eventstore';
+import { ensureWritStreams } from '@writ/runtime';
+import { uniqueName, waitFor } from '@writ/testing';
+import Docker from 'dockerode';
+import pg from 'pg';
+
+const execFileAsync = promisify(execFile);
+const MiB = 1024 ** 2;
+
+/** The repository root (this file is test/e2e/support/stack.mjs). */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** Every service of the governed path, in start order (all start at once; the order is only for output). */
+export const SERVICES = Object.freeze(['projection', 'ingress', 'orchestrator', 'policy', 'approval', 'executor', 'receipt']);
+
+/** Statuses of `GET /v1/actions/<id>` after which nothing changes any more. */
+export const TERMINAL_ACTION_STATUSES = Object.freeze(['rejected', 'succeeded', 'failed', 'denied', 'unknown_outcome', 'cancelled', 'superseded']);
+
+const NATS_URL = process.env['WRIT_NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const PG_URL = process.env['WRIT_E2E_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/writ_test';
+
+/** Distinct free TCP ports on 127.0.0.1: every listener stays open until all are picked, so none repeats. */
+export async function freePorts(count) {
+  const servers = [];
+  try {
+    for (let i = 0; i < count; i += 1) {
+      const server = createServer();
+      await new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+      servers.push(server);
+    }
+    return servers.map((server) => server.address().port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
+/** The last `lines` lines of a file, or '' when it does not exist. */
+function tailOf(file, lines) {
+  if (!existsSync(file)) return '';
+  const text = readFileSync(file, 'utf8');
+  return text.split('\n').slice(-lines - 1).join('\n');
+}
+
+/** Resident memory of a process in bytes (`VmRSS` of /proc/<pid>/status), or null once it is gone. */
+export function residentBytes(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The compact JWS payload as JSON (no verification: for reading what the log holds). */
+export function jwsPayload(jws) {
+  const part = String(jws).split('.')[1] ?? '';
+  return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+}
+
+/** The stack's environment, shared by every service: subject root, streams, bounds, keys, cells, Postgres. */
+function stackEnvironment(layout, extra) {
+  const bytes = String(layout.maxBytes);
+  return {
+    WRIT_NATS_URL: NATS_URL,
+    WRIT_HTTP_HOST: '127.0.0.1',
+    WRIT_SUBJECT_ROOT: layout.root,
+    WRIT_EVENTS_STREAM: layout.streams.events,
+    WRIT_INGRESS_STREAM: layout.streams.ingress,
+    WRIT_COMMANDS_STREAM: layout.streams.commands,
+    WRIT_DLQ_STREAM: layout.streams.dlq,
+    // The services name the bus streams' bound differently; every name gets the same value,
+    // so no service "updates" a stream another one created.
+    WRIT_EVENTS_MAX_BYTES: bytes,
+    WRIT_BUS_MAX_BYTES: bytes,
+    WRIT_BUS_STREAMS_MAX_BYTES: bytes,
+    WRIT_ARTIFACTS_BUCKET: layout.bucket,
+    WRIT_ARTIFACTS_MAX_BYTES: bytes,
+    WRIT_CELLS_ROOT: layout.cellsRoot,
+    WRIT_APPROVAL_KEY_FILE: path.join(layout.keysDir, 'approval.jwk.json'),
+    WRIT_RECEIPT_KEY_FILE: path.join(layout.keysDir, 'receipt.jwk.json'),
+    WRIT_PG_URL: layout.pgUrl,
+    WRIT_PG_SCHEMA: layout.pgSchema,
+    WRIT_PG_POOL_SIZE: '4',
+    // Short pulls: a SIGTERM'd service with nothing in flight stops within a second.
+    WRIT_BUS_PULL_EXPIRES_MS: '1000',
+    WRIT_EXECUTOR_ID: `executor-${layout.root}`.replaceAll('_', '-'),
+    OTEL_SDK_DISABLED: 'true',
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+/** The parent's environment without anything Writ or Node would read in place of the stack's own. */
+function inheritedEnvironment() {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('WRIT_') || key.startsWith('OTEL_') || key === 'NODE_OPTIONS' || key === 'LOG_LEVEL' || key.startsWith('VITEST')) continue;
+    if (value !== undefined) env[key] = value;
+  }
+  return env;
+}
+
+/**
+ * Starts the seven services on a fresh, isolated configuration and waits until every
+ * `/readyz` answers 200. On any failure it stops what it started and cleans up before
+ * rethrowing (with the failing service's log tail in the message).
+ */
+export async function startStack(options = {}) {
+  const root = options.root ?? uniqueName(options.prefix ?? 'e2e');
+  const upper = root.toUpperCase();
+  const dir = await mkdtemp(path.join(os.tmpdir(), `writ-${root}-`));
+  const layout = {
+    root,
+    dir,
+    keysDir: path.join(dir, 'keys'),
+    cellsRoot: path.join(dir, 'cells'),
+    logDir: options.logDir ?? path.join(REPO_ROOT, 'var', 'log', 'e2e', root),
+    streams: { events: `${upper}_EVENTS`, ingress: `${upper}_INGRESS`, commands: `${upper}_COMMANDS`, dlq: `${upper}_DLQ` },
+    bucket: `${upper}_ARTIFACTS`,
+    pgUrl: options.pgUrl ?? PG_URL,
+    pgSchema: root.toLowerCase(),
+    maxBytes: options.maxBytes ?? 64 * MiB,
+  };
+  await mkdir(layout.keysDir, { recursive: true, mode: 0o700 });
+  await mkdir(layout.cellsRoot, { recursive: true });
+  await mkdir(layout.logDir, { recursive: true });
+  const stack = new Stack(layout, stackEnvironment(layout, options.env ?? {}), options);
+  const started = performance.now();
+  try {
+    await stack.start();
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`[stack] ${root}: ${Object.keys(stack.services).join(', ')} ready in ${seconds} s (logs ${layout.logDir})`);
+    return stack;
+  } catch (error) {
+    await stack.stop({ keepLogs: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+export class Stack {
+  #options;
+  #children = new Map();
+  #stopping = false;
+  #pg;
+  #docker = new Docker();
+  #exitGuard = () => {
+    for (const child of this.#children.values()) if (child.exitCode === null) child.kill('SIGKILL');
+  };
+
+  constructor(layout, env, options) {
+    this.layout = layout;
+    this.root = layout.root;
+    this.streams = layout.streams;
+    this.bucket = layout.bucket;
+    this.cellsRoot = layout.cellsRoot;
+    this.logDir = layout.logDir;
+    this.pgSchema = layout.pgSchema;
+    /** Environment every service got (a service's own overrides come on top). */
+    this.env = env;
+    /** name → { name, port, url, pid, logFile } */
+    this.services = {};
+    this.#options = options;
+  }
+
+  /** `<root>.<suffix>`: a subject of this stack. */
+  subject(suffix) {
+    return `${this.root}.${suffix}`;
+  }
+
+  /** The public HTTP API (projection). */
+  get apiUrl() {
+    return this.services.projection.url;
+  }
+
+  async start() {
+    const names = this.#options.services ?? SERVICES;
+    // The harness's own connection: it creates the streams first (the same settings every
+    // service asks for), so seven processes never race to create them.
+    this.nc = await connect({ servers: NATS_URL, name: `e2e-harness-${this.root}` });
+    this.js = jetstream(this.nc);
+    this.jsm = await jetstreamManager(this.nc);
+    await ensureWritStreams(this.jsm, {
+      names: { ingress: this.streams.ingress, commands: this.streams.commands, dlq: this.streams.dlq },
+      subjects: { ingress: this.subject('ingress.>'), commands: this.subject('cmd.>'), dlq: this.subject('dlq.>') },
+      maxBytes: this.layout.maxBytes,
+    });
+    this.store = await EventStore.open(this.nc, { stream: this.streams.events, subjectPrefix: this.subject('evt'), maxBytes: this.layout.maxBytes });
+    this.#pg = new pg.Client({ connectionString: this.layout.pgUrl });
+    await this.#pg.connect();
+
+    process.once('exit', this.#exitGuard);
+    const ports = await freePorts(names.length);
+    names.forEach((name, index) => this.#spawn(name, ports[index]));
+    await Promise.all(names.map((name) => this.#waitReady(name)));
+  }
+
+  #spawn(name, port) {
+    const entry = path.join(REPO_ROOT, 'services', name, 'dist', 'main.js');
+    if (!existsSync(entry)) throw new Error(`${entry} is missing: build the services first (npx nx run-many -t build)`);
+    const logFile = path.join(this.logDir, `${name}.log`);
+    const fd = openSync(logFile, 'a');
+    const env = { ...inheritedEnvironment(), ...this.env, ...(this.#options.serviceEnv?.[name] ?? {}), WRIT_HTTP_PORT: String(port) };
+    const child = spawn(process.execPath, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+    this.#children.set(name, child);
+    this.services[name] = { name, port, url: `http://127.0.0.1:${port}`, pid: child.pid, logFile };
+  }
+
+  async #waitReady(name) {
+    const service = this.services[name];
+    const child = this.#children.get(name);
+    const deadline = performance.now() + (this.#options.readyTimeoutMs ?? 90_000);
+    let last = 'no answer';
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready; log ${service.logFile}:\n${this.logTail(name, 30)}`);
+      }
+      try {
+        const response = await fetch(`${service.url}/readyz`, { signal: AbortSignal.timeout(2_000) });
+        if (response.status === 200) return;
+        last = `${response.status} ${(await response.text()).slice(0, 300)}`;
+      } catch (error) {
+        last = String(error?.cause?.code ?? error?.message ?? error);
+      }
+      if (performance.now() > deadline) throw new Error(`${name} is not ready on :${service.port} (last answer: ${last}); log ${service.logFile}:\n${this.logTail(name, 30)}`);
+      await delay(100);
+    }
+  }
+
+  /** The last lines of a service's log. */
+  logTail(name, lines = 40) {
+    const service = this.services[name];
+    return service ? tailOf(service.logFile, lines) : '';
+  }
+
+  /** Prints every service's log tail (for a failed test). */
+  printLogTails(lines = 40, write = (text) => process.stderr.write(text)) {
+    for (const name of Object.keys(this.services)) {
+      write(`\n----- ${name} (pid ${this.services[name].pid}, ${this.services[name].logFile}), last ${lines} lines -----\n${this.logTail(name, lines)}\n`);
+    }
+  }
+
+  /** Resident memory of each service process, in bytes. */
+  residentMemory() {
+    return Object.fromEntries(Object.values(this.services).map((service) => [service.name, residentBytes(service.pid)]));
+  }
+
+  // ---- principals and requests -------------------------------------------------------------
+
+  /**
+   * A principal with a fresh Ed25519 key, registered through the `writ` CLI
+   * (`writ principal add`, apps/cli/bin/writ.mjs) against this stack's log.
+   */
+  async registerPrincipal({ id = uniqueName('agent').replaceAll('_', '-'), type = 'agent', roles = ['executor'] } = {}) {
+    const key = await generateEd25519Key({ kid: `${id}-k1` });
+    const jwkFile = path.join(this.layout.dir, `${id}.public.jwk.json`);
+    await writeFile(jwkFile, JSON.stringify(key.publicJwk));
+    await this.cli(['principal', 'add', '--id', id, '--type', type, ...roles.flatMap((role) => ['--role', role]), '--jwk', jwkFile, '--json']);
+    return { id, kid: key.kid, key, publicJwk: key.publicJwk };
+  }
+
+  /** Runs the `writ` CLI against this stack; resolves with its stdout, rejects with its stderr. */
+  async cli(args) {
+    const bin = path.join(REPO_ROOT, 'apps', 'cli', 'bin', 'writ.mjs');
+    const env = {
+      ...inheritedEnvironment(),
+      WRIT_NATS_URL: NATS_URL,
+      WRIT_SUBJECT_ROOT: this.root,
+      WRIT_EVENTS_STREAM: this.streams.events,
+      WRIT_OPERATOR_ID: 'e2e-operator',
+    };
+    try {
+      const { stdout } = await execFileAsync(process.execPath, [bin, ...args], { cwd: this.layout.dir, env, timeout: 60_000 });
+      return stdout;
+    } catch (error) {
+      throw new Error(`writ ${args.join(' ')} failed: ${error.stderr ?? error.message}`, { cause: error });
+    }
+  }
+
+  /**
+   * An ActionRequest proposing `sh -c 'echo hello > out.txt'` in a new task (files_owned **,
+   * local_edit_allowed) unless `overrides` say otherwise; `proposed_at` is now.
+   */
+  actionRequest(principal, overrides = {}) {
+    const withTask = overrides.task_id === undefined;
+    return {
+      action_request_id: uniqueName('ar').replaceAll('_', '-'),
+      ...(withTask ? { task: { title: 'e2e', goal: 'prove the governed path end to end', policy_profile: 'local_edit_allowed', files_owned: ['**'] } } : {}),
+      step: { kind: 'edit', title: 'write a file' },
+      action_class: 'execute_command',
+      target_resources: ['out.txt'],
+      params: { argv: ['sh', '-c', 'echo hello > out.txt'] },
+      expected_effects: ['out.txt holds hello'],
+      reversibility_hint: 'reversible',
+      reason: 'e2e test',
+      proposed_by: principal.id,
+      proposed_at: new Date().toISOString(),
+      ...overrides,
+    };
+  }
+
+  /** The request as a compact EdDSA JWS signed by `key` (default the principal's), header kid = `kid`. */
+  async sign(principal, request, { key = principal.key } = {}) {
+    return signJws(JSON.stringify(request), key);
+  }
+
+  /**
+   * Publishes a signed request to `<root>.ingress.action.<principal>` with `Nats-Msg-Id`
+   * (default the request's id). `body` replaces the JWS (for malformed input).
+   */
+  async submit(principal, request, { msgId = request?.action_request_id, body, subjectPrincipal = principal.id } = {}) {
+    const payload = body ?? (await this.sign(principal, request));
+    return this.js.publish(this.subject(`ingress.action.${subjectPrincipal}`), payload, { msgID: msgId });
+  }
+
+  /** JetStream publish of a JSON command on `<root>.<suffix>` (e.g. `cmd.executor.run`). */
+  async publishCommand(suffix, command, msgId = uniqueName('msg')) {
+    return this.js.publish(this.subject(suffix), JSON.stringify(command), { msgID: msgId });
+  }
+
+  // ---- reading what happened -----------------------------------------------------------------
+
+  /** `fetch` against the public API; `{ status, body }` with the body parsed when it is JSON. */
+  async http(route, init = {}) {
+    const response = await fetch(`${this.apiUrl}${route}`, init);
+    const text = await response.text();
+    let body = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON
+    }
+    return { status: response.status, body };
+  }
+
+  /**
+   * `GET /v1/actions/<id>` once it answers 200 with one of `statuses` (default: any terminal one)
+   * and, when given, `until(row)` holds (e.g. the receipt of a denial, which follows the status).
+   */
+  async waitForAction(actionRequestId, { statuses = TERMINAL_ACTION_STATUSES, until = () => true, timeoutMs = 60_000 } = {}) {
+    let last;
+    try {
+      return await waitFor(
+        async () => {
+          const answer = await this.http(`/v1/actions/${actionRequestId}`);
+          last = answer;
+          return answer.status === 200 && statuses.includes(answer.body?.status) && until(answer.body) ? answer.body : undefined;
+        },
+        { timeoutMs, intervalMs: 100, what: `action ${actionRequestId} to reach ${statuses.join('|')}` },
+      );
+    } catch (error) {
+      throw new Error(`${error.message}; last answer ${JSON.stringify(last)?.slice(0, 500)}`, { cause: error });
+    }
+  }
+
+  /** The task's events as the log holds them (chain verified), in order. */
+  async taskEvents(taskId) {
+    return (await this.store.read(taskId)).map((stored) => stored.event);
+  }
+
+  /** The events of an entity stream (`ingress`, `principal`...). */
+  async entityEvents(entityType, entityId) {
+    return (await this.store.readEntity(entityType, entityId)).map((stored) => stored.event);
+  }
+
+  /** The first event of the task matching `match`, once it is in the log. */
+  async waitForTaskEvent(taskId, match, { what = 'an event', timeoutMs = 60_000 } = {}) {
+    return waitFor(async () => (await this.taskEvents(taskId)).find(match), { timeoutMs, intervalMs: 100, what: `${what} in task ${taskId}` });
+  }
+
+  /** Subjects of the event log under `<root>.evt.<filter>` with their message counts. */
+  async eventSubjects(filter = '>') {
+    const info = await this.jsm.streams.info(this.streams.events, { subjects_filter: this.subject(`evt.${filter}`) });
+    return info.state.subjects ?? {};
+  }
+
+  /** Messages stored on one subject of a stream, oldest first: `{ seq, data, headers }`. */
+  async streamMessages(stream, subject) {
+    const out = [];
+    const info = await this.jsm.streams.info(stream, { subjects_filter: subject });
+    const count = info.state.subjects?.[subject] ?? 0;
+    let seq = 0;
+    while (out.length < count) {
+      const message = await this.jsm.streams.getMessage(stream, { next_by_subj: subject, seq: seq + 1 });
+      if (!message) break;
+      out.push({ seq: message.seq, data: message.data, json: () => JSON.parse(new TextDecoder().decode(message.data)), headers: message.header });
+      seq = message.seq;
+    }
+    return out;
+  }
+
+  /** Waits until a durable consumer of a stream has acknowledged (or dead-lettered) everything up to `seq`. */
+  async waitConsumerSettled(stream, durable, seq, { timeoutMs = 60_000 } = {}) {
+    return waitFor(
+      async () => {
+        const info = await this.jsm.consumers.info(stream, durable);
+        return info.ack_floor.stream_seq >= seq && info.num_ack_pending === 0 && info.num_pending === 0 ? true : undefined;
+      },
+      { timeoutMs, intervalMs: 50, what: `durable ${durable} of ${stream} to settle at ${seq}` },
+    );
+  }
+
+  /** Path on the host of a file in a task's cell workspace. */
+  workspaceFile(taskId, relative = '') {
+    return path.join(this.cellsRoot, taskId, 'workspace', relative);
+  }
+
+  // ---- stopping ----------------------------------------------------------------------------------
+
+  /**
+   * SIGTERM to every service (they drain), SIGKILL after `graceMs`, then removes the streams,
+   * the bucket, the schema, the cells and the temporary directory. Logs stay when `keepLogs`.
+   */
+  async stop({ keepLogs = false, graceMs = 20_000 } = {}) {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    const exited = [...this.#children.entries()].map(([name, child]) => this.#terminate(name, child, graceMs));
+    const results = await Promise.all(exited);
+    process.removeListener('exit', this.#exitGuard);
+    const problems = results.filter((result) => result !== null);
+
+    await this.#removeCells().catch((error) => problems.push(`cells: ${error.message}`));
+    if (this.nc) {
+      for (const stream of [...Object.values(this.streams), `OBJ_${this.bucket}`]) {
+        await this.jsm.streams.delete(stream).catch(() => undefined);
+      }
+      await this.nc.close().catch(() => undefined);
+    }
+    if (this.#pg) {
+      await this.#pg.query(`DROP SCHEMA IF EXISTS "${this.pgSchema}" CASCADE`).catch((error) => problems.push(`schema: ${error.message}`));
+      await this.#pg.end().catch(() => undefined);
+    } else {
+      const client = new pg.Client({ connectionString: this.layout.pgUrl });
+      await client.connect().then(() => client.query(`DROP SCHEMA IF EXISTS "${this.pgSchema}" CASCADE`)).catch(() => undefined);
+      await client.end().catch(() => undefined);
+    }
+    await rm(this.layout.dir, { recursive: true, force: true }).catch((error) => problems.push(`temp dir: ${error.message}`));
+    if (!keepLogs) await rm(this.logDir, { recursive: true, force: true }).catch(() => undefined);
+    return problems;
+  }
+
+  /** null when the service stopped on SIGTERM, else what happened. */
+  async #terminate(name, child, graceMs) {
+    if (child.exitCode !== null || child.signalCode !== null) return `${name} had already exited (${child.exitCode ?? child.signalCode})`;
+    const done = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    child.kill('SIGTERM');
+    const grace = new AbortController();
+    const result = await Promise.race([done, delay(graceMs, null, { signal: grace.signal }).catch(() => null)]);
+    grace.abort();
+    if (result !== null) return null;
+    child.kill('SIGKILL');
+    await done;
+    return `${name} did not stop within ${graceMs} ms of SIGTERM and was killed`;
+  }
+
+  /** Containers of this stack's cells (label writ.cell, workspace under its cells root), then the cells root. */
+  async #removeCells() {
+    const containers = await this.#docker.listContainers({ all: true, filters: { label: ['writ.cell'] } });
+    const ours = containers.filter((container) => (container.Mounts ?? []).some((mount) => typeof mount.Source === 'string' && mount.Source.startsWith(`${this.cellsRoot}/`)));
+    await Promise.all(ours.map((container) => this.#docker.getContainer(container.Id).remove({ force: true, v: true }).catch(() => undefined)));
+    await rm(this.cellsRoot, { recursive: true, force: true });
+  }
+}
