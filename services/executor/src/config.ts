@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { COMMANDS, Id } from '@writ/contracts';
 import { loadConfig } from '@writ/runtime';
 import { z } from 'zod';
+import { EXECUTOR_CLOSE_CELL } from './application/close-cell.js';
 import { ExecutorError } from './application/executor-errors.js';
 
 const GiB = 1024 ** 3;
@@ -102,6 +103,8 @@ export type ExecutorEnv = z.output<typeof ExecutorEnv>;
 export interface ExecutorSubjects {
   readonly root: string;
   readonly run: string;
+  /** `<root>.cmd.executor.close-cell` (local until COMMANDS.executorCloseCell exists). */
+  readonly closeCell: string;
   /** Request/reply (core NATS, never captured by a stream): the read-only state-witness observation. */
   readonly observe: string;
   readonly eventsPrefix: string;
@@ -109,6 +112,7 @@ export interface ExecutorSubjects {
   readonly commands: string;
   readonly dlq: string;
   readonly runDeadLetter: string;
+  readonly closeCellDeadLetter: string;
 }
 
 export interface ExecutorConfig {
@@ -160,12 +164,14 @@ export function executorSubjects(root: string, eventsPrefix?: string): ExecutorS
   return {
     root,
     run: rooted(root, COMMANDS.executorRun),
+    closeCell: rooted(root, EXECUTOR_CLOSE_CELL),
     observe: rooted(root, OBSERVE_QUERY),
     eventsPrefix: eventsPrefix ?? `${root}.evt`,
     ingress: `${root}.ingress.>`,
     commands: `${root}.cmd.>`,
     dlq: `${root}.dlq.>`,
     runDeadLetter: `${root}.dlq.executor.run`,
+    closeCellDeadLetter: `${root}.dlq.executor.close-cell`,
   };
 }
 

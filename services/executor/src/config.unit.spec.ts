@@ -36,12 +36,14 @@ describe('executor config', () => {
     expect(subjects).toEqual({
       root: 't_abc',
       run: 't_abc.cmd.executor.run',
+      closeCell: 't_abc.cmd.executor.close-cell',
       observe: 't_abc.qry.executor.observe',
       eventsPrefix: 't_abc.evt',
       ingress: 't_abc.ingress.>',
       commands: 't_abc.cmd.>',
       dlq: 't_abc.dlq.>',
       runDeadLetter: 't_abc.dlq.executor.run',
+      closeCellDeadLetter: 't_abc.dlq.executor.close-cell',
     });
   });
 

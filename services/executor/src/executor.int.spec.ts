@@ -22,6 +22,7 @@ import { useIdFor } from './application/event-drafts.js';
 import { paramsSha256 } from './application/grant-verification.js';
 import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
 import type { ExecutorConfig } from './config.js';
+import { CELL_LABELS } from './outbound/cells/index.js';
 import { mintGrant as mintGrantWith, newIds, request, runAction, testConfig, testStreams, type Grant, type GrantSpec, type Ids } from '../test/executor-rig.js';
 
 /**
@@ -133,13 +134,13 @@ async function waitForEvent(taskId: string, what: string, match: (event: EventEn
 const ofType = (type: string) => (event: EventEnvelope) => event.event_type === type;
 
 /** Waits until the shared durable has settled everything up to `seq` (acked or dead-lettered). */
-async function waitSettled(seq: number): Promise<void> {
+async function waitSettled(seq: number, durable = config.durable): Promise<void> {
   await waitFor(
     async () => {
-      const info = await jsm.consumers.info(config.streams.commands, config.durable);
+      const info = await jsm.consumers.info(config.streams.commands, durable);
       return info.ack_floor.stream_seq >= seq && info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
     },
-    { what: `the executor durable to settle at ${seq}`, timeoutMs: 60_000, intervalMs: 50 },
+    { what: `the executor durable ${durable} to settle at ${seq}`, timeoutMs: 60_000, intervalMs: 50 },
   );
 }
 
@@ -386,6 +387,29 @@ describe('executor service', () => {
 
     const completed = await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
     expect(completed.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_ACTION_UNSUPPORTED' }, artifacts: [] });
+  });
+
+  it('given a task whose cell ran an action, when close-cell arrives, then its container is removed and its workspace kept; a second close is a no-op', async () => {
+    const ids = newIds('close');
+    const grant = await mintGrant({ ids });
+    await publish(runAction(ids, grant, request(ids)));
+    await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
+    const containersOf = async () => docker.listContainers({ all: true, filters: { label: [`${CELL_LABELS.taskId}=${ids.task_id}`] } });
+    expect(await containersOf()).toHaveLength(1);
+    const headBefore = (await events(ids.task_id)).length;
+
+    const closeDurable = `${config.durable}-close-cell`;
+    const close = async (msgId: string) => (await client.publish(config.subjects.closeCell, { task_id: ids.task_id, reason: 'task.completed' }, { msgId })).seq;
+    await waitSettled(await close(`${ids.task_id}:cmd:executor.close-cell`), closeDurable);
+    expect(await containersOf()).toEqual([]);
+    expect(await readFile(hostFile(ids.task_id, 'out.txt'), 'utf8')).toBe('hello\n');
+
+    // a second close (another msg id, so the bus does not dedupe it) finds nothing to remove and is acked
+    await waitSettled(await close(uniqueName('close-again')), closeDurable);
+    expect(await containersOf()).toEqual([]);
+    expect(existsSync(hostFile(ids.task_id, 'out.txt'))).toBe(true);
+    // nothing is appended to the log
+    expect(await events(ids.task_id)).toHaveLength(headBefore);
   });
 
   it('given a payload that is not a RunAction, then it is dead-lettered on <root>.dlq.executor.run at once', async () => {

@@ -4,9 +4,12 @@ import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutd
 import { EventStore } from '@writ/eventstore';
 import { ensureWritStreams, PrincipalRegistry } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
+import { CloseCellHandler } from './application/close-cell.handler.js';
 import { ObserveWorkspaceHandler } from './application/observe-workspace.handler.js';
 import { RunActionHandler } from './application/run-action.handler.js';
+import { TaskSerializer } from './application/task-serializer.js';
 import type { ExecutorConfig } from './config.js';
+import { closeCellListener } from './inbound/close-cell.listener.js';
 import { HealthController } from './inbound/health.controller.js';
 import { observeListener } from './inbound/observe.listener.js';
 import { runActionListener } from './inbound/run-action.listener.js';
@@ -76,9 +79,18 @@ export class ExecutorModule {
       pullExpiresMs: config.bus.pullExpiresMs,
       deadLetterSubject: config.subjects.runDeadLetter,
     });
+    // Its own durable on the commands stream (competing consumers, like run); closing is quick.
+    const closeListener = closeCellListener(config.subjects.closeCell, {
+      stream: config.streams.commands,
+      durable: `${config.durable}-close-cell`,
+      concurrency: config.concurrency,
+      maxDeliver: config.bus.maxDeliver,
+      pullExpiresMs: config.bus.pullExpiresMs,
+      deadLetterSubject: config.subjects.closeCellDeadLetter,
+    });
     return {
       module: ExecutorModule,
-      controllers: [HealthController, listener, observeListener(config.subjects.observe)],
+      controllers: [HealthController, listener, closeListener, observeListener(config.subjects.observe)],
       providers: [
         { provide: EXECUTOR_CONFIG, useValue: config },
         { provide: EXECUTOR_OPTIONS, useValue: options },
@@ -136,12 +148,18 @@ export class ExecutorModule {
             return readiness;
           },
         },
+        { provide: TaskSerializer, useValue: new TaskSerializer() },
+        {
+          provide: CloseCellHandler,
+          inject: [ExecutorCells, TaskSerializer, EXECUTOR_LOGGER],
+          useFactory: (cells: ExecutorCells, serializer: TaskSerializer, logger: Logger) => new CloseCellHandler({ cells, serializer, logger }),
+        },
         {
           provide: RunActionHandler,
-          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, EXECUTOR_LOGGER],
-          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, logger: Logger) =>
+          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, EXECUTOR_LOGGER],
+          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, logger: Logger) =>
             new RunActionHandler(
-              { log: new EventStoreTaskLog(store), keys: registry, cells, artifacts, clock: options.clock ?? (() => new Date()), logger },
+              { log: new EventStoreTaskLog(store), keys: registry, cells, artifacts, clock: options.clock ?? (() => new Date()), logger, serializer },
               {
                 executorId: config.executorId,
                 principalId: config.principalId,

@@ -20,6 +20,7 @@ describe('orchestrator config', () => {
       approvalRequest: 'writ.cmd.approval.request',
       approvalIssueGrant: 'writ.cmd.approval.issue-grant',
       executorRun: 'writ.cmd.executor.run',
+      executorCloseCell: 'writ.cmd.executor.close-cell',
       receiptIssue: 'writ.cmd.receipt.issue',
       dlqAll: 'writ.dlq.>',
     });

@@ -225,6 +225,13 @@ describe('orchestrator service: the governed path', () => {
     const log = await types(ids);
     expect(log.slice(-3)).toEqual(['attempt.succeeded', 'step.succeeded', 'task.completed']);
     expect(log.indexOf('attempt.observing')).toBeLessThan(log.indexOf('attempt.receipt_pending'));
+    // the step ended with the attempt, and the finished task's cell is closed
+    expect((await events(rig, ids.task_id)).find((event) => event.event_type === 'step.succeeded')).toMatchObject({ entity_type: 'step', entity_id: ids.step_id });
+    const closeCell = await waitFor(
+      async () => (await storedCommands(rig, subjects().executorCloseCell)).find((command) => command['task_id'] === ids.task_id),
+      { what: `executor.close-cell for ${ids.task_id}`, timeoutMs: 20_000, intervalMs: 25 },
+    );
+    expect(closeCell).toEqual({ task_id: ids.task_id, reason: 'task.completed' });
   });
 
   it('given an unknown outcome → the attempt stays observing, IssueReceipt is issued, the receipt is recorded, and the action is never run again', async () => {

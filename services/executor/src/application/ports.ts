@@ -64,3 +64,9 @@ export interface WorkspaceObserverPort {
   /** `paths` are workspace-relative segment lists (`[]` is the workspace itself), already checked lexically. */
   walk(taskId: string, paths: ReadonlyArray<readonly string[]>): Promise<WorkspaceWalk>;
 }
+
+/** Closing a task's cell: its containers go, its workspace stays. */
+export interface CellCloser {
+  /** Idempotent: a task without a container removes nothing. */
+  closeCell(taskId: string): Promise<{ readonly containers_removed: number }>;
+}

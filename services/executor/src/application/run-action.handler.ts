@@ -22,6 +22,7 @@ import { ExecutorError } from './executor-errors.js';
 import { grantStateFor, readGrantHistory, type ClaimRecord, type GrantHistory } from './grant-history.js';
 import { verifyGrant, type ExecutorRefusalCode } from './grant-verification.js';
 import type { ArtifactStore, CellPort, IssuerKeys, TaskLog } from './ports.js';
+import { TaskSerializer } from './task-serializer.js';
 
 export interface RunActionSettings {
   /** `execution.completed.executor_id`: this process. */
@@ -50,6 +51,8 @@ export interface RunActionDeps {
   /** Waits between reads of the log while another process holds a use (default: a timer). */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly logger?: Logger;
+  /** Per-task serialization of cell work, shared with the close-cell handler (default: this handler's own). */
+  readonly serializer?: TaskSerializer;
 }
 
 /** What one delivery of a RunAction came to (for logs and tests; every outcome that matters is an event). */
@@ -90,12 +93,13 @@ export class RunActionHandler {
   /** Uses this process is working on: a second delivery of one of them leaves it alone. */
   readonly #inFlight = new Set<string>();
   readonly #stopping = new AbortController();
-  /** Per task, the tail of this process's runs in its cell: one action at a time, so each diff is its own. */
-  readonly #cellQueues = new Map<string, Promise<unknown>>();
+  /** Per task, one action at a time in its cell (so each diff is its own), and no close under it. */
+  readonly #serializer: TaskSerializer;
 
   constructor(deps: RunActionDeps, settings: RunActionSettings) {
     this.#deps = deps;
     this.#settings = settings;
+    this.#serializer = deps.serializer ?? new TaskSerializer();
     this.#sleep = deps.sleep ?? ((ms) => delay(ms, undefined, { signal: this.#stopping.signal }).catch(() => undefined));
   }
 
@@ -196,17 +200,9 @@ export class RunActionHandler {
     return { status: 'executed', outcome: payload.outcome, use_no: claim.use_no };
   }
 
-  /** Runs `work` after every earlier run of this process in the task's cell. */
-  async #serialized<T>(taskId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.#cellQueues.get(taskId) ?? Promise.resolve();
-    const run = previous.then(work, work);
-    const tail = run.catch(() => undefined);
-    this.#cellQueues.set(taskId, tail);
-    try {
-      return await run;
-    } finally {
-      if (this.#cellQueues.get(taskId) === tail) this.#cellQueues.delete(taskId);
-    }
+  /** Runs `work` after every earlier run (or close) of this process in the task's cell. */
+  #serialized<T>(taskId: string, work: () => Promise<T>): Promise<T> {
+    return this.#serializer.run(taskId, work);
   }
 
   /**

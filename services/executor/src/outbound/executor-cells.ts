@@ -4,7 +4,7 @@ import path from 'node:path';
 import { hasErrorCode, WritError } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { ExecutorError } from '../application/executor-errors.js';
-import type { CellPort } from '../application/ports.js';
+import type { CellCloser, CellPort } from '../application/ports.js';
 import type { CellEnvironment, CellExecOptions, CellExecResult, CellHandle, CellImage, CellRuntime, WorkspaceSnapshot } from './cells/index.js';
 
 function errnoCode(error: unknown): string | undefined {
@@ -15,7 +15,7 @@ function errnoCode(error: unknown): string | undefined {
  * The cell runtime plus the host-side checks file actions need. Paths are
  * always workspace-relative in what this reports: host paths stay here.
  */
-export class ExecutorCells implements CellPort {
+export class ExecutorCells implements CellPort, CellCloser {
   readonly #runtime: CellRuntime;
 
   constructor(runtime: CellRuntime) {
@@ -40,6 +40,11 @@ export class ExecutorCells implements CellPort {
 
   exec(taskId: string, options: CellExecOptions): Promise<CellExecResult> {
     return this.#guard(() => this.#runtime.exec(taskId, options));
+  }
+
+  /** Removes the task's containers and keeps its workspace (`scrub: false`). */
+  closeCell(taskId: string): Promise<{ readonly containers_removed: number }> {
+    return this.#guard(() => this.#runtime.closeCell(taskId, { scrub: false }));
   }
 
   environment(taskId: string): Promise<CellEnvironment> {

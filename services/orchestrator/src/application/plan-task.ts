@@ -27,19 +27,21 @@ import {
   type TaskCommand,
   type TaskRecord,
 } from '@writ/kernel';
+import { CloseCell, CloseCellReason, closeCellMsgId } from './close-cell.js';
 import { approvalIdFor, eventIdFor } from './ids.js';
 import { OrchestratorError } from './orchestrator.errors.js';
 import type { AttemptView, Fact, LoggedEvent, ReceiptFact, TaskView } from './task-view.js';
 
 /** The commands the orchestrator issues (docs/governed-path.md, step 2). */
-export type CommandName = 'policyEvaluate' | 'approvalRequest' | 'approvalIssueGrant' | 'executorRun' | 'receiptIssue';
+export type CommandName = 'policyEvaluate' | 'approvalRequest' | 'approvalIssueGrant' | 'executorRun' | 'receiptIssue' | 'executorCloseCell';
 
 export type PlannedCommand =
   | { readonly command: 'policyEvaluate'; readonly payload: EvaluatePolicy; readonly msgId: string }
   | { readonly command: 'approvalRequest'; readonly payload: RequestApproval; readonly msgId: string }
   | { readonly command: 'approvalIssueGrant'; readonly payload: IssueGrant; readonly msgId: string }
   | { readonly command: 'executorRun'; readonly payload: RunAction; readonly msgId: string }
-  | { readonly command: 'receiptIssue'; readonly payload: IssueReceipt; readonly msgId: string };
+  | { readonly command: 'receiptIssue'; readonly payload: IssueReceipt; readonly msgId: string }
+  | { readonly command: 'executorCloseCell'; readonly payload: CloseCell; readonly msgId: string };
 
 /** What one delivery of one task event leads to: events to append (in order), then commands to publish. */
 export interface Plan {
@@ -451,6 +453,8 @@ class Planner {
 
   #commands(): PlannedCommand[] {
     const trigger = this.context.trigger;
+    const closeCell = this.#closeCell(trigger.event_type);
+    if (closeCell !== undefined) return [closeCell];
     if (!trigger.event_type.startsWith('attempt.')) return [];
     const attemptId = trigger.attempt_id ?? (trigger.entity_type === 'attempt' ? trigger.entity_id : undefined);
     const attempt = attemptId === undefined ? undefined : this.view.attempts.get(attemptId);
@@ -550,6 +554,14 @@ class Planner {
       default:
         return undefined;
     }
+  }
+
+  /** A task that ended (its terminal event is the one handled) no longer needs its cell: the executor closes it. */
+  #closeCell(eventType: string): PlannedCommand | undefined {
+    const reason = CloseCellReason.safeParse(eventType);
+    if (!reason.success || `task.${this.view.task.status}` !== reason.data) return undefined;
+    const taskId = this.view.taskId;
+    return { command: 'executorCloseCell', msgId: closeCellMsgId(taskId), payload: parseContract('CloseCell', CloseCell, { task_id: taskId, reason: reason.data }) };
   }
 
   #receipt(ids: { task_id: string; step_id: string; attempt_id: string }, cause: IssueReceipt['cause'], msgId: string): PlannedCommand {

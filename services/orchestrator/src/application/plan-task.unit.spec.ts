@@ -264,6 +264,11 @@ describe('planTask: grant, execution, receipt', () => {
     const closed = log.step('receipt.issued');
     expect(types(closed)).toEqual(['attempt.succeeded', 'step.succeeded', 'task.completed']);
     expect(closed.events[0]?.payload).toMatchObject({ receipt_ref: 'receipt:rct-att-g5-settled' });
+    expect(closed.events[1]).toMatchObject({ entity_type: 'step', entity_id: log.ids.step_id, attempt_id: log.ids.attempt_id });
+    // the task is over: its cell is closed, once per task whichever delivery asks
+    const close = only(log.handle('task.completed'));
+    expect(close).toMatchObject({ command: 'executorCloseCell', msgId: `${log.ids.task_id}:cmd:executor.close-cell`, payload: { task_id: log.ids.task_id, reason: 'task.completed' } });
+    expect(log.handle('task.completed').events).toEqual([]);
   });
 
   it('given a run that exited non-zero, then it settles failed and its receipt fails attempt, step and task', () => {
@@ -273,6 +278,7 @@ describe('planTask: grant, execution, receipt', () => {
     expect(log.drafts.at(-1)?.payload).toMatchObject({ result_code: 'failed' });
     log.add(receiptIssuedDraft(log.ids, 'failed'));
     expect(types(log.step('receipt.issued'))).toEqual(['attempt.failed', 'step.attempt_closed', 'step.failed', 'task.failed']);
+    expect(only(log.handle('task.failed'))).toMatchObject({ command: 'executorCloseCell', payload: { task_id: log.ids.task_id, reason: 'task.failed' } });
   });
 
   it('given an unknown outcome, then the attempt stays observing, is receipted as uncertain and is never run again', () => {
