@@ -95,7 +95,6 @@ export interface ApprovalSubjects {
  * The executor's observation query (its README, "State-witness observation"). Not in
  * `COMMANDS` yet (proposed contracts change), so named here.
  */
-export const EXECUTOR_OBSERVE_QUERY = 'writ.qry.executor.observe';
 
 /** `writ.cmd.approval.request` → `<root>.cmd.approval.request`. */
 export function rooted(subject: string, root: string): string {
@@ -107,7 +106,7 @@ export function approvalSubjects(root: string): ApprovalSubjects {
     request: rooted(COMMANDS.approvalRequest, root),
     resolve: rooted(COMMANDS.approvalResolve, root),
     issueGrant: rooted(COMMANDS.approvalIssueGrant, root),
-    observe: rooted(EXECUTOR_OBSERVE_QUERY, root),
+    observe: rooted(COMMANDS.executorObserve, root),
     ingress: `${root}.ingress.>`,
     commands: `${root}.cmd.>`,
     dlq: `${root}.dlq.>`,

@@ -2,7 +2,6 @@ import { hostname } from 'node:os';
 import { COMMANDS, Id } from '@writ/contracts';
 import { loadConfig } from '@writ/runtime';
 import { z } from 'zod';
-import { EXECUTOR_CLOSE_CELL } from './application/close-cell.js';
 import { ExecutorError } from './application/executor-errors.js';
 
 const GiB = 1024 ** 3;
@@ -103,7 +102,7 @@ export type ExecutorEnv = z.output<typeof ExecutorEnv>;
 export interface ExecutorSubjects {
   readonly root: string;
   readonly run: string;
-  /** `<root>.cmd.executor.close-cell` (local until COMMANDS.executorCloseCell exists). */
+  /** `<root>.cmd.executor.close-cell`. */
   readonly closeCell: string;
   /** Request/reply (core NATS, never captured by a stream): the read-only state-witness observation. */
   readonly observe: string;
@@ -152,7 +151,6 @@ export interface ObserveLimits {
 }
 
 /** The request/reply subject of the observation, as the approval service also derives it. */
-export const OBSERVE_QUERY = 'writ.qry.executor.observe';
 
 /** `writ.cmd.executor.run` → `<root>.cmd.executor.run`. */
 function rooted(root: string, subject: string): string {
@@ -164,8 +162,8 @@ export function executorSubjects(root: string, eventsPrefix?: string): ExecutorS
   return {
     root,
     run: rooted(root, COMMANDS.executorRun),
-    closeCell: rooted(root, EXECUTOR_CLOSE_CELL),
-    observe: rooted(root, OBSERVE_QUERY),
+    closeCell: rooted(root, COMMANDS.executorCloseCell),
+    observe: rooted(root, COMMANDS.executorObserve),
     eventsPrefix: eventsPrefix ?? `${root}.evt`,
     ingress: `${root}.ingress.>`,
     commands: `${root}.cmd.>`,

@@ -11,7 +11,7 @@ import { createLogger } from '@writ/telemetry';
 import { connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ObserveReply } from './application/observe-workspace.handler.js';
+import { WorkspaceObserved } from '@writ/contracts';
 import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
 import type { ExecutorConfig } from './config.js';
 import { testConfig, testStreams } from '../test/executor-rig.js';
@@ -43,8 +43,8 @@ async function workspace(taskId: string, files: Record<string, string>): Promise
   return dir;
 }
 
-function observe(taskId: string, resources: string[]): Promise<ObserveReply> {
-  return client.request<unknown>(config.subjects.observe, { task_id: taskId, resources }).then((reply) => ObserveReply.parse(reply));
+function observe(taskId: string, resources: string[]): Promise<WorkspaceObserved> {
+  return client.request<unknown>(config.subjects.observe, { task_id: taskId, resources }).then((reply) => WorkspaceObserved.parse(reply));
 }
 
 beforeAll(async () => {

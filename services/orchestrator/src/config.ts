@@ -1,7 +1,6 @@
 import { COMMANDS, COMMANDS_STREAM, DLQ_STREAM, EVENTS_STREAM, INGRESS_STREAM } from '@writ/contracts';
 import { loadConfig } from '@writ/runtime';
 import { z } from 'zod';
-import { EXECUTOR_CLOSE_CELL } from './application/close-cell.js';
 
 const GiB = 1024 ** 3;
 
@@ -58,7 +57,7 @@ export interface OrchestratorSubjects {
   readonly approvalIssueGrant: string;
   readonly executorRun: string;
   readonly receiptIssue: string;
-  /** `<root>.cmd.executor.close-cell` (local until COMMANDS.executorCloseCell exists). */
+  /** `<root>.cmd.executor.close-cell`. */
   readonly executorCloseCell: string;
   readonly ingressAll: string;
   readonly commandsAll: string;
@@ -89,7 +88,7 @@ export function orchestratorSubjects(env: OrchestratorEnv): OrchestratorSubjects
     approvalIssueGrant: underRoot(root, COMMANDS.approvalIssueGrant),
     executorRun: underRoot(root, COMMANDS.executorRun),
     receiptIssue: underRoot(root, COMMANDS.receiptIssue),
-    executorCloseCell: underRoot(root, EXECUTOR_CLOSE_CELL),
+    executorCloseCell: underRoot(root, COMMANDS.executorCloseCell),
     ingressAll: `${root}.ingress.>`,
     commandsAll: `${root}.cmd.>`,
     dlqAll: `${root}.dlq.>`,

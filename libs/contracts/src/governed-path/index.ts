@@ -16,12 +16,16 @@ export {
 export { CellEnvironment, ChangedFile, ExecutionCompleted, PolicyEvaluated, ReceiptIssued } from './fact-events.js';
 export {
   ApprovalResolution,
+  CloseCell,
+  CloseCellReason,
   COMMANDS,
   EvaluatePolicy,
   IssueGrant,
   IssueReceipt,
+  ObserveWorkspace,
   RequestApproval,
   ResolveApproval,
   RunAction,
   SubmitAction,
+  WorkspaceObserved,
 } from './service-commands.js';

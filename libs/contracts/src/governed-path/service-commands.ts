@@ -3,7 +3,7 @@ import { ActionRequest } from '../action-request.js';
 import { Id, Timestamp } from '../ids.js';
 import { LIMITS } from '../limits.js';
 import { RiskBand } from '../risk-band.js';
-import { FilePath, Text } from '../text.js';
+import { FilePath, ResourceName, Text } from '../text.js';
 
 /**
  * Command subjects (`writ.cmd.<service>.<verb>`, captured by WRIT_COMMANDS) and
@@ -17,6 +17,8 @@ export const COMMANDS = Object.freeze({
   approvalResolve: 'writ.qry.approval.resolve',
   approvalIssueGrant: 'writ.cmd.approval.issue-grant',
   executorRun: 'writ.cmd.executor.run',
+  executorCloseCell: 'writ.cmd.executor.close-cell',
+  executorObserve: 'writ.qry.executor.observe',
   receiptIssue: 'writ.cmd.receipt.issue',
 });
 
@@ -92,3 +94,29 @@ export type RunAction = z.infer<typeof RunAction>;
 /** `writ.cmd.receipt.issue`: receipt the attempt as it stands in the log. */
 export const IssueReceipt = z.strictObject({ ...AttemptRef, cause: z.enum(['settled', 'policy_denied', 'approval_denied', 'refused']) });
 export type IssueReceipt = z.infer<typeof IssueReceipt>;
+
+/**
+ * `writ.cmd.executor.close-cell`: the task is over (its terminal event is the
+ * reason); the executor removes the task's container and keeps its workspace.
+ */
+export const CloseCellReason = z.enum(['task.completed', 'task.failed', 'task.cancelled']);
+export type CloseCellReason = z.infer<typeof CloseCellReason>;
+export const CloseCell = z.strictObject({ task_id: Id, reason: CloseCellReason });
+export type CloseCell = z.infer<typeof CloseCell>;
+
+/**
+ * `writ.qry.executor.observe` (request/reply): read-only fingerprints of a
+ * task's workspace for a state witness (Hermit 16.8); no grant, no side effect.
+ */
+export const ObserveWorkspace = z.strictObject({
+  task_id: Id,
+  resources: z.array(ResourceName).min(1).max(LIMITS.targetResources),
+});
+export type ObserveWorkspace = z.infer<typeof ObserveWorkspace>;
+
+/** The reply: one fingerprint per requested resource, and when the agreeing walk started. */
+export const WorkspaceObserved = z.strictObject({
+  fingerprints: z.record(ResourceName, z.string().min(1).max(256)),
+  observed_at: Timestamp,
+});
+export type WorkspaceObserved = z.infer<typeof WorkspaceObserved>;

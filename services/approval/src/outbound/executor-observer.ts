@@ -1,16 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BusClient } from '@writ/bus';
-import { Id, ResourceName, Timestamp } from '@writ/contracts';
-import { z } from 'zod';
+import { ObserveWorkspace as ObserveRequest, WorkspaceObserved as ObserveReply } from '@writ/contracts';
 import { ApprovalServiceError } from '../application/approval-errors.js';
 import type { WorkspaceObservation, WorkspaceWitness } from '../application/ports.js';
-
-/**
- * The executor's observation query as the approval service reads it (the executor's
- * README, "State-witness observation"; proposed for `@writ/contracts`).
- */
-const ObserveRequest = z.strictObject({ task_id: Id, resources: z.array(ResourceName).min(1) });
-const ObserveReply = z.strictObject({ fingerprints: z.record(ResourceName, z.string().min(1).max(256)), observed_at: Timestamp });
 
 /**
  * Asks `<root>.qry.executor.observe` over core NATS (request/reply, one executor of the

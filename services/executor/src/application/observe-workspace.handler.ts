@@ -1,25 +1,8 @@
-import { Id, LIMITS, ResourceName, Timestamp } from '@writ/contracts';
-import { z } from 'zod';
+import type { ObserveWorkspace, WorkspaceObserved } from '@writ/contracts';
 import { CELL_WORKSPACE } from '../outbound/cells/cell-config.js';
 import { ExecutorError } from './executor-errors.js';
 import type { WorkspaceObserverPort } from './ports.js';
 
-/**
- * `<root>.qry.executor.observe` request: the task whose workspace is observed and the
- * resources (as the ActionRequest names them) to fingerprint.
- */
-export const ObserveRequest = z.strictObject({
-  task_id: Id,
-  resources: z.array(ResourceName).min(1).max(LIMITS.targetResources),
-});
-export type ObserveRequest = z.infer<typeof ObserveRequest>;
-
-/** The reply: one fingerprint per requested resource, and when the agreeing walk started. */
-export const ObserveReply = z.strictObject({
-  fingerprints: z.record(ResourceName, z.string().min(1).max(256)),
-  observed_at: Timestamp,
-});
-export type ObserveReply = z.infer<typeof ObserveReply>;
 
 /** Fingerprints that are not read from the workspace. */
 export const REFUSED = 'refused';
@@ -82,7 +65,7 @@ export class ObserveWorkspaceHandler {
     this.#settings = { maxPasses: Math.max(2, settings.maxPasses) };
   }
 
-  async observe(request: ObserveRequest): Promise<ObserveReply> {
+  async observe(request: ObserveWorkspace): Promise<WorkspaceObserved> {
     const resources = [...new Set(request.resources)];
     const classified = resources.map((resource) => ({ resource, observed: classifyResource(resource) }));
     const paths = classified.flatMap(({ observed }) => (observed.kind === 'path' ? [observed.segments] : []));

@@ -1,10 +1,10 @@
 import { Controller, Inject, UseFilters, type Type } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { BusExceptionFilter } from '@writ/bus';
-import { hasErrorCode, parseContract } from '@writ/contracts';
+import { hasErrorCode, parseContract, ObserveWorkspace, type WorkspaceObserved } from '@writ/contracts';
 import type { Logger } from '@writ/telemetry';
 import { ExecutorError } from '../application/executor-errors.js';
-import { ObserveRequest, ObserveWorkspaceHandler, type ObserveReply } from '../application/observe-workspace.handler.js';
+import { ObserveWorkspaceHandler } from '../application/observe-workspace.handler.js';
 import { EXECUTOR_LOGGER } from '../executor.tokens.js';
 
 /**
@@ -23,8 +23,8 @@ export function observeListener(subject: string): Type {
     ) {}
 
     @MessagePattern<string>(subject)
-    async observe(@Payload() payload: unknown): Promise<ObserveReply> {
-      const request = parseContract('ObserveRequest', ObserveRequest, payload);
+    async observe(@Payload() payload: unknown): Promise<WorkspaceObserved> {
+      const request = parseContract('ObserveWorkspace', ObserveWorkspace, payload);
       try {
         const reply = await this.handler.observe(request);
         this.logger.info({ task_id: request.task_id, resources: request.resources.length }, 'workspace observed');
