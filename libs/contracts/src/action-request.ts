@@ -14,6 +14,11 @@ export const TaskSpec = z
     goal: LongText,
     policy_profile: Name.describe('The requested policy profile, e.g. "local_edit_allowed"; policy may refuse it.'),
     files_owned: z.array(FilePath).max(LIMITS.listItems).describe('Path patterns the task will own (its write scope).'),
+    sacred_exceptions: z
+      .array(FilePath)
+      .max(LIMITS.listItems)
+      .optional()
+      .describe('Sacred Scope paths (path patterns) this task explicitly needs to write; honoured only where the policy profile allows the same exception.'),
   })
   .describe('Creates a task for this action. Exactly one of task_id and task is present.');
 export type TaskSpec = z.infer<typeof TaskSpec>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ActionRequest } from '../action-request.js';
 import { Artifact } from '../artifact.js';
 import { Decision } from '../decision.js';
 import { Id, Sha256Hex, Timestamp } from '../ids.js';
@@ -8,7 +9,12 @@ import { Receipt } from '../receipt.js';
 import { FilePath } from '../text.js';
 
 /** `policy.evaluated` on the task stream: the policy result and the Decision that records it. */
-export const PolicyEvaluated = z.strictObject({ policy_result: PolicyResult, decision: Decision });
+export const PolicyEvaluated = z.strictObject({
+  policy_result: PolicyResult,
+  decision: Decision,
+  /** On a downgrade: the rewritten, lower-risk request the attempt continues with (Hermit 11.4); `policy_result.rewritten_action_request_ref` names it. */
+  rewritten_action_request: ActionRequest.optional(),
+});
 export type PolicyEvaluated = z.infer<typeof PolicyEvaluated>;
 
 /** One file the action changed in the cell's workspace (null hash: absent on that side). */

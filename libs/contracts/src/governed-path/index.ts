@@ -14,8 +14,10 @@ export {
   MAX_INGRESS_BYTES,
 } from './ingress-events.js';
 export { CellEnvironment, ChangedFile, ExecutionCompleted, PolicyEvaluated, ReceiptIssued } from './fact-events.js';
+export { PolicyProfileApplied, PolicyProfileRecord, PolicyProfileVersion } from './policy-profiles.js';
 export {
   ApprovalResolution,
+  CancelApproval,
   CloseCell,
   CloseCellReason,
   COMMANDS,

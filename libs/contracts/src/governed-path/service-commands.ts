@@ -16,6 +16,11 @@ export const COMMANDS = Object.freeze({
   approvalRequest: 'writ.cmd.approval.request',
   approvalResolve: 'writ.qry.approval.resolve',
   approvalIssueGrant: 'writ.cmd.approval.issue-grant',
+  approvalCancel: 'writ.cmd.approval.cancel',
+  approvalRevokeGrant: 'writ.qry.approval.revoke-grant',
+  approvalRotateKey: 'writ.qry.approval.rotate-key',
+  policyApplyProfile: 'writ.qry.policy.apply-profile',
+  policyEvaluateDryRun: 'writ.qry.policy.evaluate',
   executorRun: 'writ.cmd.executor.run',
   executorCloseCell: 'writ.cmd.executor.close-cell',
   executorObserve: 'writ.qry.executor.observe',
@@ -39,6 +44,8 @@ export const EvaluatePolicy = z.strictObject({
   action_request: ActionRequest,
   policy_profile: z.string().min(1).max(128),
   files_owned: z.array(FilePath).max(LIMITS.listItems),
+  /** The task's explicit Sacred Scope exceptions (TaskSpec.sacred_exceptions); a sacred path is writable only when the profile allows it too. */
+  sacred_exceptions: z.array(FilePath).max(LIMITS.listItems).optional(),
 });
 export type EvaluatePolicy = z.infer<typeof EvaluatePolicy>;
 
@@ -90,6 +97,22 @@ export const RunAction = z.strictObject({
   action_request: ActionRequest,
 });
 export type RunAction = z.infer<typeof RunAction>;
+
+/**
+ * `writ.cmd.approval.cancel`: a pending approval must not be resolved any more.
+ * `task_ended`: the task reached a terminal state (appends `approval.cancelled`);
+ * `input_drift`: a newly bound input changed the action, its risk or its
+ * targets (Hermit 16.7; appends `approval.invalidated`, the attempt re-enters
+ * policy or is superseded).
+ */
+export const CancelApproval = z.strictObject({
+  ...AttemptRef,
+  approval_id: Id,
+  cause: z.enum(['task_ended', 'input_drift']),
+  reason: Text,
+  cancelled_by: Id,
+});
+export type CancelApproval = z.infer<typeof CancelApproval>;
 
 /** `writ.cmd.receipt.issue`: receipt the attempt as it stands in the log. */
 export const IssueReceipt = z.strictObject({ ...AttemptRef, cause: z.enum(['settled', 'policy_denied', 'approval_denied', 'refused']) });
