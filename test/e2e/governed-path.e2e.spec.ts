@@ -388,6 +388,74 @@ describe('a destructive command', () => {
     },
     STEP_MS,
   );
+
+  it(
+    'superseded by a revised request while it waits: the first approval is invalidated (input_drift) and receipted, can no longer be granted, and the revision is evaluated and asks its own approval',
+    async () => {
+      // given rm -rf build waiting for approval
+      const first = await awaitingApproval({ target_resources: ['build'], params: { argv: ['rm', '-rf', 'build'] } });
+      const taskId = String(first.waiting.task_id);
+
+      // when the agent revises it: a narrower removal that supersedes the first request
+      const revised = stack.actionRequest(agent, {
+        task_id: taskId,
+        supersedes: first.request.action_request_id,
+        step: { kind: 'edit', title: 'remove the cache only' },
+        target_resources: ['build/cache'],
+        params: { argv: ['rm', '-rf', 'build/cache'] },
+        expected_effects: ['build/cache is gone'],
+        reversibility_hint: 'irreversible',
+        reason: 'only the cache needs to go',
+      });
+      await stack.submit(agent, revised);
+
+      // then the first attempt is superseded by the revision's, and its pending approval is invalidated as input drift
+      const superseded = await stack.waitForTaskEvent(taskId, (event) => event.event_type === 'attempt.superseded' && event.attempt_id === first.waiting.attempt_id, {
+        what: 'the first attempt superseded',
+      });
+      const invalidated = await stack.waitForTaskEvent(taskId, (event) => event.event_type === 'approval.invalidated' && event.entity_id === first.waiting.approval_id, {
+        what: 'the first approval invalidated',
+      });
+      expect(invalidated.payload).toMatchObject({ cause: 'input_drift' });
+
+      // and the revision went through policy itself and waits for its own approval, never the first one
+      const second = await stack.waitForAction(revised.action_request_id, { statuses: ['awaiting_approval'] });
+      expect(second).toMatchObject({ task_id: taskId, policy_outcome: 'require_approval' });
+      expect(second.approval_id).toMatch(/^apv-/);
+      expect(second.approval_id).not.toBe(first.waiting.approval_id);
+      expect(superseded.payload).toMatchObject({ cause: 'input_drift', superseded_by_attempt_id: second.attempt_id });
+      const policy = (await stack.taskEvents(taskId)).filter((event) => event.event_type === 'policy.evaluated' && event.attempt_id === second.attempt_id);
+      expect(policy).toHaveLength(1);
+
+      // and the invalidation is receipted on its own, signed like every receipt
+      const resolution = await stack.waitForTaskEvent(
+        taskId,
+        (event) => event.event_type === 'receipt.issued' && event.payload['cause'] === 'approval_resolved' && event.attempt_id === first.waiting.attempt_id,
+        { what: 'the receipt of the invalidation' },
+      );
+      const resolutionReceiptId = String((resolution.payload['receipt'] as Record<string, unknown>)['receipt_id']);
+      // the projection serves it once it has folded the event
+      await waitFor(async () => ((await stack.http(`/v1/receipts/${resolutionReceiptId}`)).status === 200 ? true : undefined), {
+        what: `receipt ${resolutionReceiptId} in GET /v1/receipts`,
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
+      const receipt = await verifiedReceipt(resolutionReceiptId);
+      expect(receipt.body).toMatchObject({ receipt_class: 'approval_resolution', result_code: 'cancelled', approval_ref: `approval:${first.waiting.approval_id}`, capability_grant_ref: null });
+
+      // and the first approval can no longer be granted into a run
+      const late = await resolve(director, first.waiting.approval_id, taskId, 'grant');
+      expect(late.status).toBe(409);
+      const log = await stack.taskEvents(taskId);
+      expect(log.filter((event) => event.attempt_id === first.waiting.attempt_id && ['grant.issued', 'attempt.authorized', 'attempt.policy_reentered'].includes(event.event_type))).toEqual([]);
+
+      // the revision is denied, so the task ends; nothing ever ran
+      expect(await resolve(director, second.approval_id, taskId, 'deny')).toMatchObject({ status: 200, body: { status: 'denied' } });
+      await stack.waitForAction(revised.action_request_id, { statuses: ['denied'], until: (row) => row.receipt_id !== null });
+      expect((await stack.taskEvents(taskId)).filter((event) => event.event_type === 'execution.completed')).toEqual([]);
+    },
+    STEP_MS,
+  );
 });
 
 describe('ingress refuses what it cannot authenticate or read', () => {

@@ -34,6 +34,14 @@ export type CliErrorCode =
   | 'CLI_APPROVAL_EXPIRED'
   /** `receipt --verify`: at least one check did not pass. */
   | 'CLI_RECEIPT_UNVERIFIED'
+  /** `policy list|show`: no policy profile bucket (the policy service creates it; or another WRIT_POLICY_BUCKET is configured). */
+  | 'CLI_POLICY_STORE_MISSING'
+  /** `policy show`: the bucket holds no profile with this id. */
+  | 'CLI_POLICY_NOT_FOUND'
+  /** `grant revoke`: the projection lists no grant with this id (not caught up yet?); `--task` skips the lookup. */
+  | 'CLI_GRANT_NOT_FOUND'
+  /** A request over NATS (`grant revoke`, `keys rotate`) got no answer: the service is down or runs under another WRIT_SUBJECT_ROOT. */
+  | 'CLI_SERVICE_UNAVAILABLE'
   /** Anything unexpected. */
   | 'CLI_FAILED';
 

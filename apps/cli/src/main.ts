@@ -6,11 +6,19 @@ import { actionShow } from './commands/action-show.js';
 import { actionSubmit } from './commands/action-submit.js';
 import { approvalResolve, type ApprovalDecision } from './commands/approval-resolve.js';
 import { APPROVAL_STATUS_FILTERS, approvalsList } from './commands/approvals-list.js';
+import { approvalsShow } from './commands/approvals-show.js';
 import { principalAdd } from './commands/principal-add.js';
 import { principalKeygen } from './commands/principal-keygen.js';
 import { principalShow } from './commands/principal-show.js';
 import { receiptShow } from './commands/receipt-show.js';
 import { taskShow } from './commands/task-show.js';
+import { grantRevoke } from './commands/grant-revoke.js';
+import { keysList } from './commands/keys-list.js';
+import { ROTATING_SERVICES, keysRotate, type RotatingService } from './commands/keys-rotate.js';
+import { policyApply } from './commands/policy-apply.js';
+import { policyList } from './commands/policy-list.js';
+import { policyShow } from './commands/policy-show.js';
+import { policySimulate } from './commands/policy-simulate.js';
 import { DEFAULT_API_URL, WritApi } from './http-api.js';
 
 export { CliError, type CliErrorCode } from './cli-errors.js';
@@ -22,8 +30,23 @@ export { principalShow, type PrincipalView } from './commands/principal-show.js'
 export { actionShow } from './commands/action-show.js';
 export { approvalResolve, type ApprovalDecision, type ApprovalResolveOptions } from './commands/approval-resolve.js';
 export { approvalsList, type ApprovalsListOptions } from './commands/approvals-list.js';
+export { approvalsShow, type ApprovalsShowOptions } from './commands/approvals-show.js';
 export { receiptShow, type ReceiptShowOptions } from './commands/receipt-show.js';
 export { taskShow } from './commands/task-show.js';
+export { grantRevoke, type GrantRevokeOptions } from './commands/grant-revoke.js';
+export { keysList, type KeysListOptions, type PrincipalKeys } from './commands/keys-list.js';
+export { keysRotate, type KeysRotateOptions } from './commands/keys-rotate.js';
+export { policyApply, type PolicyApplyOptions } from './commands/policy-apply.js';
+export { policyList, type PolicyListEntry } from './commands/policy-list.js';
+export { policyShow, type PolicyShowOptions } from './commands/policy-show.js';
+export {
+  collectPolicyRequests,
+  policySimulate,
+  simulatePolicy,
+  type PolicySimulateOptions,
+  type RecordedPolicyRequest,
+  type SimulationReport,
+} from './commands/policy-simulate.js';
 export { WritApi } from './http-api.js';
 export { verifyReceiptDocument, type ReceiptCheck, type ReceiptCheckCode, type ReceiptVerification } from './receipt-verification.js';
 
@@ -103,7 +126,7 @@ function program(io: CliIo): Command {
       await actionSubmit(file, options, connectionFrom(io, options.nats), io);
     });
 
-  writ
+  const approvals = writ
     .command('approvals')
     .description('the approval inbox (GET /v1/approvals), oldest request first')
     .addOption(new Option('--status <status>', 'which approvals').choices(APPROVAL_STATUS_FILTERS).default('pending'))
@@ -112,6 +135,15 @@ function program(io: CliIo): Command {
     .option('--json', 'print the raw JSON')
     .action(async (options: { status: string; limit?: string; url?: string; json?: boolean }) => {
       await approvalsList(options, WritApi.from(io, options.url), io);
+    });
+  approvals
+    .command('show')
+    .description('one approval (GET /v1/approvals/<id>): packet and its artifact ref, state witness, expiry, resolution with resolver and cause, decisions')
+    .argument('<approval_id>', 'the approval (writ approvals lists them)')
+    .option('--url <base>', URL_HELP)
+    .option('--json', 'print the raw JSON')
+    .action(async (id: string, options: { url?: string; json?: boolean }) => {
+      await approvalsShow(id, options, WritApi.from(io, options.url), io);
     });
   for (const [name, decision, verb] of [
     ['approve', 'grant', 'grant'],
@@ -150,6 +182,90 @@ function program(io: CliIo): Command {
     .option('--json', 'print the raw JSON ({ receipt, verification } with --verify)')
     .action(async (id: string, options: { verify?: boolean; keys?: string; url?: string; json?: boolean }) => {
       await receiptShow(id, options, WritApi.from(io, options.url), io);
+    });
+
+  const POLICY_NATS_HELP = 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)';
+  const policy = writ.command('policy').description('policy profiles as data: the bucket WRIT_POLICY_BUCKET (default WRIT_POLICY), versioned by content hash');
+  policy
+    .command('apply')
+    .description('validate a profile (YAML or JSON; every issue printed), sign it as a director and apply it (<root>.qry.policy.apply-profile)')
+    .argument('<file>', 'the profile document (no version: it is the content hash)')
+    .requiredOption('--key <file>', "the director's PRIVATE JWK")
+    .option('--principal <id>', 'the director (applied_by; default WRIT_OPERATOR_ID); a registered principal with role director')
+    .option('--nats <url>', POLICY_NATS_HELP)
+    .option('--json', "print the policy service's reply as JSON")
+    .action(async (file: string, options: { key: string; principal?: string; nats?: string; json?: boolean }) => {
+      await policyApply(file, options, connectionFrom(io, options.nats), io);
+    });
+  policy
+    .command('list')
+    .description('every profile in the bucket: id, version, applied_by, applied_at')
+    .option('--nats <url>', POLICY_NATS_HELP)
+    .option('--json', 'print JSON')
+    .action(async (options: { nats?: string; json?: boolean }) => {
+      await policyList(options, connectionFrom(io, options.nats), io);
+    });
+  policy
+    .command('show')
+    .description("a profile's current record; --yaml prints the document alone, ready to edit and apply")
+    .argument('<id>', 'the profile id')
+    .option('--nats <url>', POLICY_NATS_HELP)
+    .addOption(new Option('--json', 'print the record as JSON').conflicts('yaml'))
+    .option('--yaml', 'print the document as YAML')
+    .action(async (id: string, options: { nats?: string; json?: boolean; yaml?: boolean }) => {
+      await policyShow(id, options, connectionFrom(io, options.nats), io);
+    });
+  policy
+    .command('simulate')
+    .description('replay recorded requests from the event log against a candidate profile and print the decisions that would change (runs nothing, records nothing)')
+    .requiredOption('--profile <file>', 'the candidate profile document (YAML or JSON)')
+    .requiredOption('--since <time>', 'RFC 3339, or back from now: 30m, 2h, 7d, 1w')
+    .option('--until <time>', 'same forms (default now)')
+    .option('--all-tasks', "apply the candidate to every task, not only those whose profile id is the candidate's")
+    .option('--nats <url>', POLICY_NATS_HELP)
+    .option('--json', 'print the report as JSON')
+    .action(async (options: { profile: string; since: string; until?: string; allTasks?: boolean; nats?: string; json?: boolean }) => {
+      await policySimulate(options, connectionFrom(io, options.nats), io);
+    });
+
+  const grant = writ.command('grant').description('capability grants');
+  grant
+    .command('revoke')
+    .description("revoke a grant: sign a GrantRevocation with the director's key and send it to <root>.qry.approval.revoke-grant; the executor refuses its next use")
+    .argument('<grant_id>', 'the grant (writ task <task_id> shows it)')
+    .requiredOption('--key <file>', "the director's PRIVATE JWK")
+    .requiredOption('--principal <id>', 'the director (revoked_by); a registered principal with role director')
+    .option('--reason <text>', 'why (recorded in grant.revoked; default "revoked by <principal>")')
+    .option('--task <task_id>', "the grant's task (default: looked up in GET /v1/grants/<id>)")
+    .option('--url <base>', URL_HELP)
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', "print the approval service's reply as JSON")
+    .action(async (grantId: string, options: { key: string; principal: string; reason?: string; task?: string; url?: string; nats?: string; json?: boolean }) => {
+      await grantRevoke(grantId, options, connectionFrom(io, options.nats), WritApi.from(io, options.url), io);
+    });
+
+  const keys = writ.command('keys').description("service signing keys: the JWKS is each service's /.well-known/jwks.json");
+  keys
+    .command('rotate')
+    .description("rotate a service's signing key (director-signed request on <root>.qry.<service>.rotate-key); the old key stays valid until its grants have expired")
+    .addOption(new Option('--service <service>', 'whose key').choices(ROTATING_SERVICES).makeOptionMandatory())
+    .requiredOption('--key <file>', "the director's PRIVATE JWK")
+    .requiredOption('--principal <id>', 'the director (requested_by); a registered principal with role director')
+    .option('--reason <text>', 'why (signed with the request)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', "print the service's reply as JSON")
+    .action(async (options: { service: RotatingService; key: string; principal: string; reason?: string; nats?: string; json?: boolean }) => {
+      await keysRotate(options, connectionFrom(io, options.nats), io);
+    });
+  keys
+    .command('list')
+    .description('the signing keys of the service principals as the log tells them: kid, status (active / retiring until T / retired), added_at')
+    .option('--service <service>', 'one service (principal writ-<service>; default: approval and receipt)')
+    .option('--principal <id>', 'list this principal instead')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print JSON')
+    .action(async (options: { service?: string; principal?: string; nats?: string; json?: boolean }) => {
+      await keysList(options, connectionFrom(io, options.nats), io);
     });
   return writ;
 }

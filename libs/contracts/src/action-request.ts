@@ -98,6 +98,9 @@ export const ActionRequest = withRules(
     reason: Text.describe('Why the action is needed; shown to approvers.'),
     proposed_by: Id.describe('principal_id of the proposer; must match the signing key.'),
     proposed_at: Timestamp,
+    supersedes: Id.optional().describe(
+      'action_request_id of an earlier request of the same task (same proposer) that this one replaces before it executes: its pending approval is invalidated and its attempt superseded (Hermit 11.5, 16.7). Requires task_id.',
+    ),
   }),
   (request, report) => {
     const hasTaskId = isPresent(request.task_id);

@@ -19,6 +19,8 @@
  *
  * Policy is a pure function of (request, profile, facts): `evaluatePolicy`,
  * with `classifyRisk` and the destructive-command detector beside it.
+ * Profiles are data: a `PolicyProfileDocument` (what an author writes) plus
+ * a `version` derived from its content makes a `PolicyProfile`.
  */
 
 // Shared
@@ -62,7 +64,7 @@ export {
 export { AttemptError, type AttemptErrorCode } from './attempt/attempt.errors.js';
 
 // Approval
-export { approvalDecider, APPROVER_ROLE, driftedResources, type ApprovalCommand, type ApprovalRecord, type ApprovalState, type Resolver } from './approval/approval.decider.js';
+export { approvalDecider, APPROVER_ROLE, driftedResources, type ApprovalCommand, type ApprovalRecord, type ApprovalState, type PolicyVersions, type Resolver } from './approval/approval.decider.js';
 export { ApprovalEvent, Fingerprints, InvalidationCause, StateWitness, type ApprovalEventType } from './approval/approval.events.js';
 export { ApprovalError, type ApprovalErrorCode } from './approval/approval.errors.js';
 
@@ -75,29 +77,42 @@ export { GrantError, type GrantErrorCode, type GrantRefusalCode } from './grant/
 // Policy
 export {
   ActionClassRule,
+  BUILTIN_POLICY_DOCUMENTS,
   BUILTIN_POLICY_PROFILES,
-  DEFAULT_SACRED_PATHS,
-  DEFAULT_SECRET_PATHS,
+  CapabilityCeilings,
+  DEFAULT_DRAFT_DIR,
+  DEFAULT_MAX_WALL_CLOCK_MS,
   DowngradeTarget,
   PolicyProfile,
+  PolicyProfileDocument,
   SUPPORTED_DOWNGRADES,
   builtinPolicyProfile,
+  isSupportedDowngrade,
+  parsePolicyDocument,
   parsePolicyProfile,
   preparePolicyProfile,
+  versionPolicyProfile,
   type BuiltinPolicyProfileId,
+  type PolicyDocumentIssue,
+  type PolicyProfileDocumentInput,
+  type PolicyProfileInput,
   type PreparedPolicyProfile,
 } from './policy/policy-profile.js';
+export { DEFAULT_SACRED_PATHS, DEFAULT_SECRET_PATHS, SACRED_SCOPE_GROUPS, type SacredScopeGroup } from './policy/sacred-scopes.js';
+export { EGRESS_ANY_HOST, EgressHostPattern, egressAllowed, intersectEgress, urlHost } from './policy/egress.js';
 export {
+  capabilityScope,
   evaluatePolicy,
   rewriteRequest,
   toPolicyDecision,
   toPolicyResult,
+  type CapabilityScope,
   type PolicyDowngradeResult,
   type PolicyEvaluation,
   type PolicyReason,
   type PolicyResultMetadata,
 } from './policy/evaluate-policy.js';
-export { BASE_RISK, classifyRisk, type RiskAssessment, type RiskFactor } from './policy/classify-risk.js';
+export { BASE_RISK, classifyRisk, type RiskAssessment, type RiskFactor, type RiskFactorCode } from './policy/classify-risk.js';
 export type { PolicyFacts } from './policy/request-view.js';
 export {
   DESTRUCTIVE_PATTERNS,

@@ -41,8 +41,16 @@ export const destructiveCore: fc.Arbitrary<string[]> = fc.oneof<fc.Arbitrary<str
     ['killall', 'python'],
     ['shred', '-u', 'src/secret'],
     ['find', 'src', '-delete'],
+    ['kill', '4242'],
+    ['kill', '-TERM', '-4242'],
+    ['git', 'branch', '-d', 'feature'],
+    ['git', 'tag', '--delete', 'v1'],
+    ['auditctl', '-e', '0'],
+    ['systemctl', 'stop', 'auditd.service'],
+    ['journalctl', '--vacuum-time=1s'],
+    ['crontab', '-r'],
   ),
-  fc.tuple(fc.constantFrom('psql', 'mysql'), fc.constantFrom('DROP TABLE users', 'drop database prod', 'TRUNCATE users', 'DELETE FROM users', 'delete from users where true')).map(([client, sql]) =>
+  fc.tuple(fc.constantFrom('psql', 'mysql'), fc.constantFrom('DROP TABLE users', 'drop database prod', 'TRUNCATE users', 'DELETE FROM users', 'delete from users where true', 'UPDATE users SET admin = true', 'update users set a = 1 where 1 = 1')).map(([client, sql]) =>
     client === 'psql' ? ['psql', '-c', sql] : ['mysql', '-e', sql],
   ),
 );

@@ -1,5 +1,5 @@
 import type { ActionRequest, PolicyOutcome, RiskBand } from '@writ/contracts';
-import type { PolicyProfile } from '../src/policy/policy-profile.js';
+import { BUILTIN_POLICY_DOCUMENTS, versionPolicyProfile, type BuiltinPolicyProfileId, type PolicyProfileDocumentInput, type PolicyProfileInput } from '../src/policy/policy-profile.js';
 import type { PolicyFacts } from '../src/policy/request-view.js';
 import { command, request } from './samples.js';
 
@@ -11,7 +11,7 @@ import { command, request } from './samples.js';
 export interface PolicyCase {
   readonly note: string;
   /** A built-in profile id, or a profile given inline. */
-  readonly profile: 'readonly_analysis' | 'local_edit_allowed' | 'destructive_denied' | PolicyProfile;
+  readonly profile: BuiltinPolicyProfileId | PolicyProfileInput;
   readonly request: ActionRequest;
   readonly facts?: Partial<PolicyFacts>;
   readonly want: {
@@ -32,9 +32,17 @@ const read = (path: string) => request({ action_class: 'read_local', target_reso
 const del = (path: string) => request({ action_class: 'delete_local', target_resources: [path], params: { path } });
 const net = (cls: 'network_read' | 'network_write', url: string, method: string) =>
   request({ action_class: cls, target_resources: [url], params: { url, method: method as 'GET' } });
-const other = (cls: ActionRequest['action_class'], target: string) => request({ action_class: cls, target_resources: [target], params: {} });
+const other = (cls: ActionRequest['action_class'], target: string, extra: Partial<ActionRequest> = {}) => request({ action_class: cls, target_resources: [target], params: {}, ...extra });
 
-const custom = (overrides: Partial<PolicyProfile>): PolicyProfile => ({
+/** A built-in document with some fields changed, versioned `test`. */
+export const variant = (id: BuiltinPolicyProfileId, overrides: Partial<PolicyProfileDocumentInput>): PolicyProfileInput =>
+  versionPolicyProfile({ ...BUILTIN_POLICY_DOCUMENTS[id], ...overrides }, 'test');
+
+const handleCall = (handle: unknown, url = 'https://api.stripe.com/v1/charges') =>
+  request({ action_class: 'credentialed_api_call', target_resources: [url], params: { url, method: 'POST', secret_handle: handle as string } });
+const publish = (url = 'https://blog.example.com/posts') => request({ action_class: 'publication', target_resources: [url], params: { url, method: 'POST', body: '# Release notes', headers: { authorization: 'Bearer x' } } });
+
+const custom = (overrides: Partial<PolicyProfileInput>): PolicyProfileInput => ({
   id: 'custom_profile',
   version: '7',
   description: 'A profile given inline by a case.',
@@ -108,10 +116,10 @@ export const POLICY_CASES: readonly PolicyCase[] = [
 
   // readonly_analysis
   { note: 'readonly: read is allowed', profile: 'readonly_analysis', request: read('src/a.ts'), want: { outcome: 'allow' } },
-  { note: 'readonly: network read is allowed', profile: 'readonly_analysis', request: net('network_read', 'https://example.com/', 'GET'), want: { outcome: 'allow' } },
+  { note: 'readonly: network read is not permitted', profile: 'readonly_analysis', request: net('network_read', 'https://example.com/', 'GET'), want: { outcome: 'deny', reasons: ['action_class_not_permitted', 'egress_host_not_allowed'] } },
   { note: 'readonly: write is downgraded to a read of the same file', profile: 'readonly_analysis', request: write('src/a.ts'), facts: { files_owned: [] }, want: { outcome: 'downgrade', downgraded_to: 'read_local', reasons: ['action_class_downgraded'] } },
   { note: 'readonly: delete is downgraded to a read', profile: 'readonly_analysis', request: del('src/a.ts'), want: { outcome: 'downgrade', downgraded_to: 'read_local' } },
-  { note: 'readonly: network write is downgraded to a GET', profile: 'readonly_analysis', request: net('network_write', 'https://api.example.com/x', 'POST'), want: { outcome: 'downgrade', downgraded_to: 'network_read' } },
+  { note: 'readonly: network write is not permitted', profile: 'readonly_analysis', request: net('network_write', 'https://api.example.com/x', 'POST'), want: { outcome: 'deny', reasons: ['action_class_not_permitted'] } },
   { note: 'readonly: a write to .env cannot even be downgraded (reading it is denied)', profile: 'readonly_analysis', request: write('.env'), want: { outcome: 'deny', reasons: ['downgrade_not_allowed', 'secret_path'] } },
   { note: 'readonly: a write escaping the workspace is denied', profile: 'readonly_analysis', request: write('../x'), want: { outcome: 'deny', reasons: ['path_invalid'] } },
   { note: 'readonly: commands are not permitted', profile: 'readonly_analysis', request: command(['npm', 'test']), want: { outcome: 'deny', reasons: ['action_class_not_permitted'] } },
@@ -145,8 +153,116 @@ export const POLICY_CASES: readonly PolicyCase[] = [
   {
     note: 'extra sensitive paths raise risk without changing the outcome',
     profile: 'local_edit_allowed',
-    request: write('src/billing/stripe.ts'),
-    facts: { sensitive_paths: ['**/billing/**'] },
+    request: write('src/pricing/table.ts'),
+    facts: { sensitive_paths: ['**/pricing/**'] },
     want: { outcome: 'allow', risk_band: 'critical' },
   },
+
+  // Sacred Scopes (seed 003): never written inside files_owned unless profile AND task name the exception
+  { note: 'sacred: package.json inside files_owned is denied', profile: 'local_edit_allowed', request: write('src/package.json'), want: { outcome: 'deny', reasons: ['sacred_path'], risk_band: 'critical' } },
+  { note: 'sacred: a lock file is denied', profile: 'local_edit_allowed', request: write('src/pnpm-lock.yaml'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: go.sum is denied', profile: 'local_edit_allowed', request: write('src/go.sum'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: requirements-dev.txt is denied', profile: 'local_edit_allowed', request: write('src/requirements-dev.txt'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: a migration is denied', profile: 'local_edit_allowed', request: write('src/db/migrations/0001_init.sql'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: auth code is denied', profile: 'local_edit_allowed', request: write('src/auth/session.ts'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: an OAuth callback is denied', profile: 'local_edit_allowed', request: write('src/routes/oauth-callback.ts'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: billing code is denied', profile: 'local_edit_allowed', request: write('src/billing/invoice.ts'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: .gitmodules is denied', profile: 'local_edit_allowed', request: write('src/.gitmodules'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: .envrc is denied', profile: 'local_edit_allowed', request: write('src/.envrc'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: reading package.json is allowed (only writes are sacred)', profile: 'local_edit_allowed', request: read('package.json'), want: { outcome: 'allow', risk_band: 'high' } },
+  { note: 'sacred: deleting a migration is denied', profile: 'local_edit_allowed', request: del('src/migrations/0001.sql'), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: a command writing package.json is denied', profile: 'local_edit_allowed', request: command(['sh', '-c', 'echo {} > src/package.json']), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'sacred: a pattern target that may expand to package.json is denied', profile: 'local_edit_allowed', request: command(['sh', '-c', 'rm -f src/?ackage.json']), want: { outcome: 'deny', reasons: ['sacred_path'] } },
+  { note: 'secret: src/* may expand to src/.env, so it is denied', profile: 'local_edit_allowed', request: command(['sh', '-c', 'rm -f src/*']), want: { outcome: 'deny', reasons: ['secret_path'] } },
+  { note: 'sacred: a pattern target that cannot expand to a sacred path is allowed', profile: 'local_edit_allowed', request: command(['sh', '-c', 'rm -f src/build/x?.o']), want: { outcome: 'allow', risk_band: 'high' } },
+  {
+    note: 'sacred: both exceptions and inside files_owned → allowed, with sacred_path_excepted',
+    profile: variant('local_edit_allowed', { sacred_exceptions: ['**/package.json'] }),
+    request: write('src/package.json'),
+    facts: { sacred_exceptions: ['src/package.json'] },
+    want: { outcome: 'allow', reasons: ['sacred_path_excepted'], absent: ['sacred_path'], risk_band: 'critical' },
+  },
+  {
+    note: 'sacred: only the profile names the exception → denied',
+    profile: variant('local_edit_allowed', { sacred_exceptions: ['**/package.json'] }),
+    request: write('src/package.json'),
+    want: { outcome: 'deny', reasons: ['sacred_path'], absent: ['sacred_path_excepted'] },
+  },
+  {
+    note: 'sacred: only the task names the exception → denied',
+    profile: 'local_edit_allowed',
+    request: write('src/package.json'),
+    facts: { sacred_exceptions: ['src/package.json'] },
+    want: { outcome: 'deny', reasons: ['sacred_path'], absent: ['sacred_path_excepted'] },
+  },
+  {
+    note: 'sacred: both exceptions but outside files_owned → denied',
+    profile: variant('local_edit_allowed', { sacred_exceptions: ['**/package.json'] }),
+    request: write('package.json'),
+    facts: { sacred_exceptions: ['package.json'] },
+    want: { outcome: 'deny', reasons: ['sacred_path'] },
+  },
+  {
+    note: 'sacred: both exceptions but files_owned in require_approval mode → still denied (never a scope expansion)',
+    profile: variant('local_edit_allowed', { sacred_exceptions: ['**/package.json'], files_owned: 'require_approval' }),
+    request: write('package.json'),
+    facts: { sacred_exceptions: ['package.json'] },
+    want: { outcome: 'deny', reasons: ['sacred_path'] },
+  },
+  {
+    note: 'sacred: exceptions that name another sacred path do not cover this one',
+    profile: variant('local_edit_allowed', { sacred_exceptions: ['**/package.json'] }),
+    request: write('src/package-lock.json'),
+    facts: { sacred_exceptions: ['src/package-lock.json'] },
+    want: { outcome: 'deny', reasons: ['sacred_path'] },
+  },
+  {
+    note: 'secret: exceptions never unlock a secret path',
+    profile: variant('local_edit_allowed', { sacred_exceptions: ['**/.env'] }),
+    request: write('src/.env'),
+    facts: { sacred_exceptions: ['src/.env'] },
+    want: { outcome: 'deny', reasons: ['secret_path'] },
+  },
+
+  // destructive operations of seed 003
+  { note: 'kill of a pid the task did not spawn needs approval', profile: 'local_edit_allowed', request: command(['kill', '4242']), want: { outcome: 'require_approval', reasons: ['destructive_command'] } },
+  { note: 'kill of its own background child is allowed', profile: 'local_edit_allowed', request: command(['sh', '-c', 'sleep 30 & kill $!']), want: { outcome: 'allow' } },
+  { note: 'disabling audit is critical and needs approval', profile: 'local_edit_allowed', request: command(['auditctl', '-e', '0']), want: { outcome: 'require_approval', reasons: ['destructive_command'], risk_band: 'critical' } },
+  { note: 'clearing shell history is denied under destructive_denied', profile: 'destructive_denied', request: command(['bash', '-c', 'history -c']), want: { outcome: 'deny', reasons: ['destructive_command'] } },
+  { note: 'git branch -d needs approval', profile: 'local_edit_allowed', request: command(['git', 'branch', '-d', 'old']), want: { outcome: 'require_approval', reasons: ['destructive_command'] } },
+  { note: 'UPDATE without WHERE needs approval', profile: 'local_edit_allowed', request: command(['psql', '-c', 'UPDATE accounts SET balance = 0']), want: { outcome: 'require_approval', risk_band: 'critical' } },
+  { note: 'git checkout -- of a file outside files_owned is denied', profile: 'local_edit_allowed', request: command(['git', 'checkout', '--', 'lib/x.ts']), want: { outcome: 'deny', reasons: ['command_writes_outside_files_owned', 'destructive_command'] } },
+  { note: 'brace expansion cannot be placed (src/{a,../../x} escapes)', profile: 'local_edit_allowed', request: command(['bash', '-c', 'touch src/{a,../../lib/x}']), want: { outcome: 'deny', reasons: ['command_writes_outside_files_owned'], risk_band: 'high' } },
+  { note: 'a vcs_mutation carrying git push --force needs approval under repo_mutation_gated', profile: 'repo_mutation_gated', request: other('vcs_mutation', 'repo:app@refs/heads/main', { params: { argv: ['git', 'push', '--force'] } }), want: { outcome: 'require_approval', reasons: ['destructive_command', 'action_class_requires_approval'], witness_required: true } },
+  { note: 'a vcs_mutation carrying git push --force is denied under a profile that denies destructive commands', profile: variant('repo_mutation_gated', { destructive_commands: 'deny' }), request: other('vcs_mutation', 'repo:app@refs/heads/main', { params: { argv: ['git', 'push', '--force'] } }), want: { outcome: 'deny', reasons: ['destructive_command'] } },
+
+  // capability ceilings: egress
+  { note: 'egress: network_read_allowed reads any host', profile: 'network_read_allowed', request: net('network_read', 'https://example.com/', 'GET'), want: { outcome: 'allow', risk_band: 'low' } },
+  { note: 'egress: the task narrows to its hosts', profile: 'network_read_allowed', request: net('network_read', 'https://example.com/', 'GET'), facts: { egress_hosts: ['api.example.com'] }, want: { outcome: 'deny', reasons: ['egress_host_not_allowed'] } },
+  { note: 'egress: a narrowed host is reachable', profile: 'network_read_allowed', request: net('network_read', 'https://API.example.com/v1', 'GET'), facts: { egress_hosts: ['api.example.com'] }, want: { outcome: 'allow' } },
+  { note: 'egress: *.example.com covers subdomains', profile: variant('network_read_allowed', { ceilings: { egress_hosts: ['*.example.com'] } }), request: net('network_read', 'https://a.b.example.com/', 'GET'), want: { outcome: 'allow' } },
+  { note: 'egress: *.example.com does not cover the bare host', profile: variant('network_read_allowed', { ceilings: { egress_hosts: ['*.example.com'] } }), request: net('network_read', 'https://example.com/', 'GET'), want: { outcome: 'deny', reasons: ['egress_host_not_allowed'] } },
+  { note: 'egress: a suffix is not a subdomain (evilexample.com)', profile: variant('network_read_allowed', { ceilings: { egress_hosts: ['*.example.com'] } }), request: net('network_read', 'https://evilexample.com/', 'GET'), want: { outcome: 'deny', reasons: ['egress_host_not_allowed'] } },
+  { note: 'egress: userinfo does not disguise the host', profile: 'network_read_allowed', request: net('network_read', 'https://api.example.com@evil.test/', 'GET'), facts: { egress_hosts: ['api.example.com'] }, want: { outcome: 'deny', reasons: ['egress_host_not_allowed'] } },
+  { note: 'egress: an explicit port needs a pattern with that port', profile: 'network_read_allowed', request: net('network_read', 'https://api.example.com:8443/', 'GET'), facts: { egress_hosts: ['api.example.com'] }, want: { outcome: 'deny', reasons: ['egress_host_not_allowed'] } },
+  { note: 'egress: the facts cannot widen the profile', profile: 'local_edit_allowed', request: net('network_read', 'https://example.com/', 'GET'), facts: { egress_hosts: ['*'] }, want: { outcome: 'deny', reasons: ['egress_host_not_allowed'] } },
+  { note: 'egress: a URL with no usable host is refused', profile: 'network_read_allowed', request: other('network_read', 'ftp://files.example.com/x', { params: { url: 'https://example.com/' } }), want: { outcome: 'deny', reasons: ['egress_host_not_allowed'] } },
+  { note: 'egress: a network write under network_read_allowed is downgraded to a GET', profile: 'network_read_allowed', request: net('network_write', 'https://api.example.com/x', 'POST'), want: { outcome: 'downgrade', downgraded_to: 'network_read' } },
+  { note: 'egress: the downgraded GET is still held to the egress list', profile: 'network_read_allowed', request: net('network_write', 'https://api.example.com/x', 'POST'), facts: { egress_hosts: ['example.org'] }, want: { outcome: 'deny', reasons: ['downgrade_not_allowed', 'egress_host_not_allowed'] } },
+
+  // capability ceilings: secret handles and wall clock
+  { note: 'handles: a handle the profile does not list is denied', profile: 'external_publish_gated', request: handleCall('stripe_key'), want: { outcome: 'deny', reasons: ['secret_handle_not_allowed'], risk_band: 'high' } },
+  { note: 'handles: a listed handle goes to approval', profile: variant('external_publish_gated', { ceilings: { egress_hosts: ['api.stripe.com'], secret_handles: ['stripe_key'] } }), request: handleCall('stripe_key'), want: { outcome: 'require_approval', absent: ['secret_handle_not_allowed'], witness_required: true } },
+  { note: 'handles: the task narrows the listed handles', profile: variant('external_publish_gated', { ceilings: { egress_hosts: ['api.stripe.com'], secret_handles: ['stripe_key'] } }), request: handleCall('stripe_key'), facts: { secret_handles: [] }, want: { outcome: 'deny', reasons: ['secret_handle_not_allowed'] } },
+  { note: 'handles: a malformed handle is denied', profile: variant('external_publish_gated', { ceilings: { egress_hosts: ['*'], secret_handles: ['stripe_key'] } }), request: handleCall(['stripe_key', 7]), want: { outcome: 'deny', reasons: ['secret_handle_not_allowed'] } },
+  { note: 'wall clock: a timeout above the ceiling is denied', profile: 'local_edit_allowed', request: command(['npm', 'test'], { params: { argv: ['npm', 'test'], timeout_ms: 900_001 } }), want: { outcome: 'deny', reasons: ['wall_clock_exceeds_ceiling'] } },
+  { note: 'wall clock: a timeout at the ceiling is allowed', profile: 'local_edit_allowed', request: command(['npm', 'test'], { params: { argv: ['npm', 'test'], timeout_ms: 900_000 } }), want: { outcome: 'allow' } },
+  { note: 'wall clock: the task narrows the ceiling', profile: 'local_edit_allowed', request: command(['npm', 'test'], { params: { argv: ['npm', 'test'], timeout_ms: 60_000 } }), facts: { max_wall_clock_ms: 30_000 }, want: { outcome: 'deny', reasons: ['wall_clock_exceeds_ceiling'] } },
+
+  // publication
+  { note: 'publish → draft: a publication becomes a local draft when files_owned covers drafts/', profile: 'local_edit_allowed', request: publish(), facts: { files_owned: ['src/**', 'drafts/**'] }, want: { outcome: 'downgrade', downgraded_to: 'write_local', reasons: ['action_class_downgraded'] } },
+  { note: 'publish → draft: no draft outside files_owned', profile: 'local_edit_allowed', request: publish(), want: { outcome: 'deny', reasons: ['downgrade_not_allowed', 'write_outside_files_owned'] } },
+  { note: 'publish: external_publish_gated sends a publication to approval', profile: 'external_publish_gated', request: publish(), want: { outcome: 'require_approval', reasons: ['action_class_requires_approval'], witness_required: true } },
+  { note: 'publish: the egress list holds for an approved publication too', profile: 'external_publish_gated', request: publish(), facts: { egress_hosts: ['docs.example.com'] }, want: { outcome: 'deny', reasons: ['egress_host_not_allowed'] } },
+  { note: 'publish: readonly_analysis does not permit it', profile: 'readonly_analysis', request: publish(), want: { outcome: 'deny', reasons: ['action_class_not_permitted'] } },
 ];

@@ -21,6 +21,9 @@ export {
 export { rooted, writSubjects, type BusStreamSubjects, type CommandSubjects, type WritSubjects } from './subject-root.js';
 export { ensureWritStreams, writStreamConfigs, type WritStreamsOptions } from './writ-streams.js';
 export { loadOrCreateServiceKey } from './service-key.js';
+export { KEYRING_STATE_FILE, KeyringState, RetiringKey, ServiceKeyring, type OpenedKeyring, type ServiceKeyringOptions } from './service-keyring.js';
+export { RotatingServiceKey, type KeyRotation, type KeyRotationResult, type RotatingServiceKeyOptions } from './rotating-service-key.js';
+export { keyLifecycles, type KeyLifecycle } from './key-lifecycle.js';
 export {
   PrincipalRegistry,
   evolvePrincipal,

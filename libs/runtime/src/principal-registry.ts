@@ -119,9 +119,23 @@ export class PrincipalRegistry {
     return this.#records.get(principalId);
   }
 
-  /** The principal's active keys as a key set for JWS verification (empty if unknown). */
-  async verificationKeys(principalId: string): Promise<KeySet> {
-    const record = await this.lookup(principalId);
+  /**
+   * The principal as its stream in the log says at this moment, read directly
+   * (not through the follower): for checks that must see a key revocation before
+   * the next use. Throws when the log cannot be read (retry; never "no keys").
+   */
+  async current(principalId: string): Promise<PrincipalRecord | undefined> {
+    let record: PrincipalRecord | undefined;
+    for (const { event } of await this.#store.readEntity('principal', principalId)) record = evolvePrincipal(record, event);
+    return record;
+  }
+
+  /**
+   * The principal's active keys as a key set for JWS verification (empty if unknown).
+   * `fresh`: from the log at this moment (`current`) instead of the follower's view.
+   */
+  async verificationKeys(principalId: string, options: { readonly fresh?: boolean } = {}): Promise<KeySet> {
+    const record = options.fresh === true ? await this.current(principalId) : await this.lookup(principalId);
     const keys: Ed25519PublicKey[] = [];
     for (const jwk of record?.keys.values() ?? []) {
       const cacheKey = `${principalId}:${jwk.kid}:${jwk.x}`;

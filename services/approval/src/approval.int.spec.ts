@@ -2,6 +2,8 @@ import { lstat, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { BusClient, DeadLetterHeaders, durableName } from '@writ/bus';
 import {
@@ -14,6 +16,7 @@ import {
   type ApprovalResolution,
   type EventEnvelope,
   type PolicyOutcome,
+  type PolicyProfileRecord,
   type PrincipalRegistered,
   type PrincipalRole,
 } from '@writ/contracts';
@@ -35,7 +38,12 @@ import { loadApprovalConfig, type ApprovalConfig } from './config.js';
 const MiB = 1024 ** 2;
 const root = uniqueName('t');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
+const buckets = { artifacts: uniqueName('ART'), policy: uniqueName('POL') };
 const POLICY_ENGINE = 'writ-policy';
+/** The version of the test profile that the seeded policy results were evaluated under, and the bucket holds. */
+const PROFILE = { id: 'local_edit_allowed', version: `sha256:${'1'.repeat(64)}` };
+/** What each expiry timer delivery came to, by approval id (the timer runs for every requested approval). */
+const timerOutcomes = new Map<string, string[]>();
 
 let nc: NatsConnection;
 let store: EventStore;
@@ -141,8 +149,8 @@ function policyEvaluated(attempt: Attempt, outcome: PolicyOutcome, witnessRequir
       risk_band: 'moderate',
       action_summary: 'execute_command: make build',
       risk_summary: 'runs a build in the cell',
-      policy_profile_ref: 'policy:local_edit_allowed',
-      policy_version: 'v1',
+      policy_profile_ref: `${PROFILE.id}@${PROFILE.version}`,
+      policy_version: PROFILE.version,
       affected_resources: attempt.request.target_resources,
       reasoning_summary: 'commands need a director',
       matched_rules: ['execute_command_requires_approval'],
@@ -333,9 +341,23 @@ beforeAll(async () => {
     WRIT_BUS_MAX_BYTES: String(64 * MiB),
     WRIT_APPROVAL_KEY_FILE: join(keyDir, 'approval.jwk.json'),
     WRIT_APPROVAL_OBSERVE_TIMEOUT_MS: '500',
+    WRIT_ARTIFACTS_BUCKET: buckets.artifacts,
+    WRIT_ARTIFACTS_MAX_BYTES: String(16 * MiB),
+    WRIT_POLICY_BUCKET: buckets.policy,
   });
+  // What the policy service would have stored: the profile the seeded policy results name, at their version.
+  const kv = await new Kvm(nc).create(buckets.policy, { max_bytes: MiB });
+  const record: PolicyProfileRecord = { profile_id: PROFILE.id, version: PROFILE.version, document: {}, applied_by: POLICY_ENGINE, applied_at: new Date().toISOString(), previous_version: null };
+  await kv.put(PROFILE.id, canonicalJson(record));
   executorStandIn = startObserver(join(keyDir, 'workspaces'));
-  service = await createApprovalApp(config, { clock: () => now, logger: createLogger('approval-test', { level: 'silent' }), pullExpiresMs: 1_000 });
+  service = await createApprovalApp(config, {
+    clock: () => now,
+    logger: createLogger('approval-test', { level: 'silent' }),
+    pullExpiresMs: 1_000,
+    onExpiryOutcome: (outcome) => {
+      if (outcome.approval_id !== undefined) timerOutcomes.set(outcome.approval_id, [...(timerOutcomes.get(outcome.approval_id) ?? []), outcome.kind]);
+    },
+  });
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: config.streams.eventsPrefix, maxBytes: 64 * MiB });
   bus = new BusClient(nc);
   [director, secondDirector, observer, agent] = await Promise.all([registerUser(['director']), registerUser(['director']), registerUser(['observer']), registerUser(['director'], 'agent')]);
@@ -346,7 +368,7 @@ afterAll(async () => {
   await service?.close();
   await bus?.close();
   if (nc !== undefined) {
-    await deleteStreams(nc, streams.events, streams.ingress, streams.commands, streams.dlq);
+    await deleteStreams(nc, streams.events, streams.ingress, streams.commands, streams.dlq, `OBJ_${buckets.artifacts}`, `KV_${buckets.policy}`);
     await nc.close();
   }
   await rm(keyDir, { recursive: true, force: true });
@@ -403,8 +425,13 @@ describe('approval service: request', () => {
       rollback_available: false,
       expires_at: expiresAt,
     });
-    // and the packet is content-addressed by its ref
-    expect(payload['approval_packet_ref']).toBe(`sha256:${sha256Hex(canonicalJson(payload.packet))}`);
+    // and the packet is stored as an artifact, addressed by its ref
+    const ref = payload['approval_packet_ref'] as string;
+    expect(ref).toMatch(/^artifact:sha256:[0-9a-f]{64}$/);
+    const stored = await (await new Objm(nc).open(buckets.artifacts)).getBlob(`sha256-${ref.slice('artifact:sha256:'.length)}`);
+    expect(stored).not.toBeNull();
+    expect(sha256Hex(stored as Uint8Array)).toBe(ref.slice('artifact:sha256:'.length));
+    expect(JSON.parse(new TextDecoder().decode(stored as Uint8Array))).toEqual({ format: 'writ.approval-packet/1', packet: payload.packet });
   });
 
   it('appends nothing for a redelivered request', async () => {
@@ -509,6 +536,8 @@ describe('approval service: resolve', () => {
     now = new Date();
     const attempt = await seedAttempt();
     await requestApproval(attempt);
+    // (the expiry timer has looked at it under the current clock, and holds it on the server)
+    await waitFor(() => (timerOutcomes.get(attempt.approvalId)?.includes('deferred') ? true : undefined), { what: 'the expiry timer to hold the approval' });
     // when a director answers after expires_at
     now = new Date(now.getTime() + 3601 * 1000);
     const reply = await resolve(attempt, await resolutionJws(director, attempt.approvalId, 'grant'));

@@ -1,17 +1,26 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { BusExceptionFilter, JetStreamServer, type JetStreamServerStatus } from '@writ/bus';
+import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { ApprovalModule } from './approval.module.js';
+import { CancelApprovalHandler } from './application/cancel-approval.handler.js';
+import { ExpireApprovalHandler } from './application/expire-approval.handler.js';
 import { IssueGrantHandler } from './application/issue-grant.handler.js';
 import type { Clock } from './application/ports.js';
 import { RequestApprovalHandler } from './application/request-approval.handler.js';
 import { ResolveApprovalHandler } from './application/resolve-approval.handler.js';
+import { RevokeGrantHandler } from './application/revoke-grant.handler.js';
+import { RotateKeyHandler } from './application/rotate-key.handler.js';
 import { approvalSubjects, type ApprovalConfig, type ApprovalSubjects } from './config.js';
+import { ExpiryTimer, type TimerOutcome } from './inbound/approval-expiry.timer.js';
+import { BusExpiryScheduler } from './outbound/bus-expiry-scheduler.js';
 import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
 import { ExecutorWorkspaceWitness } from './outbound/executor-observer.js';
 import { KeyGrantSigner } from './outbound/grant-signer.js';
+import { NatsArtifactStore } from './outbound/nats-artifact-store.js';
+import { NatsPolicyProfiles } from './outbound/policy-profile-bucket.js';
+import { ServiceKeyringAdapter } from './outbound/service-keyring.js';
 import { ServiceRuntime } from './outbound/service-runtime.js';
 
 export const SERVICE_NAME = 'approval';
@@ -22,8 +31,10 @@ export interface ApprovalApp {
   readonly url: string;
   readonly subjects: ApprovalSubjects;
   readonly principalId: string;
-  /** Key id of the signing key registered for `principalId`. */
+  /** Key id of the signing key registered for `principalId` at start (a rotation switches it: see `activeKid`). */
   readonly kid: string;
+  /** Key id of the key that signs now. */
+  activeKid(): string;
   /** Graceful stop: the bus drains (in-flight commands finish and ack), then NATS closes. */
   close(): Promise<void>;
 }
@@ -34,6 +45,8 @@ export interface ApprovalAppOptions {
   readonly clock?: Clock;
   /** Bus consumer tuning for tests (short pulls keep a graceful stop short). */
   readonly pullExpiresMs?: number;
+  /** Told what each delivery of an expiry timer came to (tests wait on it instead of sleeping). */
+  readonly onExpiryOutcome?: (outcome: TimerOutcome) => void;
 }
 
 /**
@@ -52,7 +65,8 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     natsUrl: config.natsUrl,
     streams: config.streams,
     subjects: { ingress: subjects.ingress, commands: subjects.commands, dlq: subjects.dlq },
-    principal: { id: config.principalId, displayName: 'Writ approval service', keyFile: config.keyFile },
+    principal: { id: config.principalId, displayName: 'Writ approval service', keyFile: config.keyFile, keyDir: config.keyDir },
+    clock,
     logger,
   });
 
@@ -60,7 +74,25 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
   try {
     const log = new EventStoreTaskLog(runtime.store);
     const common = { log, clock, principalId: config.principalId };
+    const keyring = new ServiceKeyringAdapter(runtime.keys, runtime.registry, config.grantTtlSeconds + config.keyRetireSkewSeconds);
+    const signed = { principals: runtime.registry, clock, freshnessSeconds: config.freshnessSeconds };
     const witness = new ExecutorWorkspaceWitness(runtime.nc, subjects.observe, config.observeTimeoutMs);
+    const artifacts = await NatsArtifactStore.open(runtime.nc, { ...config.artifacts, replicas: config.streams.replicas });
+    const expiry = new BusExpiryScheduler(runtime.nc, subjects.expire);
+    const expiryTimer = new ExpiryTimer({
+      nc: runtime.nc,
+      serviceName: SERVICE_NAME,
+      stream: config.streams.commands,
+      subject: subjects.expire,
+      durable: durableName(SERVICE_NAME, subjects.expire),
+      deadLetterSubject: subjects.deadLetter('expire'),
+      handler: new ExpireApprovalHandler(common),
+      scheduler: expiry,
+      refreshMs: config.expiryRefreshMs,
+      logger,
+      ...(options.pullExpiresMs === undefined ? {} : { pullExpiresMs: options.pullExpiresMs }),
+      ...(options.onExpiryOutcome === undefined ? {} : { onOutcome: options.onExpiryOutcome }),
+    });
     const server = new JetStreamServer({
       serviceName: SERVICE_NAME,
       connection: runtime.nc,
@@ -69,7 +101,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     });
     let busStatus: JetStreamServerStatus = 'connecting';
     server.status.subscribe((status) => (busStatus = status));
-    const expectedConsumers = 2;
+    const expectedConsumers = 3;
 
     app = await NestFactory.create(
       ApprovalModule.forRoot({
@@ -77,21 +109,26 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
         commandsStream: config.streams.commands,
         runtime,
         handlers: {
-          request: new RequestApprovalHandler({ ...common, approvalTtlSeconds: config.approvalTtlSeconds, witness }),
-          resolve: new ResolveApprovalHandler({ ...common, principals: runtime.registry, witness }),
+          request: new RequestApprovalHandler({ ...common, approvalTtlSeconds: config.approvalTtlSeconds, witness, artifacts, expiry }),
+          resolve: new ResolveApprovalHandler({ ...common, principals: runtime.registry, witness, policies: new NatsPolicyProfiles(runtime.nc, config.policyBucket) }),
+          cancel: new CancelApprovalHandler(common),
           issueGrant: new IssueGrantHandler({
             ...common,
-            signer: new KeyGrantSigner(runtime.key),
+            signer: new KeyGrantSigner(() => runtime.keys.active),
             audience: config.grantAudience,
             grantTtlSeconds: config.grantTtlSeconds,
           }),
+          revokeGrant: new RevokeGrantHandler({ ...common, ...signed }),
+          rotateKey: new RotateKeyHandler({ ...signed, keys: keyring, service: SERVICE_NAME }),
         },
+        jwks: keyring,
+        expiryTimer,
         readiness: {
           check: () => {
             const checks = {
               nats_connected: runtime.connected,
               streams_ensured: true,
-              consumers_bound: busStatus === 'connected' && server.boundConsumers().length === expectedConsumers,
+              consumers_bound: busStatus === 'connected' && server.boundConsumers().length === expectedConsumers && expiryTimer.bound,
             };
             return { ready: Object.values(checks).every(Boolean), checks };
           },
@@ -108,6 +145,8 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     const address = app.getHttpServer().address() as { port: number } | string | null;
     const port = typeof address === 'object' && address !== null ? address.port : config.http.port;
     const started = app;
+    // The retirement schedule is the keyring on disk: checked now (a restart catches up) and then on an interval.
+    runtime.keys.startRetirementChecks(config.keyCheckIntervalMs);
     logger.info({ port, subjects: { request: subjects.request, resolve: subjects.resolve, issue_grant: subjects.issueGrant } }, 'approval service listening');
     return {
       app: started,
@@ -115,6 +154,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
       subjects,
       principalId: config.principalId,
       kid: runtime.key.kid,
+      activeKid: () => runtime.keys.active.kid,
       close: () => started.close(),
     };
   } catch (error) {

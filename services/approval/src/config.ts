@@ -34,10 +34,30 @@ export const ApprovalEnvironment = z
     /** Byte bound of each bus stream; default the runtime's (1 GiB). */
     WRIT_BUS_MAX_BYTES: Bytes.optional(),
     WRIT_APPROVAL_PRINCIPAL_ID: Id.default('writ-approval'),
-    /** Private Ed25519 JWK (mode 0600), generated on first start. */
+    /** The single private key file of older releases: migrated into the key directory on first start. */
     WRIT_APPROVAL_KEY_FILE: z.string().min(1).default('/var/lib/writ/keys/approval.jwk.json'),
+    /** The rotating keyring: `<kid>.jwk.json` (0600) and `keyring.json`. Default: the key file's path without `.jwk.json` (`/var/lib/writ/keys/approval`). */
+    WRIT_APPROVAL_KEY_DIR: z.string().min(1).optional(),
+    /** Added to WRIT_GRANT_TTL_SECONDS to give a replaced key's last grants their full life (clock skew, the rotation itself). */
+    WRIT_APPROVAL_KEY_RETIRE_SKEW_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+    /** How often replaced keys are checked for retirement (also at every start). */
+    WRIT_APPROVAL_KEY_CHECK_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+    /** How far a signed revocation's `revoked_at` (or a rotation's `requested_at`) may be from the service's clock. */
+    WRIT_APPROVAL_FRESHNESS_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
     /** How long an approval request stays open. */
     WRIT_APPROVAL_TTL_SECONDS: Seconds(30 * 24 * 3600).default(3600),
+    /**
+     * The expiry timer (`<root>.cmd.approval.expire`) is held on the server at most this long per
+     * message, then re-published: below the commands stream's max age (1 day), so a timer of any
+     * approval TTL outlives the stream's retention. Default 12 h.
+     */
+    WRIT_APPROVAL_EXPIRY_REFRESH_SECONDS: Seconds(23 * 3600).default(12 * 3600),
+    /** NATS Object Store bucket of content-addressed artifacts (the executor's): approval packets are stored there. */
+    WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
+    /** Byte bound of the artifact bucket when this service creates it (the executor's default). */
+    WRIT_ARTIFACTS_MAX_BYTES: Bytes.default(10 * 1024 ** 3),
+    /** The policy service's profile KV bucket, read (never written) to compare profile versions at grant time. */
+    WRIT_POLICY_BUCKET: StreamName.default('WRIT_POLICY'),
     /** How long a minted grant is valid. */
     WRIT_GRANT_TTL_SECONDS: Seconds(24 * 3600).default(300),
     /** The executor pool that must accept the grants (`aud`). */
@@ -63,7 +83,14 @@ export const ApprovalEnvironment = z
       },
       principalId: env.WRIT_APPROVAL_PRINCIPAL_ID,
       keyFile: env.WRIT_APPROVAL_KEY_FILE,
+      keyDir: env.WRIT_APPROVAL_KEY_DIR ?? env.WRIT_APPROVAL_KEY_FILE.replace(/(\.jwk)?\.json$/, ''),
+      keyRetireSkewSeconds: env.WRIT_APPROVAL_KEY_RETIRE_SKEW_SECONDS,
+      keyCheckIntervalMs: env.WRIT_APPROVAL_KEY_CHECK_SECONDS * 1000,
+      freshnessSeconds: env.WRIT_APPROVAL_FRESHNESS_SECONDS,
       approvalTtlSeconds: env.WRIT_APPROVAL_TTL_SECONDS,
+      expiryRefreshMs: env.WRIT_APPROVAL_EXPIRY_REFRESH_SECONDS * 1000,
+      artifacts: { bucket: env.WRIT_ARTIFACTS_BUCKET, maxBytes: env.WRIT_ARTIFACTS_MAX_BYTES },
+      policyBucket: env.WRIT_POLICY_BUCKET,
       grantTtlSeconds: env.WRIT_GRANT_TTL_SECONDS,
       grantAudience: env.WRIT_GRANT_AUDIENCE,
       observeTimeoutMs: env.WRIT_APPROVAL_OBSERVE_TIMEOUT_MS,
@@ -82,6 +109,14 @@ export interface ApprovalSubjects {
   /** Request/reply on `<root>.qry.approval.resolve`: core NATS, never captured by a stream. */
   readonly resolve: string;
   readonly issueGrant: string;
+  /** Durable: the orchestrator's cancellation of a pending approval (task ended, input drift). */
+  readonly cancel: string;
+  /** Durable: the service's own expiry timer, held on the server until `expires_at`. */
+  readonly expire: string;
+  /** Request/reply: a director's signed revocation of a grant. */
+  readonly revokeGrant: string;
+  /** Request/reply: a director's signed request to rotate the service's signing key. */
+  readonly rotateKey: string;
   /** The executor's read-only workspace observation (request/reply), for the state witness. */
   readonly observe: string;
   readonly ingress: string;
@@ -106,6 +141,10 @@ export function approvalSubjects(root: string): ApprovalSubjects {
     request: rooted(COMMANDS.approvalRequest, root),
     resolve: rooted(COMMANDS.approvalResolve, root),
     issueGrant: rooted(COMMANDS.approvalIssueGrant, root),
+    cancel: rooted(COMMANDS.approvalCancel, root),
+    expire: rooted(COMMANDS.approvalExpire, root),
+    revokeGrant: rooted(COMMANDS.approvalRevokeGrant, root),
+    rotateKey: rooted(COMMANDS.approvalRotateKey, root),
     observe: rooted(COMMANDS.executorObserve, root),
     ingress: `${root}.ingress.>`,
     commands: `${root}.cmd.>`,

@@ -3,6 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { approvalSubjects, loadApprovalConfig } from './config.js';
 
 describe('approval config', () => {
+  it('has documented defaults for the approval lifecycle: expiry timer refresh, artifact and policy buckets', () => {
+    expect(loadApprovalConfig({})).toMatchObject({
+      expiryRefreshMs: 12 * 3600 * 1000,
+      artifacts: { bucket: 'WRIT_ARTIFACTS', maxBytes: 10 * 1024 ** 3 },
+      policyBucket: 'WRIT_POLICY',
+    });
+    const subjects = approvalSubjects('t_1');
+    expect([subjects.cancel, subjects.expire]).toEqual(['t_1.cmd.approval.cancel', 't_1.cmd.approval.expire']);
+    // A timer held longer than the commands stream keeps messages (1 day) would be lost: refused.
+    for (const env of [{ WRIT_APPROVAL_EXPIRY_REFRESH_SECONDS: String(24 * 3600) }, { WRIT_POLICY_BUCKET: 'a.b' }]) {
+      expect(() => loadApprovalConfig(env)).toThrow();
+    }
+  });
+
   it('has documented defaults', () => {
     const config = loadApprovalConfig({});
     expect(config).toMatchObject({
@@ -42,5 +56,18 @@ describe('approval config', () => {
         expect(hasErrorCode(error, 'RUNTIME_CONFIG_INVALID')).toBe(true);
       }
     }
+  });
+
+  it('keeps the rotating keyring beside the legacy key file unless WRIT_APPROVAL_KEY_DIR says otherwise', () => {
+    expect(loadApprovalConfig({})).toMatchObject({
+      keyDir: '/var/lib/writ/keys/approval',
+      keyRetireSkewSeconds: 60,
+      keyCheckIntervalMs: 30_000,
+      freshnessSeconds: 300,
+    });
+    expect(loadApprovalConfig({ WRIT_APPROVAL_KEY_FILE: '/k/a.json' }).keyDir).toBe('/k/a');
+    expect(loadApprovalConfig({ WRIT_APPROVAL_KEY_DIR: '/srv/keys' }).keyDir).toBe('/srv/keys');
+    const subjects = approvalSubjects('t_1');
+    expect([subjects.revokeGrant, subjects.rotateKey]).toEqual(['t_1.qry.approval.revoke-grant', 't_1.qry.approval.rotate-key']);
   });
 });

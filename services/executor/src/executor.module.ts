@@ -159,7 +159,17 @@ export class ExecutorModule {
           inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, EXECUTOR_LOGGER],
           useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, logger: Logger) =>
             new RunActionHandler(
-              { log: new EventStoreTaskLog(store), keys: registry, cells, artifacts, clock: options.clock ?? (() => new Date()), logger, serializer },
+              {
+                log: new EventStoreTaskLog(store),
+                // The issuer's keys as its stream says now, not as the follower last saw it: a retired
+                // (revoked) signing key is refused from the next use on, like a revoked grant.
+                keys: { verificationKeys: (principalId) => registry.verificationKeys(principalId, { fresh: true }) },
+                cells,
+                artifacts,
+                clock: options.clock ?? (() => new Date()),
+                logger,
+                serializer,
+              },
               {
                 executorId: config.executorId,
                 principalId: config.principalId,

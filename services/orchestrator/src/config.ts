@@ -55,6 +55,8 @@ export interface OrchestratorSubjects {
   readonly policyEvaluate: string;
   readonly approvalRequest: string;
   readonly approvalIssueGrant: string;
+  /** `<root>.cmd.approval.cancel`. */
+  readonly approvalCancel: string;
   readonly executorRun: string;
   readonly receiptIssue: string;
   /** `<root>.cmd.executor.close-cell`. */
@@ -86,6 +88,7 @@ export function orchestratorSubjects(env: OrchestratorEnv): OrchestratorSubjects
     policyEvaluate: underRoot(root, COMMANDS.policyEvaluate),
     approvalRequest: underRoot(root, COMMANDS.approvalRequest),
     approvalIssueGrant: underRoot(root, COMMANDS.approvalIssueGrant),
+    approvalCancel: underRoot(root, COMMANDS.approvalCancel),
     executorRun: underRoot(root, COMMANDS.executorRun),
     receiptIssue: underRoot(root, COMMANDS.receiptIssue),
     executorCloseCell: underRoot(root, COMMANDS.executorCloseCell),

@@ -19,6 +19,7 @@ describe('orchestrator config', () => {
       policyEvaluate: 'writ.cmd.policy.evaluate',
       approvalRequest: 'writ.cmd.approval.request',
       approvalIssueGrant: 'writ.cmd.approval.issue-grant',
+      approvalCancel: 'writ.cmd.approval.cancel',
       executorRun: 'writ.cmd.executor.run',
       executorCloseCell: 'writ.cmd.executor.close-cell',
       receiptIssue: 'writ.cmd.receipt.issue',

@@ -15,7 +15,7 @@ import {
   writeRequest,
   type TaskIds,
 } from '../test/task-fixtures.js';
-import { append, createRig, disposeRig, events, startApp, stopApp, storedCommands, waitForCommand, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
+import { append, createRig, disposeRig, events, startApp, stopApp, storedCommands, waitForCommand, waitForCommandWhere, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
 import { approvalIdFor } from './application/ids.js';
 import type { OrchestratorApp } from './bootstrap.js';
 
@@ -177,7 +177,10 @@ describe('orchestrator service: the governed path', () => {
     const requested = approvalRequestedDraft(ids, approvalId);
     await append(rig, ids.task_id, requested, approvalResolvedDraft(ids, approvalId, requested, 'deny'));
     await waitForEvents(rig, ids.task_id, 'attempt.approval_denied');
-    expect(await waitForCommand(rig, subjects().receiptIssue, ids.attempt_id)).toMatchObject({ ...ids, cause: 'approval_denied' });
+    const ofAttempt = (cause: string) => (c: Record<string, unknown>) => c['attempt_id'] === ids.attempt_id && c['cause'] === cause;
+    expect(await waitForCommandWhere(rig, subjects().receiptIssue, ofAttempt('approval_denied'), 'the denial receipt')).toMatchObject({ ...ids, cause: 'approval_denied' });
+    // the resolution itself is receipted apart
+    expect(await waitForCommandWhere(rig, subjects().receiptIssue, ofAttempt('approval_resolved'), 'the resolution receipt')).toEqual({ ...ids, cause: 'approval_resolved', approval_id: approvalId });
     await append(rig, ids.task_id, receiptIssuedDraft(ids, 'refused', { cause: 'approval_denied' }));
     await waitForEvents(rig, ids.task_id, 'task.failed');
     expect(await types(ids)).toEqual(expect.arrayContaining(['step.attempt_closed', 'step.failed', 'task.failed']));

@@ -117,6 +117,11 @@ export async function waitForCommand(rig: Rig, subject: string, attemptId: strin
   });
 }
 
+/** Waits for the stored command on `subject` that `matches`. */
+export async function waitForCommandWhere(rig: Rig, subject: string, matches: (command: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> {
+  return waitFor(async () => (await storedCommands(rig, subject)).find(matches), { what: `${what} on ${subject}`, timeoutMs: 20_000, intervalMs: 25 });
+}
+
 /** Waits until the durable has handled everything delivered so far (nothing pending, nothing unacked). */
 export async function waitForIdle(rig: Rig, durable = 'orchestrator'): Promise<void> {
   await waitFor(

@@ -1,4 +1,4 @@
-import type { ActionRequest, CapabilityGrantClaims, EventDraft, ExecutionCompleted, PolicyEvaluated, Receipt, ReceiptIssued } from '@writ/contracts';
+import type { ActionRequest, CapabilityGrantClaims, EventDraft, ExecutionCompleted, PolicyEvaluated, Receipt, ReceiptCause, ReceiptIssued } from '@writ/contracts';
 import {
   approvalDecider,
   attemptDecider,
@@ -77,6 +77,12 @@ export function writeRequest(ids: TaskIds, profile = 'readonly_analysis'): Actio
   } as ActionRequest;
 }
 
+/** A later request in the same task (`task_id`, no task spec), optionally superseding an earlier one. */
+export function followUpRequest(taskId: string, base: ActionRequest, id: string, changes: Partial<ActionRequest> = {}): ActionRequest {
+  const { task: _task, ...rest } = base;
+  return { ...rest, action_request_id: id, task_id: taskId, ...changes } as ActionRequest;
+}
+
 type Where = { entity_type: EventDraft['entity_type']; entity_id: string; step_id?: string; attempt_id?: string };
 
 function draft(ids: TaskIds, where: Where, type: string, data: unknown, key: string, at: string, actor = 'writ-test'): EventDraft {
@@ -95,11 +101,20 @@ function draft(ids: TaskIds, where: Where, type: string, data: unknown, key: str
   };
 }
 
-/** What ingress appends for a new task: task, step and attempt up to `attempt.awaiting_policy`. */
-export function ingressDrafts(ids: TaskIds, request: ActionRequest, options: { at?: string; maxAttempts?: number } = {}): EventDraft[] {
+/**
+ * What ingress appends for a new task: task, step and attempt up to `attempt.awaiting_policy`;
+ * with `existingTask`, only the new step and attempt of a later request in the same task.
+ */
+export function ingressDrafts(ids: TaskIds, request: ActionRequest, options: { at?: string; maxAttempts?: number; existingTask?: boolean } = {}): EventDraft[] {
   const at = options.at ?? T0;
-  const meta = { now: at };
   const spec = request.task ?? { title: 'Task', goal: 'Goal', policy_profile: 'local_edit_allowed', files_owned: ['**'] };
+  const out: EventDraft[] = [];
+  if (options.existingTask !== true) out.push(...taskCreationDrafts(ids, request, spec, at));
+  return [...out, ...stepAndAttemptDrafts(ids, request, at, options.maxAttempts ?? 3)];
+}
+
+function taskCreationDrafts(ids: TaskIds, request: ActionRequest, spec: NonNullable<ActionRequest['task']>, at: string): EventDraft[] {
+  const meta = { now: at };
   const out: EventDraft[] = [];
   let task: TaskState = taskDecider.initialState();
   const taskEvents: TaskEvent[] = [
@@ -114,6 +129,7 @@ export function ingressDrafts(ids: TaskIds, request: ActionRequest, options: { a
           policy_profile_ref: spec.policy_profile,
           task_contract_ref: `action_request:${request.action_request_id}`,
           files_owned: spec.files_owned,
+          ...(spec.sacred_exceptions === undefined ? {} : { sacred_exceptions: spec.sacred_exceptions }),
         },
         metadata: meta,
       },
@@ -125,14 +141,19 @@ export function ingressDrafts(ids: TaskIds, request: ActionRequest, options: { a
   task = fold(taskDecider, taskEvents);
   taskEvents.push(...taskDecider.decide({ type: 'start-task', data: {}, metadata: meta }, task));
   for (const e of taskEvents) out.push(draft(ids, { entity_type: 'task', entity_id: ids.task_id }, e.type, e.data, `${ids.task_id}:${e.type}`, at, 'writ-ingress'));
+  return out;
+}
 
+function stepAndAttemptDrafts(ids: TaskIds, request: ActionRequest, at: string, maxAttempts: number): EventDraft[] {
+  const meta = { now: at };
+  const out: EventDraft[] = [];
   const stepEvents: StepEvent[] = [];
   let step: StepState = stepDecider.initialState();
   stepEvents.push(
     ...stepDecider.decide(
       {
         type: 'plan-step',
-        data: { step_id: ids.step_id, task_id: ids.task_id, kind: 'run', title: 'Run the action', contract_ref: `action_request:${request.action_request_id}`, max_attempts: options.maxAttempts ?? 3 },
+        data: { step_id: ids.step_id, task_id: ids.task_id, kind: 'run', title: 'Run the action', contract_ref: `action_request:${request.action_request_id}`, max_attempts: maxAttempts },
         metadata: meta,
       },
       step,
@@ -167,7 +188,12 @@ export function ingressDrafts(ids: TaskIds, request: ActionRequest, options: { a
 }
 
 /** What policy appends: `policy.evaluated` with the kernel's evaluation under `profile` (or a forced outcome's shape). */
-export function policyEvaluatedDraft(ids: TaskIds, request: ActionRequest, profileId: string, options: { at?: string; entry?: number } = {}): EventDraft {
+export function policyEvaluatedDraft(
+  ids: TaskIds,
+  request: ActionRequest,
+  profileId: string,
+  options: { at?: string; entry?: number; withoutRewrite?: boolean } = {},
+): EventDraft {
   const at = options.at ?? instant(1);
   const entry = options.entry ?? 1;
   const evaluation = evaluatePolicy(request, builtinPolicyProfile(profileId), { files_owned: ['**'] });
@@ -182,6 +208,7 @@ export function policyEvaluatedDraft(ids: TaskIds, request: ActionRequest, profi
     ...(evaluation.downgrade === undefined ? {} : { rewritten_action_request_ref: `action_request:${evaluation.downgrade.action_request.action_request_id}` }),
   });
   const payload: PolicyEvaluated = {
+    ...(evaluation.downgrade === undefined || options.withoutRewrite === true ? {} : { rewritten_action_request: evaluation.downgrade.action_request }),
     policy_result: result,
     decision: {
       decision_id: `dec-${ids.attempt_id}-${entry}`,
@@ -243,6 +270,17 @@ export function approvalResolvedDraft(
     decision === 'grant'
       ? approvalDecider.decide({ type: 'grant-approval', data: { resolver, current_fingerprints: options.currentFingerprints ?? { build: 'sha256:aaaa' } }, metadata: { now: at } }, state)
       : approvalDecider.decide({ type: 'deny-approval', data: { resolver, note: 'not now' }, metadata: { now: at } }, state);
+  return approvalDraft(ids, approvalId, events[0] as ApprovalEvent, at);
+}
+
+/** What approval appends on `approval.cancel`: `task_ended` → `approval.cancelled`, `input_drift` → `approval.invalidated` (cause input_drift). */
+export function approvalCancelledDraft(ids: TaskIds, approvalId: string, requested: EventDraft, cause: 'task_ended' | 'input_drift', options: { at?: string } = {}): EventDraft {
+  const at = options.at ?? instant(4);
+  const state: ApprovalState = approvalDecider.evolve(approvalDecider.initialState(), { type: requested.event_type, data: requested.payload });
+  const events =
+    cause === 'task_ended'
+      ? approvalDecider.decide({ type: 'cancel-approval', data: { resolved_by: 'writ-orchestrator', reason: 'the task ended' }, metadata: { now: at } }, state)
+      : approvalDecider.decide({ type: 'invalidate-approval', data: { resolved_by: 'writ-orchestrator', cause: 'input_drift', note: 'superseded' }, metadata: { now: at } }, state);
   return approvalDraft(ids, approvalId, events[0] as ApprovalEvent, at);
 }
 
@@ -351,28 +389,32 @@ export function executionCompletedDraft(ids: TaskIds, options: { at?: string; ou
 }
 
 /** What the receipt service appends. */
-export function receiptIssuedDraft(ids: TaskIds, resultCode: Receipt['result_code'], options: { at?: string; cause?: string } = {}): EventDraft {
+export function receiptIssuedDraft(
+  ids: TaskIds,
+  resultCode: Receipt['result_code'],
+  options: { at?: string; cause?: ReceiptCause; approvalId?: string } = {},
+): EventDraft {
   const at = options.at ?? new Date().toISOString();
-  const receiptId = `rct-${ids.attempt_id}-${options.cause ?? 'settled'}`;
+  const receiptId = `rct-${ids.attempt_id}-${options.cause ?? 'settled'}${options.approvalId === undefined ? '' : `-${options.approvalId}`}`;
   const dispatched = resultCode === 'succeeded' || resultCode === 'failed' || resultCode === 'unknown_outcome';
   const receipt: Receipt = {
     receipt_id: receiptId,
     task_id: ids.task_id,
     step_id: ids.step_id,
     attempt_id: ids.attempt_id,
-    receipt_class: 'command_execution',
+    receipt_class: options.cause === 'approval_resolved' ? 'approval_resolution' : 'command_execution',
     action_request_ref: `action_request:ar-${ids.task_id}`,
     input_refs: [],
     environment_ref: null,
     policy_result_ref: `policy_result:pr-${ids.attempt_id}-1`,
-    approval_ref: null,
-    capability_grant_ref: dispatched ? `grant:${grantId(ids)}` : null,
+    approval_ref: options.approvalId === undefined ? null : `approval:${options.approvalId}`,
+    capability_grant_ref: dispatched && options.cause !== 'approval_resolved' ? `grant:${grantId(ids)}` : null,
     output_refs: [],
     result_code: resultCode,
     result_summary: `the action ${resultCode}`,
     created_at: at,
   };
-  const payload: ReceiptIssued = { receipt, jws: 'eyJhbGciOiJFZERTQSJ9.e30.c2ln' };
+  const payload: ReceiptIssued = { receipt, jws: 'eyJhbGciOiJFZERTQSJ9.e30.c2ln', ...(options.cause === undefined ? {} : { cause: options.cause }) };
   return draft(ids, { entity_type: 'receipt', entity_id: receiptId, step_id: ids.step_id, attempt_id: ids.attempt_id }, 'receipt.issued', payload, `${receiptId}:receipt.issued`, at, 'writ-receipt');
 }
 

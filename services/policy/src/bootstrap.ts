@@ -4,8 +4,12 @@ import { ServiceRuntime, serviceHttp, serviceStreams, type ReadinessRegistry } f
 import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
+import { ProfileCatalog } from './application/profile-catalog.js';
+import { ProfileSync } from './application/profile-sync.js';
 import type { PolicyConfig } from './config.js';
-import { PolicyModule, SERVICE_NAME } from './policy.module.js';
+import { EventStoreProfileLog } from './outbound/event-store-profile-log.js';
+import { KvProfileBucket } from './outbound/kv-profile-bucket.js';
+import { PolicyModule, SERVICE_NAME, type PolicyProfileStore } from './policy.module.js';
 
 export interface PolicyAppOptions {
   readonly logger?: Logger;
@@ -22,6 +26,8 @@ export interface PolicyApp {
   readonly app: INestApplication;
   readonly server: JetStreamServer;
   readonly readiness: ReadinessRegistry;
+  /** The profiles evaluation uses now (kept current from the bucket). */
+  readonly profiles: ProfileCatalog;
   /** Base URL of the HTTP server (`/healthz`, `/readyz`). */
   readonly url: string;
   /** Graceful: stop pulling, finish and ack in-flight events, close HTTP, drain NATS. Idempotent. */
@@ -31,10 +37,15 @@ export interface PolicyApp {
 /**
  * Starts the policy service in-process: connects to NATS, opens the event log
  * and ensures the bus streams (commands, ingress, dead letters) under the
- * configured names and subject root, binds the durable `policy` consumer of
- * `<root>.cmd.policy.evaluate`, and listens on `WRIT_HTTP_PORT` (0 picks a
- * free port). `/readyz`: NATS connected, streams ensured, the bus connected
- * and its consumer bound.
+ * configured names and subject root; opens the profile store (the bucket
+ * `WRIT_POLICY_BUCKET`, the built-ins the log has never seen recorded,
+ * every profile converged to the log's latest, then the bucket watched and
+ * its profiles loaded); binds the durable `policy` consumer of
+ * `<root>.cmd.policy.evaluate` and the responders of
+ * `<root>.qry.policy.apply-profile` and `<root>.qry.policy.evaluate`; listens
+ * on `WRIT_HTTP_PORT` (0 picks a free port). `/readyz`: NATS connected,
+ * streams ensured, profiles loaded and followed, the bus connected and its
+ * consumer bound.
  */
 export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOptions = {}): Promise<PolicyApp> {
   const env = config.env;
@@ -47,19 +58,53 @@ export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOp
     logger,
     onClose: options.onShutdown,
   });
+  let profiles: PolicyProfileStore | undefined;
   try {
-    runtime.readiness.add('bus', runtime.bus.statusCheck()).add('consumers_bound', runtime.bus.durablesCheck(1));
+    profiles = await openProfileStore(config, runtime, logger, options.clock ?? (() => new Date()));
+    const { catalog, watch } = profiles;
+    runtime.readiness
+      .add('policy_profiles', () => ({ ok: watch.loaded && watch.healthy, value: catalog.size }))
+      .add('bus', runtime.bus.statusCheck())
+      .add('consumers_bound', runtime.bus.durablesCheck(1));
     const service = await startServiceApp({
       serviceName: SERVICE_NAME,
       runtime,
-      module: PolicyModule.register({ config, runtime, logger, clock: options.clock }),
+      module: PolicyModule.register({ config, runtime, logger, clock: options.clock, profiles }),
       http: serviceHttp(env),
       logger,
       nestLogger: options.nestLogger,
     });
-    return { ...service, readiness: runtime.readiness };
+    return { ...service, readiness: runtime.readiness, profiles: catalog };
   } catch (error) {
+    await profiles?.watch.stop().catch(() => undefined);
     await runtime.close();
     throw error;
   }
+}
+
+/**
+ * The profile store: the bucket (created on first start), the log's profile
+ * events as the truth (built-ins seeded, the bucket reconciled), and the
+ * watch that loads every profile and follows each change (hot reload).
+ * Resolves once the initial load is done.
+ */
+async function openProfileStore(config: PolicyConfig, runtime: ServiceRuntime, logger: Logger, clock: Clock): Promise<PolicyProfileStore> {
+  const env = config.env;
+  const principals = await runtime.startPrincipalRegistry();
+  const bucket = await KvProfileBucket.open(runtime.nc, {
+    bucket: env.WRIT_POLICY_BUCKET,
+    history: env.WRIT_POLICY_BUCKET_HISTORY,
+    replicas: env.WRIT_STREAM_REPLICAS,
+    maxBytes: env.WRIT_POLICY_BUCKET_MAX_BYTES,
+  });
+  const log = new EventStoreProfileLog(runtime.store, runtime.jsm);
+  const sync = new ProfileSync({ log, bucket, clock, principalId: env.WRIT_POLICY_PRINCIPAL_ID, logger });
+  const seeded = await sync.seedBuiltins();
+  if (seeded.length > 0) logger.info({ profiles: seeded }, 'built-in policy profiles recorded in the log');
+  await sync.reconcile();
+  const catalog = new ProfileCatalog();
+  const watch = await bucket.watch(catalog, logger);
+  await watch.ready;
+  logger.info({ bucket: env.WRIT_POLICY_BUCKET, profiles: catalog.versions() }, 'policy profiles loaded');
+  return { catalog, log, sync, watch, principals };
 }

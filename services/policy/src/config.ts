@@ -1,5 +1,5 @@
 import { Id } from '@writ/contracts';
-import { busConsumerVariables, envInt, loadConfig, serviceEnvironment, serviceSubjects } from '@writ/runtime';
+import { StreamName, busConsumerVariables, envInt, loadConfig, serviceEnvironment, serviceSubjects } from '@writ/runtime';
 import type { z } from 'zod';
 
 /**
@@ -13,6 +13,14 @@ export const PolicyEnv = serviceEnvironment({ httpPort: 8083 }).extend({
   WRIT_POLICY_PRINCIPAL_ID: Id.default('writ-policy'),
   /** Commands evaluated at once by one process (each task's appends stay ordered by the log's guard). */
   WRIT_POLICY_CONCURRENCY: envInt(1, 64).default(4),
+  /** The KV bucket holding the current record of every profile (stream `KV_<bucket>`); replicas follow WRIT_STREAM_REPLICAS. */
+  WRIT_POLICY_BUCKET: StreamName.default('WRIT_POLICY'),
+  /** Revisions the bucket keeps per profile (the log keeps them all). */
+  WRIT_POLICY_BUCKET_HISTORY: envInt(16, 64).default(16),
+  /** Byte bound of the bucket. */
+  WRIT_POLICY_BUCKET_MAX_BYTES: envInt(1024 * 1024).default(64 * 1024 * 1024),
+  /** How far a signed profile application's applied_at may be from the service's clock, in seconds. */
+  WRIT_POLICY_APPLY_FRESHNESS_SECONDS: envInt(1, 3_600).default(300),
   ...busConsumerVariables,
 });
 export type PolicyEnv = z.output<typeof PolicyEnv>;
@@ -22,6 +30,10 @@ export interface PolicySubjects {
   readonly events: string;
   /** What the service consumes. */
   readonly policyEvaluate: string;
+  /** Request/reply: a director's signed profile application. */
+  readonly applyProfile: string;
+  /** Request/reply: evaluation without a record (simulation, benchmarks). */
+  readonly evaluateDryRun: string;
   readonly ingressAll: string;
   readonly commandsAll: string;
   readonly dlqAll: string;
@@ -39,6 +51,8 @@ export function policySubjects(env: PolicyEnv): PolicySubjects {
     root: subjects.root,
     events: subjects.events,
     policyEvaluate: subjects.commands.policyEvaluate,
+    applyProfile: subjects.commands.policyApplyProfile,
+    evaluateDryRun: subjects.commands.policyEvaluateDryRun,
     ingressAll: subjects.streams.ingress,
     commandsAll: subjects.streams.commands,
     dlqAll: subjects.streams.dlq,

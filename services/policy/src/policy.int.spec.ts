@@ -1,6 +1,7 @@
 import type { EvaluatePolicy } from '@writ/contracts';
 import { waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtinVersion } from '../test/profiles.js';
 import { append, createRig, disposeRig, events, startApp, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
 import { commandRequest, evaluateCommandFor, ingressDrafts, taskIds, writeRequest, type TaskIds } from '../test/task-fixtures.js';
 import type { PolicyApp } from './bootstrap.js';
@@ -56,7 +57,7 @@ describe('policy service', () => {
       correlation_id: ids.task_id,
       idempotency_key: `${ids.attempt_id}:policy.evaluated:1`,
       payload: {
-        policy_result: { ...ids, outcome: 'allow', policy_profile_ref: 'local_edit_allowed@1', evaluated_by: 'writ-policy' },
+        policy_result: { ...ids, outcome: 'allow', policy_profile_ref: `local_edit_allowed@${builtinVersion('local_edit_allowed')}`, evaluated_by: 'writ-policy' },
         decision: { decision_type: 'safety', decided_by: 'writ-policy', evidence_refs: [] },
       },
     });
@@ -77,7 +78,7 @@ describe('policy service', () => {
     expect(evaluated.payload).toMatchObject({ policy_result: { outcome: 'deny', matched_rules: ['destructive_command'] } });
   });
 
-  it('downgrades a write under readonly_analysis to a read, referencing the rewritten request', async () => {
+  it('downgrades a write under readonly_analysis to a read, carrying the rewritten request it references', async () => {
     const ids = taskIds(unique('downgrade'));
     const request = writeRequest(ids);
     const evaluated = await evaluate(ids, request);
@@ -86,6 +87,7 @@ describe('policy service', () => {
         outcome: 'downgrade',
         downgrade: { rewritten_action_request_ref: `action_request:${request.action_request_id}-dg`, restricted_mode: 'readonly' },
       },
+      rewritten_action_request: { action_request_id: `${request.action_request_id}-dg`, action_class: 'read_local' },
     });
   });
 

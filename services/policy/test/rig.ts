@@ -1,7 +1,8 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BusClient } from '@writ/bus';
-import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import { POLICY_APPLICATION_JWS_TYPE, type EventDraft, type EventEnvelope, type PrincipalRegistered, type PrincipalRole, type PrincipalType } from '@writ/contracts';
+import { generateEd25519Key, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { createLogger } from '@writ/telemetry';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
@@ -31,6 +32,8 @@ export async function createRig(name: string): Promise<Rig> {
     WRIT_INGRESS_STREAM: uniqueName('ING'),
     WRIT_COMMANDS_STREAM: uniqueName('CMD'),
     WRIT_DLQ_STREAM: uniqueName('DLQ'),
+    WRIT_POLICY_BUCKET: uniqueName('POL'),
+    WRIT_POLICY_BUCKET_MAX_BYTES: String(8 * MiB),
     WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
     WRIT_BUS_MAX_BYTES: String(64 * MiB),
     WRIT_HTTP_PORT: '0',
@@ -42,8 +45,8 @@ export async function createRig(name: string): Promise<Rig> {
   return { nc, jsm: await jetstreamManager(nc), config, store, bus: new BusClient(nc), apps: [] };
 }
 
-export async function startApp(rig: Rig): Promise<PolicyApp> {
-  const app = await createPolicyApp(rig.config, { logger: quiet, nestLogger: false });
+export async function startApp(rig: Rig, options: { clock?: () => Date } = {}): Promise<PolicyApp> {
+  const app = await createPolicyApp(rig.config, { logger: quiet, nestLogger: false, ...options });
   rig.apps.push(app);
   return app;
 }
@@ -52,7 +55,7 @@ export async function disposeRig(rig: Rig): Promise<void> {
   await Promise.all(rig.apps.map((app) => app.close()));
   await rig.bus.close();
   const env = rig.config.env;
-  await deleteStreams(rig.nc, env.WRIT_EVENTS_STREAM, env.WRIT_INGRESS_STREAM, env.WRIT_COMMANDS_STREAM, env.WRIT_DLQ_STREAM);
+  await deleteStreams(rig.nc, env.WRIT_EVENTS_STREAM, env.WRIT_INGRESS_STREAM, env.WRIT_COMMANDS_STREAM, env.WRIT_DLQ_STREAM, `KV_${env.WRIT_POLICY_BUCKET}`);
   await rig.nc.drain();
 }
 
@@ -84,4 +87,56 @@ export async function waitForIdle(rig: Rig, durable = 'policy'): Promise<void> {
     },
     { what: 'the policy consumer to be idle', timeoutMs: 20_000, intervalMs: 25 },
   );
+}
+
+/** A principal registered in the test's log with one fresh key, as `writ principal add` would. */
+export interface TestPrincipal {
+  readonly id: string;
+  readonly key: Ed25519SigningKey;
+}
+
+export async function registerPrincipal(rig: Rig, type: PrincipalType, roles: PrincipalRole[], id = uniqueName(roles[0] ?? type).replaceAll('_', '-')): Promise<TestPrincipal> {
+  const key = await generateEd25519Key({ kid: `${id}-k1` });
+  const at = new Date().toISOString();
+  const payload: PrincipalRegistered = {
+    principal_id: id,
+    principal_type: type,
+    display_name: id,
+    roles,
+    keys: [key.publicJwk as PrincipalRegistered['keys'][number]],
+    registered_by: 'operator',
+    at,
+  };
+  await rig.store.appendToEntity(
+    'principal',
+    id,
+    [
+      {
+        event_id: `reg-${id}`,
+        schema_version: 1,
+        event_type: 'principal.registered',
+        entity_type: 'principal',
+        entity_id: id,
+        occurred_at: at,
+        actor_type: 'user',
+        actor_id: 'operator',
+        payload,
+        causation_id: null,
+        correlation_id: id,
+        idempotency_key: `principal.registered:${id}`,
+      },
+    ],
+    0,
+  );
+  return { id, key };
+}
+
+/** A signed PolicyProfileApplication, as `writ policy apply` sends it. */
+export async function signApplication(
+  signer: { id: string; key: Ed25519SigningKey },
+  document: unknown,
+  options: { appliedAt?: Date; appliedBy?: string; typ?: string } = {},
+): Promise<string> {
+  const application = { document, applied_by: options.appliedBy ?? signer.id, applied_at: (options.appliedAt ?? new Date()).toISOString() };
+  return signJws(JSON.stringify(application), signer.key, { typ: options.typ ?? POLICY_APPLICATION_JWS_TYPE });
 }

@@ -112,6 +112,8 @@ describe('projection service: the governed path end to end', () => {
     );
     const receipt = await http(app, `/v1/receipts/${ids.receipt}`);
     expect(receipt.body).toMatchObject({ receipt_id: ids.receipt, result_code: 'succeeded', jws: story.find((e) => e.draft.event_type === 'receipt.issued')?.draft.payload['jws'] });
+    const grant = await http(app, `/v1/grants/${ids.grant}`);
+    expect(grant).toMatchObject({ status: 200, body: { grant_id: ids.grant, task_id: ids.task } });
     const keys = await http(app, '/v1/keys');
     expect(keys.body['keys']).toEqual(expect.arrayContaining([expect.objectContaining({ kid: receiptKey.kid, kty: 'OKP', crv: 'Ed25519', x: receiptKey.publicJwk.x })]));
     expect(JSON.stringify(keys.body)).not.toContain('"d"');

@@ -12,6 +12,7 @@ import { ActionsController } from './inbound/http/actions.controller.js';
 import { ApprovalsController } from './inbound/http/approvals.controller.js';
 import { HealthController } from './inbound/http/health.controller.js';
 import { KeysController } from './inbound/http/keys.controller.js';
+import { GrantsController } from './inbound/http/grants.controller.js';
 import { ReceiptsController } from './inbound/http/receipts.controller.js';
 import { TasksController } from './inbound/http/tasks.controller.js';
 import { createProjectorListener } from './inbound/projector.listener.js';
@@ -72,7 +73,7 @@ export class ProjectionModule {
     });
     return {
       module: ProjectionModule,
-      controllers: [listener, ActionsController, TasksController, ApprovalsController, ReceiptsController, KeysController, HealthController],
+      controllers: [listener, ActionsController, TasksController, ApprovalsController, ReceiptsController, KeysController, GrantsController, HealthController],
       providers: [
         { provide: PROJECTION_RESOURCES, useValue: resources },
         { provide: TypeormProjectionStore, useFactory: () => new TypeormProjectionStore(resources.dataSource) },

@@ -414,6 +414,36 @@ describe('receipt service', () => {
     expect(issued?.receipt.result_summary).toContain('denied by director-1');
   });
 
+  it('receipts an approval resolution on its own (approval_resolved): bound to the approval and its resolver, chained before the denial receipt, both marked with their cause', async () => {
+    const attempt = newAttempt();
+    await seed(attempt.taskId, [
+      awaitingPolicy(attempt),
+      policyEvaluated(attempt, 'require_approval'),
+      draft(attempt, 'approval.requested', { type: 'approval', id: attempt.approvalId }, {
+        approval_id: attempt.approvalId,
+        attempt_id: attempt.attemptId,
+        approval_packet_ref: `sha256:${'b'.repeat(64)}`,
+        requested_by: 'agent-1',
+      }),
+      draft(attempt, 'approval.denied', { type: 'approval', id: attempt.approvalId }, { resolved_by: 'director-1', at: at() }),
+    ]);
+    const command = IssueReceipt.parse({ task_id: attempt.taskId, step_id: attempt.stepId, attempt_id: attempt.attemptId, cause: 'approval_resolved', approval_id: attempt.approvalId });
+    await bus.publish(service.subjects.issue, command, { msgId: `${attempt.attemptId}:receipt:approval_resolved` });
+    const [resolution] = await receipts(attempt.taskId);
+    expect(resolution).toMatchObject({
+      cause: 'approval_resolved',
+      receipt: { receipt_class: 'approval_resolution', result_code: 'refused', approval_ref: `approval:${attempt.approvalId}`, capability_grant_ref: null, prev_receipt_hash: null },
+    });
+    expect(resolution?.receipt.input_refs).toContain(`sha256:${'b'.repeat(64)}`);
+    expect(resolution?.receipt.result_summary).toContain(`approval ${attempt.approvalId} denied by director-1`);
+    expect((await verifyReceipt(resolution?.receipt, resolution?.jws, await receiptKeys())).ok).toBe(true);
+    // the attempt's own denial receipt follows, chained to it
+    await issue(attempt, 'approval_denied');
+    const [, denial] = await receipts(attempt.taskId, 2);
+    expect(denial).toMatchObject({ cause: 'approval_denied', receipt: { prev_receipt_hash: resolution?.receipt.receipt_hash } });
+    expect(denial?.receipt.receipt_id).not.toBe(resolution?.receipt.receipt_id);
+  });
+
   it('receipts an unknown outcome as such, and its later settlement with a receipt of its own', async () => {
     // given an attempt whose effect may or may not have happened
     const attempt = newAttempt();

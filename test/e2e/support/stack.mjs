@@ -105,6 +105,7 @@ function stackEnvironment(layout, extra) {
     WRIT_BUS_STREAMS_MAX_BYTES: bytes,
     WRIT_ARTIFACTS_BUCKET: layout.bucket,
     WRIT_ARTIFACTS_MAX_BYTES: bytes,
+    WRIT_POLICY_BUCKET: `${layout.root.toUpperCase()}_POLICY`,
     WRIT_CELLS_ROOT: layout.cellsRoot,
     WRIT_APPROVAL_KEY_FILE: path.join(layout.keysDir, 'approval.jwk.json'),
     WRIT_RECEIPT_KEY_FILE: path.join(layout.keysDir, 'receipt.jwk.json'),
@@ -451,7 +452,7 @@ export class Stack {
 
     await this.#removeCells().catch((error) => problems.push(`cells: ${error.message}`));
     if (this.nc) {
-      for (const stream of [...Object.values(this.streams), `OBJ_${this.bucket}`]) {
+      for (const stream of [...Object.values(this.streams), `OBJ_${this.bucket}`, `KV_${this.env.WRIT_POLICY_BUCKET}`]) {
         await this.jsm.streams.delete(stream).catch(() => undefined);
       }
       await this.nc.close().catch(() => undefined);

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { ActionRequest } from '../action-request.js';
 import { Artifact } from '../artifact.js';
 import { Decision } from '../decision.js';
-import { Id, Sha256Hex, Timestamp } from '../ids.js';
+import { Id, Ref, Sha256Hex, Timestamp } from '../ids.js';
 import { LIMITS } from '../limits.js';
 import { PolicyResult } from '../policy-result.js';
 import { Receipt } from '../receipt.js';
+import { ReceiptCause } from './service-commands.js';
 import { FilePath } from '../text.js';
 
 /** `policy.evaluated` on the task stream: the policy result and the Decision that records it. */
@@ -16,6 +17,20 @@ export const PolicyEvaluated = z.strictObject({
   rewritten_action_request: ActionRequest.optional(),
 });
 export type PolicyEvaluated = z.infer<typeof PolicyEvaluated>;
+
+/**
+ * `decision.recorded` on the task stream (entity `decision`, id = `decision.decision_id`):
+ * a Decision made outside policy evaluation, appended together with the event it
+ * explains, e.g. every approval resolution with its resolver (`decided_by`).
+ */
+export const DecisionRecorded = z.strictObject({
+  decision: Decision,
+  /** What was decided on: `approval:<approval_id>`. */
+  subject_ref: Ref,
+  /** The event the decision was appended with: `approval.granted`, `approval.expired`, ... */
+  outcome_event: z.string().regex(/^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$/),
+});
+export type DecisionRecorded = z.infer<typeof DecisionRecorded>;
 
 /** One file the action changed in the cell's workspace (null hash: absent on that side). */
 export const ChangedFile = z.strictObject({
@@ -63,5 +78,14 @@ export const ExecutionCompleted = z.strictObject({
 export type ExecutionCompleted = z.infer<typeof ExecutionCompleted>;
 
 /** `receipt.issued` on the task stream: the receipt and its compact EdDSA JWS over the RFC 8785 body. */
-export const ReceiptIssued = z.strictObject({ receipt: Receipt, jws: z.string().min(1).max(64 * 1024) });
+export const ReceiptIssued = z.strictObject({
+  receipt: Receipt,
+  jws: z.string().min(1).max(64 * 1024),
+  /**
+   * The IssueReceipt cause it answers. `approval_resolved` receipts are about
+   * an approval, not the end of the attempt; absent on receipts issued before
+   * the field existed (they all end their attempt).
+   */
+  cause: ReceiptCause.optional(),
+});
 export type ReceiptIssued = z.infer<typeof ReceiptIssued>;

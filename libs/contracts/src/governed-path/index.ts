@@ -13,8 +13,19 @@ export {
   IngressRejectionCode,
   MAX_INGRESS_BYTES,
 } from './ingress-events.js';
-export { CellEnvironment, ChangedFile, ExecutionCompleted, PolicyEvaluated, ReceiptIssued } from './fact-events.js';
-export { PolicyProfileApplied, PolicyProfileRecord, PolicyProfileVersion } from './policy-profiles.js';
+export { CellEnvironment, ChangedFile, DecisionRecorded, ExecutionCompleted, PolicyEvaluated, ReceiptIssued } from './fact-events.js';
+export {
+  ApplyPolicyProfile,
+  ApplyPolicyProfileReply,
+  EvaluatePolicyDryRun,
+  EvaluatePolicyDryRunReply,
+  POLICY_APPLICATION_JWS_TYPE,
+  PolicyProfileApplication,
+  PolicyProfileApplied,
+  PolicyProfileRecord,
+  PolicyProfileVersion,
+  PolicyReasonSummary,
+} from './policy-profiles.js';
 export {
   ApprovalResolution,
   CancelApproval,
@@ -22,11 +33,19 @@ export {
   CloseCellReason,
   COMMANDS,
   EvaluatePolicy,
+  ExpireApproval,
+  GrantRevocation,
   IssueGrant,
   IssueReceipt,
+  ReceiptCause,
+  KeyRotation,
   ObserveWorkspace,
   RequestApproval,
   ResolveApproval,
+  RevokeGrant,
+  RevokeGrantReply,
+  RotateKey,
+  RotateKeyReply,
   RunAction,
   SubmitAction,
   WorkspaceObserved,

@@ -19,6 +19,8 @@ export const IngressRejectionCode = z.enum([
   'INGRESS_TOO_LARGE',
   'INGRESS_TASK_UNKNOWN',
   'INGRESS_TASK_TERMINAL',
+  /** `supersedes` names no earlier request of the task by this principal whose attempt is still pending, or task_id is missing. */
+  'INGRESS_SUPERSEDES_INVALID',
 ]);
 export type IngressRejectionCode = z.infer<typeof IngressRejectionCode>;
 

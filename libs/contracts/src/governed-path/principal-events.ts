@@ -34,8 +34,17 @@ export const PrincipalRegistered = z.strictObject({
 });
 export type PrincipalRegistered = z.infer<typeof PrincipalRegistered>;
 
-/** `principal.key_added`: key rotation adds the new key before the old one is revoked. */
-export const PrincipalKeyAdded = z.strictObject({ key: PublicEd25519Jwk, added_by: Id, at: Timestamp });
+/**
+ * `principal.key_added`: key rotation adds the new key before the old one is revoked.
+ * `replaces` (a service key rotation) names the key it succeeds and when that one is
+ * retired (`principal.key_revoked`, reason `rotated`): until then both verify.
+ */
+export const PrincipalKeyAdded = z.strictObject({
+  key: PublicEd25519Jwk,
+  added_by: Id,
+  at: Timestamp,
+  replaces: z.strictObject({ kid: z.string().min(1).max(128), retire_after: Timestamp }).optional(),
+});
 export type PrincipalKeyAdded = z.infer<typeof PrincipalKeyAdded>;
 
 /** `principal.key_revoked`: signatures by this key are refused from now on. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ActionRequest } from '../action-request.js';
 import { Id, Timestamp } from '../ids.js';
 import { LIMITS } from '../limits.js';
+import { isPresent, withRules } from '../rules.js';
 import { RiskBand } from '../risk-band.js';
 import { FilePath, ResourceName, Text } from '../text.js';
 
@@ -17,6 +18,7 @@ export const COMMANDS = Object.freeze({
   approvalResolve: 'writ.qry.approval.resolve',
   approvalIssueGrant: 'writ.cmd.approval.issue-grant',
   approvalCancel: 'writ.cmd.approval.cancel',
+  approvalExpire: 'writ.cmd.approval.expire',
   approvalRevokeGrant: 'writ.qry.approval.revoke-grant',
   approvalRotateKey: 'writ.qry.approval.rotate-key',
   policyApplyProfile: 'writ.qry.policy.apply-profile',
@@ -114,8 +116,35 @@ export const CancelApproval = z.strictObject({
 });
 export type CancelApproval = z.infer<typeof CancelApproval>;
 
-/** `writ.cmd.receipt.issue`: receipt the attempt as it stands in the log. */
-export const IssueReceipt = z.strictObject({ ...AttemptRef, cause: z.enum(['settled', 'policy_denied', 'approval_denied', 'refused']) });
+/**
+ * `writ.cmd.approval.expire`: the approval service's own durable timer. It is
+ * published when `approval.requested` is appended and held on the server
+ * (nak with delay) until `expires_at`; then a still pending approval gets
+ * `approval.expired`. `expires_at` only schedules: the log's is authoritative.
+ */
+export const ExpireApproval = z.strictObject({ ...AttemptRef, approval_id: Id, expires_at: Timestamp });
+export type ExpireApproval = z.infer<typeof ExpireApproval>;
+
+/**
+ * Why a receipt is issued. `approval_resolved` receipts one resolution of one
+ * approval of the attempt (Hermit 18.1 `approval_resolution`), apart from the
+ * receipt that ends the attempt.
+ */
+export const ReceiptCause = z.enum(['settled', 'policy_denied', 'approval_denied', 'refused', 'approval_resolved']);
+export type ReceiptCause = z.infer<typeof ReceiptCause>;
+
+/**
+ * `writ.cmd.receipt.issue`: receipt the attempt as it stands in the log.
+ * `approval_id` names the resolved approval; required for (and only for)
+ * `approval_resolved`, since an attempt may wait for several approvals.
+ */
+export const IssueReceipt = withRules(
+  z.strictObject({ ...AttemptRef, cause: ReceiptCause, approval_id: Id.optional() }),
+  (command, report) => {
+    if (command.cause === 'approval_resolved' && !isPresent(command.approval_id)) report(['approval_id'], 'is required when cause is approval_resolved');
+    if (command.cause !== 'approval_resolved' && isPresent(command.approval_id)) report(['approval_id'], 'must be absent unless cause is approval_resolved');
+  },
+);
 export type IssueReceipt = z.infer<typeof IssueReceipt>;
 
 /**
@@ -143,3 +172,58 @@ export const WorkspaceObserved = z.strictObject({
   observed_at: Timestamp,
 });
 export type WorkspaceObserved = z.infer<typeof WorkspaceObserved>;
+
+/**
+ * `writ.qry.approval.revoke-grant` (request/reply). `revocation_jws` is a
+ * compact EdDSA JWS by a director over GrantRevocation; the approval service
+ * checks the signer's role and key in the log and the signature's freshness,
+ * then appends `grant.revoked` to the task stream. The executor refuses every
+ * use of a revoked grant not claimed before the revocation (GRANT_REVOKED).
+ */
+export const RevokeGrant = z.strictObject({ grant_id: Id, task_id: Id, revocation_jws: z.string().min(1).max(16 * 1024) });
+export type RevokeGrant = z.infer<typeof RevokeGrant>;
+
+/** The payload a director signs to revoke a grant. */
+export const GrantRevocation = z.strictObject({ grant_id: Id, task_id: Id, reason: Text, revoked_by: Id, revoked_at: Timestamp });
+export type GrantRevocation = z.infer<typeof GrantRevocation>;
+
+/** The reply: `revoked` (this request appended `grant.revoked`) or `already_revoked` (the earlier revocation stands). */
+export const RevokeGrantReply = z.strictObject({
+  grant_id: Id,
+  task_id: Id,
+  status: z.enum(['revoked', 'already_revoked']),
+  revoked_by: Id,
+  revoked_at: Timestamp,
+  event_id: Id,
+});
+export type RevokeGrantReply = z.infer<typeof RevokeGrantReply>;
+
+/**
+ * `writ.qry.approval.rotate-key` (request/reply; later also the receipt
+ * service's). `rotation_jws` is a compact EdDSA JWS by a director over
+ * KeyRotation. The service generates a new signing key, appends
+ * `principal.key_added` for it (with `replaces`), then signs with it; the old
+ * key stays valid until `retire_after`, when `principal.key_revoked` (reason
+ * `rotated`) is appended.
+ */
+export const RotateKey = z.strictObject({ rotation_jws: z.string().min(1).max(16 * 1024) });
+export type RotateKey = z.infer<typeof RotateKey>;
+
+/** The payload a director signs to rotate a service's signing key; `service` names the service (`approval`), so a rotation signed for one cannot be replayed on another. */
+export const KeyRotation = z.strictObject({
+  service: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/),
+  requested_by: Id,
+  requested_at: Timestamp,
+  reason: Text.optional(),
+});
+export type KeyRotation = z.infer<typeof KeyRotation>;
+
+/** The reply: the new signing key, the key it replaces and when that one is retired (`already_rotated` for a repeated request). */
+export const RotateKeyReply = z.strictObject({
+  principal_id: Id,
+  status: z.enum(['rotated', 'already_rotated']),
+  kid: z.string().min(1).max(128),
+  previous_kid: z.string().min(1).max(128),
+  retire_after: Timestamp,
+});
+export type RotateKeyReply = z.infer<typeof RotateKeyReply>;

@@ -9,6 +9,17 @@ import { ApprovalEvent, type Fingerprints, type InvalidationCause, type StateWit
 /** The one role that may resolve approvals. */
 export const APPROVER_ROLE = 'director';
 
+/**
+ * The policy profile version the approval's policy result was evaluated under, and the
+ * profile's current version (Hermit 19.6). Null on either side is unknown: a result
+ * missing from the log, or a profile no longer stored. Anything but two equal
+ * versions is policy drift.
+ */
+export interface PolicyVersions {
+  readonly evaluated: string | null;
+  readonly current: string | null;
+}
+
 /** Who resolves: an authenticated principal and its roles (the approval service looks them up). */
 export interface Resolver {
   readonly principal_id: string;
@@ -33,7 +44,16 @@ export type ApprovalCommand =
         readonly state_witness?: StateWitness;
       }
     >
-  | Command<'grant-approval', { readonly resolver: Resolver; readonly note?: string; readonly current_fingerprints?: Fingerprints }>
+  | Command<
+      'grant-approval',
+      {
+        readonly resolver: Resolver;
+        readonly note?: string;
+        readonly current_fingerprints?: Fingerprints;
+        /** Required when the approval answers a policy result (Hermit 19.6): its profile version then and now. */
+        readonly policy_versions?: PolicyVersions;
+      }
+    >
   | Command<'deny-approval', { readonly resolver: Resolver; readonly note?: string }>
   | Command<'expire-approval', { readonly resolved_by: string }>
   | Command<'cancel-approval', { readonly resolved_by: string; readonly reason: string }>
@@ -102,6 +122,12 @@ export function driftedResources(captured: Fingerprints, current: Fingerprints):
   return [...keys].filter((key) => !Object.hasOwn(captured, key) || !Object.hasOwn(current, key) || captured[key] !== current[key]).sort();
 }
 
+function policyDriftNote(versions: PolicyVersions): string {
+  if (versions.evaluated === null) return 'the policy result this approval answers is not in the log; policy must evaluate again';
+  if (versions.current === null) return `the policy profile evaluated at version ${versions.evaluated} is no longer stored; policy must evaluate again`;
+  return `the policy profile changed from version ${versions.evaluated} to ${versions.current} since evaluation; policy must evaluate again`;
+}
+
 function decideFor(command: ApprovalCommand, state: ApprovalRecord, now: number): ApprovalEvent[] {
   const at = command.metadata.now;
   const expired = now >= instantMs(state.expires_at, 'expires_at');
@@ -113,6 +139,17 @@ function decideFor(command: ApprovalCommand, state: ApprovalRecord, now: number)
       const { resolver } = command.data;
       requireResolver(state, resolver);
       if (expired) return [{ type: 'approval.expired', data: { resolved_by: resolver.principal_id, at } }];
+      // Policy before the witness: a changed policy re-enters evaluation whatever the workspace looks like.
+      if (state.policy_result_ref !== null) {
+        const versions = command.data.policy_versions;
+        if (versions === undefined) {
+          throw new ApprovalError('APPROVAL_POLICY_UNCHECKED', `approval ${state.approval_id} answers ${state.policy_result_ref}; its policy profile version must be compared before a grant`);
+        }
+        if (versions.evaluated === null || versions.current === null || versions.evaluated !== versions.current) {
+          const note = policyDriftNote(versions);
+          return [{ type: 'approval.invalidated', data: { resolved_by: resolver.principal_id, cause: 'policy_drift', note, at } }];
+        }
+      }
       const witness = state.state_witness;
       if (witness !== null) {
         if (witness.expires_at !== undefined && now >= instantMs(witness.expires_at, 'state_witness.expires_at')) {

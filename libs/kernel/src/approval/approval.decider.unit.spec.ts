@@ -29,8 +29,11 @@ const requested: ApprovalEvent = {
   },
 };
 const director = { principal_id: 'user-9', roles: ['director'] };
+const V1 = `sha256:${'1'.repeat(64)}`;
+const V2 = `sha256:${'2'.repeat(64)}`;
+const sameVersion = { evaluated: V1, current: V1 };
 const grant = (s: number, extra: object = {}): ApprovalCommand =>
-  ({ type: 'grant-approval', data: { resolver: director, current_fingerprints: { 'src/a.ts': FP_A }, ...extra }, metadata: meta(s) }) as ApprovalCommand;
+  ({ type: 'grant-approval', data: { resolver: director, current_fingerprints: { 'src/a.ts': FP_A }, policy_versions: sameVersion, ...extra }, metadata: meta(s) }) as ApprovalCommand;
 const deny = (s: number, resolver = director): ApprovalCommand => ({ type: 'deny-approval', data: { resolver, note: 'no' }, metadata: meta(s) });
 
 describe('approval decider (Hermit 8.9, 12.4, 16.7, 16.8)', () => {
@@ -73,6 +76,40 @@ describe('approval decider (Hermit 8.9, 12.4, 16.7, 16.8)', () => {
 
   it('given a witness, when grant-approval brings no current fingerprints, then APPROVAL_WITNESS_MISSING', () => {
     spec.given([requested]).when(grant(60, { current_fingerprints: undefined })).thenThrows('APPROVAL_WITNESS_MISSING');
+  });
+
+  it('given the policy profile changed since evaluation, when grant-approval, then approval.invalidated (policy_drift) before any witness check', () => {
+    const events = spec.given([requested]).when(grant(60, { policy_versions: { evaluated: V1, current: V2 }, current_fingerprints: undefined })).thenEvents();
+    expect(events).toMatchObject([{ type: 'approval.invalidated', data: { resolved_by: 'user-9', cause: 'policy_drift', at: at(60) } }]);
+    expect((events[0]?.data as { note: string }).note).toContain(V2);
+  });
+
+  it('given the profile no longer stored or the policy result unknown, when grant-approval, then policy_drift', () => {
+    for (const policy_versions of [
+      { evaluated: V1, current: null },
+      { evaluated: null, current: V1 },
+      { evaluated: null, current: null },
+    ]) {
+      expect(spec.given([requested]).when(grant(60, { policy_versions })).thenEvents()).toMatchObject([{ type: 'approval.invalidated', data: { cause: 'policy_drift' } }]);
+    }
+  });
+
+  it('given an approval answering a policy result, when grant-approval brings no policy versions, then APPROVAL_POLICY_UNCHECKED', () => {
+    spec.given([requested]).when(grant(60, { policy_versions: undefined })).thenThrows('APPROVAL_POLICY_UNCHECKED');
+  });
+
+  it('given an approval answering no policy result, when grant-approval brings no policy versions, then it is granted', () => {
+    const { policy_result_ref: _ref, ...data } = (requested as Extract<ApprovalEvent, { type: 'approval.requested' }>).data;
+    const withoutPolicy = { type: 'approval.requested', data } as ApprovalEvent;
+    expect(spec.given([withoutPolicy]).when(grant(60, { policy_versions: undefined })).thenEvents()).toMatchObject([{ type: 'approval.granted' }]);
+  });
+
+  it('given a pending approval, when cancel-approval, then approval.cancelled; after any resolution, APPROVAL_NOT_PENDING', () => {
+    const cancel: ApprovalCommand = { type: 'cancel-approval', data: { resolved_by: 'writ-orchestrator', reason: 'task ended' }, metadata: meta(30) };
+    spec.given([requested]).when(cancel).then([{ type: 'approval.cancelled', data: { resolved_by: 'writ-orchestrator', reason: 'task ended', at: at(30) } }]);
+    const cancelled = [requested, ...approvalDecider.decide(cancel, fold(approvalDecider, [requested]))];
+    spec.given(cancelled).when(grant(60)).thenThrows('APPROVAL_NOT_PENDING');
+    spec.given(cancelled).when({ type: 'expire-approval', data: { resolved_by: 'writ-approval' }, metadata: meta(3_601) }).thenThrows('APPROVAL_NOT_PENDING');
   });
 
   it('given an expired witness, when grant-approval, then approval.invalidated (witness_expired)', () => {
@@ -130,16 +167,20 @@ const CODES = [
   'APPROVAL_EXPIRY_INVALID',
   'APPROVAL_NOT_EXPIRED',
   'APPROVAL_WITNESS_MISSING',
+  'APPROVAL_POLICY_UNCHECKED',
 ];
 const resolver = fc.constantFrom(director, { principal_id: 'agent-1', roles: ['director'] }, { principal_id: 'user-2', roles: ['observer'] });
 const fingerprints = fc.constantFrom(undefined, { 'src/a.ts': FP_A }, { 'src/a.ts': FP_B });
+const policyVersions = fc.constantFrom(undefined, sameVersion, { evaluated: V1, current: V2 }, { evaluated: V1, current: null });
 const request = (s: number): ApprovalCommand => {
   const { at: _at, ...data } = requested.data as Extract<ApprovalEvent, { type: 'approval.requested' }>['data'];
   return { type: 'request-approval', data: { ...data, expires_at: at(s + 600) }, metadata: meta(s) } as ApprovalCommand;
 };
 const item: fc.Arbitrary<(s: number) => ApprovalCommand> = fc.oneof(
   fc.constant(request),
-  fc.tuple(resolver, fingerprints).map(([r, fp]) => (s: number) => ({ type: 'grant-approval', data: { resolver: r, current_fingerprints: fp }, metadata: meta(s) }) as ApprovalCommand),
+  fc
+    .tuple(resolver, fingerprints, policyVersions)
+    .map(([r, fp, pv]) => (s: number) => ({ type: 'grant-approval', data: { resolver: r, current_fingerprints: fp, policy_versions: pv }, metadata: meta(s) }) as ApprovalCommand),
   resolver.map((r) => (s: number) => deny(s, r)),
   fc.constant((s: number) => ({ type: 'expire-approval', data: { resolved_by: 'writ-approval' }, metadata: meta(s) }) as ApprovalCommand),
   fc.constant((s: number) => ({ type: 'cancel-approval', data: { resolved_by: 'writ-orchestrator', reason: 'attempt cancelled' }, metadata: meta(s) }) as ApprovalCommand),
@@ -165,6 +206,12 @@ describe('approval decider model', () => {
         }
       }
       if (after.status === 'granted' && after.state_witness !== null) expect(after.witness_validated).toBe(true);
+      // Granted only under the policy version that was evaluated (Hermit 19.6).
+      if (before.status === 'pending' && after.status === 'granted' && before.policy_result_ref !== null) {
+        const command = step.command as Extract<ApprovalCommand, { type: 'grant-approval' }>;
+        expect(command.data.policy_versions?.evaluated).toBe(command.data.policy_versions?.current);
+        expect(command.data.policy_versions?.current).not.toBeNull();
+      }
     });
   });
 

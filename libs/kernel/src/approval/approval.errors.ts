@@ -17,6 +17,8 @@ export type ApprovalErrorCode =
   /** `expire-approval` before the approval's `expires_at`. */
   | 'APPROVAL_NOT_EXPIRED'
   /** The approval captured a state witness, and the grant does not bring current fingerprints to compare. */
-  | 'APPROVAL_WITNESS_MISSING';
+  | 'APPROVAL_WITNESS_MISSING'
+  /** The approval answers a policy result, and the grant does not bring the policy versions to compare (Hermit 19.6). */
+  | 'APPROVAL_POLICY_UNCHECKED';
 
 export class ApprovalError extends KernelError<ApprovalErrorCode> {}

@@ -133,7 +133,8 @@ export function decide(command: StepCommand, state: StepState): StepEvent[] {
         return emit(StepEvent, [{ type: 'step.succeeded', data: { attempt_id, at } }]);
       }
       const closed = { type: 'step.attempt_closed', data: { attempt_id, outcome, at } } as const;
-      if (state.attempts.length < state.max_attempts) return emit(StepEvent, [closed]);
+      // A superseded attempt did not fail: its step is superseded or carries on, never failed for the attempts it used.
+      if (outcome === 'superseded' || state.attempts.length < state.max_attempts) return emit(StepEvent, [closed]);
       const reason = `attempt ${attempt_id} ${outcome} and all ${state.max_attempts} attempts are used`;
       return emit(StepEvent, [closed, { type: 'step.failed', data: { reason, at } }]);
     }

@@ -37,6 +37,16 @@ describe('step decider (Hermit 8.2, 12.2)', () => {
     expect(events.map((e) => e.type)).toEqual(['step.attempt_closed', 'step.failed']);
   });
 
+  it('given the last allowed attempt is superseded, when close-attempt, then only the attempt closes (a supersession is no failure) and the step can be superseded', () => {
+    const one = { ...planned, data: { ...planned.data, max_attempts: 1 } } as StepEvent;
+    const superseded: StepEvent = { type: 'step.attempt_closed', data: { attempt_id: 'a-1', outcome: 'superseded', at: T0 } };
+    spec.given([one, ready, opened('a-1', 1)]).when(cmd('close-attempt', { attempt_id: 'a-1', outcome: 'superseded' })).then([superseded]);
+    spec
+      .given([one, ready, opened('a-1', 1), superseded])
+      .when(cmd('supersede-step', { reason: 'replaced', superseded_by_step_id: 'step-2' }))
+      .then([{ type: 'step.superseded', data: { reason: 'replaced', superseded_by_step_id: 'step-2', at: T0 } }]);
+  });
+
   it('given all attempts used, when open-attempt on a ready step, then STEP_ATTEMPTS_EXHAUSTED', () => {
     const one = { ...planned, data: { ...planned.data, max_attempts: 1 } } as StepEvent;
     const closedNoFail: StepEvent = { type: 'step.attempt_closed', data: { attempt_id: 'a-1', outcome: 'superseded', at: T0 } };

@@ -69,6 +69,38 @@ describe('destructive commands: the table of patterns', () => {
     ['chmod -R 777 /', ['chmod', '-R', '777', '/'], 'permissions.recursive_broad'],
     ['shutdown', ['shutdown', '-h', 'now'], 'system.power'],
     ['redis FLUSHALL', ['redis-cli', 'FLUSHALL'], 'redis.flush'],
+    // branch deletion, kill of processes the task did not spawn, disabling audit (seed 003)
+    ['git branch -d', ['git', 'branch', '-d', 'merged'], 'git.branch_delete'],
+    ['git branch --delete', ['git', 'branch', '--delete', 'merged'], 'git.branch_delete'],
+    ['git tag -d', ['git', 'tag', '-d', 'v1.0.0'], 'git.tag_delete'],
+    ['kill (TERM) of a pid', ['kill', '1234'], 'kill.process'],
+    ['kill -TERM of a pid', ['kill', '-TERM', '1234'], 'kill.process'],
+    ['kill -s HUP of a pid', ['kill', '-s', 'HUP', '1234'], 'kill.process'],
+    ['kill of a variable', ['kill', '$PID'], 'kill.process'],
+    ['kill -9 of a process group', ['kill', '-9', '-4242'], 'kill.sigkill'],
+    ['kill -sKILL (attached)', ['kill', '-sKILL', '1234'], 'kill.sigkill'],
+    ['kill -SIGKILL', ['kill', '-SIGKILL', '1234'], 'kill.sigkill'],
+    ['pkill -f', ['pkill', '-f', 'node server.js'], 'kill.by_name'],
+    ['fuser -k', ['fuser', '-k', '8080/tcp'], 'kill.by_name'],
+    ['systemctl stop', ['systemctl', 'stop', 'nginx'], 'service.stop'],
+    ['service stop', ['service', 'postgresql', 'stop'], 'service.stop'],
+    ['auditctl -e 0', ['auditctl', '-e', '0'], 'audit.disable'],
+    ['auditctl -e0 (attached)', ['auditctl', '-e0'], 'audit.disable'],
+    ['auditctl -D', ['auditctl', '-D'], 'audit.disable'],
+    ['auditctl never rule', ['auditctl', '-a', 'never,task'], 'audit.disable'],
+    ['systemctl stop auditd', ['systemctl', 'stop', 'auditd'], 'audit.disable'],
+    ['systemctl disable auditd.service', ['systemctl', '--now', 'disable', 'auditd.service'], 'audit.disable'],
+    ['systemctl mask systemd-journald', ['systemctl', 'mask', 'systemd-journald'], 'audit.disable'],
+    ['service auditd stop', ['service', 'auditd', 'stop'], 'audit.disable'],
+    ['chkconfig auditd off', ['chkconfig', 'auditd', 'off'], 'audit.disable'],
+    ['journalctl --vacuum-time', ['journalctl', '--vacuum-time=1s'], 'audit.disable'],
+    ['env HISTFILE=/dev/null bash', ['env', 'HISTFILE=/dev/null', 'bash', '-c', 'true'], 'audit.disable'],
+    ['crontab -r', ['crontab', '-r'], 'cron.remove_all'],
+    ['psql UPDATE without WHERE', ['psql', '-c', 'UPDATE users SET admin = true'], 'sql.update_without_where'],
+    ['UPDATE with WHERE only in a subquery', ['psql', '-c', 'UPDATE users SET plan = (SELECT id FROM plans WHERE name = $$free$$)'], 'sql.update_without_where'],
+    ['UPDATE with an always-true WHERE', ['mysql', '-e', 'update users set admin=1 where 1=1'], 'sql.update_without_where'],
+    ['ALTER TABLE DROP COLUMN', ['psql', '-c', 'ALTER TABLE users DROP COLUMN email'], 'sql.drop'],
+    ['DELETE inside a CTE, WHERE only outside', ['psql', '-c', 'WITH d AS (DELETE FROM users RETURNING *) SELECT * FROM d WHERE true'], 'sql.delete_without_where'],
   ])('given %s, then %s matches', (_note, argv, id) => {
     expect(ids(argv)).toContain(id);
   });
@@ -92,6 +124,12 @@ describe('destructive commands: the table of patterns', () => {
     ['script piped into sh', ['sh', '-c', 'echo "rm -rf /" | sh'], 'rm.recursive'],
     ['eval', ['sh', '-c', 'eval "rm -rf /"'], 'rm.recursive'],
     ['redirect to a disk', ['sh', '-c', 'cat image > /dev/sda'], 'device.write'],
+    ['history -c', ['bash', '-c', 'history -c'], 'audit.disable'],
+    ['unset HISTFILE', ['bash', '-c', 'unset HISTFILE; make'], 'audit.disable'],
+    ['set +o history', ['bash', '-c', 'set +o history'], 'audit.disable'],
+    ['HISTFILE=/dev/null as a prefix', ['bash', '-c', 'HISTFILE=/dev/null make'], 'audit.disable'],
+    ['export HISTSIZE=0', ['bash', '-c', 'export HISTSIZE=0'], 'audit.disable'],
+    ['kill inside sh -c', ['sh', '-c', 'sleep 1; kill 1'], 'kill.process'],
     ['computed program name', ['sh', '-c', '$X -rf /'], 'shell.dynamic_command'],
     ['unsplittable string', ['sh', '-c', 'rm -rf "/'], 'shell.unparseable'],
     ['assignment prefix', ['sh', '-c', 'FOO=1 BAR=2 rm -rf x'], 'rm.recursive'],
@@ -110,13 +148,28 @@ describe('destructive commands: the table of patterns', () => {
     ['git push -o with a value', ['git', 'push', '-o', 'ci.skip', 'origin', 'main']],
     ['git push --follow-tags', ['git', 'push', '--follow-tags']],
     ['git reset --soft', ['git', 'reset', '--soft', 'HEAD~1']],
-    ['git branch -d', ['git', 'branch', '-d', 'merged']],
+    ['git branch (list)', ['git', 'branch', '--list']],
+    ['git tag (create)', ['git', 'tag', 'v1.0.0']],
     ['git clean -n', ['git', 'clean', '-n', '-d']],
     ['git restore --staged', ['git', 'restore', '--staged', 'a.ts']],
     ['git -c user.name=x commit', ['git', '-c', 'user.name=x', 'commit', '-m', 'msg']],
     ['psql SELECT', ['psql', '-c', "SELECT 'DROP TABLE users'"]],
     ['psql DELETE with WHERE', ['psql', '-c', 'DELETE FROM users WHERE id = 42']],
-    ['kill (TERM)', ['kill', '1234']],
+    ['kill of its own background child ($!)', ['sh', '-c', 'sleep 100 & kill $!']],
+    ['kill -9 of its own job (%1)', ['bash', '-c', 'sleep 100 & kill -9 %1']],
+    ['kill -0 (existence probe)', ['kill', '-0', '1234']],
+    ['kill -l (list signals)', ['kill', '-l']],
+    ['systemctl status', ['systemctl', 'status', 'auditd']],
+    ['systemctl restart', ['systemctl', 'restart', 'nginx']],
+    ['journalctl -u', ['journalctl', '-u', 'nginx', '--since', 'today']],
+    ['history (list)', ['bash', '-c', 'history 10']],
+    ['HISTFILE to a file', ['bash', '-c', 'HISTFILE=~/.hist make']],
+    ['crontab -l', ['crontab', '-l']],
+    ['UPDATE with WHERE', ['psql', '-c', 'UPDATE users SET admin = false WHERE id = 7']],
+    ['INSERT ... ON CONFLICT DO UPDATE SET', ['psql', '-c', 'INSERT INTO t (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET n = t.n + 1']],
+    ['SELECT ... FOR UPDATE', ['psql', '-c', 'SELECT * FROM t WHERE id = 1 FOR UPDATE']],
+    ['GRANT UPDATE', ['psql', '-c', 'GRANT UPDATE ON t TO app']],
+    ['ALTER TABLE DROP CONSTRAINT', ['psql', '-c', 'ALTER TABLE t DROP CONSTRAINT t_pkey']],
     ['echo of a dangerous string', ['echo', 'rm -rf /']],
     ['sh -c echo of a dangerous string', ['sh', '-c', 'echo "rm -rf /"']],
     ['sh running a script file', ['sh', 'build.sh']],
@@ -137,6 +190,16 @@ describe('destructive commands: write targets', () => {
     expect(analyzeCommand(['sed', '-i', 's/a/b/', 'f.txt']).write_targets.map((t) => t.path)).toEqual(['f.txt']);
     expect(analyzeCommand(['sed', 's/a/b/', 'f.txt']).write_targets).toEqual([]);
     expect(analyzeShellScript('echo x > ../outside.txt').write_targets).toEqual([{ path: '../outside.txt', cwd_known: true }]);
+  });
+
+  it('given git commands that overwrite or remove working-tree files, then their paths are write targets', () => {
+    expect(analyzeCommand(['git', 'checkout', '--', 'other_file']).write_targets).toEqual([{ path: 'other_file', cwd_known: true }]);
+    expect(analyzeCommand(['git', 'checkout', '.']).write_targets.map((t) => t.path)).toEqual(['.']);
+    expect(analyzeCommand(['git', 'restore', 'a.ts', 'b.ts']).write_targets.map((t) => t.path)).toEqual(['a.ts', 'b.ts']);
+    expect(analyzeCommand(['git', 'restore', '--staged', 'a.ts']).write_targets).toEqual([]);
+    expect(analyzeCommand(['git', 'rm', '-r', 'lib']).write_targets.map((t) => t.path)).toEqual(['lib']);
+    expect(analyzeCommand(['git', '-C', 'elsewhere', 'checkout', '--', 'x']).write_targets).toEqual([{ path: 'x', cwd_known: false }]);
+    expect(analyzeCommand(['git', 'status']).write_targets).toEqual([]);
   });
 
   it('given a cd in a shell string, then later relative targets cannot be placed', () => {

@@ -10,14 +10,15 @@ import {
   type PolicyOutcome,
   type RiskBand,
 } from '@writ/contracts';
-import { matchAnyGlob } from '../shared/glob.js';
+import { compileGlob, type CompiledGlob } from '../shared/glob.js';
 import type { PolicyDecision } from '../attempt/attempt.events.js';
 import { APPROVER_ROLE } from '../approval/approval.decider.js';
 import { assessRisk, riskRank, sensitiveGlobs, type RiskFactor } from './classify-risk.js';
 import type { CommandFinding } from './destructive-commands.js';
-import { preparePolicyProfile, type DowngradeTarget, type PolicyProfile, type PreparedPolicyProfile } from './policy-profile.js';
+import { egressAllowed, intersectEgress, urlHost } from './egress.js';
+import { DEFAULT_DRAFT_DIR, preparePolicyProfile, type DowngradeTarget, type PolicyProfile, type PolicyProfileInput, type PreparedPolicyProfile } from './policy-profile.js';
 import { PolicyError } from './policy.errors.js';
-import { insideFilesOwned, viewRequest, type PolicyFacts, type RequestView } from './request-view.js';
+import { coveredBy, insideFilesOwned, touches, viewRequest, type PolicyFacts, type RequestView } from './request-view.js';
 
 /** One coded reason behind an outcome; `code` doubles as a matched rule name. */
 export interface PolicyReason {
@@ -53,6 +54,8 @@ export interface PolicyEvaluation {
   readonly approver_roles?: readonly string[];
   readonly approval_expires_in_seconds?: number;
   readonly downgrade?: PolicyDowngradeResult;
+  /** What a grant for this request may encode at most (files_owned and the narrowed ceilings). */
+  readonly capability_scope: CapabilityScope;
 }
 
 const STRICTNESS: Readonly<Record<PolicyOutcome, number>> = { allow: 0, downgrade: 1, require_approval: 2, deny: 3 };
@@ -68,8 +71,32 @@ function strictest(reasons: readonly PolicyReason[]): PolicyOutcome {
   return reasons.reduce<PolicyOutcome>((outcome, reason) => (STRICTNESS[reason.outcome] > STRICTNESS[outcome] ? reason.outcome : outcome), 'allow');
 }
 
+/**
+ * The scope a grant for this request may encode (Hermit 16.6): the task's
+ * write globs and the profile's ceilings, narrowed (never widened) by facts.
+ */
+export interface CapabilityScope {
+  /** files_owned, as the task gave it. */
+  readonly write_paths: readonly string[];
+  /** Egress patterns (`*`, `host`, `*.host`, with optional `:port`); `*` is a policy pattern only, grants list concrete hosts. */
+  readonly egress_hosts: readonly string[];
+  readonly secret_handles: readonly string[];
+  readonly max_wall_clock_ms: number;
+}
+
+export function capabilityScope(profile: PolicyProfile, facts: PolicyFacts): CapabilityScope {
+  const ceilings = profile.ceilings;
+  const narrowHandles = facts.secret_handles;
+  return {
+    write_paths: [...facts.files_owned],
+    egress_hosts: intersectEgress(ceilings.egress_hosts, facts.egress_hosts),
+    secret_handles: narrowHandles === undefined ? [...ceilings.secret_handles] : ceilings.secret_handles.filter((handle) => narrowHandles.includes(handle)),
+    max_wall_clock_ms: Math.min(ceilings.max_wall_clock_ms, facts.max_wall_clock_ms ?? ceilings.max_wall_clock_ms),
+  };
+}
+
 /** Checks of one request against the profile; a downgrade rule is reported, not applied. */
-function judge(view: RequestView, prepared: PreparedPolicyProfile): PolicyReason[] {
+function judge(view: RequestView, prepared: PreparedPolicyProfile, facts: PolicyFacts, scope: CapabilityScope): PolicyReason[] {
   const { profile } = prepared;
   const request = view.request;
   const reasons: PolicyReason[] = [];
@@ -79,29 +106,74 @@ function judge(view: RequestView, prepared: PreparedPolicyProfile): PolicyReason
   } else {
     reasons.push({ code: RULE_CODE[rule.outcome], outcome: rule.outcome, message: `${profile.id} sets ${request.action_class} to ${rule.outcome}` });
   }
+
+  // Paths: files_owned is the hard write boundary; secrets are never touched; Sacred Scopes need both exceptions.
   const outsideOutcome: PolicyOutcome = profile.files_owned === 'enforce' ? 'deny' : 'require_approval';
   for (const path of view.paths) {
     if (!path.normalized.ok) {
       reasons.push({ code: 'path_invalid', outcome: 'deny', message: `${path.raw} (${path.source}) is refused: ${path.normalized.reason}` });
       continue;
     }
-    const segments = path.normalized.segments;
-    if (matchAnyGlob(prepared.secret, segments)) {
-      reasons.push({ code: 'secret_path', outcome: 'deny', message: `${path.normalized.path} holds secrets and is never read or written` });
+    const where = path.placeable ? path.normalized.path : `${path.raw} (location unknown after cd, -C or an expansion)`;
+    if (touches(prepared.secret, path)) {
+      reasons.push({ code: 'secret_path', outcome: 'deny', message: `${where} holds secrets and is never read or written` });
       continue;
     }
     if (!path.write) continue;
-    if (matchAnyGlob(prepared.sacred, segments)) {
-      reasons.push({ code: 'sacred_path', outcome: 'deny', message: `${path.normalized.path} is a sacred path` });
-    } else if (!insideFilesOwned(view, path)) {
+    const owned = insideFilesOwned(view, path);
+    if (touches(prepared.sacred, path)) {
+      const byProfile = coveredBy(prepared.sacredExceptions, path);
+      const byTask = coveredBy(view.taskSacredExceptions, path);
+      if (byProfile && byTask && owned) {
+        reasons.push({ code: 'sacred_path_excepted', outcome: 'allow', message: `${where} is a Sacred Scope written under the exception both ${profile.id} and the task name` });
+      } else {
+        const missing = [byProfile ? null : `${profile.id}'s sacred_exceptions`, byTask ? null : "the task's sacred_exceptions"].filter((part) => part !== null);
+        const why = missing.length > 0 ? `not named by ${missing.join(' nor ')}` : 'named by both exceptions but outside files_owned';
+        reasons.push({ code: 'sacred_path', outcome: 'deny', message: `${where} is a Sacred Scope (${why})` });
+      }
+      continue;
+    }
+    if (!owned) {
       const code = path.source === 'command' ? 'command_writes_outside_files_owned' : 'write_outside_files_owned';
-      const where = path.placeable ? path.normalized.path : `${path.raw} (location unknown after cd or expansion)`;
       reasons.push({ code, outcome: outsideOutcome, message: `${where} is outside files_owned` });
     }
   }
   for (const resource of view.misplaced) {
     reasons.push({ code: 'resource_not_a_path', outcome: 'deny', message: `${resource} is not a local path for ${request.action_class}` });
   }
+
+  // A command naming a URL gets network in its cell, and with network it can write (curl -X POST):
+  // it is judged as a network write too. A downgrade cannot rewrite a command, so it counts as a deny.
+  if (request.action_class === 'execute_command' && view.urls.length > 0) {
+    const network = profile.action_classes.network_write;
+    const outcome: PolicyOutcome = network === undefined || network.outcome === 'downgrade' ? 'deny' : network.outcome;
+    reasons.push({ code: 'command_network_access', outcome, message: `a command reaching ${view.urls.join(', ')} is judged as network_write, which ${profile.id} sets to ${network?.outcome ?? 'deny (not listed)'}` });
+  }
+
+  // Capability ceilings: egress, secret handles, wall clock.
+  for (const url of view.urls) {
+    const host = urlHost(url);
+    if (host === undefined) {
+      reasons.push({ code: 'egress_host_not_allowed', outcome: 'deny', message: `the host of ${url} cannot be determined (only http(s) URLs with a host are reachable)` });
+    } else if (!egressAllowed(profile.ceilings.egress_hosts, host)) {
+      reasons.push({ code: 'egress_host_not_allowed', outcome: 'deny', message: `${host} is outside the egress ceiling of ${profile.id} (${profile.ceilings.egress_hosts.join(', ') || 'no network'})` });
+    } else if (facts.egress_hosts !== undefined && !egressAllowed(facts.egress_hosts, host)) {
+      reasons.push({ code: 'egress_host_not_allowed', outcome: 'deny', message: `${host} is outside the task's egress list (${facts.egress_hosts.join(', ') || 'no network'})` });
+    }
+  }
+  for (const field of view.secretHandles.malformed) {
+    reasons.push({ code: 'secret_handle_not_allowed', outcome: 'deny', message: `${field} must be a handle name (or a list of them)` });
+  }
+  for (const handle of view.secretHandles.names) {
+    if (!scope.secret_handles.includes(handle)) {
+      const owner = profile.ceilings.secret_handles.includes(handle) ? "the task's secret handles" : `the secret handles of ${profile.id}`;
+      reasons.push({ code: 'secret_handle_not_allowed', outcome: 'deny', message: `secret handle ${JSON.stringify(handle)} is not among ${owner}` });
+    }
+  }
+  if (view.timeoutMs !== undefined && view.timeoutMs > scope.max_wall_clock_ms) {
+    reasons.push({ code: 'wall_clock_exceeds_ceiling', outcome: 'deny', message: `params.timeout_ms ${view.timeoutMs} is above the wall-clock ceiling of ${scope.max_wall_clock_ms} ms` });
+  }
+
   const findings = view.command?.findings ?? [];
   if (findings.length > 0) {
     const outcome: PolicyOutcome = profile.destructive_commands;
@@ -116,31 +188,53 @@ function deriveId(id: string, facts: PolicyFacts): string {
   return `${id.slice(0, 125)}-dg`;
 }
 
+/** What a publication draft keeps of the request: never headers or secret handle names. */
+function draftOf(request: ActionRequest): string {
+  const { headers: _headers, secret_handle: _handle, secret_handles: _handles, ...params } = request.params;
+  const draft = {
+    draft_of: 'publication',
+    action_request_id: request.action_request_id,
+    target_resources: request.target_resources,
+    params,
+    expected_effects: request.expected_effects,
+    reason: request.reason,
+  };
+  return `${JSON.stringify(draft, null, 2)}\n`;
+}
+
 /** The rewritten, lower-risk request of a downgrade, or undefined when it cannot be built. */
 export function rewriteRequest(request: ActionRequest, target: DowngradeTarget, facts: PolicyFacts): ActionRequest | undefined {
   const params = request.params;
+  const id = deriveId(request.action_request_id, facts);
   let rewrittenParams: ActionParams;
   let targets: string[];
+  let effects: string[] = [];
   if (target.action_class === request.action_class) {
     rewrittenParams = params;
     targets = [...request.target_resources];
+    effects = [...request.expected_effects];
   } else if (target.action_class === 'read_local' && typeof params.path === 'string') {
     rewrittenParams = { path: params.path };
     targets = [params.path];
   } else if (target.action_class === 'network_read' && typeof params.url === 'string') {
     rewrittenParams = { url: params.url, method: 'GET', ...(params.timeout_ms === undefined ? {} : { timeout_ms: params.timeout_ms }) };
     targets = [params.url];
+  } else if (target.action_class === 'write_local' && request.action_class === 'publication') {
+    const path = `${(target.draft_dir ?? DEFAULT_DRAFT_DIR).replace(/\/+$/, '')}/${id}.publication.json`;
+    rewrittenParams = { path, content: draftOf(request) };
+    targets = [path];
+    effects = [`a draft of the publication is written to ${path}; nothing is published`];
   } else {
     return undefined;
   }
   const reason = `downgraded by policy from ${request.action_class}: ${request.reason}`.slice(0, 4_096);
   const parsed = safeParseActionRequest({
     ...request,
-    action_request_id: deriveId(request.action_request_id, facts),
+    action_request_id: id,
     action_class: target.action_class,
     target_resources: targets,
     params: rewrittenParams,
-    expected_effects: target.action_class === request.action_class ? request.expected_effects : [],
+    expected_effects: effects,
     reversibility_hint: target.action_class === request.action_class ? request.reversibility_hint : 'reversible',
     reason,
   });
@@ -152,10 +246,25 @@ function affected(view: RequestView): string[] {
   return [...new Set([...paths, ...view.urls])];
 }
 
-function evaluateOnce(request: ActionRequest, prepared: PreparedPolicyProfile, facts: PolicyFacts) {
+/** The sensitive globs of a prepared profile (its sacred and secret paths and the defaults), without duplicates, built once per profile. */
+const riskGlobsOf = new WeakMap<PreparedPolicyProfile, readonly CompiledGlob[]>();
+
+function riskGlobs(prepared: PreparedPolicyProfile, extra: readonly string[] | undefined): readonly CompiledGlob[] {
+  let base = riskGlobsOf.get(prepared);
+  if (base === undefined) {
+    const bySource = new Map<string, CompiledGlob>();
+    for (const glob of [...prepared.sacred, ...prepared.secret, ...sensitiveGlobs()]) bySource.set(glob.segments.join('/'), glob);
+    base = Object.freeze([...bySource.values()]);
+    riskGlobsOf.set(prepared, base);
+  }
+  if (extra === undefined || extra.length === 0) return base;
+  return [...base, ...extra.map((pattern) => compileGlob(pattern)).filter((glob): glob is CompiledGlob => glob !== undefined)];
+}
+
+function evaluateOnce(request: ActionRequest, prepared: PreparedPolicyProfile, facts: PolicyFacts, scope: CapabilityScope) {
   const view = viewRequest(request, facts);
-  const risk = assessRisk(view, [...prepared.sacred, ...prepared.secret, ...sensitiveGlobs(facts.sensitive_paths)]);
-  const reasons = judge(view, prepared);
+  const risk = assessRisk(view, riskGlobs(prepared, facts.sensitive_paths));
+  const reasons = judge(view, prepared, facts, scope);
   const rule = prepared.profile.action_classes[request.action_class];
   if (rule?.deny_at_or_above !== undefined && riskRank(risk.band) >= riskRank(rule.deny_at_or_above)) {
     reasons.push({ code: 'risk_denied', outcome: 'deny', message: `risk ${risk.band} is at or above ${rule.deny_at_or_above}` });
@@ -176,13 +285,22 @@ function sortReasons(reasons: readonly PolicyReason[]): PolicyReason[] {
  * with coded reasons, the risk band and the profile version. Pure and total
  * for any valid request: deny by default, the strictest rule wins
  * (deny > require_approval > downgrade > allow). A downgrade is returned only
- * when the rewritten request is itself allowed by the same profile.
+ * when the rewritten request is itself allowed by the same profile. Rules, in
+ * the order reasons are gathered: the class rule; paths (refused spellings,
+ * secrets, Sacred Scopes and their exception pair, files_owned); misplaced
+ * resources; a command's network access; the capability ceilings (egress,
+ * secret handles, wall clock); destructive commands; then the risk rules
+ * (`deny_at_or_above`, `approval_at_or_above`). Throws only for malformed
+ * facts or profiles (POLICY_FACTS_INVALID, POLICY_PROFILE_INVALID), never
+ * for a valid request.
  */
-export function evaluatePolicy(request: ActionRequest, profile: PolicyProfile | PreparedPolicyProfile, facts: PolicyFacts): PolicyEvaluation {
+export function evaluatePolicy(request: ActionRequest, profile: PolicyProfileInput | PreparedPolicyProfile, facts: PolicyFacts): PolicyEvaluation {
   const prepared = preparePolicyProfile(profile);
   const { id: profileId, version } = prepared.profile;
-  const first = evaluateOnce(request, prepared, facts);
+  const scope = capabilityScope(prepared.profile, facts);
+  const first = evaluateOnce(request, prepared, facts, scope);
   const common = {
+    capability_scope: scope,
     action_class: request.action_class,
     risk_band: first.risk.band,
     risk_factors: first.risk.factors,
@@ -205,7 +323,7 @@ export function evaluatePolicy(request: ActionRequest, profile: PolicyProfile | 
       outcome = 'deny';
       reasons = [{ code: 'downgrade_unsupported', outcome: 'deny', message: `${request.action_class} cannot be rewritten to ${target.action_class}` }, ...reasons];
     } else {
-      const second = evaluateOnce(rewritten, prepared, facts);
+      const second = evaluateOnce(rewritten, prepared, facts, scope);
       // A same-class downgrade (restricted mode only) meets its own rule again: that rule is what is being applied.
       const secondReasons = second.reasons.filter((reason) => reason.code !== RULE_CODE.downgrade);
       const secondOutcome = strictest(secondReasons);

@@ -1,13 +1,26 @@
-import { ActionClass, ExecutionMode, LIMITS, Name, PolicyOutcome, RiskBand, Text, toContractIssues } from '@writ/contracts';
+import { ActionClass, ExecutionMode, LIMITS, Name, PolicyOutcome, RiskBand, Text } from '@writ/contracts';
 import { z } from 'zod';
 import { compileGlob, GlobPattern, type CompiledGlob } from '../shared/glob.js';
+import { EgressHostPattern } from './egress.js';
 import { PolicyError } from './policy.errors.js';
+import { DEFAULT_SACRED_PATHS, DEFAULT_SECRET_PATHS } from './sacred-scopes.js';
 
+export { DEFAULT_SACRED_PATHS, DEFAULT_SECRET_PATHS } from './sacred-scopes.js';
+
+/** Where a publication downgraded to a draft writes it, unless the rule says otherwise. */
+export const DEFAULT_DRAFT_DIR = 'drafts';
+
+/** Fifteen minutes: the wall-clock ceiling of one action when a profile sets none. */
+export const DEFAULT_MAX_WALL_CLOCK_MS = 900_000;
+
+/** A directory relative to the workspace, without wildcards. */
+const DraftDir = GlobPattern.refine((dir) => !/[*?]/.test(dir), { message: 'must be a directory path without wildcards' });
 
 /** What a `downgrade` rewrites a request into (Hermit 11.4). */
 export const DowngradeTarget = z.strictObject({
   action_class: ActionClass,
   restricted_mode: ExecutionMode.optional(),
+  draft_dir: DraftDir.optional().describe(`publication → write_local only: the directory (inside files_owned) the draft is written to; "${DEFAULT_DRAFT_DIR}" when absent.`),
 });
 export type DowngradeTarget = z.infer<typeof DowngradeTarget>;
 
@@ -26,80 +39,163 @@ export const ActionClassRule = z
 export type ActionClassRule = z.infer<typeof ActionClassRule>;
 
 /**
- * The rewrites the kernel can perform for a downgrade: a mutation to a
- * read of the same target, a network write to a read, or the same class in a
- * restricted execution mode.
+ * The rewrites the kernel can perform for a downgrade (Hermit 11.4): a
+ * mutation to a read of the same target, a network write to a read, a
+ * publication to a local draft, or the same class in a restricted mode.
  */
 export const SUPPORTED_DOWNGRADES: Readonly<Partial<Record<ActionClass, readonly ActionClass[]>>> = Object.freeze({
   write_local: ['read_local'],
   delete_local: ['read_local'],
   network_write: ['network_read'],
+  publication: ['write_local'],
 });
 
 export function isSupportedDowngrade(from: ActionClass, to: DowngradeTarget): boolean {
+  if (to.draft_dir !== undefined && !(from === 'publication' && to.action_class === 'write_local')) return false;
   if (from === to.action_class) return to.restricted_mode !== undefined;
   return SUPPORTED_DOWNGRADES[from]?.includes(to.action_class) ?? false;
 }
 
 /**
- * A policy profile (Hermit 16.3) as data. Deny by default: an action class
- * the profile does not list is denied. `files_owned` (from the task) is the
- * hard write boundary; `sacred_paths` are never written even inside it;
- * `secret_paths` are never read or written (secrets stay out of model
- * context, Hermit 6.3).
+ * Capability ceilings (Hermit 16.6): the most any request under the profile
+ * may reach. The task's facts may narrow them, never widen them.
  */
-export const PolicyProfile = z
-  .strictObject({
-    id: Name,
-    version: z.string().min(1).max(128).describe('Bumped on every change; recorded in every policy result.'),
-    description: Text,
-    action_classes: z.partialRecord(ActionClass, ActionClassRule).describe('Per action class rule; absent classes are denied.'),
-    destructive_commands: z.enum(['require_approval', 'deny']).describe('What a destructive execute_command gets.'),
-    files_owned: z.enum(['enforce', 'require_approval']).describe('Writes outside files_owned: denied, or allowed only with approval (scope expansion).'),
-    sacred_paths: z.array(GlobPattern).max(LIMITS.listItems),
-    secret_paths: z.array(GlobPattern).max(LIMITS.listItems),
-    approval: z.strictObject({ expires_in_seconds: z.int().min(60).max(604_800) }),
-    witness_waived_for: z.array(ActionClass).max(12).optional().describe('Classes whose delayed execution needs no state witness (Hermit 16.8 "unless policy explicitly waives it").'),
-  })
-  .superRefine((profile, ctx) => {
-    for (const [actionClass, rule] of Object.entries(profile.action_classes) as [ActionClass, ActionClassRule | undefined][]) {
-      if (rule?.downgrade_to !== undefined && !isSupportedDowngrade(actionClass, rule.downgrade_to)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['action_classes', actionClass, 'downgrade_to'],
-          message: `cannot downgrade ${actionClass} to ${rule.downgrade_to.action_class}${rule.downgrade_to.restricted_mode === undefined ? ' without a restricted_mode' : ''}`,
-        });
-      }
-    }
-  })
-  .meta({ title: 'PolicyProfile', description: 'Execution constraints for a task (Hermit 16.3), as data.' });
-export type PolicyProfile = z.infer<typeof PolicyProfile>;
+export const CapabilityCeilings = z.strictObject({
+  egress_hosts: z
+    .array(EgressHostPattern)
+    .max(LIMITS.targetResources)
+    .default([])
+    .describe('Hosts any URL of a request must match: "host", "*.host" (subdomains), either with ":port", or "*" for any host. Empty: no network.'),
+  secret_handles: z.array(Name).max(LIMITS.shortListItems).default([]).describe('Secret handles a request may name (params.secret_handle / params.secret_handles). Empty: none.'),
+  max_wall_clock_ms: z.int().min(1).max(86_400_000).default(DEFAULT_MAX_WALL_CLOCK_MS).describe('Largest params.timeout_ms a request may ask for, and the wall-clock limit a grant encodes.'),
+});
+export type CapabilityCeilings = z.infer<typeof CapabilityCeilings>;
 
-/** A validated profile with its globs compiled: prepare once, evaluate many. */
-export interface PreparedPolicyProfile {
-  readonly profile: PolicyProfile;
-  readonly sacred: readonly CompiledGlob[];
-  readonly secret: readonly CompiledGlob[];
+const documentShape = {
+  id: Name,
+  description: Text.describe('What the profile allows, in plain words.'),
+  action_classes: z.partialRecord(ActionClass, ActionClassRule).describe('Per action class rule; absent classes are denied.'),
+  destructive_commands: z.enum(['require_approval', 'deny']).describe('What a destructive command (execute_command, or a vcs_mutation carrying argv) gets.'),
+  files_owned: z.enum(['enforce', 'require_approval']).default('enforce').describe('Writes outside files_owned: denied, or allowed only with approval (scope expansion).'),
+  sacred_paths: z
+    .array(GlobPattern)
+    .max(LIMITS.listItems)
+    .default(() => [...DEFAULT_SACRED_PATHS])
+    .describe('Sacred Scopes: never written unless both sacred_exceptions name the path. The seed 003 list when absent; a list given replaces it.'),
+  sacred_exceptions: z
+    .array(GlobPattern)
+    .max(LIMITS.listItems)
+    .default([])
+    .describe("Sacred paths this profile lets a task write, and only when the task's own sacred_exceptions name them too."),
+  secret_paths: z
+    .array(GlobPattern)
+    .max(LIMITS.listItems)
+    .default(() => [...DEFAULT_SECRET_PATHS])
+    .describe('Never read nor written. The default secret list when absent; a list given replaces it.'),
+  ceilings: CapabilityCeilings.prefault({}),
+  approval: z.strictObject({ expires_in_seconds: z.int().min(60).max(604_800).default(3_600) }).prefault({}),
+  witness_waived_for: z.array(ActionClass).max(12).optional().describe('Classes whose delayed execution needs no state witness (Hermit 16.8 "unless policy explicitly waives it").'),
+};
+
+const VERSION_IS_DERIVED = 'is not part of a policy document: the version is derived from the content (sha256 of the canonical document) when the profile is applied';
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Rules across fields. They run even when fields already failed (so one parse
+ * lists every problem) and therefore check types themselves.
+ */
+function documentRules(input: unknown, ctx: z.RefinementCtx): void {
+  if (!isObject(input) || !isObject(input.action_classes)) return;
+  for (const [name, rule] of Object.entries(input.action_classes)) {
+    const from = ActionClass.safeParse(name);
+    if (!from.success || !isObject(rule)) continue;
+    const target = DowngradeTarget.safeParse(rule.downgrade_to);
+    if (!target.success) continue;
+    if (!isSupportedDowngrade(from.data, target.data)) {
+      const to = target.data;
+      const why =
+        to.draft_dir !== undefined && !(from.data === 'publication' && to.action_class === 'write_local')
+          ? 'draft_dir is only for publication → write_local'
+          : `cannot downgrade ${from.data} to ${to.action_class}${from.data === to.action_class && to.restricted_mode === undefined ? ' without a restricted_mode' : ''}`;
+      ctx.addIssue({ code: 'custom', path: ['action_classes', name, 'downgrade_to'], message: why });
+    }
+  }
 }
 
-/** Compiled profiles, cached only for frozen profiles (a mutable object could change after it was compiled). */
-const prepared = new WeakMap<object, PreparedPolicyProfile>();
+const ALWAYS = { when: () => true } as const;
 
-/** Validates `input` as a PolicyProfile, throwing POLICY_PROFILE_INVALID with every offending path. */
-export function parsePolicyProfile(input: unknown): PolicyProfile {
-  const parsed = PolicyProfile.safeParse(input);
-  if (!parsed.success) {
-    const issues = toContractIssues(parsed.error);
-    throw new PolicyError('POLICY_PROFILE_INVALID', `policy profile is invalid: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
-      cause: parsed.error,
-      details: { issues },
-    });
+/**
+ * A policy profile (Hermit 16.3) as its author writes it, in YAML or JSON.
+ * Deny by default: an action class the profile does not list is denied.
+ * `files_owned` (from the task) is the hard write boundary; `sacred_paths`
+ * are never written even inside it unless both exceptions name them;
+ * `secret_paths` are never read or written (secrets stay out of model
+ * context, Hermit 6.3). It has no `version`: the version is derived from the
+ * content when the profile is applied.
+ */
+export const PolicyProfileDocument = z
+  .strictObject(documentShape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys' && issue.keys.includes('version') ? { message: `unknown keys ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}; "version" ${VERSION_IS_DERIVED}` } : undefined,
+  })
+  .superRefine(documentRules, ALWAYS)
+  .meta({ title: 'PolicyProfileDocument', description: 'A policy profile as written by its author (Hermit 16.3); its version is derived from its content.' });
+export type PolicyProfileDocument = z.output<typeof PolicyProfileDocument>;
+/** A document as written: fields with defaults may be left out. */
+export type PolicyProfileDocumentInput = z.input<typeof PolicyProfileDocument>;
+
+/** A policy document with its version: what `evaluatePolicy` takes, and what every policy result records. */
+export const PolicyProfile = z
+  .strictObject({
+    ...documentShape,
+    version: z.string().min(1).max(128).describe('Derived from the content (sha256:<hex> in the policy service); recorded in every policy result.'),
+  })
+  .superRefine(documentRules, ALWAYS)
+  .meta({ title: 'PolicyProfile', description: 'Execution constraints for a task (Hermit 16.3), as data, with the version of its content.' });
+export type PolicyProfile = z.output<typeof PolicyProfile>;
+export type PolicyProfileInput = z.input<typeof PolicyProfile>;
+
+/** One problem of a rejected document: a dotted path (`""` for the root) and what is wrong there. */
+export interface PolicyDocumentIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Every issue, one per offending path (an unknown-keys issue is split per key, so each key is its own path). */
+function issuesOf(error: z.ZodError): PolicyDocumentIssue[] {
+  const out: PolicyDocumentIssue[] = [];
+  for (const issue of error.issues) {
+    const base = issue.path.map((segment) => String(segment));
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) out.push({ path: [...base, key].join('.'), message: key === 'version' && base.length === 0 ? VERSION_IS_DERIVED : 'is not a known key' });
+    } else {
+      out.push({ path: base.join('.'), message: issue.message });
+    }
   }
+  return out;
+}
+
+function invalid(what: string, error: z.ZodError): PolicyError {
+  const issues = issuesOf(error);
+  return new PolicyError('POLICY_PROFILE_INVALID', `${what} is invalid (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
+    cause: error,
+    details: { issues },
+  });
+}
+
+/** Validates a policy document, throwing POLICY_PROFILE_INVALID whose `details.issues` lists every problem. Defaults are filled in. */
+export function parsePolicyDocument(input: unknown): PolicyProfileDocument {
+  const parsed = PolicyProfileDocument.safeParse(input);
+  if (!parsed.success) throw invalid('policy document', parsed.error);
   return parsed.data;
 }
 
-function compileAll(patterns: readonly string[]): CompiledGlob[] {
-  return patterns.map((pattern) => compileGlob(pattern)).filter((glob): glob is CompiledGlob => glob !== undefined);
+/** Validates `input` as a versioned PolicyProfile, throwing POLICY_PROFILE_INVALID with every problem. */
+export function parsePolicyProfile(input: unknown): PolicyProfile {
+  const parsed = PolicyProfile.safeParse(input);
+  if (!parsed.success) throw invalid('policy profile', parsed.error);
+  return parsed.data;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -111,101 +207,147 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
+ * A document and its version as one immutable PolicyProfile. The kernel
+ * cannot hash (no crypto here): the policy service passes `sha256:<hex>` of
+ * the canonical JSON of `parsePolicyDocument(input)`, so equal content (after
+ * defaults) has an equal version.
+ */
+export function versionPolicyProfile(document: PolicyProfileDocument | PolicyProfileDocumentInput, version: string): PolicyProfile {
+  const valid = parsePolicyDocument(document);
+  return deepFreeze(parsePolicyProfile({ ...valid, version }));
+}
+
+/** A validated profile with its globs compiled: prepare once, evaluate many. */
+export interface PreparedPolicyProfile {
+  readonly profile: PolicyProfile;
+  readonly sacred: readonly CompiledGlob[];
+  readonly secret: readonly CompiledGlob[];
+  readonly sacredExceptions: readonly CompiledGlob[];
+}
+
+/** Compiled profiles, cached only for frozen profiles (a mutable object could change after it was compiled). */
+const prepared = new WeakMap<object, PreparedPolicyProfile>();
+
+function compileAll(patterns: readonly string[]): CompiledGlob[] {
+  return patterns.map((pattern) => compileGlob(pattern)).filter((glob): glob is CompiledGlob => glob !== undefined);
+}
+
+/**
  * Validates and compiles a profile: prepare once, evaluate many (OPA). The
  * result is immutable. `evaluatePolicy` accepts a raw profile too; it then
  * re-validates on every call unless the profile object is frozen (the
- * built-ins are), in which case the compiled form is cached.
+ * built-ins and `versionPolicyProfile` results are), in which case the
+ * compiled form is cached.
  */
-export function preparePolicyProfile(profile: PolicyProfile | PreparedPolicyProfile): PreparedPolicyProfile {
+export function preparePolicyProfile(profile: PolicyProfileInput | PreparedPolicyProfile): PreparedPolicyProfile {
   if ('profile' in profile && 'sacred' in profile) return profile;
   const cached = prepared.get(profile);
   if (cached !== undefined) return cached;
   const valid = deepFreeze(parsePolicyProfile(profile));
-  const result: PreparedPolicyProfile = Object.freeze({ profile: valid, sacred: Object.freeze(compileAll(valid.sacred_paths)), secret: Object.freeze(compileAll(valid.secret_paths)) });
+  const result: PreparedPolicyProfile = Object.freeze({
+    profile: valid,
+    sacred: Object.freeze(compileAll(valid.sacred_paths)),
+    secret: Object.freeze(compileAll(valid.secret_paths)),
+    sacredExceptions: Object.freeze(compileAll(valid.sacred_exceptions)),
+  });
   if (Object.isFrozen(profile)) prepared.set(profile, result);
   return result;
 }
 
-/** Paths whose content is secret: never read into model context, never written (OmegaOS Sacred Scopes, secrets policy). */
-export const DEFAULT_SECRET_PATHS: readonly string[] = Object.freeze([
-  '**/.env',
-  '**/.env.*',
-  '**/.ssh/**',
-  '**/.aws/**',
-  '**/.gnupg/**',
-  '**/*.pem',
-  '**/*.key',
-  '**/id_rsa*',
-  '**/id_ed25519*',
-  '**/credentials.json',
-  '**/.netrc',
-  '**/.npmrc',
-  '**/secrets/**',
-]);
+// ---------------------------------------------------------------------------
+// The built-ins (Hermit 16.3)
 
-/** Paths never written by an agent, even inside files_owned (OmegaOS Sacred Scopes). */
-export const DEFAULT_SACRED_PATHS: readonly string[] = Object.freeze([...DEFAULT_SECRET_PATHS, '**/.git', '**/.git/**', '**/.gitconfig']);
-
-const common = {
-  files_owned: 'enforce',
-  sacred_paths: [...DEFAULT_SACRED_PATHS],
-  secret_paths: [...DEFAULT_SECRET_PATHS],
-  approval: { expires_in_seconds: 3_600 },
+const LOCAL_EDIT = {
+  read_local: { outcome: 'allow' },
+  write_local: { outcome: 'allow' },
+  delete_local: { outcome: 'allow' },
+  execute_command: { outcome: 'allow' },
+  publication: { outcome: 'downgrade', downgrade_to: { action_class: 'write_local', restricted_mode: 'external_effects_disabled', draft_dir: DEFAULT_DRAFT_DIR } },
 } as const;
 
-/** Built-in profiles (Hermit 16.3 examples), deeply frozen. */
-export const BUILTIN_POLICY_PROFILES = deepFreeze({
-  readonly_analysis: parsePolicyProfile({
+const NETWORK_READ = {
+  ...LOCAL_EDIT,
+  network_read: { outcome: 'allow' },
+  network_write: { outcome: 'downgrade', downgrade_to: { action_class: 'network_read', restricted_mode: 'readonly' } },
+  credentialed_api_call: { outcome: 'deny' },
+} as const;
+
+const RAW_BUILTINS = {
+  readonly_analysis: {
     id: 'readonly_analysis',
-    version: '1',
-    description: 'Read local files and the network; writes are downgraded to reads of the same target; everything else is denied.',
+    description:
+      'Read files in the workspace (never secrets). A write or delete is downgraded to a read of the same path in readonly mode. Commands, network, credentials, VCS mutation, publication, payment, memory writes and rollback are denied.',
     action_classes: {
       read_local: { outcome: 'allow' },
-      network_read: { outcome: 'allow' },
       write_local: { outcome: 'downgrade', downgrade_to: { action_class: 'read_local', restricted_mode: 'readonly' } },
       delete_local: { outcome: 'downgrade', downgrade_to: { action_class: 'read_local', restricted_mode: 'readonly' } },
-      network_write: { outcome: 'downgrade', downgrade_to: { action_class: 'network_read', restricted_mode: 'readonly' } },
     },
     destructive_commands: 'deny',
-    ...common,
-  }),
-  local_edit_allowed: parsePolicyProfile({
+  },
+  local_edit_allowed: {
     id: 'local_edit_allowed',
-    version: '1',
-    description: 'Read anywhere in the workspace, write and delete inside files_owned, run commands; destructive commands need approval; network and credentials are denied.',
+    description: `Read the workspace; write and delete inside files_owned; run commands, destructive ones only with approval. A publication becomes a local draft under ${DEFAULT_DRAFT_DIR}/ (when files_owned covers it). No network, credentials, VCS mutation, payment, memory writes or rollback.`,
+    action_classes: { ...LOCAL_EDIT, network_read: { outcome: 'deny' }, network_write: { outcome: 'deny' }, credentialed_api_call: { outcome: 'deny' } },
+    destructive_commands: 'require_approval',
+  },
+  network_read_allowed: {
+    id: 'network_read_allowed',
+    description:
+      "As local_edit_allowed, plus HTTP reads (GET, HEAD, OPTIONS) of any host, narrowed by the task's egress list when it has one; a network write is downgraded to a GET of the same URL. No credentials, VCS mutation, payment, memory writes or rollback.",
+    action_classes: NETWORK_READ,
+    destructive_commands: 'require_approval',
+    ceilings: { egress_hosts: ['*'] },
+  },
+  repo_mutation_gated: {
+    id: 'repo_mutation_gated',
+    description: 'As network_read_allowed, plus VCS mutations (commit, push, branch, tag), each only with approval of a director; destructive ones (force push, hard reset, branch deletion) need approval too.',
+    action_classes: { ...NETWORK_READ, vcs_mutation: { outcome: 'require_approval' } },
+    destructive_commands: 'require_approval',
+    ceilings: { egress_hosts: ['*'] },
+  },
+  external_publish_gated: {
+    id: 'external_publish_gated',
+    description:
+      'As repo_mutation_gated, plus publication, network writes and credentialed API calls, each only with approval of a director (publication is gated, not drafted). It lists no secret handle: a call naming one is denied until a copy of this profile lists it.',
     action_classes: {
-      read_local: { outcome: 'allow' },
-      write_local: { outcome: 'allow' },
-      delete_local: { outcome: 'allow' },
-      execute_command: { outcome: 'allow' },
-      network_read: { outcome: 'deny' },
-      network_write: { outcome: 'deny' },
-      credentialed_api_call: { outcome: 'deny' },
+      ...NETWORK_READ,
+      vcs_mutation: { outcome: 'require_approval' },
+      publication: { outcome: 'require_approval' },
+      network_write: { outcome: 'require_approval' },
+      credentialed_api_call: { outcome: 'require_approval' },
     },
     destructive_commands: 'require_approval',
-    ...common,
-  }),
-  destructive_denied: parsePolicyProfile({
+    ceilings: { egress_hosts: ['*'] },
+  },
+  destructive_denied: {
     id: 'destructive_denied',
-    version: '1',
     description: 'As local_edit_allowed, but destructive commands are denied outright instead of going to approval.',
-    action_classes: {
-      read_local: { outcome: 'allow' },
-      write_local: { outcome: 'allow' },
-      delete_local: { outcome: 'allow' },
-      execute_command: { outcome: 'allow' },
-      network_read: { outcome: 'deny' },
-      network_write: { outcome: 'deny' },
-      credentialed_api_call: { outcome: 'deny' },
-    },
+    action_classes: { ...LOCAL_EDIT, network_read: { outcome: 'deny' }, network_write: { outcome: 'deny' }, credentialed_api_call: { outcome: 'deny' } },
     destructive_commands: 'deny',
-    ...common,
-  }),
-} satisfies Record<string, PolicyProfile>);
+  },
+} as const satisfies Record<string, PolicyProfileDocumentInput>;
 
-export type BuiltinPolicyProfileId = keyof typeof BUILTIN_POLICY_PROFILES;
+export type BuiltinPolicyProfileId = keyof typeof RAW_BUILTINS;
 
-/** A built-in profile by id, or POLICY_PROFILE_UNKNOWN. */
+/**
+ * The six built-in profiles of Hermit 16.3 as documents (parsed, defaults
+ * filled in, deeply frozen). The policy service versions them by content
+ * like any other document.
+ */
+export const BUILTIN_POLICY_DOCUMENTS: Readonly<Record<BuiltinPolicyProfileId, PolicyProfileDocument>> = deepFreeze(
+  Object.fromEntries(Object.entries(RAW_BUILTINS).map(([id, raw]) => [id, parsePolicyDocument(raw)])) as Record<BuiltinPolicyProfileId, PolicyProfileDocument>,
+);
+
+/**
+ * The built-ins versioned `builtin:<id>`: a convenience for tests, fixtures
+ * and tools that have no profile store. Services evaluate with the versions
+ * the policy profile store derives from content.
+ */
+export const BUILTIN_POLICY_PROFILES: Readonly<Record<BuiltinPolicyProfileId, PolicyProfile>> = deepFreeze(
+  Object.fromEntries(Object.entries(BUILTIN_POLICY_DOCUMENTS).map(([id, document]) => [id, versionPolicyProfile(document, `builtin:${id}`)])) as Record<BuiltinPolicyProfileId, PolicyProfile>,
+);
+
+/** A built-in profile by id (versioned `builtin:<id>`), or POLICY_PROFILE_UNKNOWN. See BUILTIN_POLICY_PROFILES. */
 export function builtinPolicyProfile(id: string): PolicyProfile {
   if (!Object.hasOwn(BUILTIN_POLICY_PROFILES, id)) {
     throw new PolicyError('POLICY_PROFILE_UNKNOWN', `no built-in policy profile ${JSON.stringify(id)}`, { details: { id, known: Object.keys(BUILTIN_POLICY_PROFILES) } });

@@ -4,13 +4,143 @@ import { codeOf } from '../../test/decider-spec.js';
 import { command, request } from '../../test/samples.js';
 import { classifyRisk } from './classify-risk.js';
 import { evaluatePolicy, toPolicyDecision, toPolicyResult } from './evaluate-policy.js';
-import { BUILTIN_POLICY_PROFILES, builtinPolicyProfile, parsePolicyProfile, preparePolicyProfile, type PolicyProfile } from './policy-profile.js';
+import {
+  BUILTIN_POLICY_DOCUMENTS,
+  BUILTIN_POLICY_PROFILES,
+  PolicyProfileDocument,
+  builtinPolicyProfile,
+  parsePolicyDocument,
+  parsePolicyProfile,
+  preparePolicyProfile,
+  versionPolicyProfile,
+  type PolicyDocumentIssue,
+  type PolicyProfile,
+} from './policy-profile.js';
+import { DEFAULT_SACRED_PATHS, DEFAULT_SECRET_PATHS } from './sacred-scopes.js';
 
 const base: PolicyProfile = BUILTIN_POLICY_PROFILES.local_edit_allowed;
+const BUILTIN_IDS = ['readonly_analysis', 'local_edit_allowed', 'network_read_allowed', 'repo_mutation_gated', 'external_publish_gated', 'destructive_denied'];
+
+function issuesOf(run: () => unknown): PolicyDocumentIssue[] {
+  try {
+    run();
+  } catch (error) {
+    expect(hasErrorCode(error, 'POLICY_PROFILE_INVALID')).toBe(true);
+    return (error as { details: { issues: PolicyDocumentIssue[] } }).details.issues;
+  }
+  throw new Error('expected POLICY_PROFILE_INVALID');
+}
+
+describe('policy documents: profiles as data, versioned by content', () => {
+  it('given the six built-ins of Hermit 16.3, then each is a valid document with a plain description, and a profile versioned builtin:<id>', () => {
+    expect(Object.keys(BUILTIN_POLICY_DOCUMENTS).sort()).toEqual([...BUILTIN_IDS].sort());
+    for (const id of BUILTIN_IDS) {
+      const document = BUILTIN_POLICY_DOCUMENTS[id as keyof typeof BUILTIN_POLICY_DOCUMENTS];
+      expect(document.id).toBe(id);
+      expect(document).not.toHaveProperty('version');
+      expect(parsePolicyDocument(document)).toEqual(document);
+      expect(document.description.length).toBeGreaterThan(40);
+      expect(Object.isFrozen(document.action_classes)).toBe(true);
+      expect(builtinPolicyProfile(id)).toMatchObject({ id, version: `builtin:${id}` });
+      expect(() => parsePolicyProfile(builtinPolicyProfile(id))).not.toThrow();
+    }
+  });
+
+  it('given a minimal document, then the defaults are filled in: seed 003 sacred and secret paths, no exceptions, no egress, no handles, 15 minutes', () => {
+    const document = parsePolicyDocument({ id: 'minimal', description: 'Reads only.', action_classes: { read_local: { outcome: 'allow' } }, destructive_commands: 'deny' });
+    expect(document).toMatchObject({
+      files_owned: 'enforce',
+      sacred_paths: [...DEFAULT_SACRED_PATHS],
+      secret_paths: [...DEFAULT_SECRET_PATHS],
+      sacred_exceptions: [],
+      ceilings: { egress_hosts: [], secret_handles: [], max_wall_clock_ms: 900_000 },
+      approval: { expires_in_seconds: 3_600 },
+    });
+  });
+
+  it('given a document that carries a version, then it is rejected with a message saying the version is derived from the content', () => {
+    const issues = issuesOf(() => parsePolicyDocument({ ...BUILTIN_POLICY_DOCUMENTS.local_edit_allowed, version: '2' }));
+    expect(issues).toEqual([{ path: 'version', message: expect.stringMatching(/derived from the content/) }]);
+    expect(PolicyProfileDocument.safeParse({ ...BUILTIN_POLICY_DOCUMENTS.local_edit_allowed, version: '2' }).error?.issues[0]?.message).toMatch(/derived from the content/);
+  });
+
+  it('given a document with several mistakes, then POLICY_PROFILE_INVALID lists every one of them, each with its path', () => {
+    const issues = issuesOf(() =>
+      parsePolicyDocument({
+        id: 'Bad Id',
+        version: '1',
+        description: 'Several mistakes at once.',
+        action_classes: {
+          write_local: { outcome: 'downgrade' },
+          payment: { outcome: 'downgrade', downgrade_to: { action_class: 'read_local' } },
+          network_write: { outcome: 'downgrade', downgrade_to: { action_class: 'network_read', draft_dir: 'drafts' } },
+          execute_command: { outcome: 'maybe' },
+          teleport: { outcome: 'allow' },
+        },
+        destructive_commands: 'sometimes',
+        sacred_paths: ['../outside/**'],
+        sacred_exceptions: ['/etc/**'],
+        ceilings: { egress_hosts: ['https://example.com'], secret_handles: ['STRIPE KEY'], max_wall_clock_ms: 0 },
+        approval: { expires_in_seconds: 5 },
+        allow_everything: true,
+      }),
+    );
+    expect(new Set(issues.map((issue) => issue.path))).toEqual(
+      new Set([
+        'id',
+        'version',
+        'allow_everything',
+        'action_classes.write_local.downgrade_to',
+        'action_classes.payment.downgrade_to',
+        'action_classes.network_write.downgrade_to',
+        'action_classes.execute_command.outcome',
+        'action_classes.teleport',
+        'destructive_commands',
+        'sacred_paths.0',
+        'sacred_exceptions.0',
+        'ceilings.egress_hosts.0',
+        'ceilings.secret_handles.0',
+        'ceilings.max_wall_clock_ms',
+        'approval.expires_in_seconds',
+      ]),
+    );
+    for (const issue of issues) expect(issue.message.length).toBeGreaterThan(0);
+  });
+
+  it('given the error message of an invalid document, then it names every offending path', () => {
+    let message = '';
+    try {
+      parsePolicyDocument({ id: 'x', description: 'd', action_classes: {}, destructive_commands: 'no', files_owned: 'maybe' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('destructive_commands');
+    expect(message).toContain('files_owned');
+  });
+
+  it('given versionPolicyProfile, then the profile is the document plus the version, validated and deeply frozen', () => {
+    const profile = versionPolicyProfile(BUILTIN_POLICY_DOCUMENTS.network_read_allowed, 'sha256:' + 'a'.repeat(64));
+    expect(profile).toEqual({ ...BUILTIN_POLICY_DOCUMENTS.network_read_allowed, version: 'sha256:' + 'a'.repeat(64) });
+    expect(Object.isFrozen(profile)).toBe(true);
+    expect(Object.isFrozen(profile.ceilings.egress_hosts)).toBe(true);
+    expect(preparePolicyProfile(profile)).toBe(preparePolicyProfile(profile));
+    expect(issuesOf(() => versionPolicyProfile(BUILTIN_POLICY_DOCUMENTS.network_read_allowed, '')).map((i) => i.path)).toEqual(['version']);
+    expect(issuesOf(() => versionPolicyProfile({ ...BUILTIN_POLICY_DOCUMENTS.network_read_allowed, id: 'NO' }, 'v1')).map((i) => i.path)).toEqual(['id']);
+  });
+
+  it('given a publication downgrade, then only publication → write_local may name a draft_dir, and the draft_dir has no wildcards', () => {
+    const doc = (rule: unknown) => ({ id: 'p', description: 'd', action_classes: { publication: rule }, destructive_commands: 'deny' });
+    expect(() => parsePolicyDocument(doc({ outcome: 'downgrade', downgrade_to: { action_class: 'write_local', draft_dir: 'out/drafts' } }))).not.toThrow();
+    expect(() => parsePolicyDocument(doc({ outcome: 'downgrade', downgrade_to: { action_class: 'publication', restricted_mode: 'external_effects_disabled' } }))).not.toThrow();
+    expect(issuesOf(() => parsePolicyDocument(doc({ outcome: 'downgrade', downgrade_to: { action_class: 'write_local', draft_dir: 'out/*' } }))).map((i) => i.path)).toEqual([
+      'action_classes.publication.downgrade_to.draft_dir',
+    ]);
+  });
+});
 
 describe('policy profiles as data', () => {
   it('given the built-ins, then each parses and is reachable by id', () => {
-    for (const id of ['readonly_analysis', 'local_edit_allowed', 'destructive_denied']) {
+    for (const id of BUILTIN_IDS) {
       expect(builtinPolicyProfile(id).id).toBe(id);
       expect(() => parsePolicyProfile(builtinPolicyProfile(id))).not.toThrow();
     }

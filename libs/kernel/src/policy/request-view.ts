@@ -2,6 +2,8 @@ import { IMPORTANT_ACTION_CLASSES, type ActionRequest } from '@writ/contracts';
 import { compileGlob, matchAnyGlob, type CompiledGlob } from '../shared/glob.js';
 import { normalizePath, type NormalizedPath } from '../shared/paths.js';
 import { analyzeCommand, type CommandAnalysis } from './destructive-commands.js';
+import { isEgressHostPattern } from './egress.js';
+import { globCovers, globsIntersect, hasGlobChars } from './glob-targets.js';
 import { PolicyError } from './policy.errors.js';
 
 /** What policy knows besides the request and the profile. */
@@ -14,6 +16,18 @@ export interface PolicyFacts {
   readonly sensitive_paths?: readonly string[];
   /** Id for the rewritten request of a downgrade; derived from the original id when absent. */
   readonly rewritten_action_request_id?: string;
+  /**
+   * The task's Sacred Scope exceptions (TaskSpec.sacred_exceptions): a sacred
+   * path is writable only when these AND the profile's sacred_exceptions name
+   * it, and it lies inside files_owned.
+   */
+  readonly sacred_exceptions?: readonly string[];
+  /** Narrows the profile's egress ceiling (intersection); absent means no narrowing. Never widens. */
+  readonly egress_hosts?: readonly string[];
+  /** Narrows the profile's secret handles (intersection); absent means no narrowing. Never widens. */
+  readonly secret_handles?: readonly string[];
+  /** Narrows the profile's wall-clock ceiling (the smaller wins). */
+  readonly max_wall_clock_ms?: number;
 }
 
 export type ResourceKind = 'path' | 'url' | 'repo' | 'memory';
@@ -32,8 +46,20 @@ export interface TouchedPath {
   readonly normalized: NormalizedPath;
   readonly write: boolean;
   readonly source: 'params.path' | 'params.cwd' | 'target_resources' | 'command';
-  /** False when a command's target cannot be placed (after `cd`, or spelled with an expansion). */
+  /**
+   * False when a command's target cannot be placed: after a `cd`, behind a
+   * `-C dir`, or spelled with an expansion (`$X`, backticks, `{a,b}`, `[ab]`).
+   */
   readonly placeable: boolean;
+  /** A command target with `*` or `?`: it names every path it may expand to. */
+  readonly pattern: boolean;
+}
+
+/** Secret handles a request names (`params.secret_handle`, `params.secret_handles`). */
+export interface NamedSecretHandles {
+  readonly names: readonly string[];
+  /** A handle field that is not a string (or a list of strings). */
+  readonly malformed: readonly string[];
 }
 
 /** A request as policy sees it: every path it touches, normalized once. */
@@ -43,26 +69,68 @@ export interface RequestView {
   readonly urls: readonly string[];
   /** Non-path resources named by a local file action (a URL or `repo:` where a path belongs). */
   readonly misplaced: readonly string[];
+  /** The argv of an execute_command, or of a vcs_mutation that carries one. */
   readonly command: CommandAnalysis | null;
   readonly filesOwned: readonly CompiledGlob[];
+  readonly taskSacredExceptions: readonly CompiledGlob[];
+  readonly secretHandles: NamedSecretHandles;
+  readonly timeoutMs: number | undefined;
 }
 
 const LOCAL_FILE_CLASSES = new Set(['read_local', 'write_local', 'delete_local']);
 
-export function compileFilesOwned(patterns: readonly string[]): CompiledGlob[] {
+function compileFactGlobs(field: string, patterns: readonly string[]): CompiledGlob[] {
   return patterns.map((pattern) => {
-    const glob = compileGlob(pattern);
+    const glob = typeof pattern === 'string' ? compileGlob(pattern) : undefined;
     if (glob === undefined) {
-      throw new PolicyError('POLICY_FACTS_INVALID', `files_owned pattern ${JSON.stringify(pattern)} reaches outside the workspace`, { details: { pattern } });
+      throw new PolicyError('POLICY_FACTS_INVALID', `${field} pattern ${JSON.stringify(pattern)} reaches outside the workspace`, { details: { field, pattern } });
     }
     return glob;
   });
 }
 
-export function viewRequest(request: ActionRequest, facts: PolicyFacts): RequestView {
+export function compileFilesOwned(patterns: readonly string[]): CompiledGlob[] {
+  return compileFactGlobs('files_owned', patterns);
+}
+
+/** Refuses malformed facts (they come from the task, not from the agent's request): POLICY_FACTS_INVALID. */
+function checkFacts(facts: PolicyFacts): void {
   if (facts.workspace_root !== undefined && !facts.workspace_root.startsWith('/')) {
     throw new PolicyError('POLICY_FACTS_INVALID', 'workspace_root must be an absolute path', { details: { workspace_root: facts.workspace_root } });
   }
+  for (const host of facts.egress_hosts ?? []) {
+    if (typeof host !== 'string' || !isEgressHostPattern(host)) throw new PolicyError('POLICY_FACTS_INVALID', `egress host pattern ${JSON.stringify(host)} is not "*", "host" or "*.host"`, { details: { egress_host: host } });
+  }
+  for (const handle of facts.secret_handles ?? []) {
+    if (typeof handle !== 'string') throw new PolicyError('POLICY_FACTS_INVALID', 'secret handles must be strings', { details: { secret_handle: handle } });
+  }
+  const wall = facts.max_wall_clock_ms;
+  if (wall !== undefined && !(Number.isInteger(wall) && wall >= 1)) {
+    throw new PolicyError('POLICY_FACTS_INVALID', 'max_wall_clock_ms must be a positive integer', { details: { max_wall_clock_ms: wall } });
+  }
+}
+
+function namedSecretHandles(params: ActionRequest['params']): NamedSecretHandles {
+  const names: string[] = [];
+  const malformed: string[] = [];
+  const single: unknown = params.secret_handle;
+  const many: unknown = params.secret_handles;
+  if (single !== undefined) {
+    if (typeof single === 'string') names.push(single);
+    else malformed.push('params.secret_handle');
+  }
+  if (many !== undefined) {
+    if (Array.isArray(many) && many.every((name) => typeof name === 'string')) names.push(...(many as string[]));
+    else malformed.push('params.secret_handles');
+  }
+  return { names: [...new Set(names)], malformed };
+}
+
+/** Shell expansions whose result the kernel cannot know: variables, substitutions, braces, bracket classes. */
+const UNPLACEABLE = /[$`{[]/;
+
+export function viewRequest(request: ActionRequest, facts: PolicyFacts): RequestView {
+  checkFacts(facts);
   const root = facts.workspace_root;
   const cls = request.action_class;
   const writes = cls === 'write_local' || cls === 'delete_local' || (cls !== 'execute_command' && IMPORTANT_ACTION_CLASSES.includes(cls));
@@ -70,12 +138,13 @@ export function viewRequest(request: ActionRequest, facts: PolicyFacts): Request
   const urls: string[] = [];
   const misplaced: string[] = [];
   const params = request.params;
-  if (typeof params.path === 'string') paths.push({ raw: params.path, normalized: normalizePath(params.path, { root }), write: writes, source: 'params.path', placeable: true });
+  const literal = (raw: string, source: TouchedPath['source'], write: boolean): TouchedPath => ({ raw, normalized: normalizePath(raw, { root }), write, source, placeable: true, pattern: false });
+  if (typeof params.path === 'string') paths.push(literal(params.path, 'params.path', writes));
   for (const resource of request.target_resources) {
     const kind = resourceKind(resource);
     if (kind === 'path') {
       if (resource === params.path) continue;
-      paths.push({ raw: resource, normalized: normalizePath(resource, { root }), write: writes, source: 'target_resources', placeable: true });
+      paths.push(literal(resource, 'target_resources', writes));
     } else if (kind === 'url') {
       urls.push(resource);
       if (LOCAL_FILE_CLASSES.has(cls)) misplaced.push(resource);
@@ -83,20 +152,49 @@ export function viewRequest(request: ActionRequest, facts: PolicyFacts): Request
   }
   if (typeof params.url === 'string' && !urls.includes(params.url)) urls.push(params.url);
   let command: CommandAnalysis | null = null;
-  if (cls === 'execute_command' && Array.isArray(params.argv)) {
+  if ((cls === 'execute_command' || cls === 'vcs_mutation') && Array.isArray(params.argv)) {
     const cwd = typeof params.cwd === 'string' ? normalizePath(params.cwd, { root }) : normalizePath('.');
-    if (typeof params.cwd === 'string') paths.push({ raw: params.cwd, normalized: cwd, write: false, source: 'params.cwd', placeable: true });
+    if (typeof params.cwd === 'string') paths.push({ raw: params.cwd, normalized: cwd, write: false, source: 'params.cwd', placeable: true, pattern: false });
     command = analyzeCommand(params.argv);
     for (const target of command.write_targets) {
-      const placeable = target.cwd_known && !target.path.includes('$') && !target.path.includes('`');
+      const placeable = target.cwd_known && !UNPLACEABLE.test(target.path);
       const normalized = cwd.ok ? normalizePath(target.path, { root, cwd: cwd.segments }) : cwd;
-      paths.push({ raw: target.path, normalized, write: true, source: 'command', placeable });
+      const pattern = normalized.ok && normalized.segments.some(hasGlobChars);
+      paths.push({ raw: target.path, normalized, write: true, source: 'command', placeable, pattern });
     }
   }
-  return { request, paths, urls, misplaced, command, filesOwned: compileFilesOwned(facts.files_owned) };
+  return {
+    request,
+    paths,
+    urls,
+    misplaced,
+    command,
+    filesOwned: compileFilesOwned(facts.files_owned),
+    taskSacredExceptions: compileFactGlobs('sacred_exceptions', facts.sacred_exceptions ?? []),
+    secretHandles: namedSecretHandles(params),
+    timeoutMs: typeof params.timeout_ms === 'number' ? params.timeout_ms : undefined,
+  };
+}
+
+/**
+ * True when every path `path` may stand for matches one of `globs` (for a
+ * command's pattern target, every expansion). Never true for a path that
+ * cannot be placed or was refused.
+ */
+export function coveredBy(globs: readonly CompiledGlob[], path: TouchedPath): boolean {
+  if (!path.placeable || !path.normalized.ok) return false;
+  const segments = path.normalized.segments;
+  return path.pattern ? globs.some((glob) => globCovers(glob, segments)) : matchAnyGlob(globs, segments);
+}
+
+/** True when some path `path` may stand for matches one of `globs` (a pattern target: any expansion). */
+export function touches(globs: readonly CompiledGlob[], path: TouchedPath): boolean {
+  if (!path.normalized.ok) return false;
+  const segments = path.normalized.segments;
+  return path.pattern ? globs.some((glob) => globsIntersect(glob.segments, segments)) : matchAnyGlob(globs, segments);
 }
 
 /** True when `path` may be written under `files_owned`. */
 export function insideFilesOwned(view: RequestView, path: TouchedPath): boolean {
-  return path.placeable && path.normalized.ok && matchAnyGlob(view.filesOwned, path.normalized.segments);
+  return coveredBy(view.filesOwned, path);
 }

@@ -1,13 +1,14 @@
 /**
  * Finds destructive SQL statements in text handed to a database client:
- * `DROP TABLE | DATABASE | SCHEMA`, `TRUNCATE`, and `DELETE FROM` without a
- * `WHERE` (or with a trivially true one). A tiny lexer drops comments and
+ * `DROP TABLE | DATABASE | SCHEMA`, `ALTER TABLE ... DROP COLUMN`,
+ * `TRUNCATE`, and `DELETE FROM` / `UPDATE ... SET` without a `WHERE` of their
+ * own (or with a trivially true one); a WHERE inside a subquery does not count. A tiny lexer drops comments and
  * string literals first, so `SELECT 'DROP TABLE x'` is not a drop and
  * `DrOp/**\/TaBlE` is.
  */
 
 export interface SqlFinding {
-  readonly pattern_id: 'sql.drop' | 'sql.truncate' | 'sql.delete_without_where';
+  readonly pattern_id: 'sql.drop' | 'sql.truncate' | 'sql.delete_without_where' | 'sql.update_without_where';
   readonly summary: string;
 }
 
@@ -71,6 +72,29 @@ function triviallyTrue(predicate: readonly string[]): boolean {
   return p.length === 3 && p[1] === '=' && p[0] === p[2];
 }
 
+/** Index of the first `word` after `from` at the same parenthesis depth, or -1 (also when the enclosing group closes first). */
+function topLevelIndex(tokens: readonly string[], word: string, from: number): number {
+  let depth = 0;
+  for (let i = from; i < tokens.length; i += 1) {
+    const token = tokens[i];
+    if (token === '(') depth += 1;
+    else if (token === ')') {
+      if (depth === 0) return -1;
+      depth -= 1;
+    } else if (depth === 0 && token === word) return i;
+  }
+  return -1;
+}
+
+/** Words before `update` that make it part of another clause (`ON CONFLICT DO UPDATE`, `FOR UPDATE`, `GRANT UPDATE`, triggers). */
+const NOT_AN_UPDATE_STATEMENT = new Set(['do', 'for', 'key', 'on', 'grant', 'revoke', ',', 'before', 'after', 'of', 'or', 'instead']);
+
+function unbounded(tokens: readonly string[], from: number): 'missing' | 'always_true' | null {
+  const where = topLevelIndex(tokens, 'where', from);
+  if (where < 0) return 'missing';
+  return triviallyTrue(tokens.slice(where + 1)) ? 'always_true' : null;
+}
+
 export function destructiveSql(text: string): SqlFinding[] {
   const findings: SqlFinding[] = [];
   for (const tokens of sqlStatements(text)) {
@@ -79,12 +103,20 @@ export function destructiveSql(text: string): SqlFinding[] {
         let j = i + 1;
         while (j < tokens.length && DROP_MODIFIERS.has(tokens[j] as string)) j += 1;
         if (DROPPABLE.has(tokens[j] as string)) findings.push({ pattern_id: 'sql.drop', summary: `DROP ${(tokens[j] as string).toUpperCase()}` });
+        else if (tokens[j] === 'column' && tokens.slice(0, i).includes('alter')) findings.push({ pattern_id: 'sql.drop', summary: 'ALTER TABLE ... DROP COLUMN' });
       }
       if (token === 'truncate' && (i === 0 || tokens[i + 1] === 'table')) findings.push({ pattern_id: 'sql.truncate', summary: 'TRUNCATE' });
       if (token === 'delete' && tokens[i + 1] === 'from') {
-        const where = tokens.indexOf('where', i + 2);
-        if (where < 0) findings.push({ pattern_id: 'sql.delete_without_where', summary: 'DELETE FROM without WHERE' });
-        else if (triviallyTrue(tokens.slice(where + 1))) findings.push({ pattern_id: 'sql.delete_without_where', summary: 'DELETE FROM with an always-true WHERE' });
+        const bound = unbounded(tokens, i + 2);
+        if (bound === 'missing') findings.push({ pattern_id: 'sql.delete_without_where', summary: 'DELETE FROM without WHERE' });
+        if (bound === 'always_true') findings.push({ pattern_id: 'sql.delete_without_where', summary: 'DELETE FROM with an always-true WHERE' });
+      }
+      if (token === 'update' && !NOT_AN_UPDATE_STATEMENT.has(tokens[i - 1] as string)) {
+        const set = topLevelIndex(tokens, 'set', i + 1);
+        if (set < 0) return;
+        const bound = unbounded(tokens, set + 1);
+        if (bound === 'missing') findings.push({ pattern_id: 'sql.update_without_where', summary: 'UPDATE without WHERE' });
+        if (bound === 'always_true') findings.push({ pattern_id: 'sql.update_without_where', summary: 'UPDATE with an always-true WHERE' });
       }
     });
   }

@@ -20,6 +20,7 @@ export type TaskCommand =
         readonly policy_profile_ref: string;
         readonly task_contract_ref: string;
         readonly files_owned?: readonly string[];
+        readonly sacred_exceptions?: readonly string[];
         readonly priority?: TaskPriority;
         readonly source_channel?: string;
       }
@@ -52,6 +53,8 @@ export interface TaskRecord {
   readonly policy_profile_ref: string;
   readonly task_contract_ref: string;
   readonly files_owned: readonly string[];
+  /** Sacred Scope exceptions the task asked for (empty when none). */
+  readonly sacred_exceptions: readonly string[];
   readonly priority: TaskPriority;
   readonly created_at: string;
   readonly updated_at: string;
@@ -92,9 +95,11 @@ export function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
     if (state.status !== 'initial') {
       throw new TaskError('TASK_ALREADY_EXISTS', `task ${state.task_id} already exists`, { details: { task_id: state.task_id } });
     }
-    const data = command.data;
+    const { sacred_exceptions: sacred, ...data } = command.data;
+    // Only a task that asks for exceptions carries the field, so every other task.created stays as it was.
+    const exceptions = sacred === undefined || sacred.length === 0 ? {} : { sacred_exceptions: [...sacred] };
     return emit(TaskEvent, [
-      { type: 'task.created', data: { ...data, files_owned: [...(data.files_owned ?? [])], priority: data.priority ?? 'normal', at } },
+      { type: 'task.created', data: { ...data, files_owned: [...(data.files_owned ?? [])], ...exceptions, priority: data.priority ?? 'normal', at } },
     ]);
   }
   const eventType = Object.hasOwn(TASK_COMMAND_EVENTS, command.type) ? TASK_COMMAND_EVENTS[command.type] : undefined;
@@ -114,8 +119,8 @@ export function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
 export const evolve = totalEvolve<TaskState, TaskEvent>(TaskEvent, (state, event) => {
   if (event.type === 'task.created') {
     if (state.status !== 'initial') return undefined;
-    const { at, source_channel: _channel, ...task } = event.data;
-    return { ...task, status: 'created', created_at: at, updated_at: at, reason: null, rollback_ref: null, anomalies: state.anomalies };
+    const { at, source_channel: _channel, sacred_exceptions: sacred, ...task } = event.data;
+    return { ...task, sacred_exceptions: sacred ?? [], status: 'created', created_at: at, updated_at: at, reason: null, rollback_ref: null, anomalies: state.anomalies };
   }
   if (state.status === 'initial') return undefined;
   const edge = TASK_EVENT_EDGES[event.type];

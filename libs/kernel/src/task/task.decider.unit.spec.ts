@@ -35,6 +35,21 @@ describe('task decider (Hermit 12.1)', () => {
       .then([created]);
   });
 
+  it('given sacred exceptions, when create-task, then task.created carries them and the task keeps them; without any, neither does the event', () => {
+    const events = spec.given([]).when(cmd('create-task', { ...created.data, sacred_exceptions: ['.env.example'] } as never)).thenEvents();
+    expect(events[0]?.data).toMatchObject({ sacred_exceptions: ['.env.example'] });
+    const state = spec.given(events).state;
+    expect(state.status !== 'initial' && state.sacred_exceptions).toEqual(['.env.example']);
+    const plain = spec.given([]).when(cmd('create-task', { ...created.data, sacred_exceptions: [] } as never)).thenEvents();
+    expect(plain[0]?.data).not.toHaveProperty('sacred_exceptions');
+    const before = spec.given([created]).state;
+    expect(before.status !== 'initial' && before.sacred_exceptions).toEqual([]);
+  });
+
+  it('given a sacred exception reaching outside the workspace, when create-task, then KERNEL_COMMAND_INVALID', () => {
+    spec.given([]).when(cmd('create-task', { ...created.data, sacred_exceptions: ['/etc/passwd'] } as never)).thenThrows('KERNEL_COMMAND_INVALID');
+  });
+
   it('given a task, when create-task again, then TASK_ALREADY_EXISTS', () => {
     spec.given([created]).when(cmd('create-task', created.data as never)).thenThrows('TASK_ALREADY_EXISTS');
   });

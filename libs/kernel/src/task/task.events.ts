@@ -16,6 +16,11 @@ export const TaskEvent = z.discriminatedUnion('type', [
       policy_profile_ref: Ref,
       task_contract_ref: Ref,
       files_owned: z.array(GlobPattern).max(LIMITS.listItems).describe('The write scope: anchored globs that stay inside the workspace.'),
+      sacred_exceptions: z
+        .array(GlobPattern)
+        .max(LIMITS.listItems)
+        .optional()
+        .describe('Sacred Scope paths the task explicitly needs to write (TaskSpec.sacred_exceptions); policy honours them only where the profile allows the same exception.'),
       priority: TaskPriority,
       source_channel: Name.optional(),
       at,

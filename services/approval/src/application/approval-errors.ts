@@ -29,6 +29,22 @@ export type ApprovalServiceCode =
   | 'APPROVAL_WITNESS_UNAVAILABLE'
   /** More distinct resources than a state witness may fingerprint (`LIMITS.targetResources`). */
   | 'APPROVAL_WITNESS_TOO_LARGE'
+  /** revoke-grant / rotate-key: the signer is unknown, lacks the director role, is an agent, or (revoke) proposed the granted action. */
+  | 'APPROVAL_SIGNER_NOT_ALLOWED'
+  /** A signed revocation or rotation is older or newer than WRIT_APPROVAL_FRESHNESS_SECONDS allows (a replay, or a wrong clock). */
+  | 'APPROVAL_SIGNED_REQUEST_STALE'
+  /** The signed revocation names another grant or task than the request; the signed rotation names another service. */
+  | 'APPROVAL_SIGNED_REQUEST_MISMATCH'
+  /** revoke-grant: the task stream holds no grant with this id. */
+  | 'APPROVAL_GRANT_NOT_FOUND'
+  /**
+   * The policy profile bucket (`WRIT_POLICY_BUCKET`) is missing, unreadable or holds a record that
+   * is not a PolicyProfileRecord: the profile version cannot be compared (Hermit 19.6), so nothing
+   * is granted and the approval stays pending. Deploy / repair the policy service, then retry.
+   */
+  | 'APPROVAL_POLICY_UNAVAILABLE'
+  /** The approval packet could not be stored in the artifact bucket; retried with backoff, nothing is recorded without it. */
+  | 'APPROVAL_ARTIFACT_UNAVAILABLE'
   /** The log or the bus did not answer, or kept conflicting; retry later. */
   | 'APPROVAL_UNAVAILABLE';
 

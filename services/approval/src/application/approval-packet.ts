@@ -1,5 +1,6 @@
 import { ApprovalPacket, LIMITS, parseContract, type ActionRequest, type RequestApproval } from '@writ/contracts';
-import { canonicalJson, sha256Hex } from '@writ/crypto';
+import { canonicalJson } from '@writ/crypto';
+import type { StateWitness } from '@writ/kernel';
 
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
@@ -66,7 +67,32 @@ export function buildApprovalPacket(command: RequestApproval, expiresAt: string,
   });
 }
 
-/** Content address of a packet: `sha256:<hex of its RFC 8785 form>`, so what the approver saw can be checked later. */
-export function packetRef(packet: ApprovalPacket): string {
-  return `sha256:${sha256Hex(canonicalJson(packet))}`;
+
+/** The stored form of a packet (Hermit 16.7: packets are artifacts, inspectable later). */
+export const PACKET_DOCUMENT_FORMAT = 'writ.approval-packet/1';
+
+/**
+ * What is stored as the approval.packet artifact: the packet and, when one was captured, the
+ * state witness it refers to (fingerprints and observation time), so the artifact alone shows
+ * what the approver was asked and the state the answer depends on.
+ */
+export function packetDocument(packet: ApprovalPacket, stateWitness?: StateWitness): Record<string, unknown> {
+  return { format: PACKET_DOCUMENT_FORMAT, packet, ...(stateWitness === undefined ? {} : { state_witness: stateWitness }) };
+}
+
+/** The RFC 8785 bytes of a packet document: what is hashed and stored. */
+export function packetDocumentBytes(document: Record<string, unknown>): Uint8Array {
+  return new TextEncoder().encode(canonicalJson(document));
+}
+
+const PACKET_ARTIFACT_REF = /^artifact:sha256:([0-9a-f]{64})$/;
+
+/** `artifact:sha256:<hex>`: `approval_packet_ref` of a packet stored as an artifact. */
+export function packetArtifactRef(sha256: string): string {
+  return `artifact:sha256:${sha256}`;
+}
+
+/** The SHA-256 a packet ref names, or undefined for a ref that is not a stored artifact (older approvals: `sha256:<hash of the packet>`). */
+export function packetArtifactSha256(ref: string): string | undefined {
+  return PACKET_ARTIFACT_REF.exec(ref)?.[1];
 }

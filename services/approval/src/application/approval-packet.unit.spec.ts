@@ -1,7 +1,7 @@
 import { RequestApproval, type ActionRequest } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { describe, expect, it } from 'vitest';
-import { actionSummary, buildApprovalPacket, packetRef } from './approval-packet.js';
+import { actionSummary, buildApprovalPacket, packetArtifactRef, packetArtifactSha256, packetDocument, packetDocumentBytes } from './approval-packet.js';
 
 function request(overrides: Partial<ActionRequest>): ActionRequest {
   return {
@@ -66,6 +66,32 @@ describe('buildApprovalPacket', () => {
       expires_at: '2030-01-01T01:00:00.000Z',
       policy_result_ref: 'policy_result:pr-1',
     });
-    expect(packetRef(packet)).toBe(`sha256:${sha256Hex(canonicalJson(packet))}`);
+  });
+
+  it('stores the packet with its state witness as one canonical document, addressed by its hash', () => {
+    const command = RequestApproval.parse({
+      task_id: 'task-1',
+      step_id: 'step-1',
+      attempt_id: 'att-1',
+      approval_id: 'apr-1',
+      policy_result_id: 'pr-1',
+      action_request: request({}),
+      requested_by: 'agent-1',
+      risk_band: 'high',
+      reason: 'destructive pattern',
+    });
+    const witness = { ref: `sha256:${'c'.repeat(64)}`, fingerprints: { src: `dir:${'d'.repeat(64)}` }, observed_at: '2030-01-01T00:00:00.000Z' };
+    const packet = buildApprovalPacket(command, '2030-01-01T01:00:00.000Z', witness.ref);
+    const bytes = packetDocumentBytes(packetDocument(packet, witness));
+    // then the bytes are the RFC 8785 form of { format, packet, state_witness }
+    expect(new TextDecoder().decode(bytes)).toBe(canonicalJson({ format: 'writ.approval-packet/1', packet, state_witness: witness }));
+    // and the ref names the content hash; only such refs name a stored artifact
+    const sha = sha256Hex(bytes);
+    expect(packetArtifactRef(sha)).toBe(`artifact:sha256:${sha}`);
+    expect(packetArtifactSha256(packetArtifactRef(sha))).toBe(sha);
+    expect(packetArtifactSha256(`sha256:${sha}`)).toBeUndefined();
+    expect(packetArtifactSha256('artifact:sha256:ABC')).toBeUndefined();
+    // without a witness the document holds the packet alone
+    expect(packetDocument(packet)).toEqual({ format: 'writ.approval-packet/1', packet });
   });
 });

@@ -1,4 +1,4 @@
-import type { CapabilityGrantClaims, EventDraft, EventEnvelope, PrincipalRole } from '@writ/contracts';
+import type { CapabilityGrantClaims, EventDraft, EventEnvelope, ExpireApproval, PrincipalRole, PublicEd25519Jwk } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
 
 /** A task's events as read, and the `task_seq` to append after. */
@@ -20,14 +20,31 @@ export interface TaskLog {
 
 /** Principals and their keys as the log describes them. */
 export interface PrincipalDirectory {
-  lookup(principalId: string): Promise<{ readonly principal_id: string; readonly roles: readonly PrincipalRole[] } | undefined>;
+  lookup(principalId: string): Promise<{ readonly principal_id: string; readonly roles: readonly PrincipalRole[]; readonly principal_type?: string } | undefined>;
   verificationKeys(principalId: string): Promise<KeySet>;
 }
 
-/** Signs grant claims as a compact JWS (`typ: writ-grant+jwt`) with the service key. */
+/** Signs grant claims as a compact JWS (`typ: writ-grant+jwt`) with the service's active key (a rotation switches it). */
 export interface GrantSigner {
+  /** The kid that signs now. */
   readonly kid: string;
   sign(claims: CapabilityGrantClaims): Promise<string>;
+}
+
+/** The service's rotating signing key (`@writ/runtime` RotatingServiceKey behind it). */
+export interface KeyRotator {
+  readonly principalId: string;
+  /**
+   * Generates the key `kid`, appends `principal.key_added` for it (replacing the active
+   * key, which stays valid for the grant TTL plus skew), then signs with it. A kid already
+   * known answers `already_rotated`.
+   */
+  rotate(input: { readonly kid: string; readonly requestedBy: string }): Promise<{
+    readonly status: 'rotated' | 'already_rotated';
+    readonly kid: string;
+    readonly previous_kid: string;
+    readonly retire_after: string;
+  }>;
 }
 
 /** The adapter edge's clock; the kernel gets its reading in command metadata. */
@@ -51,4 +68,42 @@ export interface WorkspaceObservation {
  */
 export interface WorkspaceWitness {
   observe(taskId: string, resources: readonly string[]): Promise<WorkspaceObservation>;
+}
+
+/** A content-addressed object as stored: its SHA-256 and where it lives. */
+export interface StoredArtifact {
+  readonly sha256: string;
+  /** `nats-obj://<bucket>/sha256-<hex>`. */
+  readonly uri: string;
+  readonly byte_size: number;
+}
+
+/**
+ * The artifact bucket (the executor's, `WRIT_ARTIFACTS_BUCKET`): content stored once under its
+ * hash. Throws APPROVAL_ARTIFACT_UNAVAILABLE when it cannot be written or read now.
+ */
+export interface ArtifactStore {
+  put(bytes: Uint8Array): Promise<StoredArtifact>;
+  /** The content stored under `sha256`, or null if there is none. */
+  get(sha256: string): Promise<Uint8Array | null>;
+}
+
+/**
+ * The policy profiles as the policy service stores them (read-only). `currentVersion` is the
+ * profile's current `version`, or null when the profile is not stored (absent or deleted).
+ * Throws APPROVAL_POLICY_UNAVAILABLE when the bucket is missing or unreadable.
+ */
+export interface PolicyProfiles {
+  currentVersion(profileId: string): Promise<string | null>;
+}
+
+/** Schedules the durable expiry timer of an approval (`<root>.cmd.approval.expire`). */
+export interface ExpiryScheduler {
+  /** `msgId` defaults to `<approval_id>:expire`, so a repeated schedule inside the dedupe window is one timer. */
+  schedule(command: ExpireApproval, msgId?: string): Promise<void>;
+}
+
+/** The service's public keys that are not retired, as the log says now: what `/.well-known/jwks.json` serves. */
+export interface JwksSource {
+  jwks(): Promise<{ readonly keys: readonly PublicEd25519Jwk[] }>;
 }

@@ -1,9 +1,9 @@
 import type { RequestApproval } from '@writ/contracts';
 import { approvalDecider } from '@writ/kernel';
 import { ApprovalServiceError } from './approval-errors.js';
-import { buildApprovalPacket, packetRef } from './approval-packet.js';
+import { buildApprovalPacket, packetArtifactRef, packetDocument, packetDocumentBytes } from './approval-packet.js';
 import { causationIdOf, serviceDraft } from './event-drafts.js';
-import type { Clock, CommandOrigin, TaskLog, WorkspaceWitness } from './ports.js';
+import type { ArtifactStore, Clock, CommandOrigin, ExpiryScheduler, TaskLog, WorkspaceWitness } from './ports.js';
 import { stateWitness, witnessRequired, witnessResources } from './state-witness.js';
 import { foldApproval } from './task-history.js';
 
@@ -15,6 +15,10 @@ export interface RequestApprovalDeps {
   readonly approvalTtlSeconds: number;
   /** The executor's read-only workspace observation, for the state witness. */
   readonly witness: WorkspaceWitness;
+  /** Where the packet (with its state witness) is stored as an approval.packet artifact (Hermit 16.7). */
+  readonly artifacts: ArtifactStore;
+  /** The durable expiry timer of every pending approval. */
+  readonly expiry: ExpiryScheduler;
 }
 
 export type RequestApprovalOutcome = 'requested' | 'already_requested';
@@ -30,6 +34,12 @@ export type RequestApprovalOutcome = 'requested' | 'already_requested';
  * kernel records on `approval.requested` (and the packet's `state_witness_ref`). If
  * the executor cannot answer, APPROVAL_WITNESS_UNAVAILABLE is thrown and the bus
  * retries with backoff: an approval is never recorded without the witness it needs.
+ *
+ * The packet and the witness are stored as one approval.packet artifact (RFC 8785 JSON in the
+ * artifact bucket) before anything is appended, and `approval_packet_ref` is
+ * `artifact:sha256:<hex>` of it; the packet stays inline on the event too. After the append
+ * (and again for a redelivered command whose approval is still pending) the expiry timer is
+ * scheduled: a crash between the two leaves the command unacked, and its redelivery schedules it.
  */
 export class RequestApprovalHandler {
   constructor(private readonly deps: RequestApprovalDeps) {}
@@ -46,6 +56,8 @@ export class RequestApprovalHandler {
           details: { approval_id: command.approval_id, attempt_id: state.attempt_id },
         });
       }
+      // The timer may not have been scheduled before a crash: schedule it again (deduplicated by msg id).
+      if (state.status === 'pending') await this.#scheduleExpiry(command, state.expires_at);
       return 'already_requested';
     }
 
@@ -56,6 +68,7 @@ export class RequestApprovalHandler {
     const at = now.toISOString();
     const expiresAt = new Date(now.getTime() + this.deps.approvalTtlSeconds * 1000).toISOString();
     const packet = buildApprovalPacket(command, expiresAt, witness?.ref);
+    const stored = await this.deps.artifacts.put(packetDocumentBytes(packetDocument(packet, witness)));
     const events = approvalDecider.decide(
       {
         type: 'request-approval',
@@ -66,7 +79,7 @@ export class RequestApprovalHandler {
           attempt_id: command.attempt_id,
           approval_type: 'action',
           requested_action_ref: `action_request:${command.action_request.action_request_id}`,
-          approval_packet_ref: packetRef(packet),
+          approval_packet_ref: packetArtifactRef(stored.sha256),
           requested_by: command.requested_by,
           policy_result_ref: `policy_result:${command.policy_result_id}`,
           expires_at: expiresAt,
@@ -92,6 +105,17 @@ export class RequestApprovalHandler {
       }),
     );
     await this.deps.log.append(command.task_id, drafts, history.seq);
+    await this.#scheduleExpiry(command, expiresAt);
     return 'requested';
+  }
+
+  #scheduleExpiry(command: RequestApproval, expiresAt: string): Promise<void> {
+    return this.deps.expiry.schedule({
+      task_id: command.task_id,
+      step_id: command.step_id,
+      attempt_id: command.attempt_id,
+      approval_id: command.approval_id,
+      expires_at: expiresAt,
+    });
   }
 }

@@ -1,9 +1,11 @@
-import { hasErrorCode, WritError } from '@writ/contracts';
+import { hasErrorCode, WritError, type EventEnvelope } from '@writ/contracts';
 import { verifyJws } from '@writ/crypto';
 import { approvalDecider, type ApprovalCommand, type ApprovalRecord } from '@writ/kernel';
 import { ApprovalServiceError } from './approval-errors.js';
-import { derivedId, serviceDraft } from './event-drafts.js';
-import type { Clock, PrincipalDirectory, TaskLog, WorkspaceWitness } from './ports.js';
+import { derivedId } from './event-drafts.js';
+import { policyVersions } from './policy-drift.js';
+import type { Clock, PolicyProfiles, PrincipalDirectory, TaskLog, WorkspaceWitness } from './ports.js';
+import { resolutionDrafts } from './resolution-decision.js';
 import type { ResolveApprovalReply, ResolveApprovalRequest } from './resolve-approval.contract.js';
 import { claimedResolution, parseResolution } from './resolution-jws.js';
 import { foldApproval } from './task-history.js';
@@ -15,6 +17,8 @@ export interface ResolveApprovalDeps {
   readonly principalId: string;
   /** The executor's read-only workspace observation, to revalidate a state witness at grant time. */
   readonly witness: WorkspaceWitness;
+  /** The policy service's profile bucket (read-only): the current version of the approval's profile at grant time. */
+  readonly policies: PolicyProfiles;
   /** Re-read-and-decide rounds after losing an append race (default 5). */
   readonly maxConflicts?: number;
 }
@@ -35,6 +39,7 @@ const REPLY_CODES = new Set([
   'APPROVAL_RESOLUTION_MISMATCH',
   'APPROVAL_WITNESS_MISSING',
   'APPROVAL_WITNESS_UNAVAILABLE',
+  'APPROVAL_POLICY_UNAVAILABLE',
   'CONTRACT_INVALID',
 ]);
 
@@ -52,8 +57,14 @@ const REPLY_CODES = new Set([
  *    `witness_validated: true`; drifted → `approval.invalidated` (witness_drift,
  *    the drifted resources), which sends the attempt back to policy. No answer
  *    from the executor → APPROVAL_WITNESS_UNAVAILABLE and nothing is appended.
- * 4. The event is appended to the task stream; a lost race re-reads and
- *    decides again (a second resolution then finds it no longer pending).
+ * 4. A grant of an approval that answers a policy result compares the profile version
+ *    that result was evaluated under with the profile's current version in the policy
+ *    service's bucket (Hermit 19.6): different, or the profile gone → `approval.invalidated`
+ *    (policy_drift), which re-enters policy; the bucket unavailable →
+ *    APPROVAL_POLICY_UNAVAILABLE, nothing appended, the approval stays pending.
+ * 5. The event is appended to the task stream together with `decision.recorded` (the
+ *    Decision with the resolver); a lost race re-reads and decides again (a second
+ *    resolution then finds it no longer pending).
  */
 export class ResolveApprovalHandler {
   constructor(private readonly deps: ResolveApprovalDeps) {}
@@ -108,23 +119,21 @@ export class ResolveApprovalHandler {
         resolution.decision === 'grant'
           ? { type: 'grant-approval', data: { resolver: who, ...note }, metadata: { now: at } }
           : { type: 'deny-approval', data: { resolver: who, ...note }, metadata: { now: at } };
-      const [event] = await this.#decide(command, state, request.task_id);
-      if (event === undefined) throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
-      const draft = serviceDraft({
-        key: `${request.approval_id}:${event.type}:${resolver.principal_id}`,
-        eventType: event.type,
-        entityType: 'approval',
-        entityId: request.approval_id,
-        stepId: state.step_id,
-        attemptId: state.attempt_id,
-        occurredAt: at,
+      const [event] = await this.#decide(command, state, request.task_id, history.events);
+      if (event === undefined || event.type === 'approval.requested') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
+      const drafts = resolutionDrafts({
+        state,
+        event,
+        events: history.events,
+        resolutionKey: `${request.approval_id}:${event.type}:${resolver.principal_id}`,
         actorId: this.deps.principalId,
-        payload: { ...event.data },
         causationId,
+        occurredAt: at,
         correlationId: request.task_id,
       });
+      const [draft] = drafts;
       try {
-        const { duplicate } = await this.deps.log.append(request.task_id, [draft], history.seq);
+        const { duplicate } = await this.deps.log.append(request.task_id, drafts, history.seq);
         // A duplicate means our view was stale: read again, and the approval is no longer pending.
         if (duplicate) continue;
       } catch (error) {
@@ -143,17 +152,28 @@ export class ResolveApprovalHandler {
   }
 
   /**
-   * The kernel decides first without fingerprints, so who may resolve, whether it is still
-   * pending and whether it expired are answered before the executor is asked; only when
-   * it needs the current fingerprints (APPROVAL_WITNESS_MISSING) is the workspace observed.
+   * The kernel decides first without policy versions or fingerprints, so who may resolve,
+   * whether it is still pending and whether it expired are answered before anything else is
+   * asked; only when it needs them (APPROVAL_POLICY_UNCHECKED, then APPROVAL_WITNESS_MISSING)
+   * is the policy bucket read, then the workspace observed. A changed policy invalidates
+   * before the executor is ever asked.
    */
-  async #decide(command: ApprovalCommand, state: ApprovalRecord, taskId: string) {
-    try {
-      return approvalDecider.decide(command, state);
-    } catch (error) {
-      if (command.type !== 'grant-approval' || !hasErrorCode(error, 'APPROVAL_WITNESS_MISSING') || state.state_witness === null) throw error;
-      const observed = await this.deps.witness.observe(taskId, Object.keys(state.state_witness.fingerprints));
-      return approvalDecider.decide({ ...command, data: { ...command.data, current_fingerprints: { ...observed.fingerprints } } }, state);
+  async #decide(command: ApprovalCommand, state: ApprovalRecord, taskId: string, events: readonly EventEnvelope[]) {
+    if (command.type !== 'grant-approval') return approvalDecider.decide(command, state);
+    let data = command.data;
+    for (;;) {
+      try {
+        return approvalDecider.decide({ ...command, data }, state);
+      } catch (error) {
+        if (hasErrorCode(error, 'APPROVAL_POLICY_UNCHECKED') && data.policy_versions === undefined) {
+          data = { ...data, policy_versions: await policyVersions(events, state, this.deps.policies) };
+        } else if (hasErrorCode(error, 'APPROVAL_WITNESS_MISSING') && data.current_fingerprints === undefined && state.state_witness !== null) {
+          const observed = await this.deps.witness.observe(taskId, Object.keys(state.state_witness.fingerprints));
+          data = { ...data, current_fingerprints: { ...observed.fingerprints } };
+        } else {
+          throw error;
+        }
+      }
     }
   }
 }

@@ -1,13 +1,16 @@
 import { Controller, Inject, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { busOptions, type JetStreamContext } from '@writ/bus';
-import { IssueGrant, RequestApproval, hasErrorCode, parseContract } from '@writ/contracts';
+import { CancelApproval, IssueGrant, RequestApproval, RevokeGrant, RotateKey, hasErrorCode, parseContract, type RevokeGrantReply, type RotateKeyReply } from '@writ/contracts';
 import type { Logger } from '@writ/telemetry';
 import { ApprovalServiceError, TERMINAL_CODES } from '../application/approval-errors.js';
+import { CancelApprovalHandler } from '../application/cancel-approval.handler.js';
 import { IssueGrantHandler } from '../application/issue-grant.handler.js';
 import { RequestApprovalHandler } from '../application/request-approval.handler.js';
 import { ResolveApprovalRequest, type ResolveApprovalReply } from '../application/resolve-approval.contract.js';
 import { ResolveApprovalHandler } from '../application/resolve-approval.handler.js';
+import { RevokeGrantHandler } from '../application/revoke-grant.handler.js';
+import { RotateKeyHandler } from '../application/rotate-key.handler.js';
 import type { CommandOrigin } from '../application/ports.js';
 import type { ApprovalSubjects } from '../config.js';
 
@@ -41,6 +44,9 @@ export function approvalCommandsListener(subjects: ApprovalSubjects, commandsStr
       @Inject(RequestApprovalHandler) private readonly requests: RequestApprovalHandler,
       @Inject(ResolveApprovalHandler) private readonly resolutions: ResolveApprovalHandler,
       @Inject(IssueGrantHandler) private readonly grants: IssueGrantHandler,
+      @Inject(CancelApprovalHandler) private readonly cancellations: CancelApprovalHandler,
+      @Inject(RevokeGrantHandler) private readonly revocations: RevokeGrantHandler,
+      @Inject(RotateKeyHandler) private readonly rotations: RotateKeyHandler,
       @Inject(APPROVAL_LOGGER) private readonly log: Logger,
     ) {}
 
@@ -57,6 +63,29 @@ export function approvalCommandsListener(subjects: ApprovalSubjects, commandsStr
       const reply = await this.resolutions.resolve(request);
       this.log.info({ task_id: reply.task_id, approval_id: reply.approval_id, status: reply.status, resolved_by: reply.resolved_by }, 'approval resolved');
       return reply;
+    }
+
+    @MessagePattern<string>(subjects.revokeGrant)
+    async revokeGrant(@Payload() body: unknown): Promise<RevokeGrantReply> {
+      const request = parseContract('RevokeGrant', RevokeGrant, body);
+      const reply = await this.revocations.revoke(request);
+      this.log.info({ task_id: reply.task_id, grant_id: reply.grant_id, status: reply.status, revoked_by: reply.revoked_by }, 'grant revocation handled');
+      return reply;
+    }
+
+    @MessagePattern<string>(subjects.rotateKey)
+    async rotateKey(@Payload() body: unknown): Promise<RotateKeyReply> {
+      const request = parseContract('RotateKey', RotateKey, body);
+      const reply = await this.rotations.rotate(request);
+      this.log.info({ principal_id: reply.principal_id, kid: reply.kid, previous_kid: reply.previous_kid, retire_after: reply.retire_after, status: reply.status }, 'signing key rotation handled');
+      return reply;
+    }
+
+    @EventPattern<string>(subjects.cancel, consumer('cancel'))
+    async cancel(@Payload() body: unknown, @Ctx() ctx: JetStreamContext): Promise<void> {
+      const command = parseContract('CancelApproval', CancelApproval, body);
+      const outcome = await this.cancellations.handle(command, originOf(ctx)).catch(typed);
+      this.log.info({ task_id: command.task_id, approval_id: command.approval_id, cause: command.cause, outcome }, 'approval cancellation handled');
     }
 
     @EventPattern<string>(subjects.issueGrant, consumer('issue-grant'))

@@ -5,16 +5,20 @@ import type { GrantSigner } from '../application/ports.js';
 /** The `typ` of a capability grant JWS; the executor verifies with `verifyClaims({ typ })`. */
 export const GRANT_JWS_TYPE = 'writ-grant+jwt';
 
-/** Signs grant claims with the approval service's Ed25519 key (EdDSA, compact JWS). */
+/**
+ * Signs grant claims with the approval service's active Ed25519 key (EdDSA,
+ * compact JWS). The key is read at each signature: after a rotation the next
+ * grant carries the new kid.
+ */
 export class KeyGrantSigner implements GrantSigner {
-  readonly kid: string;
+  constructor(private readonly activeKey: () => Ed25519SigningKey) {}
 
-  constructor(private readonly key: Ed25519SigningKey) {
-    this.kid = key.kid;
+  get kid(): string {
+    return this.activeKey().kid;
   }
 
   sign(claims: CapabilityGrantClaims): Promise<string> {
-    return signClaims(claims, this.key, {
+    return signClaims(claims, this.activeKey(), {
       issuer: claims.iss,
       audience: claims.aud,
       subject: claims.sub,

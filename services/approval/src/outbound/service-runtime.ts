@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
-import { PrincipalRegistry, ensureWritStreams, loadOrCreateServiceKey, registerServicePrincipal } from '@writ/runtime';
+import { PrincipalRegistry, RotatingServiceKey, ensureWritStreams } from '@writ/runtime';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import type { Logger } from '@writ/telemetry';
 
@@ -20,15 +20,19 @@ export interface ServiceRuntimeOptions {
     readonly busMaxBytes: number | undefined;
   };
   readonly subjects: { readonly ingress: string; readonly commands: string; readonly dlq: string };
-  readonly principal: { readonly id: string; readonly displayName: string; readonly keyFile: string };
+  /** `keyDir`: the rotating keyring; `keyFile`: the single key file of older releases, migrated in on first start. */
+  readonly principal: { readonly id: string; readonly displayName: string; readonly keyFile: string; readonly keyDir: string };
+  /** The clock of key rotation and retirement (default: the system clock). */
+  readonly clock?: () => Date;
   readonly logger: Logger;
 }
 
 /**
  * What the process holds beside the Nest app: its NATS connection, the bus
- * streams (ensured), the event store, its signing key (registered as a
- * service principal in the log) and the principal registry. Closed after the
- * bus has drained (`onApplicationShutdown` runs after the microservice closed).
+ * streams (ensured), the event store, its rotating signing key (registered as
+ * a service principal in the log; `keys.active` signs now) and the principal
+ * registry. Closed after the bus has drained (`onApplicationShutdown` runs
+ * after the microservice closed).
  */
 export class ServiceRuntime implements OnApplicationShutdown {
   private closed = false;
@@ -36,7 +40,7 @@ export class ServiceRuntime implements OnApplicationShutdown {
   private constructor(
     readonly nc: NatsConnection,
     readonly store: EventStore,
-    readonly key: Ed25519SigningKey,
+    readonly keys: RotatingServiceKey,
     readonly registry: PrincipalRegistry,
     private readonly logger: Logger,
   ) {}
@@ -57,16 +61,25 @@ export class ServiceRuntime implements OnApplicationShutdown {
         replicas: streams.replicas,
         ...(streams.eventsMaxBytes === undefined ? {} : { maxBytes: streams.eventsMaxBytes }),
       });
-      // The kid is only used when the key is generated: one per key, so a regenerated key is registered, never shadowed.
-      const { key, created } = await loadOrCreateServiceKey(options.principal.keyFile, `${options.principal.id}-${Date.now().toString(36)}`);
-      const registration = await registerServicePrincipal(store, { principalId: options.principal.id, displayName: options.principal.displayName, key });
+      const { key: keys } = await RotatingServiceKey.start(store, {
+        principalId: options.principal.id,
+        displayName: options.principal.displayName,
+        keyDir: options.principal.keyDir,
+        legacyKeyFile: options.principal.keyFile,
+        logger: options.logger,
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+      });
       const registry = await PrincipalRegistry.start(nc, store, { stream: streams.events, subjectPrefix: streams.eventsPrefix });
-      options.logger.info({ principal_id: options.principal.id, kid: key.kid, key_created: created, registration }, 'service principal ready');
-      return new ServiceRuntime(nc, store, key, registry, options.logger);
+      return new ServiceRuntime(nc, store, keys, registry, options.logger);
     } catch (error) {
       await nc.close().catch(() => undefined);
       throw error;
     }
+  }
+
+  /** The key that signs now. */
+  get key(): Ed25519SigningKey {
+    return this.keys.active;
   }
 
   get connected(): boolean {
@@ -81,6 +94,7 @@ export class ServiceRuntime implements OnApplicationShutdown {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.keys.stop();
     await this.registry.close().catch((error: unknown) => this.logger.warn({ err: error }, 'principal registry did not close cleanly'));
     if (!this.nc.isClosed()) await this.nc.drain().catch((error: unknown) => this.logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
   }

@@ -14,7 +14,7 @@ import { IngressError } from '../ingress-errors.js';
 import { peekCompactJws } from './compact-jws.js';
 import { actionRequestClaimId, eventKeys, ingressIds, type IngressIds } from './ingress-ids.js';
 import type { Clock, IngressLog, LoggedEvent, PrincipalDirectory } from './ports.js';
-import { planIntake, taskStanding, type IntakeEvent } from './task-intake.js';
+import { planIntake, supersedesRefusal, taskStanding, type IntakeEvent } from './task-intake.js';
 import { verifyActionRequest } from './verify-action-request.js';
 
 /** One inbound signed ActionRequest, as the adapter received it. */
@@ -139,6 +139,13 @@ export class ReceiveActionHandler {
         const refusal = existingTaskRefusal(request.task_id, history, principalId);
         if (refusal !== undefined) return this.reject(ids, recorded, refusal.code, refusal.message, request.action_request_id);
       }
+      // A request that supersedes another must name a live, not yet executing, request of the same task and principal.
+      const supersedes = supersedesRefusal(
+        history.map((e) => e.event),
+        request,
+        principalId,
+      );
+      if (supersedes !== undefined) return this.reject(ids, recorded, 'INGRESS_SUPERSEDES_INVALID', supersedes, request.action_request_id);
     } else {
       history = await this.readTask(request.task_id ?? ids.newTaskId);
     }

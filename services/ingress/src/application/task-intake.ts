@@ -1,5 +1,6 @@
 import { LIMITS, type ActionRequest, type EventEnvelope, type IngressChannel } from '@writ/contracts';
 import {
+  ATTEMPT_PRE_EXECUTION_STATES,
   attemptDecider,
   fold,
   isTaskTerminal,
@@ -58,6 +59,37 @@ export function taskStanding(history: readonly EventEnvelope[]): TaskStanding {
   if (state.status === 'initial') return 'unknown';
   if (isTaskTerminal(state)) return 'terminal';
   return { owner: (state as Exclude<TaskState, { status: 'initial' }>).owner_principal_id };
+}
+
+/**
+ * Why `request.supersedes` cannot name what it names in this task's stream,
+ * if it cannot (Hermit 11.5, 16.7: a newly bound input replaces an earlier
+ * request before it runs). The earlier request must be one the task holds,
+ * proposed by the same principal, whose attempt is still before any side
+ * effect: not ended, not executing, no grant use claimed. The orchestrator
+ * then supersedes that attempt and invalidates its pending approval.
+ */
+export function supersedesRefusal(history: readonly EventEnvelope[], request: ActionRequest, principalId: string): string | undefined {
+  const supersedes = request.supersedes;
+  if (supersedes === undefined) return undefined;
+  if (request.task_id === undefined) return `supersedes names ${supersedes}, but a superseding request must name the task_id of that request`;
+  if (supersedes === request.action_request_id) return `request ${supersedes} cannot supersede itself`;
+  const submitted = history.find((event) => {
+    if (event.event_type !== 'attempt.awaiting_policy') return false;
+    const submittedRequest = (event.payload as { action_request?: { action_request_id?: unknown } }).action_request;
+    return submittedRequest?.action_request_id === supersedes;
+  });
+  if (submitted === undefined) return `task ${request.task_id} holds no request ${supersedes}`;
+  const proposer = (submitted.payload as { action_request?: { proposed_by?: unknown } }).action_request?.proposed_by;
+  if (proposer !== principalId) return `request ${supersedes} was proposed by another principal; only its proposer may supersede it`;
+  const attemptId = submitted.attempt_id ?? submitted.entity_id;
+  const attempt = fold(attemptDecider, of(history, 'attempt', attemptId));
+  if (attempt.status === 'superseded') return `request ${supersedes} was already superseded`;
+  const claimed = history.some((event) => event.event_type === 'grant.use_claimed' && (event.payload as { attempt_id?: unknown }).attempt_id === attemptId);
+  if (claimed || (attempt.status !== 'initial' && !ATTEMPT_PRE_EXECUTION_STATES.includes(attempt.status))) {
+    return `request ${supersedes} (attempt ${attemptId}) has already started executing or has ended (${attempt.status}); it can no longer be superseded`;
+  }
+  return undefined;
 }
 
 function stepTitle(request: ActionRequest): string {
@@ -134,6 +166,7 @@ export function planIntake(input: IntakeInput): IntakePlan {
         policy_profile_ref: task.policy_profile,
         task_contract_ref: `ingress:${ids.ingressId}`,
         files_owned: task.files_owned,
+        ...(task.sacred_exceptions === undefined ? {} : { sacred_exceptions: task.sacred_exceptions }),
         source_channel: input.channel,
       },
       metadata,

@@ -1,7 +1,7 @@
 import { hasErrorCode, type ActionRequest, type EventEnvelope } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
 import { ingressIds } from './ingress-ids.js';
-import { planIntake, taskStanding, type IntakeEvent, type IntakeInput } from './task-intake.js';
+import { planIntake, supersedesRefusal, taskStanding, type IntakeEvent, type IntakeInput } from './task-intake.js';
 
 const NOW = '2030-01-01T00:00:00Z';
 const ids = ingressIds('agent-1', 'ar-1');
@@ -114,5 +114,54 @@ describe('planIntake', () => {
     const all = stored(planIntake(input()).events.slice(0, 3), ids.newTaskId);
     const failed = { ...all[2]!, event_id: 'f', event_type: 'task.failed', payload: { reason: 'x', at: NOW }, task_seq: 4 };
     expect(taskStanding([...all, failed])).toBe('terminal');
+  });
+});
+
+describe('planIntake: Sacred Scope exceptions', () => {
+  it('carries the task spec\'s sacred_exceptions into task.created', () => {
+    const withExceptions = { ...request, task: { ...request.task!, sacred_exceptions: ['.env.example'] } };
+    expect(planIntake(input({ request: withExceptions })).events[0]!.data).toMatchObject({ sacred_exceptions: ['.env.example'] });
+    expect(planIntake(input()).events[0]!.data).not.toHaveProperty('sacred_exceptions');
+  });
+
+  it('refuses, through the kernel, an exception reaching outside the workspace', () => {
+    const bad = { ...request, task: { ...request.task!, sacred_exceptions: ['/etc/shadow'] } };
+    expect(() => planIntake(input({ request: bad }))).toThrow(expect.objectContaining({ code: 'KERNEL_COMMAND_INVALID' }));
+  });
+});
+
+describe('supersedesRefusal', () => {
+  // given a task whose first request (ar-1, by agent-1) awaits policy
+  const history = stored(planIntake(input()).events, ids.newTaskId);
+  const attemptId = ids.attemptId;
+  const { task: _task, ...rest } = request;
+  const revision = (changes: Partial<ActionRequest> = {}): ActionRequest => ({ ...rest, action_request_id: 'ar-2', task_id: ids.newTaskId, supersedes: 'ar-1', ...changes });
+  const later = (type: string, payload: Record<string, unknown>, entity: Partial<EventEnvelope> = {}): EventEnvelope => ({
+    ...history.at(-1)!,
+    event_id: `later-${type}`,
+    event_type: type,
+    entity_type: 'attempt',
+    entity_id: attemptId,
+    attempt_id: attemptId,
+    payload: { ...payload, at: NOW },
+    task_seq: history.length + 1,
+    ...entity,
+  });
+
+  it('accepts a request without supersedes, and one naming a pending request of the same task and principal', () => {
+    expect(supersedesRefusal(history, { ...request }, 'agent-1')).toBeUndefined();
+    expect(supersedesRefusal(history, revision(), 'agent-1')).toBeUndefined();
+  });
+
+  it.each([
+    ['no task_id', () => ({ ...request, supersedes: 'ar-1' }) as ActionRequest, history, /task_id/],
+    ['itself', () => revision({ action_request_id: 'ar-1' }), history, /itself/],
+    ['an unknown request', () => revision({ supersedes: 'ar-9' }), history, /holds no request ar-9/],
+    ['a request proposed by another principal', () => revision(), history.map((e) => (e.event_type === 'attempt.awaiting_policy' ? { ...e, payload: { ...e.payload, action_request: { ...request, proposed_by: 'agent-2' } } } : e)), /another principal/],
+    ['an attempt whose grant use was claimed', () => revision(), [...history, later('grant.use_claimed', { use_id: 'u', use_no: 1, task_id: ids.newTaskId, attempt_id: attemptId, action_class: 'read_local' }, { entity_type: 'grant', entity_id: 'gnt-1' })], /started executing/],
+    ['an attempt that ended', () => revision(), [...history, later('attempt.failed', { reason_code: 'policy_denied', reason: 'no' })], /\(failed\)/],
+    ['an attempt already superseded', () => revision(), [...history, later('attempt.superseded', { cause: 'input_drift' })], /already superseded/],
+  ])('refuses a supersedes naming %s', (_case, build, log, why) => {
+    expect(supersedesRefusal(log as EventEnvelope[], build(), 'agent-1')).toMatch(why);
   });
 });

@@ -1,4 +1,5 @@
 import {
+  CancelApproval,
   EvaluatePolicy,
   IssueGrant,
   IssueReceipt,
@@ -10,18 +11,24 @@ import {
   hasErrorCode,
   parseContract,
   type ActionRequest,
+  type AttemptStatus,
   type EventDraft,
+  type PolicyEvaluated,
   type PolicyResult,
 } from '@writ/contracts';
+import { canonicalJson, sha256Hex } from '@writ/crypto';
 import {
+  ATTEMPT_PRE_EXECUTION_STATES,
   attemptDecider,
-  builtinPolicyProfile,
-  evaluatePolicy,
+  grantDecider,
+  isTaskTerminal,
   stepDecider,
   taskDecider,
+  type ApprovalRecord,
   type AttemptCommand,
   type AttemptRecord,
   type CodedReason,
+  type GrantCommand,
   type PolicyDecision,
   type StepCommand,
   type TaskCommand,
@@ -33,12 +40,13 @@ import { OrchestratorError } from './orchestrator.errors.js';
 import type { AttemptView, Fact, LoggedEvent, ReceiptFact, TaskView } from './task-view.js';
 
 /** The commands the orchestrator issues (docs/governed-path.md, step 2). */
-export type CommandName = 'policyEvaluate' | 'approvalRequest' | 'approvalIssueGrant' | 'executorRun' | 'receiptIssue' | 'executorCloseCell';
+export type CommandName = 'policyEvaluate' | 'approvalRequest' | 'approvalIssueGrant' | 'approvalCancel' | 'executorRun' | 'receiptIssue' | 'executorCloseCell';
 
 export type PlannedCommand =
   | { readonly command: 'policyEvaluate'; readonly payload: EvaluatePolicy; readonly msgId: string }
   | { readonly command: 'approvalRequest'; readonly payload: RequestApproval; readonly msgId: string }
   | { readonly command: 'approvalIssueGrant'; readonly payload: IssueGrant; readonly msgId: string }
+  | { readonly command: 'approvalCancel'; readonly payload: CancelApproval; readonly msgId: string }
   | { readonly command: 'executorRun'; readonly payload: RunAction; readonly msgId: string }
   | { readonly command: 'receiptIssue'; readonly payload: IssueReceipt; readonly msgId: string }
   | { readonly command: 'executorCloseCell'; readonly payload: CloseCell; readonly msgId: string };
@@ -70,6 +78,7 @@ type Transition =
       readonly refused?: (error: unknown) => Transition | undefined;
     }
   | { readonly aggregate: 'step'; readonly id: string; readonly attemptId: string; readonly command: StepCommand; readonly key: string }
+  | { readonly aggregate: 'grant'; readonly id: string; readonly attemptId: string; readonly command: GrantCommand; readonly key: string }
   | { readonly aggregate: 'task'; readonly command: TaskCommand; readonly key: string };
 
 type DecidedEvent = { readonly type: string; readonly data: Record<string, unknown> };
@@ -155,6 +164,8 @@ class Planner {
         details: { task_id: this.view.taskId, event_type: this.context.trigger.event_type },
       });
     }
+    // Newly bound input first: a superseded attempt must not move on (to a grant, to the executor) on facts it no longer answers.
+    for (const attempt of [...this.view.attempts.values()]) this.#applySupersession(attempt);
     for (const attempt of [...this.view.attempts.values()]) this.#reconcile(attempt);
     this.#closeTask();
     return { events: this.#drafts, commands: this.#commands() };
@@ -162,6 +173,72 @@ class Planner {
 
   get #task(): TaskRecord {
     return this.view.task as TaskRecord;
+  }
+
+  // ---- newly bound input (Hermit 11.5, 16.7) ----------------------------------------------------
+
+  /**
+   * An attempt whose request `supersedes` an earlier request of the task ends
+   * that request's attempt as superseded (cause `input_drift`) while it has
+   * not started executing: its unused grants are revoked first (in the same
+   * append, before the supersession), so the executor refuses a run already
+   * on its way, and its pending approval is cancelled once the supersession is
+   * in the log (`attempt.superseded` → `approval.cancel`). Never a silent
+   * reuse of the old approval: the new attempt goes through policy itself.
+   * The earlier attempt already executing (or executed) → the new attempt
+   * fails `supersedes_too_late` before policy; unknown → `supersedes_unknown`
+   * (ingress refuses both, this covers a race with it). An earlier attempt that
+   * ended before running leaves nothing to supersede.
+   */
+  #applySupersession(successor: AttemptView): void {
+    const state = successor.state;
+    if (state.status === 'initial') return;
+    const supersedes = state.submitted_request?.supersedes;
+    if (supersedes === undefined) return;
+    const key = `supersedes:${supersedes}`;
+    const open = ATTEMPT_PRE_EXECUTION_STATES.includes(state.status);
+    const earlier = this.view.attemptOfRequest(supersedes);
+    if (earlier === undefined || earlier === successor || earlier.state.status === 'initial') {
+      if (open) this.#perform(this.#fail(state, 'supersedes_unknown', `request ${supersedes} is not an earlier request of task ${this.view.taskId}; nothing was superseded`, key));
+      return;
+    }
+    const superseded = earlier.state;
+    if (superseded.status === 'superseded') return;
+    if (this.#executed(earlier)) {
+      if (open) {
+        this.#perform(
+          this.#fail(state, 'supersedes_too_late', `attempt ${superseded.attempt_id} of request ${supersedes} has already started executing; the revised request was not run`, key),
+        );
+      }
+      return;
+    }
+    if (!ATTEMPT_PRE_EXECUTION_STATES.includes(superseded.status)) return;
+    const reason = clip(`request ${supersedes} was superseded by request ${state.submitted_request?.action_request_id ?? state.attempt_id} (attempt ${state.attempt_id})`);
+    for (const grant of this.view.grantsOf(superseded.attempt_id)) {
+      if (grant.state.status !== 'issued' || grant.state.uses.length > 0 || grant.first_use_at !== null) continue;
+      this.#perform({
+        aggregate: 'grant',
+        id: grant.grant_id,
+        attemptId: superseded.attempt_id,
+        command: { type: 'revoke-grant', data: { revoked_by: this.context.actorId, reason }, metadata: this.#meta() },
+        key: `${grant.grant_id}:revoke:superseded`,
+      });
+    }
+    this.#perform(
+      this.#attempt(
+        superseded,
+        { type: 'report-drift', data: { cause: 'input_drift', recovery: 'supersede', superseded_by_attempt_id: state.attempt_id, note: reason } },
+        `superseded-by:${state.attempt_id}`,
+      ),
+    );
+  }
+
+  /** Whether an effect of the attempt may have started: a state past authorization, an outcome, or a claimed grant use. */
+  #executed(attempt: AttemptView): boolean {
+    const state = attempt.state;
+    if (state.status === 'initial') return false;
+    if ((EXECUTED_STATES as readonly string[]).includes(state.status) || state.execution_outcome !== null || attempt.executions.length > 0) return true;
+    return this.view.grantsOf(state.attempt_id).some((grant) => grant.first_use_at !== null || (grant.state.status !== 'initial' && grant.state.uses.length > 0));
   }
 
   // ---- reconcile --------------------------------------------------------------------------------
@@ -222,10 +299,9 @@ class Planner {
       case 'deny':
         return this.#attempt(state, { type: 'record-policy-result', data: { policy, reasons: denyReasonsOf(result) } }, key);
       case 'downgrade': {
-        const rewritten = this.#rewritten(state, result);
-        if (rewritten === undefined) {
-          return this.#fail(state, 'downgrade_unavailable', `policy downgraded the request, but ${result.policy_profile_ref} cannot reproduce the rewritten request`, key);
-        }
+        const rewritten = rewrittenRequestOf(fact.value);
+        const unavailable = (why: string) => this.#fail(state, 'downgrade_unavailable', `policy downgraded the request, but ${why}; the attempt cannot continue`, key);
+        if (rewritten === undefined) return unavailable('policy.evaluated carries no rewritten request matching its rewritten_action_request_ref');
         const mode = result.downgrade?.restricted_mode;
         return this.#attempt(
           state,
@@ -234,28 +310,12 @@ class Planner {
             data: { policy, rewritten_request: rewritten, ...(mode === undefined ? {} : { restricted_mode: mode }), ...(result.downgrade === undefined ? {} : { summary: result.downgrade.summary }) },
           },
           key,
+          // The kernel refuses a rewritten request it cannot take (another task's, malformed): no continuation, a clear failure.
+          (error) => (hasErrorCode(error, 'ATTEMPT_REQUEST_INVALID') ? unavailable('the kernel refused the rewritten request') : undefined),
         );
       }
       default:
         return undefined;
-    }
-  }
-
-  /**
-   * The lower-risk request of a downgrade. The PolicyResult only references it,
-   * so it is rebuilt with the kernel's pure evaluation under the very profile
-   * version policy used (prepare once, evaluate many: the same inputs give the
-   * same rewrite); any mismatch leaves the attempt without one.
-   */
-  #rewritten(state: AttemptRecord, result: PolicyResult): ActionRequest | undefined {
-    if (state.action_request === null) return undefined;
-    try {
-      const profile = builtinPolicyProfile(profileNameOf(result.policy_profile_ref));
-      if (profile.version !== result.policy_version) return undefined;
-      const evaluation = evaluatePolicy(state.action_request, profile, { files_owned: this.#task.files_owned });
-      return evaluation.outcome === 'downgrade' ? evaluation.downgrade?.action_request : undefined;
-    } catch {
-      return undefined;
     }
   }
 
@@ -341,6 +401,14 @@ class Planner {
       const outcome = state.status as 'succeeded' | 'failed' | 'cancelled' | 'superseded';
       return this.#step(step.step_id, state.attempt_id, { type: 'close-attempt', data: { attempt_id: state.attempt_id, outcome } }, `close:${state.attempt_id}`);
     }
+    // A step whose last attempt a request of another step superseded (newly bound input) is superseded by that step.
+    if (state.status === 'superseded' && step.status === 'ready' && last(step.attempts)?.attempt_id === state.attempt_id) {
+      const successorId = state.superseded_by_attempt_id;
+      const successor = successorId === null ? undefined : this.view.attempts.get(successorId)?.state;
+      if (successor === undefined || successor.status === 'initial' || successor.step_id === step.step_id) return undefined;
+      const reason = clip(`attempt ${state.attempt_id} was superseded by attempt ${successor.attempt_id} of step ${successor.step_id}`);
+      return this.#step(step.step_id, state.attempt_id, { type: 'supersede-step', data: { reason, superseded_by_step_id: successor.step_id } }, `supersede:${state.attempt_id}`);
+    }
     // No automatic retry yet: the step ends with its last attempt.
     if (ended && step.status === 'ready' && last(step.attempts)?.attempt_id === state.attempt_id) {
       const reason = clip(state.failure?.message ?? `attempt ${state.attempt_id} ${state.status}`);
@@ -351,12 +419,13 @@ class Planner {
     return undefined;
   }
 
-  /** A running task whose steps are all over completes (every step succeeded) or fails. */
+  /** A running task whose steps are all over completes (every step succeeded, or was superseded by one) or fails. */
   #closeTask(): void {
     if (this.view.task.status !== 'running') return;
     const steps = [...this.view.steps.values()].filter((step) => step.status !== 'initial');
     if (steps.length === 0 || steps.some((step) => !STEP_TERMINAL_STATES.includes(step.status))) return;
-    const unsuccessful = steps.find((step) => step.status !== 'succeeded');
+    // A superseded step handed its work to the step that superseded it, which is judged on its own.
+    const unsuccessful = steps.find((step) => step.status !== 'succeeded' && step.status !== 'superseded');
     if (unsuccessful === undefined) {
       this.#perform({ aggregate: 'task', command: { type: 'complete-task', data: {}, metadata: this.#meta() }, key: 'complete' });
       return;
@@ -419,18 +488,25 @@ class Planner {
       }
       case 'task':
         return taskDecider.decide(transition.command, this.view.task);
+      case 'grant': {
+        const grant = this.view.grants.get(transition.id);
+        return grantDecider.decide(transition.command, grant === undefined ? grantDecider.initialState() : grant.state);
+      }
     }
   }
 
   #draft(transition: Transition, event: DecidedEvent): void {
     const taskId = this.view.taskId;
     const key = `${transition.key}:${event.type}`;
+    const stepOf = (attemptId: string) => (this.view.attempt(attemptId).state as AttemptRecord).step_id;
     const where =
       transition.aggregate === 'attempt'
-        ? { entity_type: 'attempt' as const, entity_id: transition.id, step_id: (this.view.attempt(transition.id).state as AttemptRecord).step_id, attempt_id: transition.id }
+        ? { entity_type: 'attempt' as const, entity_id: transition.id, step_id: stepOf(transition.id), attempt_id: transition.id }
         : transition.aggregate === 'step'
           ? { entity_type: 'step' as const, entity_id: transition.id, step_id: transition.id, attempt_id: transition.attemptId }
-          : { entity_type: 'task' as const, entity_id: taskId };
+          : transition.aggregate === 'grant'
+            ? { entity_type: 'grant' as const, entity_id: transition.id, step_id: stepOf(transition.attemptId), attempt_id: transition.attemptId }
+            : { entity_type: 'task' as const, entity_id: taskId };
     const draft: EventDraft = {
       event_id: eventIdFor(taskId, key),
       schema_version: 1,
@@ -453,8 +529,8 @@ class Planner {
 
   #commands(): PlannedCommand[] {
     const trigger = this.context.trigger;
-    const closeCell = this.#closeCell(trigger.event_type);
-    if (closeCell !== undefined) return [closeCell];
+    if (CloseCellReason.safeParse(trigger.event_type).success) return this.#taskEnded(trigger.event_type);
+    if (trigger.event_type.startsWith('approval.')) return this.#approvalCommands(trigger);
     if (!trigger.event_type.startsWith('attempt.')) return [];
     const attemptId = trigger.attempt_id ?? (trigger.entity_type === 'attempt' ? trigger.entity_id : undefined);
     const attempt = attemptId === undefined ? undefined : this.view.attempts.get(attemptId);
@@ -480,6 +556,7 @@ class Planner {
             action_request: requestOf(state),
             policy_profile: profileNameOf(this.#task.policy_profile_ref),
             files_owned: [...this.#task.files_owned],
+            ...(this.#sacredExceptions.length === 0 ? {} : { sacred_exceptions: [...this.#sacredExceptions] }),
           }),
         };
       case 'attempt.awaiting_approval': {
@@ -546,6 +623,14 @@ class Planner {
       case 'attempt.approval_expired':
         if (state.status !== 'failed' || !unreceipted) return undefined;
         return this.#receipt(ids, 'approval_denied', msgId('receipt.issue:approval_denied'));
+      case 'attempt.superseded': {
+        // Superseded by a newly bound request while its approval was pending: that approval must never be resolved into a grant.
+        if (state.status !== 'superseded' || state.last_drift !== 'input_drift' || state.approval_id === null) return undefined;
+        const approval = this.view.approvals.get(state.approval_id)?.state;
+        if (approval === undefined || approval.status !== 'pending') return undefined;
+        const successor = state.superseded_by_attempt_id === null ? 'a newly bound request' : `attempt ${state.superseded_by_attempt_id}`;
+        return this.#cancelApproval(approval, 'input_drift', `attempt ${state.attempt_id} was superseded by ${successor}; its approval no longer answers the action`);
+      }
       case 'attempt.failed':
       case 'attempt.cancelled':
         // Ended before any side effect (grant refused or expired, witness not revalidated, cancelled): receipted as refused.
@@ -556,17 +641,113 @@ class Planner {
     }
   }
 
-  /** A task that ended (its terminal event is the one handled) no longer needs its cell: the executor closes it. */
-  #closeCell(eventType: string): PlannedCommand | undefined {
+  /**
+   * A task that ended (its terminal event is the one handled) no longer needs
+   * its cell: the executor closes it; and no approval of it may still be
+   * resolved: each pending one is cancelled (`task_ended`).
+   */
+  #taskEnded(eventType: string): PlannedCommand[] {
     const reason = CloseCellReason.safeParse(eventType);
-    if (!reason.success || `task.${this.view.task.status}` !== reason.data) return undefined;
+    if (!reason.success || `task.${this.view.task.status}` !== reason.data) return [];
     const taskId = this.view.taskId;
-    return { command: 'executorCloseCell', msgId: closeCellMsgId(taskId), payload: parseContract('CloseCell', CloseCell, { task_id: taskId, reason: reason.data }) };
+    const closeCell: PlannedCommand = {
+      command: 'executorCloseCell',
+      msgId: closeCellMsgId(taskId),
+      payload: parseContract('CloseCell', CloseCell, { task_id: taskId, reason: reason.data }),
+    };
+    const cancels = [...this.view.approvals.values()]
+      .map((approval) => approval.state)
+      .filter((approval): approval is ApprovalRecord => approval.status === 'pending')
+      .map((approval) => this.#cancelApproval(approval, 'task_ended', `task ${taskId} ended (${reason.data}) while approval ${approval.approval_id} was pending`));
+    return [closeCell, ...cancels];
+  }
+
+  /**
+   * Commands an approval event calls for:
+   * - a resolution (`granted`, `denied`, `expired`, `cancelled`, `invalidated`)
+   *   is receipted on its own (`receipt.issue` cause `approval_resolved`),
+   *   beside the receipt that later ends the attempt;
+   * - an approval requested after its attempt was superseded by a newly bound
+   *   request, or after its task ended (the request command was already on
+   *   its way), is cancelled at once.
+   */
+  #approvalCommands(trigger: LoggedEvent): PlannedCommand[] {
+    const approvalId = trigger.entity_type === 'approval' ? trigger.entity_id : typeof trigger.payload['approval_id'] === 'string' ? trigger.payload['approval_id'] : undefined;
+    const approval = approvalId === undefined ? undefined : this.view.approvals.get(approvalId)?.state;
+    if (approval === undefined || approval.status === 'initial') return [];
+    if (trigger.event_type === 'approval.requested') {
+      if (approval.status !== 'pending') return [];
+      if (isTaskTerminal(this.view.task)) {
+        return [this.#cancelApproval(approval, 'task_ended', `task ${this.view.taskId} ended before approval ${approval.approval_id} was requested`)];
+      }
+      const attempt = this.view.attempts.get(approval.attempt_id)?.state;
+      if (attempt !== undefined && attempt.status === 'superseded' && attempt.last_drift === 'input_drift') {
+        return [this.#cancelApproval(approval, 'input_drift', `attempt ${attempt.attempt_id} was superseded by a newly bound request before approval ${approval.approval_id} was requested`)];
+      }
+      return [];
+    }
+    if (!RESOLVED_APPROVAL_EVENTS.includes(trigger.event_type) || approval.status === 'pending' || this.view.receiptedApprovals.has(approval.approval_id)) return [];
+    return [
+      {
+        command: 'receiptIssue',
+        msgId: `${approval.attempt_id}:cmd:receipt.issue:approval_resolved:${approval.approval_id}`,
+        payload: parseContract('IssueReceipt', IssueReceipt, {
+          task_id: this.view.taskId,
+          step_id: approval.step_id,
+          attempt_id: approval.attempt_id,
+          cause: 'approval_resolved',
+          approval_id: approval.approval_id,
+        }),
+      },
+    ];
+  }
+
+  /** `approval.cancel` for a pending approval; one per approval (its msg id), whichever cause comes first. */
+  #cancelApproval(approval: ApprovalRecord, cause: CancelApproval['cause'], reason: string): PlannedCommand {
+    return {
+      command: 'approvalCancel',
+      msgId: `${approval.attempt_id}:cmd:approval.cancel:${approval.approval_id}`,
+      payload: parseContract('CancelApproval', CancelApproval, {
+        task_id: this.view.taskId,
+        step_id: approval.step_id,
+        attempt_id: approval.attempt_id,
+        approval_id: approval.approval_id,
+        cause,
+        reason: clip(reason),
+        cancelled_by: this.context.actorId,
+      }),
+    };
+  }
+
+  get #sacredExceptions(): readonly string[] {
+    return this.#task.sacred_exceptions;
   }
 
   #receipt(ids: { task_id: string; step_id: string; attempt_id: string }, cause: IssueReceipt['cause'], msgId: string): PlannedCommand {
     return { command: 'receiptIssue', msgId, payload: parseContract('IssueReceipt', IssueReceipt, { ...ids, cause }) };
   }
+}
+
+/** States in which an attempt's effect has (or may have) started: past them, it is never superseded or cancelled. */
+const EXECUTED_STATES: readonly AttemptStatus[] = ['executing', 'observing', 'receipt_pending', 'succeeded'];
+
+/** The events that resolve an approval, each receipted (`approval_resolved`). */
+const RESOLVED_APPROVAL_EVENTS: readonly string[] = ['approval.granted', 'approval.denied', 'approval.expired', 'approval.cancelled', 'approval.invalidated'];
+
+/**
+ * The lower-risk request of a downgrade (Hermit 11.4): `policy.evaluated`
+ * carries it and its PolicyResult names it (`downgrade.rewritten_action_request_ref`,
+ * `action_request:<id>` or `sha256:<hex>` of its RFC 8785 form). Policy
+ * profiles are versioned data the orchestrator does not hold, so the rewrite
+ * is taken from the log, never recomputed; a missing or mismatched one
+ * yields none.
+ */
+export function rewrittenRequestOf(evaluated: PolicyEvaluated): ActionRequest | undefined {
+  const rewritten = evaluated.rewritten_action_request;
+  const ref = evaluated.policy_result.downgrade?.rewritten_action_request_ref;
+  if (rewritten === undefined || ref === undefined) return undefined;
+  if (ref === `action_request:${rewritten.action_request_id}` || ref === `sha256:${sha256Hex(canonicalJson(rewritten))}`) return rewritten;
+  return undefined;
 }
 
 /** The latest receipt of the attempt appended after `seq`. */

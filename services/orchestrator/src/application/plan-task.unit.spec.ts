@@ -1,4 +1,5 @@
 import { hasErrorCode, type EventDraft } from '@writ/contracts';
+import { builtinPolicyProfile } from '@writ/kernel';
 import { describe, expect, it } from 'vitest';
 import {
   approvalRequestedDraft,
@@ -108,7 +109,7 @@ describe('planTask: policy', () => {
       actor_id: 'writ-orchestrator',
       correlation_id: 'tsk-p2',
       idempotency_key: 'att-p2:policy:1:attempt.authorized',
-      payload: { via: 'policy_allow', policy: { outcome: 'allow', profile_id: 'local_edit_allowed', policy_version: '1' } },
+      payload: { via: 'policy_allow', policy: { outcome: 'allow', profile_id: 'local_edit_allowed', policy_version: builtinPolicyProfile('local_edit_allowed').version } },
     });
     const command = only(log.handle('attempt.authorized'));
     expect(command.command).toBe('approvalIssueGrant');

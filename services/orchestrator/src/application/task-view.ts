@@ -34,9 +34,14 @@ export interface Fact<T> {
   readonly value: T;
 }
 
-/** What the orchestrator needs of a receipt: which attempt it closes. */
+/**
+ * What the orchestrator needs of a receipt: which attempt it closes, or, for
+ * an `approval_resolved` receipt, which approval it receipts (such a receipt
+ * never closes its attempt).
+ */
 const ReceiptFactSchema = z.object({
-  receipt: z.object({ receipt_id: Id, attempt_id: Id, result_code: ReceiptResultCode }).loose(),
+  receipt: z.object({ receipt_id: Id, attempt_id: Id, result_code: ReceiptResultCode, approval_ref: z.string().nullable().optional() }).loose(),
+  cause: z.string().optional(),
 });
 export type ReceiptFact = z.infer<typeof ReceiptFactSchema>['receipt'];
 
@@ -107,6 +112,8 @@ export class TaskView {
   readonly attempts = new Map<string, AttemptView>();
   readonly approvals = new Map<string, ApprovalView>();
   readonly grants = new Map<string, GrantView>();
+  /** Approvals whose resolution is already receipted (`receipt.issued` with cause `approval_resolved`). */
+  readonly receiptedApprovals = new Set<string>();
   readonly ignored: IgnoredEvent[] = [];
   headSeq = 0;
 
@@ -125,6 +132,14 @@ export class TaskView {
       this.attempts.set(attemptId, view);
     }
     return view;
+  }
+
+  /** The attempt that took the request `actionRequestId` (as submitted), if any. */
+  attemptOfRequest(actionRequestId: string): AttemptView | undefined {
+    for (const attempt of this.attempts.values()) {
+      if (attempt.state.status !== 'initial' && attempt.state.submitted_request?.action_request_id === actionRequestId) return attempt;
+    }
+    return undefined;
   }
 
   /** Grants issued for `attemptId`, in log order. */
@@ -226,6 +241,12 @@ export class TaskView {
       case 'receipt.issued': {
         const parsed = ReceiptFactSchema.safeParse(event.payload);
         if (!parsed.success) return this.ignore(event, 'malformed');
+        if (parsed.data.cause === 'approval_resolved') {
+          const approvalRef = parsed.data.receipt.approval_ref;
+          if (typeof approvalRef !== 'string' || !approvalRef.startsWith('approval:')) return this.ignore(event, 'unplaced');
+          this.receiptedApprovals.add(approvalRef.slice('approval:'.length));
+          return;
+        }
         this.attempt(parsed.data.receipt.attempt_id).receipts.push({ seq: event.task_seq, event_id: event.event_id, value: parsed.data.receipt });
         return;
       }

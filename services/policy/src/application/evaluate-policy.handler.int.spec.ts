@@ -1,6 +1,7 @@
 import { hasErrorCode } from '@writ/contracts';
 import { EventStoreTaskLog } from '@writ/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtinCatalog } from '../../test/profiles.js';
 import { append, createRig, disposeRig, events, type Rig } from '../../test/rig.js';
 import { commandRequest, evaluateCommandFor, ingressDrafts, taskIds } from '../../test/task-fixtures.js';
 import { EvaluatePolicyHandler } from './evaluate-policy.handler.js';
@@ -17,7 +18,8 @@ afterAll(async () => {
   await disposeRig(rig);
 });
 
-const handler = () => new EvaluatePolicyHandler({ log: new EventStoreTaskLog(rig.store), clock: () => new Date(), principalId: 'writ-policy' });
+const profiles = builtinCatalog();
+const handler = () => new EvaluatePolicyHandler({ log: new EventStoreTaskLog(rig.store), clock: () => new Date(), profiles, principalId: 'writ-policy' });
 
 describe('EvaluatePolicyHandler against the real log', () => {
   it('given a command handled once, when it is handled again (by this or another instance), then it is a duplicate and the log holds one evaluation', async () => {

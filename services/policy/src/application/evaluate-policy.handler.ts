@@ -3,12 +3,14 @@ import { attemptDecider, type AttemptState } from '@writ/kernel';
 import { derivedId, serviceDraft } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import { evaluateCommand } from './policy-evaluation.js';
-import type { Clock, TaskLog } from './ports.js';
+import type { Clock, ProfileLookup, TaskLog } from './ports.js';
 import { PolicyServiceError } from './policy-service.errors.js';
 
 export interface EvaluatePolicyHandlerOptions {
   readonly log: TaskLog;
   readonly clock: Clock;
+  /** The profiles as the store holds them now (hot-reloaded). */
+  readonly profiles: ProfileLookup;
   /** The policy engine's principal. */
   readonly principalId: string;
   readonly logger?: Logger;
@@ -96,7 +98,7 @@ export class EvaluatePolicyHandler {
       decision_id: derivedId('dec', command.task_id, command.attempt_id, n),
       now,
       evaluated_by: principalId,
-    });
+    }, this.options.profiles);
     const draft = serviceDraft({
       key,
       eventId: derivedId('pol', command.task_id, key),
@@ -114,7 +116,7 @@ export class EvaluatePolicyHandler {
     await log.append(command.task_id, [draft], history.seq);
     const result = evaluation.policy_result;
     this.options.logger?.info(
-      { task_id: command.task_id, attempt_id: command.attempt_id, entry: n, outcome: result.outcome, matched_rules: result.matched_rules },
+      { task_id: command.task_id, attempt_id: command.attempt_id, entry: n, outcome: result.outcome, matched_rules: result.matched_rules, policy_profile_ref: result.policy_profile_ref },
       'policy evaluated',
     );
     return { status: 'evaluated', outcome: result.outcome, policy_result_id: result.policy_result_id, event_id: draft.event_id };

@@ -8,7 +8,10 @@ import {
   type PolicyResult,
   type RiskBand,
 } from '@writ/contracts';
-import { builtinPolicyProfile, classifyRisk, evaluatePolicy, toPolicyResult, type PolicyProfile } from '@writ/kernel';
+import { classifyRisk, evaluatePolicy, toPolicyResult } from '@writ/kernel';
+import { PolicyServiceError } from './policy-service.errors.js';
+import type { ProfileLookup } from './ports.js';
+import type { LoadedProfile } from './profile-documents.js';
 
 /** Ids and the clock reading of one evaluation, derived by the caller from the attempt and its policy entry. */
 export interface EvaluationMetadata {
@@ -51,7 +54,7 @@ export function refusalResult(
   command: EvaluatePolicy,
   request: ActionRequest,
   meta: EvaluationMetadata,
-  profile?: PolicyProfile,
+  profile?: LoadedProfile,
 ): PolicyResult {
   const rule = code.toLowerCase();
   return {
@@ -65,8 +68,8 @@ export function refusalResult(
     risk_band: riskOf(request),
     action_summary: clip(`${request.action_class} of ${request.target_resources.join(', ')}: ${request.reason}`),
     risk_summary: 'not assessed: the policy could not be evaluated',
-    policy_profile_ref: profile === undefined ? `${refToken(command.policy_profile)}@unknown` : `${profile.id}@${profile.version}`,
-    policy_version: profile?.version ?? 'unknown',
+    policy_profile_ref: profile === undefined ? `${refToken(command.policy_profile)}@unknown` : `${profile.record.profile_id}@${profile.record.version}`,
+    policy_version: profile?.record.version ?? 'unknown',
     affected_resources: [],
     reasoning_summary: clip(`${rule}: ${code}: ${message}; deny by default`),
     matched_rules: [rule],
@@ -79,18 +82,29 @@ export function refusalResult(
 
 /**
  * Evaluates one EvaluatePolicy command (Hermit 16.5): the task's profile by
- * name among the kernel's built-ins, the kernel's pure `evaluatePolicy` with
- * the task's files_owned, `toPolicyResult`, and the Decision that records it
- * (decision class `safety`: whether an action may run). Total for a valid
- * command: a profile or facts policy cannot use become a recorded deny.
+ * id as the profile store holds it now (its content version is recorded in
+ * the result: `policy_version`, `policy_profile_ref` = `<id>@<version>`), the
+ * kernel's pure `evaluatePolicy` with the task's files_owned and Sacred Scope
+ * exceptions, `toPolicyResult`, and the Decision that records it (decision
+ * class `safety`: whether an action may run). A downgrade carries its
+ * rewritten request. Total for a valid command: a profile or facts policy
+ * cannot use become a recorded deny.
  */
-export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest, meta: EvaluationMetadata): PolicyEvaluated {
+export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest, meta: EvaluationMetadata, profiles: ProfileLookup): PolicyEvaluated {
   let result: PolicyResult;
-  let profile: PolicyProfile | undefined;
+  let rewritten: ActionRequest | undefined;
+  const profile = profiles.get(command.policy_profile);
   try {
-    profile = builtinPolicyProfile(command.policy_profile);
-    const evaluation = evaluatePolicy(request, profile, { files_owned: command.files_owned });
-    const rewritten = evaluation.downgrade?.action_request;
+    if (profile === undefined) {
+      throw new PolicyServiceError('POLICY_PROFILE_UNKNOWN', `the profile store holds no policy profile ${JSON.stringify(command.policy_profile)}`, {
+        details: { profile_id: command.policy_profile },
+      });
+    }
+    const evaluation = evaluatePolicy(request, profile.prepared, {
+      files_owned: command.files_owned,
+      ...(command.sacred_exceptions === undefined ? {} : { sacred_exceptions: command.sacred_exceptions }),
+    });
+    rewritten = evaluation.downgrade?.action_request;
     result = toPolicyResult(evaluation, request, {
       policy_result_id: meta.policy_result_id,
       task_id: command.task_id,
@@ -98,11 +112,13 @@ export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest,
       attempt_id: command.attempt_id,
       evaluated_at: meta.now,
       evaluated_by: meta.evaluated_by,
+      policy_profile_ref: `${profile.record.profile_id}@${profile.record.version}`,
       ...(rewritten === undefined ? {} : { rewritten_action_request_ref: `action_request:${rewritten.action_request_id}` }),
     });
   } catch (error) {
     const code = REFUSED_AS_DENY.find((c) => hasErrorCode(error, c));
     if (code === undefined) throw error;
+    rewritten = undefined;
     result = refusalResult(code, (error as Error).message, command, request, meta, profile);
   }
   return parseContract('PolicyEvaluated', PolicyEvaluated, {
@@ -122,5 +138,6 @@ export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest,
       reversible: true,
       created_at: meta.now,
     },
+    ...(rewritten === undefined ? {} : { rewritten_action_request: rewritten }),
   });
 }

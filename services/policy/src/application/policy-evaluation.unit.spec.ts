@@ -1,12 +1,14 @@
 import { PolicyEvaluated, type ActionRequest, type EvaluatePolicy, type EventEnvelope, type PolicyOutcome } from '@writ/contracts';
 import { attemptDecider, fold } from '@writ/kernel';
 import { describe, expect, it } from 'vitest';
+import { builtinCatalog, builtinVersion } from '../../test/profiles.js';
 import { commandRequest, evaluateCommandFor, ingressDrafts, reenteredDraft, taskIds, writeRequest, type TaskIds } from '../../test/task-fixtures.js';
 import { foldAttemptPolicy } from './evaluate-policy.handler.js';
 import { evaluateCommand } from './policy-evaluation.js';
 
 const META = { policy_result_id: 'pr-1', decision_id: 'dec-1', now: '2030-01-01T00:00:05.000Z', evaluated_by: 'writ-policy' };
 const ids: TaskIds = taskIds('unit');
+const PROFILES = builtinCatalog();
 
 interface Case {
   readonly note: string;
@@ -45,7 +47,7 @@ const CASES: Case[] = [
 describe('evaluateCommand', () => {
   it.each(CASES)('$note', ({ request, profile, filesOwned, want }) => {
     const command: EvaluatePolicy = evaluateCommandFor(ids, request, profile, filesOwned);
-    const evaluated = evaluateCommand(command, request, META);
+    const evaluated = evaluateCommand(command, request, META, PROFILES);
     expect(PolicyEvaluated.safeParse(evaluated).success).toBe(true);
     const result = evaluated.policy_result;
     expect(result.outcome).toBe(want.outcome);
@@ -65,7 +67,7 @@ describe('evaluateCommand', () => {
   });
 
   it('given a downgrade, then the result references the rewritten request and its restricted mode', () => {
-    const result = evaluateCommand(evaluateCommandFor(ids, WRITE), WRITE, META).policy_result;
+    const result = evaluateCommand(evaluateCommandFor(ids, WRITE), WRITE, META, PROFILES).policy_result;
     expect(result.downgrade).toEqual({
       rewritten_action_request_ref: `action_request:${WRITE.action_request_id}-dg`,
       restricted_mode: 'readonly',
@@ -74,13 +76,25 @@ describe('evaluateCommand', () => {
   });
 
   it('given an unknown profile, then the deny names POLICY_PROFILE_UNKNOWN and no profile version', () => {
-    const result = evaluateCommand(evaluateCommandFor(ids, ECHO, 'no such profile'), ECHO, META).policy_result;
+    const result = evaluateCommand(evaluateCommandFor(ids, ECHO, 'no such profile'), ECHO, META, PROFILES).policy_result;
     expect(result.reasoning_summary).toContain('POLICY_PROFILE_UNKNOWN');
     expect(result).toMatchObject({ policy_version: 'unknown', policy_profile_ref: 'no_such_profile@unknown' });
   });
 
-  it('given a known profile, then the result records its version', () => {
-    expect(evaluateCommand(evaluateCommandFor(ids, ECHO), ECHO, META).policy_result).toMatchObject({ policy_profile_ref: 'local_edit_allowed@1', policy_version: '1' });
+  it('given a known profile, then the result records its content version', () => {
+    const version = builtinVersion('local_edit_allowed');
+    expect(version).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(evaluateCommand(evaluateCommandFor(ids, ECHO), ECHO, META, PROFILES).policy_result).toMatchObject({ policy_profile_ref: `local_edit_allowed@${version}`, policy_version: version });
+  });
+
+  it('given a downgrade, then the event carries the rewritten request the result references', () => {
+    const evaluated = evaluateCommand(evaluateCommandFor(ids, WRITE), WRITE, META, PROFILES);
+    expect(evaluated.rewritten_action_request).toMatchObject({ action_request_id: `${WRITE.action_request_id}-dg`, action_class: 'read_local', target_resources: ['notes.txt'] });
+    expect(evaluated.policy_result.downgrade?.rewritten_action_request_ref).toBe(`action_request:${evaluated.rewritten_action_request?.action_request_id}`);
+  });
+
+  it('given no downgrade, then the event carries no rewritten request', () => {
+    expect(evaluateCommand(evaluateCommandFor(ids, ECHO), ECHO, META, PROFILES).rewritten_action_request).toBeUndefined();
   });
 });
 

@@ -1,5 +1,7 @@
-import type { EventDraft } from '@writ/contracts';
-import type { TaskAppendResult, TaskHistory } from '@writ/runtime';
+import type { EventDraft, PolicyProfileRecord } from '@writ/contracts';
+import type { KeySet } from '@writ/crypto';
+import type { PrincipalRecord, TaskAppendResult, TaskHistory } from '@writ/runtime';
+import type { LoadedProfile } from './profile-documents.js';
 
 /** The task log as policy uses it (outbound: `@writ/runtime`'s `EventStoreTaskLog`). */
 export interface TaskLog {
@@ -11,3 +13,50 @@ export interface TaskLog {
 
 /** The clock at the adapter edge; the kernel only ever sees its readings. */
 export type Clock = () => Date;
+
+/** The profiles evaluation uses now (kept current from the bucket: hot reload). */
+export interface ProfileLookup {
+  get(profileId: string): LoadedProfile | undefined;
+}
+
+/** The latest `policy.profile_applied` of one profile in the log, and the sequence to append after. */
+export interface ProfileHead {
+  readonly seq: number;
+  readonly record: PolicyProfileRecord | null;
+}
+
+/**
+ * The log of profile changes: `<events>.policy.<profile_id>`, one
+ * `policy.profile_applied` per applied version (outbound: the EventStore).
+ * The log is the truth; the bucket is its current view.
+ */
+export interface ProfileLog {
+  head(profileId: string): Promise<ProfileHead>;
+  /** Appends if the profile's last sequence is `expectedSeq`; a lost race throws EVENTSTORE_CONFLICT. */
+  append(profileId: string, draft: EventDraft, expectedSeq: number): Promise<void>;
+  /** The latest record of every profile the log holds. */
+  latestOfAll(): Promise<ReadonlyMap<string, PolicyProfileRecord>>;
+}
+
+/** One entry of the bucket: its raw value (not trusted) and the revision an update is guarded by. */
+export interface StoredProfileEntry {
+  readonly revision: number;
+  readonly value: unknown;
+}
+
+/** The profile bucket (outbound: NATS KV): key = profile id, value = canonical JSON of a PolicyProfileRecord. */
+export interface ProfileBucket {
+  /** The current entry, or null when the key is absent or deleted. */
+  get(profileId: string): Promise<StoredProfileEntry | null>;
+  /**
+   * Writes the record if the key is still at `revision` (null: still absent);
+   * false when someone else wrote it first.
+   */
+  write(profileId: string, record: PolicyProfileRecord, revision: number | null): Promise<boolean>;
+}
+
+/** Principals and their keys, folded from the log (`@writ/runtime`'s PrincipalRegistry). */
+export interface PrincipalDirectory {
+  lookup(principalId: string): Promise<PrincipalRecord | undefined>;
+  verificationKeys(principalId: string): Promise<KeySet>;
+}

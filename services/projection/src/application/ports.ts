@@ -1,6 +1,6 @@
 import type { RawStoredEvent } from './projected-event.js';
 import type { RowChange } from './project-event.js';
-import type { ActionRow, ApprovalRow, Locator, PrincipalRow, ReceiptRow, TaskEventRow, TaskRow, ViewName, ViewRows } from './views/index.js';
+import type { ActionRow, ApprovalRow, GrantRow, Locator, PrincipalRow, ReceiptRow, TaskEventRow, TaskRow, ViewName, ViewRows } from './views/index.js';
 
 /**
  * What the application needs from the outside, as ports: the outbound
@@ -63,7 +63,11 @@ export interface ReadModel {
   task(taskId: string): Promise<TaskRow | undefined>;
   taskEvents(taskId: string, page: { readonly afterSeq: number; readonly limit: number }): Promise<TaskEventRow[]>;
   approvals(filter: { readonly status: string | undefined; readonly limit: number }): Promise<ApprovalRow[]>;
+  approval(approvalId: string): Promise<ApprovalRow | undefined>;
+  /** The task's events about one approval and the `decision.recorded` events whose `subject_ref` is `approval:<id>`, in task order. */
+  approvalEvents(taskId: string, approvalId: string): Promise<TaskEventRow[]>;
   receipt(receiptId: string): Promise<ReceiptRow | undefined>;
+  grant(grantId: string): Promise<GrantRow | undefined>;
   servicePrincipals(): Promise<PrincipalRow[]>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;

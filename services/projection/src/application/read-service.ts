@@ -1,7 +1,8 @@
 import { ApprovalStatus, Id, type PublicEd25519Jwk } from '@writ/contracts';
+import { approvalDetail, type ApprovalDetail } from './approval-detail.js';
 import type { ReadModel } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
-import type { ActionRow, ApprovalRow, ReceiptRow, TaskEventRow, TaskRow } from './views/index.js';
+import type { ActionRow, ApprovalRow, GrantRow, ReceiptRow, TaskEventRow, TaskRow } from './views/index.js';
 
 /** `GET /v1/actions/<id>`. */
 export type ActionView = ActionRow;
@@ -55,10 +56,27 @@ export class ReadService {
     return { approvals: await this.model.approvals({ status, limit }) };
   }
 
+  /** `GET /v1/approvals/<id>`: the approval with its packet ref, witness, resolution and decisions. */
+  approval(id: string): Promise<ApprovalDetail> {
+    return approvalDetail(this.model, id);
+  }
+
   async receipt(id: string): Promise<ReceiptRow> {
     const receiptId = parseId(id, 'receipt id');
     const row = await this.model.receipt(receiptId);
     if (row === undefined) throw notFound('receipt', receiptId, 'a receipt appears once the receipt service has issued it; retry shortly');
+    return row;
+  }
+
+  /**
+   * `GET /v1/grants/<id>`: the grant's claims summary, uses and status as the log
+   * said when the projection caught up (`writ grant revoke` finds its task here).
+   * Whether a grant may be used is decided by the executor against the log, never here.
+   */
+  async grant(id: string): Promise<GrantRow> {
+    const grantId = parseId(id, 'grant id');
+    const row = await this.model.grant(grantId);
+    if (row === undefined) throw notFound('grant', grantId, 'a grant appears once the approval service has issued it; retry shortly');
     return row;
   }
 

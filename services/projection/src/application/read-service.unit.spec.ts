@@ -22,7 +22,10 @@ function model(overrides: Partial<ReadModel> = {}): ReadModel {
     task: async () => undefined,
     taskEvents: async () => [],
     approvals: async () => [],
+    approval: async () => undefined,
+    approvalEvents: async () => [],
     receipt: async () => undefined,
+    grant: async () => undefined,
     servicePrincipals: async () => [],
     ping: async () => undefined,
     ...overrides,
@@ -36,6 +39,8 @@ describe('ReadService', () => {
     const reads = new ReadService(model());
     await expect(reads.action('ar-1')).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
     await expect(reads.receipt('r-1')).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
+    await expect(reads.grant('gnt-1')).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
+    await expect(reads.grant('gnt.1')).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     await expect(reads.task('t-1', {})).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
     await expect(reads.action('a.b')).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
   });

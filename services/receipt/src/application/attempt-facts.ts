@@ -132,6 +132,87 @@ export function attemptFacts(events: readonly EventEnvelope[], attemptId: string
   return facts;
 }
 
+/** What the log says about one approval: the inputs of its `approval_resolved` receipt. */
+export interface ApprovalFacts {
+  readonly approval_id: string;
+  readonly attempt_id: string;
+  /** `approval.requested`: the packet the resolver was shown, and what it was about. */
+  readonly requested: {
+    readonly eventId: string;
+    readonly approval_packet_ref: string;
+    readonly policy_result_ref: string | null;
+    readonly requested_by: string;
+    readonly state_witness_ref: string | null;
+  } | null;
+  /** The event that resolved it, if any (the first resolution; an approval resolves once). */
+  readonly resolution: {
+    readonly eventId: string;
+    readonly status: Exclude<ApprovalStatus, 'pending'>;
+    readonly resolved_by: string | null;
+    readonly witness_validated: boolean | null;
+    readonly invalidation_cause: string | null;
+    readonly drifted_resources: readonly string[];
+    readonly note: string | null;
+    /** The resolution event's payload as recorded (the receipt binds its content hash). */
+    readonly payload: Record<string, unknown>;
+  } | null;
+}
+
+const ApprovalRequestedFacts = z.object({
+  approval_id: z.string(),
+  attempt_id: z.string(),
+  approval_packet_ref: z.string(),
+  policy_result_ref: z.string().optional(),
+  requested_by: z.string(),
+  state_witness: z.object({ ref: z.string() }).loose().optional(),
+});
+const ResolutionFacts = z.object({
+  resolved_by: z.string().optional(),
+  witness_validated: z.boolean().optional(),
+  cause: z.string().optional(),
+  drifted_resources: z.array(z.string()).optional(),
+  note: z.string().optional(),
+  reason: z.string().optional(),
+});
+
+/** Gathers one approval's request and resolution from its task's events (approval.* carry the approval as their entity). */
+export function approvalFacts(events: readonly EventEnvelope[], approvalId: string): ApprovalFacts {
+  let attemptId = '';
+  let requested: ApprovalFacts['requested'] = null;
+  let resolution: ApprovalFacts['resolution'] = null;
+  for (const event of events) {
+    if (!event.event_type.startsWith('approval.')) continue;
+    const about = event.entity_type === 'approval' ? event.entity_id : (event.payload as { approval_id?: unknown }).approval_id;
+    if (about !== approvalId) continue;
+    if (event.event_type === 'approval.requested' && requested === null) {
+      const parsed = ApprovalRequestedFacts.safeParse(event.payload);
+      if (!parsed.success) continue;
+      attemptId = parsed.data.attempt_id;
+      requested = {
+        eventId: event.event_id,
+        approval_packet_ref: parsed.data.approval_packet_ref,
+        policy_result_ref: parsed.data.policy_result_ref ?? null,
+        requested_by: parsed.data.requested_by,
+        state_witness_ref: parsed.data.state_witness?.ref ?? null,
+      };
+    } else if (event.event_type in APPROVAL_OUTCOMES && resolution === null) {
+      const parsed = ResolutionFacts.safeParse(event.payload);
+      const data = parsed.success ? parsed.data : {};
+      resolution = {
+        eventId: event.event_id,
+        status: APPROVAL_OUTCOMES[event.event_type] as Exclude<ApprovalStatus, 'pending'>,
+        resolved_by: data.resolved_by ?? null,
+        witness_validated: data.witness_validated ?? null,
+        invalidation_cause: event.event_type === 'approval.invalidated' ? (data.cause ?? null) : null,
+        drifted_resources: data.drifted_resources ?? [],
+        note: data.note ?? data.reason ?? null,
+        payload: event.payload,
+      };
+    }
+  }
+  return { approval_id: approvalId, attempt_id: attemptId, requested, resolution };
+}
+
 /** The receipts already issued in the task, in log order. */
 export function issuedReceipts(events: readonly EventEnvelope[]): ReceiptIssued[] {
   const receipts: ReceiptIssued[] = [];

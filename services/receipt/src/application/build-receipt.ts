@@ -1,7 +1,7 @@
-import { LIMITS, type ActionClass, type IssueReceipt, type Receipt, type ReceiptClass, type ReceiptResultCode, type ReplayClass } from '@writ/contracts';
+import { LIMITS, type ActionClass, type ApprovalStatus, type IssueReceipt, type Receipt, type ReceiptClass, type ReceiptResultCode, type ReplayClass } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { derivedId } from '@writ/runtime';
-import type { AttemptFacts } from './attempt-facts.js';
+import type { ApprovalFacts, AttemptFacts } from './attempt-facts.js';
 import { ReceiptServiceError } from './receipt-errors.js';
 
 /** A receipt before it is hashed and signed: everything but `receipt_hash` and `signature`. */
@@ -10,10 +10,13 @@ export type ReceiptBody = Omit<Receipt, 'receipt_hash' | 'signature'>;
 /**
  * One receipt per attempt, cause and result: `rct-` + their hash, so a
  * redelivered command finds its receipt, while an attempt first receipted as
- * `unknown_outcome` gets a second receipt once its outcome is settled.
+ * `unknown_outcome` gets a second receipt once its outcome is settled. An
+ * `approval_resolved` receipt is one per approval (an attempt may wait for
+ * several, one per policy entry).
  */
-export function receiptIdFor(command: Pick<IssueReceipt, 'attempt_id' | 'cause'>, resultCode: ReceiptResultCode): string {
-  return derivedId('rct', `${command.attempt_id}:${command.cause}:${resultCode}`);
+export function receiptIdFor(command: Pick<IssueReceipt, 'attempt_id' | 'cause' | 'approval_id'>, resultCode: ReceiptResultCode): string {
+  const approval = command.approval_id === undefined ? '' : `:${command.approval_id}`;
+  return derivedId('rct', `${command.attempt_id}:${command.cause}${approval}:${resultCode}`);
 }
 
 /** Receipt class of an action that ran, or was refused, under its class (Hermit 18.1). */
@@ -118,6 +121,9 @@ function outcomeOf(command: IssueReceipt, facts: AttemptFacts, actionClass: Acti
       const how = approval === null ? 'no approval was recorded' : `approval ${approval.approval_id} ${approval.status}${approval.resolved_by === null ? '' : ` by ${approval.resolved_by}`}`;
       return refusedOutcome('approval_resolution', `${actionClass} not approved: ${how}`, null);
     }
+    case 'approval_resolved':
+      // Built by approvalResolutionBody; never reached.
+      throw new ReceiptServiceError('RECEIPT_APPROVAL_NOT_FOUND', 'an approval resolution is receipted from its approval, not the attempt outcome');
     case 'refused': {
       const why =
         facts.refusal !== null
@@ -138,6 +144,79 @@ export interface ReceiptBodyInput {
   readonly prevReceiptHash: string | null;
   /** Key id of the signing key. */
   readonly signerRef: string;
+  /** For `approval_resolved`: the approval the command names, as the log holds it. */
+  readonly approval?: ApprovalFacts;
+}
+
+/** How each approval resolution ends, as a receipt result: granted took effect, denied refused the action, the rest withdrew the question. */
+const RESOLUTION_RESULTS: Readonly<Record<Exclude<ApprovalStatus, 'pending'>, ReceiptResultCode>> = {
+  granted: 'succeeded',
+  denied: 'refused',
+  expired: 'cancelled',
+  cancelled: 'cancelled',
+  invalidated: 'cancelled',
+};
+
+/**
+ * The receipt of one approval resolution (Hermit 16.9, 18.1 `approval_resolution`):
+ * which approval of which attempt (approval_ref, attempt ids), on what packet
+ * (`approval_packet_ref` and the `approval.requested` event, the state witness
+ * captured), by whom and how it was resolved (the resolution event and the
+ * content hash of its payload, which holds the resolver, the outcome, whether
+ * the witness was revalidated, an invalidation's cause). Chained and signed
+ * like every receipt of the task; no grant, nothing ran.
+ */
+function approvalResolutionBody(input: ReceiptBodyInput, request: { action_request_id: string }): ReceiptBody {
+  const { command, approval } = input;
+  const approvalId = command.approval_id ?? '';
+  if (approval === undefined || approval.requested === null || approval.resolution === null || approval.attempt_id !== command.attempt_id) {
+    throw new ReceiptServiceError('RECEIPT_APPROVAL_NOT_FOUND', `task ${command.task_id} holds no resolved approval ${approvalId} of attempt ${command.attempt_id}`, {
+      details: { task_id: command.task_id, attempt_id: command.attempt_id, approval_id: approvalId },
+    });
+  }
+  const { requested, resolution } = approval;
+  const result = RESOLUTION_RESULTS[resolution.status];
+  const cause =
+    resolution.invalidation_cause === null
+      ? ''
+      : ` (${resolution.invalidation_cause}${resolution.drifted_resources.length === 0 ? '' : `: ${resolution.drifted_resources.join(', ')}`})`;
+  const by = resolution.resolved_by === null ? '' : ` by ${resolution.resolved_by}`;
+  const witness =
+    resolution.status !== 'granted'
+      ? ''
+      : resolution.witness_validated === true
+        ? '; state witness revalidated'
+        : requested.state_witness_ref === null
+          ? '; no state witness was captured'
+          : '; state witness NOT revalidated';
+  const note = resolution.note === null ? '' : `; ${resolution.note}`;
+  const policy = input.facts.policy;
+  return {
+    receipt_id: receiptIdFor(command, result),
+    task_id: command.task_id,
+    step_id: command.step_id,
+    attempt_id: command.attempt_id,
+    receipt_class: 'approval_resolution',
+    action_request_ref: `action_request:${request.action_request_id}`,
+    input_refs: [
+      requested.approval_packet_ref,
+      `event:${requested.eventId}`,
+      ...(requested.state_witness_ref === null ? [] : [requested.state_witness_ref]),
+    ],
+    environment_ref: null,
+    policy_result_ref: requested.policy_result_ref ?? (policy === null ? null : `policy_result:${policy.policy_result.policy_result_id}`),
+    approval_ref: `approval:${approvalId}`,
+    capability_grant_ref: null,
+    output_refs: [`event:${resolution.eventId}`, contentRef(resolution.payload)],
+    result_code: result,
+    result_summary: clip(`${result}: approval ${approvalId} ${resolution.status}${cause}${by}${witness}${note}`),
+    created_at: input.createdAt,
+    rollback_supported: false,
+    replay_class: 'explain_only',
+    verifiability: 'signed',
+    signer_ref: input.signerRef,
+    prev_receipt_hash: input.prevReceiptHash,
+  };
 }
 
 /**
@@ -155,6 +234,7 @@ export function buildReceiptBody(input: ReceiptBodyInput): ReceiptBody {
       details: { task_id: command.task_id, attempt_id: command.attempt_id },
     });
   }
+  if (command.cause === 'approval_resolved') return approvalResolutionBody(input, request);
   const ran = facts.downgradedRequest ?? request;
   const outcome = outcomeOf(command, facts, ran.action_class);
   const policy = facts.policy;

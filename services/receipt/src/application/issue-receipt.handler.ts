@@ -1,6 +1,6 @@
 import { ReceiptIssued, parseContract, type IssueReceipt } from '@writ/contracts';
 import { causationIdOf, serviceDraft } from '@writ/runtime';
-import { attemptFacts, issuedReceipts } from './attempt-facts.js';
+import { approvalFacts, attemptFacts, issuedReceipts } from './attempt-facts.js';
 import { buildReceiptBody } from './build-receipt.js';
 import type { Clock, CommandOrigin, ReceiptSigner, TaskLog } from './ports.js';
 import { ReceiptServiceError } from './receipt-errors.js';
@@ -39,10 +39,12 @@ export class IssueReceiptHandler {
       createdAt: at,
       prevReceiptHash: receipts.at(-1)?.receipt.receipt_hash ?? null,
       signerRef: this.deps.signer.kid,
+      ...(command.cause === 'approval_resolved' && command.approval_id !== undefined ? { approval: approvalFacts(history.events, command.approval_id) } : {}),
     });
     const receiptId = body.receipt_id;
     if (receipts.some((issued) => issued.receipt.receipt_id === receiptId)) return 'already_issued';
-    const payload = parseContract('ReceiptIssued', ReceiptIssued, await sealReceipt(body, this.deps.signer));
+    // The cause rides beside the receipt, so a reader tells an approval's receipt from the one that ends the attempt.
+    const payload = parseContract('ReceiptIssued', ReceiptIssued, { ...(await sealReceipt(body, this.deps.signer)), cause: command.cause });
     const draft = serviceDraft({
       key: `${receiptId}:receipt.issued`,
       eventType: 'receipt.issued',

@@ -8,6 +8,8 @@ export type ReceiptServiceCode =
   | 'RECEIPT_ATTEMPT_NOT_FOUND'
   /** A `settled` receipt for an attempt that was never dispatched under a grant. */
   | 'RECEIPT_GRANT_NOT_FOUND'
+  /** An `approval_resolved` command names an approval the task does not hold, or one not resolved (yet). */
+  | 'RECEIPT_APPROVAL_NOT_FOUND'
   /** The log or the bus did not answer; retried with backoff. */
   | 'RECEIPT_UNAVAILABLE';
 
@@ -19,4 +21,9 @@ export class ReceiptServiceError extends WritError<ReceiptServiceCode> {
 }
 
 /** Codes that can never succeed on redelivery: dead-lettered at once with the reason. */
-export const TERMINAL_CODES: readonly ReceiptServiceCode[] = Object.freeze(['RECEIPT_TASK_NOT_FOUND', 'RECEIPT_ATTEMPT_NOT_FOUND', 'RECEIPT_GRANT_NOT_FOUND']);
+export const TERMINAL_CODES: readonly ReceiptServiceCode[] = Object.freeze([
+  'RECEIPT_TASK_NOT_FOUND',
+  'RECEIPT_ATTEMPT_NOT_FOUND',
+  'RECEIPT_GRANT_NOT_FOUND',
+  'RECEIPT_APPROVAL_NOT_FOUND',
+]);

@@ -321,6 +321,8 @@ function taskEventChanges(row: ActionRow, event: ProjectedEvent): Changes {
       break;
     }
     case 'receipt.issued': {
+      // An approval's own receipt (cause approval_resolved) is not the action's receipt.
+      if (field(data, 'cause') === 'approval_resolved') break;
       const receiptId = idField(field(data, 'receipt'), 'receipt_id');
       if (receiptId !== null) changes.receipt_id = receiptId;
       break;

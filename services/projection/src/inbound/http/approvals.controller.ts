@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import type { ApprovalDetail } from '../../application/approval-detail.js';
 import { Forwarding } from '../../application/forwarding.js';
 import type { JsonObject } from '../../application/projected-event.js';
 import { ReadService } from '../../application/read-service.js';
@@ -15,6 +16,12 @@ export class ApprovalsController {
   @Get()
   list(@Query('status') status: unknown, @Query('limit') limit: unknown): Promise<{ readonly approvals: readonly ApprovalRow[] }> {
     return this.reads.approvals({ status, limit });
+  }
+
+  /** One approval: status, packet (and its artifact ref), state witness, expiry, resolution with resolver and cause, decisions. */
+  @Get(':id')
+  show(@Param('id') id: string): Promise<ApprovalDetail> {
+    return this.reads.approval(id);
   }
 
   /** `{ task_id, resolution_jws }`, forwarded to the approval service, which checks the signature and the resolver's role. */

@@ -6,6 +6,7 @@ import {
   VIEWS,
   type ActionRow,
   type ApprovalRow,
+  type GrantRow,
   type Locator,
   type PrincipalRow,
   type ReceiptRow,
@@ -14,7 +15,7 @@ import {
   type ViewName,
   type ViewRows,
 } from '../../application/views/index.js';
-import { ActionEntity, ApprovalEntity, PrincipalEntity, ReceiptEntity, TaskEntity, TaskEventEntity, VIEW_ENTITIES } from './entities.js';
+import { ActionEntity, ApprovalEntity, GrantEntity, PrincipalEntity, ReceiptEntity, TaskEntity, TaskEventEntity, VIEW_ENTITIES } from './entities.js';
 import { databaseError } from './projection-database.js';
 
 /** The checkpoint row of the live projector. */
@@ -110,8 +111,32 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
     );
   }
 
+  approval(approvalId: string): Promise<ApprovalRow | undefined> {
+    return this.run('read an approval', async () => (await this.dataSource.getRepository(ApprovalEntity).findOneBy({ approval_id: approvalId })) ?? undefined);
+  }
+
+  approvalEvents(taskId: string, approvalId: string): Promise<TaskEventRow[]> {
+    return this.run('read an approval timeline', () =>
+      this.dataSource
+        .getRepository(TaskEventEntity)
+        .createQueryBuilder('e')
+        .where('e.task_id = :taskId', { taskId })
+        .andWhere(`((e.entity_type = 'approval' AND e.entity_id = :approvalId) OR (e.event_type = 'decision.recorded' AND e.payload->>'subject_ref' = :subjectRef))`, {
+          approvalId,
+          subjectRef: `approval:${approvalId}`,
+        })
+        .orderBy('e.task_seq', 'ASC')
+        .take(1_000)
+        .getMany(),
+    );
+  }
+
   receipt(receiptId: string): Promise<ReceiptRow | undefined> {
     return this.run('read a receipt', async () => (await this.dataSource.getRepository(ReceiptEntity).findOneBy({ receipt_id: receiptId })) ?? undefined);
+  }
+
+  grant(grantId: string): Promise<GrantRow | undefined> {
+    return this.run('read a grant', async () => (await this.dataSource.getRepository(GrantEntity).findOneBy({ grant_id: grantId })) ?? undefined);
   }
 
   servicePrincipals(): Promise<PrincipalRow[]> {

@@ -1,0 +1,55 @@
+import { ApplyPolicyProfileReply, COMMANDS, Id, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, parseContract } from '@writ/contracts';
+import { importEd25519PrivateJwk, signJws } from '@writ/crypto';
+import { rooted } from '@writ/runtime';
+import { CliError } from '../cli-errors.js';
+import type { CliIo, Connection } from '../cli-io.js';
+import { connectNats } from '../event-log.js';
+import { readJsonFile } from '../files.js';
+import { cell } from '../format.js';
+import { readProfileFile, requestPolicyService, validateProfileLocally } from './policy-common.js';
+
+export interface PolicyApplyOptions {
+  /** Path of the director's PRIVATE JWK. */
+  readonly key: string;
+  /** The director (applied_by); default WRIT_OPERATOR_ID. */
+  readonly principal?: string;
+  readonly json?: boolean;
+}
+
+/**
+ * `writ policy apply <file> --key <director jwk> [--principal id]`: reads the
+ * profile (YAML or JSON) and validates it locally first — every issue printed
+ * as `path: message`, exit 1, nothing sent. A valid one is signed as a
+ * PolicyProfileApplication `{ document, applied_by, applied_at: now }`
+ * (compact EdDSA JWS, typ `writ-policy-apply+jws`) and sent to
+ * `<root>.qry.policy.apply-profile`; the policy service checks the signer
+ * (a registered director, active key), the freshness, and the document again.
+ * Prints `applied <id> <version> (was <previous>)` or `unchanged <id> <version>`.
+ */
+export async function policyApply(file: string, options: PolicyApplyOptions, conn: Connection, io: CliIo): Promise<ApplyPolicyProfileReply> {
+  const input = await readProfileFile(io.cwd, file);
+  validateProfileLocally(input, file, io);
+  const principal = options.principal ?? (io.env['WRIT_OPERATOR_ID'] || undefined);
+  if (principal === undefined) throw new CliError('CLI_PRINCIPAL_REQUIRED', 'name the director with --principal (or WRIT_OPERATOR_ID)');
+  const appliedBy = parseContract('--principal', Id, principal);
+  const key = await importEd25519PrivateJwk(await readJsonFile(io.cwd, options.key, 'private JWK'));
+  const application = parseContract('PolicyProfileApplication', PolicyProfileApplication, {
+    document: input,
+    applied_by: appliedBy,
+    applied_at: io.now().toISOString(),
+  });
+  const jws = await signJws(JSON.stringify(application), key, { typ: POLICY_APPLICATION_JWS_TYPE });
+
+  const subject = rooted(COMMANDS.policyApplyProfile, conn.subjectRoot);
+  const nc = await connectNats(conn);
+  let reply: ApplyPolicyProfileReply;
+  try {
+    reply = await requestPolicyService(nc, subject, { application_jws: jws }, ApplyPolicyProfileReply, 'ApplyPolicyProfileReply');
+  } finally {
+    await nc.drain().catch(() => undefined);
+  }
+  if (options.json === true) io.stdout(JSON.stringify(reply));
+  else if (reply.status === 'unchanged') io.stdout(`unchanged ${cell(reply.profile_id)} ${cell(reply.version)}`);
+  else io.stdout(`applied ${cell(reply.profile_id)} ${cell(reply.version)} (was ${reply.previous_version === null ? 'none' : cell(reply.previous_version)})`);
+  return reply;
+}

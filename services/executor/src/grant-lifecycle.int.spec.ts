@@ -1,0 +1,221 @@
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BusClient } from '@writ/bus';
+import { CapabilityGrantClaims, type EventEnvelope } from '@writ/contracts';
+import type { Ed25519SigningKey } from '@writ/crypto';
+import { EventStore } from '@writ/eventstore';
+import { grantDecider } from '@writ/kernel';
+import { RotatingServiceKey } from '@writ/runtime';
+import { createLogger } from '@writ/telemetry';
+import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import Docker from 'dockerode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantStateFor, readGrantHistory } from './application/grant-history.js';
+import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
+import type { ExecutorConfig } from './config.js';
+import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Grant, type GrantSpec, type Ids } from '../test/executor-rig.js';
+
+/**
+ * The grant's life as the executor honours it: revocation, expiry and the
+ * rotation of the issuer's signing key. The real executor runs in-process
+ * against the real NATS and Docker on a test-unique root, streams and bucket
+ * (deleted afterwards). The grant issuer's key is the real rotating keyring of
+ * `@writ/runtime` in a temporary directory, as the approval service holds it;
+ * its `principal.key_added` / `principal.key_revoked` and the task streams'
+ * `grant.*` events are appended the way the approval service appends them.
+ */
+
+const RUN = randomBytes(5).toString('hex');
+const MiB = 1024 ** 2;
+const BUILD_SCRIPT = fileURLToPath(new URL('../../../scripts/build-cell-image.sh', import.meta.url));
+const quiet = createLogger('executor-test', { level: 'silent' });
+const docker = new Docker();
+
+let nc: NatsConnection;
+let store: EventStore;
+let client: BusClient;
+let cellsRoot: string;
+let keyDir: string;
+let config: ExecutorConfig;
+let executor: ExecutorApp;
+let issuerKey: RotatingServiceKey;
+
+beforeAll(async () => {
+  try {
+    await docker.getImage('writ/cell:latest').inspect();
+  } catch {
+    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
+  }
+  nc = await connectTestNats('executor-grant-lifecycle');
+  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-executor-gl-'));
+  keyDir = await mkdtemp(path.join(tmpdir(), 'writ-issuer-keys-'));
+  config = testConfig(cellsRoot);
+  executor = await createExecutorApp(config, { cells: { labels: { 'writ.test': RUN } }, logger: quiet, busLogger: quiet, nestLogLevels: false });
+  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
+  client = new BusClient(nc);
+  ({ key: issuerKey } = await RotatingServiceKey.start(store, { principalId: config.grant.issuer, displayName: 'approval (test)', keyDir }));
+}, 300_000);
+
+afterAll(async () => {
+  await issuerKey?.stop();
+  await executor?.close();
+  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
+  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
+  if (nc) {
+    await client?.close();
+    await deleteStreams(nc, ...testStreams(config));
+    await nc.close();
+  }
+  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
+  if (keyDir) await rm(keyDir, { recursive: true, force: true });
+}, 60_000);
+
+// ---- fixtures -------------------------------------------------------------------------------
+
+const events = async (taskId: string): Promise<EventEnvelope[]> => (await store.read(taskId)).map((stored) => stored.event);
+const ofType = (type: string) => (event: EventEnvelope) => event.event_type === type;
+const hostFile = (taskId: string, relative: string): string => path.join(cellsRoot, taskId, 'workspace', relative);
+
+async function waitForEvents(taskId: string, what: string, match: (event: EventEnvelope) => boolean, count = 1): Promise<EventEnvelope[]> {
+  return waitFor(
+    async () => {
+      const found = (await events(taskId)).filter(match);
+      return found.length >= count ? found : undefined;
+    },
+    { what, timeoutMs: 60_000, intervalMs: 50 },
+  );
+}
+
+/** A grant signed by the issuer's active key (or `signer`), as the approval service mints one. */
+const mint = (spec: Omit<GrantSpec, 'signer'> & { signer?: Ed25519SigningKey }): Promise<Grant> => mintGrant(config, { ...spec, signer: spec.signer ?? issuerKey.active });
+
+const claimsOf = (grant: Grant): CapabilityGrantClaims =>
+  CapabilityGrantClaims.parse(JSON.parse(Buffer.from(grant.jws.split('.')[1] ?? '', 'base64url').toString('utf8')));
+
+function draft(ids: Ids, eventType: string, entityType: 'grant' | 'approval', entityId: string, payload: Record<string, unknown>) {
+  return {
+    event_id: uniqueName('evt'),
+    schema_version: 1,
+    event_type: eventType,
+    entity_type: entityType,
+    entity_id: entityId,
+    step_id: ids.step_id,
+    attempt_id: ids.attempt_id,
+    occurred_at: new Date().toISOString(),
+    actor_type: 'service' as const,
+    actor_id: config.grant.issuer,
+    payload,
+    causation_id: null,
+    correlation_id: ids.task_id,
+    idempotency_key: `${entityId}:${eventType}`,
+  };
+}
+
+/** Appends `grant.issued` (`{ claims, jws, at }`) to the task stream, after whatever is there. */
+async function recordIssued(ids: Ids, grant: Grant, before: ReturnType<typeof draft>[] = []): Promise<void> {
+  const head = (await store.read(ids.task_id)).length;
+  await store.append(ids.task_id, [...before, draft(ids, 'grant.issued', 'grant', grant.grant_id, { claims: claimsOf(grant), jws: grant.jws, at: new Date().toISOString() })], head);
+}
+
+/** What the approval service does on a director's revocation: the kernel decides `revoke-grant` on the grant folded from the log, and `grant.revoked` is appended. */
+async function revokeAsApprovalDoes(ids: Ids, grant: Grant): Promise<void> {
+  const log = await events(ids.task_id);
+  const state = grantStateFor(readGrantHistory(log, grant.grant_id, 'revoke'), claimsOf(grant));
+  const [event] = grantDecider.decide({ type: 'revoke-grant', data: { revoked_by: 'director-1', reason: 'the task was cancelled' }, metadata: { now: new Date().toISOString() } }, state);
+  expect(event?.type).toBe('grant.revoked');
+  await store.append(ids.task_id, [draft(ids, 'grant.revoked', 'grant', grant.grant_id, { ...event?.data })], log.at(-1)?.task_seq ?? 0);
+}
+
+async function run(ids: Ids, grant: Grant, file: string): Promise<void> {
+  const command = runAction(ids, grant, request(ids, { params: { argv: ['sh', '-c', `echo ran > ${file}`] }, target_resources: [file] }));
+  await client.publish(config.subjects.run, command, { msgId: uniqueName('msg') });
+}
+
+// ---- tests ----------------------------------------------------------------------------------
+
+describe('executor: revoked and expired grants', () => {
+  it('given a grant used once, when it is revoked before its next use, then that use is refused GRANT_REVOKED and nothing runs', async () => {
+    // given a two-use grant, issued and used once
+    const ids = newIds('revoke');
+    const grant = await mint({ ids, maxUses: 2 });
+    await recordIssued(ids, grant);
+    await run(ids, grant, 'first.txt');
+    await waitForEvents(ids.task_id, 'the first execution', ofType('execution.completed'));
+    expect(await readFile(hostFile(ids.task_id, 'first.txt'), 'utf8')).toBe('ran\n');
+
+    // when a director revokes it, and its second use arrives with the (unexpired) JWS
+    await revokeAsApprovalDoes(ids, grant);
+    await run(ids, grant, 'second.txt');
+
+    // then the executor refuses the use and runs nothing
+    const [refused] = await waitForEvents(ids.task_id, 'grant.refused', ofType('grant.refused'));
+    expect(refused?.payload).toMatchObject({ code: 'GRANT_REVOKED' });
+    expect((await events(ids.task_id)).map((event) => event.event_type)).toEqual(['grant.issued', 'grant.use_claimed', 'execution.completed', 'grant.revoked', 'grant.refused']);
+    expect(existsSync(hostFile(ids.task_id, 'second.txt'))).toBe(false);
+  });
+
+  it('given an approved attempt whose grant expired before it ran, then the use is refused GRANT_EXPIRED although approval.granted is in the log', async () => {
+    // given approval.granted and a grant past its expiry (beyond the verifier's clock tolerance)
+    const ids = newIds('expired');
+    const approvalId = uniqueName('apr');
+    const issuedAt = new Date(Date.now() - 10 * 60_000);
+    const grant = await mint({ ids, issuedAt, expiresAt: new Date(issuedAt.getTime() + 5 * 60_000) });
+    await recordIssued(ids, grant, [
+      draft(ids, 'approval.requested', 'approval', approvalId, { approval_id: approvalId, requested_by: 'agent-test', at: issuedAt.toISOString() }),
+      draft(ids, 'approval.granted', 'approval', approvalId, { resolved_by: 'director-1', witness_validated: true, at: issuedAt.toISOString() }),
+    ]);
+
+    // when it is presented
+    await run(ids, grant, 'late.txt');
+
+    // then it is refused as expired and nothing runs
+    const [refused] = await waitForEvents(ids.task_id, 'grant.refused', ofType('grant.refused'));
+    expect(refused?.payload).toMatchObject({ code: 'GRANT_EXPIRED' });
+    expect((await events(ids.task_id)).some(ofType('grant.use_claimed'))).toBe(false);
+    expect(existsSync(hostFile(ids.task_id, 'late.txt'))).toBe(false);
+  });
+});
+
+describe('executor: rotation of the grant issuer key', () => {
+  it('accepts a grant signed by the replaced key until it retires, and the new key at once; after retirement the replaced key is refused', async () => {
+    // given two grants signed with the issuer's current key
+    const oldKey = issuerKey.active;
+    const [beforeIds, lateIds, newIds_] = [newIds('rot-before'), newIds('rot-late'), newIds('rot-new')];
+    const before = await mint({ ids: beforeIds, signer: oldKey });
+    const late = await mint({ ids: lateIds, signer: oldKey });
+    await recordIssued(beforeIds, before);
+    await recordIssued(lateIds, late);
+
+    // when the key rotates (key_added first; the old key valid for another 5 minutes)
+    const rotation = await issuerKey.rotate({ kid: `${config.grant.issuer}-${RUN}`, validForSeconds: 300 });
+    expect(rotation).toMatchObject({ status: 'rotated', previous_kid: oldKey.kid });
+
+    // then a grant minted before the rotation still runs
+    await run(beforeIds, before, 'before.txt');
+    const [completed] = await waitForEvents(beforeIds.task_id, 'execution.completed', ofType('execution.completed'));
+    expect(completed?.payload).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    // and so does one signed by the new key
+    const fresh = await mint({ ids: newIds_ });
+    expect(issuerKey.active.kid).toBe(rotation.kid);
+    await recordIssued(newIds_, fresh);
+    await run(newIds_, fresh, 'new.txt');
+    await waitForEvents(newIds_.task_id, 'execution.completed', ofType('execution.completed'));
+    expect(await readFile(hostFile(newIds_.task_id, 'new.txt'), 'utf8')).toBe('ran\n');
+
+    // when the replaced key retires (principal.key_revoked, rotated)
+    expect(await issuerKey.retireDue(new Date(Date.parse(rotation.retire_after) + 1_000))).toEqual([oldKey.kid]);
+
+    // then a grant it signed is refused from the next use on, and nothing runs
+    await run(lateIds, late, 'late.txt');
+    const [refused] = await waitForEvents(lateIds.task_id, 'grant.refused', ofType('grant.refused'));
+    expect(refused?.payload).toMatchObject({ code: 'GRANT_SIGNATURE_INVALID' });
+    expect(existsSync(hostFile(lateIds.task_id, 'late.txt'))).toBe(false);
+  });
+});

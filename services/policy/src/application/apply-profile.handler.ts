@@ -1,0 +1,171 @@
+import {
+  POLICY_APPLICATION_JWS_TYPE,
+  PolicyProfileApplication,
+  PolicyProfileRecord,
+  WritError,
+  hasErrorCode,
+  parseContract,
+  type ApplyPolicyProfile,
+  type ApplyPolicyProfileReply,
+} from '@writ/contracts';
+import { sha256Hex, verifyJws } from '@writ/crypto';
+import type { Logger } from '@writ/telemetry';
+import { PolicyServiceError } from './policy-service.errors.js';
+import type { Clock, PrincipalDirectory, ProfileLog } from './ports.js';
+import { validateDocument } from './profile-documents.js';
+import { profileAppliedDraft, type ProfileSync } from './profile-sync.js';
+
+/** The only role that may change policy. */
+export const POLICY_AUTHOR_ROLE = 'director';
+
+export interface ApplyProfileHandlerOptions {
+  readonly log: ProfileLog;
+  readonly sync: ProfileSync;
+  readonly principals: PrincipalDirectory;
+  readonly clock: Clock;
+  /** The policy service's principal (`actor_id` of the events it appends). */
+  readonly principalId: string;
+  /** How far applied_at may be from the clock, in seconds (WRIT_POLICY_APPLY_FRESHNESS_SECONDS). */
+  readonly freshnessSeconds: number;
+  readonly logger?: Logger;
+  /** Re-read-and-decide rounds after losing an append race (default 5). */
+  readonly maxConflicts?: number;
+}
+
+/** Codes a director may see; anything else (the log or bucket down, a bug) is POLICY_STORE_UNAVAILABLE. */
+const REPLY_CODES = new Set([
+  'POLICY_APPLY_FORBIDDEN',
+  'POLICY_APPLY_SIGNATURE_INVALID',
+  'POLICY_APPLY_STALE',
+  'POLICY_PROFILE_INVALID',
+  'POLICY_STORE_UNAVAILABLE',
+  'CONTRACT_INVALID',
+]);
+
+/**
+ * What a compact JWS claims to carry, read WITHOUT verifying it: only to learn
+ * whose keys must verify it (`applied_by`). Nothing read here is trusted until
+ * the signature is checked and the verified payload parsed again.
+ */
+export function claimedApplication(jws: string): PolicyProfileApplication {
+  const parts = jws.split('.');
+  if (parts.length !== 3 || parts.some((part) => !/^[A-Za-z0-9_-]*$/.test(part)) || parts[1] === '') {
+    throw new PolicyServiceError('POLICY_APPLY_SIGNATURE_INVALID', 'application_jws is not a compact JWS with an attached payload');
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(parts[1] as string, 'base64url').toString('utf8'));
+  } catch (cause) {
+    throw new PolicyServiceError('POLICY_APPLY_SIGNATURE_INVALID', 'the application payload is not JSON', { cause });
+  }
+  return parseContract('PolicyProfileApplication', PolicyProfileApplication, payload);
+}
+
+/**
+ * `<root>.qry.policy.apply-profile` (request/reply): a director's signed
+ * PolicyProfileApplication becomes the profile's new version.
+ *
+ * 1. Who: the JWS (typ `writ-policy-apply+jws`) must verify against an active
+ *    key of the principal it names as `applied_by` (keys folded from the log),
+ *    and that principal must hold the role `director`.
+ * 2. When: `applied_at` within ±freshness of the clock, and later than the
+ *    current record's (a captured application cannot be replayed over a newer one).
+ * 3. What: the kernel's PolicyProfileDocument (every issue reported).
+ * 4. Content already current → `unchanged` (nothing appended, the bucket converged).
+ *    Else `policy.profile_applied` is appended to `<events>.policy.<id>`
+ *    guarded by the sequence read (a lost race re-reads), THEN the bucket is
+ *    converged to it: the log is the truth, the bucket its view, and every
+ *    policy instance reloads from the bucket without a restart.
+ */
+export class ApplyProfileHandler {
+  constructor(private readonly options: ApplyProfileHandlerOptions) {}
+
+  async apply(request: ApplyPolicyProfile): Promise<ApplyPolicyProfileReply> {
+    try {
+      return await this.#apply(request);
+    } catch (error) {
+      if (hasErrorCode(error) && REPLY_CODES.has(error.code)) throw error;
+      throw new PolicyServiceError('POLICY_STORE_UNAVAILABLE', 'the profile could not be applied now; retry', { cause: error });
+    }
+  }
+
+  async #apply(request: ApplyPolicyProfile): Promise<ApplyPolicyProfileReply> {
+    const application = await this.#authenticate(request.application_jws);
+    const now = this.options.clock();
+    const skewSeconds = Math.abs(now.getTime() - Date.parse(application.applied_at)) / 1000;
+    if (skewSeconds > this.options.freshnessSeconds) {
+      throw new PolicyServiceError('POLICY_APPLY_STALE', `applied_at ${application.applied_at} is ${Math.round(skewSeconds)} s from the service clock (allowed ±${this.options.freshnessSeconds} s): sign it again now`, {
+        details: { applied_at: application.applied_at, now: now.toISOString() },
+      });
+    }
+    const { document, version } = validateDocument(application.document);
+    const profileId = document.id;
+    const cause = sha256Hex(request.application_jws).slice(0, 32);
+
+    const rounds = this.options.maxConflicts ?? 5;
+    for (let round = 0; round < rounds; round++) {
+      const head = await this.options.log.head(profileId);
+      const current = head.record;
+      if (current !== null && current.version === version) {
+        await this.options.sync.converge(profileId);
+        return { status: 'unchanged', profile_id: profileId, version, previous_version: current.previous_version };
+      }
+      if (current !== null && Date.parse(application.applied_at) <= Date.parse(current.applied_at)) {
+        throw new PolicyServiceError(
+          'POLICY_APPLY_STALE',
+          `the application was signed at ${application.applied_at}, not after the current version of ${profileId} (applied at ${current.applied_at}): sign it again now`,
+          { details: { profile_id: profileId, applied_at: application.applied_at, current_applied_at: current.applied_at } },
+        );
+      }
+      const record = parseContract('PolicyProfileRecord', PolicyProfileRecord, {
+        profile_id: profileId,
+        version,
+        document,
+        applied_by: application.applied_by,
+        applied_at: application.applied_at,
+        previous_version: current?.version ?? null,
+      });
+      const draft = profileAppliedDraft(record, { principalId: this.options.principalId, cause, occurredAt: now.toISOString() });
+      try {
+        await this.options.log.append(profileId, draft, head.seq);
+      } catch (error) {
+        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
+        throw error;
+      }
+      this.options.logger?.info({ profile_id: profileId, version, previous_version: record.previous_version, applied_by: record.applied_by }, 'policy profile applied');
+      await this.options.sync.converge(profileId);
+      return { status: 'applied', profile_id: profileId, version, previous_version: record.previous_version };
+    }
+    throw new PolicyServiceError('POLICY_STORE_UNAVAILABLE', `profile ${profileId} kept changing while being applied; retry`, { details: { profile_id: profileId } });
+  }
+
+  /** The verified application: signed by an active key of a registered director. */
+  async #authenticate(jws: string): Promise<PolicyProfileApplication> {
+    const claimed = claimedApplication(jws);
+    const principal = await this.options.principals.lookup(claimed.applied_by);
+    if (principal === undefined) {
+      throw new PolicyServiceError('POLICY_APPLY_FORBIDDEN', `${claimed.applied_by} is not a registered principal`, {
+        details: { principal_id: claimed.applied_by, reason: 'unknown_principal' },
+      });
+    }
+    let payload: Uint8Array;
+    try {
+      payload = (await verifyJws(jws, await this.options.principals.verificationKeys(principal.principal_id), { typ: POLICY_APPLICATION_JWS_TYPE })).payload;
+    } catch (cause) {
+      throw new PolicyServiceError('POLICY_APPLY_SIGNATURE_INVALID', `the application is not signed by an active key of ${principal.principal_id} (typ ${POLICY_APPLICATION_JWS_TYPE})`, {
+        cause,
+        details: { principal_id: principal.principal_id, reason: cause instanceof WritError ? cause.code : 'unverifiable' },
+      });
+    }
+    if (!principal.roles.includes(POLICY_AUTHOR_ROLE)) {
+      throw new PolicyServiceError('POLICY_APPLY_FORBIDDEN', `${principal.principal_id} may not change policy: only a principal with role ${POLICY_AUTHOR_ROLE} may`, {
+        details: { principal_id: principal.principal_id, roles: principal.roles, reason: 'role' },
+      });
+    }
+    const verified = parseContract('PolicyProfileApplication', PolicyProfileApplication, JSON.parse(new TextDecoder().decode(payload)));
+    if (verified.applied_by !== principal.principal_id) {
+      throw new PolicyServiceError('POLICY_APPLY_SIGNATURE_INVALID', 'the verified application names another signer');
+    }
+    return verified;
+  }
+}
