@@ -7,6 +7,9 @@
 //   NX_NO_CLOUD=true npx nx run @writ/policy:build
 // then run it with the workspace's Node 24:
 //   npx node scripts/bench/policy.bench.mjs [--seq 2000] [--concurrent 20000] [--inflight 32] [--warmup 500] [--rounds 4] [--inprocess 200000] [--no-async-traces]
+//                                           [--service-cpu-prof <dir>]   (the service runs with node --cpu-prof, profile written to <dir> at its exit)
+//                                           [--service-node-args "<node flags>"]   (extra flags for the service's node, e.g. GC settings)
+//                                           [--keep-logs]   (keep the service's log, printed at the end)
 // Every option can also come from the environment (BENCH_SEQ, BENCH_CONCURRENT, BENCH_INFLIGHT,
 // BENCH_WARMUP, BENCH_ROUNDS, BENCH_INPROCESS, BENCH_NO_ASYNC_TRACES=1), and the server from
 // WRIT_NATS_URL (default nats://127.0.0.1:4222).
@@ -14,9 +17,12 @@
 // Measured, over one mix of requests (allowed command, destructive command, write inside and
 // outside files_owned, a secret read, a network read) under local_edit_allowed:
 //   in-process   evaluatePolicy(request, prepared, facts): decisions/s and p50/p99 per call
+//   in-proc uniq the same, each request's paths moved into a directory of its own (`src/u<n>/index.ts`),
+//                so the kernel's per-path memo never answers: the cost of paths seen for the first time
 //   bus          request to <root>.qry.policy.evaluate answered by the policy service
 //   raw echo     request to a bare NATS responder in another process that answers a reply of
-//                the policy reply's size at once (the floor the bus variant stands on)
+//                the policy reply's size at once, from a subscription callback as the policy
+//                service's responder does (the floor the bus variant stands on)
 // (a) sequential: one request at a time (latency); (b) concurrent: --inflight at once (throughput).
 // Rounds rotate the order of bus and raw so drift on the machine hits both alike.
 // The service gets its own subject root (bench_<random>), streams and bucket, removed at the end.
@@ -44,6 +50,9 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     inprocess: { type: 'string' },
     'no-async-traces': { type: 'boolean' },
+    'keep-logs': { type: 'boolean' },
+    'service-cpu-prof': { type: 'string' },
+    'service-node-args': { type: 'string' },
   },
 });
 
@@ -63,6 +72,10 @@ const IN_PROCESS = option('inprocess', 200000);
 const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222';
 const NO_ASYNC_TRACES = args['no-async-traces'] === true || process.env.BENCH_NO_ASYNC_TRACES === '1';
 const TARGET_P99_MS = 2;
+// A directory: the policy service runs with --cpu-prof and writes its profile there when it stops.
+const SERVICE_CPU_PROF = args['service-cpu-prof'];
+// Extra node flags for the policy service, space-separated (e.g. "--trace-gc --max-semi-space-size=4").
+const SERVICE_NODE_ARGS = (args['service-node-args'] ?? process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter((arg) => arg.length > 0);
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const POLICY_MAIN = path.join(REPO_ROOT, 'services/policy/dist/main.js');
@@ -103,6 +116,18 @@ const MIX = [
   request(8, 'execute_command', ['src'], { argv: ['sh', '-c', 'cd src && git status && ls -la | head -n 5'] }),
 ];
 const PAYLOADS = MIX.map((action_request) => JSON.stringify({ action_request, profile_id: PROFILE_ID, files_owned: FILES_OWNED }));
+// Every request over the bus carries its own action_request_id (`ar-bench-<n>-<slot>`), as real ones
+// do: a service that cached answers by payload would gain nothing here. The id is spliced into the
+// serialized payload, so building a request costs the client a string concatenation.
+const TEMPLATES = PAYLOADS.map((payload, i) => {
+  const id = `"ar-bench-${i + 1}"`;
+  const at = payload.indexOf(id);
+  return [payload.slice(0, at + id.length - 1), payload.slice(at + id.length - 1)];
+});
+const payloadFor = (slot) => {
+  const [head, tail] = TEMPLATES[slot % TEMPLATES.length];
+  return `${head}-${slot}${tail}`;
+};
 
 // ---- statistics and output ----------------------------------------------------------------------
 
@@ -125,7 +150,7 @@ function table(title, rows) {
   console.log('  variant          decisions/s    p50 ms    p99 ms    max ms   p50 ×raw   p99 ×raw   rate raw/x');
   const raw = rows['raw echo'];
   for (const [name, r] of Object.entries(rows)) {
-    const ratio = (a, b) => (raw === undefined || name === 'raw echo' || name === 'in-process' ? '-'.padStart(9) : `${(a / b).toFixed(2)}×`.padStart(9));
+    const ratio = (a, b) => (raw === undefined || name === 'raw echo' || name.startsWith('in-proc') ? '-'.padStart(9) : `${(a / b).toFixed(2)}×`.padStart(9));
     console.log(
       `  ${name.padEnd(14)} ${r.perSecond.toFixed(0).padStart(13)} ${fmt(r.p50)} ${fmt(r.p99)} ${fmt(r.max)}  ${ratio(r.p50, raw?.p50)}  ${ratio(r.p99, raw?.p99)}  ${ratio(raw?.perSecond, r.perSecond)}`,
     );
@@ -133,6 +158,21 @@ function table(title, rows) {
 }
 
 // ---- in-process ---------------------------------------------------------------------------------
+
+/** `r` with every path it names moved one directory down (`src/index.ts` → `src/u<n>/index.ts`), URLs and argv kept. */
+function uniquePaths(r, n) {
+  const move = (p) => {
+    const slash = p.lastIndexOf('/');
+    return slash < 0 ? `u${n}/${p}` : `${p.slice(0, slash)}/u${n}${p.slice(slash)}`;
+  };
+  const isPath = (p) => !p.includes('://');
+  return {
+    ...r,
+    action_request_id: `ar-bench-u${n}`,
+    target_resources: r.target_resources.map((t) => (isPath(t) ? move(t) : t)),
+    params: typeof r.params.path === 'string' ? { ...r.params, path: move(r.params.path) } : r.params,
+  };
+}
 
 function inProcess() {
   const document = BUILTIN_POLICY_DOCUMENTS[PROFILE_ID];
@@ -153,7 +193,23 @@ function inProcess() {
     latencies[i] = performance.now() - t0;
   }
   const elapsed = performance.now() - started;
-  return { summary: summarize([{ latencies: Array.from(latencies), elapsed, total: IN_PROCESS }]), outcomes, version };
+
+  // Paths never seen before: the request is built outside the timed call, so the rate is over the calls alone.
+  const fresh = new Float64Array(IN_PROCESS);
+  let busy = 0;
+  for (let i = 0; i < IN_PROCESS; i++) {
+    const r = uniquePaths(MIX[i % MIX.length], i);
+    const t0 = performance.now();
+    evaluatePolicy(r, prepared, facts);
+    fresh[i] = performance.now() - t0;
+    busy += fresh[i];
+  }
+  return {
+    summary: summarize([{ latencies: Array.from(latencies), elapsed, total: IN_PROCESS }]),
+    unique: summarize([{ latencies: Array.from(fresh), elapsed: busy, total: IN_PROCESS }]),
+    outcomes,
+    version,
+  };
 }
 
 // ---- over the bus -------------------------------------------------------------------------------
@@ -168,7 +224,7 @@ async function measure(nc, subject, total, workers) {
       for (;;) {
         const slot = issued++;
         if (slot >= total) return;
-        const payload = PAYLOADS[slot % PAYLOADS.length];
+        const payload = payloadFor(slot);
         const t0 = performance.now();
         const reply = await nc.request(subject, payload, { timeout: 10_000 });
         latencies[slot] = performance.now() - t0;
@@ -229,14 +285,14 @@ async function answering(nc, subject, child, logFile, what) {
   }
 }
 
-// A bare responder in its own process: replies `REPLY_BYTES` bytes to anything, at once.
+// A bare responder in its own process: replies `REPLY_BYTES` bytes to anything, at once, from a
+// subscription callback like the policy service's DryRunResponder (an async iterator costs more).
 const ECHO = `
 import { connect } from '@nats-io/transport-node';
 const nc = await connect({ servers: process.env.BENCH_NATS_URL, name: 'policy-bench-echo' });
 const reply = new Uint8Array(Number(process.env.BENCH_REPLY_BYTES)).fill(120);
-const sub = nc.subscribe(process.env.BENCH_SUBJECT, { queue: 'echo' });
+nc.subscribe(process.env.BENCH_SUBJECT, { queue: 'echo', callback: (error, m) => { if (error === null) m.respond(reply); } });
 process.once('SIGTERM', () => void nc.drain().then(() => process.exit(0)));
-for await (const m of sub) m.respond(reply);
 `;
 
 // ---- run ----------------------------------------------------------------------------------------
@@ -252,12 +308,14 @@ try {
   console.log(`  node ${process.version} on ${os.platform()} ${os.arch()}, ${cpus.length} cpus (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM`);
   console.log(`  load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
   console.log(`  nats-server ${nc.info?.version ?? '?'} at ${NATS_URL}; subject root ${root}; nats.js async traces ${NO_ASYNC_TRACES ? 'off' : 'on (default)'}`);
+  if (SERVICE_NODE_ARGS.length > 0) console.log(`  policy service node flags: ${SERVICE_NODE_ARGS.join(' ')}`);
   console.log(`  mix: ${MIX.length} requests under ${PROFILE_ID}, files_owned ${JSON.stringify(FILES_OWNED)}; warm-up ${WARMUP}; ${ROUNDS} rounds alternating bus and raw`);
 
   const local = inProcess();
   console.log(`  mix outcomes: ${Object.entries(local.outcomes).map(([o, n]) => `${o} ${n}`).join(', ')}; profile version ${local.version.slice(0, 19)}…`);
 
-  policy = startChild([POLICY_MAIN], {
+  const profiling = SERVICE_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(SERVICE_CPU_PROF)}`];
+  policy = startChild([...profiling, ...SERVICE_NODE_ARGS, POLICY_MAIN], {
     WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: root,
     WRIT_EVENTS_STREAM: names.events,
@@ -289,7 +347,7 @@ try {
   console.log(`  request ${requestBytes} bytes, reply ${replyBytes} bytes on average (the echo replies as much)`);
 
   const subjects = { bus: busSubject, 'raw echo': echoSubject };
-  const inproc = { 'in-process': local.summary };
+  const inproc = { 'in-process': local.summary, 'in-proc uniq': local.unique };
   const sequential = await scenario(nc, `(a) sequential: ${SEQ} requests per round, one at a time`, subjects, SEQ, 1, inproc);
   await scenario(nc, `(b) concurrent: ${CONCURRENT} requests per round, ${INFLIGHT} in flight`, subjects, CONCURRENT, INFLIGHT, inproc);
 
@@ -302,5 +360,6 @@ try {
   await stopChild(policy);
   for (const stream of [names.events, names.ingress, names.commands, names.dlq, `KV_${names.bucket}`]) await jsm.streams.delete(stream).catch(() => undefined);
   await nc.close();
-  await rm(dir, { recursive: true, force: true });
+  if (args['keep-logs'] === true) console.log(`  logs kept in ${dir}`);
+  else await rm(dir, { recursive: true, force: true });
 }

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { PrincipalRole, PrincipalType, hasErrorCode } from '@writ/contracts';
 import { CliError } from './cli-errors.js';
 import { connectionFrom, processIo, type CliIo } from './cli-io.js';
+import { RESOLVED_OUTCOMES, actionResolve } from './commands/action-resolve.js';
 import { actionShow } from './commands/action-show.js';
 import { actionSubmit } from './commands/action-submit.js';
 import { approvalResolve, type ApprovalDecision } from './commands/approval-resolve.js';
@@ -28,6 +29,7 @@ export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome } from
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
 export { principalShow, type PrincipalView } from './commands/principal-show.js';
 export { actionShow } from './commands/action-show.js';
+export { actionResolve, type ActionResolveOptions } from './commands/action-resolve.js';
 export { approvalResolve, type ApprovalDecision, type ApprovalResolveOptions } from './commands/approval-resolve.js';
 export { approvalsList, type ApprovalsListOptions } from './commands/approvals-list.js';
 export { approvalsShow, type ApprovalsShowOptions } from './commands/approvals-show.js';
@@ -124,6 +126,20 @@ function program(io: CliIo): Command {
     .option('--json', 'print JSON')
     .action(async (file: string, options: { key: string; principal?: string; nats?: string; http?: string; json?: boolean }) => {
       await actionSubmit(file, options, connectionFrom(io, options.nats), io);
+    });
+  action
+    .command('resolve')
+    .description("settle an attempt whose execution outcome is unknown: sign an OutcomeResolution with the director's key and send it to <root>.qry.executor.resolve-outcome (nothing is re-run)")
+    .argument('<attempt_id>', 'the attempt (writ task <task_id> shows it)')
+    .requiredOption('--task <task_id>', "the attempt's task")
+    .addOption(new Option('--outcome <outcome>', 'what the director established outside the log').choices(RESOLVED_OUTCOMES).makeOptionMandatory())
+    .requiredOption('--note <text>', 'the evidence relied on (recorded in execution.outcome_resolved and the receipt)')
+    .requiredOption('--key <file>', "the director's PRIVATE JWK")
+    .requiredOption('--principal <id>', 'the director (resolved_by); a registered principal with role director, not the proposer')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', "print the executor's reply as JSON")
+    .action(async (attemptId: string, options: { task: string; outcome: string; note: string; key: string; principal: string; nats?: string; json?: boolean }) => {
+      await actionResolve(attemptId, options, connectionFrom(io, options.nats), io);
     });
 
   const approvals = writ

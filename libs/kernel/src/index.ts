@@ -130,3 +130,37 @@ export {
 export { splitShell, type ShellCommand, type ShellParse, type ShellRedirect } from './policy/shell-words.js';
 export { destructiveSql, type SqlFinding } from './policy/sql-statements.js';
 export { PolicyError, type PolicyErrorCode } from './policy/policy.errors.js';
+
+// Cell (Lazarus Cell Spec: lifecycle, TTLs, roles, filesystem layout)
+export {
+  cellDecider,
+  isCellTerminal,
+  isoAt,
+  lastCheckpoint,
+  participantOf,
+  CELL_CLOSE_REASONS,
+  CELL_COMMANDS,
+  type CellCheckpoint,
+  type CellCommand,
+  type CellCommandType,
+  type CellParticipant,
+  type CellRecord,
+  type CellState,
+  type RunningParticipant,
+} from './cell/cell.decider.js';
+export { CellEvent, CellSeat, CELL_TRANSITIONS, type CellEventType } from './cell/cell.events.js';
+export {
+  CellBackend,
+  CellCloseReason,
+  CellIsolation,
+  CellPolicy,
+  CellRole,
+  CellStatus,
+  CELL_ACTIVE_TTL_CEILING_MS,
+  CELL_POLICY_DEFAULTS,
+  type CellPolicyInput,
+} from './cell/cell.policy.js';
+export { CELL_ROLES, cellPermissions, roleEnabled, type CellPermissions, type CellWriteArea } from './cell/cell.roles.js';
+export { CELL_DIRS, CELL_FILES, cellLayout, homePath, readablePaths, writablePaths, type CellLayout, type CellLayoutParticipant } from './cell/cell.layout.js';
+export { dueTransitions, nextDueAt, type DueTransition } from './cell/cell.due.js';
+export { CellError, type CellErrorCode } from './cell/cell.errors.js';

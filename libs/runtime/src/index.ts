@@ -45,3 +45,18 @@ export {
 } from './readiness.js';
 export { ServiceRuntime, connectNats, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
 export { isProcessEntry } from './process-entry.js';
+export { NatsArtifactStore, artifactObjectName, artifactUri, type ArtifactBucketOptions, type ArtifactStoreFailure, type StoredArtifact } from './artifact-store.js';
+export {
+  SIGNED_REQUESTS,
+  claimedSignedRequest,
+  signRequest,
+  verifySignedRequest,
+  type SignedRequestDeps,
+  type SignedRequestFailure,
+  type SignedRequestFailureReason,
+  type SignedRequestKind,
+  type SignedRequestPrincipal,
+  type SignedRequestPrincipals,
+  type SignedRequestRules,
+  type VerifiedSignedRequest,
+} from './signed-request.js';

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
+import { NatsArtifactStore } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { ApprovalModule } from './approval.module.js';
 import { CancelApprovalHandler } from './application/cancel-approval.handler.js';
@@ -18,7 +19,7 @@ import { BusExpiryScheduler } from './outbound/bus-expiry-scheduler.js';
 import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
 import { ExecutorWorkspaceWitness } from './outbound/executor-observer.js';
 import { KeyGrantSigner } from './outbound/grant-signer.js';
-import { NatsArtifactStore } from './outbound/nats-artifact-store.js';
+import { artifactStoreFailure } from './outbound/nats-artifact-store.js';
 import { NatsPolicyProfiles } from './outbound/policy-profile-bucket.js';
 import { ServiceKeyringAdapter } from './outbound/service-keyring.js';
 import { ServiceRuntime } from './outbound/service-runtime.js';
@@ -77,7 +78,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     const keyring = new ServiceKeyringAdapter(runtime.keys, runtime.registry, config.grantTtlSeconds + config.keyRetireSkewSeconds);
     const signed = { principals: runtime.registry, clock, freshnessSeconds: config.freshnessSeconds };
     const witness = new ExecutorWorkspaceWitness(runtime.nc, subjects.observe, config.observeTimeoutMs);
-    const artifacts = await NatsArtifactStore.open(runtime.nc, { ...config.artifacts, replicas: config.streams.replicas });
+    const artifacts = await NatsArtifactStore.open(runtime.nc, { ...config.artifacts, replicas: config.streams.replicas, failure: artifactStoreFailure });
     const expiry = new BusExpiryScheduler(runtime.nc, subjects.expire);
     const expiryTimer = new ExpiryTimer({
       nc: runtime.nc,

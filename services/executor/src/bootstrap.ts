@@ -6,9 +6,9 @@ import { JetStreamServer } from '@writ/bus';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { ExecutorError } from './application/executor-errors.js';
 import { RunActionHandler } from './application/run-action.handler.js';
+import { NatsArtifactStore } from '@writ/runtime';
 import type { ExecutorConfig } from './config.js';
 import { ExecutorModule, type ExecutorOptions } from './executor.module.js';
-import { NatsArtifactStore } from './outbound/artifact-store.js';
 import { ExecutorCells } from './outbound/executor-cells.js';
 import { ExecutorReadiness } from './outbound/readiness.js';
 

@@ -81,6 +81,10 @@ export const ExecutorEnv = z.object({
   WRIT_CELL_IMAGE: z.string().min(1).default('writ/cell:latest'),
   WRIT_CELLS_ROOT: z.string().startsWith('/').default('/var/lib/writ/cells'),
   WRIT_DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
+  /** One file per secret handle (mode 0600, owned by the executor); unset: no handle can be resolved (EXECUTOR_SECRET_UNAVAILABLE). */
+  WRIT_SECRETS_DIR: z.string().startsWith('/').optional(),
+  /** Warm pool: hardened cells started ahead of time for new tasks (0 disables it). */
+  WRIT_CELL_POOL_SIZE: int(0, 32).default(2),
 
   /** How long one pull waits on the server; bounds how long a graceful stop waits when idle. */
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000, 60_000).default(5_000),
@@ -106,6 +110,8 @@ export interface ExecutorSubjects {
   readonly closeCell: string;
   /** Request/reply (core NATS, never captured by a stream): the read-only state-witness observation. */
   readonly observe: string;
+  /** Request/reply: a director's resolution of an unknown outcome (`<root>.qry.executor.resolve-outcome`). */
+  readonly resolveOutcome: string;
   readonly eventsPrefix: string;
   readonly ingress: string;
   readonly commands: string;
@@ -137,9 +143,11 @@ export interface ExecutorConfig {
   readonly claimGraceMs: number;
   readonly claimPollMs: number;
   readonly artifacts: { readonly bucket: string; readonly maxBytes: number; readonly fileMaxBytes: number; readonly filesMax: number };
-  readonly cells: { readonly image: string; readonly cellsRoot: string; readonly socketPath: string };
+  readonly cells: { readonly image: string; readonly cellsRoot: string; readonly socketPath: string; readonly poolSize: number };
   readonly bus: { readonly pullExpiresMs: number; readonly maxDeliver: number };
   readonly observe: ObserveLimits;
+  /** `WRIT_SECRETS_DIR`: where granted secret handles are resolved at execution time. */
+  readonly secretsDir?: string;
 }
 
 /** Bounds of one state-witness observation (see README → State-witness observation). */
@@ -164,6 +172,7 @@ export function executorSubjects(root: string, eventsPrefix?: string): ExecutorS
     run: rooted(root, COMMANDS.executorRun),
     closeCell: rooted(root, COMMANDS.executorCloseCell),
     observe: rooted(root, COMMANDS.executorObserve),
+    resolveOutcome: rooted(root, COMMANDS.executorResolveOutcome),
     eventsPrefix: eventsPrefix ?? `${root}.evt`,
     ingress: `${root}.ingress.>`,
     commands: `${root}.cmd.>`,
@@ -202,7 +211,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       fileMaxBytes: env.WRIT_ARTIFACT_FILE_MAX_BYTES,
       filesMax: env.WRIT_ARTIFACT_FILES_MAX,
     },
-    cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET },
+    cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET, poolSize: env.WRIT_CELL_POOL_SIZE },
     bus: { pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS, maxDeliver: env.WRIT_BUS_MAX_DELIVER },
     observe: {
       maxEntries: env.WRIT_OBSERVE_MAX_ENTRIES,
@@ -210,6 +219,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       maxBytes: env.WRIT_OBSERVE_MAX_BYTES,
       maxPasses: env.WRIT_OBSERVE_MAX_PASSES,
     },
+    ...(env.WRIT_SECRETS_DIR === undefined ? {} : { secretsDir: env.WRIT_SECRETS_DIR }),
   };
 }
 

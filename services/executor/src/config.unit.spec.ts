@@ -15,7 +15,7 @@ describe('executor config', () => {
       actionTimeoutMs: 60_000,
       outputCapBytes: 1024 * 1024,
       artifacts: { bucket: 'WRIT_ARTIFACTS' },
-      cells: { image: 'writ/cell:latest', cellsRoot: '/var/lib/writ/cells' },
+      cells: { image: 'writ/cell:latest', cellsRoot: '/var/lib/writ/cells', poolSize: 2 },
       observe: { maxEntries: 10_000, maxDepth: 32, maxBytes: 256 * 1024 * 1024, maxPasses: 4 },
       streams: { events: 'WRIT_EVENTS', ingress: 'WRIT_INGRESS', commands: 'WRIT_COMMANDS', dlq: 'WRIT_DLQ' },
       subjects: {
@@ -38,6 +38,7 @@ describe('executor config', () => {
       run: 't_abc.cmd.executor.run',
       closeCell: 't_abc.cmd.executor.close-cell',
       observe: 't_abc.qry.executor.observe',
+      resolveOutcome: 't_abc.qry.executor.resolve-outcome',
       eventsPrefix: 't_abc.evt',
       ingress: 't_abc.ingress.>',
       commands: 't_abc.cmd.>',
@@ -53,6 +54,8 @@ describe('executor config', () => {
     ['no concurrency', { WRIT_EXECUTOR_CONCURRENCY: '0' }],
     ['a relative cells root', { WRIT_CELLS_ROOT: 'cells' }],
     ['an executor id with dots', { WRIT_EXECUTOR_ID: 'host.example.com' }],
+    ['a warm pool past its bound', { WRIT_CELL_POOL_SIZE: '33' }],
+    ['a negative warm pool', { WRIT_CELL_POOL_SIZE: '-1' }],
   ])('given %s, then start-up fails with RUNTIME_CONFIG_INVALID', (_note, env) => {
     expect(() => loadExecutorConfig(env)).toThrow(expect.toSatisfy((error) => hasErrorCode(error, 'RUNTIME_CONFIG_INVALID')));
   });

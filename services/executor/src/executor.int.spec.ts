@@ -22,7 +22,6 @@ import { useIdFor } from './application/event-drafts.js';
 import { paramsSha256 } from './application/grant-verification.js';
 import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
 import type { ExecutorConfig } from './config.js';
-import { CELL_LABELS } from './outbound/cells/index.js';
 import { mintGrant as mintGrantWith, newIds, request, runAction, testConfig, testStreams, type Grant, type GrantSpec, type Ids } from '../test/executor-rig.js';
 
 /**
@@ -185,7 +184,7 @@ describe('executor service', () => {
     expect(payload).toMatchObject({ grant_id: grant.grant_id, use_no: 1, outcome: 'completed', exit_code: 0, timed_out: false });
     expect(['executor-test-a', 'executor-test-b']).toContain(payload.executor_id);
     expect(payload.changed_files).toEqual([{ path: 'out.txt', change: 'added', before_sha256: null, after_sha256: sha256Hex('hello\n') }]);
-    expect(payload.environment).toMatchObject({ network_mode: 'none', readonly_rootfs: true, cap_drop: ['ALL'], mounts: [{ destination: '/workspace', read_only: false }] });
+    expect(payload.environment).toMatchObject({ network_mode: 'none', readonly_rootfs: true, cap_drop: ['ALL'], mounts: [{ destination: '/run/writ', read_only: false }, { destination: '/workspace', read_only: false }] });
     expect(await readFile(hostFile(ids.task_id, 'out.txt'), 'utf8')).toBe('hello\n');
 
     // the stdout artifact is in the object store under its hash
@@ -235,7 +234,7 @@ describe('executor service', () => {
     expect(refused.payload).toMatchObject({ code: 'GRANT_EXHAUSTED' });
     expect(refused).toMatchObject({ entity_type: 'grant', entity_id: grant.grant_id });
     const log = await events(ids.task_id);
-    expect(log.map((event) => event.event_type)).toEqual(['grant.issued', 'grant.use_claimed', 'execution.completed', 'grant.refused']);
+    expect(log.map((event) => event.event_type)).toEqual(['grant.issued', 'grant.use_claimed', 'execution.started', 'execution.completed', 'grant.refused']);
     expect(existsSync(hostFile(ids.task_id, 'marker.txt'))).toBe(false);
   });
 
@@ -394,7 +393,8 @@ describe('executor service', () => {
     const grant = await mintGrant({ ids });
     await publish(runAction(ids, grant, request(ids)));
     await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
-    const containersOf = async () => docker.listContainers({ all: true, filters: { label: [`${CELL_LABELS.taskId}=${ids.task_id}`] } });
+    // By name: a cell claimed from the warm pool carries the task's name, not its task label.
+    const containersOf = async () => docker.listContainers({ all: true, filters: { name: [`^/writ-cell-${ids.task_id}$`] } });
     expect(await containersOf()).toHaveLength(1);
     const headBefore = (await events(ids.task_id)).length;
 

@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams, PrincipalRegistry } from '@writ/runtime';
+import { ensureWritStreams, NatsArtifactStore, PrincipalRegistry } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CloseCellHandler } from './application/close-cell.handler.js';
 import { ObserveWorkspaceHandler } from './application/observe-workspace.handler.js';
@@ -12,12 +12,18 @@ import type { ExecutorConfig } from './config.js';
 import { closeCellListener } from './inbound/close-cell.listener.js';
 import { HealthController } from './inbound/health.controller.js';
 import { observeListener } from './inbound/observe.listener.js';
+import { resolveOutcomeListener } from './inbound/resolve-outcome.listener.js';
+import { ResolveOutcomeHandler } from './application/resolve-outcome.handler.js';
 import { runActionListener } from './inbound/run-action.listener.js';
 import { BUS_STREAMS, EXECUTOR_CONFIG, EXECUTOR_LOGGER, EXECUTOR_OPTIONS, NATS_CONNECTION } from './executor.tokens.js';
-import { NatsArtifactStore } from './outbound/artifact-store.js';
-import { CELL_DEFAULTS, CellRuntime, type CellRuntimeOptions } from './outbound/cells/index.js';
+import { artifactStoreFailure } from './outbound/artifact-store.js';
+import { CELL_DEFAULTS, CellPool, CellRuntime, type CellRuntimeOptions } from './outbound/cells/index.js';
 import { EventStoreTaskLog } from './outbound/event-log.js';
-import { ExecutorCells } from './outbound/executor-cells.js';
+import { ExecutorCells, ExecutorUseRecords } from './outbound/executor-cells.js';
+import { FileUseJournal } from './outbound/use-journal.js';
+import { DirectorySecretSource } from './outbound/secrets/index.js';
+import Docker from 'dockerode';
+import { EgressNetworks, type EgressNetworksOptions } from './outbound/egress/index.js';
 import { ExecutorReadiness } from './outbound/readiness.js';
 import { WorkspaceObserver } from './outbound/workspace-observer.js';
 
@@ -28,9 +34,14 @@ export interface ExecutorOptions {
   /** The adapter clock (default: the system clock). */
   readonly clock?: () => Date;
   readonly logger?: Logger;
+  /** Egress of actions whose grant names hosts: the proxy's resolver and extra network labels (tests). */
+  readonly egress?: Pick<EgressNetworksOptions, 'lookup' | 'labels'>;
   /** Called last when the app closes (e.g. flushing telemetry). */
   readonly onShutdown?: () => Promise<void>;
 }
+
+/** ±window a director's signed outcome resolution is accepted in (as for every director-signed request). */
+const RESOLUTION_FRESHNESS_SECONDS = 300;
 
 /** How long a RunAction may stay unacked by a crashed process: the action's timeout plus slack. */
 export function runAckWaitMs(config: ExecutorConfig, hostGraceMs: number): number {
@@ -45,6 +56,7 @@ class ExecutorLifecycle implements OnModuleDestroy, OnApplicationShutdown {
     @Inject(PrincipalRegistry) private readonly registry: PrincipalRegistry,
     @Inject(RunActionHandler) private readonly handler: RunActionHandler,
     @Inject(EXECUTOR_OPTIONS) private readonly options: ExecutorOptions,
+    @Inject(ExecutorCells) private readonly cells: ExecutorCells,
   ) {}
 
   /** Before the bus drains: a delivery waiting on another process's claim hands it back. */
@@ -53,6 +65,8 @@ class ExecutorLifecycle implements OnModuleDestroy, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // The bus has drained: no open can claim a pooled cell any more.
+    await this.cells.stopPool();
     await this.registry.close();
     if (!this.nc.isClosed()) await this.nc.drain();
     await this.options.onShutdown?.();
@@ -90,7 +104,7 @@ export class ExecutorModule {
     });
     return {
       module: ExecutorModule,
-      controllers: [HealthController, listener, closeListener, observeListener(config.subjects.observe)],
+      controllers: [HealthController, listener, closeListener, observeListener(config.subjects.observe), resolveOutcomeListener(config.subjects.resolveOutcome)],
       providers: [
         { provide: EXECUTOR_CONFIG, useValue: config },
         { provide: EXECUTOR_OPTIONS, useValue: options },
@@ -130,12 +144,23 @@ export class ExecutorModule {
           provide: NatsArtifactStore,
           inject: [NATS_CONNECTION],
           useFactory: (nc: NatsConnection) =>
-            NatsArtifactStore.open(nc, { bucket: config.artifacts.bucket, maxBytes: config.artifacts.maxBytes, replicas: config.streams.replicas }),
+            NatsArtifactStore.open(nc, { bucket: config.artifacts.bucket, maxBytes: config.artifacts.maxBytes, replicas: config.streams.replicas, failure: artifactStoreFailure }),
         },
         {
           provide: ExecutorCells,
-          useFactory: () =>
-            new ExecutorCells(new CellRuntime({ ...options.cells, image: config.cells.image, cellsRoot: config.cells.cellsRoot, socketPath: config.cells.socketPath })),
+          inject: [EXECUTOR_LOGGER],
+          useFactory: async (logger: Logger) => {
+            // useRecords: every action keeps a per-use record outside its workspace (crash reconciliation).
+            const runtime = new CellRuntime({ ...options.cells, image: config.cells.image, cellsRoot: config.cells.cellsRoot, socketPath: config.cells.socketPath, useRecords: true });
+            // The pool's owner is this executor: a restart with the same id reaps what the last process left.
+            const pool = config.cells.poolSize > 0 ? new CellPool(runtime, { size: config.cells.poolSize, owner: config.executorId, logger }) : undefined;
+            // Egress: per-action internal networks + proxy for grants naming hosts; a crashed process's are reaped first.
+            const egress = new EgressNetworks(new Docker({ socketPath: config.cells.socketPath }), { ...options.egress, owner: config.executorId, logger });
+            await egress.reap().catch((error: unknown) => logger.warn({ err: error }, 'egress networks of an earlier process could not be reaped'));
+            const cells = new ExecutorCells(runtime, pool, new DirectorySecretSource(config.secretsDir), egress);
+            await cells.startPool();
+            return cells;
+          },
         },
         {
           provide: ExecutorReadiness,
@@ -157,8 +182,8 @@ export class ExecutorModule {
         {
           provide: RunActionHandler,
           inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, EXECUTOR_LOGGER],
-          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, logger: Logger) =>
-            new RunActionHandler(
+          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, logger: Logger) => {
+            const handler = new RunActionHandler(
               {
                 log: new EventStoreTaskLog(store),
                 // The issuer's keys as its stream says now, not as the follower last saw it: a retired
@@ -169,6 +194,8 @@ export class ExecutorModule {
                 clock: options.clock ?? (() => new Date()),
                 logger,
                 serializer,
+                journal: new FileUseJournal(config.cells.cellsRoot, config.executorId),
+                records: new ExecutorUseRecords(cells.runtime),
               },
               {
                 executorId: config.executorId,
@@ -183,7 +210,14 @@ export class ExecutorModule {
                 artifactFileMaxBytes: config.artifacts.fileMaxBytes,
                 artifactFilesMax: config.artifacts.filesMax,
               },
-            ),
+            );
+            // Uses this executor left in flight on this host (a crash, kill -9) are settled in the background.
+            void handler.reconcileJournal().then(
+              ({ settled }) => (settled > 0 ? logger.info({ settled }, 'journaled uses reconciled after start') : undefined),
+              (error: unknown) => logger.error({ err: error }, 'journal reconciliation failed'),
+            );
+            return handler;
+          },
         },
         {
           provide: ObserveWorkspaceHandler,
@@ -196,6 +230,19 @@ export class ExecutorModule {
               },
               { maxPasses: config.observe.maxPasses },
             ),
+        },
+        {
+          provide: ResolveOutcomeHandler,
+          inject: [EventStore, PrincipalRegistry],
+          useFactory: (store: EventStore, registry: PrincipalRegistry) =>
+            new ResolveOutcomeHandler({
+              log: new EventStoreTaskLog(store),
+              // The signer's keys and roles as its stream says now: a key revoked a moment ago does not resolve.
+              principals: { lookup: (id) => registry.current(id), verificationKeys: (id) => registry.verificationKeys(id, { fresh: true }) },
+              clock: options.clock ?? (() => new Date()),
+              principalId: config.principalId,
+              freshnessSeconds: RESOLUTION_FRESHNESS_SECONDS,
+            }),
         },
         ExecutorLifecycle,
       ],

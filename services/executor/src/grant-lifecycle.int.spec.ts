@@ -157,7 +157,7 @@ describe('executor: revoked and expired grants', () => {
     // then the executor refuses the use and runs nothing
     const [refused] = await waitForEvents(ids.task_id, 'grant.refused', ofType('grant.refused'));
     expect(refused?.payload).toMatchObject({ code: 'GRANT_REVOKED' });
-    expect((await events(ids.task_id)).map((event) => event.event_type)).toEqual(['grant.issued', 'grant.use_claimed', 'execution.completed', 'grant.revoked', 'grant.refused']);
+    expect((await events(ids.task_id)).map((event) => event.event_type)).toEqual(['grant.issued', 'grant.use_claimed', 'execution.started', 'execution.completed', 'grant.revoked', 'grant.refused']);
     expect(existsSync(hostFile(ids.task_id, 'second.txt'))).toBe(false);
   });
 

@@ -335,6 +335,22 @@ export function useClaimedDraft(ids: TaskIds, grantIssued: EventDraft, request: 
   return draft(ids, { entity_type: 'grant', entity_id: payload.claims.jti, step_id: ids.step_id, attempt_id: ids.attempt_id }, event.type, event.data, `${payload.claims.jti}:${event.type}:1`, at, EXECUTOR);
 }
 
+/** What the executor appends when a director resolves an unknown outcome (`execution.outcome_resolved`). */
+export function outcomeResolvedDraft(ids: TaskIds, executionEventId: string, outcome: 'succeeded' | 'failed', options: { at?: string; resolvedBy?: string } = {}): EventDraft {
+  const at = options.at ?? new Date().toISOString();
+  const payload = {
+    grant_id: grantId(ids),
+    use_no: 1,
+    execution_event_id: executionEventId,
+    outcome,
+    resolved_by: options.resolvedBy ?? 'director-1',
+    resolved_at: at,
+    note: 'checked the target by hand',
+    resolution_jws_sha256: HASH,
+  };
+  return draft(ids, { entity_type: 'attempt', entity_id: ids.attempt_id, step_id: ids.step_id, attempt_id: ids.attempt_id }, 'execution.outcome_resolved', payload, `${executionEventId}:execution.outcome_resolved`, at, EXECUTOR);
+}
+
 /** What the executor appends when a grant is refused. */
 export function grantRefusedDraft(ids: TaskIds, options: { at?: string } = {}): EventDraft {
   const at = options.at ?? new Date().toISOString();

@@ -1,11 +1,11 @@
-import { ApprovalResolution, Id, parseContract } from '@writ/contracts';
-import { importEd25519PrivateJwk, signJws } from '@writ/crypto';
+import { Id, parseContract } from '@writ/contracts';
+import { SIGNED_REQUESTS } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
-import { readJsonFile } from '../files.js';
 import { cell } from '../format.js';
 import type { WritApi } from '../http-api.js';
 import { ApprovalList, ResolveApprovalReply } from '../projection-api.js';
+import { directorSigner } from '../signed-request.js';
 
 export type ApprovalDecision = 'grant' | 'deny';
 
@@ -44,19 +44,16 @@ export async function approvalResolve(
   io: CliIo,
 ): Promise<ResolveApprovalReply> {
   const approvalId = parseContract('approval id', Id, approvalIdArg);
-  const principal = parseContract('--principal', Id, options.principal);
+  const director = await directorSigner(io, options.key, options.principal);
   const givenTask = options.task === undefined ? undefined : parseContract('--task', Id, options.task);
-  const key = await importEd25519PrivateJwk(await readJsonFile(io.cwd, options.key, 'private JWK'));
-  const resolution = parseContract('ApprovalResolution', ApprovalResolution, {
+  const resolutionJws = await director.sign(SIGNED_REQUESTS.approvalResolution, {
     approval_id: approvalId,
     decision,
-    resolved_by: principal,
-    resolved_at: io.now().toISOString(),
     ...(options.note === undefined ? {} : { note: options.note }),
   });
 
+  // Signed before the lookup, so resolved_at is when the director decided; the API goes to approval over HTTP.
   const taskId = givenTask ?? (await taskOfApproval(api, approvalId));
-  const resolutionJws = await signJws(JSON.stringify(resolution), key);
   const reply = await api.post(`/v1/approvals/${encodeURIComponent(approvalId)}/${decision}`, { task_id: taskId, resolution_jws: resolutionJws }, ResolveApprovalReply);
 
   io.stdout(

@@ -1,14 +1,11 @@
-import { COMMANDS, GrantRevocation, Id, RevokeGrantReply, hasErrorCode, parseContract } from '@writ/contracts';
-import { importEd25519PrivateJwk, signJws } from '@writ/crypto';
-import { rooted } from '@writ/runtime';
+import { COMMANDS, Id, RevokeGrantReply, hasErrorCode, parseContract } from '@writ/contracts';
+import { SIGNED_REQUESTS } from '@writ/runtime';
 import { z } from 'zod';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
-import { connectNats } from '../event-log.js';
-import { readJsonFile } from '../files.js';
 import { cell } from '../format.js';
 import type { WritApi } from '../http-api.js';
-import { requestService } from '../service-request.js';
+import { directorSigner, sendSignedRequest } from '../signed-request.js';
 
 export interface GrantRevokeOptions {
   /** Path of the director's PRIVATE JWK. */
@@ -36,27 +33,16 @@ const GrantView = z.looseObject({ grant_id: z.string(), task_id: z.string() });
  */
 export async function grantRevoke(grantIdArg: string, options: GrantRevokeOptions, conn: Connection, api: WritApi, io: CliIo): Promise<RevokeGrantReply> {
   const grantId = parseContract('grant id', Id, grantIdArg);
-  const principal = parseContract('--principal', Id, options.principal);
+  const director = await directorSigner(io, options.key, options.principal);
   const givenTask = options.task === undefined ? undefined : parseContract('--task', Id, options.task);
-  const key = await importEd25519PrivateJwk(await readJsonFile(io.cwd, options.key, 'private JWK'));
   const taskId = givenTask ?? (await taskOfGrant(api, grantId));
-  const revocation = parseContract('GrantRevocation', GrantRevocation, {
+  const revocationJws = await director.sign(SIGNED_REQUESTS.grantRevocation, {
     grant_id: grantId,
     task_id: taskId,
-    reason: options.reason ?? `revoked by ${principal}`,
-    revoked_by: principal,
-    revoked_at: io.now().toISOString(),
+    reason: options.reason ?? `revoked by ${director.principalId}`,
   });
-  const revocationJws = await signJws(JSON.stringify(revocation), key);
-
-  const nc = await connectNats(conn);
-  let reply: RevokeGrantReply;
-  try {
-    const subject = rooted(COMMANDS.approvalRevokeGrant, conn.subjectRoot);
-    reply = await requestService(nc, subject, { grant_id: grantId, task_id: taskId, revocation_jws: revocationJws }, RevokeGrantReply, 'RevokeGrantReply');
-  } finally {
-    await nc.drain().catch(() => undefined);
-  }
+  const body = { grant_id: grantId, task_id: taskId, revocation_jws: revocationJws };
+  const reply = await sendSignedRequest(conn, COMMANDS.approvalRevokeGrant, body, RevokeGrantReply, 'RevokeGrantReply');
   io.stdout(
     options.json === true
       ? JSON.stringify(reply)

@@ -1,11 +1,8 @@
-import { COMMANDS, Id, KeyRotation, RotateKeyReply, parseContract } from '@writ/contracts';
-import { importEd25519PrivateJwk, signJws } from '@writ/crypto';
-import { rooted } from '@writ/runtime';
+import { COMMANDS, RotateKeyReply } from '@writ/contracts';
+import { SIGNED_REQUESTS } from '@writ/runtime';
 import type { CliIo, Connection } from '../cli-io.js';
-import { connectNats } from '../event-log.js';
-import { readJsonFile } from '../files.js';
 import { cell } from '../format.js';
-import { requestService } from '../service-request.js';
+import { directorSigner, sendSignedRequest } from '../signed-request.js';
 
 /** Services whose signing key `writ keys rotate` can rotate (their `<root>.qry.<service>.rotate-key`). */
 export const ROTATING_SERVICES = ['approval'] as const;
@@ -31,22 +28,12 @@ export interface KeysRotateOptions {
  * old key stays valid until `retire_after` (printed), then it is revoked.
  */
 export async function keysRotate(options: KeysRotateOptions, conn: Connection, io: CliIo): Promise<RotateKeyReply> {
-  const principal = parseContract('--principal', Id, options.principal);
-  const key = await importEd25519PrivateJwk(await readJsonFile(io.cwd, options.key, 'private JWK'));
-  const rotation = parseContract('KeyRotation', KeyRotation, {
+  const director = await directorSigner(io, options.key, options.principal);
+  const rotationJws = await director.sign(SIGNED_REQUESTS.keyRotation, {
     service: options.service,
-    requested_by: principal,
-    requested_at: io.now().toISOString(),
     ...(options.reason === undefined ? {} : { reason: options.reason }),
   });
-  const rotationJws = await signJws(JSON.stringify(rotation), key);
-  const nc = await connectNats(conn);
-  let reply: RotateKeyReply;
-  try {
-    reply = await requestService(nc, rooted(ROTATE_SUBJECTS[options.service], conn.subjectRoot), { rotation_jws: rotationJws }, RotateKeyReply, 'RotateKeyReply');
-  } finally {
-    await nc.drain().catch(() => undefined);
-  }
+  const reply = await sendSignedRequest(conn, ROTATE_SUBJECTS[options.service], { rotation_jws: rotationJws }, RotateKeyReply, 'RotateKeyReply');
   io.stdout(
     options.json === true
       ? JSON.stringify(reply)

@@ -1,11 +1,9 @@
-import { ApplyPolicyProfileReply, COMMANDS, Id, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, parseContract } from '@writ/contracts';
-import { importEd25519PrivateJwk, signJws } from '@writ/crypto';
-import { rooted } from '@writ/runtime';
+import { ApplyPolicyProfileReply, COMMANDS } from '@writ/contracts';
+import { SIGNED_REQUESTS } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
-import { connectNats } from '../event-log.js';
-import { readJsonFile } from '../files.js';
 import { cell } from '../format.js';
+import { directorSigner, sendSignedRequest } from '../signed-request.js';
 import { readProfileFile, requestPolicyService, validateProfileLocally } from './policy-common.js';
 
 export interface PolicyApplyOptions {
@@ -31,23 +29,11 @@ export async function policyApply(file: string, options: PolicyApplyOptions, con
   validateProfileLocally(input, file, io);
   const principal = options.principal ?? (io.env['WRIT_OPERATOR_ID'] || undefined);
   if (principal === undefined) throw new CliError('CLI_PRINCIPAL_REQUIRED', 'name the director with --principal (or WRIT_OPERATOR_ID)');
-  const appliedBy = parseContract('--principal', Id, principal);
-  const key = await importEd25519PrivateJwk(await readJsonFile(io.cwd, options.key, 'private JWK'));
-  const application = parseContract('PolicyProfileApplication', PolicyProfileApplication, {
-    document: input,
-    applied_by: appliedBy,
-    applied_at: io.now().toISOString(),
-  });
-  const jws = await signJws(JSON.stringify(application), key, { typ: POLICY_APPLICATION_JWS_TYPE });
-
-  const subject = rooted(COMMANDS.policyApplyProfile, conn.subjectRoot);
-  const nc = await connectNats(conn);
-  let reply: ApplyPolicyProfileReply;
-  try {
-    reply = await requestPolicyService(nc, subject, { application_jws: jws }, ApplyPolicyProfileReply, 'ApplyPolicyProfileReply');
-  } finally {
-    await nc.drain().catch(() => undefined);
-  }
+  const director = await directorSigner(io, options.key, principal);
+  // The document as written (validated above; the contract checks it is an object before signing).
+  const jws = await director.sign(SIGNED_REQUESTS.policyApplication, { document: input as Record<string, unknown> });
+  // The policy commands' own requester: nobody answering stays CLI_NATS_UNREACHABLE.
+  const reply = await sendSignedRequest(conn, COMMANDS.policyApplyProfile, { application_jws: jws }, ApplyPolicyProfileReply, 'ApplyPolicyProfileReply', requestPolicyService);
   if (options.json === true) io.stdout(JSON.stringify(reply));
   else if (reply.status === 'unchanged') io.stdout(`unchanged ${cell(reply.profile_id)} ${cell(reply.version)}`);
   else io.stdout(`applied ${cell(reply.profile_id)} ${cell(reply.version)} (was ${reply.previous_version === null ? 'none' : cell(reply.previous_version)})`);

@@ -2,12 +2,26 @@ import { z } from 'zod';
 import { ActionRequest } from '../action-request.js';
 import { Artifact } from '../artifact.js';
 import { Decision } from '../decision.js';
-import { Id, Ref, Sha256Hex, Timestamp } from '../ids.js';
+import { Id, Name, Ref, Sha256Hex, Timestamp } from '../ids.js';
 import { LIMITS } from '../limits.js';
 import { PolicyResult } from '../policy-result.js';
 import { Receipt } from '../receipt.js';
 import { ReceiptCause } from './service-commands.js';
 import { FilePath } from '../text.js';
+
+/**
+ * What a grant for the evaluated request may encode at most (the kernel's
+ * `CapabilityScope`): the task's write globs, egress host patterns (`*` is a
+ * policy pattern only: a grant lists the request's concrete hosts), the secret
+ * handles a request may name, and the wall-clock ceiling of one use.
+ */
+export const PolicyCapabilityScope = z.strictObject({
+  write_paths: z.array(z.string().min(1).max(LIMITS.path)).max(LIMITS.listItems),
+  egress_hosts: z.array(z.string().min(1).max(259)).max(LIMITS.listItems),
+  secret_handles: z.array(Name).max(LIMITS.shortListItems),
+  max_wall_clock_ms: z.int().min(1).max(86_400_000),
+});
+export type PolicyCapabilityScope = z.infer<typeof PolicyCapabilityScope>;
 
 /** `policy.evaluated` on the task stream: the policy result and the Decision that records it. */
 export const PolicyEvaluated = z.strictObject({
@@ -15,6 +29,8 @@ export const PolicyEvaluated = z.strictObject({
   decision: Decision,
   /** On a downgrade: the rewritten, lower-risk request the attempt continues with (Hermit 11.4); `policy_result.rewritten_action_request_ref` names it. */
   rewritten_action_request: ActionRequest.optional(),
+  /** The capability scope the approval service encodes into the grant; absent when the evaluation could not run (a recorded deny) and in events written before it existed. */
+  capability_scope: PolicyCapabilityScope.optional(),
 });
 export type PolicyEvaluated = z.infer<typeof PolicyEvaluated>;
 
@@ -52,6 +68,8 @@ export const CellEnvironment = z.strictObject({
   memory_bytes: z.int().nonnegative(),
   pids_limit: z.int().nonnegative(),
   mounts: z.array(z.strictObject({ destination: z.string().max(1024), read_only: z.boolean() })).max(16),
+  /** Egress: the grant's hosts the cell's proxy allowed (absent: the cell had no network). */
+  egress_hosts: z.array(z.string().min(1).max(261)).max(64).optional(),
 });
 export type CellEnvironment = z.infer<typeof CellEnvironment>;
 
@@ -76,6 +94,44 @@ export const ExecutionCompleted = z.strictObject({
   at: Timestamp,
 });
 export type ExecutionCompleted = z.infer<typeof ExecutionCompleted>;
+
+/**
+ * `execution.started` on the task stream: the executor's journal of one use,
+ * appended after the exec is created and before it is started (Hermit 19.2).
+ * A restarted executor finds the container, the exec and the per-use record
+ * through it, and knows until when the action may still be running.
+ */
+export const ExecutionStarted = z.strictObject({
+  use_id: z.string().regex(/^use-[0-9a-f]{40}$/),
+  grant_id: Id,
+  use_no: z.int().min(1),
+  executor_id: Id,
+  container_id: z.string().regex(/^[0-9a-f]{12,64}$/),
+  exec_id: z.string().regex(/^[0-9a-f]{12,64}$/),
+  started_at: Timestamp,
+  /** After this instant the in-cell timer and the host grace have both passed: the action is over or stuck. */
+  deadline: Timestamp,
+});
+export type ExecutionStarted = z.infer<typeof ExecutionStarted>;
+
+/**
+ * `execution.outcome_resolved` on the task stream: a director settled an
+ * execution whose outcome was `unknown` on evidence outside the log. It never
+ * re-runs anything; the orchestrator settles the attempt with it.
+ */
+export const ExecutionOutcomeResolved = z.strictObject({
+  grant_id: Id,
+  use_no: z.int().min(1),
+  /** The `execution.completed` (outcome unknown) this resolves. */
+  execution_event_id: z.string().min(1).max(256),
+  outcome: z.enum(['succeeded', 'failed']),
+  resolved_by: Id,
+  resolved_at: Timestamp,
+  note: z.string().max(2_000).optional(),
+  /** SHA-256 of the director's signed resolution (its compact JWS), so the log binds what was signed. */
+  resolution_jws_sha256: Sha256Hex,
+});
+export type ExecutionOutcomeResolved = z.infer<typeof ExecutionOutcomeResolved>;
 
 /** `receipt.issued` on the task stream: the receipt and its compact EdDSA JWS over the RFC 8785 body. */
 export const ReceiptIssued = z.strictObject({

@@ -13,7 +13,7 @@ export {
   IngressRejectionCode,
   MAX_INGRESS_BYTES,
 } from './ingress-events.js';
-export { CellEnvironment, ChangedFile, DecisionRecorded, ExecutionCompleted, PolicyEvaluated, ReceiptIssued } from './fact-events.js';
+export { CellEnvironment, ChangedFile, DecisionRecorded, ExecutionCompleted, ExecutionOutcomeResolved, ExecutionStarted, PolicyCapabilityScope, PolicyEvaluated, ReceiptIssued } from './fact-events.js';
 export {
   ApplyPolicyProfile,
   ApplyPolicyProfileReply,
@@ -40,8 +40,11 @@ export {
   ReceiptCause,
   KeyRotation,
   ObserveWorkspace,
+  OutcomeResolution,
   RequestApproval,
   ResolveApproval,
+  ResolveOutcome,
+  ResolveOutcomeReply,
   RevokeGrant,
   RevokeGrantReply,
   RotateKey,

@@ -26,6 +26,7 @@ export const COMMANDS = Object.freeze({
   executorRun: 'writ.cmd.executor.run',
   executorCloseCell: 'writ.cmd.executor.close-cell',
   executorObserve: 'writ.qry.executor.observe',
+  executorResolveOutcome: 'writ.qry.executor.resolve-outcome',
   receiptIssue: 'writ.cmd.receipt.issue',
 });
 
@@ -227,3 +228,37 @@ export const RotateKeyReply = z.strictObject({
   retire_after: Timestamp,
 });
 export type RotateKeyReply = z.infer<typeof RotateKeyReply>;
+
+/**
+ * `writ.qry.executor.resolve-outcome` (request/reply). `resolution_jws` is a
+ * compact EdDSA JWS by a director over OutcomeResolution. The executor checks
+ * the signer (active key, role director, not an agent, not the action's
+ * proposer) and freshness, then appends `execution.outcome_resolved` to the
+ * attempt's last `execution.completed` whose outcome is `unknown` (Hermit 19.4).
+ * Nothing is ever re-run.
+ */
+export const ResolveOutcome = z.strictObject({ task_id: Id, attempt_id: Id, resolution_jws: z.string().min(1).max(16 * 1024) });
+export type ResolveOutcome = z.infer<typeof ResolveOutcome>;
+
+/** The payload a director signs to settle an unknown outcome on evidence outside the log. */
+export const OutcomeResolution = z.strictObject({
+  task_id: Id,
+  attempt_id: Id,
+  outcome: z.enum(['succeeded', 'failed']),
+  note: Text,
+  resolved_by: Id,
+  resolved_at: Timestamp,
+});
+export type OutcomeResolution = z.infer<typeof OutcomeResolution>;
+
+/** The reply: `resolved` (this request appended the fact) or `already_resolved` (the standing resolution, appending nothing). */
+export const ResolveOutcomeReply = z.strictObject({
+  task_id: Id,
+  attempt_id: Id,
+  status: z.enum(['resolved', 'already_resolved']),
+  outcome: z.enum(['succeeded', 'failed']),
+  resolved_by: Id,
+  resolved_at: Timestamp,
+  event_id: Id,
+});
+export type ResolveOutcomeReply = z.infer<typeof ResolveOutcomeReply>;

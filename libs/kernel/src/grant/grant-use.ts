@@ -25,6 +25,10 @@ export interface GrantUse {
   readonly attempt_id: string;
   readonly action_class: ActionClass;
   readonly resources: GrantResources;
+  /** Secret handles the use will resolve (the request's `params.secret_handle(s)`); each must be in the grant's `constraints.secret_handles`. */
+  readonly secret_handles?: readonly string[];
+  /** Wall clock the use asks for (`params.timeout_ms`); at most the grant's `constraints.timeout_ms` when it sets one. */
+  readonly wall_clock_ms?: number;
   /** RFC 3339 instant of the check (the executor's clock). */
   readonly now: string;
 }
@@ -110,7 +114,8 @@ function refuse(code: Exclude<GrantRefusalCode, 'GRANT_REVOKED'>, message: strin
  * effect (DESIGN invariant 3). Pure: the executor passes its clock reading in
  * `use.now` and the number of uses already claimed in the log. Returns the
  * use number on success, or the first refusal in this order: validity window,
- * task, attempt, action class, resource scope, remaining uses.
+ * task, attempt, action class, resource scope (paths, egress hosts, repos),
+ * secret handles, wall clock, remaining uses.
  */
 export function checkGrantUse(claims: CapabilityGrantClaims, use: GrantUse, consumedCount: number): GrantUseCheck {
   const nowSeconds = Math.floor(instantMs(use.now, 'use.now') / 1000);
@@ -132,6 +137,18 @@ export function checkGrantUse(claims: CapabilityGrantClaims, use: GrantUse, cons
       paths,
       hosts,
       repos,
+    });
+  }
+  const granted = claims.constraints?.secret_handles ?? [];
+  const secrets = (use.secret_handles ?? []).filter((handle) => !granted.includes(handle));
+  if (secrets.length > 0) {
+    return refuse('GRANT_SECRET_OUT_OF_SCOPE', `grant ${claims.jti} does not allow the secret handle(s) ${secrets.join(', ')}`, { secret_handles: secrets, granted: [...granted] });
+  }
+  const limit = claims.constraints?.timeout_ms;
+  if (use.wall_clock_ms !== undefined && (!Number.isSafeInteger(use.wall_clock_ms) || use.wall_clock_ms < 1 || (limit !== undefined && use.wall_clock_ms > limit))) {
+    return refuse('GRANT_WALL_CLOCK_EXCEEDED', `grant ${claims.jti} allows at most ${limit ?? 'a positive whole number of'} ms of wall clock, the use asks for ${use.wall_clock_ms}`, {
+      wall_clock_ms: use.wall_clock_ms,
+      timeout_ms: limit ?? null,
     });
   }
   if (!Number.isInteger(consumedCount) || consumedCount < 0 || consumedCount >= claims.max_uses) {

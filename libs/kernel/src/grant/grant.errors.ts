@@ -17,6 +17,10 @@ export type GrantRefusalCode =
   | 'GRANT_WRONG_ACTION_CLASS'
   /** A path, host or repo ref of the use lies outside the grant's resource scope (or escapes it). */
   | 'GRANT_OUT_OF_SCOPE'
+  /** The use names a secret handle the grant's `constraints.secret_handles` does not list (none listed: no secret at all). */
+  | 'GRANT_SECRET_OUT_OF_SCOPE'
+  /** The use asks for a longer wall clock than the grant's `constraints.timeout_ms`. */
+  | 'GRANT_WALL_CLOCK_EXCEEDED'
   /** `max_uses` uses were already claimed. */
   | 'GRANT_EXHAUSTED'
   /** The grant was revoked. */

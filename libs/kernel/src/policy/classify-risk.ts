@@ -1,6 +1,7 @@
 import { RiskBand, type ActionClass, type ActionRequest } from '@writ/contracts';
 import { compileGlob, type CompiledGlob } from '../shared/glob.js';
 import { isBroadTarget } from './destructive-commands.js';
+import { distinct } from './distinct.js';
 import { urlHost } from './egress.js';
 import { DEFAULT_SACRED_PATHS } from './sacred-scopes.js';
 import { insideFilesOwned, touches, viewRequest, type PolicyFacts, type RequestView } from './request-view.js';
@@ -125,7 +126,10 @@ export function assessRisk(view: RequestView, sensitive: readonly CompiledGlob[]
     if (!insideFilesOwned(view, path)) factors.push({ code: 'outside_files_owned', band: 'high', message: `${path.raw} is outside files_owned` });
     if (request.action_class === 'delete_local' && isBroadTarget(path.raw)) factors.push({ code: 'broad_target', band: 'critical', message: `${path.raw} deletes a whole tree` });
   }
-  const targets = new Set([...writes.map((path) => path.raw), ...view.urls]).size;
+  const named: string[] = [];
+  for (const path of writes) named.push(path.raw);
+  for (const url of view.urls) named.push(url);
+  const targets = distinct(named).length;
   if (targets >= 10) factors.push({ code: 'many_targets', band: 'high', message: `${targets} targets` });
   else if (targets >= 2) factors.push({ code: 'many_targets', band: 'moderate', message: `${targets} targets` });
   const argv = Array.isArray(request.params.argv) ? request.params.argv : [];

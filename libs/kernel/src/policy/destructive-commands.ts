@@ -854,6 +854,20 @@ function addTarget(out: Collector, path: string, cwdKnown: boolean, command: rea
   out.targets.push({ path, cwd_known: cwdKnown });
 }
 
+/** The patterns that apply to a program name (`applies` depends on the name alone), bounded: few programs recur. */
+const applicable = new Map<string, readonly DestructivePattern[]>();
+const APPLICABLE_CACHE_SIZE = 512;
+
+function patternsFor(program: string): readonly DestructivePattern[] {
+  let patterns = applicable.get(program);
+  if (patterns === undefined) {
+    patterns = DESTRUCTIVE_PATTERNS.filter((pattern) => pattern.applies(program));
+    if (applicable.size >= APPLICABLE_CACHE_SIZE) applicable.clear();
+    applicable.set(program, patterns);
+  }
+  return patterns;
+}
+
 function analyzeArgv(words: readonly string[], depth: number, cwdKnown: boolean, stdin: string | null, fromShell: boolean, out: Collector): void {
   if (words.length === 0) return;
   if (depth > MAX_NESTING) {
@@ -883,8 +897,7 @@ function analyzeArgv(words: readonly string[], depth: number, cwdKnown: boolean,
     }
     if (unwrapped.final) return;
   }
-  for (const pattern of DESTRUCTIVE_PATTERNS) {
-    if (!pattern.applies(program)) continue;
+  for (const pattern of patternsFor(program)) {
     const severity = pattern.match(args, { program, stdin });
     if (severity !== undefined) out.findings.push({ pattern_id: pattern.id, severity, summary: pattern.summary, command: words });
   }

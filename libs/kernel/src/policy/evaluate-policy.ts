@@ -18,6 +18,7 @@ import type { CommandFinding } from './destructive-commands.js';
 import { egressAllowed, intersectEgress, urlHost } from './egress.js';
 import { DEFAULT_DRAFT_DIR, preparePolicyProfile, type DowngradeTarget, type PolicyProfile, type PolicyProfileInput, type PreparedPolicyProfile } from './policy-profile.js';
 import { PolicyError } from './policy.errors.js';
+import { distinct } from './distinct.js';
 import { coveredBy, insideFilesOwned, touches, viewRequest, type PolicyFacts, type RequestView } from './request-view.js';
 
 /** One coded reason behind an outcome; `code` doubles as a matched rule name. */
@@ -59,6 +60,8 @@ export interface PolicyEvaluation {
 }
 
 const STRICTNESS: Readonly<Record<PolicyOutcome, number>> = { allow: 0, downgrade: 1, require_approval: 2, deny: 3 };
+
+const BY_STRICTNESS: readonly PolicyOutcome[] = ['deny', 'require_approval', 'downgrade', 'allow'];
 
 const RULE_CODE: Readonly<Record<PolicyOutcome, string>> = {
   allow: 'action_class_allowed',
@@ -177,8 +180,9 @@ function judge(view: RequestView, prepared: PreparedPolicyProfile, facts: Policy
   const findings = view.command?.findings ?? [];
   if (findings.length > 0) {
     const outcome: PolicyOutcome = profile.destructive_commands;
-    const ids = [...new Set(findings.map((finding) => finding.pattern_id))].join(', ');
-    reasons.push({ code: 'destructive_command', outcome, message: `destructive command (${ids}): ${outcome === 'deny' ? 'denied by' : 'needs approval under'} ${profile.id}` });
+    const ids: string[] = [];
+    for (const finding of findings) ids.push(finding.pattern_id);
+    reasons.push({ code: 'destructive_command', outcome, message: `destructive command (${distinct(ids).join(', ')}): ${outcome === 'deny' ? 'denied by' : 'needs approval under'} ${profile.id}` });
   }
   return reasons;
 }
@@ -242,8 +246,10 @@ export function rewriteRequest(request: ActionRequest, target: DowngradeTarget, 
 }
 
 function affected(view: RequestView): string[] {
-  const paths = view.paths.filter((path) => path.normalized.ok).map((path) => (path.normalized.ok ? path.normalized.path : ''));
-  return [...new Set([...paths, ...view.urls])];
+  const out: string[] = [];
+  for (const path of view.paths) if (path.normalized.ok) out.push(path.normalized.path);
+  for (const url of view.urls) out.push(url);
+  return distinct(out);
 }
 
 /** The sensitive globs of a prepared profile (its sacred and secret paths and the defaults), without duplicates, built once per profile. */
@@ -275,8 +281,11 @@ function evaluateOnce(request: ActionRequest, prepared: PreparedPolicyProfile, f
   return { view, risk, reasons, rule };
 }
 
+/** Strictest first, gathering order kept within one outcome (what a stable sort by strictness gives), without a comparator sort. */
 function sortReasons(reasons: readonly PolicyReason[]): PolicyReason[] {
-  return [...reasons].sort((a, b) => STRICTNESS[b.outcome] - STRICTNESS[a.outcome]);
+  const out: PolicyReason[] = [];
+  for (const outcome of BY_STRICTNESS) for (const reason of reasons) if (reason.outcome === outcome) out.push(reason);
+  return out;
 }
 
 /**
@@ -342,7 +351,9 @@ export function evaluatePolicy(request: ActionRequest, profile: PolicyProfileInp
     }
   }
 
-  const matched = [...new Set(reasons.filter((reason) => reason.outcome === outcome).map((reason) => reason.code))];
+  const codes: string[] = [];
+  for (const reason of reasons) if (reason.outcome === outcome) codes.push(reason.code);
+  const matched = distinct(codes);
   const witnessRequired =
     outcome === 'require_approval' &&
     (WITNESS_REQUIRED_ACTION_CLASSES.includes(request.action_class) || common.destructive_findings.length > 0) &&

@@ -4,6 +4,7 @@ import { normalizePath, type NormalizedPath } from '../shared/paths.js';
 import { analyzeCommand, type CommandAnalysis } from './destructive-commands.js';
 import { isEgressHostPattern } from './egress.js';
 import { globCovers, globsIntersect, hasGlobChars } from './glob-targets.js';
+import { distinct } from './distinct.js';
 import { PolicyError } from './policy.errors.js';
 
 /** What policy knows besides the request and the profile. */
@@ -123,7 +124,7 @@ function namedSecretHandles(params: ActionRequest['params']): NamedSecretHandles
     if (Array.isArray(many) && many.every((name) => typeof name === 'string')) names.push(...(many as string[]));
     else malformed.push('params.secret_handles');
   }
-  return { names: [...new Set(names)], malformed };
+  return { names: distinct(names), malformed };
 }
 
 /** Shell expansions whose result the kernel cannot know: variables, substitutions, braces, bracket classes. */
@@ -184,14 +185,14 @@ export function viewRequest(request: ActionRequest, facts: PolicyFacts): Request
 export function coveredBy(globs: readonly CompiledGlob[], path: TouchedPath): boolean {
   if (!path.placeable || !path.normalized.ok) return false;
   const segments = path.normalized.segments;
-  return path.pattern ? globs.some((glob) => globCovers(glob, segments)) : matchAnyGlob(globs, segments);
+  return path.pattern ? globs.some((glob) => globCovers(glob, segments)) : matchAnyGlob(globs, segments, path.normalized.path);
 }
 
 /** True when some path `path` may stand for matches one of `globs` (a pattern target: any expansion). */
 export function touches(globs: readonly CompiledGlob[], path: TouchedPath): boolean {
   if (!path.normalized.ok) return false;
   const segments = path.normalized.segments;
-  return path.pattern ? globs.some((glob) => globsIntersect(glob.segments, segments)) : matchAnyGlob(globs, segments);
+  return path.pattern ? globs.some((glob) => globsIntersect(glob.segments, segments)) : matchAnyGlob(globs, segments, path.normalized.path);
 }
 
 /** True when `path` may be written under `files_owned`. */

@@ -38,6 +38,8 @@ type Token =
   | { kind: 'op'; readonly op: string; body?: string };
 
 const OPERATORS = ['&>>', '<<<', '<<-', '&&', '||', ';;', '|&', '<<', '>>', '&>', '>|', '<&', '>&', '<>', ';', '&', '|', '(', ')', '<', '>', '\n'];
+/** First characters of OPERATORS: any other character is part of a word, with no operator to look up. */
+const OPERATOR_START: ReadonlySet<string> = new Set(OPERATORS.map((op) => op[0] as string));
 const REDIRECTIONS = new Set(['<', '>', '>>', '>|', '&>', '&>>', '<>', '<&', '>&', '<<', '<<-', '<<<']);
 const PIPES = new Set(['|', '|&']);
 
@@ -95,7 +97,7 @@ class Lexer {
         this.append('$');
         this.i += 1;
       } else {
-        const op = OPERATORS.find((candidate) => s.startsWith(candidate, this.i));
+        const op = OPERATOR_START.has(c) ? OPERATORS.find((candidate) => s.startsWith(candidate, this.i)) : undefined;
         if (op === undefined) {
           this.append(c);
           this.i += 1;

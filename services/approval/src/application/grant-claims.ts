@@ -1,5 +1,15 @@
-import { parseCapabilityGrantClaims, type ActionRequest, type CapabilityGrantClaims, type IssueGrant, type RepoScope, type ResourceScope } from '@writ/contracts';
+import {
+  parseCapabilityGrantClaims,
+  type ActionRequest,
+  type CapabilityGrantClaims,
+  type GrantConstraints,
+  type IssueGrant,
+  type PolicyCapabilityScope,
+  type RepoScope,
+  type ResourceScope,
+} from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
+import { egressAllowed } from '@writ/kernel';
 import { derivedId } from './event-drafts.js';
 
 /**
@@ -68,6 +78,38 @@ export function resourceScopeOf(request: ActionRequest): ResourceScope {
   };
 }
 
+/** The secret handles a request names (`params.secret_handle`, `params.secret_handles`), as the policy kernel reads them. */
+export function requestedSecretHandles(params: ActionRequest['params']): string[] {
+  const names: string[] = [];
+  if (typeof params['secret_handle'] === 'string') names.push(params['secret_handle']);
+  const many: unknown = params['secret_handles'];
+  if (Array.isArray(many)) for (const name of many) if (typeof name === 'string') names.push(name);
+  return [...new Set(names)];
+}
+
+/**
+ * The request's needs narrowed by policy's capability scope (least privilege,
+ * issue 4): egress = the request's concrete hosts that the scope's patterns
+ * allow (`*` is a policy pattern, never put in a grant); secret handles = those
+ * the request names that the scope lists; wall clock = the scope's ceiling, or
+ * the request's shorter `params.timeout_ms`. Without a scope (an evaluation
+ * recorded before scopes existed) the grant names no secret handle and no wall
+ * clock, and keeps the request's hosts, as before.
+ */
+export function scopedCapabilities(request: ActionRequest, scope: PolicyCapabilityScope | undefined): { hosts: string[]; constraints: GrantConstraints } {
+  const hosts = resourceScopeOf(request).hosts;
+  if (scope === undefined) return { hosts, constraints: {} };
+  const asked = request.params.timeout_ms;
+  const handles = requestedSecretHandles(request.params).filter((handle) => scope.secret_handles.includes(handle));
+  return {
+    hosts: hosts.filter((host) => egressAllowed(scope.egress_hosts, host)),
+    constraints: {
+      ...(handles.length > 0 ? { secret_handles: handles } : {}),
+      timeout_ms: typeof asked === 'number' ? Math.min(asked, scope.max_wall_clock_ms) : scope.max_wall_clock_ms,
+    },
+  };
+}
+
 export interface GrantClaimsInput {
   readonly command: IssueGrant;
   readonly grantId: string;
@@ -78,12 +120,15 @@ export interface GrantClaimsInput {
   readonly issuedBy: string;
   readonly nowSeconds: number;
   readonly ttlSeconds: number;
+  /** `capability_scope` of the policy evaluation the grant rests on (policy.evaluated). */
+  readonly scope?: PolicyCapabilityScope;
 }
 
-/** The CapabilityGrant claims for one attempt: one use, bound to its task, attempt, class, scope and params. */
+/** The CapabilityGrant claims for one attempt: one use, bound to its task, attempt, class, scope (narrowed by policy's capability scope) and params. */
 export function buildGrantClaims(input: GrantClaimsInput): CapabilityGrantClaims {
   const { command } = input;
   const request = command.action_request;
+  const capabilities = scopedCapabilities(request, input.scope);
   return parseCapabilityGrantClaims({
     iss: input.issuer,
     sub: command.issued_to,
@@ -95,11 +140,11 @@ export function buildGrantClaims(input: GrantClaimsInput): CapabilityGrantClaims
     step_id: command.step_id,
     attempt_id: command.attempt_id,
     action_class: request.action_class,
-    resource_scope: resourceScopeOf(request),
+    resource_scope: { ...resourceScopeOf(request), hosts: capabilities.hosts },
     max_uses: 1,
     issued_by_principal_id: input.issuedBy,
     ...(command.approval_id === null ? {} : { approval_ref: `approval:${command.approval_id}` }),
     policy_result_ref: `policy_result:${command.policy_result_id}`,
-    constraints: { params_sha256: paramsSha256(request.params) },
+    constraints: { params_sha256: paramsSha256(request.params), ...capabilities.constraints },
   });
 }

@@ -1,4 +1,4 @@
-import type { IssueGrant } from '@writ/contracts';
+import type { IssueGrant, PolicyCapabilityScope } from '@writ/contracts';
 import { grantDecider } from '@writ/kernel';
 import { ApprovalServiceError } from './approval-errors.js';
 import { causationIdOf, serviceDraft } from './event-drafts.js';
@@ -14,6 +14,11 @@ export interface IssueGrantDeps {
   readonly principalId: string;
   readonly audience: string;
   readonly grantTtlSeconds: number;
+}
+
+/** The evaluation's capability scope, as the optional `scope` input of buildGrantClaims. */
+function scopeOf(scope: PolicyCapabilityScope | undefined): { scope?: PolicyCapabilityScope } {
+  return scope === undefined ? {} : { scope };
 }
 
 export type IssueGrantOutcome = 'issued' | 'already_issued';
@@ -49,6 +54,7 @@ export class IssueGrantHandler {
       issuedBy,
       nowSeconds: Math.floor(now.getTime() / 1000),
       ttlSeconds: this.deps.grantTtlSeconds,
+      ...scopeOf(findPolicyEvaluation(history.events, command.policy_result_id)?.capability_scope),
     });
     const events = grantDecider.decide({ type: 'issue-grant', data: { claims }, metadata: { now: at } }, existing);
     const drafts = [];

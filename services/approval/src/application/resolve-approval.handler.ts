@@ -1,13 +1,14 @@
-import { hasErrorCode, WritError, type EventEnvelope } from '@writ/contracts';
-import { verifyJws } from '@writ/crypto';
+import { hasErrorCode, type EventEnvelope } from '@writ/contracts';
 import { approvalDecider, type ApprovalCommand, type ApprovalRecord } from '@writ/kernel';
+import { SIGNED_REQUESTS, verifySignedRequest } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { derivedId } from './event-drafts.js';
 import { policyVersions } from './policy-drift.js';
 import type { Clock, PolicyProfiles, PrincipalDirectory, TaskLog, WorkspaceWitness } from './ports.js';
 import { resolutionDrafts } from './resolution-decision.js';
 import type { ResolveApprovalReply, ResolveApprovalRequest } from './resolve-approval.contract.js';
-import { claimedResolution, parseResolution } from './resolution-jws.js';
+import { claimedResolution } from './resolution-jws.js';
+import { resolutionFailure } from './signed-request.js';
 import { foldApproval } from './task-history.js';
 
 export interface ResolveApprovalDeps {
@@ -85,22 +86,13 @@ export class ResolveApprovalHandler {
         details: { approval_id: request.approval_id, signed_approval_id: claimed.approval_id },
       });
     }
-    const resolver = await this.deps.principals.lookup(claimed.resolved_by);
-    if (resolver === undefined) {
-      throw new ApprovalServiceError('APPROVAL_RESOLVER_NOT_ALLOWED', `${claimed.resolved_by} is not a registered principal`, {
-        details: { principal_id: claimed.resolved_by, reason: 'unknown_principal' },
-      });
-    }
-    let payload: Uint8Array;
-    try {
-      payload = (await verifyJws(request.resolution_jws, await this.deps.principals.verificationKeys(resolver.principal_id))).payload;
-    } catch (cause) {
-      throw new ApprovalServiceError('APPROVAL_SIGNATURE_INVALID', `the resolution is not signed by an active key of ${resolver.principal_id}`, {
-        cause,
-        details: { principal_id: resolver.principal_id, reason: cause instanceof WritError ? cause.code : 'unverifiable' },
-      });
-    }
-    const resolution = parseResolution(JSON.parse(new TextDecoder().decode(payload)));
+    // Who may resolve (director, not the requester, still pending) is the kernel's to decide; resolutions
+    // are not checked for freshness: the approval's own expiry bounds a replay, and a second one finds it resolved.
+    const { payload: resolution, principal: resolver } = await verifySignedRequest(
+      request.resolution_jws,
+      { ...SIGNED_REQUESTS.approvalResolution, signers: 'any', freshnessSeconds: null },
+      { principals: this.deps.principals, clock: this.deps.clock, failure: resolutionFailure },
+    );
     const causationId = derivedId('res', request.resolution_jws);
 
     const rounds = this.deps.maxConflicts ?? 5;

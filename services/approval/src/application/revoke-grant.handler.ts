@@ -1,9 +1,10 @@
-import { GrantRevocation, hasErrorCode, type EventEnvelope, type RevokeGrant, type RevokeGrantReply } from '@writ/contracts';
+import { hasErrorCode, type EventEnvelope, type RevokeGrant, type RevokeGrantReply } from '@writ/contracts';
 import { grantDecider } from '@writ/kernel';
+import { SIGNED_REQUESTS, verifySignedRequest } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { derivedId, serviceDraft } from './event-drafts.js';
 import type { Clock, PrincipalDirectory, TaskLog } from './ports.js';
-import { verifySignedRequest } from './signed-request.js';
+import { signedRequestFailure } from './signed-request.js';
 import { foldGrant } from './task-history.js';
 
 export interface RevokeGrantDeps {
@@ -54,8 +55,8 @@ export class RevokeGrantHandler {
   async #revoke(request: RevokeGrant): Promise<RevokeGrantReply> {
     const { payload: revocation, signer } = await verifySignedRequest(
       request.revocation_jws,
-      { contract: 'GrantRevocation', schema: GrantRevocation, signerField: 'revoked_by', signedAtField: 'revoked_at' },
-      this.deps,
+      { ...SIGNED_REQUESTS.grantRevocation, signers: 'director', freshnessSeconds: this.deps.freshnessSeconds },
+      { principals: this.deps.principals, clock: this.deps.clock, failure: signedRequestFailure },
     );
     if (revocation.grant_id !== request.grant_id || revocation.task_id !== request.task_id) {
       throw new ApprovalServiceError('APPROVAL_SIGNED_REQUEST_MISMATCH', `the signed revocation is for grant ${revocation.grant_id} of task ${revocation.task_id}`, {

@@ -1,8 +1,9 @@
-import { KeyRotation, hasErrorCode, type RotateKey, type RotateKeyReply } from '@writ/contracts';
+import { hasErrorCode, type RotateKey, type RotateKeyReply } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
+import { SIGNED_REQUESTS, verifySignedRequest } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import type { Clock, KeyRotator, PrincipalDirectory } from './ports.js';
-import { verifySignedRequest } from './signed-request.js';
+import { signedRequestFailure } from './signed-request.js';
 
 export interface RotateKeyDeps {
   readonly principals: PrincipalDirectory;
@@ -30,8 +31,8 @@ export class RotateKeyHandler {
     try {
       const { payload: rotation, signer } = await verifySignedRequest(
         request.rotation_jws,
-        { contract: 'KeyRotation', schema: KeyRotation, signerField: 'requested_by', signedAtField: 'requested_at' },
-        this.deps,
+        { ...SIGNED_REQUESTS.keyRotation, signers: 'director', freshnessSeconds: this.deps.freshnessSeconds },
+        { principals: this.deps.principals, clock: this.deps.clock, failure: signedRequestFailure },
       );
       if (rotation.service !== this.deps.service) {
         throw new ApprovalServiceError('APPROVAL_SIGNED_REQUEST_MISMATCH', `the signed rotation is for the ${rotation.service} service, not ${this.deps.service}`, {

@@ -46,9 +46,29 @@ export function useResources(request: ActionRequest): GrantResources {
   return { paths: [...paths], hosts: [...hosts], repos: [...repos.values()] };
 }
 
+/** The secret handles a request names (`params.secret_handle`, `params.secret_handles`), strings only, deduplicated. */
+export function requestedSecretHandles(params: ActionRequest['params']): string[] {
+  const names: string[] = [];
+  if (typeof params['secret_handle'] === 'string') names.push(params['secret_handle']);
+  const many: unknown = params['secret_handles'];
+  if (Array.isArray(many)) for (const name of many) if (typeof name === 'string') names.push(name);
+  return [...new Set(names)];
+}
+
+/**
+ * The capabilities a use asks for beyond its resources, as the kernel checks them
+ * against the grant: the secret handles it names and the wall clock it asks for.
+ */
+export function useCapabilities(request: ActionRequest): { secret_handles: string[]; wall_clock_ms?: number } {
+  const asked = request.params.timeout_ms;
+  return { secret_handles: requestedSecretHandles(request.params), ...(typeof asked === 'number' ? { wall_clock_ms: asked } : {}) };
+}
+
 export interface ExecLimits {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
+  /** The grant's `resource_scope.hosts`: the action's cell gets egress to these only (absent or empty: no network). */
+  readonly egressHosts?: readonly string[];
 }
 
 /**
@@ -62,6 +82,7 @@ export function execLimits(request: ActionRequest, claims: CapabilityGrantClaims
   return {
     timeoutMs: Math.min(granted, typeof asked === 'number' ? asked : granted),
     maxOutputBytes: Math.min(defaults.outputCapBytes, claims.constraints?.max_output_bytes ?? defaults.outputCapBytes),
+    ...((claims.resource_scope.hosts ?? []).length > 0 ? { egressHosts: [...(claims.resource_scope.hosts ?? [])] } : {}),
   };
 }
 
@@ -102,6 +123,8 @@ export type ActionPlan =
       readonly maxOutputBytes: number;
       /** Workspace-relative path a file action touches: refused at run time if reached through a symlink. */
       readonly filePath?: string;
+      /** Egress hosts of the grant (see ExecLimits). */
+      readonly egressHosts?: readonly string[];
     }
   | { readonly kind: 'cannot-run'; readonly code: PlanRefusalCode; readonly message: string };
 
@@ -119,7 +142,7 @@ function cannot(code: PlanRefusalCode, message: string): ActionPlan {
  */
 export function planAction(request: ActionRequest, limits: ExecLimits): ActionPlan {
   const params = request.params;
-  const base = { timeoutMs: limits.timeoutMs, maxOutputBytes: limits.maxOutputBytes };
+  const base = { timeoutMs: limits.timeoutMs, maxOutputBytes: limits.maxOutputBytes, ...(limits.egressHosts === undefined ? {} : { egressHosts: limits.egressHosts }) };
   const fileTarget = (): { readonly ok: true; readonly relative: string } | { readonly ok: false; readonly plan: ActionPlan } => {
     if (typeof params.path !== 'string') return { ok: false, plan: cannot('EXECUTOR_PARAMS_INVALID', `${request.action_class} needs params.path`) };
     const target = workspacePath(params.path);

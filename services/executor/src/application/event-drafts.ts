@@ -1,4 +1,4 @@
-import type { EventDraft, ExecutionCompleted, RunAction } from '@writ/contracts';
+import type { EventDraft, ExecutionCompleted, ExecutionStarted, RunAction } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 
 /**
@@ -73,5 +73,22 @@ export function completionDraft(command: RunAction, useId: string, claimEventId:
     payload,
     causation_id: claimEventId,
     idempotency_key: `${useId}:execution.completed`,
+  };
+}
+
+/**
+ * `execution.started`, about the attempt; caused by the claim. Appended after the exec
+ * is created and before it starts: the journal a restarted executor reconciles from.
+ */
+export function startedDraft(command: RunAction, useId: string, claimEventId: string, payload: ExecutionStarted, context: DraftContext): EventDraft {
+  return {
+    ...base(command, context),
+    event_id: `${useId}-started`,
+    event_type: 'execution.started',
+    entity_type: 'attempt',
+    entity_id: command.attempt_id,
+    payload,
+    causation_id: claimEventId,
+    idempotency_key: `${useId}:execution.started`,
   };
 }

@@ -88,6 +88,7 @@ export function contractEnvironment(env: CellEnvironment): ContractCellEnvironme
     memory_bytes: Math.max(0, Math.trunc(env.memory)),
     pids_limit: Math.max(0, Math.trunc(env.pids_limit ?? 0)),
     mounts: env.mounts.slice(0, 16).map((mount) => ({ destination: mount.destination.slice(0, 1024), read_only: !mount.rw })),
+    ...(env.egress_hosts === undefined ? {} : { egress_hosts: env.egress_hosts.slice(0, 64).map((host) => host.slice(0, 261)) }),
   };
 }
 
@@ -119,6 +120,7 @@ export function environmentDocument(env: CellEnvironment): Record<string, unknow
     tmpfs: env.tmpfs,
     mounts: env.mounts.map((mount) => ({ type: mount.type, destination: mount.destination, rw: mount.rw })),
     env_names: env.env_names,
+    ...(env.egress_hosts === undefined ? {} : { egress_hosts: env.egress_hosts }),
   };
 }
 

@@ -36,6 +36,29 @@ export type ExecutorErrorCode =
    * walks agreed (replied to the observer, who retries later; nothing is recorded).
    */
   | 'EXECUTOR_OBSERVE_UNSTABLE'
+  /**
+   * A secret handle the grant names could not be resolved from `WRIT_SECRETS_DIR` (missing,
+   * not 0600, too large): recorded with outcome errored before anything ran; the message names
+   * the handle, never a value.
+   */
+  | 'EXECUTOR_SECRET_UNAVAILABLE'
+  /**
+   * The grant names egress hosts but the cell's egress (internal network, proxy, firewall rules) could
+   * not be set up: recorded, outcome errored, nothing ran (never a cell with a wider network instead).
+   */
+  | 'EXECUTOR_EGRESS_UNAVAILABLE'
+  /** `resolve-outcome`: the resolution is not a compact JWS over an OutcomeResolution verifying with an active key of its signer (replied). */
+  | 'EXECUTOR_RESOLUTION_SIGNATURE_INVALID'
+  /** `resolve-outcome`: the signer is unknown, not a director, an agent, or proposed the action (replied; `details.reason`). */
+  | 'EXECUTOR_RESOLUTION_NOT_ALLOWED'
+  /** `resolve-outcome`: signed more than the freshness window away from the executor's clock (replied; sign again). */
+  | 'EXECUTOR_RESOLUTION_STALE'
+  /** `resolve-outcome`: the signed resolution names another task or attempt than the request (replied). */
+  | 'EXECUTOR_RESOLUTION_MISMATCH'
+  /** `resolve-outcome`: the attempt has no `execution.completed` (replied). */
+  | 'EXECUTOR_EXECUTION_NOT_FOUND'
+  /** `resolve-outcome`: the attempt's last execution has a known outcome; only `unknown` is resolved by a director (replied). */
+  | 'EXECUTOR_OUTCOME_NOT_UNKNOWN'
   /** A bug: a value the executor built itself broke its own contract (thrown). */
   | 'EXECUTOR_INTERNAL';
 

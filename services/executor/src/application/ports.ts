@@ -32,13 +32,21 @@ export interface ArtifactStore {
   put(bytes: Uint8Array): Promise<StoredObject>;
 }
 
+/** One exec of an action: the cell's options plus the grant's secret handles it may resolve. */
+export type ActionExecOptions = CellExecOptions & {
+  /** Handles the grant allows and the request names; resolved at execution time, redacted from the output. */
+  readonly secretHandles?: readonly string[];
+  /** The grant's egress hosts: the exec runs in a cell on a per-action internal network, through the egress proxy. */
+  readonly egressHosts?: readonly string[];
+};
+
 /** The task cells as the executor drives them (outbound/cells plus host-side file checks). */
 export interface CellPort {
   /** The cell image, or CELL_IMAGE_MISSING / CELL_DOCKER_UNAVAILABLE. */
   ensureImage(): Promise<CellImage>;
   openCell(taskId: string): Promise<CellHandle>;
   snapshotWorkspace(taskId: string): Promise<WorkspaceSnapshot>;
-  exec(taskId: string, options: CellExecOptions): Promise<CellExecResult>;
+  exec(taskId: string, options: ActionExecOptions): Promise<CellExecResult>;
   environment(taskId: string): Promise<CellEnvironment>;
   /** Throws EXECUTOR_PATH_ESCAPE when `relative` (inside the task's workspace) is reached through a symlink. */
   assertPlainPath(taskId: string, relative: string): Promise<void>;
@@ -69,4 +77,29 @@ export interface WorkspaceObserverPort {
 export interface CellCloser {
   /** Idempotent: a task without a container removes nothing. */
   closeCell(taskId: string): Promise<{ readonly containers_removed: number }>;
+}
+
+/** A use this process journaled on its host before claiming it (see outbound/use-journal.ts). */
+export interface JournalEntry {
+  readonly useId: string;
+  readonly command: import('@writ/contracts').RunAction;
+}
+
+/** The host journal of uses in flight: what a restarted executor reconciles. */
+export interface UseJournal {
+  write(useId: string, command: import('@writ/contracts').RunAction): Promise<void>;
+  remove(useId: string): Promise<void>;
+  list(): Promise<JournalEntry[]>;
+}
+
+/** The per-use records of recorded execs, on this host (outbound/cells/use-record.ts). */
+export interface UseRecords {
+  read(taskId: string, useId: string, maxOutputBytes: number): Promise<import('../outbound/cells/index.js').UseRecord | undefined>;
+  /** True when this call fenced the use: it never ran and never will. */
+  fence(taskId: string, useId: string): Promise<boolean>;
+  remove(taskId: string, useId: string): Promise<void>;
+  /** SIGKILL to the action's process group inside the cell (after its deadline). */
+  killGroup(taskId: string, pgid: number): Promise<void>;
+  /** Whether the task's cell lives on this host (its task directory exists here). */
+  hostsCell(taskId: string): Promise<boolean>;
 }

@@ -1,11 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GrantConstraints, hasErrorCode, ExecutionCompleted, type CapabilityGrantClaims, type EventEnvelope, type RunAction } from '@writ/contracts';
+import { GrantConstraints, hasErrorCode, ExecutionCompleted, ExecutionStarted, type CapabilityGrantClaims, type EventEnvelope, type RunAction } from '@writ/contracts';
 import { grantDecider } from '@writ/kernel';
 import type { Logger } from '@writ/telemetry';
 import type { CellExecResult, WorkspaceDiff, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import { diffSnapshots } from '../outbound/cells/index.js';
-import { execLimits, planAction, useResources, type ActionPlan } from './action-plan.js';
-import { claimDraft, completionDraft, refusalDraft, useIdFor, type DraftContext } from './event-drafts.js';
+import { execLimits, planAction, requestedSecretHandles, useCapabilities, useResources, type ActionPlan } from './action-plan.js';
+import { claimDraft, completionDraft, refusalDraft, startedDraft, useIdFor, type DraftContext } from './event-drafts.js';
 import {
   artifactRecord,
   changedFilesOf,
@@ -21,7 +21,8 @@ import {
 import { ExecutorError } from './executor-errors.js';
 import { grantStateFor, readGrantHistory, type ClaimRecord, type GrantHistory } from './grant-history.js';
 import { verifyGrant, type ExecutorRefusalCode } from './grant-verification.js';
-import type { ArtifactStore, CellPort, IssuerKeys, TaskLog } from './ports.js';
+import type { ArtifactStore, CellPort, IssuerKeys, TaskLog, UseJournal, UseRecords } from './ports.js';
+import { findStarted, reconcileStep } from './reconcile-use.js';
 import { TaskSerializer } from './task-serializer.js';
 
 export interface RunActionSettings {
@@ -53,6 +54,13 @@ export interface RunActionDeps {
   readonly logger?: Logger;
   /** Per-task serialization of cell work, shared with the close-cell handler (default: this handler's own). */
   readonly serializer?: TaskSerializer;
+  /**
+   * Crash safety (both or neither): the host journal of uses in flight, and the per-use
+   * records of recorded execs. Without them an exec keeps no record and a claimed, never
+   * completed use can only become unknown at its deadline.
+   */
+  readonly journal?: UseJournal;
+  readonly records?: UseRecords;
 }
 
 /** What one delivery of a RunAction came to (for logs and tests; every outcome that matters is an event). */
@@ -143,6 +151,8 @@ export class RunActionHandler {
         const plan = planAction(command.action_request, execLimits(command.action_request, decision.claims, this.#settings));
         // Before the claim: a missing image or an unreachable Docker is retried by the bus, not recorded.
         if (plan.kind === 'run') await this.#deps.cells.ensureImage();
+        // Journaled on this host before the claim: a crash after it leaves something to reconcile.
+        if (plan.kind === 'run') await this.#deps.journal?.write(useId, command);
         const claimed = await this.#deps.log.append(command.task_id, [claimDraft(command, useId, decision.data, context)], history.head);
         // The log already held this very claim: another delivery got there first; the next round settles it.
         if (claimed.duplicate) continue;
@@ -178,7 +188,7 @@ export class RunActionHandler {
         type: 'claim-grant-use',
         data: {
           use_id: useId,
-          use: { task_id: command.task_id, attempt_id: command.attempt_id, action_class: request.action_class, resources: useResources(request) },
+          use: { task_id: command.task_id, attempt_id: command.attempt_id, action_class: request.action_class, resources: useResources(request), ...useCapabilities(request) },
         },
         metadata: { now: now.toISOString() },
       },
@@ -196,7 +206,9 @@ export class RunActionHandler {
   async #runClaimed(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan, head: number): Promise<RunActionOutcome> {
     this.#deps.logger?.info({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'grant use claimed; running');
     const payload = await this.#serialized(command.task_id, () => this.#execute(command, useId, claim, plan));
-    await this.#recordCompletion(command, useId, claim, payload, head);
+    await this.#recordCompletion(command, useId, claim, payload, undefined);
+    await this.#forget(command.task_id, useId);
+    void head;
     return { status: 'executed', outcome: payload.outcome, use_no: claim.use_no };
   }
 
@@ -212,11 +224,34 @@ export class RunActionHandler {
    * claim). Until then the log is re-read; after it, the outcome is recorded as
    * unknown. The action is never run again.
    */
-  async #settleClaim(command: RunAction, useId: string, claim: ClaimRecord): Promise<RunActionOutcome> {
+  async #settleClaim(command: RunAction, useId: string, claim: ClaimRecord, journaled = false): Promise<RunActionOutcome> {
     const claimedAt = Date.parse(claim.at);
-    const deadline = (Number.isFinite(claimedAt) ? claimedAt : 0) + this.#useWindowMs(command);
+    let deadline = (Number.isFinite(claimedAt) ? claimedAt : 0) + this.#useWindowMs(command);
+    let reason = 'claimed and never recorded as completed';
+    let pgid: number | undefined;
     for (;;) {
+      const stream = await this.#deps.log.read(command.task_id);
+      if (readGrantHistory(stream, command.grant_id, useId).completion !== undefined) {
+        await this.#forget(command.task_id, useId);
+        return { status: 'already-done', reason: 'completed' };
+      }
       const now = this.#deps.clock();
+      if (this.#deps.records !== undefined) {
+        const started = findStarted(stream, useId);
+        // The record is ours to read when this executor journaled the use or the exec (same id, same host).
+        const local = (journaled || started?.data.executor_id === this.#settings.executorId) && (await this.#deps.records.hostsCell(command.task_id));
+        if (started !== undefined) {
+          const journaledDeadline = Date.parse(started.data.deadline) + this.#settings.claimPollMs;
+          if (Number.isFinite(journaledDeadline)) deadline = Math.min(deadline, journaledDeadline);
+        }
+        const record = local ? await this.#deps.records.read(command.task_id, useId, this.#settings.outputCapBytes) : undefined;
+        pgid = record?.pgid ?? pgid;
+        const step = reconcileStep({ record, local, now: now.getTime(), deadline });
+        if (step.kind === 'fence' && (await this.#deps.records.fence(command.task_id, useId))) return this.#recordReconciled(command, useId, claim, { kind: 'not-run' }, started?.data.started_at);
+        if (step.kind === 'not-run' || step.kind === 'from-record') return this.#recordReconciled(command, useId, claim, step, started?.data.started_at);
+        if (step.kind === 'unknown') reason = step.reason;
+        if (step.kind === 'fence') continue; // the wrapper's run/ was there first: it started; read again
+      }
       if (now.getTime() >= deadline) break;
       if (this.#stopping.signal.aborted) {
         throw new ExecutorError('EXECUTOR_NOT_READY', `shutting down while use ${claim.use_no} of grant ${command.grant_id} may still run elsewhere; handed back`, {
@@ -224,9 +259,9 @@ export class RunActionHandler {
         });
       }
       await this.#sleep(Math.max(1, Math.min(this.#settings.claimPollMs, deadline - now.getTime())));
-      const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
-      if (history.completion !== undefined) return { status: 'already-done', reason: 'completed' };
     }
+    // Past its deadline and still without an exit status: stop what may be left of it, never run it again.
+    if (pgid !== undefined) await this.#deps.records?.killGroup(command.task_id, pgid);
     const now = this.#deps.clock();
     const payload: ExecutionCompleted = {
       grant_id: command.grant_id,
@@ -243,13 +278,147 @@ export class RunActionHandler {
       environment: null,
       error: {
         code: 'EXECUTOR_OUTCOME_UNKNOWN',
-        message: `use ${claim.use_no} of grant ${command.grant_id} was claimed at ${claim.at} and never recorded as completed; it is not run again`,
+        message: `use ${claim.use_no} of grant ${command.grant_id} was claimed at ${claim.at}: ${reason}; it is not run again`,
       },
       at: now.toISOString(),
     };
     this.#deps.logger?.warn({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'claimed use never completed: outcome unknown');
     const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined);
+    await this.#forget(command.task_id, useId);
     return recorded ? { status: 'unknown-recorded', use_no: claim.use_no } : { status: 'already-done', reason: 'completed' };
+  }
+
+  /**
+   * Startup reconciliation: every use this executor journaled on this host and left
+   * behind (a crash, kill -9) is settled — from its record, fenced, awaited to its
+   * deadline, or unknown. Uses never claimed are dropped from the journal (a redelivery
+   * decides them). Runs each use like a delivery would, under the same in-flight guard.
+   */
+  async reconcileJournal(): Promise<{ readonly settled: number }> {
+    const entries = (await this.#deps.journal?.list()) ?? [];
+    let settled = 0;
+    await Promise.all(
+      entries.map(async ({ useId, command }) => {
+        if (this.#inFlight.has(useId)) return;
+        this.#inFlight.add(useId);
+        try {
+          const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
+          if (history.claim === undefined || history.completion !== undefined) {
+            await this.#forget(command.task_id, useId);
+            return;
+          }
+          await this.#settleClaim(command, useId, history.claim, true);
+          settled += 1;
+        } catch (error) {
+          this.#deps.logger?.error({ err: error, use_id: useId, task_id: command.task_id }, 'reconciliation of a journaled use failed; a redelivery or the next start retries it');
+        } finally {
+          this.#inFlight.delete(useId);
+        }
+      }),
+    );
+    return { settled };
+  }
+
+  /** `execution.completed` of a use reconciled from its record (or fenced before it ran). */
+  async #recordReconciled(
+    command: RunAction,
+    useId: string,
+    claim: ClaimRecord,
+    step: { readonly kind: 'not-run' } | Extract<ReturnType<typeof reconcileStep>, { kind: 'from-record' }>,
+    startedAt: string | undefined,
+  ): Promise<RunActionOutcome> {
+    const now = this.#deps.clock();
+    const base = {
+      grant_id: command.grant_id,
+      use_no: claim.use_no,
+      executor_id: this.#settings.executorId,
+      exit_code: null,
+      timed_out: false,
+      duration_ms: 0,
+      stdout_sha256: EMPTY_SHA256,
+      stderr_sha256: EMPTY_SHA256,
+      changed_files: [],
+      artifacts: [],
+      environment: null,
+      at: now.toISOString(),
+    };
+    let payload: ExecutionCompleted;
+    if (step.kind === 'not-run') {
+      payload = {
+        ...base,
+        outcome: 'errored',
+        error: { code: 'CELL_USE_FENCED', message: `use ${claim.use_no} of grant ${command.grant_id} never started; it was fenced during reconciliation and will never run` },
+      };
+    } else {
+      const { record } = step;
+      // Secret values are redacted only on the live path (the cell port resolves them): a
+      // reconciled use that asked for secrets keeps no output artifacts, only the exit status.
+      const keepOutput = requestedSecretHandles(command.action_request.params).length === 0;
+      const inputs: ArtifactInput[] = keepOutput
+        ? [
+            { role: 'stdout', bytes: record.stdout, class: 'evidence', kind: 'command.transcript', media_type: 'application/octet-stream', alias: 'stdout' },
+            { role: 'stderr', bytes: record.stderr, class: 'evidence', kind: 'command.transcript', media_type: 'application/octet-stream', alias: 'stderr' },
+          ]
+        : [];
+      const environment = await this.#deps.cells.environment(command.task_id).catch(() => undefined);
+      if (environment !== undefined) {
+        inputs.push({ role: 'environment', bytes: jsonBytes(environmentDocument(environment)), class: 'evidence', kind: 'environment.snapshot', media_type: 'application/json', alias: 'environment' });
+      }
+      const stored = await this.#store(inputs, { useId, producer: this.#settings.principalId, taskId: command.task_id, stepId: command.step_id, attemptId: command.attempt_id, now: now.toISOString() });
+      const started = startedAt === undefined ? Number.NaN : Date.parse(startedAt);
+      payload = {
+        ...base,
+        outcome: 'completed',
+        exit_code: record.exit_code,
+        timed_out: record.timed_out,
+        duration_ms: Number.isFinite(started) ? Math.max(0, now.getTime() - started) : 0,
+        stdout_sha256: stored.hashes.get('stdout') ?? EMPTY_SHA256,
+        stderr_sha256: stored.hashes.get('stderr') ?? EMPTY_SHA256,
+        artifacts: stored.artifacts,
+        environment: environment === undefined ? null : contractEnvironment(environment),
+        error: stored.error ?? {
+          code: 'EXECUTOR_DIFF_UNAVAILABLE',
+          message: 'reconciled from the use record after the executor restarted: exit status and output are the record\'s; the workspace diff was not taken (duration is an upper bound)',
+        },
+      };
+    }
+    this.#deps.logger?.warn({ task_id: command.task_id, use_id: useId, outcome: payload.outcome, exit_code: payload.exit_code }, 'claimed use reconciled');
+    const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined);
+    await this.#forget(command.task_id, useId);
+    return recorded ? { status: 'executed', outcome: payload.outcome, use_no: claim.use_no } : { status: 'already-done', reason: 'completed' };
+  }
+
+  /** The exec exists and has not started: journal it in the log (explainable after the fact). */
+  async #journalStarted(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan, exec: { readonly container_id: string; readonly exec_id: string }): Promise<void> {
+    if (plan.kind !== 'run') return;
+    const now = this.#deps.clock();
+    const data = ExecutionStarted.parse({
+      use_id: useId,
+      grant_id: command.grant_id,
+      use_no: claim.use_no,
+      executor_id: this.#settings.executorId,
+      container_id: exec.container_id,
+      exec_id: exec.exec_id,
+      started_at: now.toISOString(),
+      deadline: new Date(now.getTime() + plan.timeoutMs + this.#settings.hostGraceMs).toISOString(),
+    });
+    const draft = startedDraft(command, useId, claim.event_id, data, this.#context(now));
+    for (let attempt = 1; ; attempt += 1) {
+      const stream = await this.#deps.log.read(command.task_id);
+      if (findStarted(stream, useId) !== undefined) return;
+      try {
+        await this.#deps.log.append(command.task_id, [draft], stream.at(-1)?.task_seq ?? 0);
+        return;
+      } catch (error) {
+        if (!hasErrorCode(error, 'EVENTSTORE_CONFLICT') || attempt >= COMPLETION_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /** The use is settled in the log: its host journal entry and record go. */
+  async #forget(taskId: string, useId: string): Promise<void> {
+    await this.#deps.journal?.remove(useId).catch(() => undefined);
+    await this.#deps.records?.remove(taskId, useId).catch(() => undefined);
   }
 
   /** How long after its claim a use may still be running somewhere: its timeout, the host grace, the claim grace. */
@@ -301,6 +470,11 @@ export class RunActionHandler {
         ...(plan.stdin === undefined ? {} : { stdin: plan.stdin }),
         timeoutMs: plan.timeoutMs,
         maxOutputBytes: plan.maxOutputBytes,
+        ...(this.#deps.records === undefined ? {} : { record: { useId, onCreated: (exec) => this.#journalStarted(command, useId, claim, plan, exec) } }),
+        // Checked against the grant by the kernel before the claim; resolved and redacted by the cell port.
+        secretHandles: requestedSecretHandles(command.action_request.params),
+        // The grant names hosts: the cell port runs this exec on an egress-only network (else network none).
+        ...(plan.egressHosts === undefined ? {} : { egressHosts: plan.egressHosts }),
       });
     } catch (error) {
       if (hasErrorCode(error, ...NOT_STARTED)) return errored(error, { duration_ms: elapsed(started) });
@@ -453,7 +627,7 @@ export class RunActionHandler {
 }
 
 /** Cell failures that happen before the action's process starts: nothing ran. */
-const NOT_STARTED = ['CELL_ARGUMENT_INVALID', 'CELL_PATH_ESCAPE', 'CELL_CWD_INVALID', 'CELL_NOT_FOUND', 'CELL_TASK_ID_INVALID'];
+const NOT_STARTED = ['CELL_USE_FENCED', 'EXECUTOR_SECRET_UNAVAILABLE', 'EXECUTOR_EGRESS_UNAVAILABLE', 'CELL_ARGUMENT_INVALID', 'CELL_PATH_ESCAPE', 'CELL_CWD_INVALID', 'CELL_NOT_FOUND', 'CELL_TASK_ID_INVALID'];
 
 function elapsed(started: number): number {
   return Math.round((performance.now() - started) * 1000) / 1000;

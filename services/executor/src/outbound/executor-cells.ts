@@ -1,11 +1,14 @@
 import { constants } from 'node:fs';
-import { lstat, open } from 'node:fs/promises';
+import { lstat, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { hasErrorCode, WritError } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { ExecutorError } from '../application/executor-errors.js';
-import type { CellCloser, CellPort } from '../application/ports.js';
-import type { CellEnvironment, CellExecOptions, CellExecResult, CellHandle, CellImage, CellRuntime, WorkspaceSnapshot } from './cells/index.js';
+import type { ActionExecOptions, CellCloser, CellPort, UseRecords } from '../application/ports.js';
+import { fenceUseRecord, readUseRecord, removeUseRecord, type UseRecord } from './cells/index.js';
+import type { CellEnvironment, CellExecResult, CellHandle, CellImage, CellPool, CellRuntime, WorkspaceSnapshot } from './cells/index.js';
+import type { EgressNetworks } from './egress/index.js';
+import { DirectorySecretSource, redactBytes, redactText, type ResolvedSecret, type SecretSource } from './secrets/index.js';
 
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
@@ -17,13 +20,40 @@ function errnoCode(error: unknown): string | undefined {
  */
 export class ExecutorCells implements CellPort, CellCloser {
   readonly #runtime: CellRuntime;
+  readonly #pool: CellPool | undefined;
+  readonly #secrets: SecretSource;
+  /** The secrets of each task's latest exec: a changed file holding one is not kept as an artifact. */
+  readonly #lastSecrets = new Map<string, readonly ResolvedSecret[]>();
+  readonly #egress: EgressNetworks | undefined;
+  /** The attestation of a task's latest egress exec, read before its cell went (see `environment`). */
+  readonly #egressEnvironment = new Map<string, CellEnvironment>();
 
-  constructor(runtime: CellRuntime) {
+  /** `pool`: the warm pool of this executor (WRIT_CELL_POOL_SIZE), started by `startPool()`. */
+  /** `secrets`: where granted secret handles are resolved at execution time (default: none can be, WRIT_SECRETS_DIR unset). */
+  /** `egress`: per-action egress networks for grants naming hosts (absent: such an action fails EXECUTOR_EGRESS_UNAVAILABLE). */
+  constructor(runtime: CellRuntime, pool?: CellPool, secrets: SecretSource = new DirectorySecretSource(undefined), egress?: EgressNetworks) {
     this.#runtime = runtime;
+    this.#egress = egress;
+    this.#pool = pool;
+    this.#secrets = secrets;
   }
 
   get runtime(): CellRuntime {
     return this.#runtime;
+  }
+
+  get pool(): CellPool | undefined {
+    return this.#pool;
+  }
+
+  /** Reaps the pooled cells a crashed process of this executor left, then fills the pool in the background. */
+  async startPool(): Promise<void> {
+    await this.#pool?.start();
+  }
+
+  /** Stops the refill and removes the unclaimed pooled cells (claimed ones are tasks' cells and stay). */
+  async stopPool(): Promise<void> {
+    await this.#pool?.stop();
   }
 
   ensureImage(): Promise<CellImage> {
@@ -38,16 +68,83 @@ export class ExecutorCells implements CellPort, CellCloser {
     return this.#guard(() => this.#runtime.snapshotWorkspace(taskId));
   }
 
-  exec(taskId: string, options: CellExecOptions): Promise<CellExecResult> {
-    return this.#guard(() => this.#runtime.exec(taskId, options));
+  /**
+   * Runs one exec; `secretHandles` (already checked against the grant) are resolved now,
+   * passed as `WRIT_SECRET_<HANDLE>` to this exec only, and their values are replaced by
+   * `[redacted:<handle>]` in what comes back: stdout, stderr and any error message.
+   */
+  async exec(taskId: string, options: ActionExecOptions): Promise<CellExecResult> {
+    const { secretHandles, egressHosts, ...cellOptions } = options;
+    this.#egressEnvironment.delete(taskId);
+    const secrets: readonly ResolvedSecret[] = secretHandles === undefined || secretHandles.length === 0 ? [] : await this.#secrets.resolve(secretHandles);
+    this.#lastSecrets.set(taskId, secrets);
+    const withEgress = egressHosts !== undefined && egressHosts.length > 0;
+    if (secrets.length === 0 && !withEgress) return this.#guard(() => this.#runtime.exec(taskId, cellOptions));
+    const env = Object.fromEntries(secrets.map((secret) => [secret.env, secret.value]));
+    const run = (extra: Readonly<Record<string, string>>) => this.#guard(() => this.#runtime.exec(taskId, { ...cellOptions, env: { ...cellOptions.env, ...extra, ...env } }));
+    let result: CellExecResult;
+    try {
+      result = withEgress ? await this.#execWithEgress(taskId, egressHosts, run) : await run({});
+    } catch (error) {
+      if (!hasErrorCode(error) || !(error instanceof Error)) throw error;
+      const message = redactText(error.message, secrets);
+      if (message === error.message) throw error;
+      throw new WritError(error.code, message);
+    }
+    return {
+      ...result,
+      stdout: redactBytes(result.stdout, secrets, result.stdout_truncated),
+      stderr: redactBytes(result.stderr, secrets, result.stderr_truncated),
+    };
+  }
+
+  /**
+   * An exec whose grant names hosts: a fresh internal network with the egress proxy on its
+   * gateway, the task's cell replaced by one on that network (same workspace, same
+   * hardening, `NetworkMode` aside), the proxy variables in this exec's environment. Then
+   * the attestation is read, and the cell and the network go: the task's next action gets
+   * a new cell with no network. Nothing here runs the action when setup fails
+   * (EXECUTOR_EGRESS_UNAVAILABLE).
+   */
+  async #execWithEgress(taskId: string, hosts: readonly string[], run: (env: Readonly<Record<string, string>>) => Promise<CellExecResult>): Promise<CellExecResult> {
+    if (this.#egress === undefined) {
+      throw new ExecutorError('EXECUTOR_EGRESS_UNAVAILABLE', `the grant names egress hosts but this executor has no egress configured; task ${taskId} ran nothing`, {
+        details: { task_id: taskId },
+      });
+    }
+    const session = await this.#egress.open(taskId, hosts);
+    try {
+      try {
+        await this.#guard(() => this.#runtime.openCell(taskId, { network: session.network }));
+      } catch (error) {
+        throw new ExecutorError('EXECUTOR_EGRESS_UNAVAILABLE', `the cell of task ${taskId} could not be started on its egress network: ${error instanceof Error ? error.message : String(error)}`, {
+          cause: error,
+          details: { task_id: taskId, network: session.network },
+        });
+      }
+      const result = await run(session.env);
+      const environment = await this.#runtime.environment(taskId).catch(() => undefined);
+      if (environment !== undefined) this.#egressEnvironment.set(taskId, { ...environment, egress_hosts: session.hosts });
+      return result;
+    } finally {
+      // The networked cell lives for this action only; the network cannot go while a container is on it.
+      await this.#runtime.closeCell(taskId, { scrub: false }).catch(() => undefined);
+      await session.close();
+    }
   }
 
   /** Removes the task's containers and keeps its workspace (`scrub: false`). */
   closeCell(taskId: string): Promise<{ readonly containers_removed: number }> {
+    this.#lastSecrets.delete(taskId);
     return this.#guard(() => this.#runtime.closeCell(taskId, { scrub: false }));
   }
 
   environment(taskId: string): Promise<CellEnvironment> {
+    const egress = this.#egressEnvironment.get(taskId);
+    if (egress !== undefined) {
+      this.#egressEnvironment.delete(taskId);
+      return Promise.resolve(egress);
+    }
     return this.#guard(() => this.#runtime.environment(taskId));
   }
 
@@ -116,9 +213,49 @@ export class ExecutorCells implements CellPort, CellCloser {
       if (!stat.isFile() || stat.size > maxBytes) return undefined;
       const bytes = await handle.readFile();
       // Only the content the snapshot hashed is kept: anything else is not what the action left.
-      return sha256Hex(bytes) === sha256 ? bytes : undefined;
+      if (sha256Hex(bytes) !== sha256) return undefined;
+      // A file the action wrote a resolved secret into stays in the workspace, never in an artifact.
+      const secrets = this.#lastSecrets.get(taskId) ?? [];
+      return secrets.some((secret) => Buffer.from(bytes).includes(Buffer.from(secret.value, 'utf8'))) ? undefined : bytes;
     } finally {
       await handle.close();
     }
+  }
+}
+
+/** The per-use records of the runtime's cells, from the host (crash reconciliation). */
+export class ExecutorUseRecords implements UseRecords {
+  readonly #runtime: CellRuntime;
+
+  constructor(runtime: CellRuntime) {
+    this.#runtime = runtime;
+  }
+
+  read(taskId: string, useId: string, maxOutputBytes: number): Promise<UseRecord | undefined> {
+    return readUseRecord(this.#runtime.hostPaths(taskId).usesDir, useId, maxOutputBytes);
+  }
+
+  async fence(taskId: string, useId: string): Promise<boolean> {
+    const paths = this.#runtime.hostPaths(taskId);
+    await mkdir(paths.usesDir, { mode: 0o711 }).catch((error: unknown) => {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+    });
+    return fenceUseRecord(paths.usesDir, useId);
+  }
+
+  remove(taskId: string, useId: string): Promise<void> {
+    return removeUseRecord(this.#runtime.hostPaths(taskId).usesDir, useId);
+  }
+
+  async killGroup(taskId: string, pgid: number): Promise<void> {
+    if (!Number.isSafeInteger(pgid) || pgid <= 1) return;
+    await this.#runtime.exec(taskId, { argv: ['kill', '-KILL', `-${pgid}`], timeoutMs: 5_000, maxOutputBytes: 1_024 }).catch(() => undefined);
+  }
+
+  async hostsCell(taskId: string): Promise<boolean> {
+    return lstat(this.#runtime.hostPaths(taskId).taskDir).then(
+      (stat) => stat.isDirectory(),
+      () => false,
+    );
   }
 }

@@ -380,7 +380,24 @@ class Planner {
       );
     }
     // Unknown outcome (Hermit 19.4): never re-run; receipt it as uncertain and stay observing until resolved on evidence.
-    if (state.unknown_outcome_receipt_ref !== null) return undefined;
+    if (state.unknown_outcome_receipt_ref !== null) {
+      // A director's resolution of this very execution settles it: the resolution event and the unknown receipt are the evidence.
+      const execution = last(attempt.executions.filter((e) => e.value.grant_id === grantId));
+      const resolution = execution === undefined ? undefined : attempt.resolutions.find((r) => r.value.execution_event_id === execution.event_id);
+      if (resolution === undefined) return undefined;
+      return this.#attempt(
+        state,
+        {
+          type: 'settle-observation',
+          data: {
+            result_code: resolution.value.outcome,
+            resolved_by: resolution.value.resolved_by,
+            evidence_refs: [`event:${resolution.event_id}`, state.unknown_outcome_receipt_ref, ...state.output_refs].slice(0, LIMITS.listItems),
+          },
+        },
+        `resolve:${resolution.event_id}`,
+      );
+    }
     const receipt = receiptAfter(attempt, attempt.status_seq);
     if (receipt === undefined) return undefined;
     return this.#attempt(

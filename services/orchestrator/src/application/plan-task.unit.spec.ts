@@ -11,6 +11,7 @@ import {
   ingressDrafts,
   instant,
   logged,
+  outcomeResolvedDraft,
   policyEvaluatedDraft,
   receiptIssuedDraft,
   taskIds,
@@ -297,6 +298,59 @@ describe('planTask: grant, execution, receipt', () => {
       expect(again.events).toEqual([]);
       expect(again.commands).toEqual([]);
     }
+  });
+});
+
+describe('planTask: a director resolves an unknown outcome (Hermit 19.4)', () => {
+  /** An attempt whose execution ended unknown and was receipted as such. */
+  function unknownReceipted(name: string) {
+    const { log, request, grant } = attachedTask(name);
+    const completed = executionCompletedDraft(log.ids, { outcome: 'unknown' });
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }), completed);
+    log.step('execution.completed');
+    log.add(receiptIssuedDraft(log.ids, 'unknown_outcome'));
+    log.step('receipt.issued');
+    return { log, completed };
+  }
+
+  it.each([
+    ['succeeded', ['attempt.succeeded', 'step.succeeded', 'task.completed']],
+    ['failed', ['attempt.failed', 'step.attempt_closed', 'step.failed', 'task.failed']],
+  ] as const)('given a resolution %s, then the attempt settles on it (resolver and evidence), is receipted again, and its receipt ends it', (outcome, ending) => {
+    const { log, completed } = unknownReceipted(`r-${outcome}`);
+    const resolution = outcomeResolvedDraft(log.ids, completed.event_id, outcome, { resolvedBy: 'director-7' });
+    log.add(resolution);
+    const settled = log.step('execution.outcome_resolved');
+    expect(types(settled)).toEqual(['attempt.receipt_pending']);
+    expect(settled.events[0]?.payload).toMatchObject({ result_code: outcome, resolved_by: 'director-7' });
+    const evidence = (settled.events[0]?.payload as { evidence_refs: string[] }).evidence_refs;
+    expect(evidence).toContain(`event:${resolution.event_id}`);
+    expect(evidence.some((ref) => ref.startsWith('receipt:'))).toBe(true);
+    // the settled attempt asks for its own receipt; nothing runs again
+    const receipt = only(log.handle('attempt.receipt_pending'));
+    expect(receipt).toMatchObject({ command: 'receiptIssue', payload: { cause: 'settled' } });
+    expect(log.handle('execution.outcome_resolved').commands.every((c) => c.command !== 'executorRun')).toBe(true);
+    log.add(receiptIssuedDraft(log.ids, outcome));
+    expect(types(log.step('receipt.issued'))).toEqual(ending);
+  });
+
+  it('given a resolution before the unknown outcome was receipted, then nothing settles until that receipt is in the log', () => {
+    const { log, request, grant } = attachedTask('r-early');
+    const completed = executionCompletedDraft(log.ids, { outcome: 'unknown' });
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }), completed);
+    log.step('execution.completed');
+    log.add(outcomeResolvedDraft(log.ids, completed.event_id, 'succeeded'));
+    expect(log.handle('execution.outcome_resolved').events).toEqual([]);
+    log.add(receiptIssuedDraft(log.ids, 'unknown_outcome'));
+    expect(types(log.step('receipt.issued'))).toEqual(['attempt.unknown_outcome_receipted', 'attempt.receipt_pending']);
+  });
+
+  it('given a resolution of another execution, then the attempt stays observing', () => {
+    const { log } = unknownReceipted('r-other');
+    log.add(outcomeResolvedDraft(log.ids, 'fx-some-other-execution', 'succeeded'));
+    const plan = log.handle('execution.outcome_resolved');
+    expect(plan.events).toEqual([]);
+    expect(plan.commands).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 import {
   CapabilityGrantClaims,
   ExecutionCompleted,
+  ExecutionOutcomeResolved,
   Id,
   PolicyEvaluated,
   ReceiptResultCode,
@@ -82,6 +83,8 @@ export interface AttemptView {
   status_seq: number;
   readonly policy: Fact<PolicyEvaluated>[];
   readonly executions: Fact<ExecutionCompleted>[];
+  /** `execution.outcome_resolved`: a director's resolution of an unknown outcome (Hermit 19.4). */
+  readonly resolutions: Fact<ExecutionOutcomeResolved>[];
   readonly receipts: Fact<ReceiptFact>[];
 }
 
@@ -128,7 +131,7 @@ export class TaskView {
   attempt(attemptId: string): AttemptView {
     let view = this.attempts.get(attemptId);
     if (view === undefined) {
-      view = { attempt_id: attemptId, state: attemptDecider.initialState(), entry_seq: 0, status_seq: 0, policy: [], executions: [], receipts: [] };
+      view = { attempt_id: attemptId, state: attemptDecider.initialState(), entry_seq: 0, status_seq: 0, policy: [], executions: [], resolutions: [], receipts: [] };
       this.attempts.set(attemptId, view);
     }
     return view;
@@ -236,6 +239,14 @@ export class TaskView {
         const attemptId = event.attempt_id ?? this.grants.get(parsed.data.grant_id)?.attempt_id;
         if (attemptId === undefined) return this.ignore(event, 'unplaced');
         this.attempt(attemptId).executions.push({ seq: event.task_seq, event_id: event.event_id, value: parsed.data });
+        return;
+      }
+      case 'execution.outcome_resolved': {
+        const parsed = ExecutionOutcomeResolved.safeParse(event.payload);
+        if (!parsed.success) return this.ignore(event, 'malformed');
+        const attemptId = event.attempt_id ?? this.grants.get(parsed.data.grant_id)?.attempt_id;
+        if (attemptId === undefined) return this.ignore(event, 'unplaced');
+        this.attempt(attemptId).resolutions.push({ seq: event.task_seq, event_id: event.event_id, value: parsed.data });
         return;
       }
       case 'receipt.issued': {

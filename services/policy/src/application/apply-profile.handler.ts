@@ -1,14 +1,6 @@
-import {
-  POLICY_APPLICATION_JWS_TYPE,
-  PolicyProfileApplication,
-  PolicyProfileRecord,
-  WritError,
-  hasErrorCode,
-  parseContract,
-  type ApplyPolicyProfile,
-  type ApplyPolicyProfileReply,
-} from '@writ/contracts';
-import { sha256Hex, verifyJws } from '@writ/crypto';
+import { PolicyProfileRecord, hasErrorCode, parseContract, type ApplyPolicyProfile, type ApplyPolicyProfileReply, type PolicyProfileApplication } from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
+import { SIGNED_REQUESTS, claimedSignedRequest, verifySignedRequest, type SignedRequestFailure } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import { PolicyServiceError } from './policy-service.errors.js';
 import type { Clock, PrincipalDirectory, ProfileLog } from './ports.js';
@@ -42,23 +34,19 @@ const REPLY_CODES = new Set([
   'CONTRACT_INVALID',
 ]);
 
+/** Refusals of the signed application as this service's codes; a payload off its contract stays CONTRACT_INVALID. */
+const applicationFailure: SignedRequestFailure = (reason, message, details, cause) => {
+  if (reason === 'contract_invalid' && cause instanceof Error) return cause;
+  const code = reason === 'signer_not_allowed' ? 'POLICY_APPLY_FORBIDDEN' : reason === 'stale' ? 'POLICY_APPLY_STALE' : 'POLICY_APPLY_SIGNATURE_INVALID';
+  return new PolicyServiceError(code, message, { cause, details });
+};
+
 /**
  * What a compact JWS claims to carry, read WITHOUT verifying it: only to learn
- * whose keys must verify it (`applied_by`). Nothing read here is trusted until
- * the signature is checked and the verified payload parsed again.
+ * whose keys must verify it (`applied_by`). Nothing read here is trusted.
  */
 export function claimedApplication(jws: string): PolicyProfileApplication {
-  const parts = jws.split('.');
-  if (parts.length !== 3 || parts.some((part) => !/^[A-Za-z0-9_-]*$/.test(part)) || parts[1] === '') {
-    throw new PolicyServiceError('POLICY_APPLY_SIGNATURE_INVALID', 'application_jws is not a compact JWS with an attached payload');
-  }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(parts[1] as string, 'base64url').toString('utf8'));
-  } catch (cause) {
-    throw new PolicyServiceError('POLICY_APPLY_SIGNATURE_INVALID', 'the application payload is not JSON', { cause });
-  }
-  return parseContract('PolicyProfileApplication', PolicyProfileApplication, payload);
+  return claimedSignedRequest(jws, SIGNED_REQUESTS.policyApplication, applicationFailure);
 }
 
 /**
@@ -67,7 +55,8 @@ export function claimedApplication(jws: string): PolicyProfileApplication {
  *
  * 1. Who: the JWS (typ `writ-policy-apply+jws`) must verify against an active
  *    key of the principal it names as `applied_by` (keys folded from the log),
- *    and that principal must hold the role `director`.
+ *    and that principal must hold the role `director` and not be an agent
+ *    (`verifySignedRequest` of @writ/runtime, as for every director-signed request).
  * 2. When: `applied_at` within ±freshness of the clock, and later than the
  *    current record's (a captured application cannot be replayed over a newer one).
  * 3. What: the kernel's PolicyProfileDocument (every issue reported).
@@ -90,14 +79,12 @@ export class ApplyProfileHandler {
   }
 
   async #apply(request: ApplyPolicyProfile): Promise<ApplyPolicyProfileReply> {
-    const application = await this.#authenticate(request.application_jws);
+    const { payload: application } = await verifySignedRequest(
+      request.application_jws,
+      { ...SIGNED_REQUESTS.policyApplication, signers: POLICY_AUTHOR_ROLE, freshnessSeconds: this.options.freshnessSeconds },
+      { principals: this.options.principals, clock: this.options.clock, failure: applicationFailure },
+    );
     const now = this.options.clock();
-    const skewSeconds = Math.abs(now.getTime() - Date.parse(application.applied_at)) / 1000;
-    if (skewSeconds > this.options.freshnessSeconds) {
-      throw new PolicyServiceError('POLICY_APPLY_STALE', `applied_at ${application.applied_at} is ${Math.round(skewSeconds)} s from the service clock (allowed ±${this.options.freshnessSeconds} s): sign it again now`, {
-        details: { applied_at: application.applied_at, now: now.toISOString() },
-      });
-    }
     const { document, version } = validateDocument(application.document);
     const profileId = document.id;
     const cause = sha256Hex(request.application_jws).slice(0, 32);
@@ -137,35 +124,5 @@ export class ApplyProfileHandler {
       return { status: 'applied', profile_id: profileId, version, previous_version: record.previous_version };
     }
     throw new PolicyServiceError('POLICY_STORE_UNAVAILABLE', `profile ${profileId} kept changing while being applied; retry`, { details: { profile_id: profileId } });
-  }
-
-  /** The verified application: signed by an active key of a registered director. */
-  async #authenticate(jws: string): Promise<PolicyProfileApplication> {
-    const claimed = claimedApplication(jws);
-    const principal = await this.options.principals.lookup(claimed.applied_by);
-    if (principal === undefined) {
-      throw new PolicyServiceError('POLICY_APPLY_FORBIDDEN', `${claimed.applied_by} is not a registered principal`, {
-        details: { principal_id: claimed.applied_by, reason: 'unknown_principal' },
-      });
-    }
-    let payload: Uint8Array;
-    try {
-      payload = (await verifyJws(jws, await this.options.principals.verificationKeys(principal.principal_id), { typ: POLICY_APPLICATION_JWS_TYPE })).payload;
-    } catch (cause) {
-      throw new PolicyServiceError('POLICY_APPLY_SIGNATURE_INVALID', `the application is not signed by an active key of ${principal.principal_id} (typ ${POLICY_APPLICATION_JWS_TYPE})`, {
-        cause,
-        details: { principal_id: principal.principal_id, reason: cause instanceof WritError ? cause.code : 'unverifiable' },
-      });
-    }
-    if (!principal.roles.includes(POLICY_AUTHOR_ROLE)) {
-      throw new PolicyServiceError('POLICY_APPLY_FORBIDDEN', `${principal.principal_id} may not change policy: only a principal with role ${POLICY_AUTHOR_ROLE} may`, {
-        details: { principal_id: principal.principal_id, roles: principal.roles, reason: 'role' },
-      });
-    }
-    const verified = parseContract('PolicyProfileApplication', PolicyProfileApplication, JSON.parse(new TextDecoder().decode(payload)));
-    if (verified.applied_by !== principal.principal_id) {
-      throw new PolicyServiceError('POLICY_APPLY_SIGNATURE_INVALID', 'the verified application names another signer');
-    }
-    return verified;
   }
 }

@@ -5,6 +5,7 @@ import {
   parseContract,
   type ActionRequest,
   type EvaluatePolicy,
+  type PolicyCapabilityScope,
   type PolicyResult,
   type RiskBand,
 } from '@writ/contracts';
@@ -93,6 +94,7 @@ export function refusalResult(
 export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest, meta: EvaluationMetadata, profiles: ProfileLookup): PolicyEvaluated {
   let result: PolicyResult;
   let rewritten: ActionRequest | undefined;
+  let scope: PolicyCapabilityScope | undefined;
   const profile = profiles.get(command.policy_profile);
   try {
     if (profile === undefined) {
@@ -105,6 +107,13 @@ export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest,
       ...(command.sacred_exceptions === undefined ? {} : { sacred_exceptions: command.sacred_exceptions }),
     });
     rewritten = evaluation.downgrade?.action_request;
+    // The ceiling the approval service narrows the grant to (egress, secret handles, wall clock).
+    scope = {
+      write_paths: [...evaluation.capability_scope.write_paths],
+      egress_hosts: [...evaluation.capability_scope.egress_hosts],
+      secret_handles: [...evaluation.capability_scope.secret_handles],
+      max_wall_clock_ms: evaluation.capability_scope.max_wall_clock_ms,
+    };
     result = toPolicyResult(evaluation, request, {
       policy_result_id: meta.policy_result_id,
       task_id: command.task_id,
@@ -119,6 +128,7 @@ export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest,
     const code = REFUSED_AS_DENY.find((c) => hasErrorCode(error, c));
     if (code === undefined) throw error;
     rewritten = undefined;
+    scope = undefined;
     result = refusalResult(code, (error as Error).message, command, request, meta, profile);
   }
   return parseContract('PolicyEvaluated', PolicyEvaluated, {
@@ -139,5 +149,6 @@ export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest,
       created_at: meta.now,
     },
     ...(rewritten === undefined ? {} : { rewritten_action_request: rewritten }),
+    ...(scope === undefined ? {} : { capability_scope: scope }),
   });
 }

@@ -2,6 +2,7 @@ import {
   ActionRequest,
   CapabilityGrantClaims,
   ExecutionCompleted,
+  ExecutionOutcomeResolved,
   PolicyEvaluated,
   ReceiptIssued,
   type EventEnvelope,
@@ -30,6 +31,11 @@ export interface AttemptFacts {
   readonly observedOutcome: 'completed' | 'errored' | 'unknown' | null;
   /** `attempt.receipt_pending`: the settled result the receipt carries. */
   readonly settledResult: 'succeeded' | 'failed' | null;
+  /**
+   * `execution.outcome_resolved` of the recorded execution: a director settled its unknown
+   * outcome on evidence outside the log (Hermit 19.4); the effect itself was not observed.
+   */
+  readonly resolution: { readonly eventId: string; readonly resolved: ExecutionOutcomeResolved } | null;
 }
 
 const WithRequest = z.object({ action_request: ActionRequest });
@@ -86,6 +92,7 @@ export function attemptFacts(events: readonly EventEnvelope[], attemptId: string
     execution: null,
     observedOutcome: null,
     settledResult: null,
+    resolution: null,
   };
   for (const event of events) {
     if (!belongs(event)) continue;
@@ -121,6 +128,9 @@ export function attemptFacts(events: readonly EventEnvelope[], attemptId: string
     } else if (type === 'execution.completed') {
       const parsed = ExecutionCompleted.safeParse(payload);
       if (parsed.success) facts = { ...facts, execution: { eventId: event.event_id, completed: parsed.data } };
+    } else if (type === 'execution.outcome_resolved') {
+      const parsed = ExecutionOutcomeResolved.safeParse(payload);
+      if (parsed.success) facts = { ...facts, resolution: { eventId: event.event_id, resolved: parsed.data } };
     } else if (type === 'attempt.observing') {
       const parsed = Observing.safeParse(payload);
       if (parsed.success) facts = { ...facts, observedOutcome: parsed.data.execution_outcome };

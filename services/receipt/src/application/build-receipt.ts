@@ -75,11 +75,19 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
     const error = execution.error === undefined ? '' : `; ${execution.error.code}`;
     summary = `${actionClass}: ${execution.outcome === 'unknown' ? 'outcome unknown' : ran}; ${changed}${error}`;
   }
+  // Settled by a director (Hermit 19.4): the receipt says so and asserts nothing about the effect itself.
+  const resolution = facts.resolution !== null && facts.resolution.resolved.execution_event_id === facts.execution?.eventId && facts.settledResult !== null ? facts.resolution : null;
+  if (resolution !== null) {
+    const { resolved } = resolution;
+    const note = resolved.note === undefined ? '' : ` (note: ${resolved.note})`;
+    summary = `${summary}; the outcome was unknown and resolved as ${resolved.outcome} by ${resolved.resolved_by} at ${resolved.resolved_at}${note}; the effect was not observed by Writ`;
+  }
   const outputs =
     execution === null
       ? []
       : [
           `event:${facts.execution?.eventId}`,
+          ...(resolution === null ? [] : [`event:${resolution.eventId}`]),
           ...execution.artifacts.map((artifact) => `artifact:${artifact.artifact_id}`),
           `sha256:${execution.stdout_sha256}`,
           `sha256:${execution.stderr_sha256}`,
@@ -92,7 +100,7 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
     environment_ref: execution?.environment === null || execution === null ? null : contentRef(execution.environment),
     // The execution event comes first: whatever the list bound cuts off stays reachable through it.
     output_refs: [...new Set(outputs)].slice(0, LIMITS.listItems),
-    replay_class: result === 'unknown_outcome' ? 'observe_only' : READ_ONLY.includes(actionClass) ? 'idempotent_replay' : 'observe_only',
+    replay_class: result === 'unknown_outcome' || resolution !== null ? 'observe_only' : READ_ONLY.includes(actionClass) ? 'idempotent_replay' : 'observe_only',
   };
 }
 

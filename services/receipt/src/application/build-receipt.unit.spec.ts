@@ -27,6 +27,7 @@ const noFacts: AttemptFacts = {
   execution: null,
   observedOutcome: null,
   settledResult: null,
+  resolution: null,
 };
 
 const command = (cause: IssueReceipt['cause']): IssueReceipt => ({ task_id: 'task-1', step_id: 'step-1', attempt_id: 'att-1', cause });
@@ -80,6 +81,69 @@ describe('buildReceiptBody', () => {
     const body = buildReceiptBody(input('policy_denied', { ...noFacts, request: { ...request, action_class: 'write_local' }, downgradedRequest: downgraded }));
     expect(body.action_request_ref).toBe('action_request:ar-1');
     expect(body.input_refs).toContain('action_request:ar-1-dg');
+  });
+});
+
+describe('buildReceiptBody: an unknown outcome resolved by a director (Hermit 19.4)', () => {
+  const input = (facts: AttemptFacts) => ({ command: command('settled'), facts, createdAt: '2030-01-01T00:10:00Z', prevReceiptHash: null, signerRef: 'k1' });
+  const HASH = 'a'.repeat(64);
+  const grant = { jti: 'gnt-1' } as AttemptFacts['grant'];
+  const execution: NonNullable<AttemptFacts['execution']> = {
+    eventId: 'use-1-completed',
+    completed: {
+      grant_id: 'gnt-1',
+      use_no: 1,
+      executor_id: 'executor-1',
+      outcome: 'unknown',
+      exit_code: null,
+      timed_out: false,
+      duration_ms: 0,
+      stdout_sha256: HASH,
+      stderr_sha256: HASH,
+      changed_files: [],
+      artifacts: [],
+      environment: null,
+      error: { code: 'EXECUTOR_OUTCOME_UNKNOWN', message: 'claimed and never recorded as completed' },
+      at: '2030-01-01T00:01:00Z',
+    },
+  };
+  const resolution = (outcome: 'succeeded' | 'failed', executionEventId = 'use-1-completed'): AttemptFacts['resolution'] => ({
+    eventId: 'exr-1',
+    resolved: {
+      grant_id: 'gnt-1',
+      use_no: 1,
+      execution_event_id: executionEventId,
+      outcome,
+      resolved_by: 'director-1',
+      resolved_at: '2030-01-01T00:09:00Z',
+      note: 'the file is on the server',
+      resolution_jws_sha256: HASH,
+    },
+  });
+  const unknownFacts: AttemptFacts = { ...noFacts, grant, execution, observedOutcome: 'unknown' };
+
+  it('given the unknown outcome before any resolution, then the receipt is unknown_outcome and observe-only', () => {
+    const body = buildReceiptBody(input(unknownFacts));
+    expect(body).toMatchObject({ result_code: 'unknown_outcome', replay_class: 'observe_only' });
+    expect(body.result_summary).not.toContain('resolved');
+  });
+
+  it.each(['succeeded', 'failed'] as const)('given a resolution %s, then the receipt carries it, names the resolver and note, cites the resolution and says the effect was not observed', (outcome) => {
+    const body = buildReceiptBody(input({ ...unknownFacts, settledResult: outcome, resolution: resolution(outcome) }));
+    expect(body.result_code).toBe(outcome);
+    expect(body.result_summary).toContain('director-1');
+    expect(body.result_summary).toContain('the file is on the server');
+    expect(body.result_summary).toContain('not observed');
+    expect(body.output_refs).toContain('event:use-1-completed');
+    expect(body.output_refs).toContain('event:exr-1');
+    // a resolved outcome is never replayable on Writ's word
+    expect(body.replay_class).toBe('observe_only');
+  });
+
+  it('given a resolution of another execution, then the receipt does not claim it', () => {
+    const body = buildReceiptBody(input({ ...unknownFacts, settledResult: 'succeeded', resolution: resolution('succeeded', 'use-2-completed') }));
+    expect(body.output_refs).not.toContain('event:exr-1');
+    expect(body.result_summary).not.toContain('director-1');
   });
 });
 

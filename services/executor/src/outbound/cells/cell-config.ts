@@ -56,6 +56,11 @@ export interface CellRuntimeOptions {
    * made). The runtime's own `writ.*` cell labels cannot be overridden.
    */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Mount `<cellsRoot>/<taskId>/uses` at /run/writ so actions run through `exec` with a
+   * `record` keep a durable per-use record (crash safety). Default false.
+   */
+  readonly useRecords?: boolean;
 }
 
 export interface CellConfig {
@@ -70,6 +75,7 @@ export interface CellConfig {
   readonly shmBytes: number;
   readonly hostGraceMs: number;
   readonly labels: Readonly<Record<string, string>>;
+  readonly useRecords: boolean;
 }
 
 function positiveInteger(name: string, value: number, min: number): number {
@@ -116,5 +122,6 @@ export function resolveCellConfig(options: CellRuntimeOptions = {}): CellConfig 
     shmBytes: positiveInteger('shmBytes', options.shmBytes ?? CELL_DEFAULTS.shmBytes, 4096),
     hostGraceMs: positiveInteger('hostGraceMs', options.hostGraceMs ?? CELL_DEFAULTS.hostGraceMs, 1),
     labels: { ...labels },
+    useRecords: options.useRecords === true,
   };
 }

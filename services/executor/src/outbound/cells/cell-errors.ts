@@ -34,7 +34,9 @@ export type CellErrorCode =
   /** An option or argument is outside its documented domain (a caller bug). */
   | 'CELL_ARGUMENT_INVALID'
   /** Scrubbing left something of the task behind on the host. */
-  | 'CELL_SCRUB_FAILED';
+  | 'CELL_SCRUB_FAILED'
+  /** A reconciler fenced the use (its record's `run/` was made on the host first): the action never ran. */
+  | 'CELL_USE_FENCED';
 
 export class CellError extends WritError<CellErrorCode> {
   constructor(code: CellErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {

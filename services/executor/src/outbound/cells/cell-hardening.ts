@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { CELL_GID, CELL_UID, CELL_WORKSPACE, type CellConfig } from './cell-config.js';
+import { CELL_USES_DIR } from './exec-wrapper.js';
 
 /**
  * The whole hardening of a cell, as data: the container create request the runtime
@@ -51,6 +52,14 @@ export const CELL_LABELS = {
   spec: 'writ.cell.spec',
 } as const;
 
+/** Labels of a warm-pool cell (cell-pool.ts): started ahead of time, bound to no task yet. */
+export const CELL_POOL_LABELS = {
+  pool: 'writ.cell.pool',
+  owner: 'writ.cell.pool.owner',
+  /** The cells root the pooled cell's workspace lives under: processes on other roots are other pools. */
+  root: 'writ.cell.pool.root',
+} as const;
+
 /** `16777216` → `16m`: the size syntax of mount options. */
 export function mountSize(bytes: number): string {
   const MiB = 1024 * 1024;
@@ -68,15 +77,23 @@ export interface CellSpecInput {
   readonly imageId: string;
   /** Host directory bind-mounted at /workspace. */
   readonly workspaceDir: string;
+  /** Host directory of the per-use records, mounted at /run/writ when `config.useRecords`. */
+  readonly usesDir?: string;
+  /**
+   * Egress (outbound/egress): the per-action `internal` Docker network the cell joins, for an
+   * action whose grant names hosts. Absent (every other cell): `NetworkMode: none`.
+   */
+  readonly network?: string;
   readonly config: CellConfig;
 }
 
 /** HostConfig of a cell: the isolation that invariant 7 rests on. */
-export function cellHostConfig(input: Pick<CellSpecInput, 'workspaceDir' | 'config'>): CellHostConfig {
+export function cellHostConfig(input: Pick<CellSpecInput, 'workspaceDir' | 'usesDir' | 'network' | 'config'>): CellHostConfig {
   const { config } = input;
   return {
-    // No network at all: only `lo` exists inside.
-    NetworkMode: 'none',
+    // No network at all (only `lo` inside), unless the action's grant names egress hosts:
+    // then the per-action internal network whose only reachable address is the egress proxy.
+    NetworkMode: input.network ?? 'none',
     // The image is read-only; the workspace bind mount and the /tmp tmpfs are the only writable places.
     ReadonlyRootfs: true,
     CapDrop: ['ALL'],
@@ -106,6 +123,10 @@ export function cellHostConfig(input: Pick<CellSpecInput, 'workspaceDir' | 'conf
         ReadOnly: false,
         BindOptions: { Propagation: 'rprivate' },
       },
+      // Crash safety: the exec wrapper's per-use records (exit status, capped output) outside the workspace.
+      ...(config.useRecords && input.usesDir !== undefined
+        ? [{ Type: 'bind' as const, Source: input.usesDir, Target: CELL_USES_DIR, ReadOnly: false, BindOptions: { Propagation: 'rprivate' as const } }]
+        : []),
     ],
     Binds: [],
     Devices: [],
@@ -135,7 +156,7 @@ export function cellContainerSpec(input: CellSpecInput): { spec: CellContainerSp
     AttachStderr: false,
     Tty: false,
     OpenStdin: false,
-    NetworkDisabled: true,
+    NetworkDisabled: input.network === undefined,
     StopTimeout: 2,
     Labels: {
       ...input.config.labels,

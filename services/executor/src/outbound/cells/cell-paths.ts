@@ -21,11 +21,13 @@ export function assertTaskId(taskId: string): string {
 export interface CellHostPaths {
   readonly taskDir: string;
   readonly workspaceDir: string;
+  /** `<taskDir>/uses`: per-use records, mounted at /run/writ when `useRecords` (root-owned, 0711). */
+  readonly usesDir: string;
 }
 
 export function cellHostPaths(cellsRoot: string, taskId: string): CellHostPaths {
   const taskDir = path.join(cellsRoot, assertTaskId(taskId));
-  return { taskDir, workspaceDir: path.join(taskDir, 'workspace') };
+  return { taskDir, workspaceDir: path.join(taskDir, 'workspace'), usesDir: path.join(taskDir, 'uses') };
 }
 
 /** A working directory inside the cell: its absolute path and its path relative to /workspace. */

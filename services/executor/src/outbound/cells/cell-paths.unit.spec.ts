@@ -34,7 +34,7 @@ describe('resolveCellCwd', () => {
 
 describe('task ids name cells', () => {
   it('given a plain id, when the host paths are built, then they sit under the cells root', () => {
-    expect(cellHostPaths('/cells', 'task_01-A')).toEqual({ taskDir: '/cells/task_01-A', workspaceDir: '/cells/task_01-A/workspace' });
+    expect(cellHostPaths('/cells', 'task_01-A')).toEqual({ taskDir: '/cells/task_01-A', usesDir: '/cells/task_01-A/uses', workspaceDir: '/cells/task_01-A/workspace' });
   });
 
   it.each(['', '..', '../x', 'a/b', 'a.b', 'x'.repeat(129), 'white space'])('given %j, when checked, then CELL_TASK_ID_INVALID', (taskId) => {

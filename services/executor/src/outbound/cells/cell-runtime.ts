@@ -1,14 +1,16 @@
-import { chown, lstat, mkdir, rm } from 'node:fs/promises';
+import { chown, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { CELL_GID, CELL_UID, resolveCellConfig, type CellConfig, type CellRuntimeOptions } from './cell-config.js';
 import { CellError, dockerStatus, fromDockerError, type CellErrorCode } from './cell-errors.js';
-import { CELL_LABELS, cellContainerSpec } from './cell-hardening.js';
+import { CELL_ENV, CELL_LABELS, CELL_POOL_LABELS, cellContainerSpec } from './cell-hardening.js';
 import { inspectCellImage, type CellImage } from './cell-image.js';
 import { assertHostCwd, assertTaskId, cellHostPaths, resolveCellCwd, type CellHostPaths } from './cell-paths.js';
 import { CappedSink, DockerStreamDemuxer } from './exec-output.js';
-import { KILLED_EXIT_CODE, supervisedArgv } from './exec-wrapper.js';
+import { FENCED_EXIT_CODE, KILLED_EXIT_CODE, recordedArgv, supervisedArgv } from './exec-wrapper.js';
+import { prepareUseRecord, readUseRecord } from './use-record.js';
 import { diffSnapshots, snapshotDirectory, type WorkspaceDiff, type WorkspaceSnapshot } from './workspace-snapshot.js';
 
 /** A task's cell as `openCell` left it: running, hardened, with its workspace mounted. */
@@ -24,7 +26,48 @@ export interface CellHandle {
   readonly spec_sha256: string;
   /** True when an existing container of the task was reused (warm path, or restarted). */
   readonly reused: boolean;
+  /** True when the container came from the warm pool (claimed now, or earlier and reused). */
+  readonly pooled?: boolean;
 }
+
+/** A started, hardened cell of the warm pool, bound to no task yet (see cell-pool.ts). */
+export interface PooledCell {
+  readonly container_id: string;
+  readonly container_name: string;
+  readonly image_id: string;
+  readonly spec_sha256: string;
+  /** `<cellsRoot>/.pool/<owner>/<slot>`. */
+  readonly slot_dir: string;
+  /** `<slot_dir>/workspace`: the container's bind mount source, empty until claimed. */
+  readonly workspace_dir: string;
+}
+
+/** Where the pool takes its cells from (the `CellPool`). */
+export interface PooledCellSource {
+  take(): PooledCell | undefined;
+}
+
+/**
+ * `<cellsRoot>/<taskId>/cell.json`: the durable record that the task's container (found
+ * by name, renamed at claim) is a pooled cell bound to the task. Written last when a cell
+ * is claimed: a container named for the task without a matching binding is residue of a
+ * claim that did not finish, and is replaced.
+ */
+interface CellBinding {
+  readonly version: 1;
+  readonly task_id: string;
+  readonly container_id: string;
+  readonly container_name: string;
+  readonly image_id: string;
+  readonly spec_sha256: string;
+  readonly pool_owner: string;
+  /** The mount source Docker still reports (the workspace was moved from there). */
+  readonly pool_workspace: string;
+}
+
+/** Directory of the pooled cells' workspaces under the cells root (a task id never has a dot). */
+export const CELL_POOL_DIR = '.pool';
+const BINDING_FILE = 'cell.json';
 
 export interface CellExecOptions {
   /** Program and arguments, run as given (no shell unless argv[0] is one). */
@@ -37,6 +80,21 @@ export interface CellExecOptions {
   readonly maxOutputBytes: number;
   /** Bytes (or UTF-8 text) fed to the action's stdin, which is then closed. Default: /dev/null. */
   readonly stdin?: string | Uint8Array;
+  /**
+   * Keep a durable per-use record (needs `useRecords`): the wrapper writes exit status and
+   * capped output to `<cellsRoot>/<taskId>/uses/<useId>/`, and `onCreated` is awaited after
+   * the exec is created and before it starts (the caller journals it there).
+   */
+  readonly record?: {
+    readonly useId: string;
+    readonly onCreated?: (exec: { readonly container_id: string; readonly exec_id: string }) => Promise<void>;
+  };
+  /**
+   * Extra environment of this exec only (e.g. `WRIT_SECRET_<HANDLE>`): passed in the exec
+   * request, never in the container's create spec, so `docker inspect` of the cell never
+   * shows it and the next exec does not inherit it. Names must not override the cell's own.
+   */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface CellExecResult {
@@ -95,7 +153,20 @@ export interface CellEnvironment {
   readonly mounts: readonly CellMount[];
   /** Names only: values never leave the runtime. */
   readonly env_names: readonly string[];
+  /** Egress: the grant's hosts the cell's proxy allowed (set by the egress path; absent: no network). */
+  readonly egress_hosts?: readonly string[];
 }
+
+export interface OpenCellOptions {
+  /**
+   * Egress: create (or keep) the task's cell on this Docker network instead of `none`; a
+   * cell of the task on another network (or none) is replaced, since the spec differs.
+   */
+  readonly network?: string;
+}
+
+/** Lower-case variables an exec may set: proxy settings most tools read only in lower case. */
+const LOWER_CASE_EXEC_ENV = new Set(['http_proxy', 'https_proxy', 'no_proxy']);
 
 export interface CloseCellOptions {
   /** Also delete `<cellsRoot>/<taskId>` (the workspace) from the host. Default false. */
@@ -129,6 +200,11 @@ function validateExecOptions(options: CellExecOptions): void {
   if (options.stdin !== undefined && typeof options.stdin !== 'string' && !(options.stdin instanceof Uint8Array)) {
     throw bad('stdin must be a string or a Uint8Array', 'stdin');
   }
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (!(/^[A-Z_][A-Z0-9_]*$/.test(name) || LOWER_CASE_EXEC_ENV.has(name)) || name in CELL_ENV || typeof value !== 'string' || value.includes('\0')) {
+      throw bad(`env ${name} must be an upper-case name not set by the cell, with a string value without NUL bytes`, 'env');
+    }
+  }
   if (!Number.isSafeInteger(options.maxOutputBytes) || options.maxOutputBytes < 0 || options.maxOutputBytes > MAX_OUTPUT_BYTES) {
     throw bad(`maxOutputBytes must be an integer in 0..${MAX_OUTPUT_BYTES}`, 'maxOutputBytes');
   }
@@ -136,6 +212,16 @@ function validateExecOptions(options: CellExecOptions): void {
 
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+async function pathExists(target: string): Promise<boolean> {
+  try {
+    await lstat(target);
+    return true;
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 /**
@@ -147,6 +233,8 @@ function errnoCode(error: unknown): string | undefined {
 export class CellRuntime {
   readonly config: CellConfig;
   readonly #docker: Docker;
+  #pool: PooledCellSource | undefined;
+  readonly #opening = new Map<string, Promise<void>>();
 
   constructor(options: CellRuntimeOptions & { readonly docker?: Docker } = {}) {
     this.config = resolveCellConfig(options);
@@ -166,17 +254,46 @@ export class CellRuntime {
     return inspectCellImage(this.#docker, this.config.image);
   }
 
+  /** Makes `openCell` of a new task take its cell from `source` (the warm pool) when it has one. */
+  attachPool(source: PooledCellSource): void {
+    this.#pool = source;
+  }
+
+  detachPool(source: PooledCellSource): void {
+    if (this.#pool === source) this.#pool = undefined;
+  }
+
   /**
    * Returns the task's running cell, creating and starting it when needed. A running
    * container made from the same request (same image id, same hardening, same
-   * workspace: label `writ.cell.spec`) is reused as is; a stopped one is started
-   * again; one made any other way is removed and replaced.
+   * workspace: label `writ.cell.spec`) is reused as is, and so is a running pooled cell
+   * that `<cellsRoot>/<taskId>/cell.json` binds to the task; a stopped one is started
+   * again (a stopped pooled cell is replaced: its mount source has moved); one made any
+   * other way is removed and replaced. A task without a cell and without a workspace
+   * takes a cell of the warm pool when one is ready (see cell-pool.ts).
    */
-  async openCell(taskId: string): Promise<CellHandle> {
+  async openCell(taskId: string, options: OpenCellOptions = {}): Promise<CellHandle> {
     assertTaskId(taskId);
+    // One open per task at a time in this process: a claim (rename, move, bind) is three steps.
+    const previous = this.#opening.get(taskId) ?? Promise.resolve();
+    const current = previous.then(
+      () => this.#openCell(taskId, options),
+      () => this.#openCell(taskId, options),
+    );
+    const tail = current.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#opening.set(taskId, tail);
+    void tail.then(() => {
+      if (this.#opening.get(taskId) === tail) this.#opening.delete(taskId);
+    });
+    return current;
+  }
+
+  async #openCell(taskId: string, options: OpenCellOptions = {}): Promise<CellHandle> {
     const image = await this.ensureImage();
     const paths = this.hostPaths(taskId);
-    await this.#prepareWorkspace(paths);
     const name = this.containerName(taskId);
     const { spec, specSha256 } = cellContainerSpec({
       taskId,
@@ -184,17 +301,20 @@ export class CellRuntime {
       image: image.image,
       imageId: image.image_id,
       workspaceDir: paths.workspaceDir,
+      usesDir: paths.usesDir,
+      ...(options.network === undefined ? {} : { network: options.network }),
       config: this.config,
     });
-    const handle = (containerId: string, reused: boolean): CellHandle => ({
+    const handle = (containerId: string, reused: boolean, pooledSpec?: string): CellHandle => ({
       task_id: taskId,
       container_id: containerId,
       container_name: name,
       image: image.image,
       image_id: image.image_id,
       workspace_dir: paths.workspaceDir,
-      spec_sha256: specSha256,
+      spec_sha256: pooledSpec ?? specSha256,
       reused,
+      pooled: pooledSpec !== undefined,
     });
 
     // Two openCell calls may race on one task: the loser of the create sees 409 and looks again.
@@ -202,11 +322,27 @@ export class CellRuntime {
       const existing = await this.#inspect(name);
       if (existing !== undefined) {
         if (existing.Config.Labels?.[CELL_LABELS.spec] === specSha256 && existing.Image === image.image_id) {
+          await this.#prepareWorkspace(paths);
           if (!existing.State.Running) await this.#start(existing.Id, taskId, false);
           return handle(existing.Id, true);
         }
+        if (options.network === undefined && existing.Config.Labels?.[CELL_POOL_LABELS.pool] === '1' && existing.State.Running && existing.Image === image.image_id) {
+          const binding = await this.#readBinding(paths);
+          if (binding?.container_id === existing.Id && existing.Config.Labels[CELL_LABELS.spec] === binding.spec_sha256) {
+            await this.#prepareWorkspace(paths);
+            return handle(existing.Id, true, binding.spec_sha256);
+          }
+        }
         await this.#remove(existing.Id);
       }
+      await this.#removeBinding(paths);
+      // Pooled cells have no network: an egress cell is always created for its network.
+      if (this.#pool !== undefined && options.network === undefined && !(await pathExists(paths.workspaceDir))) {
+        const claimed = await this.#claimPooled(taskId, paths, name, image.image_id);
+        if (claimed === 'taken') continue;
+        if (claimed !== undefined) return handle(claimed.container_id, false, claimed.spec_sha256);
+      }
+      await this.#prepareWorkspace(paths);
       let containerId: string;
       try {
         containerId = (await this.#docker.createContainer(spec)).id;
@@ -218,6 +354,164 @@ export class CellRuntime {
       return handle(containerId, false);
     }
     throw new CellError('CELL_START_FAILED', `the cell of task ${taskId} kept being replaced while it was being opened`, { details: { task_id: taskId } });
+  }
+
+  /**
+   * Binds a ready pooled cell to the task: the container takes the task's name (Docker
+   * refuses a duplicate name, so of two openers only one wins), its empty workspace moves
+   * to the task's path (same file system: an atomic rename; the running container keeps
+   * its mount), and the binding is written last. Undefined when the pool has nothing
+   * usable (the caller opens a cold cell); 'taken' when the task's name was taken meanwhile.
+   */
+  async #claimPooled(taskId: string, paths: CellHostPaths, name: string, imageId: string): Promise<PooledCell | 'taken' | undefined> {
+    let cell: PooledCell | undefined;
+    for (;;) {
+      cell = this.#pool?.take();
+      if (cell === undefined) return undefined;
+      // Made from an image the reference no longer names (the image was rebuilt): not this cell.
+      if (cell.image_id === imageId) break;
+      await this.removePooledCell(cell);
+    }
+    try {
+      await this.#docker.getContainer(cell.container_id).rename({ name });
+    } catch (error) {
+      await this.removePooledCell(cell).catch(() => undefined);
+      if (dockerStatus(error) === 409) return 'taken';
+      if (dockerStatus(error) === 404) return undefined;
+      throw fromDockerError(error, `binding a pooled cell to task ${taskId}`, 'CELL_START_FAILED', {}, { task_id: taskId });
+    }
+    try {
+      await mkdir(this.config.cellsRoot, { recursive: true, mode: 0o711 });
+      await mkdir(paths.taskDir, { mode: 0o700 }).catch((error: unknown) => {
+        if (errnoCode(error) !== 'EEXIST') throw error;
+      });
+      if (!(await lstat(paths.taskDir)).isDirectory()) {
+        throw new CellError('CELL_START_FAILED', `${paths.taskDir} exists but is not a directory (symlinks are refused)`, { details: { path: paths.taskDir } });
+      }
+      // rename(2) never replaces a non-empty directory, and a workspace that appeared meanwhile is never empty-and-ours.
+      await rename(cell.workspace_dir, paths.workspaceDir);
+      if (this.config.useRecords) await rename(path.join(cell.slot_dir, 'uses'), paths.usesDir);
+      await rm(cell.slot_dir, { recursive: true, force: true });
+      await this.#writeBinding(paths, {
+        version: 1,
+        task_id: taskId,
+        container_id: cell.container_id,
+        container_name: name,
+        image_id: cell.image_id,
+        spec_sha256: cell.spec_sha256,
+        pool_owner: path.basename(path.dirname(cell.slot_dir)),
+        pool_workspace: cell.workspace_dir,
+      });
+    } catch (error) {
+      await this.#remove(cell.container_id).catch(() => false);
+      await rm(cell.slot_dir, { recursive: true, force: true }).catch(() => undefined);
+      const code = errnoCode(error);
+      if (code === 'EEXIST' || code === 'ENOTEMPTY') return undefined;
+      if (error instanceof CellError) throw error;
+      throw new CellError('CELL_START_FAILED', `could not bind a pooled cell to task ${taskId}`, { cause: error, details: { task_id: taskId } });
+    }
+    return cell;
+  }
+
+  /**
+   * Creates and starts one pooled cell: the request of a task's cell (cell-hardening.ts)
+   * with an empty task id, the pool's labels and name, and a fresh empty workspace.
+   */
+  async createPooledCell(owner: string, slot: string): Promise<PooledCell> {
+    const image = await this.ensureImage();
+    const ownerDir = path.join(this.config.cellsRoot, CELL_POOL_DIR, owner);
+    const slotDir = path.join(ownerDir, slot);
+    const workspaceDir = path.join(slotDir, 'workspace');
+    // Per-use records (crash safety) live beside the workspace and move with it at claim.
+    const usesDir = this.config.useRecords ? path.join(slotDir, 'uses') : undefined;
+    const name = `${this.config.namePrefix}pool.${owner}.${slot}`;
+    try {
+      await mkdir(this.config.cellsRoot, { recursive: true, mode: 0o711 });
+      await mkdir(ownerDir, { recursive: true, mode: 0o700 });
+      await mkdir(slotDir, { mode: 0o700 });
+      await mkdir(workspaceDir, { mode: 0o750 });
+      await chown(workspaceDir, CELL_UID, CELL_GID);
+      if (usesDir !== undefined) await mkdir(usesDir, { mode: 0o711 });
+    } catch (error) {
+      await rm(slotDir, { recursive: true, force: true }).catch(() => undefined);
+      throw new CellError('CELL_START_FAILED', `could not prepare the pooled workspace ${workspaceDir} (owned by ${CELL_UID}:${CELL_GID}; chown needs root)`, {
+        cause: error,
+        details: { workspace: workspaceDir },
+      });
+    }
+    const { spec, specSha256 } = cellContainerSpec({
+      taskId: '',
+      containerName: name,
+      image: image.image,
+      imageId: image.image_id,
+      workspaceDir,
+      ...(usesDir === undefined ? {} : { usesDir }),
+      config: {
+        ...this.config,
+        labels: { ...this.config.labels, [CELL_POOL_LABELS.pool]: '1', [CELL_POOL_LABELS.owner]: owner, [CELL_POOL_LABELS.root]: this.config.cellsRoot },
+      },
+    });
+    let containerId: string;
+    try {
+      containerId = (await this.#docker.createContainer(spec)).id;
+      await this.#start(containerId, `(pool ${owner}/${slot})`, true);
+    } catch (error) {
+      await rm(slotDir, { recursive: true, force: true }).catch(() => undefined);
+      throw fromDockerError(error, `creating pooled cell ${name}`, 'CELL_START_FAILED');
+    }
+    return { container_id: containerId, container_name: name, image_id: image.image_id, spec_sha256: specSha256, slot_dir: slotDir, workspace_dir: workspaceDir };
+  }
+
+  /** Removes an unclaimed pooled cell and its directory. */
+  async removePooledCell(cell: PooledCell): Promise<void> {
+    await this.#remove(cell.container_id);
+    await rm(cell.slot_dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Removes the owner's pooled cells that were never claimed (still under a pool name)
+   * and the owner's pool directory. Claimed cells carry a task's name and are left alone.
+   */
+  async reapPool(owner: string): Promise<number> {
+    let listed: Docker.ContainerInfo[];
+    try {
+      listed = await this.#docker.listContainers({
+        all: true,
+        filters: {
+          label: [`${CELL_LABELS.cell}=1`, `${CELL_POOL_LABELS.pool}=1`, `${CELL_POOL_LABELS.owner}=${owner}`, `${CELL_POOL_LABELS.root}=${this.config.cellsRoot}`],
+        },
+      });
+    } catch (error) {
+      throw fromDockerError(error, `listing the pooled cells of ${owner}`, 'CELL_DOCKER_UNAVAILABLE');
+    }
+    const poolName = `/${this.config.namePrefix}pool.`;
+    let removed = 0;
+    for (const container of listed) {
+      if (!container.Names.some((entry) => entry.startsWith(poolName))) continue;
+      if (await this.#remove(container.Id)) removed += 1;
+    }
+    await rm(path.join(this.config.cellsRoot, CELL_POOL_DIR, owner), { recursive: true, force: true });
+    return removed;
+  }
+
+  async #readBinding(paths: CellHostPaths): Promise<CellBinding | undefined> {
+    try {
+      const parsed = JSON.parse(await readFile(path.join(paths.taskDir, BINDING_FILE), 'utf8')) as Partial<CellBinding>;
+      return parsed.version === 1 && typeof parsed.container_id === 'string' && typeof parsed.spec_sha256 === 'string' ? (parsed as CellBinding) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #writeBinding(paths: CellHostPaths, binding: CellBinding): Promise<void> {
+    const file = path.join(paths.taskDir, BINDING_FILE);
+    const temporary = `${file}.${binding.container_id.slice(0, 12)}.tmp`;
+    await writeFile(temporary, `${JSON.stringify(binding)}\n`, { mode: 0o600, flush: true });
+    await rename(temporary, file);
+  }
+
+  async #removeBinding(paths: CellHostPaths): Promise<void> {
+    await rm(path.join(paths.taskDir, BINDING_FILE), { force: true });
   }
 
   /**
@@ -237,12 +531,19 @@ export class CellRuntime {
     const what = `exec in the cell of task ${taskId}`;
     const startedAt = performance.now();
     const deadline = startedAt + options.timeoutMs + this.config.hostGraceMs;
+    const record = options.record;
+    if (record !== undefined) {
+      if (!this.config.useRecords) throw new CellError('CELL_ARGUMENT_INVALID', 'a recorded exec needs a runtime with useRecords', { details: { option: 'record' } });
+      await prepareUseRecord(this.hostPaths(taskId).usesDir, record.useId).catch((error: unknown) => {
+        throw new CellError('CELL_ARGUMENT_INVALID', `the record directory of use ${record.useId} could not be prepared`, { cause: error, details: { option: 'record' } });
+      });
+    }
 
     let exec: Docker.Exec;
     let stream: Duplex;
     try {
       exec = await container.exec({
-        Cmd: supervisedArgv(options.argv, options.timeoutMs),
+        Cmd: record === undefined ? supervisedArgv(options.argv, options.timeoutMs) : recordedArgv(options.argv, options.timeoutMs, record.useId, options.maxOutputBytes),
         AttachStdin: withStdin,
         AttachStdout: true,
         AttachStderr: true,
@@ -250,7 +551,14 @@ export class CellRuntime {
         Privileged: false,
         User: `${CELL_UID}:${CELL_GID}`,
         WorkingDir: cwd.containerPath,
+        ...(options.env === undefined ? {} : { Env: Object.entries(options.env).map(([name, value]) => `${name}=${value}`) }),
       });
+    } catch (error) {
+      throw fromDockerError(error, what, 'CELL_EXEC_FAILED', NOT_FOUND_STATUS, { task_id: taskId });
+    }
+    // Journaled before it starts: a crash from here on leaves the exec findable (its failure is the caller's: nothing ran).
+    if (record?.onCreated !== undefined) await record.onCreated({ container_id: (await container.inspect()).Id, exec_id: exec.id });
+    try {
       stream = (await exec.start({ hijack: true, stdin: withStdin })) as Duplex;
     } catch (error) {
       throw fromDockerError(error, what, 'CELL_EXEC_FAILED', NOT_FOUND_STATUS, { task_id: taskId });
@@ -312,6 +620,7 @@ export class CellRuntime {
     }
     const durationMs = performance.now() - startedAt;
     if (exitCode === null) throw new CellError('CELL_EXEC_FAILED', `${what}: Docker reported no exit status`, { details: { task_id: taskId } });
+    if (record !== undefined) return this.#recordedResult(taskId, record.useId, exitCode, durationMs, options);
     return {
       exit_code: exitCode,
       stdout: stdout.bytes(),
@@ -322,6 +631,31 @@ export class CellRuntime {
       stderr_bytes: stderr.seenBytes,
       // The in-cell timer starts after the host's clock, so a kill by it is always past timeoutMs here.
       timed_out: exitCode === KILLED_EXIT_CODE && durationMs >= options.timeoutMs,
+      duration_ms: Math.round(durationMs * 1000) / 1000,
+    };
+  }
+
+  /** A recorded exec's result, read back from its record (the wrapper writes nothing to the exec's stream). */
+  async #recordedResult(taskId: string, useId: string, exitCode: number, durationMs: number, options: CellExecOptions): Promise<CellExecResult> {
+    const found = await readUseRecord(this.hostPaths(taskId).usesDir, useId, options.maxOutputBytes);
+    if (found?.fenced === true && exitCode === FENCED_EXIT_CODE) {
+      throw new CellError('CELL_USE_FENCED', `use ${useId} was fenced by a reconciler before it started; nothing ran`, { details: { task_id: taskId, use_id: useId } });
+    }
+    if (found === undefined || !found.started || found.exit_code === undefined) {
+      throw new CellError('CELL_EXEC_FAILED', `exec in the cell of task ${taskId} ended (status ${exitCode}) without a complete record of use ${useId}`, {
+        details: { task_id: taskId, use_id: useId, exit_code: exitCode },
+      });
+    }
+    const rest = (n: number | undefined) => n ?? 0;
+    return {
+      exit_code: found.exit_code,
+      stdout: found.stdout,
+      stderr: found.stderr,
+      stdout_truncated: rest(found.stdout_rest) > 0,
+      stderr_truncated: rest(found.stderr_rest) > 0,
+      stdout_bytes: found.stdout.length + rest(found.stdout_rest),
+      stderr_bytes: found.stderr.length + rest(found.stderr_rest),
+      timed_out: found.timed_out,
       duration_ms: Math.round(durationMs * 1000) / 1000,
     };
   }
@@ -360,6 +694,7 @@ export class CellRuntime {
     if (named !== undefined) ids.add(named.Id);
     let removed = 0;
     for (const id of ids) if (await this.#remove(id)) removed += 1;
+    await this.#removeBinding(this.hostPaths(taskId));
 
     if (options.scrub !== true) return { containers_removed: removed, workspace_scrubbed: false };
     const { taskDir } = this.hostPaths(taskId);
@@ -407,13 +742,16 @@ export class CellRuntime {
       nano_cpus: host.NanoCpus ?? 0,
       ipc_mode: host.IpcMode ?? '',
       tmpfs: host.Tmpfs ?? {},
-      mounts: (info.Mounts ?? []).map((mount) => ({
-        type: mount.Type ?? '',
-        source: mount.Source,
-        destination: mount.Destination,
-        rw: mount.RW,
-        propagation: mount.Propagation,
-      })),
+      // Docker lists mounts in no stable order; the attestation is hashed into receipts, so sort it.
+      mounts: (info.Mounts ?? [])
+        .map((mount) => ({
+          type: mount.Type ?? '',
+          source: mount.Source,
+          destination: mount.Destination,
+          rw: mount.RW,
+          propagation: mount.Propagation,
+        }))
+        .sort((a, b) => (a.destination < b.destination ? -1 : a.destination > b.destination ? 1 : 0)),
       env_names: (info.Config.Env ?? []).map((entry) => entry.slice(0, Math.max(0, entry.indexOf('=')))),
     };
   }
@@ -425,6 +763,8 @@ export class CellRuntime {
       for (const [dir, mode] of [
         [paths.taskDir, 0o700],
         [paths.workspaceDir, 0o750],
+        // Root-owned and not listable by the cell: per-use directories below are made per exec.
+        ...(this.config.useRecords ? ([[paths.usesDir, 0o711]] as const) : []),
       ] as const) {
         await mkdir(dir, { mode }).catch((error: unknown) => {
           if (errnoCode(error) !== 'EEXIST') throw error;
@@ -469,7 +809,13 @@ export class CellRuntime {
 
   async #start(id: string, taskId: string, created: boolean): Promise<void> {
     try {
-      await this.#docker.getContainer(id).start();
+      // 304: another opener (a second executor on this host) started it first; it is running, which is all this wants.
+      await this.#docker
+        .getContainer(id)
+        .start()
+        .catch((error: unknown) => {
+          if (dockerStatus(error) !== 304) throw error;
+        });
       const info = await this.#docker.getContainer(id).inspect();
       if (!info.State.Running) {
         throw new CellError('CELL_START_FAILED', `the cell of task ${taskId} stopped right after it started (exit ${info.State.ExitCode}${info.State.Error ? `: ${info.State.Error}` : ''})`, {
@@ -484,6 +830,22 @@ export class CellRuntime {
   }
 
   /**
+   * Kills every process of the task's cell and leaves it running again. A pooled cell
+   * cannot be restarted in place (Docker would mount its old, moved, workspace path):
+   * it is replaced by a cell of the task's own request on the same workspace.
+   */
+  async #restartCell(taskId: string): Promise<void> {
+    const container = this.#docker.getContainer(this.containerName(taskId));
+    const info = await container.inspect();
+    if (info.Config.Labels?.[CELL_POOL_LABELS.pool] !== '1') {
+      await container.restart({ t: 0 });
+      return;
+    }
+    await this.#remove(info.Id);
+    await this.openCell(taskId);
+  }
+
+  /**
    * The host-side deadline passed: something in the cell outlived the in-cell kill
    * and holds the exec open. Restarting the container kills every process in it
    * (PID 1 included); the workspace is a bind mount and stays as it is.
@@ -493,7 +855,7 @@ export class CellRuntime {
     let restarted = true;
     let restartError: unknown;
     try {
-      await this.#docker.getContainer(this.containerName(taskId)).restart({ t: 0 });
+      await this.#restartCell(taskId);
     } catch (error) {
       restarted = false;
       restartError = error;

@@ -50,3 +50,63 @@ export function timeoutSeconds(timeoutMs: number): string {
 export function supervisedArgv(argv: readonly string[], timeoutMs: number): string[] {
   return ['/bin/sh', '-c', EXEC_SUPERVISOR_SCRIPT, 'writ-exec', timeoutSeconds(timeoutMs), ...argv];
 }
+
+/** Container path of the per-cell use records (a host directory per cell, see cell-hardening.ts). */
+export const CELL_USES_DIR = '/run/writ';
+
+/** The wrapper's exit status when the use was fenced by a reconciler before it could start: nothing ran. */
+export const FENCED_EXIT_CODE = 125;
+
+/**
+ * The supervisor of an action that keeps a durable record (crash safety, Hermit 19):
+ * the same timer / session / group-kill logic as EXEC_SUPERVISOR_SCRIPT, plus a
+ * per-use record directory `$2` (a host directory, bind-mounted, outside /workspace):
+ *
+ *   $1 timeout in seconds, $2 record directory, $3 bytes kept per stream, $4... argv
+ *
+ *   run/        made with mkdir before anything runs: the atomic "started" mark. A
+ *               reconciler that finds the executor dead makes it first (as root on
+ *               the host): the wrapper then exits 125 and writes `fenced` (informative only: the
+ *               host trusts its own marker `uses/<use_id>.fenced`); nothing ran.
+ *   pgid        the action's process group (for a reconciler's kill)
+ *   stdout, stderr           the first $3 bytes of each stream
+ *   stdout.rest, stderr.rest how many bytes past them were read and dropped
+ *   timed_out   present when the in-cell timer killed the action
+ *   exit        the action's exit status, written last (tmp + rename: all or nothing)
+ *
+ * The action's output goes through FIFOs to `head -c` (busybox reads at most the
+ * remaining count) and `wc -c`, so nothing past the cap touches the disk and the action
+ * is never blocked by a full file. Nothing is written to the exec's own stream: the
+ * host reads the record once the exec is over, and a crashed host finds it there.
+ */
+export const RECORDED_SUPERVISOR_SCRIPT = [
+  't=$1; d=$2; m=$3; shift 3',
+  'exec 3<&0 </dev/null',
+  'umask 077',
+  'if ! mkdir "$d/run" 2>/dev/null; then : > "$d/fenced"; exit 125; fi',
+  'mkfifo "$d/o" "$d/e" || exit 126',
+  '(head -c "$m" > "$d/stdout"; wc -c > "$d/stdout.rest") < "$d/o" &',
+  'ro=$!',
+  '(head -c "$m" > "$d/stderr"; wc -c > "$d/stderr.rest") < "$d/e" &',
+  're=$!',
+  'setsid sleep "$t" </dev/null >/dev/null 2>&1 &',
+  'w=$!',
+  `trap 'kill -KILL "$w" 2>/dev/null' EXIT`,
+  `setsid sh -c 'w=$1; shift; trap "kill -KILL $w 2>/dev/null" EXIT; "$@"' writ-action "$w" "$@" <&3 3<&- >"$d/o" 2>"$d/e" &`,
+  'c=$!',
+  'echo "$c" > "$d/pgid"',
+  'wait "$w" 2>/dev/null; r=$?',
+  'trap - EXIT',
+  'if [ "$r" = 0 ]; then kill -KILL -"$c" 2>/dev/null; : > "$d/timed_out"; fi',
+  'wait "$c" 2>/dev/null; s=$?',
+  'kill -KILL -"$c" 2>/dev/null',
+  'wait "$ro" "$re" 2>/dev/null',
+  'rm -f "$d/o" "$d/e"',
+  'echo "$s" > "$d/exit.tmp" && mv "$d/exit.tmp" "$d/exit"',
+  'exit "$s"',
+].join('\n');
+
+/** The exec's Cmd of a recorded action: the record directory is `<CELL_USES_DIR>/<useId>`. */
+export function recordedArgv(argv: readonly string[], timeoutMs: number, useId: string, maxOutputBytes: number): string[] {
+  return ['/bin/sh', '-c', RECORDED_SUPERVISOR_SCRIPT, 'writ-exec', timeoutSeconds(timeoutMs), `${CELL_USES_DIR}/${useId}`, String(maxOutputBytes), ...argv];
+}

@@ -4,6 +4,7 @@ export { CellError, type CellErrorCode } from './cell-errors.js';
 export {
   CELL_ENV,
   CELL_LABELS,
+  CELL_POOL_LABELS,
   CELL_MAIN_COMMAND,
   cellContainerSpec,
   cellHostConfig,
@@ -12,8 +13,10 @@ export {
   type CellSpecInput,
 } from './cell-hardening.js';
 export { inspectCellImage, type CellImage } from './cell-image.js';
+export { CELL_POOL_MAX_SIZE, CellPool, type CellPoolLogger, type CellPoolOptions, type CellPoolStats } from './cell-pool.js';
 export { assertTaskId, cellHostPaths, resolveCellCwd, type CellCwd, type CellHostPaths } from './cell-paths.js';
 export {
+  CELL_POOL_DIR,
   CellRuntime,
   type CellActionResult,
   type CellEnvironment,
@@ -22,9 +25,13 @@ export {
   type CellHandle,
   type CellMount,
   type CloseCellOptions,
+  type OpenCellOptions,
   type CloseCellResult,
+  type PooledCell,
+  type PooledCellSource,
 } from './cell-runtime.js';
-export { EXEC_SUPERVISOR_SCRIPT, KILLED_EXIT_CODE } from './exec-wrapper.js';
+export { CELL_USES_DIR, EXEC_SUPERVISOR_SCRIPT, FENCED_EXIT_CODE, KILLED_EXIT_CODE, RECORDED_SUPERVISOR_SCRIPT } from './exec-wrapper.js';
+export { fenceUseRecord, prepareUseRecord, readUseRecord, removeUseRecord, useRecordDir, type UseRecord } from './use-record.js';
 export {
   diffSnapshots,
   snapshotDirectory,
