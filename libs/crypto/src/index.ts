@@ -47,5 +47,5 @@ export {
   verifyConsistency,
   verifyInclusion,
 } from './merkle.js';
-export { sha256Hex } from './sha256.js';
+export { canonicalContentVersion, sha256Hex } from './sha256.js';
 export { SigningKeyring } from './signing-keyring.js';

@@ -3,8 +3,8 @@ import { extname, resolve } from 'node:path';
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Id, WritError, hasErrorCode, parseContract, type PolicyProfileVersion } from '@writ/contracts';
-import { canonicalJson, sha256Hex } from '@writ/crypto';
+import { WritError, hasErrorCode, parseContract, type PolicyProfileVersion } from '@writ/contracts';
+import { canonicalContentVersion } from '@writ/crypto';
 import { parsePolicyDocument, preparePolicyProfile, versionPolicyProfile, type PolicyProfileDocument, type PreparedPolicyProfile } from '@writ/kernel';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
@@ -24,7 +24,7 @@ export function policyBucketName(io: CliIo): string {
 
 /** `sha256:` + SHA-256 of the RFC 8785 canonical JSON of the document: the version the policy service derives. */
 export function profileVersion(document: unknown): PolicyProfileVersion {
-  return `sha256:${sha256Hex(canonicalJson(document))}`;
+  return canonicalContentVersion(document);
 }
 
 /** `sha256:0123456789ab` — enough to tell versions apart in a table. */
@@ -70,10 +70,6 @@ export function validateProfileLocally(input: unknown, file: string, io: CliIo):
       const { path, message } = issue as { path?: unknown; message?: unknown };
       issues.push({ path: Array.isArray(path) ? path.join('.') : String(path ?? ''), message: String(message ?? 'is invalid') });
     }
-  }
-  const id = typeof input === 'object' && input !== null ? (input as { id?: unknown }).id : undefined;
-  if (typeof id === 'string' && !Id.safeParse(id).success && !issues.some((issue) => issue.path === 'id')) {
-    issues.push({ path: 'id', message: 'must be one NATS subject token (A-Z, a-z, 0-9, "_", "-"; no dots)' });
   }
   if (document === undefined || issues.length > 0) {
     for (const issue of issues) io.stderr(`${issue.path || '(root)'}: ${issue.message}`);

@@ -72,7 +72,7 @@ export const CapabilityCeilings = z.strictObject({
 export type CapabilityCeilings = z.infer<typeof CapabilityCeilings>;
 
 const documentShape = {
-  id: Name,
+  id: Name.regex(/^[^.]+$/, 'must be one NATS subject token (no dots): it names the profile in the log (<events>.policy.<id>) and the bucket'),
   description: Text.describe('What the profile allows, in plain words.'),
   action_classes: z.partialRecord(ActionClass, ActionClassRule).describe('Per action class rule; absent classes are denied.'),
   destructive_commands: z.enum(['require_approval', 'deny']).describe('What a destructive command (execute_command, or a vcs_mutation carrying argv) gets.'),

@@ -1,5 +1,5 @@
-import { Id, PolicyProfileRecord, hasErrorCode, safeParseContract, type PolicyProfileVersion } from '@writ/contracts';
-import { canonicalJson, sha256Hex } from '@writ/crypto';
+import { PolicyProfileRecord, hasErrorCode, safeParseContract, type PolicyProfileVersion } from '@writ/contracts';
+import { canonicalContentVersion } from '@writ/crypto';
 import { parsePolicyDocument, preparePolicyProfile, versionPolicyProfile, type PolicyProfileDocument, type PreparedPolicyProfile } from '@writ/kernel';
 import { PolicyServiceError } from './policy-service.errors.js';
 
@@ -15,7 +15,7 @@ export interface ProfileIssue {
  * content is one version wherever and whenever it is applied.
  */
 export function profileVersion(document: unknown): PolicyProfileVersion {
-  return `sha256:${sha256Hex(canonicalJson(document))}`;
+  return canonicalContentVersion(document);
 }
 
 function issuesOf(error: unknown): ProfileIssue[] {
@@ -47,10 +47,6 @@ export function validateDocument(input: unknown): { readonly document: PolicyPro
   } catch (error) {
     if (!hasErrorCode(error, 'POLICY_PROFILE_INVALID')) throw error;
     issues.push(...issuesOf(error));
-  }
-  const id = typeof input === 'object' && input !== null ? (input as { id?: unknown }).id : undefined;
-  if (typeof id === 'string' && !Id.safeParse(id).success && !issues.some((issue) => issue.path === 'id')) {
-    issues.push({ path: 'id', message: 'must be one NATS subject token (A-Z, a-z, 0-9, "_", "-"; no dots): it names the profile in the log and the bucket' });
   }
   if (document === undefined || issues.length > 0) {
     throw new PolicyServiceError('POLICY_PROFILE_INVALID', `the policy profile document is invalid (${issues.length} issue${issues.length === 1 ? '' : 's'}): ${describeIssues(issues)}`, {
