@@ -85,6 +85,13 @@ export const ExecutorEnv = z.object({
   WRIT_SECRETS_DIR: z.string().startsWith('/').optional(),
   /** Warm pool: hardened cells started ahead of time for new tasks (0 disables it). */
   WRIT_CELL_POOL_SIZE: int(0, 32).default(2),
+  /**
+   * Disk quota of each cell workspace in bytes (a loop-mounted sparse ext4 image per cell; needs
+   * root, mkfs.ext4 and mount). 0 or unset: no quota. At least 16 MiB when set.
+   */
+  WRIT_CELL_DISK_QUOTA_BYTES: int(0)
+    .refine((value) => value === 0 || value >= 16 * MiB, 'must be 0 (no quota) or at least 16 MiB (16777216)')
+    .default(0),
 
   /** How long one pull waits on the server; bounds how long a graceful stop waits when idle. */
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000, 60_000).default(5_000),
@@ -143,7 +150,14 @@ export interface ExecutorConfig {
   readonly claimGraceMs: number;
   readonly claimPollMs: number;
   readonly artifacts: { readonly bucket: string; readonly maxBytes: number; readonly fileMaxBytes: number; readonly filesMax: number };
-  readonly cells: { readonly image: string; readonly cellsRoot: string; readonly socketPath: string; readonly poolSize: number };
+  readonly cells: {
+    readonly image: string;
+    readonly cellsRoot: string;
+    readonly socketPath: string;
+    readonly poolSize: number;
+    /** `WRIT_CELL_DISK_QUOTA_BYTES`; 0: no quota. Optional so configs built by hand stay valid. */
+    readonly diskQuotaBytes?: number;
+  };
   readonly bus: { readonly pullExpiresMs: number; readonly maxDeliver: number };
   readonly observe: ObserveLimits;
   /** `WRIT_SECRETS_DIR`: where granted secret handles are resolved at execution time. */
@@ -211,7 +225,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       fileMaxBytes: env.WRIT_ARTIFACT_FILE_MAX_BYTES,
       filesMax: env.WRIT_ARTIFACT_FILES_MAX,
     },
-    cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET, poolSize: env.WRIT_CELL_POOL_SIZE },
+    cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET, poolSize: env.WRIT_CELL_POOL_SIZE, diskQuotaBytes: env.WRIT_CELL_DISK_QUOTA_BYTES },
     bus: { pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS, maxDeliver: env.WRIT_BUS_MAX_DELIVER },
     observe: {
       maxEntries: env.WRIT_OBSERVE_MAX_ENTRIES,

@@ -151,7 +151,7 @@ export class ExecutorModule {
           inject: [EXECUTOR_LOGGER],
           useFactory: async (logger: Logger) => {
             // useRecords: every action keeps a per-use record outside its workspace (crash reconciliation).
-            const runtime = new CellRuntime({ ...options.cells, image: config.cells.image, cellsRoot: config.cells.cellsRoot, socketPath: config.cells.socketPath, useRecords: true });
+            const runtime = new CellRuntime({ ...options.cells, image: config.cells.image, cellsRoot: config.cells.cellsRoot, socketPath: config.cells.socketPath, useRecords: true, diskQuotaBytes: config.cells.diskQuotaBytes ?? 0 });
             // The pool's owner is this executor: a restart with the same id reaps what the last process left.
             const pool = config.cells.poolSize > 0 ? new CellPool(runtime, { size: config.cells.poolSize, owner: config.executorId, logger }) : undefined;
             // Egress: per-action internal networks + proxy for grants naming hosts; a crashed process's are reaped first.

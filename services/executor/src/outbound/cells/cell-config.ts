@@ -61,6 +61,11 @@ export interface CellRuntimeOptions {
    * `record` keep a durable per-use record (crash safety). Default false.
    */
   readonly useRecords?: boolean;
+  /**
+   * Disk quota of each workspace in bytes: the workspace is a loop-mounted ext4 image of
+   * this size (workspace-quota.ts; needs root). 0 or unset: a plain directory, no quota.
+   */
+  readonly diskQuotaBytes?: number;
 }
 
 export interface CellConfig {
@@ -76,6 +81,8 @@ export interface CellConfig {
   readonly hostGraceMs: number;
   readonly labels: Readonly<Record<string, string>>;
   readonly useRecords: boolean;
+  /** 0: no quota. */
+  readonly diskQuotaBytes: number;
 }
 
 function positiveInteger(name: string, value: number, min: number): number {
@@ -88,6 +95,19 @@ function positiveInteger(name: string, value: number, min: number): number {
 function nonEmpty(name: string, value: string): string {
   if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) {
     throw new CellError('CELL_ARGUMENT_INVALID', `${name} must be a non-empty string`, { details: { option: name } });
+  }
+  return value;
+}
+
+/** Smallest disk quota: below it ext4's own metadata leaves almost nothing. */
+export const MIN_DISK_QUOTA_BYTES = 16 * 1024 * 1024;
+
+function diskQuota(value: number): number {
+  if (value === 0) return 0;
+  if (!Number.isSafeInteger(value) || value < MIN_DISK_QUOTA_BYTES) {
+    throw new CellError('CELL_ARGUMENT_INVALID', `diskQuotaBytes must be 0 (no quota) or an integer >= ${MIN_DISK_QUOTA_BYTES}, got ${String(value)}`, {
+      details: { option: 'diskQuotaBytes' },
+    });
   }
   return value;
 }
@@ -123,5 +143,6 @@ export function resolveCellConfig(options: CellRuntimeOptions = {}): CellConfig 
     hostGraceMs: positiveInteger('hostGraceMs', options.hostGraceMs ?? CELL_DEFAULTS.hostGraceMs, 1),
     labels: { ...labels },
     useRecords: options.useRecords === true,
+    diskQuotaBytes: diskQuota(options.diskQuotaBytes ?? 0),
   };
 }

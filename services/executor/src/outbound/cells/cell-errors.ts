@@ -36,7 +36,12 @@ export type CellErrorCode =
   /** Scrubbing left something of the task behind on the host. */
   | 'CELL_SCRUB_FAILED'
   /** A reconciler fenced the use (its record's `run/` was made on the host first): the action never ran. */
-  | 'CELL_USE_FENCED';
+  | 'CELL_USE_FENCED'
+  /**
+   * A disk quota is configured but the workspace's ext4 image could not be made or
+   * mounted (mkfs.ext4 / mount missing, or not root): the message names the tool.
+   */
+  | 'CELL_QUOTA_UNAVAILABLE';
 
 export class CellError extends WritError<CellErrorCode> {
   constructor(code: CellErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {

@@ -1,4 +1,4 @@
-import { chown, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -11,6 +11,7 @@ import { assertHostCwd, assertTaskId, cellHostPaths, resolveCellCwd, type CellHo
 import { CappedSink, DockerStreamDemuxer } from './exec-output.js';
 import { FENCED_EXIT_CODE, KILLED_EXIT_CODE, recordedArgv, supervisedArgv } from './exec-wrapper.js';
 import { prepareUseRecord, readUseRecord } from './use-record.js';
+import { mountWorkspaceImage, moveWorkspaceMount, releaseWorkspaceMounts, workspaceImagePath } from './workspace-quota.js';
 import { diffSnapshots, snapshotDirectory, type WorkspaceDiff, type WorkspaceSnapshot } from './workspace-snapshot.js';
 
 /** A task's cell as `openCell` left it: running, hardened, with its workspace mounted. */
@@ -388,10 +389,21 @@ export class CellRuntime {
       if (!(await lstat(paths.taskDir)).isDirectory()) {
         throw new CellError('CELL_START_FAILED', `${paths.taskDir} exists but is not a directory (symlinks are refused)`, { details: { path: paths.taskDir } });
       }
-      // rename(2) never replaces a non-empty directory, and a workspace that appeared meanwhile is never empty-and-ours.
-      await rename(cell.workspace_dir, paths.workspaceDir);
+      if (this.config.diskQuotaBytes > 0) {
+        // A mount point cannot be renamed (EBUSY): the task's directory becomes a second mount of the
+        // same file system (the one the running cell already has), the slot's mount is dropped, and
+        // the image file follows it (the loop device holds the inode, not the path).
+        await mkdir(paths.workspaceDir, { mode: 0o750 });
+        const image = workspaceImagePath(paths.workspaceDir);
+        if (await pathExists(image)) throw Object.assign(new Error(`${image} already exists`), { code: 'EEXIST' });
+        await moveWorkspaceMount(cell.workspace_dir, paths.workspaceDir);
+        await rename(workspaceImagePath(cell.workspace_dir), image);
+      } else {
+        // rename(2) never replaces a non-empty directory, and a workspace that appeared meanwhile is never empty-and-ours.
+        await rename(cell.workspace_dir, paths.workspaceDir);
+      }
       if (this.config.useRecords) await rename(path.join(cell.slot_dir, 'uses'), paths.usesDir);
-      await rm(cell.slot_dir, { recursive: true, force: true });
+      await this.#rmSlot(cell.slot_dir);
       await this.#writeBinding(paths, {
         version: 1,
         task_id: taskId,
@@ -404,7 +416,7 @@ export class CellRuntime {
       });
     } catch (error) {
       await this.#remove(cell.container_id).catch(() => false);
-      await rm(cell.slot_dir, { recursive: true, force: true }).catch(() => undefined);
+      await this.#rmSlot(cell.slot_dir).catch(() => undefined);
       const code = errnoCode(error);
       if (code === 'EEXIST' || code === 'ENOTEMPTY') return undefined;
       if (error instanceof CellError) throw error;
@@ -430,10 +442,13 @@ export class CellRuntime {
       await mkdir(ownerDir, { recursive: true, mode: 0o700 });
       await mkdir(slotDir, { mode: 0o700 });
       await mkdir(workspaceDir, { mode: 0o750 });
+      if (this.config.diskQuotaBytes > 0) await mountWorkspaceImage(workspaceDir, this.config.diskQuotaBytes);
       await chown(workspaceDir, CELL_UID, CELL_GID);
+      await chmod(workspaceDir, 0o750);
       if (usesDir !== undefined) await mkdir(usesDir, { mode: 0o711 });
     } catch (error) {
-      await rm(slotDir, { recursive: true, force: true }).catch(() => undefined);
+      await this.#rmSlot(slotDir).catch(() => undefined);
+      if (error instanceof CellError) throw error;
       throw new CellError('CELL_START_FAILED', `could not prepare the pooled workspace ${workspaceDir} (owned by ${CELL_UID}:${CELL_GID}; chown needs root)`, {
         cause: error,
         details: { workspace: workspaceDir },
@@ -456,7 +471,7 @@ export class CellRuntime {
       containerId = (await this.#docker.createContainer(spec)).id;
       await this.#start(containerId, `(pool ${owner}/${slot})`, true);
     } catch (error) {
-      await rm(slotDir, { recursive: true, force: true }).catch(() => undefined);
+      await this.#rmSlot(slotDir).catch(() => undefined);
       throw fromDockerError(error, `creating pooled cell ${name}`, 'CELL_START_FAILED');
     }
     return { container_id: containerId, container_name: name, image_id: image.image_id, spec_sha256: specSha256, slot_dir: slotDir, workspace_dir: workspaceDir };
@@ -465,7 +480,13 @@ export class CellRuntime {
   /** Removes an unclaimed pooled cell and its directory. */
   async removePooledCell(cell: PooledCell): Promise<void> {
     await this.#remove(cell.container_id);
-    await rm(cell.slot_dir, { recursive: true, force: true });
+    await this.#rmSlot(cell.slot_dir);
+  }
+
+  /** Deletes a pool slot (or an owner's pool directory), unmounting its workspace image first. */
+  async #rmSlot(dir: string): Promise<void> {
+    if (this.config.diskQuotaBytes > 0) await releaseWorkspaceMounts(dir);
+    await rm(dir, { recursive: true, force: true });
   }
 
   /**
@@ -490,7 +511,10 @@ export class CellRuntime {
       if (!container.Names.some((entry) => entry.startsWith(poolName))) continue;
       if (await this.#remove(container.Id)) removed += 1;
     }
-    await rm(path.join(this.config.cellsRoot, CELL_POOL_DIR, owner), { recursive: true, force: true });
+    // Mounts are released whatever the current setting: a process with a quota may have left them.
+    const ownerDir = path.join(this.config.cellsRoot, CELL_POOL_DIR, owner);
+    await releaseWorkspaceMounts(ownerDir);
+    await rm(ownerDir, { recursive: true, force: true });
     return removed;
   }
 
@@ -698,6 +722,8 @@ export class CellRuntime {
 
     if (options.scrub !== true) return { containers_removed: removed, workspace_scrubbed: false };
     const { taskDir } = this.hostPaths(taskId);
+    // The workspace may be a mounted image (disk quota), now or from an earlier configuration.
+    await releaseWorkspaceMounts(taskDir);
     try {
       await rm(taskDir, { recursive: true, force: true, maxRetries: 3 });
       await lstat(taskDir).then(
@@ -773,6 +799,9 @@ export class CellRuntime {
         if (!stat.isDirectory()) {
           throw new CellError('CELL_START_FAILED', `${dir} exists but is not a directory (symlinks are refused)`, { details: { path: dir } });
         }
+      }
+      if (this.config.diskQuotaBytes > 0) {
+        if (await mountWorkspaceImage(paths.workspaceDir, this.config.diskQuotaBytes)) await chmod(paths.workspaceDir, 0o750);
       }
       const stat = await lstat(paths.workspaceDir);
       if (stat.uid !== CELL_UID || stat.gid !== CELL_GID) await chown(paths.workspaceDir, CELL_UID, CELL_GID);
