@@ -17,6 +17,8 @@ export type CliErrorCode =
   | 'CLI_PRINCIPAL_NOT_FOUND'
   /** `action submit` cannot tell who proposes: no `--principal` and no `proposed_by`. */
   | 'CLI_PRINCIPAL_REQUIRED'
+  /** A command that signs was given no `--key` (checked after the input validated, so a file can be checked without one). */
+  | 'CLI_KEY_REQUIRED'
   /** `--principal` and the request's `proposed_by` disagree. */
   | 'CLI_PRINCIPAL_MISMATCH'
   /** No event log (stream) to write to: the stack is not up, or another stream name is configured. */

@@ -206,11 +206,11 @@ function program(io: CliIo): Command {
     .command('apply')
     .description('validate a profile (YAML or JSON; every issue printed), sign it as a director and apply it (<root>.qry.policy.apply-profile)')
     .argument('<file>', 'the profile document (no version: it is the content hash)')
-    .requiredOption('--key <file>', "the director's PRIVATE JWK")
+    .option('--key <file>', "the director's PRIVATE JWK (without it the file is only validated)")
     .option('--principal <id>', 'the director (applied_by; default WRIT_OPERATOR_ID); a registered principal with role director')
     .option('--nats <url>', POLICY_NATS_HELP)
     .option('--json', "print the policy service's reply as JSON")
-    .action(async (file: string, options: { key: string; principal?: string; nats?: string; json?: boolean }) => {
+    .action(async (file: string, options: { key?: string; principal?: string; nats?: string; json?: boolean }) => {
       await policyApply(file, options, connectionFrom(io, options.nats), io);
     });
   policy

@@ -134,6 +134,16 @@ describe('writ policy apply', () => {
     expect(await store.readEntity('policy', id)).toEqual([]);
   });
 
+  it('given a valid file and no --key, then it is validated, CLI_KEY_REQUIRED names the version, and nothing is sent', async () => {
+    const id = uniqueName('check').toLowerCase();
+    const file = join(dir, `${id}.yaml`);
+    await writeFile(file, toYaml(profileDoc(id, 'deny')));
+    const result = await writ(['policy', 'apply', file]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/^error CLI_KEY_REQUIRED: .*sha256:[0-9a-f]{64}/m);
+    expect(await store.readEntity('policy', id)).toEqual([]);
+  });
+
   it('given a director, then a YAML profile is applied, listed and shown; re-applying what show --yaml prints is unchanged', async () => {
     const director = await principal('director');
     const id = uniqueName('team').toLowerCase();

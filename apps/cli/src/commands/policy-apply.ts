@@ -7,8 +7,8 @@ import { directorSigner, sendSignedRequest } from '../signed-request.js';
 import { readProfileFile, requestPolicyService, validateProfileLocally } from './policy-common.js';
 
 export interface PolicyApplyOptions {
-  /** Path of the director's PRIVATE JWK. */
-  readonly key: string;
+  /** Path of the director's PRIVATE JWK; without it the file is only validated (CLI_KEY_REQUIRED after the check). */
+  readonly key?: string;
   /** The director (applied_by); default WRIT_OPERATOR_ID. */
   readonly principal?: string;
   readonly json?: boolean;
@@ -26,7 +26,10 @@ export interface PolicyApplyOptions {
  */
 export async function policyApply(file: string, options: PolicyApplyOptions, conn: Connection, io: CliIo): Promise<ApplyPolicyProfileReply> {
   const input = await readProfileFile(io.cwd, file);
-  validateProfileLocally(input, file, io);
+  const { version } = validateProfileLocally(input, file, io);
+  if (options.key === undefined) {
+    throw new CliError('CLI_KEY_REQUIRED', `${file} is a valid policy profile (${version}); to apply it, sign it with the director's private key: --key <file>`);
+  }
   const principal = options.principal ?? (io.env['WRIT_OPERATOR_ID'] || undefined);
   if (principal === undefined) throw new CliError('CLI_PRINCIPAL_REQUIRED', 'name the director with --principal (or WRIT_OPERATOR_ID)');
   const director = await directorSigner(io, options.key, principal);
