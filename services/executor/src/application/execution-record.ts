@@ -6,6 +6,29 @@ import type { StoredObject } from './ports.js';
 /** SHA-256 of no bytes: the hash of an empty (or never captured) stream. */
 export const EMPTY_SHA256 = sha256Hex(new Uint8Array());
 
+/**
+ * `execution.completed` of a use with nothing captured (no exit status, output,
+ * diff or attestation), which `fields` then completes: the shape every path
+ * starts from — a live run, a reconciled or fenced use, an unknown outcome.
+ */
+export function emptyCompletion(
+  base: Pick<ExecutionCompleted, 'grant_id' | 'use_no' | 'executor_id' | 'at'>,
+  fields: Partial<ExecutionCompleted> & Pick<ExecutionCompleted, 'outcome'>,
+): ExecutionCompleted {
+  return {
+    ...base,
+    exit_code: null,
+    timed_out: false,
+    duration_ms: 0,
+    stdout_sha256: EMPTY_SHA256,
+    stderr_sha256: EMPTY_SHA256,
+    changed_files: [],
+    artifacts: [],
+    environment: null,
+    ...fields,
+  };
+}
+
 /** The largest `execution.completed` payload the executor sends (the log refuses events over 1 MiB). */
 export const MAX_COMPLETION_PAYLOAD_BYTES = 768 * 1024;
 

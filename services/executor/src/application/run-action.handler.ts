@@ -12,6 +12,7 @@ import {
   contractEnvironment,
   diffDocument,
   EMPTY_SHA256,
+  emptyCompletion,
   environmentDocument,
   fitCompletion,
   jsonBytes,
@@ -263,25 +264,13 @@ export class RunActionHandler {
     // Past its deadline and still without an exit status: stop what may be left of it, never run it again.
     if (pgid !== undefined) await this.#deps.records?.killGroup(command.task_id, pgid);
     const now = this.#deps.clock();
-    const payload: ExecutionCompleted = {
-      grant_id: command.grant_id,
-      use_no: claim.use_no,
-      executor_id: this.#settings.executorId,
+    const payload = emptyCompletion(this.#completionBase(command, claim, now), {
       outcome: 'unknown',
-      exit_code: null,
-      timed_out: false,
-      duration_ms: 0,
-      stdout_sha256: EMPTY_SHA256,
-      stderr_sha256: EMPTY_SHA256,
-      changed_files: [],
-      artifacts: [],
-      environment: null,
       error: {
         code: 'EXECUTOR_OUTCOME_UNKNOWN',
         message: `use ${claim.use_no} of grant ${command.grant_id} was claimed at ${claim.at}: ${reason}; it is not run again`,
       },
-      at: now.toISOString(),
-    };
+    });
     this.#deps.logger?.warn({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'claimed use never completed: outcome unknown');
     const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined);
     await this.#forget(command.task_id, useId);
@@ -328,27 +317,13 @@ export class RunActionHandler {
     startedAt: string | undefined,
   ): Promise<RunActionOutcome> {
     const now = this.#deps.clock();
-    const base = {
-      grant_id: command.grant_id,
-      use_no: claim.use_no,
-      executor_id: this.#settings.executorId,
-      exit_code: null,
-      timed_out: false,
-      duration_ms: 0,
-      stdout_sha256: EMPTY_SHA256,
-      stderr_sha256: EMPTY_SHA256,
-      changed_files: [],
-      artifacts: [],
-      environment: null,
-      at: now.toISOString(),
-    };
+    const base = this.#completionBase(command, claim, now);
     let payload: ExecutionCompleted;
     if (step.kind === 'not-run') {
-      payload = {
-        ...base,
+      payload = emptyCompletion(base, {
         outcome: 'errored',
         error: { code: 'CELL_USE_FENCED', message: `use ${claim.use_no} of grant ${command.grant_id} never started; it was fenced during reconciliation and will never run` },
-      };
+      });
     } else {
       const { record } = step;
       // Secret values are redacted only on the live path (the cell port resolves them): a
@@ -366,8 +341,7 @@ export class RunActionHandler {
       }
       const stored = await this.#store(inputs, { useId, producer: this.#settings.principalId, taskId: command.task_id, stepId: command.step_id, attemptId: command.attempt_id, now: now.toISOString() });
       const started = startedAt === undefined ? Number.NaN : Date.parse(startedAt);
-      payload = {
-        ...base,
+      payload = emptyCompletion(base, {
         outcome: 'completed',
         exit_code: record.exit_code,
         timed_out: record.timed_out,
@@ -380,7 +354,7 @@ export class RunActionHandler {
           code: 'EXECUTOR_DIFF_UNAVAILABLE',
           message: 'reconciled from the use record after the executor restarted: exit status and output are the record\'s; the workspace diff was not taken (duration is an upper bound)',
         },
-      };
+      });
     }
     this.#deps.logger?.warn({ task_id: command.task_id, use_id: useId, outcome: payload.outcome, exit_code: payload.exit_code }, 'claimed use reconciled');
     const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined);
@@ -422,6 +396,11 @@ export class RunActionHandler {
   }
 
   /** How long after its claim a use may still be running somewhere: its timeout, the host grace, the claim grace. */
+  /** Who completed which use, and when: the fields every `execution.completed` of this executor starts from. */
+  #completionBase(command: RunAction, claim: ClaimRecord, now: Date): Pick<ExecutionCompleted, 'grant_id' | 'use_no' | 'executor_id' | 'at'> {
+    return { grant_id: command.grant_id, use_no: claim.use_no, executor_id: this.#settings.executorId, at: now.toISOString() };
+  }
+
   #useWindowMs(command: RunAction): number {
     const constraints = GrantConstraints.safeParse(unverifiedClaims(command.grant_jws)?.['constraints']);
     const granted = constraints.success ? constraints.data?.timeout_ms : undefined;
@@ -432,21 +411,8 @@ export class RunActionHandler {
   async #execute(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan): Promise<ExecutionCompleted> {
     const taskId = command.task_id;
     const started = performance.now();
-    const outcome = (fields: Partial<ExecutionCompleted> & Pick<ExecutionCompleted, 'outcome'>): ExecutionCompleted => ({
-      grant_id: command.grant_id,
-      use_no: claim.use_no,
-      executor_id: this.#settings.executorId,
-      exit_code: null,
-      timed_out: false,
-      duration_ms: 0,
-      stdout_sha256: EMPTY_SHA256,
-      stderr_sha256: EMPTY_SHA256,
-      changed_files: [],
-      artifacts: [],
-      environment: null,
-      at: this.#deps.clock().toISOString(),
-      ...fields,
-    });
+    const outcome = (fields: Partial<ExecutionCompleted> & Pick<ExecutionCompleted, 'outcome'>): ExecutionCompleted =>
+      emptyCompletion(this.#completionBase(command, claim, this.#deps.clock()), fields);
     const errored = (error: unknown, extra: Partial<ExecutionCompleted> = {}) => outcome({ outcome: 'errored', error: errorOf(error), ...extra });
 
     if (plan.kind === 'cannot-run') return outcome({ outcome: 'errored', error: { code: plan.code, message: plan.message.slice(0, 2_000) } });
