@@ -23,6 +23,7 @@ import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
+import { integerOption, percentile } from './bench-stats.mjs';
 
 const { CellRuntime } = await import(new URL('../../services/executor/dist/outbound/cells/index.js', import.meta.url).href).catch((error) => {
   console.error('[bench] cannot load services/executor/dist: run `NX_NO_CLOUD=true npx nx run @writ/executor:build` first');
@@ -38,12 +39,7 @@ const { values: args } = parseArgs({
   },
 });
 
-function option(name, fallback) {
-  const raw = args[name] ?? process.env[`BENCH_${name.toUpperCase()}`];
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-  return value;
-}
+const option = (name, fallback) => integerOption(args, name, fallback);
 
 const EXECS = option('execs', 100);
 const WARMUP = option('warmup', 20);
@@ -51,12 +47,6 @@ const ROUNDS = option('rounds', 4);
 const OPENS = option('opens', 5);
 const RUN_ID = randomBytes(5).toString('hex');
 const docker = new Docker();
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index];
-}
 
 function summary(samples) {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -30,6 +30,7 @@ import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
+import { integerOption, percentile } from './bench-stats.mjs';
 
 const harness = await import(new URL('../../test/e2e/support/stack.mjs', import.meta.url).href).catch((error) => {
   console.error('[bench] cannot load the e2e harness: build every project first (NX_NO_CLOUD=true npx nx run-many -t build)');
@@ -47,12 +48,7 @@ const { values: args } = parseArgs({
   },
 });
 
-function option(name, fallback, min = 1) {
-  const raw = args[name] ?? process.env[`BENCH_${name.toUpperCase()}`];
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min}, got ${raw}`);
-  return value;
-}
+const option = (name, fallback, min = 1) => integerOption(args, name, fallback, min);
 
 const ACTIONS = option('actions', 200);
 const AGENTS = option('agents', 8);
@@ -64,12 +60,6 @@ const decoder = new TextDecoder();
 const docker = new Docker();
 
 // ---- statistics and output ------------------------------------------------------------------------
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index];
-}
 
 function summary(samples, wallMs) {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -26,6 +26,7 @@ import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { EventStore } from '@writ/eventstore';
+import { integerOption, quantile } from './bench-stats.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,12 +40,7 @@ const { values: args } = parseArgs({
   },
 });
 
-function option(name, fallback) {
-  const raw = args[name] ?? process.env[`BENCH_${name.toUpperCase()}`];
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-  return value;
-}
+const option = (name, fallback) => integerOption(args, name, fallback);
 
 const SEQ = option('seq', 1000);
 const CONCURRENT = option('concurrent', 5000);
@@ -77,11 +73,6 @@ function draft(taskId) {
     causation_id: null,
     correlation_id: `bench-${runId}`,
   };
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
 /** A variant appends to one aggregate: `next()` performs one timed operation. */

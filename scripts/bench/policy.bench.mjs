@@ -40,6 +40,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { BUILTIN_POLICY_DOCUMENTS, evaluatePolicy, preparePolicyProfile, versionPolicyProfile } from '@writ/kernel';
+import { integerOption, quantile } from './bench-stats.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -56,12 +57,7 @@ const { values: args } = parseArgs({
   },
 });
 
-function option(name, fallback) {
-  const raw = args[name] ?? process.env[`BENCH_${name.toUpperCase()}`];
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-  return value;
-}
+const option = (name, fallback) => integerOption(args, name, fallback);
 
 const SEQ = option('seq', 2000);
 const CONCURRENT = option('concurrent', 20000);
@@ -130,11 +126,6 @@ const payloadFor = (slot) => {
 };
 
 // ---- statistics and output ----------------------------------------------------------------------
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
 
 function summarize(runs) {
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
