@@ -22,6 +22,8 @@ export const EntityType = z.enum([
   'principal',
   'cell',
   'policy',
+  'transparency_log',
+  'participant',
 ]);
 export type EntityType = z.infer<typeof EntityType>;
 

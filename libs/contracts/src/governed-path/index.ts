@@ -53,3 +53,17 @@ export {
   SubmitAction,
   WorkspaceObserved,
 } from './service-commands.js';
+export {
+  ConsistencyProof,
+  ConsistencyProofReply,
+  GetConsistencyProof,
+  GetInclusionProof,
+  GetTreeHead,
+  InclusionProof,
+  InclusionProofReply,
+  SignedTreeHead,
+  TREE_HEAD_JWS_TYPE,
+  TransparencyLogEntryAppended,
+  TransparencyLogTreeHeadSigned,
+  TreeHead,
+} from './transparency-log.js';

@@ -28,6 +28,9 @@ export const COMMANDS = Object.freeze({
   executorObserve: 'writ.qry.executor.observe',
   executorResolveOutcome: 'writ.qry.executor.resolve-outcome',
   receiptIssue: 'writ.cmd.receipt.issue',
+  receiptTreeHead: 'writ.qry.receipt.tree-head',
+  receiptInclusionProof: 'writ.qry.receipt.inclusion-proof',
+  receiptConsistencyProof: 'writ.qry.receipt.consistency-proof',
 });
 
 /** The attempt a command is about. */
