@@ -6,6 +6,7 @@
 //   NX_NO_CLOUD=true npx nx run-many -t build
 // then, as root (cells chown their workspace), with the workspace's Node 24:
 //   npx node scripts/bench/e2e.bench.mjs [--actions 200] [--agents 8] [--denied 200] [--warmup 8] [--keep-logs]
+//                                        [--service-env KEY=VALUE]...   (extra environment for every service, e.g. WRIT_EVENTS_READ_CACHE=0)
 // Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
 // It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
 //
@@ -45,8 +46,18 @@ const { values: args } = parseArgs({
     denied: { type: 'string' },
     warmup: { type: 'string' },
     'keep-logs': { type: 'boolean' },
+    'service-env': { type: 'string', multiple: true },
   },
 });
+
+/** `--service-env KEY=VALUE`, repeatable: the same settings for every service of the stack (A/B runs of one setting). */
+const SERVICE_ENV = Object.fromEntries(
+  (args['service-env'] ?? []).map((pair) => {
+    const at = pair.indexOf('=');
+    if (at <= 0 || !pair.startsWith('WRIT_')) throw new Error(`--service-env takes WRIT_NAME=value, got ${JSON.stringify(pair)}`);
+    return [pair.slice(0, at), pair.slice(at + 1)];
+  }),
+);
 
 const option = (name, fallback, min = 1) => integerOption(args, name, fallback, min);
 
@@ -288,7 +299,8 @@ function outcomes(results) {
   return Object.entries(counts).map(([outcome, n]) => `${outcome} ${n}`).join(', ');
 }
 
-const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, log: (text) => console.log(text) });
+const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, env: SERVICE_ENV, log: (text) => console.log(text) });
+if (Object.keys(SERVICE_ENV).length > 0) console.log(`service environment: ${Object.entries(SERVICE_ENV).map(([key, value]) => `${key}=${value}`).join(' ')}`);
 let keepLogs = args['keep-logs'] === true;
 let raw;
 try {

@@ -15,6 +15,8 @@ export type CliErrorCode =
   /** The principal exists with another type or roles, or the kid names another key (or a revoked one). */
   | 'CLI_PRINCIPAL_CONFLICT'
   | 'CLI_PRINCIPAL_NOT_FOUND'
+  /** `participant show`: nothing was recorded for this seed id. */
+  | 'CLI_PARTICIPANT_NOT_FOUND'
   /** `action submit` cannot tell who proposes: no `--principal` and no `proposed_by`. */
   | 'CLI_PRINCIPAL_REQUIRED'
   /** A command that signs was given no `--key` (checked after the input validated, so a file can be checked without one). */
@@ -36,6 +38,8 @@ export type CliErrorCode =
   | 'CLI_APPROVAL_EXPIRED'
   /** `receipt --verify`: at least one check did not pass. */
   | 'CLI_RECEIPT_UNVERIFIED'
+  /** `tlog head` / `tlog prove`: the tree head, the receipt's leaf or the inclusion proof did not verify. */
+  | 'CLI_TLOG_UNVERIFIED'
   /** `policy list|show`: no policy profile bucket (the policy service creates it; or another WRIT_POLICY_BUCKET is configured). */
   | 'CLI_POLICY_STORE_MISSING'
   /** `policy show`: the bucket holds no profile with this id. */
@@ -44,6 +48,20 @@ export type CliErrorCode =
   | 'CLI_GRANT_NOT_FOUND'
   /** A request over NATS (`grant revoke`, `keys rotate`) got no answer: the service is down or runs under another WRIT_SUBJECT_ROOT. */
   | 'CLI_SERVICE_UNAVAILABLE'
+  /** `explain` / `decisions`: the id names no task in the log, nor an action request of a known task. */
+  | 'CLI_EXPLAIN_NOT_FOUND'
+  /** `verify`: at least one check of the bundle (or of the live task) failed; `export`: the bundle was written but does not verify. */
+  | 'CLI_BUNDLE_UNVERIFIED'
+  /** `export` / `verify --task`: the log holds no event of this task. */
+  | 'CLI_TASK_NOT_FOUND'
+  /** `export` / `verify --task`: a receipt was not sequenced in the transparency log within --wait. */
+  | 'CLI_RECEIPT_NOT_SEQUENCED'
+  /** `cell show`: the log holds no event of this cell (its task never ran an action). */
+  | 'CLI_CELL_NOT_FOUND'
+  /** `rollback`: the receipt names no rollback method (the message carries its statement), or more paths than one request targets. */
+  | 'CLI_ROLLBACK_UNAVAILABLE'
+  /** `rollback`: the task's log holds no receipt with this id (or the API does not say its task). */
+  | 'CLI_RECEIPT_NOT_FOUND'
   /** Anything unexpected. */
   | 'CLI_FAILED';
 

@@ -1,9 +1,12 @@
 import { Command, CommanderError, Option } from 'commander';
-import { PrincipalRole, PrincipalType, hasErrorCode } from '@writ/contracts';
+import { PrincipalRole, PrincipalType, ProjectionView, hasErrorCode } from '@writ/contracts';
 import { CliError } from './cli-errors.js';
 import { connectionFrom, processIo, type CliIo } from './cli-io.js';
 import { RESOLVED_OUTCOMES, actionResolve } from './commands/action-resolve.js';
 import { actionShow } from './commands/action-show.js';
+import { cellList } from './commands/cell-list.js';
+import { cellResurrect } from './commands/cell-resurrect.js';
+import { cellShow } from './commands/cell-show.js';
 import { actionSubmit } from './commands/action-submit.js';
 import { approvalResolve, type ApprovalDecision } from './commands/approval-resolve.js';
 import { APPROVAL_STATUS_FILTERS, approvalsList } from './commands/approvals-list.js';
@@ -11,8 +14,16 @@ import { approvalsShow } from './commands/approvals-show.js';
 import { principalAdd } from './commands/principal-add.js';
 import { principalKeygen } from './commands/principal-keygen.js';
 import { principalShow } from './commands/principal-show.js';
+import { participantShow } from './commands/participant-show.js';
+import { participantVerify } from './commands/participant-verify.js';
 import { receiptShow } from './commands/receipt-show.js';
+import { rollback } from './commands/rollback.js';
+import { exportBundle } from './commands/export.js';
+import { verify } from './commands/verify.js';
 import { taskShow } from './commands/task-show.js';
+import { registerTaskClaimCommands } from './commands/task-claim-commands.js';
+import { decisions } from './commands/decisions.js';
+import { explain } from './commands/explain.js';
 import { grantRevoke } from './commands/grant-revoke.js';
 import { keysList } from './commands/keys-list.js';
 import { ROTATING_SERVICES, keysRotate, type RotatingService } from './commands/keys-rotate.js';
@@ -20,6 +31,10 @@ import { policyApply } from './commands/policy-apply.js';
 import { policyList } from './commands/policy-list.js';
 import { policyShow } from './commands/policy-show.js';
 import { policySimulate } from './commands/policy-simulate.js';
+import { tlogHead } from './commands/tlog-head.js';
+import { tlogProve } from './commands/tlog-prove.js';
+import { projectionsRebuild } from './commands/projections-rebuild.js';
+import { projectionsStatus } from './commands/projections-status.js';
 import { DEFAULT_API_URL, WritApi } from './http-api.js';
 
 export { CliError, type CliErrorCode } from './cli-errors.js';
@@ -28,13 +43,30 @@ export { actionSubmit, type ActionSubmitOptions, type SubmitResult } from './com
 export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
 export { principalShow, type PrincipalView } from './commands/principal-show.js';
+export { participantShow } from './commands/participant-show.js';
+export { participantVerify, type ParticipantVerifyOptions } from './commands/participant-verify.js';
 export { actionShow } from './commands/action-show.js';
+export { cellList, type CellListEntry } from './commands/cell-list.js';
+export { cellResurrect, type CellResurrectOptions } from './commands/cell-resurrect.js';
+export { cellShow, type CellView } from './commands/cell-show.js';
 export { actionResolve, type ActionResolveOptions } from './commands/action-resolve.js';
 export { approvalResolve, type ApprovalDecision, type ApprovalResolveOptions } from './commands/approval-resolve.js';
 export { approvalsList, type ApprovalsListOptions } from './commands/approvals-list.js';
 export { approvalsShow, type ApprovalsShowOptions } from './commands/approvals-show.js';
 export { receiptShow, type ReceiptShowOptions } from './commands/receipt-show.js';
+export { rollback, rollbackRequest, rollbackRequestId, type RollbackOptions, type RollbackSubmitted } from './commands/rollback.js';
+export { exportBundle, type ExportOptions, type ExportResult } from './commands/export.js';
+export { verify, type VerifyOptions, type VerifyReport } from './commands/verify.js';
+export { assembleBundle, bundleNeeds, type BundleSources } from './evidence/assemble-bundle.js';
+export { bundleHashOf, sealBundle, serializeBundle } from './evidence/bundle-seal.js';
+export { verifyBundle, verifyBundleText, type BundleCheck, type BundleCheckCode, type BundleCheckStatus, type BundleVerification } from './evidence/verify-bundle.js';
 export { taskShow } from './commands/task-show.js';
+export { taskCreate, type TaskCreateOptions, type TaskCreateResult } from './commands/task-create.js';
+export { taskClaim, type ClaimCommand, type TaskClaimOptions } from './commands/task-claim.js';
+export { decisions } from './commands/decisions.js';
+export { explain, type ExplainOptions } from './commands/explain.js';
+export { decisionLog, type DecisionEntry, type DecisionLog } from './explain/decision-log.js';
+export { explainTask, type ActionExplanation, type TaskExplanation } from './explain/task-explanation.js';
 export { grantRevoke, type GrantRevokeOptions } from './commands/grant-revoke.js';
 export { keysList, type KeysListOptions, type PrincipalKeys } from './commands/keys-list.js';
 export { keysRotate, type KeysRotateOptions } from './commands/keys-rotate.js';
@@ -49,6 +81,10 @@ export {
   type RecordedPolicyRequest,
   type SimulationReport,
 } from './commands/policy-simulate.js';
+export { tlogHead, type TlogHeadOptions } from './commands/tlog-head.js';
+export { tlogProve, type TlogProveOptions } from './commands/tlog-prove.js';
+export { projectionsRebuild, type ProjectionsRebuildOptions } from './commands/projections-rebuild.js';
+export { projectionsStatus, type ProjectionsStatusOptions, type ProjectionStatusView } from './commands/projections-status.js';
 export { WritApi } from './http-api.js';
 export { verifyReceiptDocument, type ReceiptCheck, type ReceiptCheckCode, type ReceiptVerification } from './receipt-verification.js';
 
@@ -179,7 +215,7 @@ function program(io: CliIo): Command {
         await approvalResolve(approvalId, decision, options, WritApi.from(io, options.url), io);
       });
   }
-  writ
+  const task = writ
     .command('task')
     .description('a task: status, steps and attempts, and its event timeline (GET /v1/tasks/<id>)')
     .argument('<task_id>', 'the task')
@@ -187,6 +223,27 @@ function program(io: CliIo): Command {
     .option('--json', 'print the raw JSON (every page of the timeline in one events list)')
     .action(async (id: string, options: { url?: string; json?: boolean }) => {
       await taskShow(id, options, WritApi.from(io, options.url), io);
+    });
+  registerTaskClaimCommands(task, io);
+  writ
+    .command('explain')
+    .description('what happened, why, on which evidence, under whose authority, what changed, and whether it can be verified and rolled back: each action of a task, or one action, from the log')
+    .argument('<id>', 'a task id, or an action request id (its task is found with --task, else through GET /v1/actions/<id>)')
+    .option('--task <task_id>', "the action's task: the log alone is read, no API lookup")
+    .option('--url <base>', `for an action id without --task: ${URL_HELP}`)
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print the explanation as one JSON document (format writ.explain/1)')
+    .action(async (id: string, options: { task?: string; url?: string; nats?: string; json?: boolean }) => {
+      await explain(id, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url) : undefined, io);
+    });
+  writ
+    .command('decisions')
+    .description("a task's decisions (policy results, approval resolutions) in the decisions-log format: timestamp, task, classification, decision, rationale, falsifier")
+    .argument('<task_id>', 'the task')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print the log as one JSON document (format writ.decisions/1)')
+    .action(async (id: string, options: { nats?: string; json?: boolean }) => {
+      await decisions(id, options, connectionFrom(io, options.nats), io);
     });
   writ
     .command('receipt')
@@ -198,6 +255,48 @@ function program(io: CliIo): Command {
     .option('--json', 'print the raw JSON ({ receipt, verification } with --verify)')
     .action(async (id: string, options: { verify?: boolean; keys?: string; url?: string; json?: boolean }) => {
       await receiptShow(id, options, WritApi.from(io, options.url), io);
+    });
+  writ
+    .command('rollback')
+    .description(
+      "roll back the action a receipt is about, as a new governed action: the receipt is read from its task's log (signature checked), and ONE signed ActionRequest of class rollback naming it and its steps goes to ingress (policy, approval, grant, its own receipt); refused when the receipt names no rollback method",
+    )
+    .argument('<receipt_id>', 'the receipt of the action to undo (writ explain lists each action\'s receipts and rollback)')
+    .option('--key <file>', 'the PRIVATE JWK that signs the request')
+    .requiredOption('--principal <id>', 'who proposes the rollback (a registered principal whose key --key is)')
+    .option('--task <task_id>', "the receipt's task: the log alone is read, no API lookup")
+    .option('--id <action_request_id>', 'the request id (default rb-<hash of the receipt id>: a second submission dedupes)')
+    .option('--reason <text>', 'why, shown to approvers (default: the receipt and its summary)')
+    .option('--url <base>', `without --task: ${URL_HELP}, to find the receipt's task`)
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print { action_request_id, task_id, receipt_id, receipt_hash, steps, subject, stream, seq, duplicate }')
+    .action(async (receiptId: string, options: { key?: string; principal: string; task?: string; id?: string; reason?: string; url?: string; nats?: string; json?: boolean }) => {
+      await rollback(receiptId, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url) : undefined, io);
+    });
+  writ
+    .command('export')
+    .description("write a task's receipt bundle: its events through the last receipt, the receipts with their inclusion proofs against one signed tree head, and the key history to check them offline (docs/verification.md)")
+    .argument('<task_id>', 'the task')
+    .option('--out <file>', 'where to write it (default writ-bundle-<task_id>.json; - for stdout)')
+    .option('--force', 'replace an existing file')
+    .option('--wait <seconds>', 'how long to wait for receipts not yet sequenced in the transparency log (default 30)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print { file, task_id, receipts, events, log_id, tree_size, bundle_hash, bytes, ok }')
+    .action(async (taskId: string, options: { out?: string; force?: boolean; wait?: string; nats?: string; json?: boolean }) => {
+      await exportBundle(taskId, options, connectionFrom(io, options.nats), io);
+    });
+  writ
+    .command('verify')
+    .description('check a receipt bundle offline and print every check (PASS / FAIL / SKIP / UNANCHORED); exit 1 on any failure. --task checks a task against the live log and transparency log instead')
+    .argument('[bundle]', 'the bundle file (from writ export)')
+    .option('--trust <jwks.json>', 'keys obtained independently of the bundle (e.g. GET /v1/keys): every key the checks rely on must be in it')
+    .option('--task <task_id>', 'verify this task in the live log instead of a file')
+    .option('--wait <seconds>', 'with --task: how long to wait for receipts not yet sequenced (default 30)')
+    .option('--live', "with a bundle: also check the live log's signed tree head and that the bundle's tree is a prefix of it (consistency proof)")
+    .option('--nats <url>', 'with --task or --live: NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print { ok, anchored, source, bundle, checks, not_asserted }')
+    .action(async (file: string | undefined, options: { trust?: string; task?: string; wait?: string; live?: boolean; nats?: string; json?: boolean }) => {
+      await verify(file, options, connectionFrom(io, options.nats), io);
     });
 
   const POLICY_NATS_HELP = 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)';
@@ -263,7 +362,7 @@ function program(io: CliIo): Command {
   const keys = writ.command('keys').description("service signing keys: the JWKS is each service's /.well-known/jwks.json");
   keys
     .command('rotate')
-    .description("rotate a service's signing key (director-signed request on <root>.qry.<service>.rotate-key); the old key stays valid until its grants have expired")
+    .description("rotate a service's signing key (director-signed request on <root>.qry.<service>.rotate-key); the old key stays valid until its retire_after, and what it signed verifies after")
     .addOption(new Option('--service <service>', 'whose key').choices(ROTATING_SERVICES).makeOptionMandatory())
     .requiredOption('--key <file>', "the director's PRIVATE JWK")
     .requiredOption('--principal <id>', 'the director (requested_by); a registered principal with role director')
@@ -282,6 +381,101 @@ function program(io: CliIo): Command {
     .option('--json', 'print JSON')
     .action(async (options: { service?: string; principal?: string; nats?: string; json?: boolean }) => {
       await keysList(options, connectionFrom(io, options.nats), io);
+    });
+  const tlog = writ.command('tlog').description('the receipt transparency log (RFC 9162 Merkle tree of every receipt; writ.evt.transparency_log.<log_id>)');
+  tlog
+    .command('head')
+    .description("the latest signed tree head (<root>.qry.receipt.tree-head), its signature checked against the receipt service's keys in the log")
+    .option('--principal <id>', 'the receipt service principal (default WRIT_RECEIPT_PRINCIPAL_ID or writ-receipt)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print { tree_head, ok, checks } as JSON')
+    .action(async (options: { principal?: string; nats?: string; json?: boolean }) => {
+      await tlogHead(options, connectionFrom(io, options.nats), io);
+    });
+  tlog
+    .command('prove')
+    .description("a receipt's inclusion proof (<root>.qry.receipt.inclusion-proof), checked here: head signature, the receipt's leaf hash from the log, the audit path to the signed root; exit 1 on any failure")
+    .argument('<receipt_id>', 'the receipt')
+    .option('--tree-size <n>', 'prove against the signed head published at this size (default: the current head)')
+    .option('--principal <id>', 'the receipt service principal (default WRIT_RECEIPT_PRINCIPAL_ID or writ-receipt)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print { proof, tree_head, ok, checks } as JSON')
+    .action(async (receiptId: string, options: { treeSize?: string; principal?: string; nats?: string; json?: boolean }) => {
+      await tlogProve(receiptId, options, connectionFrom(io, options.nats), io);
+    });
+  const participant = writ.command('participant').description('participants: seeds spawned under seed 002 (writ.evt.participant.<seed_id>; docs/spawn-retire.md)');
+  participant
+    .command('show')
+    .description('a participant as the log says now: status, parent, keys, TTL, heartbeats, Last Will')
+    .argument('<seed_id>', 'the seed id')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print the folded state as JSON')
+    .action(async (seedId: string, options: { nats?: string; json?: boolean }) => {
+      await participantShow(seedId, options, connectionFrom(io, options.nats), io);
+    });
+  participant
+    .command('verify')
+    .description('ask ingress to verify a signed seed.spawn.v1 manifest (<root>.qry.ingress.spawn-verify); exit 1 with its code when refused')
+    .argument('<manifest>', 'the signed manifest (JSON file)')
+    .requiredOption('--child-key <file>', "the child's PUBLIC JWK (its fingerprint must be key_binding.child_key_fingerprint)")
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print the verdict as JSON')
+    .action(async (file: string, options: { childKey: string; nats?: string; json?: boolean }) => {
+      await participantVerify(file, options, connectionFrom(io, options.nats), io);
+    });
+  const cellCommand = writ.command('cell').description('Lazarus cells: one per task (writ.evt.cell.<cell_id>, cell id = task id; services/executor/README.md → Cells)');
+  cellCommand
+    .command('list')
+    .description('every cell in the log: status, director, seats, last event')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print JSON')
+    .action(async (options: { nats?: string; json?: boolean }) => {
+      await cellList(options, connectionFrom(io, options.nats), io);
+    });
+  cellCommand
+    .command('show')
+    .description('a cell as its stream says now: seats and roles, TTLs, heartbeats, checkpoints, graveyard, events')
+    .argument('<cell_id>', 'the cell (its task id)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print JSON')
+    .action(async (cellId: string, options: { nats?: string; json?: boolean }) => {
+      await cellShow(cellId, options, connectionFrom(io, options.nats), io);
+    });
+  cellCommand
+    .command('resurrect')
+    .description("bring a closed cell back within its grace: sign a CellResurrection with the director's key and send it to <root>.qry.executor.resurrect-cell")
+    .argument('<cell_id>', 'the cell (its task id)')
+    .requiredOption('--key <file>', "the director's PRIVATE JWK")
+    .requiredOption('--principal <id>', 'the director (resurrected_by): a registered principal with role director, not an agent')
+    .option('--note <text>', "why (recorded in the cell's decisions log)")
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', "print the executor's reply as JSON")
+    .action(async (cellId: string, options: { key: string; principal: string; note?: string; nats?: string; json?: boolean }) => {
+      await cellResurrect(cellId, options, connectionFrom(io, options.nats), io);
+    });
+  const projections = writ.command('projections').description('the read models: rebuild them from the log alone and prove them equal (services/projection/README.md)');
+  projections
+    .command('rebuild')
+    .description(
+      'replay the log into a fresh schema, compare every view with the live one at the same checkpoint, and swap the rebuilt tables in only when they match (<root>.qry.projection.rebuild); progress on stderr; exit 1 with PROJECTION_REBUILD_MISMATCH when a view differs (nothing swapped)',
+    )
+    .addOption(new Option('--view <view>', 'rebuild only this view (repeat for several; default all)').choices(ProjectionView.options).argParser(collect).default([]))
+    .option('--keep-old', 'keep the replaced tables in <schema>_old_<UTC yyyymmddhhmmss> (default: dropped)')
+    .option('--force', 'swap even when a checksum differs (repairs a view that drifted from the log); the mismatch is still printed')
+    .option('--follow <job_id>', 'follow a rebuild already started (after an interrupted CLI)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', 'print the finished job as JSON')
+    .action(async (options: { view: string[]; keepOld?: boolean; force?: boolean; follow?: string; nats?: string; json?: boolean }) => {
+      await projectionsRebuild(options, connectionFrom(io, options.nats), io);
+    });
+  projections
+    .command('status')
+    .description('the checkpoint and the lag (events behind, age of the oldest event not folded), rows and checksum per view, the last rebuild (GET /v1/projections/status)')
+    .option('--no-checksums', 'skip the checksums (each reads every row of its view)')
+    .option('--url <base>', URL_HELP)
+    .option('--json', 'print the raw JSON')
+    .action(async (options: { checksums: boolean; url?: string; json?: boolean }) => {
+      await projectionsStatus(options, WritApi.from(io, options.url), io);
     });
   return writ;
 }

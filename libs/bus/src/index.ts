@@ -31,3 +31,11 @@ export {
   type RequestOptions,
 } from './bus-client.js';
 export { BusError, RemoteError, type BusErrorCode } from './bus-errors.js';
+export {
+  HeldTimer,
+  type HeldTimerFiring,
+  type HeldTimerJob,
+  type HeldTimerOptions,
+  type HeldTimerOutcome,
+  type HeldTimerOutcomeKind,
+} from './held-timer.js';

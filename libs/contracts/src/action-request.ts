@@ -6,6 +6,7 @@ import { JsonValue, withinJsonBounds } from './json.js';
 import { LIMITS } from './limits.js';
 import { field, isPresent, withRules } from './rules.js';
 import { FilePath, HttpUrl, LongText, ResourceName, Text, Title, boundedRecord } from './text.js';
+import { Brief } from './task-claims/brief.js';
 
 /** A new task proposed together with its first action (instead of `task_id`). */
 export const TaskSpec = z
@@ -19,6 +20,9 @@ export const TaskSpec = z
       .max(LIMITS.listItems)
       .optional()
       .describe('Sacred Scope paths (path patterns) this task explicitly needs to write; honoured only where the policy profile allows the same exception.'),
+    brief: Brief.optional().describe(
+      'brief.json the task is created from (seed 003): stored in task.created, its spec.scope.files_owned must equal files_owned, and the task then closes only on an accepted done claim (docs/task-claims.md).',
+    ),
   })
   .describe('Creates a task for this action. Exactly one of task_id and task is present.');
 export type TaskSpec = z.infer<typeof TaskSpec>;
@@ -107,6 +111,15 @@ export const ActionRequest = withRules(
     const hasTask = isPresent(request.task);
     if (!hasTaskId && !hasTask) report(['task_id'], 'either task_id or task is required');
     if (hasTaskId && hasTask) report(['task'], 'must be absent when task_id is given');
+    const task = request.task;
+    const brief = field(task, 'brief');
+    if (isPresent(brief)) {
+      const owned = field(task, 'files_owned');
+      const briefOwned = field(field(field(brief, 'spec'), 'scope'), 'files_owned');
+      if (Array.isArray(owned) && Array.isArray(briefOwned) && !sameSet(owned, briefOwned)) {
+        report(['task', 'files_owned'], "must equal the brief's spec.scope.files_owned: a brief's scope is the task's");
+      }
+    }
 
     const actionClass = request.action_class as ActionClass;
     const params = request.params;
@@ -121,6 +134,12 @@ export const ActionRequest = withRules(
   },
 ).meta({ title: 'ActionRequest', description: 'A typed execution proposal: the public contract agents publish (Hermit 11.3).' });
 export type ActionRequest = z.infer<typeof ActionRequest>;
+
+function sameSet(a: readonly unknown[], b: readonly unknown[]): boolean {
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((item) => right.has(item));
+}
 
 /** Parses an ActionRequest, throwing a `ContractError` (CONTRACT_INVALID) that lists every offending path. */
 export function parseActionRequest(input: unknown): ActionRequest {

@@ -18,6 +18,7 @@ export const KNOWN_ARTIFACT_KINDS = Object.freeze([
   'search.bundle',
   'web.snapshot',
   'file.snapshot',
+  'file.preimage',
   'patch',
   'diff',
   'command.transcript',

@@ -9,12 +9,20 @@ import { Decision } from './decision.js';
 import { EventEnvelope } from './event-envelope.js';
 import { EvidenceRef } from './evidence-ref.js';
 import { IngressRecord } from './ingress-record.js';
+import { CrashReport, Heartbeat } from './lineage/heartbeat.js';
+import { LastWill } from './lineage/last-will.js';
+import { SpawnManifest } from './lineage/spawn-manifest.js';
 import { PolicyResult } from './policy-result.js';
 import { Principal } from './principal.js';
 import { Receipt } from './receipt.js';
+import { ReceiptBundle } from './receipt-bundle.js';
 import { Step } from './step.js';
 import { StepAttempt } from './step-attempt.js';
 import { Task } from './task.js';
+import { BlockedClaim } from './task-claims/blocked-claim.js';
+import { Brief } from './task-claims/brief.js';
+import { Correction } from './task-claims/correction.js';
+import { DoneClaim } from './task-claims/done-claim.js';
 
 /**
  * Every public contract by name. The JSON Schema generator, the proto
@@ -37,6 +45,15 @@ export const CONTRACTS = Object.freeze({
   Artifact,
   EvidenceRef,
   Receipt,
+  Brief,
+  DoneClaim,
+  BlockedClaim,
+  Correction,
+  SpawnManifest,
+  LastWill,
+  Heartbeat,
+  CrashReport,
+  ReceiptBundle,
 });
 
 export type Contracts = typeof CONTRACTS;

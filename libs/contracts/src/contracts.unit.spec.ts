@@ -62,6 +62,26 @@ const MINIMUM_FIELDS: Record<ContractName, readonly string[]> = {
     'environment_ref', 'policy_result_ref', 'approval_ref', 'capability_grant_ref', 'output_refs', 'result_code',
     'result_summary', 'created_at',
   ],
+  // Seed 003 (prompt-protocols): brief.json, done.json, blocked.json and the correction record.
+  Brief: [
+    'id', 'mission', 'purpose', 'context', 'whats_done', 'current_task', 'done_criteria', 'verify_command', 'key_decisions', 'spec',
+    'relevant_memories', 'ship', 'audit_gates', 'lifecycle',
+  ],
+  DoneClaim: ['agent', 'status', 'started_at', 'finished_at', 'mission', 'evidence', 'regressions', 'pending_actions'],
+  BlockedClaim: ['session', 'blocked_at', 'reason', 'question', 'best_guess', 'fallback_action', 'can_resume_without_answer', 'human_required_for'],
+  Correction: ['corrects_claim_id', 'corrected_at', 'status', 'reason', 'regressions'],
+  SpawnManifest: [
+    'manifest_version', 'seed_id', 'parent_seed_id', 'anchor_id', 'mode', 'role', 'info_budget', 'constraints', 'capabilities',
+    'handoff_channel', 'ttl', 'lineage', 'key_binding', 'oep', 'mission_id', 'actor_id', 'policy', 'resource_limits',
+    'runtime_context', 'signature',
+  ],
+  LastWill: [
+    'manifest_version', 'seed_id', 'parent_seed_id', 'anchor_id', 'mode', 'manifest_hash', 'status', 'retired_at', 'summary',
+    'deltas', 'open_questions', 'governance', 'artifacts', 'heartbeat_last', 'lineage', 'reconstitution', 'signature',
+  ],
+  Heartbeat: ['heartbeat_version', 'seed_id', 'parent_seed_id', 'heartbeat_seq', 'last_event_seq', 'constraints', 'ttl', 'sent_at', 'signature'],
+  CrashReport: ['report_version', 'seed_id', 'parent_seed_id', 'reason', 'observed_at', 'signature'],
+  ReceiptBundle: ['bundle_version', 'task_id', 'events', 'receipts', 'tree_head', 'principals', 'keys', 'not_asserted', 'bundle_hash'],
 };
 
 function requiredKeys(contract: ContractName): string[] {

@@ -76,13 +76,32 @@ export { Artifact, ArtifactClass, KNOWN_ARTIFACT_KINDS } from './artifact.js';
 export { EvidenceRef, EvidenceSelector } from './evidence-ref.js';
 export {
   Receipt,
+  ReceiptApprovalResolution,
+  ReceiptAttestation,
   ReceiptClass,
   ReceiptResultCode,
+  ReceiptEventChainHead,
+  ReceiptRollback,
   ReplayClass,
+  RollbackMethod,
+  RollbackStep,
   Verifiability,
   parseReceipt,
   safeParseReceipt,
 } from './receipt.js';
+export { ROLLBACK_RESTORE_MAX_BYTES, RollbackParams, parseRollbackParams, safeParseRollbackParams } from './rollback.js';
+export {
+  BundleKey,
+  BundlePrincipal,
+  BundleReference,
+  BundleReferenceBinding,
+  BundleReferenceField,
+  BundledReceipt,
+  NotAssertedStatement,
+  RECEIPT_BUNDLE_MAX_EVENTS,
+  RECEIPT_BUNDLE_VERSION,
+  ReceiptBundle,
+} from './receipt-bundle.js';
 
 // Registry and generated documents
 export {
@@ -108,3 +127,5 @@ export {
   subjects,
 } from './subjects.js';
 export * from './governed-path/index.js';
+export * from './task-claims/index.js';
+export * from './lineage/index.js';

@@ -51,6 +51,9 @@ export const PolicyResult = withRules(
     revalidation_conditions: z.array(Text).max(LIMITS.shortListItems).describe('Conditions to recheck before a delayed execution.'),
     approver_roles: z.array(Name).max(LIMITS.shortListItems).optional().describe('Roles that may approve (require_approval only).'),
     downgrade: PolicyDowngrade.optional().describe('Present exactly when outcome is downgrade.'),
+    participant_scope_ref: Ref.optional().describe(
+      'For an action of a participant (a spawned seed): `participant:<seed_id>@<manifest_hash>`, the manifest scope it was checked against.',
+    ),
     evaluated_at: Timestamp,
     evaluated_by: Id.describe('principal_id of the policy engine.'),
   }),

@@ -3,7 +3,7 @@ import { parseContract, safeParseContract, type ParseResult } from './contract-e
 import { Id, Ref, Sha256Hex, Timestamp } from './ids.js';
 import { LIMITS } from './limits.js';
 import { isPresent, withRules } from './rules.js';
-import { Text } from './text.js';
+import { FilePath, Text } from './text.js';
 
 /** Receipt classes (Hermit 18.1). */
 export const ReceiptClass = z.enum([
@@ -37,6 +37,84 @@ export type ReceiptResultCode = z.infer<typeof ReceiptResultCode>;
 const GRANTED_CLASSES: readonly ReceiptClass[] = ['tool_execution', 'command_execution', 'publish', 'rollback'];
 /** Result codes meaning the effect was (or may have been) dispatched. */
 const DISPATCHED_RESULTS: readonly ReceiptResultCode[] = ['succeeded', 'failed', 'unknown_outcome'];
+
+/**
+ * The cell an action ran in, as the executor read it back from the container
+ * after the run (`execution.completed.environment`), not as requested: image
+ * and its digest, network, hardening, limits and mounts. The receipt copies it
+ * so that a reader without the log knows what isolation the receipt attests;
+ * `environment_ref` is the content hash of the full record.
+ */
+export const ReceiptAttestation = z
+  .strictObject({
+    image: z.string().min(1).max(256),
+    image_id: z.string().min(1).max(256).describe('The image digest the container ran (e.g. "sha256:…").'),
+    network_mode: z.string().min(1).max(64),
+    readonly_rootfs: z.boolean(),
+    cap_drop: z.array(z.string().max(64)).max(64),
+    user: z.string().max(64),
+    memory_bytes: z.int().nonnegative(),
+    pids_limit: z.int().nonnegative(),
+    mounts: z.array(z.strictObject({ destination: z.string().max(1024), read_only: z.boolean() })).max(16),
+    egress_hosts: z.array(z.string().min(1).max(261)).max(64).optional().describe('Hosts the cell\'s egress proxy allowed; absent: the cell had no network.'),
+  })
+  .meta({ title: 'ReceiptAttestation', description: 'The cell as actually applied, read back from the container.' });
+export type ReceiptAttestation = z.infer<typeof ReceiptAttestation>;
+
+/** How the approval the action waited for was resolved: by whom, in which event, on which packet and witness. */
+export const ReceiptApprovalResolution = z
+  .strictObject({
+    status: z.enum(['granted', 'denied', 'expired', 'cancelled', 'invalidated']),
+    resolved_by: Id.nullable().describe('The resolver (a director, or the service that observed an expiry or drift).'),
+    resolution_ref: Ref.describe('The resolution event: `event:<event_id>`.'),
+    resolution_hash: Sha256Hex.describe("SHA-256 of the RFC 8785 form of the resolution event's payload."),
+    packet_ref: Ref.nullable().describe('The approval packet the resolver was shown.'),
+    witness_validated: z.boolean().optional().describe('On a grant: whether the state witness was revalidated unchanged; absent when not recorded.'),
+  })
+  .meta({ title: 'ReceiptApprovalResolution' });
+export type ReceiptApprovalResolution = z.infer<typeof ReceiptApprovalResolution>;
+
+/** Rollback methods a receipt can name (Hermit 18.6). */
+export const RollbackMethod = z.enum(['none', 'compensating_local_actions']);
+export type RollbackMethod = z.infer<typeof RollbackMethod>;
+
+/** One compensating governed action of a rollback: delete a file the action added, or write back a pre-image the log holds. */
+export const RollbackStep = z.strictObject({
+  action_class: z.enum(['delete_local', 'write_local']),
+  path: FilePath.describe('Workspace-relative path.'),
+  expected_sha256: Sha256Hex.nullable().describe('What the path must still hash to (the action\'s after state; null: it must be absent); anything else is a later change a rollback would lose.'),
+  restore_artifact_ref: Ref.optional().describe('write_local only: the artifact holding the pre-image (`artifact:<id>`).'),
+  restore_sha256: Sha256Hex.optional().describe('write_local only: SHA-256 of the pre-image.'),
+});
+export type RollbackStep = z.infer<typeof RollbackStep>;
+
+/**
+ * Rollback metadata (Hermit 18.6): the method, its prerequisites and the
+ * artifacts it needs, or in plain words why the action cannot be rolled back.
+ * `compensating_local_actions` lists governed actions (each needs its own
+ * policy decision, grant and receipt); it is named only when everything it
+ * needs is in the log.
+ */
+export const ReceiptRollback = withRules(
+  z.strictObject({
+    method: RollbackMethod,
+    statement: Text,
+    prerequisites: z.array(Text).max(LIMITS.shortListItems),
+    steps: z.array(RollbackStep).max(LIMITS.listItems),
+  }),
+  (rollback, report) => {
+    const steps = rollback.steps as unknown[];
+    if (rollback.method === 'none' && Array.isArray(steps) && steps.length > 0) report(['steps'], 'must be empty when method is none');
+    if (rollback.method === 'compensating_local_actions' && Array.isArray(steps) && steps.length === 0) report(['steps'], 'must name at least one step for compensating_local_actions');
+  },
+).meta({ title: 'ReceiptRollback' });
+export type ReceiptRollback = z.infer<typeof ReceiptRollback>;
+
+/** The task stream's head a receipt was built on: `task_seq` and `hash` of its last event then. */
+export const ReceiptEventChainHead = z
+  .strictObject({ task_seq: z.int().positive(), event_hash: Sha256Hex })
+  .meta({ title: 'ReceiptEventChainHead' });
+export type ReceiptEventChainHead = z.infer<typeof ReceiptEventChainHead>;
 
 const Signature = z
   .string()
@@ -78,6 +156,18 @@ export const Receipt = withRules(
     receipt_bundle_ref: Ref.optional(),
     prev_receipt_hash: Sha256Hex.nullable().optional(),
     receipt_hash: Sha256Hex.optional(),
+    // The chain of authority (Hermit 18.2), bound by content hash so that a reader holding the log segment can check each link.
+    request_hash: Sha256Hex.optional().describe('SHA-256 of the RFC 8785 form of the ActionRequest as recorded (attempt.awaiting_policy).'),
+    policy_result_hash: Sha256Hex.optional().describe('SHA-256 of the RFC 8785 form of the PolicyResult as recorded (policy.evaluated).'),
+    approval_resolution: ReceiptApprovalResolution.optional().describe('The approval the action waited for and how it was resolved; absent when none was requested.'),
+    grant_hash: Sha256Hex.optional().describe('SHA-256 of the compact JWS of the grant as issued (grant.issued).'),
+    state_witness_ref: Ref.nullable().optional().describe('The state witness captured before execution (approval.requested); null when none was captured.'),
+    attestation: ReceiptAttestation.nullable().optional().describe('The cell as actually applied; null when nothing ran or it was not read back.'),
+    not_asserted: z.array(Text).max(LIMITS.shortListItems).optional().describe('What this receipt does NOT assert, in plain words.'),
+    rollback: ReceiptRollback.optional().describe('Rollback method, prerequisites and steps, or why there is none (Hermit 18.6).'),
+    event_chain_head: ReceiptEventChainHead.optional().describe(
+      "The task's last event before this receipt. Events are hash-chained, so signing the head signs every event before it: a rewritten event fails the signature, not only the chain.",
+    ),
   }),
   (receipt, report) => {
     const receiptClass = receipt.receipt_class as ReceiptClass;
@@ -92,6 +182,10 @@ export const Receipt = withRules(
     }
     if ((level === 'signed' || level === 'signed_with_inclusion_proof') && !isPresent(receipt.signature)) report(['signature'], `is required for ${level}`);
     if (isPresent(receipt.signature) && !isPresent(receipt.signer_ref)) report(['signer_ref'], 'is required when signature is present');
+    const rollback = receipt.rollback as { method?: unknown } | undefined;
+    if (rollback !== undefined && typeof receipt.rollback_supported === 'boolean' && receipt.rollback_supported !== (rollback.method !== 'none')) {
+      report(['rollback_supported'], 'must be true exactly when rollback.method names a method');
+    }
   },
 ).meta({ title: 'Receipt', description: 'The durable, hash-chained and signed proof record of an important action (Hermit 8.10, 18).' });
 export type Receipt = z.infer<typeof Receipt>;

@@ -247,6 +247,153 @@ export const artifact = {
   attempt_id: 'attempt-01',
 } as const;
 
+export const receiptBundle = {
+  bundle_version: 'writ.receipt-bundle.v1',
+  task_id: 'task-01',
+  events: [eventEnvelope],
+  receipts: [
+    {
+      receipt,
+      jws: 'eyJhbGciOiJFZERTQSJ9.e30.c2lnbmF0dXJl',
+      event_id: 'evt-01',
+      references: [
+        { field: 'policy_result_ref', ref: 'policy_result:pr-01', event_id: 'evt-01', pointer: '/payload/policy_result', binding: 'object', sha256: HASH_A },
+      ],
+      inclusion_proof: { log_id: 'writ-receipts', leaf_index: 0, tree_size: 1, leaf_hash: HASH_A, audit_path: [] },
+    },
+  ],
+  tree_head: { log_id: 'writ-receipts', tree_size: 1, root_hash: HASH_A, timestamp: T1, signer_ref: 'receipt-key-2026-01', jws: 'eyJhbGciOiJFZERTQSJ9.e30.c2lnbmF0dXJl' },
+  principals: [{ principal_id: 'writ-receipt', events: [{ ...eventEnvelope, entity_type: 'principal', entity_id: 'writ-receipt', task_id: 'writ-receipt' }] }],
+  keys: [
+    {
+      principal_id: 'writ-receipt',
+      jwk: { kty: 'OKP', crv: 'Ed25519', x: 'A'.repeat(43), kid: 'receipt-key-2026-01' },
+      valid_from: T0,
+      valid_until: null,
+    },
+  ],
+  not_asserted: [{ subject: 'effects', statement: 'No external effect is asserted.' }],
+  bundle_hash: HASH_B,
+} as const;
+
+const FP_PARENT = `sha256:${'c'.repeat(64)}`;
+const FP_CHILD = `sha256:${'d'.repeat(64)}`;
+const SEED_SIGNATURE = { algo: 'ed25519', payload_hash: HASH_B, sig: `${'A'.repeat(86)}==` } as const;
+
+export const spawnManifest = {
+  manifest_version: 'seed.spawn.v1',
+  seed_id: 'seed-docs-01',
+  parent_seed_id: 'director-1',
+  anchor_id: 'anchor:docs',
+  mode: 'ephemeral',
+  role: 'docs.indexer',
+  info_budget: { scope: 'on-topic', notes: 'index the docs folder only' },
+  constraints: { anchor_hash: HASH_A, parent_hash: HASH_A, policy_hash: HASH_B, extra: [] },
+  capabilities: { fs: ['read:docs/**', 'write:out/**'], net: [], shell: ['ls'], providers: [] },
+  handoff_channel: 'trace',
+  ttl: { created_at: T0, expires_at: '2026-01-15T11:00:00Z' },
+  lineage: { install_id: 'install-01', genesis_fingerprint: 'genesis:01', parent_key_fingerprint: FP_PARENT },
+  key_binding: { child_key_fingerprint: FP_CHILD, key_role: 'seed_ephemeral' },
+  oep: { version: '1', policy_profile: 'strict' },
+  mission_id: 'mission-01',
+  actor_id: 'director-1',
+  policy: { confidentiality: 'internal', redact: ['api_key'] },
+  resource_limits: { max_tokens: 10_000, max_calls: 100, max_wallclock_seconds: 3_600 },
+  runtime_context: { host_id: 'host-1', namespace: 'default' },
+  signature: { ...SEED_SIGNATURE, signer: FP_PARENT },
+} as const;
+
+export const lastWill = {
+  manifest_version: 'seed.retire.v1',
+  seed_id: 'seed-docs-01',
+  parent_seed_id: 'director-1',
+  anchor_id: 'anchor:docs',
+  mode: 'ephemeral',
+  manifest_hash: HASH_B,
+  status: 'retired',
+  retired_at: '2026-01-15T10:30:00Z',
+  summary: 'Indexed 12 documents.',
+  deltas: [{ epistemic_type: 'retrieved', confidence: 0.9, content: 'docs/a.md defines the API', provenance: 'docs/a.md', support: ['docs/a.md'] }],
+  open_questions: ['Is docs/b.md still current?'],
+  governance: { violations: [], unknowns_disclosed: true, oep_compliant: true },
+  artifacts: [{ path: 'out/index.json', sha256: HASH_A, encrypted_to: FP_PARENT, channel: 'trace' }],
+  heartbeat_last: '2026-01-15T10:29:00Z',
+  lineage: { install_id: 'install-01', genesis_fingerprint: 'genesis:01', child_key_fingerprint: FP_CHILD },
+  reconstitution: { reconstituted_from_seed_id: null },
+  signature: { ...SEED_SIGNATURE, signer: FP_CHILD },
+} as const;
+
+export const heartbeat = {
+  heartbeat_version: 'seed.heartbeat.v1',
+  seed_id: 'seed-docs-01',
+  parent_seed_id: 'director-1',
+  heartbeat_seq: 1,
+  last_event_seq: 4,
+  constraints: { anchor_hash: HASH_A, parent_hash: HASH_A, policy_hash: HASH_B },
+  ttl: { expires_at: '2026-01-15T11:00:00Z' },
+  sent_at: T1,
+  signature: { ...SEED_SIGNATURE, signer: FP_CHILD },
+} as const;
+
+export const crashReport = {
+  report_version: 'seed.crash.v1',
+  seed_id: 'seed-docs-01',
+  parent_seed_id: 'director-1',
+  reason: 'the worker process exited with status 137',
+  observed_at: T1,
+  signature: { ...SEED_SIGNATURE, signer: FP_PARENT },
+} as const;
+
+export const brief = {
+  id: 'brief-01',
+  mission: 'Make the retry test deterministic.',
+  purpose: 'CI fails one run in ten on the retry test.',
+  context: { project_root: 'workspace', stack: 'node' },
+  whats_done: [],
+  current_task: 'src/retry/retry.ts: read the retry count from config, not the clock.',
+  done_criteria: 'npm test -- retry passes ten times in a row.',
+  verify_command: ['npm', 'test', '--', 'retry'],
+  key_decisions: [],
+  spec: { scope: { files_owned: ['src/retry/**'] } },
+  relevant_memories: [],
+  ship: false,
+  audit_gates: ['codeaudit'],
+  lifecycle: 'ephemeral',
+} as const;
+
+export const doneClaim = {
+  agent: 'worker-retry-1',
+  project: 'retry',
+  status: 'done_clean',
+  started_at: T0,
+  finished_at: '2026-01-15T10:20:00Z',
+  duration_sec: 1_200,
+  mission: 'Make the retry test deterministic.',
+  evidence: { verify_command: ['npm', 'test', '--', 'retry'], verify_exit_code: 0, verify_stdout: 'ok', verify_stderr: '', artefacts: [] },
+  audit: { gates_required: ['codeaudit'], gates_passed: ['codeaudit'], scores: { codeaudit: 92 }, verdict: 'satisfied' },
+  regressions: [],
+  pending_actions: [],
+} as const;
+
+export const blockedClaim = {
+  session: 'worker-retry-1',
+  blocked_at: T0,
+  reason: 'credential_missing',
+  question: 'The staging API key is not in the vault; which key should the integration test use?',
+  best_guess: 'Skip the staging test and run the local one.',
+  fallback_action: 'Running the local retry tests while the key is missing.',
+  can_resume_without_answer: true,
+  human_required_for: 'credential',
+} as const;
+
+export const correction = {
+  corrects_claim_id: 'dcl-0123456789abcdef0123456789abcdef',
+  corrected_at: T1,
+  status: 'failed',
+  reason: 'The retry test regressed on CI after done_clean.',
+  regressions: ['retry test fails on the second run'],
+} as const;
+
 /** One valid sample per registered contract. */
 export const SAMPLES = {
   EventEnvelope: eventEnvelope,
@@ -264,4 +411,13 @@ export const SAMPLES = {
   Artifact: artifact,
   EvidenceRef: evidenceRef,
   Receipt: receipt,
+  Brief: brief,
+  DoneClaim: doneClaim,
+  BlockedClaim: blockedClaim,
+  Correction: correction,
+  SpawnManifest: spawnManifest,
+  LastWill: lastWill,
+  Heartbeat: heartbeat,
+  CrashReport: crashReport,
+  ReceiptBundle: receiptBundle,
 } as const;

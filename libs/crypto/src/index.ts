@@ -48,4 +48,14 @@ export {
   verifyInclusion,
 } from './merkle.js';
 export { canonicalContentVersion, sha256Hex } from './sha256.js';
+export {
+  DOCUMENT_SIGNATURE_ALGO,
+  documentPayloadHash,
+  documentSignatures,
+  ed25519Fingerprint,
+  signDigest,
+  signDocument,
+  verifyDigestSignature,
+  type DocumentSignature,
+} from './signed-document.js';
 export { SigningKeyring } from './signing-keyring.js';

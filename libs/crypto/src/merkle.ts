@@ -79,6 +79,12 @@ export function consistencyProof(m: number, n: number, leaves: readonly Uint8Arr
  * Verifies an inclusion proof (RFC 9162 section 2.1.3.2). `leafHash` is the leaf's
  * hash (`merkleLeafHash(leaf)`), not the leaf bytes. Never throws: malformed input
  * (wrong hash lengths, index outside the tree, non-integer sizes) simply fails.
+ *
+ * `treeSize` is bound only through `root`: for another size in which the leaf's
+ * path has the same shape (leaf 0 in 12 or 13 leaves) the computation is the same,
+ * so the proof verifies against the same root. Take size and root together from
+ * one signed tree head, never the size from the proof. (The same holds for the
+ * second size of `verifyConsistency`.)
  */
 export function verifyInclusion(
   leafHash: Uint8Array,

@@ -186,6 +186,18 @@ describe('inclusion proofs (RFC 9162 section 2.1.3)', () => {
     },
   );
 
+  it('given a proof checked against another tree size of the same path shape, then it verifies: the size is bound only through the root, so callers take size and root from one signed tree head', () => {
+    // given leaf 0 of 13 leaves: its path has 4 inner nodes, as it has in a tree of 12 (and 9..16)
+    const leaves = Array.from({ length: 13 }, (_, i) => Uint8Array.of(i));
+    const root13 = merkleRoot(leaves);
+    const path = inclusionProof(0, leaves);
+    // when it is checked as if the tree had 12 leaves, with the root of 13
+    const asTwelve = verifyInclusion(merkleLeafHash(leaves[0] as Uint8Array), 0, 12, path, root13);
+    // then the computation is the same one and it verifies; against the real root of 12 it does not
+    expect(asTwelve).toBe(true);
+    expect(verifyInclusion(merkleLeafHash(leaves[0] as Uint8Array), 0, 12, path, merkleRoot(leaves.slice(0, 12)))).toBe(false);
+  });
+
   it('given a single-leaf tree, then the leaf hash is the root and the proof is empty', () => {
     const hash = merkleLeafHash(new TextEncoder().encode('data'));
     expect(verifyInclusion(hash, 0, 1, [], hash)).toBe(true);

@@ -67,16 +67,17 @@ export function sealEvent(draft: EventDraft, taskId: string, prev: ChainLink): E
  * envelope, belongs to `taskId` (when given), its hash recomputes over the raw
  * content (so an added field counts as a modification), `task_seq` runs 1, 2, 3…
  * and `prev_event_hash` links to the previous event's `hash`. Reports the first
- * offending position.
+ * offending position. `from` continues a chain already verified up to that
+ * link (a suffix read after a cached prefix): `task_seq` then runs on from it.
  */
-export function verifyEventChain(events: readonly unknown[], options: { taskId?: string } = {}): ChainReport {
-  let prev: ChainLink = GENESIS;
+export function verifyEventChain(events: readonly unknown[], options: { taskId?: string; from?: ChainLink } = {}): ChainReport {
+  let prev: ChainLink = options.from ?? GENESIS;
   const hashBySeq = new Map<number, string>();
   const broken = (index: number, reason: ChainBreakReason, detail: string): ChainReport => ({
     ok: false,
     length: events.length,
     index,
-    taskSeq: index + 1,
+    taskSeq: (options.from?.taskSeq ?? 0) + index + 1,
     reason,
     detail,
   });

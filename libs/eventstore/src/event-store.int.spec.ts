@@ -366,6 +366,60 @@ describe('EventStore (real NATS)', () => {
     });
   });
 
+  describe('read cache', () => {
+    it('given a task read once, when another store appends several events, then a read returns exactly what a fresh store reads', async () => {
+      // given
+      const store = await openStore();
+      const other = await sibling(store);
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 3), 0);
+      expect(await store.read(taskId)).toHaveLength(3);
+      // when one event, then a batch of four, land from elsewhere
+      await other.append(taskId, drafts(taskId, 1), 3);
+      const afterOne = await store.read(taskId);
+      await other.append(taskId, drafts(taskId, 4), 4);
+      // then
+      expect(afterOne.map((stored) => stored.event.task_seq)).toEqual([1, 2, 3, 4]);
+      const fresh = await (await sibling(store)).read(taskId);
+      expect(await store.read(taskId)).toEqual(fresh);
+      expect(fresh).toHaveLength(8);
+    });
+
+    it('given a task read once, when this store appends a batch, then the next read holds the batch as stored', async () => {
+      // given
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 2), 0);
+      await store.read(taskId);
+      // when
+      await store.append(taskId, drafts(taskId, 3), 2);
+      // then
+      expect(await store.read(taskId)).toEqual(await (await sibling(store)).read(taskId));
+    });
+
+    it('given a cached task, when a rival event lands after it, then the read verifies the whole chain again and refuses the fork', async () => {
+      // given a task read (and cached) with three events
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 3), 0);
+      const events = (await store.read(taskId)).map((stored) => stored.event);
+      // when a second event 3 is stored after them
+      const subject = `${store.config.subjectPrefix}.task.${taskId}`;
+      await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, { taskSeq: events[1]!.task_seq, hash: events[1]!.hash }));
+      // then
+      await expect(store.read(taskId)).rejects.toMatchObject({ code: 'EVENTSTORE_CHAIN_BROKEN', details: { reason: 'forked' } });
+    });
+
+    it('given the cache turned off, when a task is read twice, then both reads verify and agree', async () => {
+      const store = await openStore({ readCacheEvents: 0 });
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 2), 0);
+      const first = await store.read(taskId);
+      await store.append(taskId, drafts(taskId, 1), 2);
+      expect(await store.read(taskId)).toEqual([...first, expect.objectContaining({ event: expect.objectContaining({ task_seq: 3 }) })]);
+    });
+  });
+
   describe('chain verification against tampering', () => {
     /** A task with two honest events; returns their envelopes. */
     async function honestTask(store: EventStore): Promise<{ taskId: string; subject: string; events: EventEnvelope[] }> {

@@ -18,6 +18,7 @@ import {
   type AppendedEvent,
 } from './eventstore-errors.js';
 import { EMPTY_HEAD, HeadCache, type StreamHead } from './head-cache.js';
+import { ReadCache } from './read-cache.js';
 import { ensureEventStream, parseEventStoreConfig, type EnsureStreamOutcome, type EventStoreConfig, type EventStoreConfigInput } from './stream-config.js';
 
 /** An event as read back, with where the log holds it. */
@@ -102,6 +103,7 @@ export class EventStore {
   readonly #js: JetStreamClient;
   readonly #jsm: JetStreamManager;
   readonly #heads: HeadCache;
+  readonly #reads: ReadCache<StoredEvent>;
 
   private constructor(config: EventStoreConfig, stream: EnsureStreamOutcome, js: JetStreamClient, jsm: JetStreamManager) {
     this.config = config;
@@ -109,6 +111,7 @@ export class EventStore {
     this.#js = js;
     this.#jsm = jsm;
     this.#heads = new HeadCache(config.headCacheSize);
+    this.#reads = new ReadCache<StoredEvent>(config.readCacheEvents);
   }
 
   /**
@@ -235,6 +238,8 @@ export class EventStore {
     let link = start.link;
     let guard = start.guard;
     let lastWasWrite = false;
+    // Fresh writes, in order: each was guarded by the one before, so together they are exactly what follows `start.guard` on the subject.
+    const written: StoredEvent[] = [];
 
     for (let index = 0; index < parsed.length; index++) {
       const { envelope, bytes } = sealed[index]!;
@@ -272,6 +277,7 @@ export class EventStore {
         appended.push({ eventId: envelope.event_id, taskSeq: envelope.task_seq, streamSeq: ack.seq, hash: envelope.hash, duplicate: false });
         link = { taskSeq: envelope.task_seq, hash: envelope.hash };
         lastWasWrite = true;
+        written.push({ streamSeq: ack.seq, subject, event: envelope });
       }
       guard = ack.seq;
     }
@@ -280,6 +286,7 @@ export class EventStore {
     // anywhere in the history, so it is not cached as the head.
     if (lastWasWrite) this.#heads.advance(subject, { taskSeq: link.taskSeq, streamSeq: guard, hash: link.hash });
     else this.#heads.forget(subject);
+    this.#extendRead(subject, start.guard, written);
     return { subject, taskSeq: link.taskSeq, streamSeq: guard, hash: link.hash ?? '', events: appended };
   }
 
@@ -370,19 +377,75 @@ export class EventStore {
     }
   }
 
+  /**
+   * The aggregate's verified events up to its last stored message. A cached
+   * prefix (`ReadCache`) is trusted, being append-only and verified when it
+   * was read; only the messages after it are fetched (none, or just the last
+   * message, cost one message get) and must link to it. A suffix that does
+   * not, or a subject whose last message is older than the cache, is read and
+   * verified in full, so a fork or a recreated stream is still reported.
+   */
   async #read(aggregate: Aggregate): Promise<StoredEvent[]> {
-    const raws = await this.#readRaw(aggregate);
+    const { subject } = aggregate;
+    const last = await this.#getMessage(aggregate, { last_by_subj: subject });
+    if (last === null) {
+      this.#reads.forget(subject);
+      this.#heads.replace(subject, EMPTY_HEAD);
+      return [];
+    }
+    const cached = this.#reads.get(subject);
+    const cachedHead = cached?.events.at(-1);
+    let events: readonly StoredEvent[] | undefined;
+    if (cached !== undefined && cachedHead !== undefined && last.seq >= cached.lastStreamSeq) {
+      const lastValue = decodeJson(last.data);
+      if (last.seq === cached.lastStreamSeq) {
+        if ((lastValue as { hash?: unknown } | null)?.hash === cachedHead.event.hash) events = cached.events;
+      } else {
+        const isNext = taskSeqOfValue(lastValue) === cachedHead.event.task_seq + 1;
+        const suffix = isNext ? [{ streamSeq: last.seq, subject: last.subject, value: lastValue }] : await this.#collect(subject, cached.lastStreamSeq + 1, last.seq);
+        const verified = this.#verified(aggregate, suffix, { taskSeq: cachedHead.event.task_seq, hash: cachedHead.event.hash });
+        if (verified !== undefined) events = [...cached.events, ...verified];
+      }
+    }
+    if (events === undefined) {
+      const raws = await this.#collect(subject, 1, last.seq);
+      events = this.#verified(aggregate, raws, GENESIS, true) ?? [];
+    }
+    const head = events.at(-1);
+    this.#heads.replace(subject, head ? { taskSeq: head.event.task_seq, streamSeq: head.streamSeq, hash: head.event.hash } : EMPTY_HEAD);
+    if (head !== undefined) this.#reads.set(subject, { events, lastStreamSeq: head.streamSeq });
+    return [...events];
+  }
+
+  /**
+   * `raws` verified as the chain continuing from `from`, parsed. A break is
+   * thrown (`EVENTSTORE_CHAIN_BROKEN`) when `throwOnBreak`; otherwise it is
+   * undefined, for the caller to fall back to a full read.
+   */
+  #verified(aggregate: Aggregate, raws: readonly RawStored[], from: ChainLink, throwOnBreak = false): StoredEvent[] | undefined {
     const report = verifyEventChain(
       raws.map((raw) => raw.value),
-      { taskId: aggregate.entityId },
+      { taskId: aggregate.entityId, from },
     );
     if (!report.ok) {
+      if (!throwOnBreak) return undefined;
       throw chainBroken(aggregate.subject, report.reason, report.taskSeq, raws[report.index]?.streamSeq ?? null, report.detail);
     }
-    const events = raws.map((raw) => ({ streamSeq: raw.streamSeq, subject: raw.subject, event: EventEnvelope.parse(raw.value) }));
-    const last = events.at(-1);
-    this.#heads.replace(aggregate.subject, last ? { taskSeq: last.event.task_seq, streamSeq: last.streamSeq, hash: last.event.hash } : EMPTY_HEAD);
-    return events;
+    return raws.map((raw) => ({ streamSeq: raw.streamSeq, subject: raw.subject, event: EventEnvelope.parse(raw.value) }));
+  }
+
+  /** A cached read of `subject` that ended at `guard` grows by this process's own fresh writes after it. */
+  #extendRead(subject: string, guard: number, written: readonly StoredEvent[]): void {
+    if (written.length === 0) return;
+    const cached = this.#reads.get(subject);
+    if (cached === undefined || cached.lastStreamSeq !== guard) return;
+    this.#reads.set(subject, { events: [...cached.events, ...written], lastStreamSeq: written.at(-1)!.streamSeq });
+  }
+
+  async #collect(subject: string, fromSeq: number, untilSeq: number): Promise<RawStored[]> {
+    const raws: RawStored[] = [];
+    for await (const raw of this.#scan(subject, fromSeq, untilSeq, undefined)) raws.push(raw);
+    return raws;
   }
 
   async #verify(aggregate: Aggregate): Promise<ChainVerification> {
@@ -411,9 +474,7 @@ export class EventStore {
   async #readRaw(aggregate: Aggregate): Promise<RawStored[]> {
     const last = await this.#getMessage(aggregate, { last_by_subj: aggregate.subject });
     if (last === null) return [];
-    const raws: RawStored[] = [];
-    for await (const raw of this.#scan(aggregate.subject, 1, last.seq, undefined)) raws.push(raw);
-    return raws;
+    return this.#collect(aggregate.subject, 1, last.seq);
   }
 
   async *#replay(fromStreamSeq: number, options: ReplayOptions): AsyncGenerator<StoredEvent> {
@@ -512,6 +573,10 @@ export class EventStore {
 function unwrap<T>(result: ParseResult<T>): T {
   if (!result.ok) throw result.error;
   return result.value;
+}
+
+function taskSeqOfValue(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? (value as { task_seq?: unknown }).task_seq : undefined;
 }
 
 function decodeJson(data: Uint8Array): unknown {

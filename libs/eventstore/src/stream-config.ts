@@ -61,6 +61,12 @@ export const EventStoreConfig = z.object({
   maxMsgSize: z.int().min(256).default(1 * MiB),
   /** Per-aggregate heads remembered to spare a read before an append. */
   headCacheSize: z.int().min(0).default(10_000),
+  /**
+   * Verified events kept in memory so that reading an aggregate again fetches
+   * only what was appended since (one message get when nothing or one event
+   * was); least recently read aggregates evicted first. 0 turns it off.
+   */
+  readCacheEvents: z.int().min(0).default(50_000),
   /** Timeout of each request to the server (publish ack, message get). */
   requestTimeoutMs: z.int().min(100).default(5_000),
 });

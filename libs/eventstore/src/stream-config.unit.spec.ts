@@ -16,6 +16,7 @@ describe('parseEventStoreConfig', () => {
       maxMsgs: -1,
       maxMsgSize: 1024 ** 2,
       headCacheSize: 10_000,
+      readCacheEvents: 50_000,
       requestTimeoutMs: 5_000,
     });
     expect(desiredStreamConfig(config)).toMatchObject({

@@ -131,6 +131,11 @@ export { splitShell, type ShellCommand, type ShellParse, type ShellRedirect } fr
 export { destructiveSql, type SqlFinding } from './policy/sql-statements.js';
 export { PolicyError, type PolicyErrorCode } from './policy/policy.errors.js';
 
+// Task claims (seed 003: done.json, blocked.json, file-ownership audit)
+export { judgeDoneClaim, VERIFIED_STATUSES, type DoneClaimFacts, type DoneJudgment, type StandingDoneClaim, type VerificationFact } from './claims/done-claim.rules.js';
+export { judgeBlockedClaim, preferenceIn, PREFERENCE_PATTERNS, type BlockedClaimFacts, type BlockedJudgment, type FallbackStanding } from './claims/blocked-claim.rules.js';
+export { auditFileOwnership, type ExecutedChange, type FileOwnershipAudit, type SacredScopes } from './claims/file-ownership.audit.js';
+
 // Cell (Lazarus Cell Spec: lifecycle, TTLs, roles, filesystem layout)
 export {
   cellDecider,
@@ -164,3 +169,6 @@ export { CELL_ROLES, cellPermissions, roleEnabled, type CellPermissions, type Ce
 export { CELL_DIRS, CELL_FILES, cellLayout, homePath, readablePaths, writablePaths, type CellLayout, type CellLayoutParticipant } from './cell/cell.layout.js';
 export { dueTransitions, nextDueAt, type DueTransition } from './cell/cell.due.js';
 export { CellError, type CellErrorCode } from './cell/cell.errors.js';
+
+// Lineage (seed 002: signed spawn manifests, heartbeats, Last Wills, forensic seeds, reconstitution; participant scope)
+export * from './lineage/index.js';

@@ -32,6 +32,9 @@ const FILES_OWNED = ['src/**', 'drafts/**'];
 const ALLOWED_URL = 'https://api.example.com/v1/items';
 const DENIED_URL = 'https://evil.example.net/collect';
 const DESTRUCTIVE_ARGV = ['git', 'push', '--force', 'origin', 'main'];
+const HASH_BEFORE = 'b'.repeat(64);
+const HASH_AFTER = 'a'.repeat(64);
+const HASH_RECEIPT = 'c'.repeat(64);
 
 interface Resource {
   readonly path?: string;
@@ -83,8 +86,11 @@ export function matrixRequest(cls: ActionClass, scope: ScopeCase): ActionRequest
     }
     case 'memory_write':
       return request({ ...base, target_resources: ['memory:notes', ...(path === undefined ? [] : [path]), ...(url === undefined ? [] : [url])], params: { ...argv } });
-    case 'rollback':
-      return request({ ...base, target_resources: [...(path === undefined ? [] : [path]), ...(url === undefined ? [] : [url])], params: { ...argv } });
+    case 'rollback': {
+      // A receipt's rollback: one step writing the pre-image of the case's path back (none for a URL: nothing local to undo).
+      const steps = path === undefined ? [] : [{ action_class: 'write_local', path, expected_sha256: HASH_AFTER, restore_artifact_ref: 'artifact:art-before', restore_sha256: HASH_BEFORE }];
+      return request({ ...base, target_resources: [...(path === undefined ? [] : [path]), ...(url === undefined ? [] : [url])], params: { receipt_id: 'rct-matrix', receipt_hash: HASH_RECEIPT, steps, ...argv } });
+    }
   }
 }
 

@@ -21,8 +21,10 @@ export {
 export { rooted, writSubjects, type BusStreamSubjects, type CommandSubjects, type WritSubjects } from './subject-root.js';
 export { ensureWritStreams, writStreamConfigs, type WritStreamsOptions } from './writ-streams.js';
 export { loadOrCreateServiceKey } from './service-key.js';
-export { KEYRING_STATE_FILE, KeyringState, RetiringKey, ServiceKeyring, type OpenedKeyring, type ServiceKeyringOptions } from './service-keyring.js';
+export { KEYRING_LOCK_FILE, KEYRING_STATE_FILE, KeyringState, RetiringKey, ServiceKeyring, type OpenedKeyring, type ServiceKeyringOptions } from './service-keyring.js';
 export { RotatingServiceKey, type KeyRotation, type KeyRotationResult, type RotatingServiceKeyOptions } from './rotating-service-key.js';
+export { rotateKeyOnRequest, type KeyRotationRequestDeps, type ServiceKeyRotator } from './key-rotation-request.js';
+export { TaskSerializer } from './task-serializer.js';
 export { keyLifecycles, type KeyLifecycle } from './key-lifecycle.js';
 export {
   PrincipalRegistry,
@@ -43,7 +45,7 @@ export {
   type ReadinessResult,
   type ReadinessValue,
 } from './readiness.js';
-export { ServiceRuntime, connectNats, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
+export { ServiceRuntime, connectNats, type RotatingKeyOptions, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
 export { isProcessEntry } from './process-entry.js';
 export { NatsArtifactStore, artifactObjectName, artifactUri, type ArtifactBucketOptions, type ArtifactStoreFailure, type StoredArtifact } from './artifact-store.js';
 export {

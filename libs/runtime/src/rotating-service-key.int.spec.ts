@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -7,7 +7,7 @@ import { exportEd25519PrivateJwk, generateEd25519Key, signJws, verifyJws } from 
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYRING_STATE_FILE, PrincipalRegistry, RotatingServiceKey, ServiceKeyring, keyLifecycles } from './index.js';
+import { KEYRING_LOCK_FILE, KEYRING_STATE_FILE, PrincipalRegistry, RotatingServiceKey, ServiceKeyring, keyLifecycles } from './index.js';
 
 /**
  * The rotating service key against the real NATS (a test-unique event stream,
@@ -61,6 +61,39 @@ describe('ServiceKeyring', () => {
     const again = await ServiceKeyring.open({ dir: keyDir, legacyKeyFile: join(dir, 'gone.jwk.json'), newKid: () => 'unused' });
     expect(again).toMatchObject({ origin: 'keyring' });
     expect(again.keyring.active.kid).toBe('legacy-k1');
+  });
+
+  it('given two processes opening a new directory at once, then one key is generated and both sign with it; no lock is left behind', async () => {
+    const keyDir = join(dir, uniqueName('race'));
+    const [first, second] = await Promise.all([ServiceKeyring.open({ dir: keyDir, newKid: () => 'svc-a' }), ServiceKeyring.open({ dir: keyDir, newKid: () => 'svc-b' })]);
+    expect([first.origin, second.origin].sort()).toEqual(['generated', 'keyring']);
+    expect(second.keyring.active.kid).toBe(first.keyring.active.kid);
+    expect((await readdir(keyDir)).sort()).toEqual([`${first.keyring.active.kid}.jwk.json`, KEYRING_STATE_FILE].sort());
+  });
+
+  it('given a lock left by a process that died holding it, then it is broken once stale; a lock held now makes a change wait for its release', async () => {
+    const keyDir = join(dir, uniqueName('lock'));
+    const { keyring } = await ServiceKeyring.open({ dir: keyDir, newKid: () => 'svc-k1' });
+    // a stale lock (older than 30 s) does not stop a change
+    await writeFile(join(keyDir, KEYRING_LOCK_FILE), '{"pid":1,"host":"gone"}');
+    const old = new Date(Date.now() - 60_000);
+    await utimes(join(keyDir, KEYRING_LOCK_FILE), old, old);
+    await expect(keyring.exclusive(async () => 'changed')).resolves.toBe('changed');
+    expect(await readdir(keyDir)).not.toContain(KEYRING_LOCK_FILE);
+    // a change waits for a live holder, then runs
+    let release: (() => void) | undefined;
+    const held = keyring.exclusive(() => new Promise<void>((resolve) => (release = resolve)));
+    // the work runs once the lock is taken
+    while (release === undefined) await new Promise((resolve) => setImmediate(resolve));
+    expect(await readdir(keyDir)).toContain(KEYRING_LOCK_FILE);
+    const order: string[] = [];
+    const waiting = keyring.exclusive(async () => void order.push('second'));
+    await new Promise((resolve) => setImmediate(resolve));
+    order.push('first released');
+    release();
+    await held;
+    await waiting;
+    expect(order).toEqual(['first released', 'second']);
   });
 
   it('given a state file that is not a keyring state, then RUNTIME_KEY_INVALID and nothing is replaced', async () => {
@@ -141,6 +174,39 @@ describe('RotatingServiceKey', () => {
     now = new Date('2030-02-01T00:01:00.000Z');
     expect(await second.key.retireDue()).toEqual([old]);
     expect((await principalEvents(principalId)).map((event) => event.event_type)).toEqual(['principal.registered', 'principal.key_added', 'principal.key_revoked']);
+  });
+
+  it('given two processes sharing the key directory, when one rotates, then the other takes it up at its next check (a repeat asked of it is already_rotated), and a retirement checked by both at once is appended once', async () => {
+    // given two processes on one directory
+    const principalId = uniqueName('svc');
+    const keyDir = join(dir, uniqueName('shared'));
+    let now = new Date('2030-04-01T00:00:00.000Z');
+    const a = await RotatingServiceKey.start(store, { principalId, displayName: 'svc', keyDir, clock: () => now });
+    const b = await RotatingServiceKey.start(store, { principalId, displayName: 'svc', keyDir, clock: () => now });
+    const old = a.key.active.kid;
+    expect(b.key.active.kid).toBe(old);
+    expect(b.registration).toBe('unchanged');
+
+    // when one rotates
+    const rotated = await a.key.rotate({ kid: `${principalId}-r1`, validForSeconds: 60, requestedBy: 'director-1' });
+    expect(rotated).toMatchObject({ status: 'rotated', previous_kid: old });
+    // then the other signs with the old key (still valid) until it next looks at the directory
+    expect(b.key.active.kid).toBe(old);
+    expect(await b.key.retireDue()).toEqual([]);
+    expect(b.key.active.kid).toBe(`${principalId}-r1`);
+    // and the same rotation asked of it rotates nothing more
+    expect(await b.key.rotate({ kid: `${principalId}-r1`, validForSeconds: 60 })).toEqual({ ...rotated, status: 'already_rotated' });
+
+    // when both check at retire_after at once, then the replaced key is revoked once, by one of them
+    now = new Date('2030-04-01T00:01:00.000Z');
+    const [byA, byB] = await Promise.all([a.key.retireDue(), b.key.retireDue()]);
+    expect([...byA, ...byB]).toEqual([old]);
+    expect((await principalEvents(principalId)).map((event) => event.event_type)).toEqual(['principal.registered', 'principal.key_added', 'principal.key_revoked']);
+    expect(a.key.retiring()).toEqual([]);
+    expect(b.key.retiring()).toEqual([]);
+    expect(await readdir(keyDir)).not.toContain(KEYRING_LOCK_FILE);
+    await a.key.stop();
+    await b.key.stop();
   });
 
   it('given a crash after the new key was written and before the log had it, then the next start finishes the rotation (key_added first, then the switch)', async () => {

@@ -55,7 +55,13 @@ const MAX_ROUNDS = 5;
  *   state on disk, so a restart keeps it; `startRetirementChecks` runs it now
  *   and on an interval.
  *
- * One process owns a key directory; its calls are serialized here.
+ * Calls are serialized in the process, and every change of the keyring runs
+ * under the key directory's lock on the state as it is on disk then
+ * (`ServiceKeyring.exclusive`). So replicas of one service may share the
+ * directory (one volume): a rotation asked of any of them rotates the key of
+ * all, each switching to the new key at its next check (it signs with the
+ * replaced key, still valid, until then), and a key retires once. The replaced
+ * key's validity must therefore outlast the check interval.
  */
 export class RotatingServiceKey {
   readonly #store: EventStore;
@@ -88,7 +94,7 @@ export class RotatingServiceKey {
       ...(options.roles === undefined ? {} : { roles: options.roles }),
       now: clock(),
     });
-    await key.#serial(() => key.#finishPending());
+    await key.#serial(() => opened.keyring.exclusive(() => key.#finishPending()));
     options.logger?.info(
       { principal_id: options.principalId, kid: opened.keyring.active.kid, key_origin: opened.origin, registration, retiring: opened.keyring.state.retiring },
       'service signing key ready',
@@ -111,7 +117,7 @@ export class RotatingServiceKey {
   }
 
   rotate(rotation: KeyRotation): Promise<KeyRotationResult> {
-    return this.#serial(async () => {
+    return this.#exclusive(async () => {
       // A rotation a crash left half done is finished first (it may be this very request, retried).
       await this.#finishPending();
       const repeat = this.#repeat(rotation.kid);
@@ -125,9 +131,16 @@ export class RotatingServiceKey {
     });
   }
 
-  /** Appends `principal.key_revoked` (reason `rotated`) for every replaced key past its `retire_after`; the kids retired now. */
+  /**
+   * Appends `principal.key_revoked` (reason `rotated`) for every replaced key past its
+   * `retire_after`; the kids retired now (by this call: a key another process sharing the
+   * directory retired first is not among them). On the way it takes up what such a process
+   * changed (a rotation: this one signs with the new key from now on) and finishes a
+   * rotation one of them left half done.
+   */
   retireDue(now: Date = this.#clock()): Promise<string[]> {
-    return this.#serial(async () => {
+    return this.#exclusive(async () => {
+      await this.#finishPending();
       const retired: string[] = [];
       for (const due of this.#keyring.due(now)) {
         await this.#appendRevoked(due.kid, now);
@@ -141,7 +154,8 @@ export class RotatingServiceKey {
 
   /**
    * Retires what is due now, then every `intervalMs` (a failed check is logged and
-   * retried at the next tick). Stopped by `stop()`.
+   * retried at the next tick); each check also takes up a rotation made by another
+   * process sharing the key directory. Stopped by `stop()`.
    */
   startRetirementChecks(intervalMs: number): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
@@ -157,6 +171,19 @@ export class RotatingServiceKey {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#queue.catch(() => undefined);
+  }
+
+  /** Runs a change of the keyring: one at a time in this process, under the directory's lock, on the state on disk (a switch made by another process is logged). */
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.#serial(() => {
+      const before = this.#keyring.active.kid;
+      return this.#keyring.exclusive(async () => {
+        if (this.#keyring.active.kid !== before) {
+          this.#options.logger?.info({ principal_id: this.principalId, kid: this.#keyring.active.kid, previous_kid: before }, 'signing key switched: rotated by another process sharing the key directory');
+        }
+        return work();
+      });
+    });
   }
 
   #repeat(kid: string): KeyRotationResult | undefined {

@@ -3,6 +3,8 @@ import { WritError } from '@writ/contracts';
 export type RuntimeErrorCode =
   | 'RUNTIME_CONFIG_INVALID'
   | 'RUNTIME_KEY_INVALID'
+  /** Another process sharing the key directory held its lock for longer than a change takes; retried by the caller. */
+  | 'RUNTIME_KEY_LOCKED'
   | 'RUNTIME_NATS_UNAVAILABLE'
   | 'RUNTIME_STREAM_MISMATCH'
   | 'RUNTIME_REGISTRY_UNAVAILABLE'

@@ -44,6 +44,8 @@ function commonShape(httpPort: number) {
     WRIT_DLQ_STREAM: StreamName.default(DLQ_STREAM),
     /** Byte bound of the event log (the server reserves it; docs/operations.md). */
     WRIT_EVENTS_MAX_BYTES: envInt(1).default(10 * GiB),
+    /** Verified events each process keeps in memory so that re-reading a task fetches only what was appended since (0: off). */
+    WRIT_EVENTS_READ_CACHE: envInt(0).default(50_000),
     /** JetStream replicas of the event log and the bus streams: 1 on one server, 3 in a cluster. */
     WRIT_STREAM_REPLICAS: envInt(1, 5).default(1),
   };
@@ -111,6 +113,8 @@ export interface ServiceStreams {
   readonly dlq: string;
   readonly replicas: number;
   readonly eventsMaxBytes: number;
+  /** Events kept by the event store's read cache (`WRIT_EVENTS_READ_CACHE`). */
+  readonly eventsReadCache: number;
   readonly busMaxBytes: number;
 }
 
@@ -123,6 +127,7 @@ export function serviceStreams(env: ServiceEnvironment): ServiceStreams {
     dlq: env.WRIT_DLQ_STREAM,
     replicas: env.WRIT_STREAM_REPLICAS,
     eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
+    eventsReadCache: env.WRIT_EVENTS_READ_CACHE,
     busMaxBytes: 'WRIT_BUS_MAX_BYTES' in env ? env.WRIT_BUS_MAX_BYTES : env.WRIT_BUS_STREAMS_MAX_BYTES,
   });
 }

@@ -29,6 +29,7 @@ describe('serviceEnvironment', () => {
       WRIT_COMMANDS_STREAM: 'WRIT_COMMANDS',
       WRIT_DLQ_STREAM: 'WRIT_DLQ',
       WRIT_EVENTS_MAX_BYTES: 10 * GiB,
+      WRIT_EVENTS_READ_CACHE: 50_000,
       WRIT_BUS_MAX_BYTES: GiB,
       WRIT_STREAM_REPLICAS: 1,
     });
@@ -41,6 +42,7 @@ describe('serviceEnvironment', () => {
       dlq: 'WRIT_DLQ',
       replicas: 1,
       eventsMaxBytes: 10 * GiB,
+      eventsReadCache: 50_000,
       busMaxBytes: GiB,
     });
   });

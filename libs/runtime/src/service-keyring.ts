@@ -1,5 +1,7 @@
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open as openFile, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { exportEd25519PrivateJwk, generateEd25519Key, importEd25519PrivateJwk, type Ed25519SigningKey } from '@writ/crypto';
 import { z } from 'zod';
 import { RuntimeError } from './runtime-errors.js';
@@ -32,6 +34,13 @@ export const KeyringState = z.strictObject({
 export type KeyringState = z.infer<typeof KeyringState>;
 
 export const KEYRING_STATE_FILE = 'keyring.json';
+/** Held (created exclusively, removed after) while one process changes the keyring: processes sharing the directory take turns. */
+export const KEYRING_LOCK_FILE = 'keyring.lock';
+/** How often a process waiting for the lock tries again, and how long it waits in all. */
+const LOCK_RETRY_MS = 20;
+const LOCK_WAIT_MS = 15_000;
+/** A lock not touched for this long was left by a process that died holding it: it is broken. A live holder touches it every third of it. */
+const LOCK_STALE_MS = 30_000;
 
 export interface ServiceKeyringOptions {
   /** The key directory (`/var/lib/writ/keys/approval`): `<kid>.jwk.json` private keys (0600) and `keyring.json`. */
@@ -56,6 +65,11 @@ export interface OpenedKeyring {
  * `RotatingServiceKey`'s part. Private keys never leave the directory; the state
  * file is replaced atomically (write, then rename), so a crash leaves either the
  * old or the new state.
+ *
+ * Several processes may share the directory (replicas of one service on one
+ * volume): each change runs under the directory's lock file on the state as
+ * it is on disk then (`exclusive`), and `reload` picks up what another process
+ * changed (a rotation: the active key switches).
  */
 export class ServiceKeyring {
   #state: KeyringState;
@@ -81,15 +95,15 @@ export class ServiceKeyring {
    */
   static async open(options: ServiceKeyringOptions): Promise<OpenedKeyring> {
     await mkdir(options.dir, { recursive: true, mode: 0o700 });
+    // Under the lock: two replicas starting together on a new directory generate (or migrate) one key, not two.
+    return withDirectoryLock(options.dir, () => ServiceKeyring.#openLocked(options));
+  }
+
+  static async #openLocked(options: ServiceKeyringOptions): Promise<OpenedKeyring> {
     const statePath = join(options.dir, KEYRING_STATE_FILE);
     const text = await readOptional(statePath, 'the keyring state');
     if (text !== undefined) {
-      let state: KeyringState;
-      try {
-        state = KeyringState.parse(JSON.parse(text));
-      } catch (cause) {
-        throw new RuntimeError('RUNTIME_KEY_INVALID', `${statePath} is not a keyring state; restore it from a backup (the keys beside it are intact)`, { cause });
-      }
+      const state = parseState(text, statePath);
       const active = await readKey(options.dir, state.active);
       const pendingKey = state.pending === undefined ? undefined : await readKey(options.dir, state.pending.kid);
       return { keyring: new ServiceKeyring(options.dir, state, active, pendingKey), origin: 'keyring' };
@@ -124,6 +138,39 @@ export class ServiceKeyring {
     const pending = this.#state.pending;
     if (pending === undefined || this.#pendingKey === undefined) return undefined;
     return { key: this.#pendingKey, retire_after: pending.retire_after, ...(pending.requested_by === undefined ? {} : { requested_by: pending.requested_by }) };
+  }
+
+  /**
+   * Re-reads the state file, which another process sharing the directory may
+   * have changed, and takes its keys; true when the active key switched. The
+   * file is only ever replaced whole (rename), so a read sees one state or the other.
+   */
+  async reload(): Promise<boolean> {
+    const statePath = join(this.dir, KEYRING_STATE_FILE);
+    const text = await readOptional(statePath, 'the keyring state');
+    if (text === undefined) throw new RuntimeError('RUNTIME_KEY_INVALID', `${statePath} is gone; restore it from a backup (the keys beside it are intact)`);
+    const state = parseState(text, statePath);
+    if (JSON.stringify(state) === JSON.stringify(this.#state)) return false;
+    const active = state.active === this.#active.kid ? this.#active : await readKey(this.dir, state.active);
+    const pendingKid = state.pending?.kid;
+    const pendingKey = pendingKid === undefined ? undefined : pendingKid === this.#pendingKey?.kid ? this.#pendingKey : await readKey(this.dir, pendingKid);
+    const switched = active !== this.#active;
+    this.#state = state;
+    this.#active = active;
+    this.#pendingKey = pendingKey;
+    return switched;
+  }
+
+  /**
+   * Runs `work` holding the directory's lock, on the state as it is on disk
+   * now (reloaded first): every change of the keyring goes through here, so
+   * processes sharing the directory never write over each other's changes.
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return withDirectoryLock(this.dir, async () => {
+      await this.reload();
+      return work();
+    });
   }
 
   /** Whether the kid is (or was) one of this keyring's keys. */
@@ -182,6 +229,67 @@ export class ServiceKeyring {
   async #save(state: KeyringState): Promise<void> {
     await writeState(this.dir, KeyringState.parse(state));
     this.#state = state;
+  }
+}
+
+function parseState(text: string, statePath: string): KeyringState {
+  try {
+    return KeyringState.parse(JSON.parse(text));
+  } catch (cause) {
+    throw new RuntimeError('RUNTIME_KEY_INVALID', `${statePath} is not a keyring state; restore it from a backup (the keys beside it are intact)`, { cause });
+  }
+}
+
+/**
+ * Runs `work` holding `<dir>/keyring.lock`, created exclusively (`wx`) and
+ * removed after; while `work` runs (a log append may wait out an outage) its
+ * time is touched every 10 s. A waiter retries every 20 ms for up to 15 s
+ * (RUNTIME_KEY_LOCKED after that); a lock untouched for 30 s was left by a
+ * process that died holding it and is broken.
+ */
+async function withDirectoryLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
+  const path = join(dir, KEYRING_LOCK_FILE);
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const handle = await openFile(path, 'wx', 0o600);
+      try {
+        // Who holds it, for an operator who finds it left behind.
+        await handle.writeFile(JSON.stringify({ pid: process.pid, host: hostname(), at: new Date().toISOString() }));
+      } catch (cause) {
+        await unlink(path).catch(() => undefined);
+        throw cause;
+      } finally {
+        await handle.close();
+      }
+      break;
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new RuntimeError('RUNTIME_KEY_INVALID', `cannot create the keyring lock ${path}: ${(cause as Error).message}`, { cause });
+      }
+      const held = await stat(path).catch(() => undefined);
+      if (held !== undefined && Date.now() - held.mtimeMs > LOCK_STALE_MS) {
+        await unlink(path).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new RuntimeError('RUNTIME_KEY_LOCKED', `${path} is held by another process sharing the key directory; retry (a lock older than ${LOCK_STALE_MS / 1000} s is broken by itself)`, {
+          details: { lock: path },
+        });
+      }
+      await delay(LOCK_RETRY_MS);
+    }
+  }
+  const touch = setInterval(() => {
+    const now = new Date();
+    void utimes(path, now, now).catch(() => undefined);
+  }, LOCK_STALE_MS / 3);
+  touch.unref();
+  try {
+    return await work();
+  } finally {
+    clearInterval(touch);
+    await unlink(path).catch(() => undefined);
   }
 }
 

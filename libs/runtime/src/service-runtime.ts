@@ -5,6 +5,7 @@ import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
 import { PrincipalRegistry, registerServicePrincipal } from './principal-registry.js';
+import { RotatingServiceKey } from './rotating-service-key.js';
 import { BusWatch, ReadinessRegistry, natsConnected } from './readiness.js';
 import { RuntimeError } from './runtime-errors.js';
 import { loadOrCreateServiceKey } from './service-key.js';
@@ -36,6 +37,19 @@ export interface SigningKeyOptions {
   readonly roles?: PrincipalRole[];
 }
 
+export interface RotatingKeyOptions {
+  /** The service principal (`writ-receipt`). */
+  readonly principalId: string;
+  readonly displayName: string;
+  /** The key directory: `<kid>.jwk.json` (0600) and `keyring.json`; replicas of the service may share it. */
+  readonly keyDir: string;
+  /** The single key file of older releases, migrated into the directory on its first start. */
+  readonly legacyKeyFile?: string;
+  readonly roles?: PrincipalRole[];
+  /** The clock of rotation and retirement (default: the system clock). */
+  readonly clock?: () => Date;
+}
+
 /**
  * What a service process holds beside its Nest app: the NATS connection, the
  * bus streams and the event log (ensured at start, under the configured names
@@ -53,6 +67,7 @@ export class ServiceRuntime {
   readonly readiness = new ReadinessRegistry();
   readonly bus = new BusWatch();
   #registry: PrincipalRegistry | undefined;
+  #keys: RotatingServiceKey | undefined;
   #closing: Promise<void> | undefined;
 
   private constructor(
@@ -86,6 +101,7 @@ export class ServiceRuntime {
         stream: streams.events,
         subjectPrefix: streams.eventsPrefix,
         maxBytes: streams.eventsMaxBytes,
+        readCacheEvents: streams.eventsReadCache,
         replicas: streams.replicas,
       });
       return new ServiceRuntime(nc, jsm, store, subjects, options);
@@ -113,6 +129,18 @@ export class ServiceRuntime {
     return key;
   }
 
+  /**
+   * Opens the service's rotating signing key (`RotatingServiceKey`: the key
+   * directory, the legacy key file migrated in, the principal and its active
+   * key made sure of in the log, a half-done rotation finished). Its
+   * retirement checks, once started, stop when the runtime closes.
+   */
+  async useRotatingKey(options: RotatingKeyOptions): Promise<RotatingServiceKey> {
+    const { key } = await RotatingServiceKey.start(this.store, { ...options, logger: this.options.logger });
+    this.#keys = key;
+    return key;
+  }
+
   /** Starts following the principals in the log (stopped when the runtime closes). */
   async startPrincipalRegistry(): Promise<PrincipalRegistry> {
     this.#registry ??= await PrincipalRegistry.start(this.nc, this.store, { stream: this.options.streams.events, subjectPrefix: this.options.streams.eventsPrefix });
@@ -129,11 +157,12 @@ export class ServiceRuntime {
     await this.close();
   }
 
-  /** Stops the registry, drains the connection, then runs `onClose`; idempotent. */
+  /** Stops the key's retirement checks and the registry, drains the connection, then runs `onClose`; idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       const { logger } = this.options;
       this.bus.detach();
+      await this.#keys?.stop();
       await this.#registry?.close().catch((error: unknown) => logger.warn({ err: error }, 'principal registry did not close cleanly'));
       if (!this.nc.isClosed()) await this.nc.drain().catch((error: unknown) => logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
       await this.options.onClose?.();

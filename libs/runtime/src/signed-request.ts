@@ -1,4 +1,5 @@
-import { ApprovalResolution, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
+import { ApprovalResolution, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
+import { BLOCKED_CLAIM_JWS_TYPE, BlockedClaimSubmission, CORRECTION_JWS_TYPE, CorrectionSubmission, DONE_CLAIM_JWS_TYPE, DoneClaimSubmission } from '@writ/contracts';
 import { signJws, verifyJws, type JwsSigner, type KeySet } from '@writ/crypto';
 import type { z } from 'zod';
 
@@ -33,6 +34,8 @@ export const SIGNED_REQUESTS = {
   keyRotation: kind({ contract: 'KeyRotation', schema: KeyRotation, signerField: 'requested_by', signedAtField: 'requested_at' }),
   /** `writ action resolve` → `<root>.qry.executor.resolve-outcome`. */
   outcomeResolution: kind({ contract: 'OutcomeResolution', schema: OutcomeResolution, signerField: 'resolved_by', signedAtField: 'resolved_at' }),
+  /** `writ cell resurrect` → `<root>.qry.executor.resurrect-cell`. */
+  cellResurrection: kind({ contract: 'CellResurrection', schema: CellResurrection, signerField: 'resurrected_by', signedAtField: 'resurrected_at' }),
   /** `writ policy apply` → `<root>.qry.policy.apply-profile`. */
   policyApplication: kind({
     contract: 'PolicyProfileApplication',
@@ -41,6 +44,12 @@ export const SIGNED_REQUESTS = {
     signedAtField: 'applied_at',
     typ: POLICY_APPLICATION_JWS_TYPE,
   }),
+  /** `writ task done` → `<root>.qry.orchestrator.claim-done` (signed by the task's owner; the orchestrator checks who). */
+  doneClaim: kind({ contract: 'DoneClaimSubmission', schema: DoneClaimSubmission, signerField: 'claimed_by', signedAtField: 'claimed_at', typ: DONE_CLAIM_JWS_TYPE }),
+  /** `writ task blocked` → `<root>.qry.orchestrator.claim-blocked`. */
+  blockedClaim: kind({ contract: 'BlockedClaimSubmission', schema: BlockedClaimSubmission, signerField: 'claimed_by', signedAtField: 'claimed_at', typ: BLOCKED_CLAIM_JWS_TYPE }),
+  /** `writ task correct` → `<root>.qry.orchestrator.claim-correction`. */
+  correction: kind({ contract: 'CorrectionSubmission', schema: CorrectionSubmission, signerField: 'claimed_by', signedAtField: 'claimed_at', typ: CORRECTION_JWS_TYPE }),
 } as const;
 
 /** Why a signed request was refused; each service maps these onto its own error codes. */

@@ -16,6 +16,7 @@ export function testStreams(root: string): ServiceStreams {
     dlq: uniqueName('DLQ'),
     replicas: 1,
     eventsMaxBytes: 64 * MiB,
+    eventsReadCache: 50_000,
     busMaxBytes: 8 * MiB,
   };
 }

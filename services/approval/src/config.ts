@@ -31,6 +31,8 @@ export const ApprovalEnvironment = z
     WRIT_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
     /** Byte bound of the event log; default the event store's (10 GiB). */
     WRIT_EVENTS_MAX_BYTES: Bytes.optional(),
+    /** Verified events kept in memory so that re-reading a task fetches only what was appended since (0: off; default the event store's, 50 000). */
+    WRIT_EVENTS_READ_CACHE: z.coerce.number().int().min(0).optional(),
     /** Byte bound of each bus stream; default the runtime's (1 GiB). */
     WRIT_BUS_MAX_BYTES: Bytes.optional(),
     WRIT_APPROVAL_PRINCIPAL_ID: Id.default('writ-approval'),
@@ -79,6 +81,7 @@ export const ApprovalEnvironment = z
         dlq: env.WRIT_DLQ_STREAM,
         replicas: env.WRIT_STREAM_REPLICAS,
         eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
+        eventsReadCache: env.WRIT_EVENTS_READ_CACHE,
         busMaxBytes: env.WRIT_BUS_MAX_BYTES,
       },
       principalId: env.WRIT_APPROVAL_PRINCIPAL_ID,

@@ -4,6 +4,7 @@ import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { JetStreamServer } from '@writ/bus';
 import { createLogger, type Logger } from '@writ/telemetry';
+import { CellLifecycle } from './application/cell-lifecycle.js';
 import { ExecutorError } from './application/executor-errors.js';
 import { RunActionHandler } from './application/run-action.handler.js';
 import { NatsArtifactStore } from '@writ/runtime';
@@ -31,6 +32,8 @@ export interface ExecutorApp {
   readonly readiness: ExecutorReadiness;
   readonly artifacts: NatsArtifactStore;
   readonly cells: ExecutorCells;
+  /** The Lazarus cell lifecycle (tests sweep, checkpoint or resurrect through it directly). */
+  readonly cellLifecycle: CellLifecycle;
   /** Graceful stop: the bus drains (in-flight actions finish and are recorded), HTTP closes, NATS drains. */
   close(): Promise<void>;
 }
@@ -71,6 +74,7 @@ export async function createExecutorApp(config: ExecutorConfig, options: CreateE
       readiness,
       artifacts: started.get(NatsArtifactStore),
       cells: started.get(ExecutorCells),
+      cellLifecycle: started.get(CellLifecycle),
       close: () => started.close(),
     };
   } catch (error) {

@@ -1,11 +1,16 @@
 import { hostname } from 'node:os';
 import { COMMANDS, Id } from '@writ/contracts';
+import { CELL_POLICY_DEFAULTS, CellPolicy, type CellPolicyInput } from '@writ/kernel';
 import { loadConfig } from '@writ/runtime';
 import { z } from 'zod';
 import { ExecutorError } from './application/executor-errors.js';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
+const DAY = 24 * 60 * 60 * 1000;
+
+/** 192 KiB: `WRIT_EXECUTOR_PREIMAGE_MAX_BYTES` unless set. */
+export const PREIMAGE_MAX_BYTES_DEFAULT = 192 * 1024;
 
 /** One or more subject tokens without wildcards: `writ`, `t_1a2b`, `acme.writ`. */
 const SubjectRoot = z
@@ -39,6 +44,8 @@ export const ExecutorEnv = z.object({
   WRIT_DLQ_STREAM: StreamName.default('WRIT_DLQ'),
   /** Byte bound of the event log (reserved by the server; docs/operations.md). */
   WRIT_EVENTS_MAX_BYTES: int(1).default(10 * GiB),
+  /** Verified events kept in memory so that re-reading a task fetches only what was appended since (0: off). */
+  WRIT_EVENTS_READ_CACHE: int(0).default(50_000),
   /** Byte bound of each bus stream (ingress, commands, dead letters). */
   WRIT_BUS_STREAMS_MAX_BYTES: int(1).default(GiB),
   /** JetStream replicas of the streams and the artifact bucket: 1 on one server, 3 in a cluster. */
@@ -77,6 +84,12 @@ export const ExecutorEnv = z.object({
   WRIT_ARTIFACT_FILE_MAX_BYTES: int(0, 64 * MiB).default(MiB),
   /** Most changed files kept as artifacts per execution (the diff lists them all). */
   WRIT_ARTIFACT_FILES_MAX: int(0, 200).default(64),
+  /**
+   * Largest file whose current content is kept (a `file.preimage` artifact) before a write_local,
+   * delete_local or rollback changes it: what lets its receipt name a rollback. 0: none are kept.
+   * At most WRIT_ARTIFACT_FILES_MAX pre-images per execution.
+   */
+  WRIT_EXECUTOR_PREIMAGE_MAX_BYTES: int(0, 64 * MiB).default(PREIMAGE_MAX_BYTES_DEFAULT),
 
   WRIT_CELL_IMAGE: z.string().min(1).default('writ/cell:latest'),
   WRIT_CELLS_ROOT: z.string().startsWith('/').default('/var/lib/writ/cells'),
@@ -93,6 +106,29 @@ export const ExecutorEnv = z.object({
     .refine((value) => value === 0 || value >= 16 * MiB, 'must be 0 (no quota) or at least 16 MiB (16777216)')
     .default(0),
 
+  /**
+   * Lazarus cells (README → Cells): the policy each new cell is created with (recorded in its first
+   * event), in milliseconds. Invitation TTL, activation window and its renewal ceiling (at most 24 h),
+   * closed grace (the graveyard, resurrectable), archive retention, heartbeat timeout (a running seat
+   * silent this long goes DOWNED).
+   */
+  WRIT_CELL_INVITATION_TTL_MS: int(1_000, DAY).default(CELL_POLICY_DEFAULTS.invitation_ttl_ms),
+  WRIT_CELL_ACTIVE_TTL_MS: int(1_000, DAY).default(CELL_POLICY_DEFAULTS.active_ttl_ms),
+  WRIT_CELL_ACTIVE_TTL_MAX_MS: int(1_000, DAY).default(CELL_POLICY_DEFAULTS.active_ttl_max_ms),
+  WRIT_CELL_CLOSED_GRACE_MS: int(1_000, 30 * DAY).default(CELL_POLICY_DEFAULTS.closed_grace_ms),
+  WRIT_CELL_ARCHIVE_RETENTION_MS: int(1_000, 3_650 * DAY).default(CELL_POLICY_DEFAULTS.archive_retention_ms),
+  WRIT_CELL_HEARTBEAT_TIMEOUT_MS: int(1_000, 60 * 60 * 1000).default(CELL_POLICY_DEFAULTS.heartbeat_timeout_ms),
+  /** `true`: another principal's action in a DOWNED cell takes it over as a substitute (Lazarus 3.1: off unless enabled). */
+  WRIT_CELL_ALLOW_SUBSTITUTE: z.enum(['true', 'false']).default('false'),
+  /** How often this executor sweeps the cells: heartbeats of those it hosts, due transitions, scrubs. 0: no timer. Below half the heartbeat timeout. */
+  WRIT_CELL_SWEEP_INTERVAL_MS: int(0, 60 * 60 * 1000).default(15_000),
+  /** A hosting executor checkpoints an ACTIVE cell this long after its last checkpoint; 0: only the final checkpoint at close. */
+  WRIT_CELL_CHECKPOINT_INTERVAL_MS: int(0).default(0),
+  /** Largest checkpoint tarball (captured over the exec stream, at most 64 MiB); a larger one fails (EXECUTOR_CHECKPOINT_FAILED). */
+  WRIT_CELL_CHECKPOINT_MAX_BYTES: int(1_024, 64 * MiB).default(64 * MiB),
+  /** Wall clock of one checkpoint capture or restore inside the cell. */
+  WRIT_CELL_CHECKPOINT_TIMEOUT_MS: int(1_000, DAY).default(120_000),
+
   /** How long one pull waits on the server; bounds how long a graceful stop waits when idle. */
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000, 60_000).default(5_000),
   /** Handled attempts per RunAction before it is dead-lettered. */
@@ -106,8 +142,41 @@ export const ExecutorEnv = z.object({
   WRIT_OBSERVE_MAX_BYTES: int(0).default(256 * MiB),
   /** Walks of the resources until two consecutive ones agree; none agreeing is EXECUTOR_OBSERVE_UNSTABLE. */
   WRIT_OBSERVE_MAX_PASSES: int(2, 16).default(4),
+}).superRefine((env, report) => {
+  const policy = CellPolicy.safeParse(cellPolicyInput(env));
+  if (!policy.success) {
+    for (const issue of policy.error.issues) report.addIssue({ code: 'custom', path: ['WRIT_CELL_ACTIVE_TTL_MS'], message: `the cell policy is invalid: ${issue.path.join('.')}: ${issue.message}` });
+  }
+  if (env.WRIT_CELL_SWEEP_INTERVAL_MS > 0 && env.WRIT_CELL_SWEEP_INTERVAL_MS * 2 > env.WRIT_CELL_HEARTBEAT_TIMEOUT_MS) {
+    report.addIssue({ code: 'custom', path: ['WRIT_CELL_SWEEP_INTERVAL_MS'], message: 'must be at most half of WRIT_CELL_HEARTBEAT_TIMEOUT_MS, or the cells this executor hosts go DOWNED between its sweeps' });
+  }
 });
 export type ExecutorEnv = z.output<typeof ExecutorEnv>;
+
+type CellEnv = Pick<
+  ExecutorEnv,
+  | 'WRIT_CELL_INVITATION_TTL_MS'
+  | 'WRIT_CELL_ACTIVE_TTL_MS'
+  | 'WRIT_CELL_ACTIVE_TTL_MAX_MS'
+  | 'WRIT_CELL_CLOSED_GRACE_MS'
+  | 'WRIT_CELL_ARCHIVE_RETENTION_MS'
+  | 'WRIT_CELL_HEARTBEAT_TIMEOUT_MS'
+  | 'WRIT_CELL_ALLOW_SUBSTITUTE'
+>;
+
+/** The cell policy of the environment, as the kernel's `CellPolicy` reads it (guests stay off: every agent is an executor seat). */
+function cellPolicyInput(env: CellEnv): CellPolicyInput {
+  return {
+    invitation_ttl_ms: env.WRIT_CELL_INVITATION_TTL_MS,
+    active_ttl_ms: env.WRIT_CELL_ACTIVE_TTL_MS,
+    active_ttl_max_ms: env.WRIT_CELL_ACTIVE_TTL_MAX_MS,
+    closed_grace_ms: env.WRIT_CELL_CLOSED_GRACE_MS,
+    archive_retention_ms: env.WRIT_CELL_ARCHIVE_RETENTION_MS,
+    heartbeat_timeout_ms: env.WRIT_CELL_HEARTBEAT_TIMEOUT_MS,
+    allow_guest: false,
+    allow_substitute: env.WRIT_CELL_ALLOW_SUBSTITUTE === 'true',
+  };
+}
 
 /** Subjects and stream names of one deployment (or one test), all derived from the root. */
 export interface ExecutorSubjects {
@@ -119,6 +188,10 @@ export interface ExecutorSubjects {
   readonly observe: string;
   /** Request/reply: a director's resolution of an unknown outcome (`<root>.qry.executor.resolve-outcome`). */
   readonly resolveOutcome: string;
+  /** Request/reply: a director's resurrection of a closed cell (`<root>.qry.executor.resurrect-cell`). */
+  readonly resurrectCell: string;
+  /** Core NATS, fire and forget: this executor's heartbeat (`<root>.hb.executor.<executor_id>`). */
+  readonly heartbeatPrefix: string;
   readonly eventsPrefix: string;
   readonly ingress: string;
   readonly commands: string;
@@ -137,6 +210,7 @@ export interface ExecutorConfig {
     readonly commands: string;
     readonly dlq: string;
     readonly eventsMaxBytes: number;
+    readonly eventsReadCache: number;
     readonly busMaxBytes: number;
     readonly replicas: number;
   };
@@ -149,7 +223,14 @@ export interface ExecutorConfig {
   readonly outputCapBytes: number;
   readonly claimGraceMs: number;
   readonly claimPollMs: number;
-  readonly artifacts: { readonly bucket: string; readonly maxBytes: number; readonly fileMaxBytes: number; readonly filesMax: number };
+  readonly artifacts: {
+    readonly bucket: string;
+    readonly maxBytes: number;
+    readonly fileMaxBytes: number;
+    readonly filesMax: number;
+    /** `WRIT_EXECUTOR_PREIMAGE_MAX_BYTES`; PREIMAGE_MAX_BYTES_DEFAULT when absent (configs built by hand). */
+    readonly preimageMaxBytes?: number;
+  };
   readonly cells: {
     readonly image: string;
     readonly cellsRoot: string;
@@ -162,7 +243,29 @@ export interface ExecutorConfig {
   readonly observe: ObserveLimits;
   /** `WRIT_SECRETS_DIR`: where granted secret handles are resolved at execution time. */
   readonly secretsDir?: string;
+  /** `WRIT_CELL_*`: the Lazarus cell lifecycle. Optional so configs built by hand stay valid (the defaults then apply). */
+  readonly cellLifecycle?: CellLifecycleConfig;
 }
+
+/** The Lazarus cell lifecycle of this executor (README → Cells). */
+export interface CellLifecycleConfig {
+  /** The kernel's cell policy every new cell is created with. */
+  readonly policy: CellPolicy;
+  /** 0: no sweep timer (a test sweeps by hand). */
+  readonly sweepIntervalMs: number;
+  readonly checkpointIntervalMs: number;
+  readonly checkpointMaxBytes: number;
+  readonly checkpointTimeoutMs: number;
+}
+
+/** `WRIT_CELL_*` defaults, for a config built without them. */
+export const DEFAULT_CELL_LIFECYCLE: CellLifecycleConfig = Object.freeze({
+  policy: CellPolicy.parse({}),
+  sweepIntervalMs: 15_000,
+  checkpointIntervalMs: 0,
+  checkpointMaxBytes: 64 * MiB,
+  checkpointTimeoutMs: 120_000,
+});
 
 /** Bounds of one state-witness observation (see README → State-witness observation). */
 export interface ObserveLimits {
@@ -187,6 +290,8 @@ export function executorSubjects(root: string, eventsPrefix?: string): ExecutorS
     closeCell: rooted(root, COMMANDS.executorCloseCell),
     observe: rooted(root, COMMANDS.executorObserve),
     resolveOutcome: rooted(root, COMMANDS.executorResolveOutcome),
+    resurrectCell: rooted(root, COMMANDS.executorResurrectCell),
+    heartbeatPrefix: `${root}.hb.executor`,
     eventsPrefix: eventsPrefix ?? `${root}.evt`,
     ingress: `${root}.ingress.>`,
     commands: `${root}.cmd.>`,
@@ -207,6 +312,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       commands: env.WRIT_COMMANDS_STREAM,
       dlq: env.WRIT_DLQ_STREAM,
       eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
+      eventsReadCache: env.WRIT_EVENTS_READ_CACHE,
       busMaxBytes: env.WRIT_BUS_STREAMS_MAX_BYTES,
       replicas: env.WRIT_REPLICAS,
     },
@@ -224,6 +330,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       maxBytes: env.WRIT_ARTIFACTS_MAX_BYTES,
       fileMaxBytes: env.WRIT_ARTIFACT_FILE_MAX_BYTES,
       filesMax: env.WRIT_ARTIFACT_FILES_MAX,
+      preimageMaxBytes: env.WRIT_EXECUTOR_PREIMAGE_MAX_BYTES,
     },
     cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET, poolSize: env.WRIT_CELL_POOL_SIZE, diskQuotaBytes: env.WRIT_CELL_DISK_QUOTA_BYTES },
     bus: { pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS, maxDeliver: env.WRIT_BUS_MAX_DELIVER },
@@ -234,6 +341,13 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       maxPasses: env.WRIT_OBSERVE_MAX_PASSES,
     },
     ...(env.WRIT_SECRETS_DIR === undefined ? {} : { secretsDir: env.WRIT_SECRETS_DIR }),
+    cellLifecycle: {
+      policy: CellPolicy.parse(cellPolicyInput(env)),
+      sweepIntervalMs: env.WRIT_CELL_SWEEP_INTERVAL_MS,
+      checkpointIntervalMs: env.WRIT_CELL_CHECKPOINT_INTERVAL_MS,
+      checkpointMaxBytes: env.WRIT_CELL_CHECKPOINT_MAX_BYTES,
+      checkpointTimeoutMs: env.WRIT_CELL_CHECKPOINT_TIMEOUT_MS,
+    },
   };
 }
 

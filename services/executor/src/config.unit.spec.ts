@@ -31,6 +31,36 @@ describe('executor config', () => {
     expect(config.executorId).toMatch(/^executor-[A-Za-z0-9_-]+$/);
   });
 
+  it('given an empty environment, then cells get the Lazarus defaults: invitation 15 min, active 4 h renewable to 24 h, grace 30 min, archive 30 days, substitutes off', () => {
+    expect(loadExecutorConfig({}).cellLifecycle).toEqual({
+      policy: {
+        invitation_ttl_ms: 15 * 60_000,
+        active_ttl_ms: 4 * 3_600_000,
+        active_ttl_max_ms: 24 * 3_600_000,
+        closed_grace_ms: 30 * 60_000,
+        archive_retention_ms: 30 * 86_400_000,
+        heartbeat_timeout_ms: 90_000,
+        allow_guest: false,
+        allow_substitute: false,
+      },
+      sweepIntervalMs: 15_000,
+      checkpointIntervalMs: 0,
+      checkpointMaxBytes: 64 * 1024 * 1024,
+      checkpointTimeoutMs: 120_000,
+    });
+  });
+
+  it('given WRIT_CELL_* variables, then the cell policy and the sweep follow them', () => {
+    const { cellLifecycle } = loadExecutorConfig({ WRIT_CELL_CLOSED_GRACE_MS: '60000', WRIT_CELL_ALLOW_SUBSTITUTE: 'true', WRIT_CELL_SWEEP_INTERVAL_MS: '0', WRIT_CELL_CHECKPOINT_INTERVAL_MS: '600000' });
+    expect(cellLifecycle).toMatchObject({ policy: { closed_grace_ms: 60_000, allow_substitute: true }, sweepIntervalMs: 0, checkpointIntervalMs: 600_000 });
+  });
+
+  it('given no WRIT_EXECUTOR_PREIMAGE_MAX_BYTES, then pre-images up to 192 KiB are kept; 0 turns them off; above 64 MiB is refused', () => {
+    expect(loadExecutorConfig({}).artifacts.preimageMaxBytes).toBe(192 * 1024);
+    expect(loadExecutorConfig({ WRIT_EXECUTOR_PREIMAGE_MAX_BYTES: '0' }).artifacts.preimageMaxBytes).toBe(0);
+    expect(() => loadExecutorConfig({ WRIT_EXECUTOR_PREIMAGE_MAX_BYTES: String(64 * 1024 * 1024 + 1) })).toThrow(expect.objectContaining({ code: 'RUNTIME_CONFIG_INVALID' }));
+  });
+
   it('given a subject root, then every subject derives from it', () => {
     const { subjects } = loadExecutorConfig({ WRIT_SUBJECT_ROOT: 't_abc' });
     expect(subjects).toEqual({
@@ -39,6 +69,8 @@ describe('executor config', () => {
       closeCell: 't_abc.cmd.executor.close-cell',
       observe: 't_abc.qry.executor.observe',
       resolveOutcome: 't_abc.qry.executor.resolve-outcome',
+      resurrectCell: 't_abc.qry.executor.resurrect-cell',
+      heartbeatPrefix: 't_abc.hb.executor',
       eventsPrefix: 't_abc.evt',
       ingress: 't_abc.ingress.>',
       commands: 't_abc.cmd.>',
@@ -56,6 +88,11 @@ describe('executor config', () => {
     ['an executor id with dots', { WRIT_EXECUTOR_ID: 'host.example.com' }],
     ['a warm pool past its bound', { WRIT_CELL_POOL_SIZE: '33' }],
     ['a negative warm pool', { WRIT_CELL_POOL_SIZE: '-1' }],
+    ['an activation window longer than its renewal ceiling', { WRIT_CELL_ACTIVE_TTL_MS: '7200000', WRIT_CELL_ACTIVE_TTL_MAX_MS: '3600000' }],
+    ['an activation window over 24 h', { WRIT_CELL_ACTIVE_TTL_MAX_MS: String(25 * 3_600_000) }],
+    ['a sweep slower than half the heartbeat timeout', { WRIT_CELL_SWEEP_INTERVAL_MS: '60000', WRIT_CELL_HEARTBEAT_TIMEOUT_MS: '90000' }],
+    ['substitutes neither on nor off', { WRIT_CELL_ALLOW_SUBSTITUTE: 'yes' }],
+    ['a checkpoint cap past what an exec carries', { WRIT_CELL_CHECKPOINT_MAX_BYTES: String(65 * 1024 * 1024) }],
   ])('given %s, then start-up fails with RUNTIME_CONFIG_INVALID', (_note, env) => {
     expect(() => loadExecutorConfig(env)).toThrow(expect.toSatisfy((error) => hasErrorCode(error, 'RUNTIME_CONFIG_INVALID')));
   });

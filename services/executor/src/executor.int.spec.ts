@@ -388,7 +388,7 @@ describe('executor service', () => {
     expect(completed.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_ACTION_UNSUPPORTED' }, artifacts: [] });
   });
 
-  it('given a task whose cell ran an action, when close-cell arrives, then its container is removed and its workspace kept; a second close is a no-op', async () => {
+  it('given a task whose cell ran an action, when close-cell arrives, then its cell closes (final checkpoint) into the graveyard: container stopped and kept, workspace kept; a second close is a no-op', async () => {
     const ids = newIds('close');
     const grant = await mintGrant({ ids });
     await publish(runAction(ids, grant, request(ids)));
@@ -401,14 +401,17 @@ describe('executor service', () => {
     const closeDurable = `${config.durable}-close-cell`;
     const close = async (msgId: string) => (await client.publish(config.subjects.closeCell, { task_id: ids.task_id, reason: 'task.completed' }, { msgId })).seq;
     await waitSettled(await close(`${ids.task_id}:cmd:executor.close-cell`), closeDurable);
-    expect(await containersOf()).toEqual([]);
+    expect((await containersOf()).map((container) => container.State)).toEqual(['exited']);
     expect(await readFile(hostFile(ids.task_id, 'out.txt'), 'utf8')).toBe('hello\n');
+    const cellTypes = async () => (await store.readEntity('cell', ids.task_id)).map((stored) => stored.event.event_type);
+    expect((await cellTypes()).slice(-3)).toEqual(['cell.checkpoint_started', 'cell.checkpoint_completed', 'cell.closed']);
 
-    // a second close (another msg id, so the bus does not dedupe it) finds nothing to remove and is acked
+    // a second close (another msg id, so the bus does not dedupe it) finds it closed and is acked
     await waitSettled(await close(uniqueName('close-again')), closeDurable);
-    expect(await containersOf()).toEqual([]);
+    expect((await containersOf()).map((container) => container.State)).toEqual(['exited']);
     expect(existsSync(hostFile(ids.task_id, 'out.txt'))).toBe(true);
-    // nothing is appended to the log
+    expect(await cellTypes()).toHaveLength(7);
+    // nothing is appended to the task stream
     expect(await events(ids.task_id)).toHaveLength(headBefore);
   });
 

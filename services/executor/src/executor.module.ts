@@ -1,14 +1,18 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
 import { ensureWritStreams, NatsArtifactStore, PrincipalRegistry } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
+import { CellLifecycle } from './application/cell-lifecycle.js';
 import { CloseCellHandler } from './application/close-cell.handler.js';
+import { ResurrectCellHandler } from './application/resurrect-cell.handler.js';
 import { ObserveWorkspaceHandler } from './application/observe-workspace.handler.js';
 import { RunActionHandler } from './application/run-action.handler.js';
 import { TaskSerializer } from './application/task-serializer.js';
-import type { ExecutorConfig } from './config.js';
+import { DEFAULT_CELL_LIFECYCLE, PREIMAGE_MAX_BYTES_DEFAULT, type ExecutorConfig } from './config.js';
+import { CellSweepTimer } from './inbound/cell-sweep.timer.js';
+import { resurrectCellListener } from './inbound/resurrect-cell.listener.js';
 import { closeCellListener } from './inbound/close-cell.listener.js';
 import { HealthController } from './inbound/health.controller.js';
 import { observeListener } from './inbound/observe.listener.js';
@@ -18,6 +22,8 @@ import { runActionListener } from './inbound/run-action.listener.js';
 import { BUS_STREAMS, EXECUTOR_CONFIG, EXECUTOR_LOGGER, EXECUTOR_OPTIONS, NATS_CONNECTION } from './executor.tokens.js';
 import { artifactStoreFailure } from './outbound/artifact-store.js';
 import { CELL_DEFAULTS, CellPool, CellRuntime, type CellRuntimeOptions } from './outbound/cells/index.js';
+import { EventStoreCellLog } from './outbound/cell-event-log.js';
+import { CellHost } from './outbound/cells/cell-host.js';
 import { EventStoreTaskLog } from './outbound/event-log.js';
 import { ExecutorCells, ExecutorUseRecords } from './outbound/executor-cells.js';
 import { FileUseJournal } from './outbound/use-journal.js';
@@ -40,7 +46,7 @@ export interface ExecutorOptions {
   readonly onShutdown?: () => Promise<void>;
 }
 
-/** ±window a director's signed outcome resolution is accepted in (as for every director-signed request). */
+/** ±window a director's signed outcome resolution (or cell resurrection) is accepted in (as for every director-signed request). */
 const RESOLUTION_FRESHNESS_SECONDS = 300;
 
 /** How long a RunAction may stay unacked by a crashed process: the action's timeout plus slack. */
@@ -50,18 +56,24 @@ export function runAckWaitMs(config: ExecutorConfig, hostGraceMs: number): numbe
 
 /** Drains what the executor opened, after the bus has drained (Nest closes microservices first). */
 @Injectable()
-class ExecutorLifecycle implements OnModuleDestroy, OnApplicationShutdown {
+class ExecutorLifecycle implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown {
   constructor(
     @Inject(NATS_CONNECTION) private readonly nc: NatsConnection,
     @Inject(PrincipalRegistry) private readonly registry: PrincipalRegistry,
     @Inject(RunActionHandler) private readonly handler: RunActionHandler,
     @Inject(EXECUTOR_OPTIONS) private readonly options: ExecutorOptions,
     @Inject(ExecutorCells) private readonly cells: ExecutorCells,
+    @Inject(CellSweepTimer) private readonly sweepTimer: CellSweepTimer,
   ) {}
 
-  /** Before the bus drains: a delivery waiting on another process's claim hands it back. */
-  onModuleDestroy(): void {
+  onApplicationBootstrap(): void {
+    this.sweepTimer.start();
+  }
+
+  /** Before the bus drains: a delivery waiting on another process's claim hands it back; no sweep starts any more. */
+  async onModuleDestroy(): Promise<void> {
     this.handler.stop();
+    await this.sweepTimer.stop();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -104,7 +116,14 @@ export class ExecutorModule {
     });
     return {
       module: ExecutorModule,
-      controllers: [HealthController, listener, closeListener, observeListener(config.subjects.observe), resolveOutcomeListener(config.subjects.resolveOutcome)],
+      controllers: [
+        HealthController,
+        listener,
+        closeListener,
+        observeListener(config.subjects.observe),
+        resolveOutcomeListener(config.subjects.resolveOutcome),
+        resurrectCellListener(config.subjects.resurrectCell),
+      ],
       providers: [
         { provide: EXECUTOR_CONFIG, useValue: config },
         { provide: EXECUTOR_OPTIONS, useValue: options },
@@ -118,6 +137,7 @@ export class ExecutorModule {
               stream: config.streams.events,
               subjectPrefix: config.subjects.eventsPrefix,
               maxBytes: config.streams.eventsMaxBytes,
+              readCacheEvents: config.streams.eventsReadCache,
               replicas: config.streams.replicas,
             }),
         },
@@ -175,14 +195,52 @@ export class ExecutorModule {
         },
         { provide: TaskSerializer, useValue: new TaskSerializer() },
         {
+          provide: CellLifecycle,
+          inject: [NATS_CONNECTION, EventStore, ExecutorCells, NatsArtifactStore, TaskSerializer, EXECUTOR_LOGGER],
+          useFactory: async (nc: NatsConnection, store: EventStore, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, logger: Logger) => {
+            const lifecycle = config.cellLifecycle ?? DEFAULT_CELL_LIFECYCLE;
+            return new CellLifecycle(
+              {
+                log: new EventStoreCellLog(store, await jetstreamManager(nc)),
+                host: new CellHost(cells.runtime, { checkpointMaxBytes: lifecycle.checkpointMaxBytes, checkpointTimeoutMs: lifecycle.checkpointTimeoutMs }),
+                store: artifacts,
+                tasks: new EventStoreTaskLog(store),
+                serializer,
+                clock: options.clock ?? (() => new Date()),
+                // The executor's own heartbeat: liveness on core NATS, never a fact of the log.
+                beacon: { beat: (beat) => nc.publish(`${config.subjects.heartbeatPrefix}.${config.executorId}`, JSON.stringify(beat)) },
+                logger,
+              },
+              { executorId: config.executorId, principalId: config.principalId, policy: lifecycle.policy, checkpointIntervalMs: lifecycle.checkpointIntervalMs },
+            );
+          },
+        },
+        {
+          provide: CellSweepTimer,
+          inject: [CellLifecycle, EXECUTOR_LOGGER],
+          useFactory: (lifecycle: CellLifecycle, logger: Logger) => new CellSweepTimer(lifecycle, (config.cellLifecycle ?? DEFAULT_CELL_LIFECYCLE).sweepIntervalMs, logger),
+        },
+        {
           provide: CloseCellHandler,
-          inject: [ExecutorCells, TaskSerializer, EXECUTOR_LOGGER],
-          useFactory: (cells: ExecutorCells, serializer: TaskSerializer, logger: Logger) => new CloseCellHandler({ cells, serializer, logger }),
+          inject: [ExecutorCells, TaskSerializer, CellLifecycle, EXECUTOR_LOGGER],
+          useFactory: (cells: ExecutorCells, serializer: TaskSerializer, lifecycle: CellLifecycle, logger: Logger) => new CloseCellHandler({ cells, serializer, lifecycle, logger }),
+        },
+        {
+          provide: ResurrectCellHandler,
+          inject: [CellLifecycle, PrincipalRegistry],
+          useFactory: (lifecycle: CellLifecycle, registry: PrincipalRegistry) =>
+            new ResurrectCellHandler({
+              lifecycle,
+              // The signer's keys and roles as its stream says now.
+              principals: { lookup: (id) => registry.current(id), verificationKeys: (id) => registry.verificationKeys(id, { fresh: true }) },
+              clock: options.clock ?? (() => new Date()),
+              freshnessSeconds: RESOLUTION_FRESHNESS_SECONDS,
+            }),
         },
         {
           provide: RunActionHandler,
-          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, EXECUTOR_LOGGER],
-          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, logger: Logger) => {
+          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, CellLifecycle, EXECUTOR_LOGGER],
+          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, lifecycle: CellLifecycle, logger: Logger) => {
             const handler = new RunActionHandler(
               {
                 log: new EventStoreTaskLog(store),
@@ -196,6 +254,7 @@ export class ExecutorModule {
                 serializer,
                 journal: new FileUseJournal(config.cells.cellsRoot, config.executorId),
                 records: new ExecutorUseRecords(cells.runtime),
+                cellSessions: lifecycle,
               },
               {
                 executorId: config.executorId,
@@ -209,6 +268,7 @@ export class ExecutorModule {
                 claimPollMs: config.claimPollMs,
                 artifactFileMaxBytes: config.artifacts.fileMaxBytes,
                 artifactFilesMax: config.artifacts.filesMax,
+                preimageMaxBytes: config.artifacts.preimageMaxBytes ?? PREIMAGE_MAX_BYTES_DEFAULT,
               },
             );
             // Uses this executor left in flight on this host (a crash, kill -9) are settled in the background.

@@ -4,6 +4,7 @@ import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { IngressConfig } from './config.js';
+import type { ParticipantTimerOutcome } from './inbound/participant-expiry.timer.js';
 import { IngressModule, SERVICE_NAME } from './ingress.module.js';
 
 const HTTP_BODY_LIMIT = 1024 * 1024;
@@ -21,6 +22,8 @@ export interface IngressAppOptions {
   readonly logger?: Logger;
   /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
   readonly onShutdown?: () => Promise<void>;
+  /** The participant TTL timer's pull wait (default 5 s) and an observer of its outcomes (tests). */
+  readonly participantExpiry?: { readonly pullExpiresMs?: number; readonly onOutcome?: (outcome: ParticipantTimerOutcome) => void };
 }
 
 /**
@@ -41,7 +44,7 @@ export async function createIngressApp(config: IngressConfig, options: IngressAp
     onClose: options.onShutdown,
   });
   try {
-    const module = IngressModule.forRoot({ config, runtime, logger, clock: options.clock });
+    const module = IngressModule.forRoot({ config, runtime, logger, clock: options.clock, participantExpiry: options.participantExpiry });
     let respondersListening = false;
     runtime.readiness.add('responders_listening', () => respondersListening);
     const service = await startServiceApp({

@@ -1,7 +1,22 @@
-import { Id, MAX_INGRESS_BYTES } from '@writ/contracts';
-import { patternToken } from '@writ/bus';
-import { envInt, loadConfig, serviceEnvironment, serviceHttp, serviceStreams, serviceSubjects, type BusStreamSubjects, type ServiceHttp, type ServiceStreams } from '@writ/runtime';
-import type { z } from 'zod';
+import { readFileSync } from 'node:fs';
+import { COMMANDS, Id, MAX_INGRESS_BYTES, toContractIssues } from '@writ/contracts';
+import { durableName, patternToken } from '@writ/bus';
+import { ParticipantCeilings, type LocalInstall } from '@writ/kernel';
+import {
+  RuntimeError,
+  StreamName,
+  envInt,
+  loadConfig,
+  rooted,
+  serviceEnvironment,
+  serviceHttp,
+  serviceStreams,
+  serviceSubjects,
+  type BusStreamSubjects,
+  type ServiceHttp,
+  type ServiceStreams,
+} from '@writ/runtime';
+import { z } from 'zod';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -29,6 +44,25 @@ export const IngressEnv = serviceEnvironment({ httpPort: 8081, busMaxBytesVariab
   WRIT_INGRESS_MAX_DELIVER: envInt(1, 100).default(5),
   /** Ack wait of the ingress consumer; a handler in flight extends it. */
   WRIT_INGRESS_ACK_WAIT_MS: envInt(1_000).default(30_000),
+  /** This installation's id: a spawn manifest's `lineage.install_id` must equal it (docs/spawn-retire.md). */
+  WRIT_INSTALL_ID: Id.default('writ-local'),
+  /** This installation's genesis fingerprint: a spawn manifest's `lineage.genesis_fingerprint` must equal it. */
+  WRIT_GENESIS_FINGERPRINT: z
+    .string()
+    .regex(/^[^\s\x00-\x1f\x7f]{1,256}$/, 'must be 1-256 characters without whitespace')
+    .default('genesis:writ-local'),
+  /** The local ceilings of participant manifests, as JSON (ParticipantCeilings); exclusive with WRIT_PARTICIPANT_CEILINGS_FILE. */
+  WRIT_PARTICIPANT_CEILINGS: z.string().min(2).optional(),
+  /** A JSON file holding the ceilings; exclusive with WRIT_PARTICIPANT_CEILINGS. Neither: the documented defaults. */
+  WRIT_PARTICIPANT_CEILINGS_FILE: z.string().min(1).optional(),
+  /** How far a seed document's own times (created_at, retired_at) may lie ahead of the service's clock. */
+  WRIT_PARTICIPANT_CLOCK_SKEW_SECONDS: envInt(0, 3_600).default(300),
+  /** The participant TTL timer (`<root>.cmd.ingress.participant-expire`) is held at most this long per message, then re-published (below the commands stream's max age). */
+  WRIT_PARTICIPANT_EXPIRY_REFRESH_SECONDS: envInt(60, 23 * 3_600).default(12 * 3_600),
+  /** The shared, content-addressed artifact bucket where Last Will artifacts are looked up and stored (opened on first use). */
+  WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
+  /** Byte bound of the artifact bucket if ingress is the one creating it (the executor's default). */
+  WRIT_ARTIFACTS_MAX_BYTES: envInt(MiB).default(10 * GiB),
 });
 export type IngressEnv = z.input<typeof IngressEnv>;
 
@@ -52,6 +86,54 @@ export interface IngressConfig {
   readonly principalId: string;
   readonly stepMaxAttempts: number;
   readonly consumer: { readonly maxDeliver: number; readonly ackWaitMs: number };
+  /** Spawn, heartbeat, retire and crash verification of participants (seed 002; docs/spawn-retire.md). */
+  readonly seeds: SeedsConfig;
+}
+
+export interface SeedsConfig {
+  readonly install: LocalInstall;
+  readonly subjects: {
+    readonly spawnVerify: string;
+    readonly heartbeatVerify: string;
+    readonly retireIngest: string;
+    readonly crashReport: string;
+    readonly participantCheck: string;
+    /** The durable TTL timer: `<root>.cmd.ingress.participant-expire` (captured by the commands stream). */
+    readonly expire: string;
+    readonly expireDurable: string;
+    readonly expireDeadLetter: string;
+  };
+  readonly expiryRefreshMs: number;
+  readonly artifacts: { readonly bucket: string; readonly maxBytes: number; readonly replicas: number };
+}
+
+/** The ceilings from WRIT_PARTICIPANT_CEILINGS or the file WRIT_PARTICIPANT_CEILINGS_FILE, or the defaults. */
+function participantCeilings(inline: string | undefined, file: string | undefined): ParticipantCeilings {
+  const fail = (path: string, message: string): never => {
+    throw new RuntimeError('RUNTIME_CONFIG_INVALID', `ingress: invalid configuration in the environment: ${path}: ${message}`, {
+      details: { service: 'ingress', issues: [{ path, code: 'custom', message }] },
+    });
+  };
+  if (inline !== undefined && file !== undefined) fail('WRIT_PARTICIPANT_CEILINGS', 'set either WRIT_PARTICIPANT_CEILINGS or WRIT_PARTICIPANT_CEILINGS_FILE, not both');
+  const variable = file === undefined ? 'WRIT_PARTICIPANT_CEILINGS' : 'WRIT_PARTICIPANT_CEILINGS_FILE';
+  let text = inline;
+  if (file !== undefined) {
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      fail(variable, `cannot read ${file}: ${(error as Error).message}`);
+    }
+  }
+  if (text === undefined) return ParticipantCeilings.parse({});
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    fail(variable, 'is not JSON');
+  }
+  const parsed = ParticipantCeilings.safeParse(json);
+  if (!parsed.success) fail(variable, toContractIssues(parsed.error).map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; '));
+  return parsed.data as ParticipantCeilings;
 }
 
 /** Reads the environment (or `env`), failing fast with every offending variable (RUNTIME_CONFIG_INVALID). */
@@ -74,5 +156,30 @@ export function loadIngressConfig(env: Record<string, string | undefined> = proc
     principalId: e.WRIT_INGRESS_PRINCIPAL_ID,
     stepMaxAttempts: e.WRIT_STEP_MAX_ATTEMPTS,
     consumer: { maxDeliver: e.WRIT_INGRESS_MAX_DELIVER, ackWaitMs: e.WRIT_INGRESS_ACK_WAIT_MS },
+    seeds: seedsConfig(e, subjects.root),
+  };
+}
+
+function seedsConfig(e: z.output<typeof IngressEnv>, root: string): SeedsConfig {
+  const expire = rooted(COMMANDS.ingressParticipantExpire, root);
+  return {
+    install: {
+      install_id: e.WRIT_INSTALL_ID,
+      genesis_fingerprint: e.WRIT_GENESIS_FINGERPRINT,
+      ceilings: participantCeilings(e.WRIT_PARTICIPANT_CEILINGS, e.WRIT_PARTICIPANT_CEILINGS_FILE),
+      clock_skew_seconds: e.WRIT_PARTICIPANT_CLOCK_SKEW_SECONDS,
+    },
+    subjects: {
+      spawnVerify: rooted(COMMANDS.ingressSpawnVerify, root),
+      heartbeatVerify: rooted(COMMANDS.ingressHeartbeatVerify, root),
+      retireIngest: rooted(COMMANDS.ingressRetireIngest, root),
+      crashReport: rooted(COMMANDS.ingressCrashReport, root),
+      participantCheck: rooted(COMMANDS.ingressParticipantCheck, root),
+      expire,
+      expireDurable: durableName('ingress', expire),
+      expireDeadLetter: `${root}.dlq.ingress.participant-expire`,
+    },
+    expiryRefreshMs: e.WRIT_PARTICIPANT_EXPIRY_REFRESH_SECONDS * 1_000,
+    artifacts: { bucket: e.WRIT_ARTIFACTS_BUCKET, maxBytes: e.WRIT_ARTIFACTS_MAX_BYTES, replicas: e.WRIT_STREAM_REPLICAS },
   };
 }

@@ -11,7 +11,15 @@ export type IngressErrorCode =
   /** The ingress log holds something ingress never writes (no `ingress.received` first, an unreadable claim). */
   | 'INGRESS_LOG_INCONSISTENT'
   /** A consumer or responder could not be set up at start-up. */
-  | 'INGRESS_SETUP_FAILED';
+  | 'INGRESS_SETUP_FAILED'
+  /** A participant stream kept changing while a seed document was being recorded (retry). */
+  | 'INGRESS_PARTICIPANT_BUSY'
+  /** The participant TTL timer names a seed that was never spawned (dead-lettered). */
+  | 'INGRESS_PARTICIPANT_UNKNOWN'
+  /** A seed document larger than ingress records (MAX_SEED_DOCUMENT_BYTES): refused before anything is appended. */
+  | 'INGRESS_SEED_DOCUMENT_TOO_LARGE'
+  /** The artifact bucket could not be opened or read. */
+  | 'INGRESS_ARTIFACTS_UNAVAILABLE';
 
 export class IngressError extends WritError<IngressErrorCode> {
   constructor(code: IngressErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {

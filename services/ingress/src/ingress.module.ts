@@ -1,14 +1,24 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { documentSignatures } from '@writ/crypto';
 import type { ServiceRuntime } from '@writ/runtime';
 import { HealthController, runtimeProviders } from '@writ/runtime/nest';
 import type { Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import { ReceiveActionHandler } from './application/receive-action.handler.js';
+import { SeedVerificationHandler } from './application/seed-verification.handler.js';
 import type { IngressConfig } from './config.js';
 import { ActionsController } from './inbound/actions.controller.js';
 import { IngressActionConsumer } from './inbound/ingress-action.consumer.js';
+import { participantExpiryTimer, type ParticipantExpiryTimer, type ParticipantTimerOutcome } from './inbound/participant-expiry.timer.js';
+import { seedListeners } from './inbound/seed-listeners.js';
+import { SeedsController } from './inbound/seeds.controller.js';
 import { submitActionListener } from './inbound/submit-action.listener.js';
+import { LazyArtifactBucket } from './outbound/artifact-bucket.js';
 import { EventStoreIngressLog } from './outbound/event-log.js';
+import { LogParentDirectory } from './outbound/parent-directory.js';
+import { BusParticipantExpiryScheduler } from './outbound/participant-expiry-scheduler.js';
+import { EventStoreParticipantLog } from './outbound/participant-log.js';
+import { LogParticipantSigners } from './outbound/participant-signers.js';
 import { LogPrincipalDirectory } from './outbound/principal-directory.js';
 
 export const SERVICE_NAME = 'ingress';
@@ -19,6 +29,21 @@ export interface IngressModuleOptions {
   readonly runtime: ServiceRuntime;
   readonly logger: Logger;
   readonly clock?: Clock;
+  /** The participant TTL timer's pull wait (default 5 s) and an observer of its outcomes (tests). */
+  readonly participantExpiry?: { readonly pullExpiresMs?: number; readonly onOutcome?: (outcome: ParticipantTimerOutcome) => void };
+}
+
+/** Starts the participant TTL timer with the app and stops it before the runtime drains NATS. */
+class ParticipantExpiryLifecycle {
+  constructor(private readonly timer: ParticipantExpiryTimer) {}
+
+  onApplicationBootstrap(): Promise<void> {
+    return this.timer.start();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.timer.stop();
+  }
 }
 
 /** Starts the consumer once the app is up and drains it first on shutdown (the runtime drains NATS last). */
@@ -40,12 +65,18 @@ export class IngressModule {
   static forRoot(options: IngressModuleOptions): DynamicModule {
     const { config, runtime, logger } = options;
     const clock: Clock = options.clock ?? { now: () => new Date() };
-    const handler = new ReceiveActionHandler(new EventStoreIngressLog(runtime.store), new LogPrincipalDirectory(runtime.store), clock, {
-      principalId: config.principalId,
-      freshnessSeconds: config.freshnessSeconds,
-      maxIngressBytes: config.maxIngressBytes,
-      stepMaxAttempts: config.stepMaxAttempts,
-    });
+    const handler = new ReceiveActionHandler(
+      new EventStoreIngressLog(runtime.store),
+      new LogPrincipalDirectory(runtime.store),
+      clock,
+      {
+        principalId: config.principalId,
+        freshnessSeconds: config.freshnessSeconds,
+        maxIngressBytes: config.maxIngressBytes,
+        stepMaxAttempts: config.stepMaxAttempts,
+      },
+      new LogParticipantSigners(runtime.store),
+    );
     const consumer = new IngressActionConsumer(
       runtime.nc,
       handler,
@@ -60,12 +91,43 @@ export class IngressModule {
       logger,
     );
     runtime.readiness.add('consumer_bound', () => consumer.bound);
+
+    // Seed 002: spawn / heartbeat / retire / crash verification of participants (docs/spawn-retire.md).
+    const participants = new EventStoreParticipantLog(runtime.store);
+    const expiryScheduler = new BusParticipantExpiryScheduler(runtime.nc, config.seeds.subjects.expire);
+    const seeds = new SeedVerificationHandler({
+      log: participants,
+      parents: new LogParentDirectory(new LogPrincipalDirectory(runtime.store), participants),
+      artifacts: new LazyArtifactBucket(runtime.nc, config.seeds.artifacts),
+      scheduler: expiryScheduler,
+      clock,
+      crypto: documentSignatures,
+      install: config.seeds.install,
+      principalId: config.principalId,
+    });
+    const expiryTimer = participantExpiryTimer({
+      nc: runtime.nc,
+      serviceName: SERVICE_NAME,
+      stream: config.streams.commands,
+      subject: config.seeds.subjects.expire,
+      durable: config.seeds.subjects.expireDurable,
+      deadLetterSubject: config.seeds.subjects.expireDeadLetter,
+      handler: seeds,
+      scheduler: expiryScheduler,
+      refreshMs: config.seeds.expiryRefreshMs,
+      logger,
+      ...(options.participantExpiry?.pullExpiresMs === undefined ? {} : { pullExpiresMs: options.participantExpiry.pullExpiresMs }),
+      ...(options.participantExpiry?.onOutcome === undefined ? {} : { onOutcome: options.participantExpiry.onOutcome }),
+    });
+    runtime.readiness.add('participant_timer_bound', () => expiryTimer.bound);
     return {
       module: IngressModule,
-      controllers: [HealthController, ActionsController, submitActionListener(config.subjects.submitAction)],
+      controllers: [HealthController, ActionsController, submitActionListener(config.subjects.submitAction), SeedsController, seedListeners(config.seeds.subjects)],
       providers: [
         ...runtimeProviders(runtime),
         { provide: ReceiveActionHandler, useValue: handler },
+        { provide: SeedVerificationHandler, useValue: seeds },
+        { provide: ParticipantExpiryLifecycle, useValue: new ParticipantExpiryLifecycle(expiryTimer) },
         { provide: IngressActionConsumer, useValue: consumer },
         { provide: IngressLifecycle, useValue: new IngressLifecycle(consumer) },
       ],

@@ -5,7 +5,7 @@ import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams } from '@writ/runtime';
+import { PrincipalRegistry, ensureWritStreams } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -35,8 +35,9 @@ export interface OrchestratorApp {
  * Starts the orchestrator in-process: connects to NATS, opens the event log
  * and ensures the bus streams (commands, ingress, dead letters) under the
  * configured names and subject root, binds the durable `orchestrator`
- * consumer of `<root>.evt.task.>`, and listens on `WRIT_HTTP_PORT` (0 picks a
- * free port).
+ * consumer of `<root>.evt.task.>`, answers the claim requests
+ * (`<root>.qry.orchestrator.claim-*`, signers checked against the principals
+ * in the log), and listens on `WRIT_HTTP_PORT` (0 picks a free port).
  */
 export async function createOrchestratorApp(config: OrchestratorConfig, options: OrchestratorAppOptions = {}): Promise<OrchestratorApp> {
   const env = config.env;
@@ -60,9 +61,11 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       replicas: env.WRIT_STREAM_REPLICAS,
     });
     readiness.streamsEnsured();
+    // Claims are signed by the task's agent: its keys, as the log says.
+    const principals = await PrincipalRegistry.start(nc, store, { stream: env.WRIT_EVENTS_STREAM, subjectPrefix: config.subjects.events });
 
     app = await NestFactory.create(
-      OrchestratorModule.register({ config, nc, store, readiness, logger, ...(options.clock === undefined ? {} : { clock: options.clock }) }),
+      OrchestratorModule.register({ config, nc, store, readiness, logger, principals, ...(options.clock === undefined ? {} : { clock: options.clock }) }),
       { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },
     );
     const server = new JetStreamServer({ serviceName: 'orchestrator', connection: nc, logger });

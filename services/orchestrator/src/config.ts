@@ -42,6 +42,8 @@ export const OrchestratorEnv = z.object({
   WRIT_BUS_BACKOFF_INITIAL_MS: int(0).default(1_000),
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000).default(5_000),
   WRIT_BUS_ACK_WAIT_MS: int(1_000).default(30_000),
+  /** ±seconds around the orchestrator's clock a signed claim's `claimed_at` must lie in (docs/task-claims.md). */
+  WRIT_CLAIM_FRESHNESS_SECONDS: int(1).max(86_400).default(300),
 });
 export type OrchestratorEnv = z.output<typeof OrchestratorEnv>;
 
@@ -66,6 +68,10 @@ export interface OrchestratorSubjects {
   readonly dlqAll: string;
   /** Where undeliverable task events go. */
   readonly deadLetter: string;
+  /** Request/reply: signed done, blocked and correction claims (`<root>.qry.orchestrator.claim-*`). */
+  readonly claimDone: string;
+  readonly claimBlocked: string;
+  readonly claimCorrection: string;
 }
 
 export interface OrchestratorConfig {
@@ -96,6 +102,9 @@ export function orchestratorSubjects(env: OrchestratorEnv): OrchestratorSubjects
     commandsAll: `${root}.cmd.>`,
     dlqAll: `${root}.dlq.>`,
     deadLetter: `${root}.dlq.orchestrator.task-events`,
+    claimDone: underRoot(root, COMMANDS.orchestratorClaimDone),
+    claimBlocked: underRoot(root, COMMANDS.orchestratorClaimBlocked),
+    claimCorrection: underRoot(root, COMMANDS.orchestratorClaimCorrection),
   });
 }
 

@@ -2,10 +2,13 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { BusClient } from '@writ/bus';
 import type { EventStore } from '@writ/eventstore';
+import type { SignedRequestPrincipals } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import type { Clock, CommandPublisher, TaskLog } from './application/ports.js';
+import { SubmitClaimHandler } from './application/submit-claim.handler.js';
 import { TaskEventHandler } from './application/task-event.handler.js';
 import type { OrchestratorConfig } from './config.js';
+import { createClaimsListener } from './inbound/claims.listener.js';
 import { HealthController } from './inbound/health.controller.js';
 import { createTaskEventsListener } from './inbound/task-events.listener.js';
 import { BusCommandPublisher } from './outbound/bus.command-publisher.js';
@@ -27,6 +30,8 @@ export interface OrchestratorResources {
   readonly readiness: Readiness;
   readonly logger: Logger;
   readonly clock?: Clock;
+  /** Principals and their keys from the log: who may sign a claim (the task's owner, with an active key). */
+  readonly principals: SignedRequestPrincipals;
 }
 
 /** Drains the NATS connection last, after the bus server has stopped and acked its in-flight work. */
@@ -57,7 +62,7 @@ export class OrchestratorModule {
     });
     return {
       module: OrchestratorModule,
-      controllers: [HealthController, listener],
+      controllers: [HealthController, listener, createClaimsListener(config.subjects, logger)],
       providers: [
         { provide: Readiness, useValue: readiness },
         { provide: NatsConnectionLifecycle, useValue: new NatsConnectionLifecycle(nc) },
@@ -77,6 +82,20 @@ export class OrchestratorModule {
               logger,
             }),
           inject: [TASK_LOG, COMMAND_PUBLISHER, CLOCK],
+        },
+        {
+          provide: SubmitClaimHandler,
+          useFactory: (log: TaskLog, clock: Clock, events: TaskEventHandler) =>
+            new SubmitClaimHandler({
+              log,
+              principals: resources.principals,
+              clock,
+              actorId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID,
+              freshnessSeconds: env.WRIT_CLAIM_FRESHNESS_SECONDS,
+              judge: (event) => events.handle(event),
+              logger,
+            }),
+          inject: [TASK_LOG, CLOCK, TaskEventHandler],
         },
       ],
     };

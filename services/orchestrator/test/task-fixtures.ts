@@ -130,6 +130,7 @@ function taskCreationDrafts(ids: TaskIds, request: ActionRequest, spec: NonNulla
           task_contract_ref: `action_request:${request.action_request_id}`,
           files_owned: spec.files_owned,
           ...(spec.sacred_exceptions === undefined ? {} : { sacred_exceptions: spec.sacred_exceptions }),
+          ...(spec.brief === undefined ? {} : { brief: spec.brief }),
         },
         metadata: meta,
       },
@@ -368,7 +369,10 @@ export function grantRefusedDraft(ids: TaskIds, options: { at?: string } = {}): 
 const HASH = 'a'.repeat(64);
 
 /** What the executor appends after running. */
-export function executionCompletedDraft(ids: TaskIds, options: { at?: string; outcome?: ExecutionCompleted['outcome']; exitCode?: number | null } = {}): EventDraft {
+export function executionCompletedDraft(
+  ids: TaskIds,
+  options: { at?: string; outcome?: ExecutionCompleted['outcome']; exitCode?: number | null; changedFiles?: ExecutionCompleted['changed_files'] } = {},
+): EventDraft {
   const at = options.at ?? new Date().toISOString();
   const outcome = options.outcome ?? 'completed';
   const payload: ExecutionCompleted = {
@@ -381,7 +385,7 @@ export function executionCompletedDraft(ids: TaskIds, options: { at?: string; ou
     duration_ms: 12,
     stdout_sha256: HASH,
     stderr_sha256: HASH,
-    changed_files: [{ path: 'out.txt', change: 'added', before_sha256: null, after_sha256: HASH }],
+    changed_files: options.changedFiles ?? [{ path: 'out.txt', change: 'added', before_sha256: null, after_sha256: HASH }],
     artifacts: [
       {
         artifact_id: `art-${ids.attempt_id}-stdout`,

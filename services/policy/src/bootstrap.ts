@@ -9,6 +9,7 @@ import { ProfileSync } from './application/profile-sync.js';
 import type { PolicyConfig } from './config.js';
 import { EventStoreProfileLog } from './outbound/event-store-profile-log.js';
 import { KvProfileBucket } from './outbound/kv-profile-bucket.js';
+import { LogParticipantScopes } from './outbound/log-participant-scopes.js';
 import { PolicyModule, SERVICE_NAME, type PolicyProfileStore } from './policy.module.js';
 
 export interface PolicyAppOptions {
@@ -42,7 +43,8 @@ export interface PolicyApp {
  * every profile converged to the log's latest, then the bucket watched and
  * its profiles loaded); binds the durable `policy` consumer of
  * `<root>.cmd.policy.evaluate` and the responders of
- * `<root>.qry.policy.apply-profile` and `<root>.qry.policy.evaluate`; listens
+ * `<root>.qry.policy.apply-profile` and `<root>.qry.policy.evaluate`; follows
+ * the participant streams (manifest scopes of spawned seeds); listens
  * on `WRIT_HTTP_PORT` (0 picks a free port). `/readyz`: NATS connected,
  * streams ensured, profiles loaded and followed, the bus connected and its
  * consumer bound.
@@ -59,8 +61,10 @@ export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOp
     onClose: options.onShutdown,
   });
   let profiles: PolicyProfileStore | undefined;
+  let participants: LogParticipantScopes | undefined;
   try {
     profiles = await openProfileStore(config, runtime, logger, options.clock ?? (() => new Date()));
+    participants = await LogParticipantScopes.start(runtime.nc, runtime.store, { stream: runtime.store.config.stream, subjectPrefix: runtime.store.config.subjectPrefix, logger });
     const { catalog, watch } = profiles;
     runtime.readiness
       .add('policy_profiles', () => ({ ok: watch.loaded && watch.healthy, value: catalog.size }))
@@ -69,7 +73,7 @@ export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOp
     const service = await startServiceApp({
       serviceName: SERVICE_NAME,
       runtime,
-      module: PolicyModule.register({ config, runtime, logger, clock: options.clock, profiles }),
+      module: PolicyModule.register({ config, runtime, logger, clock: options.clock, profiles, participants }),
       http: serviceHttp(env),
       logger,
       nestLogger: options.nestLogger,
@@ -77,6 +81,7 @@ export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOp
     return { ...service, readiness: runtime.readiness, profiles: catalog };
   } catch (error) {
     await profiles?.watch.stop().catch(() => undefined);
+    await participants?.stop().catch(() => undefined);
     await runtime.close();
     throw error;
   }

@@ -13,6 +13,7 @@ import { createPolicyCommandsListener } from './inbound/policy-commands.listener
 import { DryRunResponder } from './inbound/dry-run.responder.js';
 import { POLICY_LOGGER, createPolicyQueriesListener } from './inbound/policy-queries.listener.js';
 import type { ProfileWatch } from './outbound/kv-profile-bucket.js';
+import type { LogParticipantScopes } from './outbound/log-participant-scopes.js';
 
 export const SERVICE_NAME = 'policy';
 export const TASK_LOG = Symbol.for('writ.policy.TaskLog');
@@ -37,6 +38,8 @@ export interface PolicyResources {
   readonly logger: Logger;
   readonly clock?: Clock;
   readonly profiles: PolicyProfileStore;
+  /** Participants' manifest scopes, followed from the log (started before the app, stopped before NATS drains). */
+  readonly participants: LogParticipantScopes;
 }
 
 /** Stops following the bucket before the connection drains (the loaded profiles stay in memory for in-flight work). */
@@ -48,11 +51,20 @@ class ProfileWatchShutdown implements BeforeApplicationShutdown {
   }
 }
 
+/** Stops following the participant streams before the connection drains. */
+class ParticipantScopesShutdown implements BeforeApplicationShutdown {
+  constructor(private readonly participants: LogParticipantScopes) {}
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.participants.stop();
+  }
+}
+
 /** Composition root: ports bound to adapters, the listeners bound to their configured subjects. */
 @Module({})
 export class PolicyModule {
   static register(resources: PolicyResources): DynamicModule {
-    const { config, runtime, logger, profiles } = resources;
+    const { config, runtime, logger, profiles, participants } = resources;
     const env = config.env;
     const commands = createPolicyCommandsListener(config.subjects.policyEvaluate, {
       stream: env.WRIT_COMMANDS_STREAM,
@@ -71,9 +83,11 @@ export class PolicyModule {
         { provide: POLICY_LOGGER, useValue: logger },
         { provide: TASK_LOG, useFactory: () => new EventStoreTaskLog(runtime.store) },
         { provide: ProfileWatchShutdown, useFactory: () => new ProfileWatchShutdown(profiles.watch) },
+        { provide: ParticipantScopesShutdown, useFactory: () => new ParticipantScopesShutdown(participants) },
         {
           provide: EvaluatePolicyHandler,
-          useFactory: (log: TaskLog, clock: Clock) => new EvaluatePolicyHandler({ log, clock, profiles: profiles.catalog, principalId: env.WRIT_POLICY_PRINCIPAL_ID, logger }),
+          useFactory: (log: TaskLog, clock: Clock) =>
+            new EvaluatePolicyHandler({ log, clock, profiles: profiles.catalog, participants, principalId: env.WRIT_POLICY_PRINCIPAL_ID, logger }),
           inject: [TASK_LOG, CLOCK],
         },
         {

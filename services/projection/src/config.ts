@@ -30,6 +30,8 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080, busMaxBytesVar
   WRIT_PG_POOL_SIZE: positiveInt(10),
   /** How long a forwarded request (POST /v1/actions, approval resolution) waits for ingress or approval. */
   WRIT_UPSTREAM_TIMEOUT_MS: positiveInt(5_000),
+  /** How long a rebuild's swap waits for a lock (the projector's transaction, a reader of a swapped table) before it gives up, swapping nothing. */
+  WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS: positiveInt(30_000),
 });
 export type ProjectionEnv = z.input<typeof ProjectionEnv>;
 
@@ -46,6 +48,9 @@ export interface ProjectionConfig {
     readonly submitAction: string;
     /** `<root>.qry.approval.resolve` (request/reply, core NATS). */
     readonly resolveApproval: string;
+    /** `<root>.qry.projection.rebuild` and `.rebuild-status` (request/reply, core NATS): served here. */
+    readonly rebuild: string;
+    readonly rebuildStatus: string;
     /** `<root>.proj` (+ `.<view>.<id>`). */
     readonly projections: string;
     /** `<root>.dlq` (+ `.<service>.<pattern token>`). */
@@ -56,6 +61,7 @@ export interface ProjectionConfig {
   readonly projector: { readonly maxDeliver: number; readonly backoffMs: number; readonly pullExpiresMs: number };
   readonly pg: { readonly url: string; readonly schema: string; readonly poolSize: number };
   readonly upstreamTimeoutMs: number;
+  readonly rebuild: { readonly swapLockTimeoutMs: number };
 }
 
 export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): ProjectionConfig {
@@ -69,6 +75,8 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
       projectorPattern: subjects.allEvents,
       submitAction: subjects.commands.ingressSubmitAction,
       resolveApproval: subjects.commands.approvalResolve,
+      rebuild: subjects.commands.projectionRebuild,
+      rebuildStatus: subjects.commands.projectionRebuildStatus,
       projections: subjects.projections,
       deadLetters: subjects.deadLetters,
     },
@@ -80,6 +88,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
     },
     pg: { url: env.WRIT_PG_URL, schema: env.WRIT_PG_SCHEMA, poolSize: env.WRIT_PG_POOL_SIZE },
     upstreamTimeoutMs: env.WRIT_UPSTREAM_TIMEOUT_MS,
+    rebuild: { swapLockTimeoutMs: env.WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS },
   };
 }
 

@@ -14,16 +14,20 @@ describe('projection config', () => {
       projectorPattern: 'writ.evt.>',
       submitAction: 'writ.qry.ingress.submit-action',
       resolveApproval: 'writ.qry.approval.resolve',
+      rebuild: 'writ.qry.projection.rebuild',
+      rebuildStatus: 'writ.qry.projection.rebuild-status',
       projections: 'writ.proj',
       deadLetters: 'writ.dlq',
     });
     expect(config.streams).toMatchObject({ events: 'WRIT_EVENTS', ingress: 'WRIT_INGRESS', commands: 'WRIT_COMMANDS', dlq: 'WRIT_DLQ', replicas: 1 });
+    expect(config.rebuild).toEqual({ swapLockTimeoutMs: 30_000 });
   });
 
   it('derives every subject from WRIT_SUBJECT_ROOT', () => {
     const config = loadProjectionConfig({ WRIT_SUBJECT_ROOT: 't_1', WRIT_HTTP_PORT: '0' });
     expect(config.subjects.projectorPattern).toBe('t_1.evt.>');
     expect(config.subjects.submitAction).toBe('t_1.qry.ingress.submit-action');
+    expect(config.subjects.rebuild).toBe('t_1.qry.projection.rebuild');
     expect(config.subjects.projections).toBe('t_1.proj');
     expect(config.http.port).toBe(0);
     expect(underRoot('writ.cmd.policy.evaluate', 'x')).toBe('x.cmd.policy.evaluate');

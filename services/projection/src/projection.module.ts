@@ -3,19 +3,30 @@ import { BusClient, patternToken } from '@writ/bus';
 import type { ServiceRuntime } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import type { DataSource } from 'typeorm';
+import { randomBytes } from 'node:crypto';
 import { Forwarding } from './application/forwarding.js';
+import { ProjectionStatusReader } from './application/projection-status.js';
 import { Projector } from './application/projector.js';
 import { ReadService } from './application/read-service.js';
 import { Readiness, type WiringProbe } from './application/readiness.js';
+import { RebuildJobs } from './application/rebuild-job.js';
 import { SERVICE_NAME, type ProjectionConfig } from './config.js';
 import { ActionsController } from './inbound/http/actions.controller.js';
 import { ApprovalsController } from './inbound/http/approvals.controller.js';
+import { ArtifactsController } from './inbound/http/artifacts.controller.js';
+import { CellsController } from './inbound/http/cells.controller.js';
 import { HealthController } from './inbound/http/health.controller.js';
 import { KeysController } from './inbound/http/keys.controller.js';
 import { GrantsController } from './inbound/http/grants.controller.js';
+import { PrincipalsController } from './inbound/http/principals.controller.js';
+import { ProjectionsController } from './inbound/http/projections.controller.js';
 import { ReceiptsController } from './inbound/http/receipts.controller.js';
+import { StepsController } from './inbound/http/steps.controller.js';
 import { TasksController } from './inbound/http/tasks.controller.js';
 import { createProjectorListener } from './inbound/projector.listener.js';
+import { REBUILD_LOGGER, rebuildListener } from './inbound/rebuild.listener.js';
+import { PostgresRebuildJobStore } from './outbound/database/rebuild-job-store.js';
+import { PostgresRebuildTargets } from './outbound/database/rebuild-targets.js';
 import { TypeormProjectionStore } from './outbound/database/typeorm-projection-store.js';
 import { JetStreamEventLog } from './outbound/nats/jetstream-event-log.js';
 import { NatsUpdatePublisher } from './outbound/nats/nats-update-publisher.js';
@@ -42,11 +53,14 @@ class ResourceLifecycle implements OnApplicationShutdown {
   constructor(
     @Inject(PROJECTION_RESOURCES) private readonly resources: ProjectionResources,
     @Inject(LagGauge) private readonly gauge: LagGauge,
+    @Inject(RebuildJobs) private readonly rebuilds: RebuildJobs,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     const { dataSource, runtime, logger, onShutdown } = this.resources;
     this.gauge.stop();
+    // A running rebuild stops between two batches (nothing swapped) and records it, while Postgres and NATS are still there.
+    await this.rebuilds.stop().catch((error: unknown) => logger.warn({ err: error }, 'the rebuild job did not stop cleanly'));
     if (dataSource.isInitialized) await dataSource.destroy().catch((error: unknown) => logger.warn({ err: error }, 'Postgres pool did not close cleanly'));
     await runtime.close();
     logger.info('projection stopped: consumer drained, Postgres and NATS released');
@@ -73,7 +87,22 @@ export class ProjectionModule {
     });
     return {
       module: ProjectionModule,
-      controllers: [listener, ActionsController, TasksController, ApprovalsController, ReceiptsController, KeysController, GrantsController, HealthController],
+      controllers: [
+        listener,
+        rebuildListener(config.subjects),
+        ActionsController,
+        TasksController,
+        ApprovalsController,
+        ReceiptsController,
+        KeysController,
+        GrantsController,
+        PrincipalsController,
+        StepsController,
+        ArtifactsController,
+        CellsController,
+        ProjectionsController,
+        HealthController,
+      ],
       providers: [
         { provide: PROJECTION_RESOURCES, useValue: resources },
         { provide: TypeormProjectionStore, useFactory: () => new TypeormProjectionStore(resources.dataSource) },
@@ -101,6 +130,27 @@ export class ProjectionModule {
           inject: [TypeormProjectionStore, JetStreamEventLog],
         },
         { provide: LagGauge, useFactory: (readiness: Readiness) => new LagGauge(() => readiness.lag(), logger), inject: [Readiness] },
+        { provide: REBUILD_LOGGER, useValue: logger },
+        {
+          provide: RebuildJobs,
+          useFactory: (store: TypeormProjectionStore, log: JetStreamEventLog) =>
+            new RebuildJobs({
+              live: store,
+              log,
+              targets: new PostgresRebuildTargets(resources.dataSource, config.pg, config.rebuild.swapLockTimeoutMs),
+              jobs: new PostgresRebuildJobStore(resources.dataSource, config.pg.url, logger),
+              eventsPrefix: config.subjects.eventsPrefix,
+              logger,
+              now: () => new Date(),
+              newJobId: () => `rebuild-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}-${randomBytes(4).toString('hex')}`,
+            }),
+          inject: [TypeormProjectionStore, JetStreamEventLog],
+        },
+        {
+          provide: ProjectionStatusReader,
+          useFactory: (readiness: Readiness, store: TypeormProjectionStore, rebuilds: RebuildJobs) => new ProjectionStatusReader({ readiness, model: store, store, rebuilds }),
+          inject: [Readiness, TypeormProjectionStore, RebuildJobs],
+        },
         ResourceLifecycle,
       ],
     };

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import {
   ActionRequest,
+  Artifact,
+  DecisionRecorded,
   EventDraft,
   EventEnvelope,
   ExecutionCompleted,
+  ExecutionStarted,
   IngressAccepted,
   IngressReceived,
   IngressRejected,
@@ -12,7 +15,7 @@ import {
   type EntityType,
   type IngressRejectionCode,
 } from '@writ/contracts';
-import { ApprovalEvent, AttemptEvent, GrantEvent, StepEvent, TaskEvent } from '@writ/kernel';
+import { ApprovalEvent, AttemptEvent, CellEvent, GrantEvent, StepEvent, TaskEvent } from '@writ/kernel';
 import type { ProjectedEvent } from '../src/application/projected-event.js';
 
 /**
@@ -22,7 +25,7 @@ import type { ProjectedEvent } from '../src/application/projected-event.js';
  * on the shapes the log will hold.
  */
 
-export type Aggregate = 'task' | 'ingress' | 'principal';
+export type Aggregate = 'task' | 'ingress' | 'principal' | 'cell';
 
 export interface StoryEvent {
   readonly aggregate: Aggregate;
@@ -480,7 +483,50 @@ export function attemptExecuting(ids: StoryIds, seconds: number): StoryEvent {
   return taskEvent(ids, { type: 'attempt.executing', entity: 'attempt', entityId: ids.attempt, occurredAt: t, payload: checked(AttemptEvent, 'attempt.executing', { grant_id: ids.grant, at: t }) });
 }
 
-export function executionCompleted(ids: StoryIds, outcome: 'completed' | 'unknown', seconds: number): StoryEvent {
+/** An artifact an execution captured (`n` tells several apart). */
+export function artifactOf(ids: StoryIds, n: number, seconds: number): Artifact {
+  const content = `${ids.tag} output ${n}`;
+  return Artifact.parse({
+    artifact_id: `art-${ids.tag}-${n}`,
+    class: 'evidence',
+    kind: n === 1 ? 'command.transcript' : 'diff',
+    uri: `cas://sha256/${createHash('sha256').update(content).digest('hex')}`,
+    content_hash: createHash('sha256').update(content).digest('hex'),
+    media_type: 'text/plain',
+    byte_size: Buffer.byteLength(content),
+    created_at: at(seconds),
+    producer: ids.executor,
+    retention_class: 'task',
+    trust_tier: 'observed',
+    sensitivity_class: 'internal',
+    task_id: ids.task,
+    step_id: ids.step,
+    attempt_id: ids.attempt,
+  });
+}
+
+export function executionStarted(ids: StoryIds, seconds: number): StoryEvent {
+  const t = at(seconds);
+  return taskEvent(ids, {
+    type: 'execution.started',
+    entity: 'attempt',
+    entityId: ids.attempt,
+    actor: ids.executor,
+    occurredAt: t,
+    payload: fact(ExecutionStarted, {
+      use_id: `use-${createHash('sha1').update(ids.tag).digest('hex')}`,
+      grant_id: ids.grant,
+      use_no: 1,
+      executor_id: ids.executor,
+      container_id: createHash('sha256').update(`container-${ids.tag}`).digest('hex').slice(0, 64),
+      exec_id: createHash('sha256').update(`exec-${ids.tag}`).digest('hex').slice(0, 64),
+      started_at: t,
+      deadline: at(seconds + 60),
+    }),
+  });
+}
+
+export function executionCompleted(ids: StoryIds, outcome: 'completed' | 'unknown', seconds: number, artifacts: readonly Artifact[] = []): StoryEvent {
   const t = at(seconds);
   return taskEvent(ids, {
     type: 'execution.completed',
@@ -499,8 +545,21 @@ export function executionCompleted(ids: StoryIds, outcome: 'completed' | 'unknow
       stdout_sha256: HEX_A,
       stderr_sha256: HEX_B,
       changed_files: [{ path: 'src/a.ts', change: 'modified', before_sha256: HEX_A, after_sha256: HEX_B }],
-      artifacts: [],
-      environment: null,
+      artifacts,
+      environment:
+        artifacts.length === 0
+          ? null
+          : {
+              image: 'writ/cell:1',
+              image_id: `sha256:${HEX_A}`,
+              network_mode: 'none',
+              readonly_rootfs: true,
+              cap_drop: ['ALL'],
+              user: '1000:1000',
+              memory_bytes: 268435456,
+              pids_limit: 128,
+              mounts: [{ destination: '/cell', read_only: false }],
+            },
       at: t,
     }),
   });
@@ -583,6 +642,117 @@ export function taskCompleted(ids: StoryIds, seconds: number): StoryEvent {
   return taskEvent(ids, { type: 'task.completed', entity: 'task', entityId: ids.task, step: false, attempt: false, occurredAt: t, payload: checked(TaskEvent, 'task.completed', { summary: 'fixed', at: t }) });
 }
 
+export function stepMarkedReady(ids: StoryIds, seconds: number): StoryEvent {
+  const t = at(seconds);
+  return taskEvent(ids, { type: 'step.marked_ready', entity: 'step', entityId: ids.step, attempt: false, actor: 'ingress', occurredAt: t, payload: checked(StepEvent, 'step.marked_ready', { at: t }) });
+}
+
+export function attemptLeased(ids: StoryIds, seconds: number): StoryEvent {
+  const t = at(seconds);
+  return taskEvent(ids, {
+    type: 'attempt.leased',
+    entity: 'attempt',
+    entityId: ids.attempt,
+    actor: 'ingress',
+    occurredAt: t,
+    payload: checked(AttemptEvent, 'attempt.leased', { workspace_lease_ref: `workspace:${ids.task}`, at: t }),
+  });
+}
+
+export function stepSucceeded(ids: StoryIds, seconds: number): StoryEvent {
+  const t = at(seconds);
+  return taskEvent(ids, { type: 'step.succeeded', entity: 'step', entityId: ids.step, attempt: false, occurredAt: t, payload: checked(StepEvent, 'step.succeeded', { attempt_id: ids.attempt, at: t }) });
+}
+
+/** The Decision recorded with an approval resolution (its resolver decided). */
+export function decisionRecorded(ids: StoryIds, outcome: 'granted' | 'denied', seconds: number): StoryEvent {
+  const t = at(seconds);
+  return taskEvent(ids, {
+    type: 'decision.recorded',
+    entity: 'decision',
+    entityId: `${ids.decision}-resolution`,
+    actor: 'approval',
+    occurredAt: t,
+    payload: fact(DecisionRecorded, {
+      decision: {
+        decision_id: `${ids.decision}-resolution`,
+        task_id: ids.task,
+        step_id: ids.step,
+        attempt_id: ids.attempt,
+        decision_type: 'safety',
+        summary: `approval ${outcome} by director-1`,
+        rationale: outcome === 'granted' ? 'the packet matches the witnessed state' : 'too risky',
+        evidence_refs: [],
+        risk_level: 'high',
+        decided_by: 'director-1',
+        reversible: false,
+        created_at: t,
+      },
+      subject_ref: `approval:${ids.approval}`,
+      outcome_event: `approval.${outcome}`,
+    }),
+  });
+}
+
+// ---- cells (writ.evt.cell.<cell_id>) -------------------------------------------------------------
+
+function cellEvent(cellId: string, type: string, data: Record<string, unknown>, seconds: number): StoryEvent {
+  const t = at(seconds);
+  const draft = EventDraft.parse({
+    event_id: `${cellId}-${type.replaceAll('.', '_')}-${seconds}`.slice(0, 128),
+    schema_version: 1,
+    event_type: type,
+    entity_type: 'cell',
+    entity_id: cellId,
+    occurred_at: t,
+    actor_type: 'service',
+    actor_id: 'executor',
+    payload: checked(CellEvent, type, data),
+    causation_id: null,
+    correlation_id: cellId,
+    idempotency_key: `${cellId}:${type}:${seconds}`,
+  });
+  return { aggregate: 'cell', aggregateId: cellId, draft };
+}
+
+/** A cell created for a director, prepared, activated, checkpointed and closed (the kernel's CellEvent shapes). */
+export function cellLifecycle(cellId: string, director: string, seconds = 1): StoryEvent[] {
+  const seat = (participantId: string, role: string) => ({ participant_id: participantId, principal_id: participantId, role, isolation: 'standard' });
+  return [
+    cellEvent(
+      cellId,
+      'cell.participant_invited',
+      {
+        cell_id: cellId,
+        participant: seat('executor-1', 'executor'),
+        invited_by: director,
+        expires_at: at(seconds + 900),
+        created: {
+          director: seat(director, 'director'),
+          policy: {
+            invitation_ttl_ms: 900_000,
+            active_ttl_ms: 14_400_000,
+            active_ttl_max_ms: 86_400_000,
+            closed_grace_ms: 1_800_000,
+            archive_retention_ms: 2_592_000_000,
+            heartbeat_timeout_ms: 90_000,
+            allow_guest: false,
+            allow_substitute: false,
+          },
+        },
+        at: at(seconds),
+      },
+      seconds,
+    ),
+    cellEvent(cellId, 'cell.invitation_accepted', { participant_id: 'executor-1', at: at(seconds + 1) }, seconds + 1),
+    cellEvent(cellId, 'cell.preparing', { backend: 'docker', prepared_by: 'executor-1', at: at(seconds + 2) }, seconds + 2),
+    cellEvent(cellId, 'cell.activated', { spawned_by: 'executor-1', active_expires_at: at(seconds + 3 + 14_400), at: at(seconds + 3) }, seconds + 3),
+    cellEvent(cellId, 'cell.checkpoint_started', { checkpoint_id: `${cellId}-cp1`, requested_by: director, final: true, at: at(seconds + 4) }, seconds + 4),
+    cellEvent(cellId, 'cell.checkpoint_completed', { checkpoint_id: `${cellId}-cp1`, sha256: HEX_B, final: true, at: at(seconds + 5) }, seconds + 5),
+    cellEvent(cellId, 'cell.closed', { reason: 'explicit', closed_by: director, grace_ends_at: at(seconds + 5 + 1_800), at: at(seconds + 5) }, seconds + 6),
+  ];
+}
+
 // ---- whole stories -------------------------------------------------------------------------------
 
 /** A direct allow, run and receipted: ingress.received … attempt.succeeded, task.completed, in log order. */
@@ -606,6 +776,49 @@ export function happyPath(ids: StoryIds, raw = fakeJws(actionRequest(ids))): Sto
   ];
 }
 
+/**
+ * The governed path as the services append it today, event for event: the
+ * intake of docs/governed-path.md step 1 (`step.marked_ready`, `attempt.leased`),
+ * the executor's journal (`execution.started`) and captured artifacts, and
+ * the orchestrator closing the step; 25 events.
+ */
+export function fullPath(ids: StoryIds, raw = fakeJws(actionRequest(ids))): StoryEvent[] {
+  const opening = taskOpening(ids, actionRequest(ids), 2);
+  const [created, ready, started, planned, opened, attemptCreated, awaiting] = opening as [StoryEvent, StoryEvent, StoryEvent, StoryEvent, StoryEvent, StoryEvent, StoryEvent];
+  return [
+    ingressReceived(ids, raw, 1),
+    created,
+    ready,
+    started,
+    planned,
+    stepMarkedReady(ids, 2),
+    opened,
+    attemptCreated,
+    attemptLeased(ids, 2),
+    awaiting,
+    ingressAccepted(ids, 3),
+    policyEvaluated(ids, 'allow', 4),
+    attemptAuthorized(ids, 5),
+    grantIssued(ids, 6),
+    attemptGrantAttached(ids, 7),
+    grantUseClaimed(ids, 8),
+    attemptExecuting(ids, 9),
+    executionStarted(ids, 9),
+    executionCompleted(ids, 'completed', 10, [artifactOf(ids, 1, 10), artifactOf(ids, 2, 10)]),
+    attemptObserving(ids, 'completed', 11),
+    attemptReceiptPending(ids, 'succeeded', 12),
+    receiptIssued(ids, 'succeeded', 13),
+    attemptSucceeded(ids, 14),
+    stepSucceeded(ids, 14),
+    taskCompleted(ids, 15),
+  ];
+}
+
+/** An approval path resolved: requested, then granted or denied with the Decision that records it. */
+export function resolvedApprovalPath(ids: StoryIds, outcome: 'granted' | 'denied', raw = fakeJws(actionRequest(ids))): StoryEvent[] {
+  return [...approvalPath(ids, raw), approvalResolved(ids, outcome, 7), decisionRecorded(ids, outcome, 7)];
+}
+
 /** Policy requires approval; the approval is requested and still pending. */
 export function approvalPath(ids: StoryIds, raw = fakeJws(actionRequest(ids))): StoryEvent[] {
   return [
@@ -616,6 +829,29 @@ export function approvalPath(ids: StoryIds, raw = fakeJws(actionRequest(ids))): 
     attemptAwaitingApproval(ids, 5),
     approvalRequested(ids, 6),
   ];
+}
+
+/**
+ * A log of at least `minEvents` events, as stories (each one task, ingress or
+ * cell in order): whole governed paths with artifacts, approvals granted and
+ * denied with their decisions, and cell lifecycles, in rotation. Ids carry
+ * `prefix` and the story number.
+ */
+export function governedLog(prefix: string, minEvents: number): StoryEvent[][] {
+  const stories: StoryEvent[][] = [];
+  let events = 0;
+  for (let n = 0; events < minEvents; n++) {
+    const ids = storyIds(`${prefix}-${n}`);
+    const story = [
+      () => fullPath(ids),
+      () => resolvedApprovalPath(ids, 'granted'),
+      () => resolvedApprovalPath(ids, 'denied'),
+      () => cellLifecycle(`cell-${prefix}-${n}`, `director-${n % 7}`, n),
+    ][n % 4]!();
+    stories.push(story);
+    events += story.length;
+  }
+  return stories;
 }
 
 // ---- as the log would hold them (unit tests) ----------------------------------------------------

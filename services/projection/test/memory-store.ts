@@ -1,6 +1,6 @@
 import { applyEvent } from '../src/application/apply-event.js';
-import type { ProjectionSnapshot, ProjectionStore, ProjectionTx, ViewChecksum } from '../src/application/ports.js';
-import type { ProjectedEvent } from '../src/application/projected-event.js';
+import type { EventLog, ProjectionSnapshot, ProjectionStore, ProjectionTx, ViewChecksum } from '../src/application/ports.js';
+import type { ProjectedEvent, RawStoredEvent } from '../src/application/projected-event.js';
 import type { RowChange } from '../src/application/project-event.js';
 import { VIEW_NAMES, VIEWS, type Locator, type ViewName, type ViewRows } from '../src/application/views/index.js';
 
@@ -50,9 +50,9 @@ export class MemoryProjectionStore implements ProjectionStore {
     return this.lastSeq;
   }
 
-  async snapshot(): Promise<ProjectionSnapshot> {
-    const views = {} as Record<ViewName, ViewChecksum>;
-    for (const view of VIEW_NAMES) {
+  async snapshot(only: readonly ViewName[] = VIEW_NAMES): Promise<ProjectionSnapshot> {
+    const views: Partial<Record<ViewName, ViewChecksum>> = {};
+    for (const view of only) {
       const rows = [...(this.tables.get(view)?.entries() ?? [])].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, row]) => row);
       views[view] = { rows: rows.length, checksum: JSON.stringify(rows) };
     }
@@ -65,6 +65,26 @@ export class MemoryProjectionStore implements ProjectionStore {
 
   row<K extends ViewName>(view: K, ...key: Array<string | number>): ViewRows[K] | undefined {
     return this.tables.get(view)?.get(key.map(String).join('\u0001')) as ViewRows[K] | undefined;
+  }
+}
+
+/** The log in memory: events in stream order, each stored at `storedAt` (default: the epoch plus its sequence in seconds). */
+export class MemoryLog implements EventLog {
+  constructor(
+    readonly events: RawStoredEvent[],
+    private readonly stored: (streamSeq: number) => Date = (seq) => new Date(seq * 1000),
+  ) {}
+
+  async *replay(from: number): AsyncGenerator<RawStoredEvent> {
+    for (const event of [...this.events]) if (event.streamSeq >= from) yield event;
+  }
+
+  async lastSeq(): Promise<number> {
+    return this.events.at(-1)?.streamSeq ?? 0;
+  }
+
+  async storedAt(streamSeq: number): Promise<Date | undefined> {
+    return this.events.some((e) => e.streamSeq === streamSeq) ? this.stored(streamSeq) : undefined;
   }
 }
 

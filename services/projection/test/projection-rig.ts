@@ -29,6 +29,10 @@ export interface Rig {
   start(): Promise<ProjectionApp>;
   /** Appends story events to their aggregates in order; returns the stream sequence of the last one. */
   append(events: readonly StoryEvent[]): Promise<number>;
+  /** Appends whole stories, `concurrency` at a time (each in order; stories interleave in the log); returns the log's last stream sequence. */
+  appendStories(stories: readonly (readonly StoryEvent[])[], concurrency?: number): Promise<number>;
+  /** The live schema's name. */
+  readonly schema: string;
   checkpoint(): Promise<number>;
   /** Waits until the projector's checkpoint reaches `streamSeq`. */
   caughtUp(streamSeq: number): Promise<void>;
@@ -70,6 +74,7 @@ export async function createRig(): Promise<Rig> {
     nc,
     jsm,
     root,
+    schema,
     config,
     store,
     db,
@@ -100,6 +105,17 @@ export async function createRig(): Promise<Rig> {
       }
       return last;
     },
+    async appendStories(stories, concurrency = 8) {
+      let next = 0;
+      const worker = async () => {
+        while (next < stories.length) {
+          const story = stories[next++];
+          if (story !== undefined) await rig.append(story);
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, worker));
+      return (await jsm.streams.info(streams.events)).state.last_seq;
+    },
     async checkpoint() {
       const result = await db.query(`SELECT last_seq FROM ${table('checkpoints')} WHERE projector = 'projection'`).catch(() => ({ rows: [] }));
       return Number((result.rows[0] as { last_seq?: string } | undefined)?.last_seq ?? 0);
@@ -109,8 +125,12 @@ export async function createRig(): Promise<Rig> {
     },
     async dispose() {
       for (const app of [...apps].reverse()) await app.close().catch(() => undefined);
+      // What rebuilds leave beside the schema (`<schema>_old_<ts>` with keep_old, a target a failed test left) goes too.
+      const left = await db.query(`SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE $1`, [`${schema}\\_%`]).catch(() => ({ rows: [] }));
       await db.end().catch(() => undefined);
-      await dropProjectionSchema(TEST_PG_URL, schema).catch(() => undefined);
+      for (const name of [schema, ...(left.rows as Array<{ schema_name: string }>).map((row) => row.schema_name)]) {
+        await dropProjectionSchema(TEST_PG_URL, name).catch(() => undefined);
+      }
       await deleteStreams(nc, streams.events, streams.ingress, streams.commands, streams.dlq);
       await nc.close();
     },

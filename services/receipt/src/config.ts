@@ -1,5 +1,5 @@
 import { Id } from '@writ/contracts';
-import { loadConfig, serviceEnvironment, serviceHttp, serviceStreams, writSubjects } from '@writ/runtime';
+import { envInt, loadConfig, serviceEnvironment, serviceHttp, serviceStreams, writSubjects } from '@writ/runtime';
 import { z } from 'zod';
 
 /**
@@ -11,8 +11,27 @@ import { z } from 'zod';
 export const ReceiptEnvironment = serviceEnvironment({ httpPort: 8086 })
   .extend({
     WRIT_RECEIPT_PRINCIPAL_ID: Id.default('writ-receipt'),
-    /** Private Ed25519 JWK (mode 0600), generated on first start. */
+    /** The single private key file of older releases: migrated into the key directory on its first start (the file is left in place). */
     WRIT_RECEIPT_KEY_FILE: z.string().min(1).default('/var/lib/writ/keys/receipt.jwk.json'),
+    /** The rotating keyring: `<kid>.jwk.json` (0600) and `keyring.json`; replicas may share it. Default: the key file's path without `.jwk.json`. */
+    WRIT_RECEIPT_KEY_DIR: z.string().min(1).optional(),
+    /** How long a key replaced by a rotation stays valid before `principal.key_revoked`: receipts and heads it signed in flight, replicas still switching. */
+    WRIT_RECEIPT_KEY_RETIRE_SECONDS: envInt(1, 30 * 86_400).default(300),
+    /** How often replaced keys are checked for retirement, and a rotation made by a replica sharing the key directory taken up (also at start). */
+    WRIT_RECEIPT_KEY_CHECK_SECONDS: envInt(1, 3_600).default(30),
+    /** How far a signed rotation's `requested_at` may be from the service's clock. */
+    WRIT_RECEIPT_FRESHNESS_SECONDS: envInt(1, 3_600).default(300),
+    /** `<root>.cmd.receipt.issue` commands handled at once by this process; commands of one task still run one at a time. */
+    WRIT_RECEIPT_CONCURRENCY: envInt(1, 256).default(16),
+    /** The receipt transparency log's id: its events go to `<prefix>.transparency_log.<id>`. */
+    WRIT_TLOG_ID: Id.default('writ-receipts'),
+    /** How often a signed tree head is published when the log grew since the last one. */
+    WRIT_TLOG_STH_INTERVAL_MS: envInt(100, 86_400_000).default(10_000),
+  })
+  // A replica sharing the key directory signs with the replaced key until its next check: the key must still be valid then.
+  .refine((env) => env.WRIT_RECEIPT_KEY_RETIRE_SECONDS >= 2 * env.WRIT_RECEIPT_KEY_CHECK_SECONDS, {
+    message: 'must be at least twice WRIT_RECEIPT_KEY_CHECK_SECONDS (replicas switch keys at their next check)',
+    path: ['WRIT_RECEIPT_KEY_RETIRE_SECONDS'],
   })
   .transform((env) => ({
     natsUrl: env.WRIT_NATS_URL,
@@ -21,6 +40,14 @@ export const ReceiptEnvironment = serviceEnvironment({ httpPort: 8086 })
     streams: serviceStreams(env),
     principalId: env.WRIT_RECEIPT_PRINCIPAL_ID,
     keyFile: env.WRIT_RECEIPT_KEY_FILE,
+    keys: {
+      dir: env.WRIT_RECEIPT_KEY_DIR ?? env.WRIT_RECEIPT_KEY_FILE.replace(/(\.jwk)?\.json$/, ''),
+      retireAfterSeconds: env.WRIT_RECEIPT_KEY_RETIRE_SECONDS,
+      checkIntervalMs: env.WRIT_RECEIPT_KEY_CHECK_SECONDS * 1000,
+      freshnessSeconds: env.WRIT_RECEIPT_FRESHNESS_SECONDS,
+    },
+    concurrency: env.WRIT_RECEIPT_CONCURRENCY,
+    tlog: { logId: env.WRIT_TLOG_ID, treeHeadIntervalMs: env.WRIT_TLOG_STH_INTERVAL_MS },
   }));
 export type ReceiptConfig = z.output<typeof ReceiptEnvironment>;
 
@@ -32,6 +59,12 @@ export function loadReceiptConfig(env: Record<string, string | undefined> = proc
 /** The subjects the service uses, derived from the root (the constants' leading `writ` replaced). */
 export interface ReceiptSubjects {
   readonly issue: string;
+  /** `<root>.qry.receipt.tree-head`, `.inclusion-proof`, `.consistency-proof` (request/reply). */
+  readonly treeHead: string;
+  readonly inclusionProof: string;
+  readonly consistencyProof: string;
+  /** `<root>.qry.receipt.rotate-key` (request/reply): a director's signed rotation of the service's key. */
+  readonly rotateKey: string;
   readonly ingress: string;
   readonly commands: string;
   readonly dlq: string;
@@ -43,6 +76,10 @@ export function receiptSubjects(root: string): ReceiptSubjects {
   const subjects = writSubjects(root);
   return {
     issue: subjects.commands.receiptIssue,
+    treeHead: subjects.commands.receiptTreeHead,
+    inclusionProof: subjects.commands.receiptInclusionProof,
+    consistencyProof: subjects.commands.receiptConsistencyProof,
+    rotateKey: subjects.commands.receiptRotateKey,
     ...subjects.streams,
     deadLetter: (verb) => subjects.deadLetter('receipt', verb),
   };

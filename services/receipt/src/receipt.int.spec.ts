@@ -330,12 +330,21 @@ describe('receipt service', () => {
       capability_grant_ref: `grant:${attempt.grantId}`,
       result_code: 'succeeded',
       replay_class: 'observe_only',
-      rollback_supported: false,
       verifiability: 'signed',
       signer_ref: service.kid,
       prev_receipt_hash: null,
     });
     expect(receipt.environment_ref).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // and it binds the chain of authority: the request as recorded, no approval nor witness, the cell as applied
+    expect(receipt.request_hash).toBe(sha256Hex(canonicalJson(attempt.request)));
+    expect(receipt.policy_result_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(receipt).toMatchObject({ state_witness_ref: null, attestation: { image_id: 'sha256:abc', network_mode: 'none', pids_limit: 128 } });
+    // and the file it added in a cell without network can be deleted again, if still unchanged
+    expect(receipt).toMatchObject({
+      rollback_supported: true,
+      rollback: { method: 'compensating_local_actions', steps: [{ action_class: 'delete_local', path: 'src/report.txt', expected_sha256: hex('report') }] },
+    });
+    expect(receipt.not_asserted).toEqual(expect.arrayContaining([expect.stringContaining('nothing happened outside Writ')]));
     expect(receipt.output_refs).toEqual(expect.arrayContaining([`artifact:art-${attempt.attemptId}`, `sha256:${hex(`stdout of ${attempt.attemptId}`)}`]));
     expect(receipt.receipt_id).toMatch(/^rct-[0-9a-f]{32}$/);
   });

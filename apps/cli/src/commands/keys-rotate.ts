@@ -5,10 +5,10 @@ import { cell } from '../format.js';
 import { directorSigner, sendSignedRequest } from '../signed-request.js';
 
 /** Services whose signing key `writ keys rotate` can rotate (their `<root>.qry.<service>.rotate-key`). */
-export const ROTATING_SERVICES = ['approval'] as const;
+export const ROTATING_SERVICES = ['approval', 'receipt'] as const;
 export type RotatingService = (typeof ROTATING_SERVICES)[number];
 
-const ROTATE_SUBJECTS: Readonly<Record<RotatingService, string>> = { approval: COMMANDS.approvalRotateKey };
+const ROTATE_SUBJECTS: Readonly<Record<RotatingService, string>> = { approval: COMMANDS.approvalRotateKey, receipt: COMMANDS.receiptRotateKey };
 
 export interface KeysRotateOptions {
   readonly service: RotatingService;
@@ -21,11 +21,13 @@ export interface KeysRotateOptions {
 }
 
 /**
- * `writ keys rotate --service approval --key <file> --principal <director>`:
+ * `writ keys rotate --service approval|receipt --key <file> --principal <director>`:
  * signs a KeyRotation `{ service, requested_by, requested_at, reason? }` with
  * the director's key and sends it to `<root>.qry.<service>.rotate-key`. The
- * service appends `principal.key_added` for a new key, then signs with it; the
- * old key stays valid until `retire_after` (printed), then it is revoked.
+ * service appends `principal.key_added` for a new key, then signs with it
+ * (approval: grants; receipt: receipts and tree heads); the old key stays
+ * valid until `retire_after` (printed), then it is revoked. What it signed
+ * before stays verifiable against the key history in the log.
  */
 export async function keysRotate(options: KeysRotateOptions, conn: Connection, io: CliIo): Promise<RotateKeyReply> {
   const director = await directorSigner(io, options.key, options.principal);

@@ -67,3 +67,16 @@ export {
   TransparencyLogTreeHeadSigned,
   TreeHead,
 } from './transparency-log.js';
+export {
+  GetProjectionRebuild,
+  ProjectionRebuildJob,
+  ProjectionRebuildPhase,
+  ProjectionRebuildState,
+  ProjectionStatus,
+  ProjectionView,
+  ProjectionViewChecksum,
+  ProjectionViewComparison,
+  ProjectionViewStatus,
+  StartProjectionRebuild,
+} from './projection-commands.js';
+export { CellResurrection, ResurrectCell, ResurrectCellReply } from './cell-commands.js';

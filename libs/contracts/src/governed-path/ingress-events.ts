@@ -21,6 +21,8 @@ export const IngressRejectionCode = z.enum([
   'INGRESS_TASK_TERMINAL',
   /** `supersedes` names no earlier request of the task by this principal whose attempt is still pending, or task_id is missing. */
   'INGRESS_SUPERSEDES_INVALID',
+  /** The principal is a participant (a spawned seed) that is paused, retired, expired or failed: it no longer acts. */
+  'INGRESS_PARTICIPANT_INACTIVE',
 ]);
 export type IngressRejectionCode = z.infer<typeof IngressRejectionCode>;
 

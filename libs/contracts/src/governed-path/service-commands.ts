@@ -13,6 +13,12 @@ import { FilePath, ResourceName, Text } from '../text.js';
  */
 export const COMMANDS = Object.freeze({
   ingressSubmitAction: 'writ.qry.ingress.submit-action',
+  ingressSpawnVerify: 'writ.qry.ingress.spawn-verify',
+  ingressHeartbeatVerify: 'writ.qry.ingress.heartbeat-verify',
+  ingressRetireIngest: 'writ.qry.ingress.retire-ingest',
+  ingressCrashReport: 'writ.qry.ingress.crash-report',
+  ingressParticipantCheck: 'writ.qry.ingress.participant-check',
+  ingressParticipantExpire: 'writ.cmd.ingress.participant-expire',
   policyEvaluate: 'writ.cmd.policy.evaluate',
   approvalRequest: 'writ.cmd.approval.request',
   approvalResolve: 'writ.qry.approval.resolve',
@@ -27,10 +33,17 @@ export const COMMANDS = Object.freeze({
   executorCloseCell: 'writ.cmd.executor.close-cell',
   executorObserve: 'writ.qry.executor.observe',
   executorResolveOutcome: 'writ.qry.executor.resolve-outcome',
+  executorResurrectCell: 'writ.qry.executor.resurrect-cell',
   receiptIssue: 'writ.cmd.receipt.issue',
+  orchestratorClaimDone: 'writ.qry.orchestrator.claim-done',
+  orchestratorClaimBlocked: 'writ.qry.orchestrator.claim-blocked',
+  orchestratorClaimCorrection: 'writ.qry.orchestrator.claim-correction',
   receiptTreeHead: 'writ.qry.receipt.tree-head',
   receiptInclusionProof: 'writ.qry.receipt.inclusion-proof',
   receiptConsistencyProof: 'writ.qry.receipt.consistency-proof',
+  receiptRotateKey: 'writ.qry.receipt.rotate-key',
+  projectionRebuild: 'writ.qry.projection.rebuild',
+  projectionRebuildStatus: 'writ.qry.projection.rebuild-status',
 });
 
 /** The attempt a command is about. */
@@ -203,8 +216,8 @@ export const RevokeGrantReply = z.strictObject({
 export type RevokeGrantReply = z.infer<typeof RevokeGrantReply>;
 
 /**
- * `writ.qry.approval.rotate-key` (request/reply; later also the receipt
- * service's). `rotation_jws` is a compact EdDSA JWS by a director over
+ * `writ.qry.approval.rotate-key` and `writ.qry.receipt.rotate-key`
+ * (request/reply). `rotation_jws` is a compact EdDSA JWS by a director over
  * KeyRotation. The service generates a new signing key, appends
  * `principal.key_added` for it (with `replaces`), then signs with it; the old
  * key stays valid until `retire_after`, when `principal.key_revoked` (reason
@@ -213,7 +226,7 @@ export type RevokeGrantReply = z.infer<typeof RevokeGrantReply>;
 export const RotateKey = z.strictObject({ rotation_jws: z.string().min(1).max(16 * 1024) });
 export type RotateKey = z.infer<typeof RotateKey>;
 
-/** The payload a director signs to rotate a service's signing key; `service` names the service (`approval`), so a rotation signed for one cannot be replayed on another. */
+/** The payload a director signs to rotate a service's signing key; `service` names the service (`approval`, `receipt`), so a rotation signed for one cannot be replayed on another. */
 export const KeyRotation = z.strictObject({
   service: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/),
   requested_by: Id,

@@ -64,16 +64,24 @@ const item: fc.Arbitrary<(s: number) => CellCommand> = fc.oneof(
   fc.constantFrom('dir-1', 'exec-1').map((by) => (s: number) => cmd.resurrect(s, by)),
   fc.constant((s: number) => cmd.archive(s)),
 );
-// Sequences start from a fresh invitation, a spawned cell (ACTIVE at 3 s) or a closed one (at 4 s), so that the deep states are reached often.
+// Sequences start from a fresh invitation, a spawned cell (ACTIVE at 3 s), a closed one (at 4 s), a downed one (its heartbeat missed, at 40 s)
+// or an archived one (closed at 4 s, archived after its 300 s grace),
+// so that the deep states are reached on every run, not only on the runs whose random gaps happen to cross the heartbeat timeout.
 const commands = fc
   .tuple(
-    fc.constantFrom(0, 1, 2),
+    fc.constantFrom(0, 1, 2, 3, 4),
     fc.array(item, { maxLength: 40 }),
     fc.array(fc.oneof({ arbitrary: fc.integer({ min: 0, max: 20 }), weight: 5 }, { arbitrary: fc.integer({ min: 20, max: 700 }), weight: 1 }), { minLength: 40, maxLength: 40 }),
   )
   .map(([depth, items, gaps]) => {
-    let t = depth + 2;
-    const start = [cmd.invite(0, 'exec-1', 'executor', { policy: POLICY }), ...(depth > 0 ? [cmd.accept(1), cmd.prepare(2), cmd.activate(3)] : []), ...(depth > 1 ? [cmd.close(4)] : [])];
+    let t = depth === 3 ? 40 : depth === 4 ? 305 : depth + 2;
+    const start = [
+      cmd.invite(0, 'exec-1', 'executor', { policy: POLICY }),
+      ...(depth > 0 ? [cmd.accept(1), cmd.prepare(2), cmd.activate(3)] : []),
+      ...(depth === 2 || depth === 4 ? [cmd.close(4)] : []),
+      ...(depth === 3 ? [cmd.down(40, 'exec-1')] : []),
+      ...(depth === 4 ? [cmd.archive(305)] : []),
+    ];
     return [...start, ...items.map((build, i) => build((t += gaps[i] ?? 0)))];
   });
 

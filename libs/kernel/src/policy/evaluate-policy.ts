@@ -145,6 +145,16 @@ function judge(view: RequestView, prepared: PreparedPolicyProfile, facts: Policy
     reasons.push({ code: 'resource_not_a_path', outcome: 'deny', message: `${resource} is not a local path for ${request.action_class}` });
   }
 
+  // A rollback runs exactly the steps its params name: they must be a receipt's steps, each inside what the grant will cover.
+  if (view.rollback !== null) {
+    if (view.rollback.problem !== undefined) {
+      reasons.push({ code: 'rollback_params_invalid', outcome: 'deny', message: `a rollback names a receipt and its steps (receipt_id, receipt_hash, steps): ${view.rollback.problem}` });
+    }
+    for (const path of view.rollback.untargeted) {
+      reasons.push({ code: 'rollback_step_not_targeted', outcome: 'deny', message: `${path} is a rollback step but no target resource names or contains it (the grant and the state witness cover target_resources only)` });
+    }
+  }
+
   // A command naming a URL gets network in its cell, and with network it can write (curl -X POST):
   // it is judged as a network write too. A downgrade cannot rewrite a command, so it counts as a deny.
   if (request.action_class === 'execute_command' && view.urls.length > 0) {
@@ -392,6 +402,8 @@ export interface PolicyResultMetadata {
   readonly policy_profile_ref?: string;
   /** Where the rewritten request of a downgrade is stored (an action.request artifact). */
   readonly rewritten_action_request_ref?: string;
+  /** For an action of a participant: `participant:<seed_id>@<manifest_hash>`, the scope it was checked against. */
+  readonly participant_scope_ref?: string;
 }
 
 const clip = (text: string) => (text.length > 4_096 ? `${text.slice(0, 4_093)}...` : text);
@@ -428,6 +440,7 @@ export function toPolicyResult(evaluation: PolicyEvaluation, request: ActionRequ
             summary: evaluation.downgrade.summary,
           },
         }),
+    ...(meta.participant_scope_ref === undefined ? {} : { participant_scope_ref: meta.participant_scope_ref }),
     evaluated_at: meta.evaluated_at,
     evaluated_by: meta.evaluated_by,
   };

@@ -257,11 +257,19 @@ export function preparePolicyProfile(profile: PolicyProfileInput | PreparedPolic
 // ---------------------------------------------------------------------------
 // The built-ins (Hermit 16.3)
 
+/**
+ * Every profile that edits files lets a receipt's rollback run, and only with a
+ * director's approval: a rollback writes back or removes files on the word of
+ * an earlier receipt, its steps judged like write_local / delete_local paths
+ * (files_owned, Sacred Scopes, secrets). readonly_analysis, which writes
+ * nothing, denies it.
+ */
 const LOCAL_EDIT = {
   read_local: { outcome: 'allow' },
   write_local: { outcome: 'allow' },
   delete_local: { outcome: 'allow' },
   execute_command: { outcome: 'allow' },
+  rollback: { outcome: 'require_approval' },
   publication: { outcome: 'downgrade', downgrade_to: { action_class: 'write_local', restricted_mode: 'external_effects_disabled', draft_dir: DEFAULT_DRAFT_DIR } },
 } as const;
 
@@ -286,14 +294,14 @@ const RAW_BUILTINS = {
   },
   local_edit_allowed: {
     id: 'local_edit_allowed',
-    description: `Read the workspace; write and delete inside files_owned; run commands, destructive ones only with approval. A publication becomes a local draft under ${DEFAULT_DRAFT_DIR}/ (when files_owned covers it). No network, credentials, VCS mutation, payment, memory writes or rollback.`,
+    description: `Read the workspace; write and delete inside files_owned; run commands, destructive ones only with approval. A publication becomes a local draft under ${DEFAULT_DRAFT_DIR}/ (when files_owned covers it). A receipt's rollback only with approval. No network, credentials, VCS mutation, payment or memory writes.`,
     action_classes: { ...LOCAL_EDIT, network_read: { outcome: 'deny' }, network_write: { outcome: 'deny' }, credentialed_api_call: { outcome: 'deny' } },
     destructive_commands: 'require_approval',
   },
   network_read_allowed: {
     id: 'network_read_allowed',
     description:
-      "As local_edit_allowed, plus HTTP reads (GET, HEAD, OPTIONS) of any host, narrowed by the task's egress list when it has one; a network write is downgraded to a GET of the same URL. No credentials, VCS mutation, payment, memory writes or rollback.",
+      "As local_edit_allowed, plus HTTP reads (GET, HEAD, OPTIONS) of any host, narrowed by the task's egress list when it has one; a network write is downgraded to a GET of the same URL. A receipt's rollback only with approval. No credentials, VCS mutation, payment or memory writes.",
     action_classes: NETWORK_READ,
     destructive_commands: 'require_approval',
     ceilings: { egress_hosts: ['*'] },

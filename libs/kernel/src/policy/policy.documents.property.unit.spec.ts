@@ -62,6 +62,8 @@ function writesOf(req: ActionRequest): (string | null)[] {
   }
   const paths = new Set<string>(req.target_resources.filter((r) => !/^[a-z]+:/.test(r)));
   if (typeof req.params.path === 'string') paths.add(req.params.path);
+  const steps: unknown = req.params['steps'];
+  if (Array.isArray(steps)) for (const step of steps as { path?: unknown }[]) if (typeof step.path === 'string') paths.add(step.path);
   return [...paths].map(normalizeOracle);
 }
 
@@ -148,8 +150,13 @@ const requestArb: fc.Arbitrary<ActionRequest> = fc.tuple(fc.constantFrom(...CLAS
       return request({ action_class: cls, target_resources: shape === 0 ? [url, path] : [url], params: { url, method: cls === 'network_read' ? 'GET' : 'POST' } });
     case 'vcs_mutation':
     case 'memory_write':
-    case 'rollback':
       return request({ action_class: cls, target_resources: [path], params: {} });
+    case 'rollback': {
+      // shape 3: a step outside what the target names (never allowed); otherwise the step is the target.
+      const stepPath = shape === 3 ? 'src/app/a.ts' : path;
+      const step = { action_class: 'delete_local', path: stepPath, expected_sha256: 'a'.repeat(64) };
+      return request({ action_class: cls, target_resources: [path], params: { receipt_id: 'rct-1', receipt_hash: 'c'.repeat(64), steps: [step] } });
+    }
     default:
       return request({ action_class: cls, target_resources: [path], params: cls === 'write_local' ? { path, content: 'x' } : { path } });
   }

@@ -15,7 +15,8 @@ import type { BuiltinPolicyProfileId } from './policy-profile.js';
  * `src/**` and `drafts/**`; the sacred cases write `src/package.json` (or
  * `package.json`, outside); the egress cases narrow egress to
  * api.example.com; destructive carries `git push --force` as argv (read only
- * by execute_command and vcs_mutation). See test/policy.matrix.ts.
+ * by execute_command and vcs_mutation); rollback names a receipt and one
+ * write_local step on the case's path (none for a URL). See test/policy.matrix.ts.
  */
 const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Record<ActionClass, string>>>> = {
   readonly_analysis: {
@@ -44,7 +45,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'G G G G G G G G G G G',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'D D D D D D D D D D D',
+    rollback: 'R D D R D D D D D D R',
   },
   network_read_allowed: {
     read_local: 'A A A A A A A D D D A',
@@ -58,7 +59,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'G G G G G G G G G G G',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'D D D D D D D D D D D',
+    rollback: 'R D D R D D D D D D R',
   },
   repo_mutation_gated: {
     read_local: 'A A A A A A A D D D A',
@@ -72,7 +73,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'G G G G G G G G G G G',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'D D D D D D D D D D D',
+    rollback: 'R D D R D D D D D D R',
   },
   external_publish_gated: {
     read_local: 'A A A A A A A D D D A',
@@ -86,7 +87,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'R D D R D D D D R D R',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'D D D D D D D D D D D',
+    rollback: 'R D D R D D D D D D R',
   },
   destructive_denied: {
     read_local: 'A A A A A A A D D D A',
@@ -100,7 +101,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'G G G G G G G G G G G',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'D D D D D D D D D D D',
+    rollback: 'R D D R D D D D D D R',
   },
 };
 

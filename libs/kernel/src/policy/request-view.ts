@@ -1,4 +1,4 @@
-import { IMPORTANT_ACTION_CLASSES, type ActionRequest } from '@writ/contracts';
+import { IMPORTANT_ACTION_CLASSES, safeParseRollbackParams, type ActionRequest } from '@writ/contracts';
 import { compileGlob, matchAnyGlob, type CompiledGlob } from '../shared/glob.js';
 import { normalizePath, type NormalizedPath } from '../shared/paths.js';
 import { analyzeCommand, type CommandAnalysis } from './destructive-commands.js';
@@ -46,7 +46,7 @@ export interface TouchedPath {
   readonly raw: string;
   readonly normalized: NormalizedPath;
   readonly write: boolean;
-  readonly source: 'params.path' | 'params.cwd' | 'target_resources' | 'command';
+  readonly source: 'params.path' | 'params.cwd' | 'target_resources' | 'command' | 'params.steps';
   /**
    * False when a command's target cannot be placed: after a `cd`, behind a
    * `-C dir`, or spelled with an expansion (`$X`, backticks, `{a,b}`, `[ab]`).
@@ -63,6 +63,14 @@ export interface NamedSecretHandles {
   readonly malformed: readonly string[];
 }
 
+/** What policy reads of a `rollback` request's params (RollbackParams). */
+export interface RollbackView {
+  /** Why the params are not RollbackParams; undefined when they are. */
+  readonly problem: string | undefined;
+  /** Step paths no target resource names or contains: the grant's scope and the state witness cover target_resources only. */
+  readonly untargeted: readonly string[];
+}
+
 /** A request as policy sees it: every path it touches, normalized once. */
 export interface RequestView {
   readonly request: ActionRequest;
@@ -76,9 +84,12 @@ export interface RequestView {
   readonly taskSacredExceptions: readonly CompiledGlob[];
   readonly secretHandles: NamedSecretHandles;
   readonly timeoutMs: number | undefined;
+  /** A `rollback` request's steps (their paths are in `paths`, as writes); null for any other class. */
+  readonly rollback: RollbackView | null;
 }
 
-const LOCAL_FILE_CLASSES = new Set(['read_local', 'write_local', 'delete_local']);
+/** Classes whose resources are local paths only: a URL or reference among them is misplaced. A rollback undoes workspace changes only. */
+const LOCAL_FILE_CLASSES = new Set(['read_local', 'write_local', 'delete_local', 'rollback']);
 
 function compileFactGlobs(field: string, patterns: readonly string[]): CompiledGlob[] {
   return patterns.map((pattern) => {
@@ -152,6 +163,7 @@ export function viewRequest(request: ActionRequest, facts: PolicyFacts): Request
     } else if (LOCAL_FILE_CLASSES.has(cls)) misplaced.push(resource);
   }
   if (typeof params.url === 'string' && !urls.includes(params.url)) urls.push(params.url);
+  const rollback = cls === 'rollback' ? viewRollback(request, paths, (raw) => literal(raw, 'params.steps', true)) : null;
   let command: CommandAnalysis | null = null;
   if ((cls === 'execute_command' || cls === 'vcs_mutation') && Array.isArray(params.argv)) {
     const cwd = typeof params.cwd === 'string' ? normalizePath(params.cwd, { root }) : normalizePath('.');
@@ -174,7 +186,34 @@ export function viewRequest(request: ActionRequest, facts: PolicyFacts): Request
     taskSacredExceptions: compileFactGlobs('sacred_exceptions', facts.sacred_exceptions ?? []),
     secretHandles: namedSecretHandles(params),
     timeoutMs: typeof params.timeout_ms === 'number' ? params.timeout_ms : undefined,
+    rollback,
   };
+}
+
+/** True when `path` is `target` or lies below it (whole segments). */
+function within(path: readonly string[], target: readonly string[]): boolean {
+  return target.length <= path.length && target.every((segment, i) => segment === path[i]);
+}
+
+/**
+ * A rollback's steps: each step path is a write (judged like a write_local's
+ * or delete_local's path), added to `paths` unless a target resource spells
+ * it already; a step no target resource names or contains is reported.
+ */
+function viewRollback(request: ActionRequest, paths: TouchedPath[], touched: (raw: string) => TouchedPath): RollbackView {
+  const params = request.params;
+  const parsed = safeParseRollbackParams({ receipt_id: params['receipt_id'], receipt_hash: params['receipt_hash'], steps: params['steps'] });
+  if (!parsed.ok) return { problem: parsed.error.issues.map((issue) => `${issue.path || '(params)'}: ${issue.message}`).join('; '), untargeted: [] };
+  const targets: (readonly string[])[] = [];
+  for (const path of paths) if (path.source === 'target_resources' && path.normalized.ok) targets.push(path.normalized.segments);
+  const untargeted: string[] = [];
+  for (const step of parsed.value.steps) {
+    const path = touched(step.path);
+    if (!paths.some((known) => known.raw === step.path)) paths.push(path);
+    const normalized = path.normalized;
+    if (normalized.ok && !targets.some((target) => within(normalized.segments, target))) untargeted.push(step.path);
+  }
+  return { problem: undefined, untargeted };
 }
 
 /**

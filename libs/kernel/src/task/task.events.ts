@@ -1,4 +1,4 @@
-import { Id, LIMITS, LongText, Name, Ref, TASK_TRANSITIONS, TaskPriority, Text, Timestamp, Title, type TaskStatus } from '@writ/contracts';
+import { Brief, Id, LIMITS, LongText, Name, Ref, TASK_TRANSITIONS, TaskPriority, Text, Timestamp, Title, type TaskStatus } from '@writ/contracts';
 import { z } from 'zod';
 import { GlobPattern } from '../shared/glob.js';
 
@@ -23,6 +23,7 @@ export const TaskEvent = z.discriminatedUnion('type', [
         .describe('Sacred Scope paths the task explicitly needs to write (TaskSpec.sacred_exceptions); policy honours them only where the profile allows the same exception.'),
       priority: TaskPriority,
       source_channel: Name.optional(),
+      brief: Brief.optional().describe('brief.json the task was created from (TaskSpec.brief, seed 003); such a task closes only on an accepted done claim.'),
       at,
     }),
   }),

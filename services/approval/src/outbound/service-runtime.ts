@@ -17,6 +17,7 @@ export interface ServiceRuntimeOptions {
     readonly dlq: string;
     readonly replicas: number;
     readonly eventsMaxBytes: number | undefined;
+    readonly eventsReadCache: number | undefined;
     readonly busMaxBytes: number | undefined;
   };
   readonly subjects: { readonly ingress: string; readonly commands: string; readonly dlq: string };
@@ -60,6 +61,7 @@ export class ServiceRuntime implements OnApplicationShutdown {
         subjectPrefix: streams.eventsPrefix,
         replicas: streams.replicas,
         ...(streams.eventsMaxBytes === undefined ? {} : { maxBytes: streams.eventsMaxBytes }),
+        ...(streams.eventsReadCache === undefined ? {} : { readCacheEvents: streams.eventsReadCache }),
       });
       const { key: keys } = await RotatingServiceKey.start(store, {
         principalId: options.principal.id,

@@ -1,5 +1,6 @@
-import type { ActionRequest, CapabilityGrantClaims } from '@writ/contracts';
+import { safeParseRollbackParams, type ActionRequest, type CapabilityGrantClaims, type RollbackParams } from '@writ/contracts';
 import type { GrantResources, RepoRefUse } from '@writ/kernel';
+import { ROLLBACK_ARGV } from './rollback-run.js';
 
 /** Host (and explicit port) of a URL as grant scopes name it: `api.example.com`, `api.example.com:8443`. */
 export function urlHost(url: string): string {
@@ -24,8 +25,9 @@ const OTHER_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
  * scope: each target resource (`http(s)://…` → its host, `repo:<name>@<ref>` →
  * a repo ref, another `<scheme>:` name → nothing a scope can express, anything
  * else → a path relative to the workspace), plus `params.path` and the host
- * of `params.url`. A malformed `repo:` or URL is kept as given, so that no
- * scope covers it and the use is refused. A command's `cwd` is not a resource
+ * of `params.url`, and the path of every step of a rollback (its params name
+ * them; the grant must cover each). A malformed `repo:` or URL is kept as
+ * given, so that no scope covers it and the use is refused. A command's `cwd` is not a resource
  * it touches (the scope would widen to a whole directory for `cwd: '.'`); the
  * cell confines it to the workspace and refuses escapes (CELL_PATH_ESCAPE).
  */
@@ -43,7 +45,26 @@ export function useResources(request: ActionRequest): GrantResources {
   const { path, url } = request.params;
   if (typeof path === 'string') paths.add(path);
   if (typeof url === 'string') hosts.add(urlHost(url));
+  if (request.action_class === 'rollback') for (const stepPath of rollbackStepPaths(request.params)) paths.add(stepPath);
   return { paths: [...paths], hosts: [...hosts], repos: [...repos.values()] };
+}
+
+/** The `path` of every step a rollback's params list, whatever else is wrong with them (so the grant is checked against each). */
+function rollbackStepPaths(params: ActionRequest['params']): string[] {
+  const steps: unknown = params['steps'];
+  if (!Array.isArray(steps)) return [];
+  const out: string[] = [];
+  for (const step of steps) {
+    const path = typeof step === 'object' && step !== null ? (step as { path?: unknown }).path : undefined;
+    if (typeof path === 'string') out.push(path);
+  }
+  return out;
+}
+
+/** A rollback's params as RollbackParams, or why they are not (extra keys such as `timeout_ms` are not its business). */
+export function rollbackParamsOf(params: ActionRequest['params']): { readonly ok: true; readonly value: RollbackParams } | { readonly ok: false; readonly message: string } {
+  const parsed = safeParseRollbackParams({ receipt_id: params['receipt_id'], receipt_hash: params['receipt_hash'], steps: params['steps'] });
+  return parsed.ok ? parsed : { ok: false, message: parsed.error.message };
 }
 
 /** The secret handles a request names (`params.secret_handle`, `params.secret_handles`), strings only, deduplicated. */
@@ -123,6 +144,19 @@ export type ActionPlan =
       readonly maxOutputBytes: number;
       /** Workspace-relative path a file action touches: refused at run time if reached through a symlink. */
       readonly filePath?: string;
+      /** What the file action does to `filePath`: checked against its seat's role in the cell (cell-areas.ts). */
+      readonly fileAccess?: 'read' | 'write';
+      /**
+       * Workspace-relative paths the action is about to change: before it runs, each regular file
+       * there (or below, for a directory) is kept as a `file.preimage` artifact (rollback-run.ts).
+       */
+      readonly preimagePaths?: readonly string[];
+      /**
+       * A rollback: its steps (paths as the receipt spells them, checked lexically). `argv` is the
+       * script's prefix; the exec is built once the log backs the receipt, no path drifted and the
+       * pre-images are fetched (rollback-run.ts).
+       */
+      readonly rollback?: RollbackParams;
       /** Egress hosts of the grant (see ExecLimits). */
       readonly egressHosts?: readonly string[];
     }
@@ -135,10 +169,11 @@ function cannot(code: PlanRefusalCode, message: string): ActionPlan {
 }
 
 /**
- * The plan for one use (pure). Supported: `execute_command` (argv, cwd), and
- * `write_local` / `read_local` / `delete_local` on `params.path`, each run as a
- * fixed busybox command inside the cell, so even a file action reaches nothing
- * but the cell's own filesystem. Every other class cannot run (yet) and says so.
+ * The plan for one use (pure). Supported: `execute_command` (argv, cwd),
+ * `write_local` / `read_local` / `delete_local` on `params.path`, and
+ * `rollback` of a receipt's steps, each run as a fixed busybox command inside
+ * the cell, so even a file action reaches nothing but the cell's own
+ * filesystem. Every other class cannot run (yet) and says so.
  */
 export function planAction(request: ActionRequest, limits: ExecLimits): ActionPlan {
   const params = request.params;
@@ -164,17 +199,43 @@ export function planAction(request: ActionRequest, limits: ExecLimits): ActionPl
       } else {
         stdin = Buffer.from(params.content, 'utf8');
       }
-      return { kind: 'run', argv: ['sh', '-c', WRITE_LOCAL_SCRIPT, 'writ-write-local', `./${target.relative}`], stdin, filePath: target.relative, ...base };
+      return {
+        kind: 'run',
+        argv: ['sh', '-c', WRITE_LOCAL_SCRIPT, 'writ-write-local', `./${target.relative}`],
+        stdin,
+        filePath: target.relative,
+        fileAccess: 'write',
+        preimagePaths: [target.relative],
+        ...base,
+      };
     }
     case 'read_local': {
       const target = fileTarget();
       if (!target.ok) return target.plan;
-      return { kind: 'run', argv: ['cat', `./${target.relative}`], filePath: target.relative, ...base };
+      return { kind: 'run', argv: ['cat', `./${target.relative}`], filePath: target.relative, fileAccess: 'read', ...base };
     }
     case 'delete_local': {
       const target = fileTarget();
       if (!target.ok) return target.plan;
-      return { kind: 'run', argv: ['sh', '-c', DELETE_LOCAL_SCRIPT, 'writ-delete-local', `./${target.relative}`], filePath: target.relative, ...base };
+      return {
+        kind: 'run',
+        argv: ['sh', '-c', DELETE_LOCAL_SCRIPT, 'writ-delete-local', `./${target.relative}`],
+        filePath: target.relative,
+        fileAccess: 'write',
+        preimagePaths: [target.relative],
+        ...base,
+      };
+    }
+    case 'rollback': {
+      const parsed = rollbackParamsOf(params);
+      if (!parsed.ok) return cannot('EXECUTOR_PARAMS_INVALID', `a rollback names a receipt and its steps: ${parsed.message}`);
+      for (const step of parsed.value.steps) {
+        const target = workspacePath(step.path);
+        if (!target.ok) return cannot('EXECUTOR_PATH_ESCAPE', target.message);
+        // A receipt spells each path as the workspace walk recorded it; another spelling is not the receipt's step.
+        if (target.relative !== step.path) return cannot('EXECUTOR_PARAMS_INVALID', `${step.path} is not spelled as a workspace walk records it (${target.relative})`);
+      }
+      return { kind: 'run', argv: ROLLBACK_ARGV, rollback: parsed.value, preimagePaths: parsed.value.steps.map((step) => step.path), ...base };
     }
     default:
       return cannot('EXECUTOR_ACTION_UNSUPPORTED', `the executor cannot run ${request.action_class} actions yet`);

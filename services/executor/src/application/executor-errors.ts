@@ -59,6 +59,43 @@ export type ExecutorErrorCode =
   | 'EXECUTOR_EXECUTION_NOT_FOUND'
   /** `resolve-outcome`: the attempt's last execution has a known outcome; only `unknown` is resolved by a director (replied). */
   | 'EXECUTOR_OUTCOME_NOT_UNKNOWN'
+  /**
+   * A file action's path is outside what its seat's role may write in the cell (Lazarus 3, 6): another
+   * participant's home, the harness's `.lazarus/`, a directory of the layout itself (recorded, errored, nothing ran).
+   */
+  | 'EXECUTOR_CELL_WRITE_REFUSED'
+  /** A read_local of another participant's home or of the harness's checkpoints (recorded, errored, nothing ran). */
+  | 'EXECUTOR_CELL_READ_REFUSED'
+  /** The task's cell is CLOSED or ARCHIVED: nothing runs in it (recorded, errored; a director may resurrect it within its grace). */
+  | 'EXECUTOR_CELL_CLOSED'
+  /**
+   * The task's cell cannot take the action now: DOWNED (and the principal neither is the downed seat nor may
+   * take over as a substitute) or CHECKPOINTING (recorded, errored, nothing ran).
+   */
+  | 'EXECUTOR_CELL_NOT_ACTIVE'
+  /** A checkpoint could not be captured, stored or restored: too large, tar failed, missing or corrupt in the store. */
+  | 'EXECUTOR_CHECKPOINT_FAILED'
+  /** `resurrect-cell`: no cell with this id in the log (replied). */
+  | 'EXECUTOR_CELL_NOT_FOUND'
+  /** `resurrect-cell`: this executor does not hold the cell's graveyard and the cell has no checkpoint to resume from (replied). */
+  | 'EXECUTOR_CELL_NOT_RESTORABLE'
+  /** `resurrect-cell`: not a compact JWS over a CellResurrection verifying with an active key of its signer (replied). */
+  | 'EXECUTOR_CELL_SIGNATURE_INVALID'
+  /** `resurrect-cell`: the signer is unknown, not a director, or an agent (replied; `details.reason`). */
+  | 'EXECUTOR_CELL_NOT_ALLOWED'
+  /** `resurrect-cell`: signed more than the freshness window away from the executor's clock (replied; sign again). */
+  | 'EXECUTOR_CELL_STALE'
+  /** `resurrect-cell`: the signed resurrection names another cell than the request (replied). */
+  | 'EXECUTOR_CELL_MISMATCH'
+  /**
+   * A rollback was refused before anything ran: a path no longer holds what the rolled-back action left
+   * (a later change would be lost). The message lists each drifted path, expected and found (recorded, errored).
+   */
+  | 'EXECUTOR_ROLLBACK_PRECONDITION_FAILED'
+  /** A rollback's params name a receipt the task's log does not hold, with another hash, or with other steps (recorded, errored, nothing ran). */
+  | 'EXECUTOR_ROLLBACK_RECEIPT_MISMATCH'
+  /** A pre-image a rollback writes back is not in the artifact store, or not with its SHA-256 (recorded, errored, nothing ran). */
+  | 'EXECUTOR_ROLLBACK_PREIMAGE_MISSING'
   /** A bug: a value the executor built itself broke its own contract (thrown). */
   | 'EXECUTOR_INTERNAL';
 

@@ -30,6 +30,8 @@ export interface StoredObject {
 export interface ArtifactStore {
   /** Stores `bytes` under their SHA-256 (once: the same content is stored once). */
   put(bytes: Uint8Array): Promise<StoredObject>;
+  /** The bytes stored under `sha256`, or null when the store has none (a rollback's pre-images). */
+  get(sha256: string): Promise<Uint8Array | null>;
 }
 
 /** One exec of an action: the cell's options plus the grant's secret handles it may resolve. */
@@ -102,4 +104,86 @@ export interface UseRecords {
   killGroup(taskId: string, pgid: number): Promise<void>;
   /** Whether the task's cell lives on this host (its task directory exists here). */
   hostsCell(taskId: string): Promise<boolean>;
+}
+
+/** The cell streams of the event log (`<prefix>.cell.<cell_id>`), appended with the subject's optimistic concurrency. */
+export interface CellLog {
+  /** The cell's events in order (empty for a cell with none). */
+  read(cellId: string): Promise<readonly EventEnvelope[]>;
+  /** The cell's last task_seq (0 for none): one request, to tell whether a cached fold is current. */
+  head(cellId: string): Promise<number>;
+  /** Appends if the cell's last task_seq is `expectedSeq`; throws EVENTSTORE_CONFLICT otherwise. */
+  append(cellId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<{ readonly head: number; readonly duplicate: boolean }>;
+  /** Every cell id the log holds a stream for. */
+  list(): Promise<readonly string[]>;
+}
+
+/** A checkpoint as the harness keeps it beside the cell (`.lazarus/checkpoints/<id>.json`). */
+export interface CheckpointRecord {
+  readonly checkpoint_id: string;
+  readonly sha256: string;
+  readonly artifact_ref: string;
+  readonly byte_size: number;
+  readonly final: boolean;
+  readonly at: string;
+}
+
+/** What `restoreCheckpoint` brings back: everything, or everything but the homes (a substitute). */
+export interface RestoreOptions {
+  readonly homes: boolean;
+}
+
+/**
+ * This host's side of the cells (outbound/cells/cell-host.ts): CELL_HOME on disk, the
+ * container, checkpoints captured and restored inside the cell, scrubbing. Cell ids
+ * are task ids.
+ */
+export interface CellHostPort {
+  /** Whether this host holds the cell's home (a running cell, a graveyard, or one being scrubbed). */
+  holds(cellId: string): Promise<boolean>;
+  /** Cells this host holds, and those whose scrub was cut short. */
+  localCells(): Promise<readonly string[]>;
+  /** The incarnation (`spawn_seq`) this host's `.lazarus/cell.json` records, or null. */
+  incarnation(cellId: string): Promise<number | null>;
+  /** The running container of the cell (warm pool, cold start, or the graveyard's started again) and its base layout. */
+  open(cellId: string): Promise<void>;
+  /** The graveyard: the container stopped and kept. True when this call stopped it. */
+  stop(cellId: string): Promise<boolean>;
+  ensureHome(cellId: string, participantId: string): Promise<void>;
+  removeHome(cellId: string, participantId: string): Promise<void>;
+  writeMetadata(cellId: string, metadata: Readonly<Record<string, unknown>>): Promise<void>;
+  appendSpawnLog(cellId: string, entry: Readonly<Record<string, unknown>>): Promise<void>;
+  appendDecision(cellId: string, entry: Readonly<Record<string, unknown>>): Promise<void>;
+  writeCheckpointRecord(cellId: string, record: CheckpointRecord): Promise<void>;
+  /** A tarball of the cell's workspace (project, shared area, homes), taken inside the running cell as the cell user. */
+  captureCheckpoint(cellId: string): Promise<Uint8Array>;
+  /** Empties the restored areas and extracts the tarball inside the running cell as the cell user. */
+  restoreCheckpoint(cellId: string, tarball: Uint8Array, options: RestoreOptions): Promise<void>;
+  /** Before a scrub: a marker outside the cell, so a scrub cut short is finished (and archived) by a later sweep. */
+  markScrubbing(cellId: string): Promise<void>;
+  clearScrubbing(cellId: string): Promise<void>;
+  /** Containers removed, the cell's directory deleted (mounts released first); checks nothing is left. */
+  scrub(cellId: string): Promise<void>;
+}
+
+/** Content-addressed storage that checkpoints go to and come back from (the artifact bucket). */
+export interface CheckpointStore {
+  put(bytes: Uint8Array): Promise<StoredObject>;
+  /** The object's bytes, or null when the store has none under that hash. */
+  get(sha256: string): Promise<Uint8Array | null>;
+}
+
+/** The executor's own heartbeat (core NATS, `<root>.hb.executor.<executor_id>`): liveness, not a fact of the log. */
+export interface ExecutorBeacon {
+  beat(beat: { readonly executor_id: string; readonly at: string; readonly cells_held: number }): void;
+}
+
+/** The seat an action runs under in its task's cell (application/cell-lifecycle.ts). */
+export interface CellSessions {
+  /**
+   * Called in the task's serialized section before anything runs: the cell is ACTIVE with a
+   * working seat for the principal. Throws (EXECUTOR_CELL_CLOSED, EXECUTOR_CELL_NOT_ACTIVE, a
+   * cell or log failure) when the action must not run: the caller records it errored.
+   */
+  prepareForAction(cellId: string, principalId: string): Promise<{ readonly participant_id: string; readonly role: import('@writ/kernel').CellRole }>;
 }

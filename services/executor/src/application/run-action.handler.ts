@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GrantConstraints, hasErrorCode, ExecutionCompleted, ExecutionStarted, type CapabilityGrantClaims, type EventEnvelope, type RunAction } from '@writ/contracts';
-import { grantDecider } from '@writ/kernel';
+import { GrantConstraints, hasErrorCode, ExecutionCompleted, ExecutionStarted, LIMITS, type CapabilityGrantClaims, type EventEnvelope, type RollbackParams, type RunAction } from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
+import { grantDecider, type CellRole } from '@writ/kernel';
 import type { Logger } from '@writ/telemetry';
 import type { CellExecResult, WorkspaceDiff, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import { diffSnapshots } from '../outbound/cells/index.js';
@@ -22,8 +23,10 @@ import {
 import { ExecutorError } from './executor-errors.js';
 import { grantStateFor, readGrantHistory, type ClaimRecord, type GrantHistory } from './grant-history.js';
 import { verifyGrant, type ExecutorRefusalCode } from './grant-verification.js';
-import type { ArtifactStore, CellPort, IssuerKeys, TaskLog, UseJournal, UseRecords } from './ports.js';
+import { checkCellAccess } from './cell-areas.js';
+import type { ArtifactStore, CellPort, CellSessions, IssuerKeys, TaskLog, UseJournal, UseRecords } from './ports.js';
 import { findStarted, reconcileStep } from './reconcile-use.js';
+import { describeDrift, preimageTargets, receiptMismatch, rollbackDrift, rollbackExec, type RollbackExec } from './rollback-run.js';
 import { TaskSerializer } from './task-serializer.js';
 
 export interface RunActionSettings {
@@ -41,6 +44,11 @@ export interface RunActionSettings {
   readonly claimPollMs: number;
   readonly artifactFileMaxBytes: number;
   readonly artifactFilesMax: number;
+  /**
+   * Largest file kept as a `file.preimage` before a write_local, delete_local or rollback changes it
+   * (`WRIT_EXECUTOR_PREIMAGE_MAX_BYTES`); absent or 0: none are kept, and such changes name no rollback.
+   */
+  readonly preimageMaxBytes?: number;
 }
 
 export interface RunActionDeps {
@@ -62,6 +70,12 @@ export interface RunActionDeps {
    */
   readonly journal?: UseJournal;
   readonly records?: UseRecords;
+  /**
+   * The task's cell as a Lazarus cell: created, joined, revived before an action runs (cell
+   * events on its own stream), and the seat whose role bounds a file action. Without it the
+   * proposer acts as an `executor` seat of an unrecorded cell.
+   */
+  readonly cellSessions?: CellSessions;
 }
 
 /** What one delivery of a RunAction came to (for logs and tests; every outcome that matters is an event). */
@@ -418,11 +432,35 @@ export class RunActionHandler {
     if (plan.kind === 'cannot-run') return outcome({ outcome: 'errored', error: { code: plan.code, message: plan.message.slice(0, 2_000) } });
 
     // Nothing has run yet: a failure up to the exec is "errored" (known not to have happened).
+    const proposer = command.action_request.proposed_by;
+    let seat: { readonly participant_id: string; readonly role: CellRole } = { participant_id: proposer, role: 'executor' };
+    try {
+      if (this.#deps.cellSessions !== undefined) seat = await this.#deps.cellSessions.prepareForAction(taskId, proposer);
+    } catch (error) {
+      return errored(error);
+    }
+    // The seat's role bounds what a file action may touch (its own home, the shared area, the project), before any side effect.
+    const accesses: [string, 'read' | 'write'][] = [];
+    if (plan.filePath !== undefined && plan.fileAccess !== undefined) accesses.push([plan.filePath, plan.fileAccess]);
+    for (const step of plan.rollback?.steps ?? []) accesses.push([step.path, 'write']);
+    for (const [path, access] of accesses) {
+      const check = checkCellAccess(path, access, seat);
+      if (!check.ok) return outcome({ outcome: 'errored', error: { code: check.code, message: check.message.slice(0, 2_000) } });
+    }
     let before: WorkspaceSnapshot;
+    let run: RollbackExec = { argv: plan.argv, stdin: plan.stdin ?? new Uint8Array() };
+    let preimages: ArtifactInput[];
     try {
       await this.#deps.cells.openCell(taskId);
-      if (plan.filePath !== undefined) await this.#deps.cells.assertPlainPath(taskId, plan.filePath);
+      for (const [path] of accesses) await this.#deps.cells.assertPlainPath(taskId, path);
       before = await this.#deps.cells.snapshotWorkspace(taskId);
+      if (plan.rollback !== undefined) {
+        const prepared = await this.#prepareRollback(command, useId, plan.rollback, before);
+        if ('code' in prepared) return outcome({ outcome: 'errored', error: { code: prepared.code, message: prepared.message.slice(0, 2_000) }, duration_ms: elapsed(started) });
+        run = prepared;
+      }
+      // What the action is about to change, read before it runs: the pre-images its rollback writes back.
+      preimages = await this.#preimageInputs(taskId, plan, before);
     } catch (error) {
       return errored(error);
     }
@@ -431,9 +469,9 @@ export class RunActionHandler {
     let execError: unknown;
     try {
       result = await this.#deps.cells.exec(taskId, {
-        argv: plan.argv,
+        argv: run.argv,
         ...(plan.cwd === undefined ? {} : { cwd: plan.cwd }),
-        ...(plan.stdin === undefined ? {} : { stdin: plan.stdin }),
+        ...(plan.stdin === undefined && run.stdin.byteLength === 0 ? {} : { stdin: run.stdin }),
         timeoutMs: plan.timeoutMs,
         maxOutputBytes: plan.maxOutputBytes,
         ...(this.#deps.records === undefined ? {} : { record: { useId, onCreated: (exec) => this.#journalStarted(command, useId, claim, plan, exec) } }),
@@ -471,6 +509,7 @@ export class RunActionHandler {
     if (environment !== undefined) {
       inputs.push({ role: 'environment', bytes: jsonBytes(environmentDocument(environment)), class: 'evidence', kind: 'environment.snapshot', media_type: 'application/json', alias: 'environment' });
     }
+    inputs.push(...preimages);
     if (diff !== undefined) inputs.push(...(await this.#changedFileInputs(taskId, diff)));
     const stored = await this.#store(inputs, { useId, producer: this.#settings.principalId, taskId, stepId: command.step_id, attemptId: command.attempt_id, now });
 
@@ -507,6 +546,51 @@ export class RunActionHandler {
       ...common,
       ...(problem === undefined ? {} : { error: problem }),
     });
+  }
+
+  /**
+   * A granted rollback, checked before anything runs: the task's log holds the receipt its
+   * params name, with that hash and those steps; every path still holds what the rolled-back
+   * action left; every pre-image is in the artifact store with its SHA-256. Then the exec.
+   * Otherwise the refusal's code and message (the caller records it errored: nothing ran).
+   */
+  async #prepareRollback(command: RunAction, useId: string, params: RollbackParams, before: WorkspaceSnapshot): Promise<RollbackExec | { readonly code: string; readonly message: string }> {
+    const mismatch = receiptMismatch(params, await this.#deps.log.read(command.task_id));
+    if (mismatch !== undefined) return { code: 'EXECUTOR_ROLLBACK_RECEIPT_MISMATCH', message: `the rollback is not backed by the log: ${mismatch}; nothing was changed` };
+    const drifted = rollbackDrift(params.steps, before);
+    if (drifted.length > 0) {
+      return {
+        code: 'EXECUTOR_ROLLBACK_PRECONDITION_FAILED',
+        message: `the rollback of receipt ${params.receipt_id} would lose later changes, so nothing was changed: ${describeDrift(drifted)}`,
+      };
+    }
+    const fetched = new Map<string, Uint8Array>();
+    for (const step of params.steps) {
+      const sha256 = step.restore_sha256;
+      if (sha256 === undefined || fetched.has(sha256)) continue;
+      const bytes = await this.#deps.artifacts.get(sha256);
+      if (bytes === null || sha256Hex(bytes) !== sha256) {
+        return { code: 'EXECUTOR_ROLLBACK_PREIMAGE_MISSING', message: `the pre-image of ${step.path} (${step.restore_artifact_ref ?? 'no artifact'}, sha256 ${sha256}) is not in the artifact store; nothing was changed` };
+      }
+      fetched.set(sha256, bytes);
+    }
+    // The use id's hex keeps this use's staged files apart from any other's.
+    return rollbackExec(params.steps, fetched, useId.slice(-12));
+  }
+
+  /** Pre-images (`file.preimage`) of the regular files a write_local, delete_local or rollback is about to change, within the configured bounds. */
+  async #preimageInputs(taskId: string, plan: ActionPlan, before: WorkspaceSnapshot): Promise<ArtifactInput[]> {
+    if (plan.kind !== 'run' || plan.preimagePaths === undefined) return [];
+    const maxBytes = this.#settings.preimageMaxBytes ?? 0;
+    // Four artifacts describe every run (stdout, stderr, diff, environment), and the after-images have their own budget.
+    const maxFiles = Math.max(0, Math.min(this.#settings.artifactFilesMax, LIMITS.listItems - 4 - this.#settings.artifactFilesMax));
+    const inputs: ArtifactInput[] = [];
+    for (const target of preimageTargets(plan.preimagePaths, before, { maxBytes, maxFiles })) {
+      const bytes = await this.#deps.cells.readChangedFile(taskId, target.path, target.sha256, maxBytes).catch(() => undefined);
+      if (bytes === undefined) continue;
+      inputs.push({ role: `preimage:${target.path}`, bytes, class: 'working', kind: 'file.preimage', media_type: 'application/octet-stream' });
+    }
+    return inputs;
   }
 
   /** Contents of files the action added or modified, within the configured bounds. */

@@ -5,7 +5,8 @@ import { IDS, T0, sampleRunAction, signSampleGrant } from '../../test/grants.js'
 import { MemoryTaskLog } from '../../test/memory-log.js';
 import type { CellExecResult, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import { useIdFor } from './event-drafts.js';
-import type { ArtifactStore, CellPort } from './ports.js';
+import { ExecutorError } from './executor-errors.js';
+import type { ArtifactStore, CellPort, CellSessions } from './ports.js';
 import { RunActionHandler, type RunActionSettings } from './run-action.handler.js';
 
 /**
@@ -101,10 +102,11 @@ function memoryArtifacts(): ArtifactStore & { stored: Map<string, Uint8Array> } 
       stored.set(sha256, bytes);
       return { sha256, uri: `nats-obj://WRIT_ARTIFACTS/sha256-${sha256}`, byte_size: bytes.byteLength };
     },
+    get: async (sha256) => stored.get(sha256) ?? null,
   };
 }
 
-function rig(options: { cells?: CellPort; artifacts?: ArtifactStore; onSleep?: (now: number) => void; start?: number } = {}) {
+function rig(options: { cells?: CellPort; artifacts?: ArtifactStore; onSleep?: (now: number) => void; start?: number; cellSessions?: CellSessions } = {}) {
   const log = new MemoryTaskLog();
   let now = options.start ?? T0.getTime() + 60_000;
   const handler = new RunActionHandler(
@@ -113,6 +115,7 @@ function rig(options: { cells?: CellPort; artifacts?: ArtifactStore; onSleep?: (
       keys: { verificationKeys: async () => KeySet.of([key]) },
       cells: options.cells ?? untouchable,
       artifacts: options.artifacts ?? untouchable,
+      ...(options.cellSessions === undefined ? {} : { cellSessions: options.cellSessions }),
       clock: () => new Date(now),
       sleep: async (ms) => {
         now += ms;
@@ -239,5 +242,46 @@ describe('RunActionHandler: verify, claim through the log, run, record', () => {
     const { log, handler } = rig();
     expect(await handler.handle(command)).toEqual({ status: 'executed', outcome: 'errored', use_no: 1 });
     expect((await log.read(IDS.task_id)).at(-1)?.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_ACTION_UNSUPPORTED' } });
+  });
+});
+
+describe('RunActionHandler: the task cell (Lazarus) before anything runs', () => {
+  const writeCommand = async (path: string, proposer = 'agent-1') => {
+    const jws = await signSampleGrant(key, { claims: { action_class: 'write_local' } });
+    const base = sampleRunAction(jws).action_request;
+    return sampleRunAction(jws, { action_request: { ...base, action_class: 'write_local', params: { path, content: 'x' }, target_resources: [path], proposed_by: proposer } });
+  };
+
+  it("given write_local into another participant's home, then errored EXECUTOR_CELL_WRITE_REFUSED and the cell never opens", async () => {
+    const calls: string[] = [];
+    const sessions: string[] = [];
+    const { log, handler } = rig({
+      cells: scriptedCell(calls),
+      artifacts: memoryArtifacts(),
+      cellSessions: { prepareForAction: async (cellId, principal) => (sessions.push(`${cellId} ${principal}`), { participant_id: 'agent-1', role: 'executor' }) },
+    });
+    expect(await handler.handle(await writeCommand('home/agent-2/memory.md'))).toEqual({ status: 'executed', outcome: 'errored', use_no: 1 });
+    expect((await log.read(IDS.task_id)).at(-1)?.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_WRITE_REFUSED' }, artifacts: [] });
+    expect(sessions).toEqual([`${IDS.task_id} agent-1`]);
+    expect(calls).toEqual([]);
+  });
+
+  it('given the write is into its own seat home, then it runs', async () => {
+    const calls: string[] = [];
+    const { handler } = rig({ cells: scriptedCell(calls), artifacts: memoryArtifacts(), cellSessions: { prepareForAction: async () => ({ participant_id: 'agent-1-exec', role: 'executor' }) } });
+    expect(await handler.handle(await writeCommand('home/agent-1-exec/memory.md'))).toEqual({ status: 'executed', outcome: 'completed', use_no: 1 });
+    expect(calls[0]).toBe('openCell');
+  });
+
+  it('given the task cell is closed, then errored with the cell code and nothing runs', async () => {
+    const calls: string[] = [];
+    const { log, handler } = rig({
+      cells: scriptedCell(calls),
+      artifacts: memoryArtifacts(),
+      cellSessions: { prepareForAction: async () => Promise.reject(new ExecutorError('EXECUTOR_CELL_CLOSED', 'the cell of task-1 is CLOSED')) },
+    });
+    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'errored', use_no: 1 });
+    expect((await log.read(IDS.task_id)).at(-1)?.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_CLOSED' } });
+    expect(calls).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
-import type { EventEnvelope } from '@writ/contracts';
-import type { KeySet } from '@writ/crypto';
+import type { EventEnvelope, ParticipantStatus } from '@writ/contracts';
+import type { Ed25519PublicKey, KeySet } from '@writ/crypto';
 import type { PrincipalRecord } from '@writ/runtime';
 
 /** An event as read back from the log, with its position in the stream. */
@@ -30,6 +30,28 @@ export interface PrincipalDirectory {
   lookup(principalId: string): Promise<PrincipalRecord | undefined>;
   /** The principal's active keys as trust material for JWS verification. */
   verificationKeys(record: PrincipalRecord): Promise<KeySet>;
+}
+
+/**
+ * A participant (a spawned seed, docs/spawn-retire.md) as request
+ * verification needs it: it signs ActionRequests with its child key under
+ * its seed_id as principal id, while its stream says it is active.
+ */
+export interface ParticipantSigner {
+  readonly seed_id: string;
+  readonly status: ParticipantStatus;
+  readonly expires_at: string;
+  readonly manifest_hash: string;
+  /** The key `participant.spawn_verified` recorded (`x` of the JWK and its `sha256:` fingerprint). */
+  readonly child_key: { readonly fingerprint: string; readonly x: string };
+}
+
+/** Participants as `writ.evt.participant.<seed_id>` says now (read-your-writes: a participant retired a moment ago no longer acts). */
+export interface ParticipantSigners {
+  /** Undefined when no participant was ever spawned under this id (refused spawns alone make none). */
+  lookup(seedId: string): Promise<ParticipantSigner | undefined>;
+  /** The child key as trust material for a JWS whose header names `kid`. */
+  verificationKey(signer: ParticipantSigner, kid: string): Promise<Ed25519PublicKey>;
 }
 
 export interface Clock {

@@ -13,7 +13,7 @@ import { serviceDraft } from '@writ/runtime';
 import { IngressError } from '../ingress-errors.js';
 import { peekCompactJws } from './compact-jws.js';
 import { actionRequestClaimId, eventKeys, ingressIds, type IngressIds } from './ingress-ids.js';
-import type { Clock, IngressLog, LoggedEvent, PrincipalDirectory } from './ports.js';
+import type { Clock, IngressLog, LoggedEvent, ParticipantSigners, PrincipalDirectory } from './ports.js';
 import { planIntake, supersedesRefusal, taskStanding, type IntakeEvent } from './task-intake.js';
 import { verifyActionRequest } from './verify-action-request.js';
 
@@ -103,6 +103,8 @@ export class ReceiveActionHandler {
     private readonly principals: PrincipalDirectory,
     private readonly clock: Clock,
     private readonly settings: ReceiveActionSettings,
+    /** Participants, who act under their seed_id with their child key while active (docs/spawn-retire.md); absent: principals only. */
+    private readonly participants?: ParticipantSigners,
   ) {}
 
   async receive(input: InboundAction): Promise<IngressReply> {
@@ -130,6 +132,7 @@ export class ReceiveActionHandler {
           maxBytes: this.settings.maxIngressBytes,
         },
         this.principals,
+        this.participants,
       );
       if (!verdict.ok) return this.reject(ids, recorded, verdict.code, verdict.message, verdict.actionRequestId);
       request = verdict.request;

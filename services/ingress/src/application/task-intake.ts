@@ -1,4 +1,5 @@
 import { LIMITS, type ActionRequest, type EventEnvelope, type IngressChannel } from '@writ/contracts';
+import { canonicalJson, sha256Hex } from '@writ/crypto';
 import {
   ATTEMPT_PRE_EXECUTION_STATES,
   attemptDecider,
@@ -92,6 +93,11 @@ export function supersedesRefusal(history: readonly EventEnvelope[], request: Ac
   return undefined;
 }
 
+/** `brief:sha256:<hex>`: the task contract of a briefed task, the digest of its brief's RFC 8785 form (the brief itself is in task.created). */
+export function briefRef(brief: NonNullable<NonNullable<ActionRequest['task']>['brief']>): string {
+  return `brief:sha256:${sha256Hex(canonicalJson(brief))}`;
+}
+
 function stepTitle(request: ActionRequest): string {
   const title = request.step?.title ?? `${request.action_class}: ${request.target_resources.join(', ')}`;
   return title.length > LIMITS.title ? `${title.slice(0, LIMITS.title - 1)}…` : title;
@@ -164,9 +170,11 @@ export function planIntake(input: IntakeInput): IntakePlan {
         goal: task.goal,
         owner_principal_id: input.principalId,
         policy_profile_ref: task.policy_profile,
-        task_contract_ref: `ingress:${ids.ingressId}`,
+        task_contract_ref: task.brief === undefined ? `ingress:${ids.ingressId}` : briefRef(task.brief),
         files_owned: task.files_owned,
         ...(task.sacred_exceptions === undefined ? {} : { sacred_exceptions: task.sacred_exceptions }),
+        // A briefed task (seed 003) carries its brief: its files_owned are the brief's (the contract checks they are equal), and it closes only on an accepted done claim.
+        ...(task.brief === undefined ? {} : { brief: task.brief }),
         source_channel: input.channel,
       },
       metadata,

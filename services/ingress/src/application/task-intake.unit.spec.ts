@@ -165,3 +165,36 @@ describe('supersedesRefusal', () => {
     expect(supersedesRefusal(log as EventEnvelope[], build(), 'agent-1')).toMatch(why);
   });
 });
+
+describe('planIntake: a task created from a brief (seed 003)', () => {
+  const brief = {
+    id: 'brief-1',
+    mission: 'Make the retry test deterministic.',
+    purpose: '',
+    context: {},
+    whats_done: [],
+    current_task: '',
+    done_criteria: 'the retry test passes',
+    verify_command: ['sh', 'verify.sh'],
+    key_decisions: [],
+    spec: { scope: { files_owned: ['src/**'] } },
+    relevant_memories: [],
+    ship: false,
+    audit_gates: [],
+    lifecycle: 'ephemeral' as const,
+  };
+
+  it('given a TaskSpec with a brief, when planned, then task.created carries the brief and its task contract is the brief digest', () => {
+    // given
+    const briefed = { ...request, task: { ...request.task!, brief } };
+    // when
+    const created = planIntake(input({ request: briefed })).events[0]!;
+    // then
+    expect(created.data).toMatchObject({ files_owned: ['src/**'], brief });
+    expect(created.data['task_contract_ref']).toMatch(/^brief:sha256:[0-9a-f]{64}$/);
+  });
+
+  it('given a TaskSpec without a brief, when planned, then task.created has no brief field (every other task stays as it was)', () => {
+    expect(planIntake(input()).events[0]!.data).not.toHaveProperty('brief');
+  });
+});

@@ -1,9 +1,9 @@
 import { type IngressRejectionCode, type PublicEd25519Jwk } from '@writ/contracts';
-import { KeySet, generateEd25519Key, importEd25519PublicJwk, signJws, type Ed25519SigningKey } from '@writ/crypto';
+import { KeySet, ed25519Fingerprint, generateEd25519Key, importEd25519PublicJwk, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import type { PrincipalRecord } from '@writ/runtime';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { PrincipalDirectory } from './ports.js';
-import { verifyActionRequest, type VerificationInput } from './verify-action-request.js';
+import type { ParticipantSigner, ParticipantSigners, PrincipalDirectory } from './ports.js';
+import { participantKids, verifyActionRequest, type VerificationInput } from './verify-action-request.js';
 
 const NOW = new Date('2030-01-01T00:00:00Z');
 let key: Ed25519SigningKey;
@@ -102,5 +102,58 @@ describe('verifyActionRequest', () => {
       expect(verdict.message).toContain('params.path');
       expect(verdict.message).toContain('reason');
     }
+  });
+});
+
+describe('verifyActionRequest for a participant (a spawned seed, its child key)', () => {
+  let child: Ed25519SigningKey;
+  let signer: ParticipantSigner;
+  const participants = (found: () => ParticipantSigner | undefined): ParticipantSigners => ({
+    lookup: async (id) => (id === 'seed-1' ? found() : undefined),
+    verificationKey: async (s, kid) => importEd25519PublicJwk({ kty: 'OKP', crv: 'Ed25519', x: s.child_key.x, kid }),
+  });
+
+  beforeAll(async () => {
+    child = await generateEd25519Key();
+    signer = { seed_id: 'seed-1', status: 'active', expires_at: '2030-01-01T01:00:00Z', manifest_hash: 'a'.repeat(64), child_key: { fingerprint: ed25519Fingerprint(child.publicJwk.x), x: child.publicJwk.x } };
+  });
+
+  const seedRequest = () => request({ proposed_by: 'seed-1' });
+  const seedInput = (raw: string, overrides: Partial<VerificationInput> = {}) => input(raw, { principalId: 'seed-1', ...overrides });
+
+  it('given an active participant, when its child key signs (kid: the JWK thumbprint or the sha256 fingerprint), then it is accepted as that participant', async () => {
+    for (const kid of participantKids(signer.child_key.fingerprint)) {
+      const verdict = await verifyActionRequest(seedInput(await signJws(JSON.stringify(seedRequest()), { ...child, kid })), directory, participants(() => signer));
+      expect(verdict).toMatchObject({ ok: true, kid, signer: { kind: 'participant', participant: { seed_id: 'seed-1' } } });
+    }
+    expect(participantKids(signer.child_key.fingerprint)).toContain(child.kid);
+  });
+
+  it.each([
+    ['paused', { status: 'paused' as const }],
+    ['retired', { status: 'retired' as const }],
+    ['expired', { status: 'expired' as const }],
+    ['failed', { status: 'failed' as const }],
+    ['still active but past expires_at at the time of receipt', { expires_at: '2030-01-01T00:00:00Z' }],
+  ])('given a participant %s, when its child key signs, then INGRESS_PARTICIPANT_INACTIVE (reporting the verified id)', async (_note, change) => {
+    const verdict = await verifyActionRequest(seedInput(await signJws(JSON.stringify(seedRequest()), child)), directory, participants(() => ({ ...signer, ...change })));
+    expect(verdict).toMatchObject({ ok: false, code: 'INGRESS_PARTICIPANT_INACTIVE', actionRequestId: 'ar-1' });
+  });
+
+  it('given an inactive participant, when a forger signs under its child kid, then INGRESS_SIGNATURE_INVALID (standing is judged only for a verified signature)', async () => {
+    const verdict = await verifyActionRequest(seedInput(await signJws(JSON.stringify(seedRequest()), { ...other, kid: child.kid })), directory, participants(() => ({ ...signer, status: 'retired' })));
+    expect(verdict).toMatchObject({ ok: false, code: 'INGRESS_SIGNATURE_INVALID' });
+  });
+
+  it('given a kid that is not the child key, then INGRESS_KEY_UNKNOWN; given no participants port, the seed is unknown', async () => {
+    const raw = await signJws(JSON.stringify(seedRequest()), { ...child, kid: 'seed-1-k1' });
+    expect(await verifyActionRequest(seedInput(raw), directory, participants(() => signer))).toMatchObject({ ok: false, code: 'INGRESS_KEY_UNKNOWN' });
+    expect(await verifyActionRequest(seedInput(await signJws(JSON.stringify(seedRequest()), child)), directory)).toMatchObject({ ok: false, code: 'INGRESS_PRINCIPAL_UNKNOWN' });
+  });
+
+  it('given a registered principal of the same id, then its keys decide, never the child key', async () => {
+    const both: ParticipantSigners = { ...participants(() => signer), lookup: async () => ({ ...signer, seed_id: 'agent-1' }) };
+    const verdict = await verifyActionRequest(input(await signJws(JSON.stringify(request()), child)), directory, both);
+    expect(verdict).toMatchObject({ ok: false, code: 'INGRESS_KEY_UNKNOWN' });
   });
 });

@@ -18,3 +18,24 @@ export function approvalIdFor(taskId: string, attemptId: string, entry: number):
 export function eventIdFor(taskId: string, idempotencyKey: string): string {
   return `orc-${digest(taskId, idempotencyKey)}`;
 }
+
+/** The verify run of a done claim: its ActionRequest, step and attempt ids (one per claim, whoever plans it). */
+export function verifyIdsFor(taskId: string, claimId: string): { readonly actionRequestId: string; readonly stepId: string; readonly attemptId: string } {
+  const hash = digest(taskId, claimId, 'verify');
+  return { actionRequestId: `vfy-${hash}`, stepId: `stp-${hash}`, attemptId: `att-${hash}` };
+}
+
+/** A Decision the orchestrator records, from what it decides on (`<claim_id>:refused`, `ownership-audit`). */
+export function decisionIdFor(taskId: string, key: string): string {
+  return `dec-${digest(taskId, key)}`;
+}
+
+/** The inbox question a legal block raises. */
+export function questionIdFor(taskId: string, claimId: string): string {
+  return `qst-${digest(taskId, claimId)}`;
+}
+
+/** A claim's id: `<prefix>-` + the first 32 hex of SHA-256 over its compact JWS, so the same signed claim is the same claim. */
+export function claimIdFor(prefix: 'dcl' | 'bcl' | 'cor', jws: string): string {
+  return `${prefix}-${sha256Hex(jws).slice(0, 32)}`;
+}

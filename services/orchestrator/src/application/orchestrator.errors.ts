@@ -9,7 +9,24 @@ export type OrchestratorErrorCode =
   /** A `grant.issued` carries no compact JWS, so the executor could not verify it; dead-lettered. */
   | 'ORCHESTRATOR_GRANT_JWS_MISSING'
   /** The kernel refused the transition the orchestrator planned (its view and the kernel disagree); retried, then dead-lettered. */
-  | 'ORCHESTRATOR_TRANSITION_REFUSED';
+  | 'ORCHESTRATOR_TRANSITION_REFUSED'
+  // Claims (request/reply, docs/task-claims.md): the claimant gets these codes.
+  /** The claim is not a compact JWS signed by an active key of the principal it names (forged, tampered, revoked key, wrong typ). */
+  | 'ORCHESTRATOR_CLAIM_SIGNATURE_INVALID'
+  /** The signer is not a registered principal, or not the task's owner: only the task's agent claims for it. */
+  | 'ORCHESTRATOR_CLAIM_SIGNER_NOT_ALLOWED'
+  /** The claim was signed more than WRIT_CLAIM_FRESHNESS_SECONDS away from now: sign it again. */
+  | 'ORCHESTRATOR_CLAIM_STALE'
+  /** The signed claim names another task than the request. */
+  | 'ORCHESTRATOR_CLAIM_MISMATCH'
+  /** No task with this id. */
+  | 'ORCHESTRATOR_CLAIM_TASK_UNKNOWN'
+  /** A done claim or correction for a task not created from a brief: there is no verify command to hold it to. */
+  | 'ORCHESTRATOR_TASK_NOT_BRIEFED'
+  /** A correction names a done claim the task does not hold. */
+  | 'ORCHESTRATOR_CLAIM_UNKNOWN'
+  /** The log could not be read or written now, or the task kept changing: retry. */
+  | 'ORCHESTRATOR_UNAVAILABLE';
 
 export class OrchestratorError extends WritError<OrchestratorErrorCode> {
   constructor(code: OrchestratorErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {

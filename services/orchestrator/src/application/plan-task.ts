@@ -35,6 +35,7 @@ import {
   type TaskRecord,
 } from '@writ/kernel';
 import { CloseCell, CloseCellReason, closeCellMsgId } from './close-cell.js';
+import { planClaims, type ClaimPlanner, type FactDraft } from './plan-claims.js';
 import { approvalIdFor, eventIdFor } from './ids.js';
 import { OrchestratorError } from './orchestrator.errors.js';
 import type { AttemptView, Fact, LoggedEvent, ReceiptFact, TaskView } from './task-view.js';
@@ -167,6 +168,8 @@ class Planner {
     // Newly bound input first: a superseded attempt must not move on (to a grant, to the executor) on facts it no longer answers.
     for (const attempt of [...this.view.attempts.values()]) this.#applySupersession(attempt);
     for (const attempt of [...this.view.attempts.values()]) this.#reconcile(attempt);
+    // Claims (docs/task-claims.md): verdicts, the verify run, and closing a briefed task on its accepted done claim.
+    planClaims(this.#claimPlanner());
     this.#closeTask();
     return { events: this.#drafts, commands: this.#commands() };
   }
@@ -436,9 +439,12 @@ class Planner {
     return undefined;
   }
 
-  /** A running task whose steps are all over completes (every step succeeded, or was superseded by one) or fails. */
+  /**
+   * A running task whose steps are all over completes (every step succeeded, or was superseded by one) or fails.
+   * A task created from a brief never closes this way: absence of done.json is not success (seed 003); its accepted done claim closes it.
+   */
   #closeTask(): void {
-    if (this.view.task.status !== 'running') return;
+    if (this.view.task.status !== 'running' || this.#task.brief !== null) return;
     const steps = [...this.view.steps.values()].filter((step) => step.status !== 'initial');
     if (steps.length === 0 || steps.some((step) => !STEP_TERMINAL_STATES.includes(step.status))) return;
     // A superseded step handed its work to the step that superseded it, which is judged on its own.
@@ -449,6 +455,33 @@ class Planner {
     }
     const reason = clip(unsuccessful.reason ?? `a step of task ${this.view.taskId} did not succeed`);
     this.#perform({ aggregate: 'task', command: { type: 'fail-task', data: { reason }, metadata: this.#meta() }, key: 'fail' });
+  }
+
+  #claimPlanner(): ClaimPlanner {
+    return { view: this.view, now: this.context.now, actorId: this.context.actorId, fact: (draft) => this.#fact(draft), perform: (transition) => this.#perform(transition) };
+  }
+
+  /** Appends a fact the orchestrator itself decides (claims, questions, the ownership audit, decisions), folded at once. */
+  #fact(fact: FactDraft): void {
+    const taskId = this.view.taskId;
+    const draft: EventDraft = {
+      event_id: eventIdFor(taskId, fact.key),
+      schema_version: 1,
+      event_type: fact.type,
+      entity_type: fact.entityType,
+      entity_id: fact.entityId,
+      ...(fact.stepId === undefined ? {} : { step_id: fact.stepId }),
+      ...(fact.attemptId === undefined ? {} : { attempt_id: fact.attemptId }),
+      occurred_at: this.context.now,
+      actor_type: 'service',
+      actor_id: this.context.actorId,
+      payload: fact.payload,
+      causation_id: this.context.trigger.event_id,
+      correlation_id: taskId,
+      idempotency_key: fact.key,
+    };
+    this.#drafts.push(draft);
+    this.view.apply({ ...draft, task_seq: this.view.headSeq + 1 });
   }
 
   #meta(now = this.context.now): { now: string } {
@@ -515,7 +548,11 @@ class Planner {
   #draft(transition: Transition, event: DecidedEvent): void {
     const taskId = this.view.taskId;
     const key = `${transition.key}:${event.type}`;
-    const stepOf = (attemptId: string) => (this.view.attempt(attemptId).state as AttemptRecord).step_id;
+    // An attempt being created has no state yet: its step is in the event (create-attempt).
+    const stepOf = (attemptId: string) => {
+      const state = this.view.attempt(attemptId).state;
+      return state.status === 'initial' ? String(event.data['step_id']) : state.step_id;
+    };
     const where =
       transition.aggregate === 'attempt'
         ? { entity_type: 'attempt' as const, entity_id: transition.id, step_id: stepOf(transition.id), attempt_id: transition.id }

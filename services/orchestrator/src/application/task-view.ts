@@ -1,6 +1,17 @@
 import {
+  BlockedClaimAccepted,
+  BlockedClaimRefused,
+  BlockedClaimSubmitted,
   CapabilityGrantClaims,
+  CorrectionRecorded,
+  DoneClaimAccepted,
+  DoneClaimRefused,
+  DoneClaimSubmitted,
+  DoneVerificationRequested,
   ExecutionCompleted,
+  FileOwnershipAudited,
+  QuestionAsked,
+  QuestionWithdrawn,
   ExecutionOutcomeResolved,
   Id,
   PolicyEvaluated,
@@ -88,6 +99,31 @@ export interface AttemptView {
   readonly receipts: Fact<ReceiptFact>[];
 }
 
+/** A done claim of the task (seed 003 done.json) and how far it got: verification proposed, verdict. */
+export interface DoneClaimView {
+  readonly claim_id: string;
+  readonly seq: number;
+  readonly event_id: string;
+  readonly submitted: DoneClaimSubmitted;
+  verification: DoneVerificationRequested | null;
+  verdict: { readonly kind: 'accepted'; readonly value: DoneClaimAccepted } | { readonly kind: 'refused'; readonly value: DoneClaimRefused } | null;
+}
+
+/** A blocked claim of the task (seed 003 blocked.json) and its verdict. */
+export interface BlockedClaimView {
+  readonly claim_id: string;
+  readonly seq: number;
+  readonly event_id: string;
+  readonly submitted: BlockedClaimSubmitted;
+  verdict: { readonly kind: 'accepted'; readonly value: BlockedClaimAccepted } | { readonly kind: 'refused'; readonly value: BlockedClaimRefused } | null;
+}
+
+/** A question a legal block put in the approval inbox. */
+export interface QuestionView {
+  readonly asked: QuestionAsked;
+  withdrawn: boolean;
+}
+
 /** An event the fold could not place; kept for logs, never fatal. */
 export interface IgnoredEvent {
   readonly seq: number;
@@ -117,6 +153,13 @@ export class TaskView {
   readonly grants = new Map<string, GrantView>();
   /** Approvals whose resolution is already receipted (`receipt.issued` with cause `approval_resolved`). */
   readonly receiptedApprovals = new Set<string>();
+  /** Claims (docs/task-claims.md), in log order, by claim id. */
+  readonly doneClaims = new Map<string, DoneClaimView>();
+  readonly blockedClaims = new Map<string, BlockedClaimView>();
+  readonly corrections: CorrectionRecorded[] = [];
+  readonly questions = new Map<string, QuestionView>();
+  /** The file-ownership audit of the task, once it ran. */
+  ownershipAudit: { readonly event_type: string; readonly value: FileOwnershipAudited } | null = null;
   readonly ignored: IgnoredEvent[] = [];
   headSeq = 0;
 
@@ -259,6 +302,84 @@ export class TaskView {
           return;
         }
         this.attempt(parsed.data.receipt.attempt_id).receipts.push({ seq: event.task_seq, event_id: event.event_id, value: parsed.data.receipt });
+        return;
+      }
+      default:
+        return this.applyClaimFact(event);
+    }
+  }
+
+  /** Claims, their verdicts, questions and the ownership audit (task-claims contracts). */
+  private applyClaimFact(event: LoggedEvent): void {
+    const parse = <T>(schema: { safeParse: (value: unknown) => { success: true; data: T } | { success: false } }): T | undefined => {
+      const parsed = schema.safeParse(event.payload);
+      if (!parsed.success) this.ignore(event, 'malformed');
+      return parsed.success ? parsed.data : undefined;
+    };
+    const doneClaim = (claimId: string) => this.doneClaims.get(claimId);
+    switch (event.event_type) {
+      case 'claim.done_submitted': {
+        const value = parse(DoneClaimSubmitted);
+        if (value === undefined || this.doneClaims.has(value.claim_id)) return;
+        this.doneClaims.set(value.claim_id, { claim_id: value.claim_id, seq: event.task_seq, event_id: event.event_id, submitted: value, verification: null, verdict: null });
+        return;
+      }
+      case 'claim.done_verification_requested': {
+        const value = parse(DoneVerificationRequested);
+        const claim = value === undefined ? undefined : doneClaim(value.claim_id);
+        if (value === undefined) return;
+        if (claim === undefined) return this.ignore(event, 'unplaced');
+        claim.verification ??= value;
+        return;
+      }
+      case 'claim.done_accepted':
+      case 'claim.done_refused': {
+        const accepted = event.event_type === 'claim.done_accepted';
+        const value = accepted ? parse(DoneClaimAccepted) : parse(DoneClaimRefused);
+        if (value === undefined) return;
+        const claim = doneClaim(value.claim_id);
+        if (claim === undefined) return this.ignore(event, 'unplaced');
+        claim.verdict ??= accepted ? { kind: 'accepted', value: value as DoneClaimAccepted } : { kind: 'refused', value: value as DoneClaimRefused };
+        return;
+      }
+      case 'claim.blocked_submitted': {
+        const value = parse(BlockedClaimSubmitted);
+        if (value === undefined || this.blockedClaims.has(value.claim_id)) return;
+        this.blockedClaims.set(value.claim_id, { claim_id: value.claim_id, seq: event.task_seq, event_id: event.event_id, submitted: value, verdict: null });
+        return;
+      }
+      case 'claim.blocked_accepted':
+      case 'claim.blocked_refused': {
+        const accepted = event.event_type === 'claim.blocked_accepted';
+        const value = accepted ? parse(BlockedClaimAccepted) : parse(BlockedClaimRefused);
+        if (value === undefined) return;
+        const claim = this.blockedClaims.get(value.claim_id);
+        if (claim === undefined) return this.ignore(event, 'unplaced');
+        claim.verdict ??= accepted ? { kind: 'accepted', value: value as BlockedClaimAccepted } : { kind: 'refused', value: value as BlockedClaimRefused };
+        return;
+      }
+      case 'claim.correction_recorded': {
+        const value = parse(CorrectionRecorded);
+        if (value !== undefined && !this.corrections.some((c) => c.claim_id === value.claim_id)) this.corrections.push(value);
+        return;
+      }
+      case 'question.asked': {
+        const value = parse(QuestionAsked);
+        if (value !== undefined && !this.questions.has(value.approval_id)) this.questions.set(value.approval_id, { asked: value, withdrawn: false });
+        return;
+      }
+      case 'question.withdrawn': {
+        const value = parse(QuestionWithdrawn);
+        const question = value === undefined ? undefined : this.questions.get(value.approval_id);
+        if (value === undefined) return;
+        if (question === undefined) return this.ignore(event, 'unplaced');
+        question.withdrawn = true;
+        return;
+      }
+      case 'audit.file_ownership_passed':
+      case 'audit.file_ownership_failed': {
+        const value = parse(FileOwnershipAudited);
+        if (value !== undefined) this.ownershipAudit ??= { event_type: event.event_type, value };
         return;
       }
       default:

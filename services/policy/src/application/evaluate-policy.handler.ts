@@ -1,9 +1,10 @@
-import type { EvaluatePolicy, EventEnvelope, PolicyOutcome } from '@writ/contracts';
-import { attemptDecider, type AttemptState } from '@writ/kernel';
+import type { EvaluatePolicy, EventDraft, EventEnvelope, PolicyOutcome } from '@writ/contracts';
+import { documentSignatures } from '@writ/crypto';
+import { attemptDecider, participantDecider, type AttemptState } from '@writ/kernel';
 import { derivedId, serviceDraft } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
-import { evaluateCommand } from './policy-evaluation.js';
-import type { Clock, ProfileLookup, TaskLog } from './ports.js';
+import { evaluateCommand, type ParticipantContext } from './policy-evaluation.js';
+import type { Clock, ParticipantScopes, ParticipantSnapshot, ProfileLookup, TaskLog } from './ports.js';
 import { PolicyServiceError } from './policy-service.errors.js';
 
 export interface EvaluatePolicyHandlerOptions {
@@ -13,8 +14,16 @@ export interface EvaluatePolicyHandlerOptions {
   readonly profiles: ProfileLookup;
   /** The policy engine's principal. */
   readonly principalId: string;
+  /**
+   * Participants' manifest scopes, from the log. Absent: every proposer is
+   * judged as a principal (tests of the profile alone); the service always passes them.
+   */
+  readonly participants?: ParticipantScopes;
   readonly logger?: Logger;
 }
+
+/** Used for `record-call` only: no signed document is involved, so its cryptography is never called. */
+const PARTICIPANTS = participantDecider(documentSignatures);
 
 export type EvaluationOutcome =
   | { readonly status: 'evaluated'; readonly outcome: PolicyOutcome; readonly policy_result_id: string; readonly event_id: string }
@@ -67,6 +76,15 @@ export function foldAttemptPolicy(events: readonly EventEnvelope[], attemptId: s
  * the attempt's policy entry (re-entries count), guarded by the length read.
  * A redelivered command finds its entry evaluated and appends nothing; a lost
  * race throws EVENTSTORE_CONFLICT and the retry re-reads.
+ *
+ * When the proposer is a participant (`writ.evt.participant.<proposed_by>`
+ * holds a spawned seed), its manifest scope is checked first, with the calls
+ * the log recorded so far; an action it admits and the profile does not deny
+ * is counted (`participant.call_recorded`, key `<attempt_id>:<entry>`) on the
+ * participant stream, guarded by the sequence the evaluation read, before
+ * `policy.evaluated` is appended: a participant that changed meanwhile (paused,
+ * retired, another call took the last one) makes the append conflict and the
+ * retry judges it again.
  */
 export class EvaluatePolicyHandler {
   constructor(private readonly options: EvaluatePolicyHandlerOptions) {}
@@ -92,13 +110,27 @@ export class EvaluatePolicyHandler {
 
     const n = state.policy_entries;
     const key = `${command.attempt_id}:policy.evaluated:${n}`;
+    const snapshot = await this.options.participants?.current(request.proposed_by);
+    const callKey = `${command.attempt_id}:${n}`;
+    const counted = snapshot?.callKeys.has(callKey) === true;
+    // A call recorded for this very entry (before a crash) is not one "so far".
+    const participant: ParticipantContext | undefined = snapshot === undefined ? undefined : { snapshot, calls: counted ? snapshot.state.calls - 1 : snapshot.state.calls };
     const now = clock().toISOString();
-    const evaluation = evaluateCommand(command, request, {
-      policy_result_id: derivedId('pr', command.task_id, command.attempt_id, n),
-      decision_id: derivedId('dec', command.task_id, command.attempt_id, n),
-      now,
-      evaluated_by: principalId,
-    }, this.options.profiles);
+    const evaluation = evaluateCommand(
+      command,
+      request,
+      {
+        policy_result_id: derivedId('pr', command.task_id, command.attempt_id, n),
+        decision_id: derivedId('dec', command.task_id, command.attempt_id, n),
+        now,
+        evaluated_by: principalId,
+      },
+      this.options.profiles,
+      participant,
+    );
+    if (snapshot !== undefined && !counted && evaluation.policy_result.outcome !== 'deny') {
+      await this.recordCall(snapshot, command, n, entry.event_id, now);
+    }
     const draft = serviceDraft({
       key,
       eventId: derivedId('pol', command.task_id, key),
@@ -120,5 +152,34 @@ export class EvaluatePolicyHandler {
       'policy evaluated',
     );
     return { status: 'evaluated', outcome: result.outcome, policy_result_id: result.policy_result_id, event_id: draft.event_id };
+  }
+
+  /** Counts the admitted action on the participant stream, guarded by the sequence the evaluation folded. */
+  private async recordCall(snapshot: ParticipantSnapshot, command: EvaluatePolicy, entry: number, causationId: string, now: string): Promise<void> {
+    const seedId = snapshot.state.seed_id;
+    const events = PARTICIPANTS.decide(
+      {
+        type: 'record-call',
+        data: { seed_id: seedId, task_id: command.task_id, attempt_id: command.attempt_id, policy_entry: entry, action_request_id: command.action_request.action_request_id },
+        metadata: { now },
+      },
+      snapshot.state,
+    );
+    const drafts: EventDraft[] = events.map((event) => {
+      const key = `participant:${seedId}:${event.type}:${command.attempt_id}:${entry}`;
+      return serviceDraft({
+        key,
+        eventId: derivedId('pcall', key),
+        eventType: event.type,
+        entityType: 'participant',
+        entityId: seedId,
+        occurredAt: now,
+        actorId: this.options.principalId,
+        payload: event.data,
+        causationId,
+        correlationId: command.task_id,
+      });
+    });
+    await this.options.participants?.append(seedId, drafts, snapshot.seq);
   }
 }

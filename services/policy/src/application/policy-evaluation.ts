@@ -9,9 +9,9 @@ import {
   type PolicyResult,
   type RiskBand,
 } from '@writ/contracts';
-import { classifyRisk, evaluatePolicy, toPolicyResult } from '@writ/kernel';
+import { classifyRisk, evaluateParticipantPolicy, evaluatePolicy, participantScopeRef, toPolicyResult, type PolicyEvaluation } from '@writ/kernel';
 import { PolicyServiceError } from './policy-service.errors.js';
-import type { ProfileLookup } from './ports.js';
+import type { ParticipantSnapshot, ProfileLookup } from './ports.js';
 import type { LoadedProfile } from './profile-documents.js';
 
 /** Ids and the clock reading of one evaluation, derived by the caller from the attempt and its policy entry. */
@@ -22,6 +22,12 @@ export interface EvaluationMetadata {
   readonly now: string;
   /** The policy engine's principal. */
   readonly evaluated_by: string;
+}
+
+/** The participant proposing the action, when it is one: its stream as folded, and the calls admitted before this action. */
+export interface ParticipantContext {
+  readonly snapshot: ParticipantSnapshot;
+  readonly calls: number;
 }
 
 /** Failures of evaluation that are the request's or the task's fault: recorded as a deny, never a crash. */
@@ -56,6 +62,7 @@ export function refusalResult(
   request: ActionRequest,
   meta: EvaluationMetadata,
   profile?: LoadedProfile,
+  participantScope?: string,
 ): PolicyResult {
   const rule = code.toLowerCase();
   return {
@@ -76,6 +83,7 @@ export function refusalResult(
     matched_rules: [rule],
     witness_required: false,
     revalidation_conditions: [],
+    ...(participantScope === undefined ? {} : { participant_scope_ref: participantScope }),
     evaluated_at: meta.now,
     evaluated_by: meta.evaluated_by,
   };
@@ -90,22 +98,47 @@ export function refusalResult(
  * class `safety`: whether an action may run). A downgrade carries its
  * rewritten request. Total for a valid command: a profile or facts policy
  * cannot use become a recorded deny.
+ *
+ * An action of a participant (a spawned seed) is evaluated against its
+ * manifest scope first (`evaluateParticipantPolicy`: default deny outside
+ * its capabilities, status, TTL and resource limits), in addition to the
+ * profile; the result names the scope it was checked against
+ * (`participant_scope_ref` = `participant:<seed_id>@<manifest_hash>`).
  */
-export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest, meta: EvaluationMetadata, profiles: ProfileLookup): PolicyEvaluated {
+export function evaluateCommand(
+  command: EvaluatePolicy,
+  request: ActionRequest,
+  meta: EvaluationMetadata,
+  profiles: ProfileLookup,
+  participant?: ParticipantContext,
+): PolicyEvaluated {
   let result: PolicyResult;
   let rewritten: ActionRequest | undefined;
   let scope: PolicyCapabilityScope | undefined;
   const profile = profiles.get(command.policy_profile);
+  const seed = participant?.snapshot.state;
+  const participantRef = seed === undefined ? undefined : participantScopeRef(seed.seed_id, seed.manifest_hash);
   try {
     if (profile === undefined) {
       throw new PolicyServiceError('POLICY_PROFILE_UNKNOWN', `the profile store holds no policy profile ${JSON.stringify(command.policy_profile)}`, {
         details: { profile_id: command.policy_profile },
       });
     }
-    const evaluation = evaluatePolicy(request, profile.prepared, {
+    const facts = {
       files_owned: command.files_owned,
       ...(command.sacred_exceptions === undefined ? {} : { sacred_exceptions: command.sacred_exceptions }),
-    });
+    };
+    const evaluation: PolicyEvaluation =
+      participant === undefined
+        ? evaluatePolicy(request, profile.prepared, facts)
+        : evaluateParticipantPolicy(request, profile.prepared, facts, {
+            scope: participant.snapshot.scope,
+            manifest_hash: participant.snapshot.state.manifest_hash,
+            status: participant.snapshot.state.status,
+            now: meta.now,
+            // Writ does not meter tokens (max_tokens is not enforced here); calls are the log's.
+            usage: { calls: participant.calls, tokens: 0 },
+          });
     rewritten = evaluation.downgrade?.action_request;
     // The ceiling the approval service narrows the grant to (egress, secret handles, wall clock).
     scope = {
@@ -123,13 +156,14 @@ export function evaluateCommand(command: EvaluatePolicy, request: ActionRequest,
       evaluated_by: meta.evaluated_by,
       policy_profile_ref: `${profile.record.profile_id}@${profile.record.version}`,
       ...(rewritten === undefined ? {} : { rewritten_action_request_ref: `action_request:${rewritten.action_request_id}` }),
+      ...(participantRef === undefined ? {} : { participant_scope_ref: participantRef }),
     });
   } catch (error) {
     const code = REFUSED_AS_DENY.find((c) => hasErrorCode(error, c));
     if (code === undefined) throw error;
     rewritten = undefined;
     scope = undefined;
-    result = refusalResult(code, (error as Error).message, command, request, meta, profile);
+    result = refusalResult(code, (error as Error).message, command, request, meta, profile, participantRef);
   }
   return parseContract('PolicyEvaluated', PolicyEvaluated, {
     policy_result: result,

@@ -1,6 +1,7 @@
 import { PolicyEvaluated, type ActionRequest, type EvaluatePolicy, type EventEnvelope, type PolicyOutcome } from '@writ/contracts';
 import { attemptDecider, fold } from '@writ/kernel';
 import { describe, expect, it } from 'vitest';
+import { participantSnapshot } from '../../test/participant-fixtures.js';
 import { builtinCatalog, builtinVersion } from '../../test/profiles.js';
 import { commandRequest, evaluateCommandFor, ingressDrafts, reenteredDraft, taskIds, writeRequest, type TaskIds } from '../../test/task-fixtures.js';
 import { foldAttemptPolicy } from './evaluate-policy.handler.js';
@@ -127,5 +128,36 @@ describe('foldAttemptPolicy', () => {
     expect(secondEntry.state).toMatchObject({ status: 'awaiting_policy', policy_entries: 2 });
     expect(secondEntry.entry?.event_type).toBe('attempt.policy_reentered');
     expect(secondEntry.evaluated).toBeNull();
+  });
+});
+
+describe('evaluateCommand for a participant (a spawned seed)', () => {
+  const now = () => ({ ...META, now: new Date().toISOString() });
+
+  it('given an action outside its manifest that the profile allows, then a deny led by the participant code, naming the scope version', async () => {
+    const { participant, snapshot } = await participantSnapshot();
+    const request = { ...ECHO, proposed_by: participant.seedId };
+    const evaluated = evaluateCommand(evaluateCommandFor(ids, request), request, now(), PROFILES, { snapshot, calls: 0 });
+    expect(PolicyEvaluated.parse(evaluated).policy_result).toMatchObject({
+      outcome: 'deny',
+      matched_rules: ['participant_command_denied'],
+      participant_scope_ref: `participant:${participant.seedId}@${participant.manifestHash}`,
+    });
+    expect(evaluated.capability_scope).toBeDefined();
+  });
+
+  it('given its calls used up, then PARTICIPANT_LIMIT_EXCEEDED; one left, the profile decides', async () => {
+    const { participant, snapshot } = await participantSnapshot({ resource_limits: { max_tokens: 10, max_calls: 3, max_wallclock_seconds: 3_600 } });
+    const request = { ...commandRequest(ids, ['ls', 'docs']), target_resources: ['docs/'], proposed_by: participant.seedId };
+    const at = (calls: number) => evaluateCommand(evaluateCommandFor(ids, request), request, now(), PROFILES, { snapshot, calls }).policy_result;
+    expect(at(2)).toMatchObject({ outcome: 'allow', matched_rules: ['participant_scope_allowed', 'action_class_allowed'] });
+    expect(at(3)).toMatchObject({ outcome: 'deny', matched_rules: ['participant_limit_exceeded'] });
+  });
+
+  it('given a profile the store does not hold, then the recorded deny still names the participant scope', async () => {
+    const { participant, snapshot } = await participantSnapshot();
+    const request = { ...ECHO, proposed_by: participant.seedId };
+    const evaluated = evaluateCommand(evaluateCommandFor(ids, request, 'no_such_profile'), request, now(), PROFILES, { snapshot, calls: 0 });
+    expect(evaluated.policy_result).toMatchObject({ outcome: 'deny', matched_rules: ['policy_profile_unknown'], participant_scope_ref: `participant:${participant.seedId}@${participant.manifestHash}` });
   });
 });

@@ -1,5 +1,6 @@
 import type { EventDraft, PolicyProfileRecord } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
+import type { ParticipantRecord, ParticipantScope } from '@writ/kernel';
 import type { PrincipalRecord, TaskAppendResult, TaskHistory } from '@writ/runtime';
 import type { LoadedProfile } from './profile-documents.js';
 
@@ -59,4 +60,26 @@ export interface ProfileBucket {
 export interface PrincipalDirectory {
   lookup(principalId: string): Promise<PrincipalRecord | undefined>;
   verificationKeys(principalId: string): Promise<KeySet>;
+}
+
+/** A participant (a spawned seed) as its stream `writ.evt.participant.<seed_id>` says at one sequence. */
+export interface ParticipantSnapshot {
+  readonly state: ParticipantRecord;
+  /** `participantScope(state.manifest)`, prepared once per manifest. */
+  readonly scope: ParticipantScope;
+  /** The stream's last sequence this snapshot folds: the guard of a call record. */
+  readonly seq: number;
+  /** `<attempt_id>:<policy_entry>` of every call recorded (`participant.call_recorded`). */
+  readonly callKeys: ReadonlySet<string>;
+}
+
+/**
+ * Participants' scopes folded from the log (outbound: followed over the
+ * participant subjects, checked against the stream's head on every use).
+ */
+export interface ParticipantScopes {
+  /** The participant as its stream says now; undefined when the id names no participant (a principal's actions). */
+  current(seedId: string): Promise<ParticipantSnapshot | undefined>;
+  /** Appends if the stream's last sequence is `expectedSeq`; a lost race throws EVENTSTORE_CONFLICT. */
+  append(seedId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<void>;
 }

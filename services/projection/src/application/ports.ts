@@ -1,6 +1,23 @@
+import type { ProjectionRebuildJob } from '@writ/contracts';
 import type { RawStoredEvent } from './projected-event.js';
-import type { RowChange } from './project-event.js';
-import type { ActionRow, ApprovalRow, GrantRow, Locator, PrincipalRow, ReceiptRow, TaskEventRow, TaskRow, ViewName, ViewRows } from './views/index.js';
+import type { RowChange, RowPlan } from './project-event.js';
+import type {
+  ActionRow,
+  ApprovalRow,
+  ArtifactRow,
+  AttemptRow,
+  CellRow,
+  DecisionRow,
+  GrantRow,
+  Locator,
+  PrincipalRow,
+  ReceiptRow,
+  StepRow,
+  TaskEventRow,
+  TaskRow,
+  ViewName,
+  ViewRows,
+} from './views/index.js';
 
 /**
  * What the application needs from the outside, as ports: the outbound
@@ -14,8 +31,10 @@ export interface ProjectionTx {
   lockCheckpoint(): Promise<number>;
   /** The first row matching `locator` (in primary-key order), or undefined. */
   load<K extends ViewName>(view: K, locator: Locator): Promise<ViewRows[K] | undefined>;
-  /** Inserts or replaces the row (by primary key). */
+  /** Inserts or replaces the row (by primary key); a later `load` in this transaction sees it. */
   save(change: RowChange): Promise<void>;
+  /** A hint: the rows these plans name will be loaded (an adapter may read them in bulk first). */
+  prefetch?(plans: readonly RowPlan[]): Promise<void>;
   setCheckpoint(streamSeq: number): Promise<void>;
 }
 
@@ -25,10 +44,10 @@ export interface ViewChecksum {
   readonly checksum: string;
 }
 
-/** The checkpoint and every view's checksum, read from one consistent snapshot. */
+/** The checkpoint and the checksum of each view asked for, read from one consistent snapshot. */
 export interface ProjectionSnapshot {
   readonly lastSeq: number;
-  readonly views: Readonly<Record<ViewName, ViewChecksum>>;
+  readonly views: Readonly<Partial<Record<ViewName, ViewChecksum>>>;
 }
 
 export interface ProjectionStore {
@@ -36,7 +55,8 @@ export interface ProjectionStore {
   transaction<T>(work: (tx: ProjectionTx) => Promise<T>): Promise<T>;
   /** The last applied stream sequence (0 if none), without locking. */
   checkpoint(): Promise<number>;
-  snapshot(): Promise<ProjectionSnapshot>;
+  /** The checkpoint and the checksums of `views` (default all). */
+  snapshot(views?: readonly ViewName[]): Promise<ProjectionSnapshot>;
 }
 
 /** The event log, read-only. */
@@ -45,6 +65,51 @@ export interface EventLog {
   replay(fromStreamSeq: number): AsyncIterable<RawStoredEvent>;
   /** The log's last stream sequence (0 when empty). */
   lastSeq(): Promise<number>;
+  /** When the log stored the event at `streamSeq` (its stream timestamp), or undefined when there is none. */
+  storedAt(streamSeq: number): Promise<Date | undefined>;
+}
+
+/** A fresh, migrated projection in its own schema, to rebuild into and swap in. */
+export interface RebuildTarget {
+  readonly schema: string;
+  readonly store: ProjectionStore;
+  /**
+   * Swaps the tables of `views` in, in one transaction that first locks the
+   * live checkpoint against the projector (readers go on): `settle` gets the
+   * live checkpoint and must bring `store` exactly to it; then each live table
+   * moves out (into `<live schema>_old_<UTC yyyymmddhhmmss of at>` when
+   * `keepOld`, else dropped) and the target's moves in. The live checkpoint
+   * stays where it is, so the projector continues from it, on the rebuilt rows.
+   */
+  swapIn(
+    views: readonly ViewName[],
+    options: { readonly keepOld: boolean; readonly at: Date },
+    settle: (liveCheckpoint: number) => Promise<void>,
+  ): Promise<{ readonly checkpoint: number; readonly oldSchema: string | null }>;
+  /** Drops the target schema with whatever is left in it. */
+  discard(): Promise<void>;
+}
+
+export interface RebuildTargets {
+  create(): Promise<RebuildTarget>;
+}
+
+/** Held by the one rebuild running against a live projection. */
+export interface RebuildLock {
+  release(): Promise<void>;
+}
+
+/** Rebuild jobs, recorded beside the live projection so that any instance answers for them. */
+export interface RebuildJobStore {
+  /** The one-rebuild-at-a-time lock (held until released or the process dies), or undefined when another holds it. */
+  tryLock(): Promise<RebuildLock | undefined>;
+  /** Whether some process holds the lock. */
+  locked(): Promise<boolean>;
+  save(job: ProjectionRebuildJob): Promise<void>;
+  get(jobId: string): Promise<ProjectionRebuildJob | undefined>;
+  latest(): Promise<ProjectionRebuildJob | undefined>;
+  /** Jobs recorded as running. */
+  running(): Promise<ProjectionRebuildJob[]>;
 }
 
 /** Publishes changed rows on `<root>.proj.<view>.<id>` (core NATS, best effort, after commit). */
@@ -69,6 +134,24 @@ export interface ReadModel {
   receipt(receiptId: string): Promise<ReceiptRow | undefined>;
   grant(grantId: string): Promise<GrantRow | undefined>;
   servicePrincipals(): Promise<PrincipalRow[]>;
+  principal(principalId: string): Promise<PrincipalRow | undefined>;
+  /** Grants by status and task, newest issue first. */
+  grants(filter: { readonly status: string | undefined; readonly taskId: string | undefined; readonly limit: number }): Promise<GrantRow[]>;
+  /** The step queue: by status and task, oldest planned first. */
+  steps(filter: { readonly status: string | undefined; readonly taskId: string | undefined; readonly limit: number }): Promise<StepRow[]>;
+  step(stepId: string): Promise<StepRow | undefined>;
+  /** A step's attempts, by attempt number. */
+  stepAttempts(stepId: string): Promise<AttemptRow[]>;
+  attempt(attemptId: string): Promise<AttemptRow | undefined>;
+  /** The catalog: by task and kind, in task order. */
+  artifacts(filter: { readonly taskId: string | undefined; readonly kind: string | undefined; readonly limit: number }): Promise<ArtifactRow[]>;
+  artifact(artifactId: string): Promise<ArtifactRow | undefined>;
+  /** A task's decision timeline after `afterSeq`, in task order. */
+  decisions(taskId: string, page: { readonly afterSeq: number; readonly limit: number }): Promise<DecisionRow[]>;
+  cells(filter: { readonly status: string | undefined; readonly limit: number }): Promise<CellRow[]>;
+  cell(cellId: string): Promise<CellRow | undefined>;
+  /** Rows per view, without checksums (cheap). */
+  viewRows(): Promise<Readonly<Record<ViewName, number>>>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
 }

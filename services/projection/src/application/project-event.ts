@@ -4,37 +4,60 @@ import { VIEW_NAMES, VIEWS, type Locator, type ViewName, type ViewRows } from '.
 /** A row a view's fold created or changed. */
 export type RowChange = { readonly [K in ViewName]: { readonly view: K; readonly row: ViewRows[K] } }[ViewName];
 
-/** Which row of which view the event touches (at most one per view). */
+/** One row of one view the event touches. */
 export type RowPlan = { readonly view: ViewName; readonly locator: Locator };
 
-/** Pure: the rows `event` touches, to be loaded before `projectEvent`. */
-export function planEvent(event: ProjectedEvent): RowPlan[] {
+/**
+ * Pure: the rows `event` touches, view by view in `VIEWS` order (only the
+ * `views` given, default all), each to be loaded before it is folded. A
+ * locator a view names twice for one event is planned once.
+ */
+export function planEvent(event: ProjectedEvent, views: readonly ViewName[] = VIEW_NAMES): RowPlan[] {
   const plans: RowPlan[] = [];
   for (const view of VIEW_NAMES) {
-    const locator = VIEWS[view].locate(event);
-    if (locator !== undefined) plans.push({ view, locator });
+    if (views !== VIEW_NAMES && !views.includes(view)) continue;
+    const located = VIEWS[view].locate(event);
+    if (located === undefined) continue;
+    const seen = new Set<string>();
+    for (const locator of isLocatorList(located) ? located : [located]) {
+      const key = JSON.stringify(Object.entries(locator).sort(([a], [b]) => (a < b ? -1 : 1)));
+      if (seen.has(key)) continue;
+      seen.add(key);
+      plans.push({ view, locator });
+    }
   }
   return plans;
 }
 
-/** The loaded rows of a plan, by view (absent = no such row). */
-export type LoadedRows = { readonly [K in ViewName]?: ViewRows[K] };
+function isLocatorList(located: Locator | readonly Locator[]): located is readonly Locator[] {
+  return Array.isArray(located);
+}
+
+/** The row each plan loaded (same index; undefined = no such row). */
+export type LoadedRows = ReadonlyArray<ViewRows[ViewName] | undefined>;
 
 /**
- * Pure: folds `event` into every view whose row it touches and returns the
- * rows that changed. Rows whose fold returned the same row are not changes.
+ * Pure: folds `event` into the row of one plan; the change, or undefined
+ * when the fold created nothing or returned the same row.
+ */
+export function foldPlan(event: ProjectedEvent, plan: RowPlan, before: ViewRows[ViewName] | undefined): RowChange | undefined {
+  const view = VIEWS[plan.view] as unknown as { fold: (row: unknown, e: ProjectedEvent, locator: Locator) => ViewRows[ViewName] | undefined };
+  const after = view.fold(before, event, plan.locator);
+  if (after === undefined || after === before) return undefined;
+  return { view: plan.view, row: withoutNul(after) } as RowChange;
+}
+
+/**
+ * Pure: folds `event` into every planned row and returns the rows that
+ * changed. Rows whose fold returned the same row are not changes.
  */
 export function projectEvent(event: ProjectedEvent, plans: readonly RowPlan[], loaded: LoadedRows): RowChange[] {
   const changes: RowChange[] = [];
-  for (const { view } of plans) changes.push(...foldView(view, event, loaded));
+  plans.forEach((plan, index) => {
+    const change = foldPlan(event, plan, loaded[index]);
+    if (change !== undefined) changes.push(change);
+  });
   return changes;
-}
-
-function foldView<K extends ViewName>(view: K, event: ProjectedEvent, loaded: LoadedRows): RowChange[] {
-  const before = loaded[view] as ViewRows[K] | undefined;
-  const after = (VIEWS[view] as unknown as { fold: (row: ViewRows[K] | undefined, e: ProjectedEvent) => ViewRows[K] | undefined }).fold(before, event);
-  if (after === undefined || after === before) return [];
-  return [{ view, row: withoutNul(after) } as RowChange];
 }
 
 /**

@@ -6,12 +6,21 @@ import { planEvent, withoutNul } from './project-event.js';
 const ids = storyIds('pe1');
 
 describe('planEvent', () => {
-  it('locates at most one row per view: the receipt event touches the timeline, task, action and receipt', () => {
+  it('locates the rows an event touches, view by view: the receipt event touches the timeline, task, action, receipt and attempt', () => {
     const receipt = toProjectedEvents(happyPath(ids)).find((e) => e.envelope.event_type === 'receipt.issued')!;
     expect(planEvent(receipt)).toEqual([
       { view: 'task_events', locator: { task_id: ids.task, task_seq: 17 } },
       { view: 'tasks', locator: { task_id: ids.task } },
       { view: 'actions', locator: { task_id: ids.task, attempt_id: ids.attempt } },
+      { view: 'receipts', locator: { receipt_id: ids.receipt } },
+      { view: 'attempts', locator: { attempt_id: ids.attempt } },
+    ]);
+  });
+
+  it('given some views only (a partial rebuild), when planned, then only their rows are', () => {
+    const receipt = toProjectedEvents(happyPath(ids)).find((e) => e.envelope.event_type === 'receipt.issued')!;
+    expect(planEvent(receipt, ['receipts', 'tasks'])).toEqual([
+      { view: 'tasks', locator: { task_id: ids.task } },
       { view: 'receipts', locator: { receipt_id: ids.receipt } },
     ]);
   });

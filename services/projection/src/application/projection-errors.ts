@@ -32,6 +32,14 @@ export type ProjectionErrorCode =
   | 'PROJECTION_NOT_READY'
   /** A rebuild target schema is the live one, or already exists. */
   | 'PROJECTION_REBUILD_TARGET_INVALID'
+  /** Another rebuild of this projection is running (one at a time); follow it, or wait. */
+  | 'PROJECTION_REBUILD_RUNNING'
+  /** A rebuilt view's rows differ from the live ones at the same checkpoint: nothing was swapped. */
+  | 'PROJECTION_REBUILD_MISMATCH'
+  /** The service stopped during the rebuild: nothing was swapped; start it again. */
+  | 'PROJECTION_REBUILD_ABORTED'
+  /** The process running the rebuild went away (its lock is gone): nothing was swapped; start it again. */
+  | 'PROJECTION_REBUILD_ABANDONED'
   /** Anything else (a bug); details are logged, never returned. */
   | 'PROJECTION_INTERNAL';
 

@@ -2,8 +2,8 @@ import { hasErrorCode } from '@writ/contracts';
 import { createLogger } from '@writ/telemetry';
 import { describe, expect, it } from 'vitest';
 import { happyPath, storyIds, toProjectedEvents } from '../../test/governed-path.fixture.js';
-import { MemoryProjectionStore } from '../../test/memory-store.js';
-import type { EventLog, UpdatePublisher } from './ports.js';
+import { MemoryLog, MemoryProjectionStore } from '../../test/memory-store.js';
+import type { UpdatePublisher } from './ports.js';
 import type { RawStoredEvent } from './projected-event.js';
 import type { RowChange } from './project-event.js';
 import { Projector } from './projector.js';
@@ -16,16 +16,6 @@ const quiet = createLogger('projector-test', { level: 'silent' });
 /** The log as the stream would deliver it: subject, sequence, envelope. */
 function raws(): RawStoredEvent[] {
   return toProjectedEvents(happyPath(ids)).map((e) => ({ streamSeq: e.streamSeq, subject: `${PREFIX}.${e.aggregate.type}.${e.aggregate.id}`, payload: e.envelope }));
-}
-
-class MemoryLog implements EventLog {
-  constructor(readonly events: RawStoredEvent[]) {}
-  async *replay(from: number): AsyncGenerator<RawStoredEvent> {
-    for (const event of this.events) if (event.streamSeq >= from) yield event;
-  }
-  async lastSeq(): Promise<number> {
-    return this.events.at(-1)?.streamSeq ?? 0;
-  }
 }
 
 class Published implements UpdatePublisher {
@@ -87,6 +77,16 @@ describe('Projector', () => {
     store.failWith = undefined;
     expect(store.lastSeq).toBe(0);
     expect(await projector.handle(events[0]!)).toBe('applied');
+  });
+
+  it('given a message that is not an envelope in the log, when catching up, then it is passed over (as handle does) and what follows is applied', async () => {
+    const events = raws();
+    const junk = { ...events[2]!, payload: { hello: 'world' } };
+    const { store, projector } = rig([...events.slice(0, 2), junk, ...events.slice(3)]);
+    expect(await projector.catchUp()).toBe(events.length);
+    expect(store.lastSeq).toBe(events.length);
+    // and its later delivery is still dead-lettered
+    await expect(projector.handle(junk)).rejects.toSatisfy((error) => hasErrorCode(error, 'CONTRACT_INVALID'));
   });
 
   it('catchUp applies whatever the log holds beyond the checkpoint', async () => {

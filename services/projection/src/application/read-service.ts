@@ -1,8 +1,21 @@
-import { ApprovalStatus, Id, type PublicEd25519Jwk } from '@writ/contracts';
+import { ApprovalStatus, Id, Name, StepStatus, type PublicEd25519Jwk } from '@writ/contracts';
 import { approvalDetail, type ApprovalDetail } from './approval-detail.js';
 import type { ReadModel } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
-import type { ActionRow, ApprovalRow, GrantRow, ReceiptRow, TaskEventRow, TaskRow } from './views/index.js';
+import type {
+  ActionRow,
+  ApprovalRow,
+  ArtifactRow,
+  AttemptRow,
+  CellRow,
+  DecisionRow,
+  GrantRow,
+  PrincipalRow,
+  ReceiptRow,
+  StepRow,
+  TaskEventRow,
+  TaskRow,
+} from './views/index.js';
 
 /** `GET /v1/actions/<id>`. */
 export type ActionView = ActionRow;
@@ -13,6 +26,21 @@ export interface TaskView extends TaskRow {
   /** Pass as `after` for the next page; null when this page reached the end. */
   readonly next_after: number | null;
 }
+
+/** `GET /v1/steps/<id>`: the step and its attempts. */
+export interface StepView extends StepRow {
+  readonly attempts: readonly AttemptRow[];
+}
+
+/** `GET /v1/tasks/<id>/decisions`: one page of the task's decision timeline. */
+export interface DecisionTimeline {
+  readonly task_id: string;
+  readonly decisions: readonly DecisionRow[];
+  readonly next_after: number | null;
+}
+
+const GRANT_STATUSES = ['active', 'exhausted', 'revoked'] as const;
+const CELL_STATUSES = ['INVITED', 'PREPARING', 'ACTIVE', 'CHECKPOINTING', 'DOWNED', 'CLOSED', 'ARCHIVED'] as const;
 
 export const DEFAULT_PAGE = 200;
 export const MAX_PAGE = 1_000;
@@ -80,6 +108,82 @@ export class ReadService {
     return row;
   }
 
+  /** `GET /v1/grants?status=active&task_id=`: the active grant view (or any status), newest issue first. Read-only, like every grant read here. */
+  async grants(query: { readonly status?: unknown; readonly task_id?: unknown; readonly limit?: unknown }): Promise<{ readonly grants: readonly GrantRow[] }> {
+    const status = parseChoice(query.status, 'status', GRANT_STATUSES);
+    const taskId = parseOptionalId(query.task_id, 'task_id');
+    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    return { grants: await this.model.grants({ status, taskId, limit }) };
+  }
+
+  async principal(id: string): Promise<PrincipalRow> {
+    const principalId = parseId(id, 'principal id');
+    const row = await this.model.principal(principalId);
+    if (row === undefined) throw notFound('principal', principalId, 'a principal appears once principal.registered is in the log (writ principal add)');
+    return row;
+  }
+
+  /** `GET /v1/steps?status=ready&task_id=`: the step queue, oldest planned first. */
+  async steps(query: { readonly status?: unknown; readonly task_id?: unknown; readonly limit?: unknown }): Promise<{ readonly steps: readonly StepRow[] }> {
+    const status = parseChoice(query.status, 'status', StepStatus.options);
+    const taskId = parseOptionalId(query.task_id, 'task_id');
+    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    return { steps: await this.model.steps({ status, taskId, limit }) };
+  }
+
+  async step(id: string): Promise<StepView> {
+    const stepId = parseId(id, 'step id');
+    const row = await this.model.step(stepId);
+    if (row === undefined) throw notFound('step', stepId, 'a step appears once its step.planned is folded; retry shortly');
+    return { ...row, attempts: await this.model.stepAttempts(stepId) };
+  }
+
+  async attempt(id: string): Promise<AttemptRow> {
+    const attemptId = parseId(id, 'attempt id');
+    const row = await this.model.attempt(attemptId);
+    if (row === undefined) throw notFound('attempt', attemptId, 'an attempt appears once its attempt.created is folded; retry shortly');
+    return row;
+  }
+
+  /** `GET /v1/artifacts?task_id=&kind=`: the artifact catalog, in task order. */
+  async artifacts(query: { readonly task_id?: unknown; readonly kind?: unknown; readonly limit?: unknown }): Promise<{ readonly artifacts: readonly ArtifactRow[] }> {
+    const taskId = parseOptionalId(query.task_id, 'task_id');
+    const kind = query.kind === undefined ? undefined : parseKind(query.kind);
+    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    return { artifacts: await this.model.artifacts({ taskId, kind, limit }) };
+  }
+
+  async artifact(id: string): Promise<ArtifactRow> {
+    const artifactId = parseId(id, 'artifact id');
+    const row = await this.model.artifact(artifactId);
+    if (row === undefined) throw notFound('artifact', artifactId, 'an artifact appears once the execution that captured it is folded');
+    return row;
+  }
+
+  /** `GET /v1/tasks/<id>/decisions?after=&limit=`: the task's decisions in log order. */
+  async decisions(id: string, query: { readonly after?: unknown; readonly limit?: unknown }): Promise<DecisionTimeline> {
+    const taskId = parseId(id, 'task id');
+    const afterSeq = parseCount(query.after, 'after', 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    const page = await this.model.decisions(taskId, { afterSeq, limit: limit + 1 });
+    const decisions = page.slice(0, limit);
+    return { task_id: taskId, decisions, next_after: page.length > limit ? (decisions.at(-1)?.task_seq ?? null) : null };
+  }
+
+  /** `GET /v1/cells?status=ACTIVE`: cells, most recently changed first. */
+  async cells(query: { readonly status?: unknown; readonly limit?: unknown }): Promise<{ readonly cells: readonly CellRow[] }> {
+    const status = parseChoice(query.status, 'status', CELL_STATUSES);
+    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    return { cells: await this.model.cells({ status, limit }) };
+  }
+
+  async cell(id: string): Promise<CellRow> {
+    const cellId = parseId(id, 'cell id');
+    const row = await this.model.cell(cellId);
+    if (row === undefined) throw notFound('cell', cellId, 'a cell appears once its first event is folded (a task execution cell is task-<task_id>)');
+    return row;
+  }
+
   /**
    * JWKS of the service principals' active public keys (the approval and
    * receipt signing keys). A kid claimed by two principals is listed once
@@ -102,6 +206,30 @@ export class ReadService {
 function parseId(value: string, what: string): string {
   if (!Id.safeParse(value).success) {
     throw new ProjectionError('PROJECTION_REQUEST_INVALID', `the ${what} must be 1-128 characters of A-Z, a-z, 0-9, "_" or "-"`, { details: { parameter: 'id' } });
+  }
+  return value;
+}
+
+function parseOptionalId(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !Id.safeParse(value).success) {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `${name} must be 1-128 characters of A-Z, a-z, 0-9, "_" or "-"`, { details: { parameter: name } });
+  }
+  return value;
+}
+
+function parseChoice<T extends string>(value: unknown, name: string, choices: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !(choices as readonly string[]).includes(value)) {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `${name} must be one of ${choices.join(', ')}`, { details: { parameter: name } });
+  }
+  return value as T;
+}
+
+/** An artifact kind: a dotted lowercase name (`command.transcript`). */
+function parseKind(value: unknown): string {
+  if (typeof value !== 'string' || !Name.safeParse(value).success) {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'kind must be an artifact kind such as command.transcript', { details: { parameter: 'kind' } });
   }
   return value;
 }

@@ -16,6 +16,8 @@ export interface ProjectionLag {
   /** The last stream sequence folded into the views. */
   readonly checkpoint: number;
   readonly events_behind: number;
+  /** How long the oldest event not yet folded (checkpoint + 1) has been in the log: now − its stream timestamp; 0 when caught up. */
+  readonly lag_ms: number;
 }
 
 export interface ReadyReport {
@@ -26,18 +28,32 @@ export interface ReadyReport {
 
 /**
  * `/readyz`: NATS connected, streams ensured, the projector's consumer bound,
- * Postgres answering; and how far the views are behind the log. Lag does not
- * make the service unready (catching up is normal); it is reported, also as
- * the gauge `writ.projection.lag`.
+ * Postgres answering; and how far the views are behind the log, in events
+ * and in time. Lag does not make the service unready (catching up is
+ * normal); it is reported, also as the gauges `writ.projection.lag` and
+ * `writ.projection.lag_age`. Nothing authorizes on it (Hermit 20.4).
  */
 export class Readiness {
   constructor(
-    private readonly deps: { readonly wiring: WiringProbe; readonly store: ProjectionStore; readonly log: EventLog; readonly model: ReadModel },
+    private readonly deps: {
+      readonly wiring: WiringProbe;
+      readonly store: ProjectionStore;
+      readonly log: EventLog;
+      readonly model: ReadModel;
+      readonly now?: () => Date;
+    },
   ) {}
 
   async lag(): Promise<ProjectionLag> {
     const [last, checkpoint] = await Promise.all([this.deps.log.lastSeq(), this.deps.store.checkpoint()]);
-    return { last_stream_seq: last, checkpoint, events_behind: Math.max(0, last - checkpoint) };
+    const behind = Math.max(0, last - checkpoint);
+    let lagMs = 0;
+    if (behind > 0) {
+      const storedAt = await this.deps.log.storedAt(checkpoint + 1);
+      const now = (this.deps.now ?? (() => new Date()))();
+      lagMs = storedAt === undefined ? 0 : Math.max(0, now.getTime() - storedAt.getTime());
+    }
+    return { last_stream_seq: last, checkpoint, events_behind: behind, lag_ms: lagMs };
   }
 
   async check(): Promise<ReadyReport> {

@@ -1,7 +1,8 @@
-import { applyEvent } from './apply-event.js';
-import type { EventLog, ProjectionStore, ViewChecksum } from './ports.js';
+import { hasErrorCode } from '@writ/contracts';
+import { applyBatch, type BatchEvent } from './apply-event.js';
+import type { EventLog, ProjectionSnapshot, ProjectionStore, ViewChecksum } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
-import { toProjectedEvent } from './projected-event.js';
+import { toProjectedEvent, type RawStoredEvent } from './projected-event.js';
 import { VIEW_NAMES, type ViewName } from './views/index.js';
 
 export interface ViewComparison {
@@ -16,6 +17,8 @@ export interface RebuildReport {
   readonly lastSeq: number;
   readonly identical: boolean;
   readonly views: readonly ViewComparison[];
+  /** Messages of the log that are not event envelopes, passed over as the live projector passes over them. */
+  readonly skipped: number;
 }
 
 export interface RebuildDeps {
@@ -25,44 +28,109 @@ export interface RebuildDeps {
   /** A freshly migrated, empty projection (another schema). */
   readonly target: ProjectionStore;
   readonly eventsPrefix: string;
+  /** The views to rebuild and compare (default all). */
+  readonly views?: readonly ViewName[];
+}
+
+/** Events per transaction of a replay. */
+export const REPLAY_BATCH = 500;
+
+export interface ReplayProgress {
+  /** Events applied by this replay so far. */
+  readonly replayed: number;
+  readonly skipped: number;
+  /** The stream sequence the target has reached. */
+  readonly at: number;
+}
+
+export interface ReplayOptions {
+  readonly log: EventLog;
+  readonly target: ProjectionStore;
+  readonly eventsPrefix: string;
+  readonly views: readonly ViewName[];
+  /** Replays up to and including this stream sequence. */
+  readonly untilSeq: number;
+  readonly batchSize?: number;
+  /** After each committed batch; may throw to stop the replay (e.g. the service is stopping). */
+  readonly onBatch?: (progress: ReplayProgress) => void | Promise<void>;
 }
 
 /**
- * Invariant 2, checked: replays the log from its first event into `target`
- * with the very same `applyEvent` the live projector runs, up to the live
- * checkpoint read in the same snapshot as the live checksums, then compares
- * every view's checksum. Identical rows ⇔ `identical`.
- *
- * A log holding a message that is not an event envelope fails the replay
- * (`PROJECTION_LOG_UNAVAILABLE`): the rebuild reports such a log rather than
- * folding around it.
+ * Replays the log into `target` from its checkpoint + 1 up to `untilSeq`,
+ * with the very same folds the live projector runs, in batches of
+ * consecutive events per transaction (`applyBatch`: identical rows, fewer
+ * commits). A message that is not an event envelope is passed over and
+ * counted, exactly as the live projector moves its checkpoint past it. Ends
+ * with the target's checkpoint at `untilSeq`, or throws
+ * `PROJECTION_LOG_UNAVAILABLE` when the log does not yield those events.
+ */
+export async function replayInto(options: ReplayOptions): Promise<ReplayProgress> {
+  const { log, target, eventsPrefix, views, untilSeq } = options;
+  const batchSize = options.batchSize ?? REPLAY_BATCH;
+  const from = (await target.checkpoint()) + 1;
+  let replayed = 0;
+  let skipped = 0;
+  let at = from - 1;
+  if (from > untilSeq) return { replayed, skipped, at };
+  let batch: BatchEvent[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const outcome = await applyBatch(target, batch, views);
+    if (outcome.kind !== 'applied') {
+      throw new ProjectionError('PROJECTION_LOG_UNAVAILABLE', `the replay was not contiguous at stream seq ${batch[0]?.streamSeq} (${outcome.kind})`, {
+        details: { streamSeq: batch[0]?.streamSeq, checkpoint: outcome.checkpoint },
+      });
+    }
+    replayed += batch.length;
+    at = batch.at(-1)?.streamSeq ?? at;
+    batch = [];
+    await options.onBatch?.({ replayed, skipped, at });
+  };
+  for await (const raw of log.replay(from)) {
+    if (raw.streamSeq > untilSeq) break;
+    batch.push(parse(raw, eventsPrefix, () => skipped++));
+    if (batch.length >= batchSize) await flush();
+  }
+  await flush();
+  if (at !== untilSeq) {
+    throw new ProjectionError('PROJECTION_LOG_UNAVAILABLE', `the replay ended at stream seq ${at}, before ${untilSeq}`, { details: { reached: at, until: untilSeq } });
+  }
+  return { replayed, skipped, at };
+}
+
+function parse(raw: RawStoredEvent, eventsPrefix: string, onSkip: () => void): BatchEvent {
+  try {
+    return { streamSeq: raw.streamSeq, event: toProjectedEvent(raw, eventsPrefix) };
+  } catch (error) {
+    if (!hasErrorCode(error, 'CONTRACT_INVALID')) throw error;
+    onSkip();
+    return { streamSeq: raw.streamSeq, event: undefined };
+  }
+}
+
+/** Per view, live vs rebuilt. */
+export function compareSnapshots(live: ProjectionSnapshot, rebuilt: ProjectionSnapshot, views: readonly ViewName[]): ViewComparison[] {
+  return views.map((view) => {
+    const a = live.views[view] ?? { rows: 0, checksum: '' };
+    const b = rebuilt.views[view] ?? { rows: 0, checksum: '' };
+    return { view, live: a, rebuilt: b, match: a.rows === b.rows && a.checksum === b.checksum };
+  });
+}
+
+/**
+ * Invariant 2, checked (no swap: `RebuildJobs` swaps): replays the log from
+ * its first event into `target` with the very same folds the live projector
+ * runs, up to the live checkpoint read in the same snapshot as the live
+ * checksums, then compares every view's checksum. Identical rows ⇔ `identical`.
  */
 export async function rebuildProjection(deps: RebuildDeps): Promise<RebuildReport> {
+  const views = deps.views ?? VIEW_NAMES;
   if ((await deps.target.checkpoint()) !== 0) {
     throw new ProjectionError('PROJECTION_REBUILD_TARGET_INVALID', 'the rebuild target already holds a projection; rebuild into a fresh, empty schema');
   }
-  const live = await deps.live.snapshot();
-  if (live.lastSeq > 0) {
-    for await (const raw of deps.log.replay(1)) {
-      if (raw.streamSeq > live.lastSeq) break;
-      const outcome = await applyEvent(deps.target, raw.streamSeq, toProjectedEvent(raw, deps.eventsPrefix));
-      if (outcome.kind !== 'applied') {
-        throw new ProjectionError('PROJECTION_LOG_UNAVAILABLE', `the replay was not contiguous at stream seq ${raw.streamSeq} (${outcome.kind})`, {
-          details: { streamSeq: raw.streamSeq, checkpoint: outcome.checkpoint },
-        });
-      }
-    }
-  }
-  const rebuilt = await deps.target.snapshot();
-  if (rebuilt.lastSeq !== live.lastSeq) {
-    throw new ProjectionError('PROJECTION_LOG_UNAVAILABLE', `the replay ended at stream seq ${rebuilt.lastSeq}, before the live checkpoint ${live.lastSeq}`, {
-      details: { rebuilt: rebuilt.lastSeq, live: live.lastSeq },
-    });
-  }
-  const views = VIEW_NAMES.map((view) => {
-    const a = live.views[view];
-    const b = rebuilt.views[view];
-    return { view, live: a, rebuilt: b, match: a.rows === b.rows && a.checksum === b.checksum };
-  });
-  return { lastSeq: live.lastSeq, identical: views.every((v) => v.match), views };
+  const live = await deps.live.snapshot(views);
+  const { skipped } = await replayInto({ log: deps.log, target: deps.target, eventsPrefix: deps.eventsPrefix, views, untilSeq: live.lastSeq });
+  const rebuilt = await deps.target.snapshot(views);
+  const compared = compareSnapshots(live, rebuilt, views);
+  return { lastSeq: live.lastSeq, identical: compared.every((v) => v.match), views: compared, skipped };
 }

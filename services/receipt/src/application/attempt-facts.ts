@@ -8,7 +8,14 @@ import {
   type EventEnvelope,
   type ApprovalStatus,
 } from '@writ/contracts';
+import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { z } from 'zod';
+import type { RecordedSnapshot } from './rollback-method.js';
+
+/** SHA-256 of a recorded JSON value's RFC 8785 form: what a receipt binds it by. */
+export function contentHash(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}
 
 /** What the log says about one attempt: the inputs of its receipt. */
 export interface AttemptFacts {
@@ -19,10 +26,16 @@ export interface AttemptFacts {
   readonly downgradedRequest: ActionRequest | null;
   /** The latest policy verdict on the attempt. */
   readonly policy: PolicyEvaluated | null;
+  /** SHA-256 of the RFC 8785 form of the request as recorded (the raw `action_request` of `attempt.awaiting_policy`). */
+  readonly requestHash: string | null;
+  /** SHA-256 of the RFC 8785 form of the latest `policy.evaluated` policy result as recorded. */
+  readonly policyResultHash: string | null;
   /** The latest approval of the attempt and how it stands. */
-  readonly approval: { readonly approval_id: string; readonly status: ApprovalStatus; readonly resolved_by: string | null } | null;
+  readonly approval: AttemptApproval | null;
   /** The latest grant minted for the attempt. */
   readonly grant: CapabilityGrantClaims | null;
+  /** SHA-256 of that grant's compact JWS as `grant.issued` recorded it; null when the event carries no JWS. */
+  readonly grantJwsHash: string | null;
   /** The executor's refusal of that grant, if it refused. */
   readonly refusal: { readonly code: string; readonly message: string } | null;
   /** What the executor observed (`execution.completed` under one of the attempt's grants). */
@@ -38,10 +51,27 @@ export interface AttemptFacts {
   readonly resolution: { readonly eventId: string; readonly resolved: ExecutionOutcomeResolved } | null;
 }
 
+/** An approval of the attempt: the packet and witness it was requested on, and its resolution. */
+export interface AttemptApproval {
+  readonly approval_id: string;
+  readonly status: ApprovalStatus;
+  readonly resolved_by: string | null;
+  readonly approval_packet_ref: string | null;
+  /** The state witness captured when approval was requested (`approval.requested` `state_witness.ref`). */
+  readonly state_witness_ref: string | null;
+  /** The event that resolved it, and the content hash of its payload; null while pending. */
+  readonly resolution: { readonly eventId: string; readonly payloadHash: string; readonly witness_validated: boolean | null } | null;
+}
+
 const WithRequest = z.object({ action_request: ActionRequest });
-const ApprovalRequested = z.object({ approval_id: z.string(), attempt_id: z.string() });
-const Resolved = z.object({ resolved_by: z.string().optional() });
-const GrantIssued = z.object({ claims: CapabilityGrantClaims });
+const ApprovalRequested = z.object({
+  approval_id: z.string(),
+  attempt_id: z.string(),
+  approval_packet_ref: z.string().optional(),
+  state_witness: z.object({ ref: z.string() }).loose().optional(),
+});
+const Resolved = z.object({ resolved_by: z.string().optional(), witness_validated: z.boolean().optional() });
+const GrantIssued = z.object({ claims: CapabilityGrantClaims, jws: z.string().optional() });
 const GrantRefused = z.object({ code: z.string(), message: z.string() });
 const Observing = z.object({ execution_outcome: z.enum(['completed', 'errored', 'unknown']) });
 const ReceiptPending = z.object({ result_code: z.enum(['succeeded', 'failed']) });
@@ -86,8 +116,11 @@ export function attemptFacts(events: readonly EventEnvelope[], attemptId: string
     requestEventId: null,
     downgradedRequest: null,
     policy: null,
+    requestHash: null,
+    policyResultHash: null,
     approval: null,
     grant: null,
+    grantJwsHash: null,
     refusal: null,
     execution: null,
     observedOutcome: null,
@@ -100,27 +133,46 @@ export function attemptFacts(events: readonly EventEnvelope[], attemptId: string
     const payload = event.payload;
     if (type === 'attempt.awaiting_policy' && facts.request === null) {
       const parsed = WithRequest.safeParse(payload);
-      if (parsed.success) facts = { ...facts, request: parsed.data.action_request, requestEventId: event.event_id };
+      if (parsed.success) facts = { ...facts, request: parsed.data.action_request, requestEventId: event.event_id, requestHash: contentHash((payload as { action_request: unknown }).action_request) };
     } else if (type === 'attempt.downgraded') {
       const parsed = WithRequest.safeParse(payload);
       if (parsed.success) facts = { ...facts, downgradedRequest: parsed.data.action_request };
     } else if (type === 'policy.evaluated') {
       const parsed = PolicyEvaluated.safeParse(payload);
-      if (parsed.success) facts = { ...facts, policy: parsed.data };
+      if (parsed.success) facts = { ...facts, policy: parsed.data, policyResultHash: contentHash((payload as { policy_result: unknown }).policy_result) };
     } else if (type === 'approval.requested') {
       const parsed = ApprovalRequested.safeParse(payload);
       if (parsed.success) {
         approvals.add(parsed.data.approval_id);
-        facts = { ...facts, approval: { approval_id: parsed.data.approval_id, status: 'pending', resolved_by: null } };
+        facts = {
+          ...facts,
+          approval: {
+            approval_id: parsed.data.approval_id,
+            status: 'pending',
+            resolved_by: null,
+            approval_packet_ref: parsed.data.approval_packet_ref ?? null,
+            state_witness_ref: parsed.data.state_witness?.ref ?? null,
+            resolution: null,
+          },
+        };
       }
     } else if (type in APPROVAL_OUTCOMES && facts.approval?.approval_id === event.entity_id) {
+      // The latest word on the approval: a granted one may still be invalidated by drift before it is used.
       const resolved = Resolved.safeParse(payload);
-      facts = { ...facts, approval: { ...facts.approval, status: APPROVAL_OUTCOMES[type] as ApprovalStatus, resolved_by: resolved.success ? (resolved.data.resolved_by ?? null) : null } };
+      facts = {
+        ...facts,
+        approval: {
+          ...facts.approval,
+          status: APPROVAL_OUTCOMES[type] as ApprovalStatus,
+          resolved_by: resolved.success ? (resolved.data.resolved_by ?? null) : null,
+          resolution: { eventId: event.event_id, payloadHash: contentHash(payload), witness_validated: resolved.success ? (resolved.data.witness_validated ?? null) : null },
+        },
+      };
     } else if (type === 'grant.issued') {
       const parsed = GrantIssued.safeParse(payload);
       if (parsed.success) {
         grants.add(parsed.data.claims.jti);
-        facts = { ...facts, grant: parsed.data.claims, refusal: null };
+        facts = { ...facts, grant: parsed.data.claims, grantJwsHash: parsed.data.jws === undefined ? null : sha256Hex(parsed.data.jws), refusal: null };
       }
     } else if (type === 'grant.refused' && facts.grant?.jti === event.entity_id) {
       const parsed = GrantRefused.safeParse(payload);
@@ -232,4 +284,26 @@ export function issuedReceipts(events: readonly EventEnvelope[]): ReceiptIssued[
     if (parsed.success) receipts.push(parsed.data);
   }
   return receipts;
+}
+
+/** Artifacts holding a file's exact bytes: pre-images the executor kept before a change, after-images it kept after one. */
+const RESTORABLE_KINDS: ReadonlySet<string> = new Set(['file.preimage', 'file.snapshot']);
+
+/**
+ * The file contents the task's executions kept as `file.preimage` or
+ * `file.snapshot` artifacts, by content hash: where a rollback can find a
+ * pre-image. The store is content-addressed, so any such artifact with the
+ * hash holds exactly those bytes.
+ */
+export function recordedSnapshots(events: readonly EventEnvelope[]): ReadonlyMap<string, RecordedSnapshot> {
+  const snapshots = new Map<string, RecordedSnapshot>();
+  for (const event of events) {
+    if (event.event_type !== 'execution.completed') continue;
+    const parsed = ExecutionCompleted.safeParse(event.payload);
+    if (!parsed.success) continue;
+    for (const artifact of parsed.data.artifacts) {
+      if (RESTORABLE_KINDS.has(artifact.kind) && !snapshots.has(artifact.content_hash)) snapshots.set(artifact.content_hash, { artifact_id: artifact.artifact_id, byte_size: artifact.byte_size });
+    }
+  }
+  return snapshots;
 }

@@ -1,8 +1,23 @@
-import { LIMITS, type ActionClass, type ApprovalStatus, type IssueReceipt, type Receipt, type ReceiptClass, type ReceiptResultCode, type ReplayClass } from '@writ/contracts';
+import {
+  LIMITS,
+  type ActionClass,
+  type ActionParams,
+  type ApprovalStatus,
+  type CellEnvironment,
+  type IssueReceipt,
+  type Receipt,
+  type ReceiptApprovalResolution,
+  type ReceiptAttestation,
+  type ReceiptClass,
+  type ReceiptResultCode,
+  type ReplayClass,
+} from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { derivedId } from '@writ/runtime';
-import type { ApprovalFacts, AttemptFacts } from './attempt-facts.js';
+import { contentHash, type ApprovalFacts, type AttemptApproval, type AttemptFacts } from './attempt-facts.js';
+import { actionNotAsserted, approvalNotAsserted } from './not-asserted.js';
 import { ReceiptServiceError } from './receipt-errors.js';
+import { rollbackOf, type RecordedSnapshot } from './rollback-method.js';
 
 /** A receipt before it is hashed and signed: everything but `receipt_hash` and `signature`. */
 export type ReceiptBody = Omit<Receipt, 'receipt_hash' | 'signature'>;
@@ -35,7 +50,58 @@ export function receiptClassOf(actionClass: ActionClass): ReceiptClass {
   }
 }
 
-const READ_ONLY: readonly ActionClass[] = ['read_local', 'network_read'];
+/**
+ * Replay class of an action that ran and settled, by its class (Hermit 18.5).
+ * Reads, and file writes and deletes whose whole input is in the request,
+ * leave the same state when repeated; anything else may act differently the
+ * second time and is observe-only. Nothing Writ runs is byte-for-byte
+ * deterministic (clocks, the workspace as it then is), so no class claims
+ * `deterministic_replay`. An unknown or director-settled outcome is always
+ * observe-only; a refusal ran nothing and is explain-only.
+ */
+export const REPLAY_CLASS: Readonly<Record<ActionClass, ReplayClass>> = {
+  read_local: 'idempotent_replay',
+  network_read: 'idempotent_replay',
+  write_local: 'idempotent_replay',
+  delete_local: 'idempotent_replay',
+  execute_command: 'observe_only',
+  network_write: 'observe_only',
+  credentialed_api_call: 'observe_only',
+  vcs_mutation: 'observe_only',
+  publication: 'observe_only',
+  payment: 'observe_only',
+  memory_write: 'observe_only',
+  rollback: 'observe_only',
+};
+
+/** The attested fields of the cell as the executor read it back. */
+export function attestationOf(environment: CellEnvironment): ReceiptAttestation {
+  return {
+    image: environment.image,
+    image_id: environment.image_id,
+    network_mode: environment.network_mode,
+    readonly_rootfs: environment.readonly_rootfs,
+    cap_drop: [...environment.cap_drop],
+    user: environment.user,
+    memory_bytes: environment.memory_bytes,
+    pids_limit: environment.pids_limit,
+    mounts: environment.mounts.map((mount) => ({ destination: mount.destination, read_only: mount.read_only })),
+    ...(environment.egress_hosts === undefined ? {} : { egress_hosts: [...environment.egress_hosts] }),
+  };
+}
+
+/** How the attempt's approval was resolved, bound by the resolution event and its content hash; undefined while pending or when none was requested. */
+function approvalResolutionOf(approval: AttemptApproval | null): ReceiptApprovalResolution | undefined {
+  if (approval === null || approval.resolution === null || approval.status === 'pending') return undefined;
+  return {
+    status: approval.status,
+    resolved_by: approval.resolved_by,
+    resolution_ref: `event:${approval.resolution.eventId}`,
+    resolution_hash: approval.resolution.payloadHash,
+    packet_ref: approval.approval_packet_ref,
+    ...(approval.resolution.witness_validated === null ? {} : { witness_validated: approval.resolution.witness_validated }),
+  };
+}
 
 /** `sha256:<hex>` of a JSON value's RFC 8785 form: a content address of something recorded in the log. */
 export function contentRef(value: unknown): string {
@@ -54,6 +120,8 @@ interface Outcome {
   readonly environment_ref: string | null;
   readonly output_refs: string[];
   readonly replay_class: ReplayClass;
+  /** The settlement of an unknown outcome by a director the receipt relies on. */
+  readonly directorResolution: NonNullable<AttemptFacts['resolution']>['resolved'] | null;
 }
 
 function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome {
@@ -100,7 +168,8 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
     environment_ref: execution?.environment === null || execution === null ? null : contentRef(execution.environment),
     // The execution event comes first: whatever the list bound cuts off stays reachable through it.
     output_refs: [...new Set(outputs)].slice(0, LIMITS.listItems),
-    replay_class: result === 'unknown_outcome' || resolution !== null ? 'observe_only' : READ_ONLY.includes(actionClass) ? 'idempotent_replay' : 'observe_only',
+    replay_class: result === 'unknown_outcome' || resolution !== null ? 'observe_only' : REPLAY_CLASS[actionClass],
+    directorResolution: resolution?.resolved ?? null,
   };
 }
 
@@ -113,6 +182,7 @@ function refusedOutcome(receiptClass: ReceiptClass, summary: string, grantRef: s
     environment_ref: null,
     output_refs: [],
     replay_class: 'explain_only',
+    directorResolution: null,
   };
 }
 
@@ -154,6 +224,29 @@ export interface ReceiptBodyInput {
   readonly signerRef: string;
   /** For `approval_resolved`: the approval the command names, as the log holds it. */
   readonly approval?: ApprovalFacts;
+  /** The task's `file.preimage` and `file.snapshot` artifacts by content hash (`recordedSnapshots`): pre-images a rollback can restore. */
+  readonly snapshots?: ReadonlyMap<string, RecordedSnapshot>;
+  /** The task's receipts issued so far (`issuedReceipts`), in log order: a rollback's receipt names the one it rolls back. */
+  readonly taskReceipts?: readonly Receipt[];
+}
+
+/**
+ * The receipt a rollback request names (`params.receipt_id`), as the task's
+ * log holds it with the `receipt_hash` the params bind; null when the params
+ * name none, or one the log does not hold with that hash.
+ */
+function rolledBackReceipt(params: ActionParams, receipts: readonly Receipt[]): Receipt | null {
+  const id = params['receipt_id'];
+  const hash = params['receipt_hash'];
+  if (typeof id !== 'string' || typeof hash !== 'string') return null;
+  return receipts.find((receipt) => receipt.receipt_id === id && receipt.receipt_hash === hash) ?? null;
+}
+
+/** What a rollback's receipt says of the receipt it names, after its own outcome. */
+function rollbackNote(params: ActionParams, original: Receipt | null): string {
+  if (original !== null) return `rolls back receipt ${original.receipt_id} (${original.receipt_class}, ${original.result_code}; receipt_hash ${original.receipt_hash}), which stays as it was`;
+  const id = params['receipt_id'];
+  return `names receipt ${typeof id === 'string' ? id : '(none)'}, which the task's log does not hold with the receipt_hash the request binds`;
 }
 
 /** How each approval resolution ends, as a receipt result: granted took effect, denied refused the action, the rest withdrew the question. */
@@ -199,6 +292,9 @@ function approvalResolutionBody(input: ReceiptBodyInput, request: { action_reque
           : '; state witness NOT revalidated';
   const note = resolution.note === null ? '' : `; ${resolution.note}`;
   const policy = input.facts.policy;
+  const policyResultRef = requested.policy_result_ref ?? (policy === null ? null : `policy_result:${policy.policy_result.policy_result_id}`);
+  // The policy result is bound by hash only when it is the one the approval was requested on.
+  const policyHash = policy !== null && input.facts.policyResultHash !== null && policyResultRef === `policy_result:${policy.policy_result.policy_result_id}` ? input.facts.policyResultHash : null;
   return {
     receipt_id: receiptIdFor(command, result),
     task_id: command.task_id,
@@ -212,7 +308,7 @@ function approvalResolutionBody(input: ReceiptBodyInput, request: { action_reque
       ...(requested.state_witness_ref === null ? [] : [requested.state_witness_ref]),
     ],
     environment_ref: null,
-    policy_result_ref: requested.policy_result_ref ?? (policy === null ? null : `policy_result:${policy.policy_result.policy_result_id}`),
+    policy_result_ref: policyResultRef,
     approval_ref: `approval:${approvalId}`,
     capability_grant_ref: null,
     output_refs: [`event:${resolution.eventId}`, contentRef(resolution.payload)],
@@ -224,15 +320,38 @@ function approvalResolutionBody(input: ReceiptBodyInput, request: { action_reque
     verifiability: 'signed',
     signer_ref: input.signerRef,
     prev_receipt_hash: input.prevReceiptHash,
+    ...(input.facts.requestHash === null ? {} : { request_hash: input.facts.requestHash }),
+    ...(policyHash === null ? {} : { policy_result_hash: policyHash }),
+    approval_resolution: {
+      status: resolution.status,
+      resolved_by: resolution.resolved_by,
+      resolution_ref: `event:${resolution.eventId}`,
+      resolution_hash: contentHash(resolution.payload),
+      packet_ref: requested.approval_packet_ref,
+      ...(resolution.witness_validated === null ? {} : { witness_validated: resolution.witness_validated }),
+    },
+    state_witness_ref: requested.state_witness_ref,
+    attestation: null,
+    not_asserted: approvalNotAsserted({ status: resolution.status, state_witness_ref: requested.state_witness_ref, witness_validated: resolution.witness_validated }),
+    rollback: {
+      method: 'none',
+      statement: 'an approval resolution changes no state outside the log; a later change of mind needs a new approval, not a rollback',
+      prerequisites: [],
+      steps: [],
+    },
   };
 }
 
 /**
- * The receipt of one attempt (Hermit 8.10, 18.2): what was intended (the
- * ActionRequest), what was authorized (policy result, approval, grant), what
- * ran and where (execution event, environment attestation), what it produced
- * (artifacts, output hashes), how it ended, and that it cannot be rolled back
- * by Writ yet. Denials are receipted too, with result `refused` and no grant.
+ * The receipt of one attempt (Hermit 8.10, 18.2), binding its whole chain of
+ * authority: what was intended (the ActionRequest and its content hash), what
+ * was authorized (the policy result and its hash, the approval with its
+ * resolver and resolution event, the grant and the hash of its JWS, the state
+ * witness taken before execution), what ran and where (the execution event,
+ * the cell as actually applied), what it produced (artifacts, output hashes),
+ * how it ended, its replay class, whether and how it can be rolled back, and
+ * in plain words what it does not assert. Denials are receipted too, with
+ * result `refused` and no grant.
  */
 export function buildReceiptBody(input: ReceiptBodyInput): ReceiptBody {
   const { command, facts } = input;
@@ -244,9 +363,27 @@ export function buildReceiptBody(input: ReceiptBodyInput): ReceiptBody {
   }
   if (command.cause === 'approval_resolved') return approvalResolutionBody(input, request);
   const ran = facts.downgradedRequest ?? request;
-  const outcome = outcomeOf(command, facts, ran.action_class);
+  const settled = outcomeOf(command, facts, ran.action_class);
+  // A rollback names the receipt it rolls back (Hermit 18.6): `receipt:<id>` among its inputs, bound by the hash its params carry.
+  const rollingBack = ran.action_class === 'rollback';
+  const original = rollingBack ? rolledBackReceipt(ran.params, input.taskReceipts ?? []) : null;
+  const outcome: Outcome = rollingBack ? { ...settled, result_summary: clip(`${settled.result_summary}; ${rollbackNote(ran.params, original)}`) } : settled;
   const policy = facts.policy;
-  const inputs = [`sha256:${sha256Hex(canonicalJson(ran.params))}`, ...(facts.downgradedRequest === null ? [] : [`action_request:${facts.downgradedRequest.action_request_id}`])];
+  const inputs = [
+    `sha256:${sha256Hex(canonicalJson(ran.params))}`,
+    ...(facts.downgradedRequest === null ? [] : [`action_request:${facts.downgradedRequest.action_request_id}`]),
+    ...(original === null ? [] : [`receipt:${original.receipt_id}`]),
+  ];
+  // Only a settled attempt's own execution is attested; a refusal ran nothing.
+  const execution = command.cause === 'settled' ? (facts.execution?.completed ?? null) : null;
+  const rollback = rollbackOf({
+    actionClass: ran.action_class,
+    result: outcome.result_code,
+    execution,
+    settledByDirector: outcome.directorResolution !== null,
+    snapshots: input.snapshots ?? new Map(),
+  });
+  const approvalResolution = approvalResolutionOf(facts.approval);
   return {
     receipt_id: receiptIdFor(command, outcome.result_code),
     task_id: command.task_id,
@@ -264,10 +401,28 @@ export function buildReceiptBody(input: ReceiptBodyInput): ReceiptBody {
     result_summary: outcome.result_summary,
     created_at: input.createdAt,
     ...(policy === null ? {} : { decision_ref: `decision:${policy.decision.decision_id}` }),
-    rollback_supported: false,
+    rollback_supported: rollback.method !== 'none',
     replay_class: outcome.replay_class,
     verifiability: 'signed',
     signer_ref: input.signerRef,
     prev_receipt_hash: input.prevReceiptHash,
+    ...(facts.requestHash === null ? {} : { request_hash: facts.requestHash }),
+    ...(facts.policyResultHash === null ? {} : { policy_result_hash: facts.policyResultHash }),
+    ...(approvalResolution === undefined ? {} : { approval_resolution: approvalResolution }),
+    ...(outcome.capability_grant_ref === null || facts.grantJwsHash === null || outcome.capability_grant_ref !== `grant:${facts.grant?.jti}` ? {} : { grant_hash: facts.grantJwsHash }),
+    state_witness_ref: facts.approval?.state_witness_ref ?? null,
+    attestation: execution === null || execution.environment === null ? null : attestationOf(execution.environment),
+    not_asserted: actionNotAsserted({
+      result: outcome.result_code,
+      execution,
+      resolution: outcome.directorResolution,
+      approval:
+        facts.approval === null
+          ? null
+          : { status: facts.approval.status, state_witness_ref: facts.approval.state_witness_ref, witness_validated: facts.approval.resolution?.witness_validated ?? null },
+      grant: facts.grant === null ? null : { jwsRecorded: facts.grantJwsHash !== null },
+      rollback,
+    }),
+    rollback,
   };
 }

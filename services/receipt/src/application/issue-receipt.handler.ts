@@ -1,14 +1,15 @@
 import { ReceiptIssued, parseContract, type IssueReceipt } from '@writ/contracts';
 import { causationIdOf, serviceDraft } from '@writ/runtime';
-import { approvalFacts, attemptFacts, issuedReceipts } from './attempt-facts.js';
+import { approvalFacts, attemptFacts, issuedReceipts, recordedSnapshots } from './attempt-facts.js';
 import { buildReceiptBody } from './build-receipt.js';
-import type { Clock, CommandOrigin, ReceiptSigner, TaskLog } from './ports.js';
+import type { Clock, CommandOrigin, CurrentSigner, ReceiptSigner, TaskLog } from './ports.js';
 import { ReceiptServiceError } from './receipt-errors.js';
 import { sealReceipt } from './receipt-seal.js';
 
 export interface IssueReceiptDeps {
   readonly log: TaskLog;
-  readonly signer: ReceiptSigner;
+  /** The key that signs now (a rotation switches it). */
+  readonly signer: CurrentSigner<ReceiptSigner>;
   readonly clock: Clock;
   /** The receipt service principal: actor of the events. */
   readonly principalId: string;
@@ -33,18 +34,25 @@ export class IssueReceiptHandler {
     }
     const receipts = issuedReceipts(history.events);
     const at = this.deps.clock().toISOString();
+    // One key for this receipt: it is named in the body (signer_ref) and signs it.
+    const signer = this.deps.signer();
     const body = buildReceiptBody({
       command,
       facts: attemptFacts(history.events, command.attempt_id),
       createdAt: at,
       prevReceiptHash: receipts.at(-1)?.receipt.receipt_hash ?? null,
-      signerRef: this.deps.signer.kid,
+      signerRef: signer.kid,
+      snapshots: recordedSnapshots(history.events),
+      taskReceipts: receipts.map((issued) => issued.receipt),
       ...(command.cause === 'approval_resolved' && command.approval_id !== undefined ? { approval: approvalFacts(history.events, command.approval_id) } : {}),
     });
     const receiptId = body.receipt_id;
     if (receipts.some((issued) => issued.receipt.receipt_id === receiptId)) return 'already_issued';
     // The cause rides beside the receipt, so a reader tells an approval's receipt from the one that ends the attempt.
-    const payload = parseContract('ReceiptIssued', ReceiptIssued, { ...(await sealReceipt(body, this.deps.signer)), cause: command.cause });
+    // The receipt lands right after this head (the append below is guarded by it), and signing the head signs every earlier event.
+    const head = history.events.at(-1);
+    const bound = head === undefined ? body : { ...body, event_chain_head: { task_seq: head.task_seq, event_hash: head.hash } };
+    const payload = parseContract('ReceiptIssued', ReceiptIssued, { ...(await sealReceipt(bound, signer)), cause: command.cause });
     const draft = serviceDraft({
       key: `${receiptId}:receipt.issued`,
       eventType: 'receipt.issued',

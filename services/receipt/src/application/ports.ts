@@ -11,11 +11,18 @@ export interface TaskLog {
   append(taskId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<{ readonly duplicate: boolean }>;
 }
 
-/** Signs a receipt body (its RFC 8785 bytes) as a compact EdDSA JWS with the service key. */
+/** Signs a receipt body (its RFC 8785 bytes) as a compact EdDSA JWS with one key of the service. */
 export interface ReceiptSigner {
   readonly kid: string;
   sign(canonicalBody: string): Promise<string>;
 }
+
+/**
+ * The service key that signs now. Asked once per receipt (its kid goes into
+ * the body, then it signs that body), so a rotation switches keys between two
+ * receipts, never inside one.
+ */
+export type CurrentSigner<S> = () => S;
 
 /** The adapter edge's clock. */
 export type Clock = () => Date;

@@ -11,7 +11,15 @@ export type ReceiptServiceCode =
   /** An `approval_resolved` command names an approval the task does not hold, or one not resolved (yet). */
   | 'RECEIPT_APPROVAL_NOT_FOUND'
   /** The log or the bus did not answer; retried with backoff. */
-  | 'RECEIPT_UNAVAILABLE';
+  | 'RECEIPT_UNAVAILABLE'
+  /** A signed request (a key rotation) is not a JWS by an active key of the principal it names. */
+  | 'RECEIPT_REQUEST_SIGNATURE_INVALID'
+  /** The signer of a key rotation is not a director, or is an agent. */
+  | 'RECEIPT_SIGNER_NOT_ALLOWED'
+  /** A key rotation signed too far from now (`WRIT_RECEIPT_FRESHNESS_SECONDS`). */
+  | 'RECEIPT_SIGNED_REQUEST_STALE'
+  /** A key rotation signed for another service. */
+  | 'RECEIPT_SIGNED_REQUEST_MISMATCH';
 
 export class ReceiptServiceError extends WritError<ReceiptServiceCode> {
   constructor(code: ReceiptServiceCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {

@@ -95,7 +95,7 @@ describe('a warm pool', () => {
     await pool.settled();
   });
 
-  it('given size 2, when started, then two hardened cells run, each on its own empty workspace', async () => {
+  it('given size 2, when started, then two hardened cells run, each on its own cell home holding only the empty Lazarus layout', async () => {
     const listed = await pooledContainers(owner);
 
     expect(listed).toHaveLength(2);
@@ -104,7 +104,8 @@ describe('a warm pool', () => {
     expect(new Set(sources).size).toBe(2);
     for (const source of sources) {
       expect(source.startsWith(path.join(cellsRoot, CELL_POOL_DIR, owner))).toBe(true);
-      expect(await readdir(source)).toEqual([]);
+      expect((await readdir(source)).sort()).toEqual(['.lazarus', 'home', 'shared']);
+      expect(await readdir(path.join(source, 'home'))).toEqual([]);
     }
     expect(pool.stats()).toMatchObject({ ready: 2, creating: 0, failures: 0 });
   });

@@ -323,7 +323,8 @@ describe('cells of different tasks', () => {
 
     await sh(a, 'echo only-a > secret-of-a.txt');
 
-    expect((await shText(b, 'ls -A /workspace')).out).toBe('');
+    // b's cell home holds only its own (empty) layout
+    expect((await shText(b, 'ls -A /workspace')).out).toBe('.lazarus\nhome\nshared\n');
     const hostPathOfA = path.join(runtime.hostPaths(a).workspaceDir, 'secret-of-a.txt');
     expect((await shText(b, `cat ${hostPathOfA}`)).exit).not.toBe(0);
     expect((await shText(b, 'find / -path /proc -prune -o -path /sys -prune -o -name secret-of-a.txt -print')).out).toBe('');

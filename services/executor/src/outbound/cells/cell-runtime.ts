@@ -1,4 +1,4 @@
-import { chmod, chown, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -10,6 +10,7 @@ import { inspectCellImage, type CellImage } from './cell-image.js';
 import { assertHostCwd, assertTaskId, cellHostPaths, resolveCellCwd, type CellHostPaths } from './cell-paths.js';
 import { CappedSink, DockerStreamDemuxer } from './exec-output.js';
 import { FENCED_EXIT_CODE, KILLED_EXIT_CODE, recordedArgv, supervisedArgv } from './exec-wrapper.js';
+import { ensureCellHomeBase } from './cell-home.js';
 import { prepareUseRecord, readUseRecord } from './use-record.js';
 import { mountWorkspaceImage, moveWorkspaceMount, releaseWorkspaceMounts, workspaceImagePath } from './workspace-quota.js';
 import { diffSnapshots, snapshotDirectory, type WorkspaceDiff, type WorkspaceSnapshot } from './workspace-snapshot.js';
@@ -69,6 +70,8 @@ interface CellBinding {
 /** Directory of the pooled cells' workspaces under the cells root (a task id never has a dot). */
 export const CELL_POOL_DIR = '.pool';
 const BINDING_FILE = 'cell.json';
+/** The harness's part of CELL_HOME: never in an action's diff (see cell-home.ts). */
+const HARNESS_ONLY: ReadonlySet<string> = new Set(['.lazarus']);
 
 export interface CellExecOptions {
   /** Program and arguments, run as given (no shell unless argv[0] is one). */
@@ -393,7 +396,7 @@ export class CellRuntime {
         // A mount point cannot be renamed (EBUSY): the task's directory becomes a second mount of the
         // same file system (the one the running cell already has), the slot's mount is dropped, and
         // the image file follows it (the loop device holds the inode, not the path).
-        await mkdir(paths.workspaceDir, { mode: 0o750 });
+        await mkdir(paths.workspaceDir, { mode: 0o755 });
         const image = workspaceImagePath(paths.workspaceDir);
         if (await pathExists(image)) throw Object.assign(new Error(`${image} already exists`), { code: 'EEXIST' });
         await moveWorkspaceMount(cell.workspace_dir, paths.workspaceDir);
@@ -441,15 +444,15 @@ export class CellRuntime {
       await mkdir(this.config.cellsRoot, { recursive: true, mode: 0o711 });
       await mkdir(ownerDir, { recursive: true, mode: 0o700 });
       await mkdir(slotDir, { mode: 0o700 });
-      await mkdir(workspaceDir, { mode: 0o750 });
+      await mkdir(workspaceDir, { mode: 0o755 });
       if (this.config.diskQuotaBytes > 0) await mountWorkspaceImage(workspaceDir, this.config.diskQuotaBytes);
-      await chown(workspaceDir, CELL_UID, CELL_GID);
-      await chmod(workspaceDir, 0o750);
+      // The participant-independent layout (cell-home.ts) is there before the container starts; homes come at claim.
+      await ensureCellHomeBase(workspaceDir);
       if (usesDir !== undefined) await mkdir(usesDir, { mode: 0o711 });
     } catch (error) {
       await this.#rmSlot(slotDir).catch(() => undefined);
       if (error instanceof CellError) throw error;
-      throw new CellError('CELL_START_FAILED', `could not prepare the pooled workspace ${workspaceDir} (owned by ${CELL_UID}:${CELL_GID}; chown needs root)`, {
+      throw new CellError('CELL_START_FAILED', `could not prepare the pooled cell home ${workspaceDir} (root-owned layout; needs root)`, {
         cause: error,
         details: { workspace: workspaceDir },
       });
@@ -684,9 +687,27 @@ export class CellRuntime {
     };
   }
 
-  /** Snapshot of the task's workspace on the host (see workspace-snapshot.ts). */
+  /** Snapshot of the task's workspace (CELL_HOME) on the host, without the harness's `.lazarus/` (see workspace-snapshot.ts). */
   snapshotWorkspace(taskId: string): Promise<WorkspaceSnapshot> {
-    return snapshotDirectory(this.hostPaths(taskId).workspaceDir);
+    return snapshotDirectory(this.hostPaths(taskId).workspaceDir, { skipTopLevel: HARNESS_ONLY });
+  }
+
+  /**
+   * The graveyard (Lazarus 7.1): stops the task's container and keeps it, with its
+   * workspace, so that a resurrection within the closed grace starts it again as it
+   * was. Stopped or absent already: nothing to do. True when this call stopped it.
+   */
+  async stopCell(taskId: string): Promise<boolean> {
+    const info = await this.#inspect(this.containerName(taskId));
+    if (info === undefined || !info.State.Running) return false;
+    try {
+      await this.#docker.getContainer(info.Id).stop({ t: 2 });
+      return true;
+    } catch (error) {
+      // 304: stopped meanwhile; 404: removed meanwhile. Either way it is not running.
+      if (dockerStatus(error) === 304 || dockerStatus(error) === 404) return false;
+      throw fromDockerError(error, `stopping the cell of task ${taskId}`, 'CELL_DOCKER_UNAVAILABLE', {}, { task_id: taskId });
+    }
   }
 
   /** An action as recorded: snapshot, exec, snapshot, diff. */
@@ -788,7 +809,7 @@ export class CellRuntime {
       await mkdir(this.config.cellsRoot, { recursive: true, mode: 0o711 });
       for (const [dir, mode] of [
         [paths.taskDir, 0o700],
-        [paths.workspaceDir, 0o750],
+        [paths.workspaceDir, 0o755],
         // Root-owned and not listable by the cell: per-use directories below are made per exec.
         ...(this.config.useRecords ? ([[paths.usesDir, 0o711]] as const) : []),
       ] as const) {
@@ -800,14 +821,12 @@ export class CellRuntime {
           throw new CellError('CELL_START_FAILED', `${dir} exists but is not a directory (symlinks are refused)`, { details: { path: dir } });
         }
       }
-      if (this.config.diskQuotaBytes > 0) {
-        if (await mountWorkspaceImage(paths.workspaceDir, this.config.diskQuotaBytes)) await chmod(paths.workspaceDir, 0o750);
-      }
-      const stat = await lstat(paths.workspaceDir);
-      if (stat.uid !== CELL_UID || stat.gid !== CELL_GID) await chown(paths.workspaceDir, CELL_UID, CELL_GID);
+      // The quota image is mounted on the empty directory first; the layout goes inside it.
+      if (this.config.diskQuotaBytes > 0) await mountWorkspaceImage(paths.workspaceDir, this.config.diskQuotaBytes);
+      await ensureCellHomeBase(paths.workspaceDir);
     } catch (error) {
       if (error instanceof CellError) throw error;
-      throw new CellError('CELL_START_FAILED', `could not prepare the workspace ${paths.workspaceDir} (owned by ${CELL_UID}:${CELL_GID}; chown needs root)`, {
+      throw new CellError('CELL_START_FAILED', `could not prepare the cell home ${paths.workspaceDir} (root-owned layout, areas owned by ${CELL_UID}:${CELL_GID}; needs root)`, {
         cause: error,
         details: { workspace: paths.workspaceDir },
       });

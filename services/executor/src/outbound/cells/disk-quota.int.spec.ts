@@ -100,8 +100,9 @@ describe('disk quota per cell workspace', () => {
     await runtime.openCell(taskId);
     expect(await mountsUnder(workspaceDir)).toEqual([workspaceDir]);
     const stat = await lstat(workspaceDir);
-    expect({ uid: stat.uid, gid: stat.gid, mode: stat.mode & 0o777 }).toEqual({ uid: 10001, gid: 10001, mode: 0o750 });
-    expect((await sh(runtime, taskId, 'ls -A')).out).toBe('');
+    // The mount's root is the cell home: root's, sticky and writable by the cell (cell-home.ts), with the Lazarus layout and no lost+found.
+    expect({ uid: stat.uid, gid: stat.gid, mode: stat.mode & 0o7777 }).toEqual({ uid: 0, gid: 0, mode: 0o1777 });
+    expect((await sh(runtime, taskId, 'ls -A')).out).toBe('.lazarus\nhome\nshared\n');
     expect((await sh(runtime, taskId, 'grep " /workspace " /proc/mounts')).out).toMatch(/ext4 .*nosuid.*nodev/);
 
     await fillPastQuota(runtime, taskId);
@@ -128,7 +129,7 @@ describe('disk quota per cell workspace', () => {
       expect(await mountsUnder(workspaceDir)).toEqual([workspaceDir]);
       // The host's view and the cell's are one file system after the claim.
       await writeFile(path.join(workspaceDir, 'from-host'), 'h');
-      expect((await sh(runtime, taskId, 'cat from-host && ls -A')).out).toBe('hfrom-host\n');
+      expect((await sh(runtime, taskId, 'cat from-host && ls -A')).out).toBe('h.lazarus\nfrom-host\nhome\nshared\n');
 
       await fillPastQuota(runtime, taskId);
 

@@ -30,11 +30,23 @@ export {
   type PooledCell,
   type PooledCellSource,
 } from './cell-runtime.js';
+export {
+  CELL_RESERVED_NAMES,
+  appendHarnessLine,
+  clearRestorableAreas,
+  ensureCellHomeBase,
+  ensureParticipantHome,
+  participantHomes,
+  projectEntries,
+  removeParticipantHome,
+  writeHarnessFile,
+} from './cell-home.js';
 export { CELL_USES_DIR, EXEC_SUPERVISOR_SCRIPT, FENCED_EXIT_CODE, KILLED_EXIT_CODE, RECORDED_SUPERVISOR_SCRIPT } from './exec-wrapper.js';
 export { fenceUseRecord, prepareUseRecord, readUseRecord, removeUseRecord, useRecordDir, type UseRecord } from './use-record.js';
 export {
   diffSnapshots,
   snapshotDirectory,
+  type SnapshotOptions,
   type FileChange,
   type SnapshotEntry,
   type WorkspaceDiff,

@@ -66,11 +66,16 @@ function permissionBits(stat: Stats): number {
   return stat.mode & 0o7777;
 }
 
+export interface SnapshotOptions {
+  /** Names at the root that are not walked at all (the harness's `.lazarus` of a cell home). */
+  readonly skipTopLevel?: ReadonlySet<string>;
+}
+
 /**
  * Walks `root` on the host (no symlink is followed, not even `root` itself) and
  * records every regular file and symlink under it. Entries come out sorted by path.
  */
-export async function snapshotDirectory(root: string): Promise<WorkspaceSnapshot> {
+export async function snapshotDirectory(root: string, options: SnapshotOptions = {}): Promise<WorkspaceSnapshot> {
   let rootStat;
   try {
     rootStat = await lstat(root);
@@ -87,6 +92,7 @@ export async function snapshotDirectory(root: string): Promise<WorkspaceSnapshot
     const relativeDir = pending.pop() as string;
     const names = (await readdir(path.join(root, relativeDir))).sort();
     for (const name of names) {
+      if (relativeDir === '' && options.skipTopLevel?.has(name) === true) continue;
       const relative = relativeDir === '' ? name : `${relativeDir}/${name}`;
       const absolute = path.join(root, relative);
       let stat: Stats;

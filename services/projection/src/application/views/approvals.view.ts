@@ -28,7 +28,12 @@ const RESOLUTIONS: Readonly<Record<string, { readonly to: ApprovalStatus; readon
   'approval.expired': { to: 'expired', from: ['pending'] },
   'approval.cancelled': { to: 'cancelled', from: ['pending'] },
   'approval.invalidated': { to: 'invalidated', from: ['pending', 'granted'] },
+  // A question a legal blocked.json asked (docs/task-claims.md) leaves the inbox when its task ends.
+  'question.withdrawn': { to: 'cancelled', from: ['pending'] },
 };
+
+/** `question.asked`: a blocked claim's question for a human, shown in the inbox as an approval of kind `question`; it authorizes nothing. */
+const QUESTION_ASKED = 'question.asked';
 
 function approvalIdOf(event: ProjectedEvent): string | null {
   const { envelope } = event;
@@ -37,7 +42,7 @@ function approvalIdOf(event: ProjectedEvent): string | null {
 
 function locate(event: ProjectedEvent): Locator | undefined {
   const type = event.envelope.event_type;
-  if (event.aggregate.type !== 'task' || (type !== 'approval.requested' && RESOLUTIONS[type] === undefined)) return undefined;
+  if (event.aggregate.type !== 'task' || (type !== 'approval.requested' && type !== QUESTION_ASKED && RESOLUTIONS[type] === undefined)) return undefined;
   const approvalId = approvalIdOf(event);
   if (approvalId !== null) return { approval_id: approvalId };
   // A resolution that names no approval: the pending one of its attempt.
@@ -59,6 +64,27 @@ function fold(row: ApprovalRow | undefined, event: ProjectedEvent): ApprovalRow 
   const { envelope } = event;
   const data = envelope.payload;
   const at = occurredAt(event);
+  if (envelope.event_type === QUESTION_ASKED) {
+    const approvalId = approvalIdOf(event);
+    if (row !== undefined || approvalId === null) return row;
+    const packet: Record<string, unknown> = { kind: 'question' };
+    for (const key of ['claim_id', 'question', 'best_guess', 'fallback_action', 'human_required_for']) if (data[key] !== undefined) packet[key] = data[key];
+    return {
+      approval_id: approvalId,
+      task_id: event.aggregate.id,
+      step_id: null,
+      attempt_id: null,
+      status: 'pending',
+      packet: redactSecrets(packet),
+      requested_by: idField(data, 'requested_by'),
+      resolved_by: null,
+      resolution_note: null,
+      requested_at: instant(data['at']) ?? at,
+      resolved_at: null,
+      expires_at: null,
+      updated_at: at,
+    };
+  }
   if (envelope.event_type === 'approval.requested') {
     if (row !== undefined) return row;
     const approvalId = approvalIdOf(event);

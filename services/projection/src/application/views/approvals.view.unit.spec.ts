@@ -42,3 +42,41 @@ describe('approvals view', () => {
     expect(store.row('approvals', ids.approval)?.packet).toEqual({ action_summary: 'write src/a.ts', api_key: '[REDACTED]' });
   });
 });
+
+describe('approvals view: questions of blocked claims (docs/task-claims.md)', () => {
+  const qids = storyIds('ap2');
+  const asQuestion = (type: string, payload: Record<string, unknown>, base = approvalPath(qids).at(-1)!) => {
+    const event = withPayload(base, payload);
+    return { ...event, draft: { ...event.draft, event_type: type, entity_type: 'task' as const, entity_id: qids.task } };
+  };
+  const asked = {
+    approval_id: 'qst-1',
+    kind: 'question',
+    claim_id: 'bcl-1',
+    question: 'Which vault entry holds the deploy token? (token ghp_abcdefghijklmnopqrstuvwxyz0123 expired)',
+    best_guess: 'the staging one',
+    fallback_action: 'running the local tests',
+    human_required_for: 'credential',
+    requested_by: 'agent-1',
+    at: '2030-01-01T00:00:09Z',
+  };
+
+  it('given question.asked, when folded, then the inbox holds a pending approval of kind question, secrets redacted', async () => {
+    const store = await foldStory(toProjectedEvents([...approvalPath(qids), asQuestion('question.asked', asked)]));
+    expect(store.row('approvals', 'qst-1')).toMatchObject({
+      approval_id: 'qst-1',
+      task_id: qids.task,
+      status: 'pending',
+      requested_by: 'agent-1',
+      requested_at: '2030-01-01T00:00:09.000Z',
+      packet: { kind: 'question', claim_id: 'bcl-1', best_guess: 'the staging one', human_required_for: 'credential' },
+    });
+    expect(JSON.stringify(store.row('approvals', 'qst-1')?.packet)).not.toContain('ghp_abcdefghijklmnopqrstuvwxyz0123');
+  });
+
+  it('given question.withdrawn after the task ended, when folded, then the question leaves the inbox (cancelled)', async () => {
+    const withdrawn = asQuestion('question.withdrawn', { approval_id: 'qst-1', reason: 'task ended (completed)', at: '2030-01-01T00:00:10Z' });
+    const store = await foldStory(toProjectedEvents([...approvalPath(qids), asQuestion('question.asked', asked), withdrawn]));
+    expect(store.row('approvals', 'qst-1')).toMatchObject({ status: 'cancelled', resolution_note: 'task ended (completed)' });
+  });
+});

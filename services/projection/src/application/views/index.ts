@@ -1,17 +1,27 @@
 import { actionsView, type ActionRow } from './actions.view.js';
 import { approvalsView, type ApprovalRow } from './approvals.view.js';
+import { artifactsView, type ArtifactRow } from './artifacts.view.js';
+import { attemptsView, type AttemptRow } from './attempts.view.js';
+import { cellsView, type CellRow } from './cells.view.js';
+import { decisionsView, type DecisionRow } from './decisions.view.js';
 import { grantsView, type GrantRow } from './grants.view.js';
 import { principalsView, type PrincipalRow } from './principals.view.js';
 import { receiptsView, type ReceiptRow } from './receipts.view.js';
+import { stepsView, type StepRow } from './steps.view.js';
 import { taskEventsView, type TaskEventRow } from './task-events.view.js';
 import { tasksView, type TaskRow } from './tasks.view.js';
 import type { View, ViewName } from './view.js';
 
 export { ACTION_STATUSES, actionsView, type ActionRow, type ActionStatus } from './actions.view.js';
 export { approvalsView, type ApprovalRow } from './approvals.view.js';
+export { artifactsView, type ArtifactRow } from './artifacts.view.js';
+export { attemptsView, type AttemptRow } from './attempts.view.js';
+export { CELL_STATUS_BY_EVENT, cellsView, executionCellId, type CellRow, type ParticipantSummary } from './cells.view.js';
+export { decisionsView, type DecisionRow } from './decisions.view.js';
 export { grantsView, type GrantRow } from './grants.view.js';
 export { principalsView, type PrincipalRow } from './principals.view.js';
 export { receiptsView, type ReceiptRow } from './receipts.view.js';
+export { nextAttemptStatus, stepsView, type StepRow } from './steps.view.js';
 export { taskEventsView, type TaskEventRow } from './task-events.view.js';
 export { tasksView, type TaskRow } from './tasks.view.js';
 export { patch, type Locator, type View, type ViewName } from './view.js';
@@ -25,6 +35,11 @@ export interface ViewRows {
   readonly grants: GrantRow;
   readonly receipts: ReceiptRow;
   readonly principals: PrincipalRow;
+  readonly steps: StepRow;
+  readonly attempts: AttemptRow;
+  readonly artifacts: ArtifactRow;
+  readonly decisions: DecisionRow;
+  readonly cells: CellRow;
 }
 
 /** Every read model, in the order an event is folded into them. */
@@ -36,6 +51,11 @@ export const VIEWS: { readonly [K in ViewName]: View<ViewRows[K]> } = {
   grants: grantsView,
   receipts: receiptsView,
   principals: principalsView,
+  steps: stepsView,
+  attempts: attemptsView,
+  artifacts: artifactsView,
+  decisions: decisionsView,
+  cells: cellsView,
 };
 
 export const VIEW_NAMES = Object.keys(VIEWS) as ViewName[];

@@ -1,17 +1,30 @@
 import type { ProjectedEvent } from '../projected-event.js';
 
 /** The read models, named as their tables and their `<root>.proj.<view>.<id>` topics. */
-export type ViewName = 'actions' | 'tasks' | 'task_events' | 'approvals' | 'grants' | 'receipts' | 'principals';
+export type ViewName =
+  | 'actions'
+  | 'tasks'
+  | 'task_events'
+  | 'approvals'
+  | 'grants'
+  | 'receipts'
+  | 'principals'
+  | 'steps'
+  | 'attempts'
+  | 'artifacts'
+  | 'decisions'
+  | 'cells';
 
 /** Which row of a view an event touches: column = value conditions (the first match in primary-key order). */
 export type Locator = Readonly<Record<string, string | number>>;
 
 /**
- * One read model as pure functions. An event touches at most one row per
- * view: `locate` says which (or none), `fold` turns the row before (undefined
- * when absent) into the row after, returning `row` itself when nothing
- * changes. Every bit of projection logic lives here, so the live projector
- * and a rebuild from the log produce identical rows (invariant 2).
+ * One read model as pure functions. `locate` names the rows an event touches
+ * (usually one; a list when one event describes several, e.g. the artifacts
+ * of an execution; none), `fold` turns the row before (undefined when absent)
+ * into the row after for one of those locators, returning `row` itself when
+ * nothing changes. Every bit of projection logic lives here, so the live
+ * projector and a rebuild from the log produce identical rows (invariant 2).
  */
 export interface View<Row extends object> {
   readonly name: ViewName;
@@ -21,8 +34,9 @@ export interface View<Row extends object> {
   readonly published: boolean;
   /** The `<id>` of the row's topic. */
   readonly topicId: (row: Row) => string;
-  readonly locate: (event: ProjectedEvent) => Locator | undefined;
-  readonly fold: (row: Row | undefined, event: ProjectedEvent) => Row | undefined;
+  readonly locate: (event: ProjectedEvent) => Locator | readonly Locator[] | undefined;
+  /** `locator` is the one `locate` returned that this row was loaded by (the projector always passes it). */
+  readonly fold: (row: Row | undefined, event: ProjectedEvent, locator?: Locator) => Row | undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
-import { ReadService, type TaskView } from '../../application/read-service.js';
+import { ReadService, type DecisionTimeline, type TaskView } from '../../application/read-service.js';
 
 @Controller('v1/tasks')
 export class TasksController {
@@ -9,5 +9,11 @@ export class TasksController {
   @Get(':id')
   task(@Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown): Promise<TaskView> {
     return this.reads.task(id, { after, limit });
+  }
+
+  /** The task's decision timeline (policy decisions and recorded decisions, in log order; `?after=<task_seq>&limit=`). */
+  @Get(':id/decisions')
+  decisions(@Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown): Promise<DecisionTimeline> {
+    return this.reads.decisions(id, { after, limit });
   }
 }

@@ -1,5 +1,19 @@
 import { EntitySchema, type EntitySchemaColumnOptions, type ValueTransformer } from 'typeorm';
-import type { ActionRow, ApprovalRow, GrantRow, PrincipalRow, ReceiptRow, TaskEventRow, TaskRow, ViewName } from '../../application/views/index.js';
+import type {
+  ActionRow,
+  ApprovalRow,
+  ArtifactRow,
+  AttemptRow,
+  CellRow,
+  DecisionRow,
+  GrantRow,
+  PrincipalRow,
+  ReceiptRow,
+  StepRow,
+  TaskEventRow,
+  TaskRow,
+  ViewName,
+} from '../../application/views/index.js';
 
 /**
  * The read models' typeorm mapping (EntitySchema: the row types stay plain
@@ -22,7 +36,8 @@ const id = (options: Partial<EntitySchemaColumnOptions> = {}): EntitySchemaColum
 const nullableId = (): EntitySchemaColumnOptions => id({ nullable: true });
 const str = (nullable = false): EntitySchemaColumnOptions => ({ type: 'text', nullable });
 const timestamp = (nullable = false): EntitySchemaColumnOptions => ({ type: 'timestamptz', nullable, transformer: isoTimestamp });
-const integer = (): EntitySchemaColumnOptions => ({ type: 'integer' });
+const integer = (nullable = false): EntitySchemaColumnOptions => ({ type: 'integer', nullable });
+const bool = (nullable = false): EntitySchemaColumnOptions => ({ type: 'boolean', nullable });
 const bigint = (): EntitySchemaColumnOptions => ({ type: 'bigint', transformer: bigintNumber });
 const jsonObject = (): EntitySchemaColumnOptions => ({ type: 'jsonb', default: () => "'{}'" });
 const jsonArray = (): EntitySchemaColumnOptions => ({ type: 'jsonb', default: () => "'[]'" });
@@ -161,6 +176,138 @@ export const PrincipalEntity = new EntitySchema<PrincipalRow>({
   },
 });
 
+export const StepEntity = new EntitySchema<StepRow>({
+  name: 'StepRow',
+  tableName: 'steps',
+  columns: {
+    step_id: id({ primary: true }),
+    task_id: id(),
+    kind: str(true),
+    title: str(true),
+    status: str(),
+    depends_on: jsonArray(),
+    max_attempts: integer(true),
+    attempt_count: integer(),
+    current_attempt_id: nullableId(),
+    current_attempt_no: integer(true),
+    current_attempt_status: str(true),
+    blocked_reason: str(true),
+    last_task_seq: integer(),
+    last_event_type: str(),
+    planned_at: timestamp(),
+    updated_at: timestamp(),
+  },
+});
+
+export const AttemptEntity = new EntitySchema<AttemptRow>({
+  name: 'AttemptRow',
+  tableName: 'attempts',
+  columns: {
+    attempt_id: id({ primary: true }),
+    task_id: id(),
+    step_id: nullableId(),
+    attempt_no: integer(true),
+    status: str(),
+    action_request_id: nullableId(),
+    action_class: str(true),
+    policy_outcome: str(true),
+    risk_band: str(true),
+    approval_id: nullableId(),
+    grant_id: nullableId(),
+    execution_outcome: str(true),
+    result_code: str(true),
+    receipt_id: nullableId(),
+    reason_code: str(true),
+    last_task_seq: integer(),
+    last_event_type: str(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  },
+});
+
+export const ArtifactEntity = new EntitySchema<ArtifactRow>({
+  name: 'ArtifactRow',
+  tableName: 'artifacts',
+  columns: {
+    artifact_id: id({ primary: true }),
+    sha256: str(),
+    kind: str(),
+    class: str(),
+    media_type: str(),
+    byte_size: bigint(),
+    uri: str(),
+    task_id: id(),
+    step_id: nullableId(),
+    attempt_id: nullableId(),
+    producer: id(),
+    retention_class: str(),
+    sensitivity_class: str(),
+    event_id: id(),
+    event_type: str(),
+    task_seq: integer(),
+    created_at: timestamp(),
+  },
+});
+
+export const DecisionEntity = new EntitySchema<DecisionRow>({
+  name: 'DecisionRow',
+  tableName: 'decisions',
+  columns: {
+    task_id: id({ primary: true }),
+    task_seq: { type: 'integer', primary: true },
+    decision_id: id(),
+    source: str(),
+    step_id: nullableId(),
+    attempt_id: nullableId(),
+    decision_type: str(true),
+    summary: str(true),
+    rationale: str(true),
+    risk_level: str(true),
+    decided_by: nullableId(),
+    reversible: bool(true),
+    evidence_refs: jsonArray(),
+    policy_result_id: nullableId(),
+    policy_outcome: str(true),
+    policy_profile: str(true),
+    policy_version: str(true),
+    subject_ref: str(true),
+    outcome_event: str(true),
+    stream_seq: bigint(),
+    created_at: timestamp(),
+  },
+});
+
+export const CellEntity = new EntitySchema<CellRow>({
+  name: 'CellRow',
+  tableName: 'cells',
+  columns: {
+    cell_id: id({ primary: true }),
+    source: str(),
+    task_id: nullableId(),
+    status: str(true),
+    director_id: nullableId(),
+    backend: str(true),
+    participants: jsonArray(),
+    active_expires_at: timestamp(true),
+    last_heartbeat_at: timestamp(true),
+    checkpoints: integer(),
+    last_checkpoint_id: nullableId(),
+    last_checkpoint_sha256: str(true),
+    closed_reason: str(true),
+    container_id: str(true),
+    image: str(true),
+    image_id: str(true),
+    network_mode: str(true),
+    executions: integer(),
+    last_execution_outcome: str(true),
+    last_cell_seq: integer(),
+    last_task_seq: integer(),
+    last_event_type: str(),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  },
+});
+
 export interface CheckpointRow {
   readonly projector: string;
   readonly last_seq: number;
@@ -186,6 +333,11 @@ export const VIEW_ENTITIES: Readonly<Record<ViewName, EntitySchema>> = {
   grants: GrantEntity as unknown as EntitySchema,
   receipts: ReceiptEntity as unknown as EntitySchema,
   principals: PrincipalEntity as unknown as EntitySchema,
+  steps: StepEntity as unknown as EntitySchema,
+  attempts: AttemptEntity as unknown as EntitySchema,
+  artifacts: ArtifactEntity as unknown as EntitySchema,
+  decisions: DecisionEntity as unknown as EntitySchema,
+  cells: CellEntity as unknown as EntitySchema,
 };
 
 export const ENTITIES = [...Object.values(VIEW_ENTITIES), CheckpointEntity as unknown as EntitySchema];

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { ProjectionError, isWritCoded } from '../../application/projection-errors.js';
 import { ENTITIES } from './entities.js';
 import { CreateProjectionViews1751760000000 } from './migrations/1751760000000-create-projection-views.js';
+import { AddQueueCatalogTimelineCellViews1764150000000 } from './migrations/1764150000000-add-queue-catalog-timeline-cell-views.js';
 
 export interface ProjectionDatabaseConfig {
   readonly url: string;
@@ -11,7 +12,7 @@ export interface ProjectionDatabaseConfig {
   readonly poolSize: number;
 }
 
-export const MIGRATIONS = [CreateProjectionViews1751760000000];
+export const MIGRATIONS = [CreateProjectionViews1751760000000, AddQueueCatalogTimelineCellViews1764150000000];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -1,29 +1,44 @@
-import type { DataSource, EntityManager, FindOptionsOrder, ObjectLiteral } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { ProjectionSnapshot, ProjectionStore, ProjectionTx, ReadModel, ViewChecksum } from '../../application/ports.js';
-import type { RowChange } from '../../application/project-event.js';
+import type { RowChange, RowPlan } from '../../application/project-event.js';
 import {
   VIEW_NAMES,
   VIEWS,
   type ActionRow,
   type ApprovalRow,
+  type ArtifactRow,
+  type AttemptRow,
+  type CellRow,
+  type DecisionRow,
   type GrantRow,
   type Locator,
   type PrincipalRow,
   type ReceiptRow,
+  type StepRow,
   type TaskEventRow,
   type TaskRow,
   type ViewName,
   type ViewRows,
 } from '../../application/views/index.js';
-import { ActionEntity, ApprovalEntity, GrantEntity, PrincipalEntity, ReceiptEntity, TaskEntity, TaskEventEntity, VIEW_ENTITIES } from './entities.js';
+import {
+  ActionEntity,
+  ApprovalEntity,
+  ArtifactEntity,
+  AttemptEntity,
+  CellEntity,
+  DecisionEntity,
+  GrantEntity,
+  PrincipalEntity,
+  ReceiptEntity,
+  StepEntity,
+  TaskEntity,
+  TaskEventEntity,
+} from './entities.js';
 import { databaseError } from './projection-database.js';
+import { RowCache } from './row-cache.js';
 
 /** The checkpoint row of the live projector. */
 export const PROJECTOR_NAME = 'projection';
-
-function primaryKeyOrder(view: ViewName): FindOptionsOrder<ObjectLiteral> {
-  return Object.fromEntries(VIEWS[view].primaryKey.map((column) => [column, 'ASC' as const]));
-}
 
 /**
  * The read models in one Postgres schema, through typeorm. The adapter is
@@ -32,12 +47,14 @@ function primaryKeyOrder(view: ViewName): FindOptionsOrder<ObjectLiteral> {
  */
 export class TypeormProjectionStore implements ProjectionStore, ReadModel {
   private readonly schema: string;
+  private readonly schemaName: string;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly projector: string = PROJECTOR_NAME,
   ) {
-    this.schema = `"${String((dataSource.options as { schema?: string }).schema ?? 'public')}"`;
+    this.schemaName = String((dataSource.options as { schema?: string }).schema ?? 'public');
+    this.schema = `"${this.schemaName}"`;
   }
 
   private table(name: string): string {
@@ -48,7 +65,13 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
 
   async transaction<T>(work: (tx: ProjectionTx) => Promise<T>): Promise<T> {
     try {
-      return await this.dataSource.transaction((manager) => work(new TypeormProjectionTx(manager, this.table('checkpoints'), this.projector)));
+      return await this.dataSource.transaction(async (manager) => {
+        const tx = new TypeormProjectionTx(manager, this.schemaName, this.table('checkpoints'), this.projector);
+        const result = await work(tx);
+        // The rows the work changed, written back before the commit (with the checkpoint, all or nothing).
+        await tx.flush();
+        return result;
+      });
     } catch (error) {
       throw databaseError('apply an event', error);
     }
@@ -62,19 +85,19 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
   }
 
   /** Checkpoint and per-view checksums from one REPEATABLE READ snapshot (each event commits with its checkpoint). */
-  async snapshot(): Promise<ProjectionSnapshot> {
+  async snapshot(views: readonly ViewName[] = VIEW_NAMES): Promise<ProjectionSnapshot> {
     return this.run('checksum the views', () =>
       this.dataSource.transaction('REPEATABLE READ', async (manager) => {
         const rows: Array<{ last_seq: string }> = await manager.query(`SELECT last_seq FROM ${this.table('checkpoints')} WHERE projector = $1`, [this.projector]);
-        const views = {} as Record<ViewName, ViewChecksum>;
-        for (const view of VIEW_NAMES) {
+        const checksums: Partial<Record<ViewName, ViewChecksum>> = {};
+        for (const view of views) {
           const order = VIEWS[view].primaryKey.map((column) => `t."${column}"`).join(', ');
           const [result]: Array<{ rows: number; checksum: string }> = await manager.query(
             `SELECT count(*)::int AS rows, md5(coalesce(string_agg(md5(row_to_json(t)::text), ',' ORDER BY ${order}), '')) AS checksum FROM ${this.table(view)} t`,
           );
-          views[view] = { rows: result?.rows ?? 0, checksum: result?.checksum ?? '' };
+          checksums[view] = { rows: result?.rows ?? 0, checksum: result?.checksum ?? '' };
         }
-        return { lastSeq: rows[0] === undefined ? 0 : Number(rows[0].last_seq), views };
+        return { lastSeq: rows[0] === undefined ? 0 : Number(rows[0].last_seq), views: checksums };
       }),
     );
   }
@@ -145,6 +168,95 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
     );
   }
 
+  principal(principalId: string): Promise<PrincipalRow | undefined> {
+    return this.run('read a principal', async () => (await this.dataSource.getRepository(PrincipalEntity).findOneBy({ principal_id: principalId })) ?? undefined);
+  }
+
+  grants(filter: { readonly status: string | undefined; readonly taskId: string | undefined; readonly limit: number }): Promise<GrantRow[]> {
+    return this.run('list grants', () =>
+      this.dataSource.getRepository(GrantEntity).find({
+        where: { ...(filter.status === undefined ? {} : { status: filter.status as GrantRow['status'] }), ...(filter.taskId === undefined ? {} : { task_id: filter.taskId }) },
+        order: { issued_at: 'DESC', grant_id: 'ASC' },
+        take: filter.limit,
+      }),
+    );
+  }
+
+  steps(filter: { readonly status: string | undefined; readonly taskId: string | undefined; readonly limit: number }): Promise<StepRow[]> {
+    return this.run('list steps', () =>
+      this.dataSource.getRepository(StepEntity).find({
+        where: { ...(filter.status === undefined ? {} : { status: filter.status }), ...(filter.taskId === undefined ? {} : { task_id: filter.taskId }) },
+        order: { planned_at: 'ASC', step_id: 'ASC' },
+        take: filter.limit,
+      }),
+    );
+  }
+
+  step(stepId: string): Promise<StepRow | undefined> {
+    return this.run('read a step', async () => (await this.dataSource.getRepository(StepEntity).findOneBy({ step_id: stepId })) ?? undefined);
+  }
+
+  stepAttempts(stepId: string): Promise<AttemptRow[]> {
+    return this.run("read a step's attempts", () =>
+      this.dataSource.getRepository(AttemptEntity).find({ where: { step_id: stepId }, order: { attempt_no: 'ASC', attempt_id: 'ASC' }, take: 1_000 }),
+    );
+  }
+
+  attempt(attemptId: string): Promise<AttemptRow | undefined> {
+    return this.run('read an attempt', async () => (await this.dataSource.getRepository(AttemptEntity).findOneBy({ attempt_id: attemptId })) ?? undefined);
+  }
+
+  artifacts(filter: { readonly taskId: string | undefined; readonly kind: string | undefined; readonly limit: number }): Promise<ArtifactRow[]> {
+    return this.run('list artifacts', () =>
+      this.dataSource.getRepository(ArtifactEntity).find({
+        where: { ...(filter.taskId === undefined ? {} : { task_id: filter.taskId }), ...(filter.kind === undefined ? {} : { kind: filter.kind }) },
+        order: { task_id: 'ASC', task_seq: 'ASC', artifact_id: 'ASC' },
+        take: filter.limit,
+      }),
+    );
+  }
+
+  artifact(artifactId: string): Promise<ArtifactRow | undefined> {
+    return this.run('read an artifact', async () => (await this.dataSource.getRepository(ArtifactEntity).findOneBy({ artifact_id: artifactId })) ?? undefined);
+  }
+
+  decisions(taskId: string, page: { readonly afterSeq: number; readonly limit: number }): Promise<DecisionRow[]> {
+    return this.run('read a decision timeline', () =>
+      this.dataSource
+        .getRepository(DecisionEntity)
+        .createQueryBuilder('d')
+        .where('d.task_id = :taskId AND d.task_seq > :after', { taskId, after: page.afterSeq })
+        .orderBy('d.task_seq', 'ASC')
+        .take(page.limit)
+        .getMany(),
+    );
+  }
+
+  cells(filter: { readonly status: string | undefined; readonly limit: number }): Promise<CellRow[]> {
+    return this.run('list cells', () =>
+      this.dataSource.getRepository(CellEntity).find({
+        where: filter.status === undefined ? {} : { status: filter.status },
+        order: { updated_at: 'DESC', cell_id: 'ASC' },
+        take: filter.limit,
+      }),
+    );
+  }
+
+  cell(cellId: string): Promise<CellRow | undefined> {
+    return this.run('read a cell', async () => (await this.dataSource.getRepository(CellEntity).findOneBy({ cell_id: cellId })) ?? undefined);
+  }
+
+  viewRows(): Promise<Readonly<Record<ViewName, number>>> {
+    return this.run('count the views', async () => {
+      const counts = {} as Record<ViewName, number>;
+      for (const view of VIEW_NAMES) {
+        const [result]: Array<{ rows: number }> = await this.dataSource.query(`SELECT count(*)::int AS rows FROM ${this.table(view)}`);
+        counts[view] = result?.rows ?? 0;
+      }
+      return counts;
+    });
+  }
+
   async ping(): Promise<void> {
     await this.run('answer a ping', () => this.dataSource.query('SELECT 1'));
   }
@@ -159,11 +271,24 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
 }
 
 class TypeormProjectionTx implements ProjectionTx {
+  private readonly rows: RowCache;
+
   constructor(
     private readonly manager: EntityManager,
+    schema: string,
     private readonly checkpoints: string,
     private readonly projector: string,
-  ) {}
+  ) {
+    this.rows = new RowCache(manager, schema);
+  }
+
+  prefetch(plans: readonly RowPlan[]): Promise<void> {
+    return this.rows.prefetch(plans);
+  }
+
+  flush(): Promise<void> {
+    return this.rows.flush();
+  }
 
   async lockCheckpoint(): Promise<number> {
     await this.manager.query(`INSERT INTO ${this.checkpoints} (projector, last_seq, updated_at) VALUES ($1, 0, now()) ON CONFLICT (projector) DO NOTHING`, [this.projector]);
@@ -171,16 +296,12 @@ class TypeormProjectionTx implements ProjectionTx {
     return Number(rows[0]?.last_seq ?? 0);
   }
 
-  async load<K extends ViewName>(view: K, locator: Locator): Promise<ViewRows[K] | undefined> {
-    const row = await this.manager.getRepository<ObjectLiteral>(VIEW_ENTITIES[view]).findOne({ where: { ...locator }, order: primaryKeyOrder(view) });
-    return (row ?? undefined) as ViewRows[K] | undefined;
+  load<K extends ViewName>(view: K, locator: Locator): Promise<ViewRows[K] | undefined> {
+    return this.rows.load(view, locator);
   }
 
   async save(change: RowChange): Promise<void> {
-    await this.manager.getRepository<ObjectLiteral>(VIEW_ENTITIES[change.view]).upsert(change.row as ObjectLiteral, {
-      conflictPaths: [...VIEWS[change.view].primaryKey],
-      skipUpdateIfNoValuesChanged: false,
-    });
+    this.rows.save(change);
   }
 
   async setCheckpoint(streamSeq: number): Promise<void> {

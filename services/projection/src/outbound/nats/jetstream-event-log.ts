@@ -29,6 +29,15 @@ export class JetStreamEventLog implements EventLog {
     }
   }
 
+  async storedAt(streamSeq: number): Promise<Date | undefined> {
+    try {
+      const message = await this.jsm.streams.getMessage(this.store.config.stream, { seq: streamSeq });
+      return message === null ? undefined : message.time;
+    } catch (error) {
+      throw logError('read a message of', error);
+    }
+  }
+
   async lastSeq(): Promise<number> {
     try {
       return (await this.jsm.streams.info(this.store.config.stream)).state.last_seq;

@@ -1,0 +1,407 @@
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { lstat, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BusClient } from '@writ/bus';
+import { ExecutionCompleted, hasErrorCode, type ActionRequest, type EventEnvelope, type PrincipalRegistered, type PrincipalRole, type ResurrectCellReply } from '@writ/contracts';
+import { generateEd25519Key, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
+import { EventStore } from '@writ/eventstore';
+import { SIGNED_REQUESTS, registerServicePrincipal, signRequest } from '@writ/runtime';
+import { createLogger } from '@writ/telemetry';
+import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import Docker from 'dockerode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createExecutorApp, type ExecutorApp } from '../bootstrap.js';
+import type { ExecutorConfig } from '../config.js';
+import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Ids } from '../../test/executor-rig.js';
+
+/**
+ * The Lazarus cell lifecycle of a task's cell through the whole executor, against the
+ * real NATS and Docker Engine (seed 000 sections 3, 4, 6, 7; issue 5): the lifecycle
+ * events of a task's cell in order on `<prefix>.cell.<task_id>`, the layout in the cell,
+ * role write paths, the final checkpoint (its tarball is the artifact its event names),
+ * the graveyard and a director's resurrection, resumption on another host from the
+ * checkpoint, scrubbing after the grace, DOWNED when heartbeats stop, and a substitute
+ * that inherits the checkpoint but not the predecessor's home.
+ *
+ * Executor A hosts cells under its own cells root; executor B (another cells root: another
+ * host) joins only when A is not taking RunActions, or is driven directly. The sweep timers
+ * are off: the tests sweep by hand with clocks they move, and wait on events, never on sleeps.
+ */
+
+const RUN = randomBytes(5).toString('hex');
+const MiB = 1024 ** 2;
+const MIN = 60_000;
+const BUILD_SCRIPT = fileURLToPath(new URL('../../../../scripts/build-cell-image.sh', import.meta.url));
+const quiet = createLogger('cells-test', { level: 'silent' });
+const docker = new Docker();
+
+let nc: NatsConnection;
+let store: EventStore;
+let client: BusClient;
+let rootA: string;
+let rootB: string;
+let config: ExecutorConfig;
+let approvalKey: Ed25519SigningKey;
+let a: ExecutorApp;
+let b: ExecutorApp | undefined;
+let aClosed = false;
+/** Executor A's clock runs this far ahead of the wall clock (moved by the grace test). */
+let offsetA = 0;
+
+interface User {
+  readonly id: string;
+  readonly key: Ed25519SigningKey;
+}
+let director: User;
+let agentUser: User;
+
+async function registerUser(roles: PrincipalRole[], principalType: PrincipalRegistered['principal_type'], id = uniqueName('user')): Promise<User> {
+  const key = await generateEd25519Key({ kid: `${id}-k1` });
+  const at = new Date().toISOString();
+  const payload: PrincipalRegistered = { principal_id: id, principal_type: principalType, display_name: id, roles, keys: [key.publicJwk], registered_by: 'test', at };
+  await store.appendToEntity(
+    'principal',
+    id,
+    [{ event_id: uniqueName('evt'), schema_version: 1, event_type: 'principal.registered', entity_type: 'principal', entity_id: id, occurred_at: at, actor_type: 'system', actor_id: 'test', payload, causation_id: null, correlation_id: id }],
+    0,
+  );
+  return { id, key };
+}
+
+beforeAll(async () => {
+  try {
+    await docker.getImage('writ/cell:latest').inspect();
+  } catch {
+    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
+  }
+  nc = await connectTestNats('executor-cells');
+  rootA = await mkdtemp(path.join(tmpdir(), 'writ-cells-a-'));
+  rootB = await mkdtemp(path.join(tmpdir(), 'writ-cells-b-'));
+  config = testConfig(rootA, { WRIT_CELL_SWEEP_INTERVAL_MS: '0', WRIT_CELL_ALLOW_SUBSTITUTE: 'true', WRIT_CELL_POOL_SIZE: '1' });
+  a = await createExecutorApp(
+    { ...config, executorId: 'cells-a' },
+    { cells: { labels: { 'writ.test': RUN } }, clock: () => new Date(Date.now() + offsetA), logger: quiet, busLogger: quiet, nestLogLevels: false },
+  );
+  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
+  client = new BusClient(nc);
+  approvalKey = await generateEd25519Key({ kid: 'approval-cells' });
+  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (cells test)', key: approvalKey });
+  director = await registerUser(['director'], 'user', uniqueName('director'));
+  agentUser = await registerUser(['director'], 'agent', uniqueName('agent-director'));
+}, 300_000);
+
+afterAll(async () => {
+  await b?.close();
+  if (!aClosed) await a?.close();
+  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
+  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
+  if (nc) {
+    await client?.close();
+    await deleteStreams(nc, ...testStreams(config));
+    await nc.close();
+  }
+  for (const root of [rootA, rootB]) if (root) await rm(root, { recursive: true, force: true });
+}, 60_000);
+
+// ---- fixtures -------------------------------------------------------------------------------
+
+/** A task directed by the human director: its `task.created` as the ingress records it. */
+async function newTask(label: string): Promise<Ids> {
+  const ids = newIds(label);
+  const at = new Date().toISOString();
+  await store.append(
+    ids.task_id,
+    [
+      {
+        event_id: uniqueName('evt'),
+        schema_version: 1,
+        event_type: 'task.created',
+        entity_type: 'task',
+        entity_id: ids.task_id,
+        occurred_at: at,
+        actor_type: 'service',
+        actor_id: 'writ-ingress',
+        payload: { task_id: ids.task_id, owner_principal_id: director.id },
+        causation_id: null,
+        correlation_id: ids.task_id,
+      },
+    ],
+    0,
+  );
+  return ids;
+}
+
+const events = async (taskId: string): Promise<EventEnvelope[]> => (await store.read(taskId)).map((stored) => stored.event);
+const cellEvents = async (cellId: string): Promise<EventEnvelope[]> => (await store.readEntity('cell', cellId)).map((stored) => stored.event);
+const cellTypes = async (cellId: string): Promise<string[]> => (await cellEvents(cellId)).map((event) => event.event_type);
+
+/**
+ * One action of `proposer` in the task (a fresh attempt and grant covering the whole cell
+ * home), published and waited for; `at` shifts the grant's validity to an executor's clock.
+ */
+async function act(ids: Ids, proposer: string, overrides: Partial<ActionRequest>, at = new Date()): Promise<ExecutionCompleted> {
+  const attempt = { ...ids, step_id: uniqueName('step'), attempt_id: uniqueName('attempt') };
+  const grant = await mintGrant(config, { ids: attempt, signer: approvalKey, actionClass: overrides.action_class ?? 'execute_command', issuedAt: at, expiresAt: new Date(at.getTime() + 5 * MIN) });
+  await client.publish(config.subjects.run, runAction(attempt, grant, request(attempt, { proposed_by: proposer, proposed_at: at.toISOString(), ...overrides })), { msgId: uniqueName('msg') });
+  const completed = await waitFor(async () => (await events(ids.task_id)).find((event) => event.event_type === 'execution.completed' && event.attempt_id === attempt.attempt_id), {
+    what: `execution.completed of ${attempt.attempt_id}`,
+    timeoutMs: 60_000,
+    intervalMs: 50,
+  });
+  return ExecutionCompleted.parse(completed.payload);
+}
+
+const sh = (script: string): Partial<ActionRequest> => ({ action_class: 'execute_command', params: { argv: ['sh', '-c', script] }, target_resources: ['.'] });
+const write = (file: string, content: string): Partial<ActionRequest> => ({ action_class: 'write_local', params: { path: file, content }, target_resources: [file] });
+
+const cellHome = (root: string, cellId: string) => path.join(root, cellId, 'workspace');
+
+/** The task's container as Docker lists it (by name: a claimed pooled cell keeps an empty task label). */
+async function containerState(cellId: string): Promise<string[]> {
+  return (await docker.listContainers({ all: true, filters: { name: [`^/writ-cell-${cellId}$`] } })).map((container) => container.State);
+}
+
+/** Publishes close-cell and waits until the executor has acked it (the cell closed and its container stopped). */
+async function closeCell(cellId: string): Promise<void> {
+  const { seq } = await client.publish(config.subjects.closeCell, { task_id: cellId, reason: 'task.completed' }, { msgId: uniqueName('close') });
+  const jsm = await jetstreamManager(nc);
+  await waitFor(
+    async () => {
+      const info = await jsm.consumers.info(config.streams.commands, `${config.durable}-close-cell`);
+      return info.ack_floor.stream_seq >= seq && info.num_ack_pending === 0 ? true : undefined;
+    },
+    { what: `close-cell of ${cellId} to be acked`, timeoutMs: 60_000, intervalMs: 50 },
+  );
+  expect(await cellTypes(cellId)).toContain('cell.closed');
+}
+
+async function resurrectionJws(user: User, cellId: string): Promise<string> {
+  return (await signRequest(SIGNED_REQUESTS.cellResurrection, { cell_id: cellId, note: 'the operator needs it back' }, { principalId: user.id, key: user.key, now: new Date() })).jws;
+}
+
+const resurrect = (cellId: string, jws: string): Promise<ResurrectCellReply> => client.request(config.subjects.resurrectCell, { cell_id: cellId, resurrection_jws: jws });
+
+async function expectRefused(code: string, pending: Promise<unknown>): Promise<void> {
+  const error = await pending.then(
+    () => new Error('the request was accepted'),
+    (failure: unknown) => failure,
+  );
+  expect(hasErrorCode(error, code), `expected ${code}, got ${String(error)}`).toBe(true);
+}
+
+async function objectBytes(sha256: string): Promise<Uint8Array | null> {
+  return (await new Objm(nc).open(config.artifacts.bucket)).getBlob(`sha256-${sha256}`);
+}
+
+/** Member names of a tarball, as the host's tar lists them. */
+function tarMembers(bytes: Uint8Array): string[] {
+  return execFileSync('tar', ['-tf', '-'], { input: bytes, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((name) => name.replace(/^\.\//, ''));
+}
+
+/** Mount points under `dir` (a scrubbed cell leaves none). */
+async function mountsUnder(dir: string): Promise<string[]> {
+  return (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .map((line) => line.split(' ')[4] ?? '')
+    .filter((point) => point === dir || point.startsWith(`${dir}/`));
+}
+
+// ---- tests ----------------------------------------------------------------------------------
+
+describe('a task cell as a Lazarus cell', () => {
+  let ids: Ids;
+
+  it("given a new task directed by a director, when an agent's first action runs, then its cell is created with a director seat, prepared and activated, in order, on the cell's own stream", async () => {
+    ids = await newTask('cells');
+    const completed = await act(ids, 'agent-1', sh('echo hello > out.txt'));
+    expect(completed).toMatchObject({ outcome: 'completed', exit_code: 0, changed_files: [{ path: 'out.txt', change: 'added' }] });
+
+    const log = await cellEvents(ids.task_id);
+    expect(log.map((event) => event.event_type)).toEqual(['cell.participant_invited', 'cell.invitation_accepted', 'cell.preparing', 'cell.activated']);
+    expect(log.every((event) => event.entity_type === 'cell' && event.entity_id === ids.task_id && event.actor_id === 'writ-executor')).toBe(true);
+    expect(log[0]?.payload).toMatchObject({
+      participant: { participant_id: 'agent-1', principal_id: 'agent-1', role: 'executor' },
+      created: { director: { participant_id: director.id, role: 'director' }, policy: { invitation_ttl_ms: 15 * MIN, active_ttl_ms: 240 * MIN, active_ttl_max_ms: 1440 * MIN, closed_grace_ms: 30 * MIN } },
+    });
+    expect(log[2]?.payload).toMatchObject({ backend: 'docker', prepared_by: 'cells-a' });
+    // nothing of the cell went to the task stream
+    expect((await events(ids.task_id)).some((event) => event.event_type.startsWith('cell.'))).toBe(false);
+  });
+
+  it('given the cell, then its home has the Lazarus layout, the harness parts are not the cell user’s to move, and a second action appends no cell event', async () => {
+    const home = cellHome(rootA, ids.task_id);
+    for (const dir of ['.lazarus', '.lazarus/checkpoints', 'shared', 'shared/artifacts', 'home', 'home/agent-1']) expect((await lstat(path.join(home, dir))).isDirectory()).toBe(true);
+    for (const file of ['.lazarus/cell.json', '.lazarus/spawn.log', '.lazarus/decisions.jsonl', 'shared/scratchpad.md', 'out.txt']) expect((await lstat(path.join(home, file))).isFile()).toBe(true);
+    const metadata = JSON.parse(await readFile(path.join(home, '.lazarus/cell.json'), 'utf8')) as Record<string, unknown>;
+    expect(metadata).toMatchObject({ cell_id: ids.task_id, status: 'ACTIVE', backend: 'docker', director: director.id, spawn_seq: 4, policy: { closed_grace_ms: 30 * MIN } });
+    expect((await readFile(path.join(home, '.lazarus/spawn.log'), 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as { event: string }).event)).toEqual(['spawned']);
+    const agentHome = await lstat(path.join(home, 'home/agent-1'));
+    expect({ uid: agentHome.uid, mode: agentHome.mode & 0o777 }).toEqual({ uid: 10001, mode: 0o700 });
+
+    // from inside the cell: the harness's .lazarus and the homes directory cannot be moved, written or replaced
+    const inside = await act(ids, 'agent-1', sh('mv .lazarus x 2>/dev/null && echo MOVED; echo x > .lazarus/cell.json 2>/dev/null && echo WROTE; mkdir home/intruder 2>/dev/null && echo HOMED; rmdir shared 2>/dev/null && echo GONE; echo fine'));
+    expect(Buffer.from((await objectBytes(inside.stdout_sha256)) ?? []).toString()).toBe('fine\n');
+    expect(await cellTypes(ids.task_id)).toHaveLength(4);
+  });
+
+  it("given two agents in the cell, when one writes or reads the other's home, then EXECUTOR_CELL_WRITE_REFUSED / READ_REFUSED before anything runs; each writes its own home and the shared area", async () => {
+    const own = await act(ids, 'agent-2', write('home/agent-2/memory.md', 'mine\n'));
+    expect(own).toMatchObject({ outcome: 'completed', exit_code: 0, changed_files: [{ path: 'home/agent-2/memory.md', change: 'added' }] });
+    expect((await cellTypes(ids.task_id)).slice(4)).toEqual(['cell.participant_invited', 'cell.invitation_accepted']);
+    expect(await act(ids, 'agent-1', write('shared/scratchpad.md', 'note from agent-1\n'))).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(await act(ids, 'agent-1', write('home/agent-1/memory.md', 'agent-1 memory\n'))).toMatchObject({ outcome: 'completed', exit_code: 0 });
+
+    const overwrite = await act(ids, 'agent-1', write('home/agent-2/memory.md', 'overwritten\n'));
+    expect(overwrite).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_WRITE_REFUSED' }, artifacts: [], changed_files: [] });
+    const peek = await act(ids, 'agent-1', { action_class: 'read_local', params: { path: 'home/agent-2/memory.md' }, target_resources: ['home/agent-2/memory.md'] });
+    expect(peek).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_READ_REFUSED' }, artifacts: [] });
+    const harness = await act(ids, 'agent-1', write('.lazarus/cell.json', '{}'));
+    expect(harness).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_WRITE_REFUSED' } });
+    expect(await readFile(path.join(cellHome(rootA, ids.task_id), 'home/agent-2/memory.md'), 'utf8')).toBe('mine\n');
+  });
+
+  it('given the task ended, when close-cell arrives, then a final checkpoint closes the cell: its tarball is the artifact the event names (same SHA-256), and the container waits stopped in the graveyard with the workspace', async () => {
+    await closeCell(ids.task_id);
+    expect((await cellTypes(ids.task_id)).slice(-3)).toEqual(['cell.checkpoint_started', 'cell.checkpoint_completed', 'cell.closed']);
+    const completed = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string; artifact_ref: string; final: boolean };
+    expect(completed.final).toBe(true);
+    expect(completed.artifact_ref).toBe(`nats-obj://${config.artifacts.bucket}/sha256-${completed.sha256}`);
+    const tarball = (await objectBytes(completed.sha256)) ?? new Uint8Array();
+    expect(sha256Hex(tarball)).toBe(completed.sha256);
+    const members = tarMembers(tarball);
+    expect(members).toEqual(expect.arrayContaining(['out.txt', 'shared/scratchpad.md', 'home/agent-1/memory.md', 'home/agent-2/memory.md']));
+    expect(members.some((name) => name.startsWith('.lazarus'))).toBe(false);
+
+    expect(await containerState(ids.task_id)).toEqual(['exited']);
+    const home = cellHome(rootA, ids.task_id);
+    expect(await readFile(path.join(home, 'out.txt'), 'utf8')).toBe('hello\n');
+    const record = JSON.parse(await readFile(path.join(home, '.lazarus/checkpoints/ckpt-1.json'), 'utf8')) as Record<string, unknown>;
+    expect(record).toMatchObject({ checkpoint_id: 'ckpt-1', sha256: completed.sha256, final: true });
+    // a closed cell runs nothing
+    expect(await act(ids, 'agent-1', sh('echo late > late.txt'))).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_CLOSED' } });
+    expect(existsSync(path.join(home, 'late.txt'))).toBe(false);
+  });
+
+  it('given the cell in its graveyard, when an agent or a mismatched request asks, then it is refused; when a director resurrects it within its grace, then it comes back as it was and runs actions again', async () => {
+    await expectRefused('EXECUTOR_CELL_NOT_ALLOWED', resurrect(ids.task_id, await resurrectionJws(agentUser, ids.task_id)));
+    await expectRefused('EXECUTOR_CELL_MISMATCH', resurrect(ids.task_id, await resurrectionJws(director, 'another-cell')));
+    expect((await cellTypes(ids.task_id)).at(-1)).toBe('cell.closed');
+
+    const reply = await resurrect(ids.task_id, await resurrectionJws(director, ids.task_id));
+    expect(reply).toMatchObject({ cell_id: ids.task_id, status: 'resurrected', restored_from: 'graveyard', resurrected_by: director.id });
+    const resurrected = (await cellEvents(ids.task_id)).at(-1);
+    expect(resurrected).toMatchObject({ event_type: 'cell.resurrected', event_id: reply.event_id, actor_type: 'user', actor_id: director.id, payload: { resurrected_by: director.id } });
+    expect(await containerState(ids.task_id)).toEqual(['running']);
+
+    const read = await act(ids, 'agent-1', { action_class: 'read_local', params: { path: 'out.txt' }, target_resources: ['out.txt'] });
+    expect(Buffer.from((await objectBytes(read.stdout_sha256)) ?? []).toString()).toBe('hello\n');
+    const decisions = (await readFile(path.join(cellHome(rootA, ids.task_id), '.lazarus/decisions.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { decision: string });
+    expect(decisions.map((entry) => entry.decision)).toEqual(['checkpoint', 'close', 'resurrect']);
+  });
+});
+
+describe('checkpoints, resumption elsewhere, scrubbing', () => {
+  it('given a closed cell whose graveyard is on another host, when it is resurrected there, then its last checkpoint is restored: the project, the shared area and the homes', async () => {
+    const ids = await newTask('resume');
+    await act(ids, 'agent-1', sh('mkdir -p src && echo "export {}" > src/a.ts && echo scratch >> shared/scratchpad.md && echo remember > home/agent-1/memory.md'));
+    await closeCell(ids.task_id);
+    const checkpoint = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { checkpoint_id: string };
+
+    b = await createExecutorApp(
+      { ...config, executorId: 'cells-b', cells: { ...config.cells, cellsRoot: rootB, poolSize: 0 } },
+      { cells: { labels: { 'writ.test': RUN } }, logger: quiet, busLogger: quiet, nestLogLevels: false },
+    );
+    try {
+      const result = await b.cellLifecycle.resurrect(ids.task_id, { id: director.id, type: 'user' }, 'crs-cells-test');
+      expect(result).toMatchObject({ restored_from: 'checkpoint', checkpoint_id: checkpoint.checkpoint_id });
+      const home = cellHome(rootB, ids.task_id);
+      expect(await readFile(path.join(home, 'src/a.ts'), 'utf8')).toBe('export {}\n');
+      expect(await readFile(path.join(home, 'shared/scratchpad.md'), 'utf8')).toBe('scratch\n');
+      expect(await readFile(path.join(home, 'home/agent-1/memory.md'), 'utf8')).toBe('remember\n');
+      const restored = await lstat(path.join(home, 'src/a.ts'));
+      expect(restored.uid).toBe(10001);
+      expect(JSON.parse(await readFile(path.join(home, '.lazarus/cell.json'), 'utf8'))).toMatchObject({ executor_id: 'cells-b', status: 'ACTIVE' });
+    } finally {
+      await b.close();
+      b = undefined;
+    }
+  });
+
+  it('given a closed cell, when its grace is over and its host sweeps, then its files, container and mounts are gone from the host first, and cell.archived lists the final checkpoint', async () => {
+    const ids = await newTask('scrub');
+    await act(ids, 'agent-1', sh('echo data > w.txt; echo scratch > /tmp/scratch; exit 0'));
+    await closeCell(ids.task_id);
+    const hostTmpBefore = new Set(await readdir(tmpdir()));
+    offsetA = 31 * MIN;
+    try {
+      await a.cellLifecycle.sweep();
+    } finally {
+      offsetA = 0;
+    }
+    const log = await cellEvents(ids.task_id);
+    expect(log.at(-1)).toMatchObject({ event_type: 'cell.archived', payload: { filesystem_scrubbed: true, checkpoint_ids: ['ckpt-1'] } });
+    expect(existsSync(path.join(rootA, ids.task_id))).toBe(false);
+    expect(existsSync(path.join(rootA, '.scrubbing'))).toBe(false);
+    expect(await containerState(ids.task_id)).toEqual([]);
+    expect(await mountsUnder(path.join(rootA, ids.task_id))).toEqual([]);
+    expect((await readdir(tmpdir())).filter((name) => !hostTmpBefore.has(name) && (name.includes(ids.task_id) || name === 'scratch'))).toEqual([]);
+    // the archive manifest names the checkpoint
+    const ref = String(log.at(-1)?.payload['archive_ref']);
+    const manifest = JSON.parse(Buffer.from((await objectBytes(ref.slice(ref.indexOf('sha256-') + 7))) ?? []).toString()) as Record<string, unknown>;
+    expect(manifest).toMatchObject({ cell_id: ids.task_id, checkpoints: [{ checkpoint_id: 'ckpt-1', final: true }] });
+    // an archived cell is never resurrected
+    await expectRefused('CELL_TRANSITION_INVALID', resurrect(ids.task_id, await resurrectionJws(director, ids.task_id)));
+  });
+});
+
+describe('heartbeats, DOWNED and a substitute (runs last: executor A stops)', () => {
+  it('given a cell whose host stops beating, when another executor sweeps past the deadline, then DOWNED; when another agent acts there, then it takes over as a substitute with the last checkpoint and without the predecessor’s home', async () => {
+    const ids = await newTask('downed');
+    await act(ids, 'agent-1', sh('echo kept > p.txt && echo private > home/agent-1/memory.md'));
+    await a.cellLifecycle.checkpoint(ids.task_id);
+    await act(ids, 'agent-1', sh('echo later > after.txt'));
+    const checkpoint = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { checkpoint_id: string };
+
+    // the host goes away: nothing beats for its cells any more
+    await a.close();
+    aClosed = true;
+    const ahead = 10 * MIN;
+    b = await createExecutorApp(
+      { ...config, executorId: 'cells-b', cells: { ...config.cells, cellsRoot: rootB, poolSize: 0 } },
+      { cells: { labels: { 'writ.test': RUN } }, clock: () => new Date(Date.now() + ahead), logger: quiet, busLogger: quiet, nestLogLevels: false },
+    );
+    const report = await b.cellLifecycle.sweep();
+    expect(report.transitions).toContainEqual({ cell_id: ids.task_id, kind: 'heartbeat_missed' });
+    expect((await cellEvents(ids.task_id)).at(-1)).toMatchObject({ event_type: 'cell.downed', payload: { participant_id: 'agent-1' } });
+
+    const sub = await act(ids, 'agent-2', sh('ls; ls home'), new Date(Date.now() + ahead));
+    expect(sub).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    const log = await cellEvents(ids.task_id);
+    expect(log.slice(-3).map((event) => event.event_type)).toEqual(['cell.substitute_invited', 'cell.invitation_accepted', 'cell.revived']);
+    expect(log.at(-3)?.payload).toMatchObject({
+      participant: { participant_id: 'agent-2', role: 'substitute' },
+      replaces: 'agent-1',
+      inherits_checkpoint_id: checkpoint.checkpoint_id,
+      inherits_home: false,
+      invited_by: director.id,
+    });
+    expect(log.at(-1)?.payload).toMatchObject({ revived_by: 'agent-2', replaced: 'agent-1' });
+    const home = cellHome(rootB, ids.task_id);
+    expect(await readFile(path.join(home, 'p.txt'), 'utf8')).toBe('kept\n');
+    expect(existsSync(path.join(home, 'after.txt'))).toBe(false);
+    expect(existsSync(path.join(home, 'home/agent-1'))).toBe(false);
+    expect((await lstat(path.join(home, 'home/agent-2'))).isDirectory()).toBe(true);
+    expect(Buffer.from((await objectBytes(sub.stdout_sha256)) ?? []).toString().split('\n')).not.toContain('agent-1');
+  });
+});

@@ -1,0 +1,44 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { NatsArtifactStore } from '@writ/runtime';
+import type { SeedArtifacts } from '../application/participant-ports.js';
+import { IngressError } from '../ingress-errors.js';
+
+export interface ArtifactBucketSettings {
+  readonly bucket: string;
+  readonly maxBytes: number;
+  readonly replicas: number;
+}
+
+/**
+ * The shared content-addressed artifact bucket (the executor's), opened on
+ * first use: only a Last Will with artifacts needs it, so an ingress that never
+ * sees one never creates the bucket.
+ */
+export class LazyArtifactBucket implements SeedArtifacts {
+  #store: Promise<NatsArtifactStore> | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly settings: ArtifactBucketSettings,
+  ) {}
+
+  async holds(sha256: string): Promise<boolean> {
+    return (await (await this.#open()).get(sha256)) !== null;
+  }
+
+  async store(bytes: Uint8Array): Promise<void> {
+    await (await this.#open()).put(bytes);
+  }
+
+  #open(): Promise<NatsArtifactStore> {
+    this.#store ??= NatsArtifactStore.open(this.nc, {
+      ...this.settings,
+      failure: (message, options) => new IngressError('INGRESS_ARTIFACTS_UNAVAILABLE', message, options),
+    }).catch((error: unknown) => {
+      // Not cached: the next Last Will tries again.
+      this.#store = undefined;
+      throw error;
+    });
+    return this.#store;
+  }
+}

@@ -1,0 +1,152 @@
+import { field, idField, instant, intField, occurredAt, refId, stepIdOf, text, type ProjectedEvent } from '../projected-event.js';
+import { nextAttemptStatus } from './steps.view.js';
+import { patch, type Locator, type View } from './view.js';
+
+/**
+ * One StepAttempt (Hermit 8.3, 12.3): its status along the kernel's
+ * `ATTEMPT_EVENT_EDGES` and the ids of what decided, authorized, ran and
+ * receipted it. The step queue shows an attempt's state in line; this view
+ * is each attempt's own record (`GET /v1/attempts/<id>`, and a step's list).
+ */
+export interface AttemptRow {
+  readonly attempt_id: string;
+  readonly task_id: string;
+  readonly step_id: string | null;
+  readonly attempt_no: number | null;
+  readonly status: string;
+  /** The ActionRequest it carries (`attempt.awaiting_policy`). */
+  readonly action_request_id: string | null;
+  readonly action_class: string | null;
+  readonly policy_outcome: string | null;
+  readonly risk_band: string | null;
+  readonly approval_id: string | null;
+  readonly grant_id: string | null;
+  /** How the executor saw the run end (`completed`, `errored`, `unknown`), then a director's resolution of an unknown one. */
+  readonly execution_outcome: string | null;
+  /** The settled result (`succeeded` / `failed`, `attempt.receipt_pending`). */
+  readonly result_code: string | null;
+  readonly receipt_id: string | null;
+  readonly reason_code: string | null;
+  readonly last_task_seq: number;
+  readonly last_event_type: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+/** Events of the task stream that describe an attempt besides its own `attempt.*` events. */
+const FACT_EVENTS = new Set(['execution.completed', 'execution.outcome_resolved', 'receipt.issued']);
+
+function attemptOf(event: ProjectedEvent): string | null {
+  const { envelope } = event;
+  const type = envelope.event_type;
+  if (type === 'receipt.issued') return idField(field(envelope.payload, 'receipt'), 'attempt_id') ?? envelope.attempt_id ?? null;
+  if (type.startsWith('attempt.')) return envelope.attempt_id ?? (envelope.entity_type === 'attempt' ? envelope.entity_id : null) ?? idField(envelope.payload, 'attempt_id');
+  if (FACT_EVENTS.has(type)) return envelope.attempt_id ?? (envelope.entity_type === 'attempt' ? envelope.entity_id : null);
+  return null;
+}
+
+function locate(event: ProjectedEvent): Locator | undefined {
+  if (event.aggregate.type !== 'task') return undefined;
+  const attemptId = attemptOf(event);
+  return attemptId === null ? undefined : { attempt_id: attemptId };
+}
+
+function policyFields(data: unknown): { policy_outcome: string | null; risk_band: string | null } {
+  const policy = field(data, 'policy');
+  return { policy_outcome: text(policy, 'outcome'), risk_band: text(policy, 'risk_band') };
+}
+
+function fold(row: AttemptRow | undefined, event: ProjectedEvent): AttemptRow | undefined {
+  const { envelope } = event;
+  const type = envelope.event_type;
+  const data = envelope.payload;
+  const at = occurredAt(event);
+  if (row === undefined) {
+    if (type !== 'attempt.created') return undefined;
+    const attemptId = idField(data, 'attempt_id') ?? attemptOf(event);
+    if (attemptId === null) return undefined;
+    return {
+      attempt_id: attemptId,
+      task_id: event.aggregate.id,
+      step_id: idField(data, 'step_id') ?? stepIdOf(event),
+      attempt_no: intField(data, 'attempt_no'),
+      status: 'created',
+      action_request_id: null,
+      action_class: null,
+      policy_outcome: null,
+      risk_band: null,
+      approval_id: null,
+      grant_id: null,
+      execution_outcome: null,
+      result_code: null,
+      receipt_id: null,
+      reason_code: null,
+      last_task_seq: envelope.task_seq,
+      last_event_type: type,
+      created_at: instant(data['at']) ?? at,
+      updated_at: at,
+    };
+  }
+  // A redelivered or older event changes nothing, nor does the same attempt id in another task.
+  if (envelope.task_seq <= row.last_task_seq || row.task_id !== event.aggregate.id) return row;
+  const changes: { -readonly [K in keyof AttemptRow]?: AttemptRow[K] } = { last_task_seq: envelope.task_seq, last_event_type: type };
+  const next = nextAttemptStatus(row.status, type);
+  if (next !== null) changes.status = next;
+  switch (type) {
+    case 'attempt.awaiting_policy': {
+      const request = field(data, 'action_request');
+      changes.action_request_id = idField(request, 'action_request_id');
+      changes.action_class = text(request, 'action_class');
+      break;
+    }
+    case 'attempt.downgraded':
+      Object.assign(changes, policyFields(data));
+      changes.action_class = text(field(data, 'action_request'), 'action_class') ?? row.action_class;
+      break;
+    case 'attempt.authorized':
+    case 'attempt.awaiting_approval':
+    case 'attempt.policy_denied':
+      if (field(data, 'policy') !== undefined) Object.assign(changes, policyFields(data));
+      if (idField(data, 'approval_id') !== null) changes.approval_id = idField(data, 'approval_id');
+      break;
+    case 'attempt.grant_attached':
+    case 'attempt.executing':
+      changes.grant_id = idField(data, 'grant_id') ?? row.grant_id;
+      break;
+    case 'attempt.observing':
+    case 'execution.completed':
+      changes.execution_outcome = text(data, type === 'attempt.observing' ? 'execution_outcome' : 'outcome') ?? row.execution_outcome;
+      break;
+    case 'execution.outcome_resolved':
+      changes.execution_outcome = text(data, 'outcome') ?? row.execution_outcome;
+      break;
+    case 'attempt.receipt_pending':
+      changes.result_code = text(data, 'result_code');
+      break;
+    case 'attempt.succeeded':
+    case 'attempt.unknown_outcome_receipted':
+      changes.receipt_id = refId(data['receipt_ref']) ?? row.receipt_id;
+      break;
+    case 'attempt.failed':
+      changes.reason_code = text(data, 'reason_code');
+      changes.receipt_id = refId(data['receipt_ref']) ?? row.receipt_id;
+      break;
+    case 'receipt.issued':
+      // A receipt of an approval resolution is about the approval; the attempt's receipt is the one that ends it.
+      if (text(data, 'cause') === 'approval_resolved') break;
+      changes.receipt_id = idField(field(data, 'receipt'), 'receipt_id') ?? row.receipt_id;
+      break;
+    default:
+      break;
+  }
+  return patch(row, changes, at);
+}
+
+export const attemptsView: View<AttemptRow> = {
+  name: 'attempts',
+  primaryKey: ['attempt_id'],
+  published: true,
+  topicId: (row) => row.attempt_id,
+  locate,
+  fold,
+};

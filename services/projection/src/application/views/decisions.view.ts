@@ -1,0 +1,92 @@
+import { redactSecrets } from '@writ/telemetry';
+import { field, idField, instant, isObject, occurredAt, text, type ProjectedEvent } from '../projected-event.js';
+import type { Locator, View } from './view.js';
+
+/**
+ * The decision timeline (Hermit 13.6, 16): every Decision of a task in log
+ * order, from `policy.evaluated` (the policy's decision with its result:
+ * outcome, risk band, profile and version) and `decision.recorded` (a
+ * decision made outside policy, e.g. an approval resolution with its
+ * resolver). Keyed by the event that carried it, so the order is `task_seq`.
+ * Free text passes through the secret redaction like the timeline's payloads.
+ */
+export interface DecisionRow {
+  readonly task_id: string;
+  readonly task_seq: number;
+  readonly decision_id: string;
+  /** `policy.evaluated` or `decision.recorded`. */
+  readonly source: string;
+  readonly step_id: string | null;
+  readonly attempt_id: string | null;
+  /** Hermit 16.1 class: `safety`, `execution`, ... */
+  readonly decision_type: string | null;
+  readonly summary: string | null;
+  readonly rationale: string | null;
+  readonly risk_level: string | null;
+  readonly decided_by: string | null;
+  readonly reversible: boolean | null;
+  readonly evidence_refs: readonly unknown[];
+  /** policy.evaluated: the policy result and what it said. */
+  readonly policy_result_id: string | null;
+  readonly policy_outcome: string | null;
+  readonly policy_profile: string | null;
+  readonly policy_version: string | null;
+  /** decision.recorded: what was decided on (`approval:<id>`) and the event it was appended with. */
+  readonly subject_ref: string | null;
+  readonly outcome_event: string | null;
+  readonly stream_seq: number;
+  readonly created_at: string;
+}
+
+const DECISION_EVENTS = new Set(['policy.evaluated', 'decision.recorded']);
+
+function locate(event: ProjectedEvent): Locator | undefined {
+  if (event.aggregate.type !== 'task' || !DECISION_EVENTS.has(event.envelope.event_type)) return undefined;
+  return idField(field(event.envelope.payload, 'decision'), 'decision_id') === null ? undefined : { task_id: event.aggregate.id, task_seq: event.envelope.task_seq };
+}
+
+function fold(row: DecisionRow | undefined, event: ProjectedEvent): DecisionRow | undefined {
+  // One row per event: a redelivery changes nothing.
+  if (row !== undefined) return row;
+  const { envelope } = event;
+  const data = envelope.payload;
+  const raw = field(data, 'decision');
+  const decisionId = idField(raw, 'decision_id');
+  if (!isObject(raw) || decisionId === null) return undefined;
+  const decision = redactSecrets(raw);
+  const policy = envelope.event_type === 'policy.evaluated' ? field(data, 'policy_result') : undefined;
+  const evidence = decision['evidence_refs'];
+  const reversible = decision['reversible'];
+  return {
+    task_id: event.aggregate.id,
+    task_seq: envelope.task_seq,
+    decision_id: decisionId,
+    source: envelope.event_type,
+    step_id: idField(decision, 'step_id') ?? envelope.step_id ?? null,
+    attempt_id: idField(decision, 'attempt_id') ?? envelope.attempt_id ?? null,
+    decision_type: text(decision, 'decision_type'),
+    summary: text(decision, 'summary'),
+    rationale: text(decision, 'rationale'),
+    risk_level: text(decision, 'risk_level'),
+    decided_by: idField(decision, 'decided_by'),
+    reversible: typeof reversible === 'boolean' ? reversible : null,
+    evidence_refs: Array.isArray(evidence) ? evidence : [],
+    policy_result_id: idField(policy, 'policy_result_id'),
+    policy_outcome: text(policy, 'outcome'),
+    policy_profile: text(policy, 'policy_profile_ref'),
+    policy_version: text(policy, 'policy_version'),
+    subject_ref: envelope.event_type === 'decision.recorded' ? text(data, 'subject_ref') : null,
+    outcome_event: envelope.event_type === 'decision.recorded' ? text(data, 'outcome_event') : null,
+    stream_seq: event.streamSeq,
+    created_at: instant(decision['created_at']) ?? occurredAt(event),
+  };
+}
+
+export const decisionsView: View<DecisionRow> = {
+  name: 'decisions',
+  primaryKey: ['task_id', 'task_seq'],
+  published: true,
+  topicId: (row) => row.decision_id,
+  locate,
+  fold,
+};

@@ -1,0 +1,169 @@
+import type { EventEnvelope, LastWill, PolicyEvaluated, SpawnManifest } from '@writ/contracts';
+import { documentPayloadHash, ed25519Fingerprint, generateEd25519Key, sha256Hex, signDocument, type Ed25519SigningKey } from '@writ/crypto';
+import { uniqueName, waitFor } from '@writ/testing';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { startStack, type Principal, type Stack } from './support/stack.mjs';
+
+/**
+ * A participant (a seed spawned under seed 002) acting through the governed path, end to end
+ * (docs/spawn-retire.md "Acting under the manifest"): ingress, orchestrator and policy as built
+ * child processes on the real NATS. A director's key signs the manifest; the participant then
+ * submits ActionRequests signed with its child key under its seed_id. Policy admits what its
+ * manifest allows and denies the rest with the participant code; once retired, ingress refuses it.
+ */
+
+const STEP_MS = 60_000;
+
+let stack: Stack;
+let failed = false;
+
+beforeAll(async () => {
+  stack = await startStack({ prefix: 'e2ep', services: ['ingress', 'orchestrator', 'policy'] });
+}, 180_000);
+
+afterAll(async () => {
+  if (!stack) return;
+  const problems = await stack.stop({ keepLogs: failed });
+  expect(problems).toEqual([]);
+}, 120_000);
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(() => {
+    failed = true;
+    stack?.printLogTails(40);
+  });
+});
+
+type Unsigned<T> = Omit<T, 'signature'>;
+
+/** A director principal registered in the log with a fresh key (as `writ principal add` records it). */
+async function registerDirector(): Promise<{ id: string; key: Ed25519SigningKey }> {
+  const id = uniqueName('director').replaceAll('_', '-');
+  const key = await generateEd25519Key({ kid: `${id}-k1` });
+  const at = new Date().toISOString();
+  await stack.store.appendToEntity(
+    'principal',
+    id,
+    [
+      {
+        event_id: `${id}-registered`,
+        schema_version: 1,
+        event_type: 'principal.registered',
+        entity_type: 'principal',
+        entity_id: id,
+        occurred_at: at,
+        actor_type: 'user',
+        actor_id: 'operator',
+        payload: { principal_id: id, principal_type: 'user', display_name: id, roles: ['director'], keys: [key.publicJwk], registered_by: 'operator', at },
+        causation_id: null,
+        correlation_id: id,
+        idempotency_key: `principal.registered:${id}`,
+      },
+    ],
+    0,
+  );
+  return { id, key };
+}
+
+async function post(route: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${stack.services.ingress.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+function ingressId(principalId: string, key: string): string {
+  return `ing-${sha256Hex(`${principalId}:${key}`).slice(0, 32)}`;
+}
+
+async function outcome(principalId: string, key: string): Promise<EventEnvelope> {
+  const id = ingressId(principalId, key);
+  return waitFor(
+    async () => {
+      if ((await stack.store.headOfEntity('ingress', id)).taskSeq < 2) return undefined;
+      return (await stack.entityEvents('ingress', id)).find((event) => event.event_type === 'ingress.accepted' || event.event_type === 'ingress.rejected');
+    },
+    { what: `the outcome of ingress ${id}`, timeoutMs: STEP_MS, intervalMs: 50 },
+  );
+}
+
+it(
+  'a participant reads inside its manifest (allowed, scope named), is denied a write outside it, and is refused at ingress once retired',
+  async () => {
+    // given a director and a participant it spawned: read docs/**, write out/** (the default ceilings)
+    const director = await registerDirector();
+    const child = await generateEd25519Key();
+    const seedId = uniqueName('seed').replaceAll('_', '-');
+    const now = Date.now();
+    const body: Unsigned<SpawnManifest> = {
+      manifest_version: 'seed.spawn.v1',
+      seed_id: seedId,
+      parent_seed_id: director.id,
+      anchor_id: 'anchor:docs',
+      mode: 'ephemeral',
+      role: 'docs.indexer',
+      info_budget: { scope: 'on-topic', notes: 'docs only' },
+      constraints: { anchor_hash: sha256Hex('anchor'), parent_hash: sha256Hex('parent'), policy_hash: sha256Hex('policy'), extra: [] },
+      capabilities: { fs: ['read:docs/**', 'write:out/**'], net: [], shell: [], providers: [] },
+      handoff_channel: 'trace',
+      ttl: { created_at: new Date(now - 1_000).toISOString(), expires_at: new Date(now + 3_600_000).toISOString() },
+      lineage: { install_id: 'writ-local', genesis_fingerprint: 'genesis:writ-local', parent_key_fingerprint: ed25519Fingerprint(director.key.publicJwk.x) },
+      key_binding: { child_key_fingerprint: ed25519Fingerprint(child.publicJwk.x), key_role: 'seed_ephemeral' },
+      oep: { version: '1', policy_profile: 'strict' },
+      mission_id: 'mission-e2e',
+      actor_id: director.id,
+      policy: { confidentiality: 'internal', redact: [] },
+      resource_limits: { max_tokens: 1_000, max_calls: 10, max_wallclock_seconds: 3_600 },
+      runtime_context: { host_id: 'e2e', namespace: 'default' },
+    };
+    const manifest = (await signDocument(body, director.key)) as unknown as SpawnManifest;
+    const spawned = await post('/v1/seeds/spawn/verify', { manifest, child_public_key: child.publicJwk.x });
+    expect(spawned).toMatchObject({ status: 200, body: { outcome: 'accepted', status: 'active' } });
+    const seed: Principal = { id: seedId, kid: child.kid, key: child, publicJwk: child.publicJwk };
+    const scopeRef = `participant:${seedId}@${documentPayloadHash(manifest)}`;
+
+    // when it reads inside its manifest, then ingress accepts and policy allows, naming the scope
+    const inside = stack.actionRequest(seed, { action_class: 'read_local', target_resources: ['docs/a.md'], params: { path: 'docs/a.md' }, expected_effects: [] });
+    await stack.submit(seed, inside);
+    const accepted = await outcome(seedId, inside.action_request_id);
+    expect(accepted.event_type).toBe('ingress.accepted');
+    const allowed = await stack.waitForTaskEvent(accepted.payload['task_id'] as string, (event) => event.event_type === 'policy.evaluated', { timeoutMs: STEP_MS });
+    expect((allowed.payload as unknown as PolicyEvaluated).policy_result).toMatchObject({ outcome: 'allow', participant_scope_ref: scopeRef });
+    await stack.waitForTaskEvent(accepted.payload['task_id'] as string, (event) => event.event_type === 'attempt.authorized', { timeoutMs: STEP_MS });
+
+    // when it writes where its manifest grants only reading, then policy denies with the participant code
+    const outside = stack.actionRequest(seed, { action_class: 'write_local', target_resources: ['docs/a.md'], params: { path: 'docs/a.md', content: 'x' }, expected_effects: [] });
+    await stack.submit(seed, outside);
+    const second = await outcome(seedId, outside.action_request_id);
+    expect(second.event_type).toBe('ingress.accepted');
+    const denied = await stack.waitForTaskEvent(second.payload['task_id'] as string, (event) => event.event_type === 'policy.evaluated', { timeoutMs: STEP_MS });
+    expect((denied.payload as unknown as PolicyEvaluated).policy_result).toMatchObject({ outcome: 'deny', matched_rules: ['participant_path_denied'], participant_scope_ref: scopeRef });
+    await stack.waitForTaskEvent(second.payload['task_id'] as string, (event) => event.event_type === 'attempt.policy_denied', { timeoutMs: STEP_MS });
+    const calls = (await stack.entityEvents('participant', seedId)).filter((event) => event.event_type === 'participant.call_recorded');
+    expect(calls.map((event) => event.payload['call'])).toEqual([1]);
+
+    // when it hands in its Last Will, then its next request is refused at ingress and recorded
+    const will: Unsigned<LastWill> = {
+      manifest_version: 'seed.retire.v1',
+      seed_id: seedId,
+      parent_seed_id: director.id,
+      anchor_id: manifest.anchor_id,
+      mode: manifest.mode,
+      manifest_hash: documentPayloadHash(manifest),
+      status: 'retired',
+      retired_at: new Date().toISOString(),
+      summary: 'read the docs',
+      deltas: [],
+      open_questions: [],
+      governance: { violations: [], unknowns_disclosed: true, oep_compliant: true },
+      artifacts: [],
+      heartbeat_last: new Date(Date.now() - 500).toISOString(),
+      lineage: { install_id: 'writ-local', genesis_fingerprint: 'genesis:writ-local', child_key_fingerprint: ed25519Fingerprint(child.publicJwk.x) },
+      reconstitution: { reconstituted_from_seed_id: null },
+    };
+    expect(await post('/v1/seeds/retire/ingest', { last_will: await signDocument(will, child) })).toMatchObject({ status: 200, body: { status: 'retired' } });
+    const late = stack.actionRequest(seed, { action_class: 'read_local', target_resources: ['docs/a.md'], params: { path: 'docs/a.md' }, expected_effects: [] });
+    await stack.submit(seed, late);
+    const refused = await outcome(seedId, late.action_request_id);
+    expect(refused).toMatchObject({ event_type: 'ingress.rejected', payload: { reason_code: 'INGRESS_PARTICIPANT_INACTIVE' } });
+  },
+  STEP_MS * 3,
+);
