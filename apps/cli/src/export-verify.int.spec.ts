@@ -1,9 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { CapabilityGrantClaims, ExecutionCompleted, IssueReceipt, PolicyEvaluated, PrincipalRegistered, type EventEnvelope } from '@writ/contracts';
@@ -11,6 +8,7 @@ import { canonicalJson, generateEd25519Key, sha256Hex, signClaims, signJws, type
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReceiptServiceProcess } from '../test/receipt-service.fixture.js';
 import { run, type CliIo } from './main.js';
 
 /**
@@ -24,7 +22,6 @@ import { run, type CliIo } from './main.js';
  */
 
 const MiB = 1024 ** 2;
-const RECEIPT_MAIN = fileURLToPath(new URL('../../../services/receipt/dist/main.js', import.meta.url));
 const root = uniqueName('t');
 const logId = uniqueName('log');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
@@ -34,20 +31,9 @@ const APPROVAL = 'writ-approval';
 let nc: NatsConnection;
 let store: EventStore;
 let dir: string;
-let service: ChildProcess | undefined;
-let serviceLog: string;
+let service: ReceiptServiceProcess | undefined;
 let approvalKey: Ed25519SigningKey;
 const taskId = uniqueName('task');
-
-/** The parent's environment without anything Writ or Node would read in place of this test's own. */
-function inherited(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('WRIT_') || key.startsWith('OTEL_') || key.startsWith('VITEST') || key === 'NODE_OPTIONS' || key === 'LOG_LEVEL') continue;
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
-}
 
 async function writ(argv: string[]) {
   const out: string[] = [];
@@ -276,7 +262,6 @@ async function issue(command: IssueReceipt, count: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(RECEIPT_MAIN)) throw new Error(`${RECEIPT_MAIN} is missing: build the receipt service first (npx nx run @writ/receipt:build)`);
   nc = await connectTestNats('cli-export-verify');
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: `${root}.evt`, maxBytes: 64 * MiB });
   dir = await mkdtemp(join(tmpdir(), 'writ-cli-bundle-'));
@@ -312,33 +297,25 @@ beforeAll(async () => {
   );
   await seedTask();
 
-  serviceLog = join(dir, 'receipt.log');
-  const fd = openSync(serviceLog, 'a');
-  service = spawn(process.execPath, [RECEIPT_MAIN], {
-    env: {
-      ...inherited(),
+  service = ReceiptServiceProcess.start(
+    {
       ...env,
       WRIT_INGRESS_STREAM: streams.ingress,
       WRIT_COMMANDS_STREAM: streams.commands,
       WRIT_DLQ_STREAM: streams.dlq,
       WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
       WRIT_BUS_MAX_BYTES: String(8 * MiB),
-      WRIT_HTTP_HOST: '127.0.0.1',
-      WRIT_HTTP_PORT: '0',
       WRIT_BUS_PULL_EXPIRES_MS: '1000',
       WRIT_RECEIPT_KEY_FILE: join(dir, 'receipt.jwk.json'),
       WRIT_TLOG_ID: logId,
-      OTEL_SDK_DISABLED: 'true',
-      LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', fd, fd],
-  });
-  closeSync(fd);
+    join(dir, 'receipt.log'),
+  );
   // The service creates the commands stream and registers its principal as it starts.
   const jsm = await jetstreamManager(nc);
   await waitFor(
     async () => {
-      if (service?.exitCode !== null) throw new Error(`the receipt service exited: ${readFileSync(serviceLog, 'utf8').slice(-2_000)}`);
+      service?.assertRunning();
       const principal = await store.readEntity('principal', 'writ-receipt').catch(() => []);
       const commands = await jsm.streams.info(streams.commands).catch(() => undefined);
       return principal.length > 0 && commands !== undefined ? true : undefined;
@@ -351,11 +328,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (service !== undefined && service.exitCode === null) {
-    const exited = new Promise((resolve) => service?.once('exit', resolve));
-    service.kill('SIGTERM');
-    await exited;
-  }
+  await service?.stop();
   if (nc !== undefined) {
     await deleteStreams(nc, ...Object.values(streams));
     await nc.close();

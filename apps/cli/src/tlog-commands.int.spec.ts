@@ -1,15 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { parseReceipt } from '@writ/contracts';
 import { canonicalJson, generateEd25519Key, hexToBytes, sha256Hex, signJws, verifyInclusion } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReceiptServiceProcess } from '../test/receipt-service.fixture.js';
 import { run, type CliIo } from './main.js';
 
 /**
@@ -21,28 +19,16 @@ import { run, type CliIo } from './main.js';
  */
 
 const MiB = 1024 ** 2;
-const RECEIPT_MAIN = fileURLToPath(new URL('../../../services/receipt/dist/main.js', import.meta.url));
 
 let nc: NatsConnection;
 let store: EventStore;
 let dir: string;
-let service: ChildProcess | undefined;
-let serviceLog: string;
+let service: ReceiptServiceProcess | undefined;
 const root = uniqueName('t');
 const logId = uniqueName('log');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
 const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4222' };
 const receiptIds: string[] = [];
-
-/** The parent's environment without anything Writ or Node would read in place of this test's own. */
-function inherited(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('WRIT_') || key.startsWith('OTEL_') || key.startsWith('VITEST') || key === 'NODE_OPTIONS' || key === 'LOG_LEVEL') continue;
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
-}
 
 /** Runs `writ <argv>` in process, capturing its output. */
 async function writ(argv: string[]) {
@@ -106,37 +92,28 @@ async function appendReceipt(): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(RECEIPT_MAIN)) throw new Error(`${RECEIPT_MAIN} is missing: build the receipt service first (npx nx run @writ/receipt:build)`);
   nc = await connectTestNats('cli-tlog-test');
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: `${root}.evt`, maxBytes: 64 * MiB });
   dir = await mkdtemp(join(tmpdir(), 'writ-cli-tlog-'));
   for (let n = 0; n < 3; n++) receiptIds.push(await appendReceipt());
-  serviceLog = join(dir, 'receipt.log');
-  const fd = openSync(serviceLog, 'a');
-  service = spawn(process.execPath, [RECEIPT_MAIN], {
-    env: {
-      ...inherited(),
+  service = ReceiptServiceProcess.start(
+    {
       ...env,
       WRIT_INGRESS_STREAM: streams.ingress,
       WRIT_COMMANDS_STREAM: streams.commands,
       WRIT_DLQ_STREAM: streams.dlq,
       WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
       WRIT_BUS_MAX_BYTES: String(8 * MiB),
-      WRIT_HTTP_HOST: '127.0.0.1',
-      WRIT_HTTP_PORT: '0',
       WRIT_BUS_PULL_EXPIRES_MS: '1000',
       WRIT_RECEIPT_KEY_FILE: join(dir, 'receipt.jwk.json'),
       WRIT_TLOG_ID: logId,
-      OTEL_SDK_DISABLED: 'true',
-      LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', fd, fd],
-  });
-  closeSync(fd);
+    join(dir, 'receipt.log'),
+  );
   // Ready once the three receipts are leaves.
   await waitFor(
     async () => {
-      if (service?.exitCode !== null) throw new Error(`the receipt service exited: ${readFileSync(serviceLog, 'utf8').slice(-2_000)}`);
+      service?.assertRunning();
       const events = await store.readEntity('transparency_log', logId).catch(() => []);
       return events.filter(({ event }) => event.event_type === 'tlog.entry_appended').length >= receiptIds.length ? true : undefined;
     },
@@ -145,11 +122,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (service !== undefined && service.exitCode === null) {
-    const exited = new Promise((resolve) => service?.once('exit', resolve));
-    service.kill('SIGTERM');
-    await exited;
-  }
+  await service?.stop();
   await deleteStreams(nc, ...Object.values(streams));
   await nc.close();
   await rm(dir, { recursive: true, force: true });
