@@ -3,8 +3,11 @@
 #   a rootfs of busybox-static (/bin/busybox plus one symlink per applet),
 #   /etc/passwd and /etc/group with the non-root user `cell` (uid/gid 10001),
 #   /workspace and /home/cell owned by 10001, /tmp (1777), empty /proc /sys /dev,
+#   and git (for vcs_mutation actions) with the shared libraries it needs, unpacked
+#   with `dpkg -x` from Debian packages fetched by `apt-get download` (the .debs are
+#   cached, so a rebuild or a second machine sharing the cache needs no network),
 # imported with `docker import` as
-#   writ/cell:<inputs-hash>   (sha256 of busybox version + binary + this script, 16 hex)
+#   writ/cell:<inputs-hash>   (sha256 of busybox version + binary + the git .debs + this script, 16 hex)
 #   writ/cell:latest          (moved to the image just built or found)
 #
 # Idempotent: when writ/cell:<inputs-hash> exists it only makes sure :latest points at it.
@@ -16,6 +19,9 @@
 #   WRIT_CELL_IMAGE_REPO   repository name (default: writ/cell)
 #   WRIT_CELL_BUSYBOX      path of a statically linked busybox to use instead of the
 #                          busybox-static package's binary
+#   WRIT_CELL_GIT          1 (default): include git; 0: busybox only (vcs_mutation then
+#                          fails in the cell with exit 127)
+#   WRIT_CELL_DEB_CACHE    where the git .debs are kept (default /var/cache/writ/cell-debs)
 set -euo pipefail
 
 REPO=${WRIT_CELL_IMAGE_REPO:-writ/cell}
@@ -59,10 +65,46 @@ fi
 busybox_version=$("$busybox" 2>&1 | head -n 1 || true)
 case "$busybox_version" in BusyBox*) ;; *) die "$busybox does not look like busybox (got: $busybox_version)";; esac
 
+# --- git (Debian packages, unpacked; no maintainer scripts run) -----------------
+# git itself needs only libc, libpcre2 and zlib; its http/ssh remotes (libcurl, ssh) are left
+# out on purpose: a cell has no credentials and reaches the network only through its egress proxy.
+WITH_GIT=${WRIT_CELL_GIT:-1}
+GIT_DEBS=(git libc6 libpcre2-8-0 zlib1g)
+DEB_CACHE=${WRIT_CELL_DEB_CACHE:-/var/cache/writ/cell-debs}
+debs=()
+if [ "$WITH_GIT" = 1 ]; then
+  command -v dpkg >/dev/null || die "dpkg is required to unpack git (or set WRIT_CELL_GIT=0)"
+  mkdir -p "$DEB_CACHE" || die "cannot create $DEB_CACHE (set WRIT_CELL_DEB_CACHE)"
+  missing=()
+  for pkg in "${GIT_DEBS[@]}"; do
+    compgen -G "$DEB_CACHE/${pkg}_*.deb" >/dev/null || missing+=("$pkg")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    command -v apt-get >/dev/null || die "apt-get is needed to fetch ${missing[*]} (or put their .debs in $DEB_CACHE, or set WRIT_CELL_GIT=0)"
+    say "fetching ${missing[*]} into $DEB_CACHE (apt-get download)"
+    if ! (cd "$DEB_CACHE" && apt-get download -qq "${missing[@]}" >/dev/null 2>&1); then
+      say "apt-get download failed: apt-get update, then again"
+      apt-get update -qq || die "apt-get update failed (run as root, or put the .debs in $DEB_CACHE)"
+      (cd "$DEB_CACHE" && apt-get download -qq "${missing[@]}" >/dev/null 2>&1) || die "apt-get download ${missing[*]} failed"
+    fi
+  fi
+  for pkg in "${GIT_DEBS[@]}"; do
+    # The newest cached version of each package (sorted by dpkg's own version order).
+    deb=$(for f in "$DEB_CACHE/${pkg}"_*.deb; do printf '%s %s\n' "$(dpkg-deb -f "$f" Version)" "$f"; done \
+      | sort -k1,1 -V | tail -n 1 | cut -d' ' -f2-)
+    [ -n "$deb" ] && [ -f "$deb" ] || die "no .deb of $pkg in $DEB_CACHE"
+    debs+=("$deb")
+    say "git layer: $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)"
+  done
+else
+  say "git layer: skipped (WRIT_CELL_GIT=$WITH_GIT)"
+fi
+
 # --- the tag: a hash of every input ------------------------------------------
 inputs_hash=$( {
   printf '%s\n' "$busybox_version"
   sha256sum <"$busybox"
+  for deb in "${debs[@]}"; do sha256sum <"$deb"; done
   sha256sum <"$SCRIPT_PATH"
 } | sha256sum | cut -c1-16)
 image="$REPO:$inputs_hash"
@@ -82,6 +124,14 @@ smoke_test() {
     return 1
   fi
   say "smoke test: $1 runs busybox as $CELL_UID:$CELL_GID in /workspace"
+  [ "$WITH_GIT" = 1 ] || return 0
+  if ! got=$(docker run --rm --network none --read-only --cap-drop ALL --security-opt no-new-privileges --tmpfs /tmp:exec \
+    --log-driver none --entrypoint /bin/sh "$1" -c 'cd /tmp && HOME=/tmp git init -q r && cd r && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m smoke && git rev-parse --is-inside-work-tree' 2>&1); then
+    printf '[build-cell-image] FAILED: git smoke test of %s: %s\n' "$1" "$got" >&2
+    return 1
+  fi
+  [ "$got" = true ] || { printf "[build-cell-image] FAILED: git smoke test of %s: got '%s'\n" "$1" "$got" >&2; return 1; }
+  say "smoke test: git $(docker run --rm --network none --log-driver none --entrypoint /usr/bin/git "$1" --version | cut -d' ' -f3) inits and commits in the cell"
 }
 
 point_latest() {
@@ -120,6 +170,16 @@ while IFS= read -r applet; do
 done < <("$busybox" --list-full)
 [ "$applets" -gt 100 ] || die "busybox --list-full listed only $applets applets"
 say "linked $applets applets to /bin/busybox"
+
+if [ "$WITH_GIT" = 1 ]; then
+  unpacked="$work/debs"
+  mkdir -p "$unpacked"
+  for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$unpacked" || die "dpkg-deb -x $deb failed"; done
+  # Only what git runs with: the loader and libraries, git and its helpers, the init templates.
+  (cd "$unpacked" && tar --exclude=./usr/lib/x86_64-linux-gnu/gconv -cf - ./lib ./lib64 ./usr/lib/x86_64-linux-gnu ./usr/lib/git-core ./usr/share/git-core/templates ./usr/bin/git) \
+    | tar -C "$rootfs" -xf - || die "copying git into the rootfs failed"
+  say "git layer: $(du -sh "$rootfs/usr/lib/git-core" | cut -f1) of git-core, $(find "$rootfs/lib" "$rootfs/usr/lib/x86_64-linux-gnu" -name '*.so*' | wc -l) shared objects"
+fi
 
 cat >"$rootfs/etc/passwd" <<EOF
 root:x:0:0:root:/root:/bin/sh

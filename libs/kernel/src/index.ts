@@ -135,6 +135,7 @@ export { PolicyError, type PolicyErrorCode } from './policy/policy.errors.js';
 export { judgeDoneClaim, VERIFIED_STATUSES, type DoneClaimFacts, type DoneJudgment, type StandingDoneClaim, type VerificationFact } from './claims/done-claim.rules.js';
 export { judgeBlockedClaim, preferenceIn, PREFERENCE_PATTERNS, type BlockedClaimFacts, type BlockedJudgment, type FallbackStanding } from './claims/blocked-claim.rules.js';
 export { auditFileOwnership, type ExecutedChange, type FileOwnershipAudit, type SacredScopes } from './claims/file-ownership.audit.js';
+export { planAuditRollback, type AuditRollback, type AuditRollbackPlan, type ReceiptedExecution, type UnrollableChange } from './claims/audit-rollback.plan.js';
 
 // Cell (Lazarus Cell Spec: lifecycle, TTLs, roles, filesystem layout)
 export {

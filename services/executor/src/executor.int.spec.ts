@@ -381,8 +381,8 @@ describe('executor service', () => {
 
   it('given a grant for an action class the executor cannot run, then the use is claimed and execution.completed says errored EXECUTOR_ACTION_UNSUPPORTED', async () => {
     const ids = newIds('unsupported');
-    const grant = await mintGrant({ ids, actionClass: 'network_read', paths: [], hosts: ['example.com'] });
-    await publish(runAction(ids, grant, request(ids, { action_class: 'network_read', params: { url: 'https://example.com/' }, target_resources: ['https://example.com/'] })));
+    const grant = await mintGrant({ ids, actionClass: 'publication', paths: [], hosts: ['example.com'] });
+    await publish(runAction(ids, grant, request(ids, { action_class: 'publication', params: { url: 'https://example.com/' }, target_resources: ['https://example.com/'] })));
 
     const completed = await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
     expect(completed.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_ACTION_UNSUPPORTED' }, artifacts: [] });

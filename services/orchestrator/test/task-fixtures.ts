@@ -1,4 +1,4 @@
-import type { ActionRequest, CapabilityGrantClaims, EventDraft, ExecutionCompleted, PolicyEvaluated, Receipt, ReceiptCause, ReceiptIssued } from '@writ/contracts';
+import type { ActionRequest, CapabilityGrantClaims, EventDraft, ExecutionCompleted, PolicyEvaluated, Receipt, ReceiptCause, ReceiptIssued, ReceiptRollback } from '@writ/contracts';
 import {
   approvalDecider,
   attemptDecider,
@@ -412,7 +412,7 @@ export function executionCompletedDraft(
 export function receiptIssuedDraft(
   ids: TaskIds,
   resultCode: Receipt['result_code'],
-  options: { at?: string; cause?: ReceiptCause; approvalId?: string } = {},
+  options: { at?: string; cause?: ReceiptCause; approvalId?: string; rollback?: ReceiptRollback; receiptHash?: string } = {},
 ): EventDraft {
   const at = options.at ?? new Date().toISOString();
   const receiptId = `rct-${ids.attempt_id}-${options.cause ?? 'settled'}${options.approvalId === undefined ? '' : `-${options.approvalId}`}`;
@@ -433,6 +433,8 @@ export function receiptIssuedDraft(
     result_code: resultCode,
     result_summary: `the action ${resultCode}`,
     created_at: at,
+    ...(options.rollback === undefined ? {} : { rollback: options.rollback }),
+    ...(options.receiptHash === undefined ? {} : { receipt_hash: options.receiptHash }),
   };
   const payload: ReceiptIssued = { receipt, jws: 'eyJhbGciOiJFZERTQSJ9.e30.c2ln', ...(options.cause === undefined ? {} : { cause: options.cause }) };
   return draft(ids, { entity_type: 'receipt', entity_id: receiptId, step_id: ids.step_id, attempt_id: ids.attempt_id }, 'receipt.issued', payload, `${receiptId}:receipt.issued`, at, 'writ-receipt');

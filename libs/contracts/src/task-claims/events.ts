@@ -173,16 +173,29 @@ export type CorrectionRecorded = z.infer<typeof CorrectionRecorded>;
 export const AuditedChange = ChangedFile.extend({ execution_event_id: z.string().min(1).max(256) });
 export type AuditedChange = z.infer<typeof AuditedChange>;
 
+/** One rollback a failed audit asks for: the receipt it undoes, the governed action that will, and the flagged paths it puts back. */
+export const AuditRollbackRef = z.strictObject({ receipt_id: Id, action_request_id: Id, paths: z.array(FilePath).min(1).max(LIMITS.listItems) });
+export type AuditRollbackRef = z.infer<typeof AuditRollbackRef>;
+
+/** A flagged path Writ cannot put back, the receipt of the action that changed it (null: none), and why. */
+export const UnrollablePath = z.strictObject({ path: FilePath, receipt_id: Id.nullable(), reason: Text });
+export type UnrollablePath = z.infer<typeof UnrollablePath>;
+
 /**
- * What a Sacred Scope modification needs to be undone. `unavailable`: the
- * executor keeps no pre-image of a modified or deleted file (only after-images
- * of added and modified files), so Writ cannot restore it; `restore` lists the
- * content a restore needs (path, hash of the bytes to put back, null: remove).
+ * What the flagged changes need to be undone. `proposed`: the receipts in
+ * `rollbacks` name a rollback method, and the orchestrator proposes each as a
+ * governed `rollback` action of the task (latest first; the task ends once they
+ * have); `unrollable` lists the paths no receipt can undo (a command modified
+ * them without a pre-image...). `unavailable`: no flagged path can be put back;
+ * `restore` lists the content a manual restore needs (path, hash of the bytes
+ * to put back, null: remove).
  */
 export const SacredRollback = z.strictObject({
-  status: z.enum(['not_needed', 'unavailable']),
+  status: z.enum(['not_needed', 'unavailable', 'proposed']),
   reason: Text.optional(),
   restore: z.array(z.strictObject({ path: FilePath, before_sha256: Sha256Hex.nullable() })).max(LIMITS.listItems),
+  rollbacks: z.array(AuditRollbackRef).max(LIMITS.listItems).optional(),
+  unrollable: z.array(UnrollablePath).max(LIMITS.listItems).optional(),
 });
 export type SacredRollback = z.infer<typeof SacredRollback>;
 
@@ -206,3 +219,21 @@ export const FileOwnershipAudited = z.strictObject({
   at: Timestamp,
 });
 export type FileOwnershipAudited = z.infer<typeof FileOwnershipAudited>;
+
+/**
+ * `audit.rollback_proposed`: after a failed file-ownership audit, the
+ * orchestrator proposed a receipt's rollback as a governed action of the task
+ * (a step `rollback` and its attempt awaiting policy, proposed by the
+ * orchestrator's principal), one receipt at a time, latest first.
+ */
+export const AuditRollbackProposed = z.strictObject({
+  receipt_id: Id,
+  receipt_hash: Sha256Hex,
+  action_request_id: Id,
+  step_id: Id,
+  attempt_id: Id,
+  paths: z.array(FilePath).min(1).max(LIMITS.listItems),
+  decision_id: Id,
+  at: Timestamp,
+});
+export type AuditRollbackProposed = z.infer<typeof AuditRollbackProposed>;

@@ -3,6 +3,8 @@ export { CLAIM_OUTPUT_MAX, DoneAudit, DoneClaim, DoneClaimStatus, DoneEvidence, 
 export { BlockedClaim, GENUINE_BLOCK_REASONS, HumanRequiredFor, type GenuineBlockReason } from './blocked-claim.js';
 export { Correction } from './correction.js';
 export {
+  AuditRollbackProposed,
+  AuditRollbackRef,
   AuditedChange,
   BlockRefusal,
   BlockRefusalCode,
@@ -20,6 +22,7 @@ export {
   QuestionAsked,
   QuestionWithdrawn,
   SacredRollback,
+  UnrollablePath,
   VerifyObservation,
 } from './events.js';
 export {

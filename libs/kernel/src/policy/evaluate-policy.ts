@@ -112,6 +112,10 @@ function judge(view: RequestView, prepared: PreparedPolicyProfile, facts: Policy
 
   // Paths: files_owned is the hard write boundary; secrets are never touched; Sacred Scopes need both exceptions.
   const outsideOutcome: PolicyOutcome = profile.files_owned === 'enforce' ? 'deny' : 'require_approval';
+  // A rollback's steps only put back what an action of this same task replaced (the executor checks the receipt
+  // in the task's log): on a Sacred Scope or outside files_owned it restores the scope rather than breaching it,
+  // so it is not denied there but always goes to a director (who also sees a rollback of a rollback re-applying).
+  const isRollback = request.action_class === 'rollback';
   for (const path of view.paths) {
     if (!path.normalized.ok) {
       reasons.push({ code: 'path_invalid', outcome: 'deny', message: `${path.raw} (${path.source}) is refused: ${path.normalized.reason}` });
@@ -132,11 +136,17 @@ function judge(view: RequestView, prepared: PreparedPolicyProfile, facts: Policy
       } else {
         const missing = [byProfile ? null : `${profile.id}'s sacred_exceptions`, byTask ? null : "the task's sacred_exceptions"].filter((part) => part !== null);
         const why = missing.length > 0 ? `not named by ${missing.join(' nor ')}` : 'named by both exceptions but outside files_owned';
-        reasons.push({ code: 'sacred_path', outcome: 'deny', message: `${where} is a Sacred Scope (${why})` });
+        if (isRollback) {
+          reasons.push({ code: 'rollback_restores_sacred_path', outcome: 'require_approval', message: `${where} is a Sacred Scope (${why}); a rollback only puts back what an action of this task replaced there, so a director decides` });
+        } else {
+          reasons.push({ code: 'sacred_path', outcome: 'deny', message: `${where} is a Sacred Scope (${why})` });
+        }
       }
       continue;
     }
-    if (!owned) {
+    if (!owned && isRollback) {
+      reasons.push({ code: 'rollback_restores_outside_files_owned', outcome: 'require_approval', message: `${where} is outside files_owned; a rollback only puts back what an action of this task replaced there, so a director decides` });
+    } else if (!owned) {
       const code = path.source === 'command' ? 'command_writes_outside_files_owned' : 'write_outside_files_owned';
       reasons.push({ code, outcome: outsideOutcome, message: `${where} is outside files_owned` });
     }

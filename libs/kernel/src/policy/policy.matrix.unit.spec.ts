@@ -16,7 +16,9 @@ import type { BuiltinPolicyProfileId } from './policy-profile.js';
  * `package.json`, outside); the egress cases narrow egress to
  * api.example.com; destructive carries `git push --force` as argv (read only
  * by execute_command and vcs_mutation); rollback names a receipt and one
- * write_local step on the case's path (none for a URL). See test/policy.matrix.ts.
+ * write_local step on the case's path (none for a URL); it puts back what an action of the task
+ * replaced, so outside files_owned and on a Sacred Scope it goes to a director
+ * instead of being denied. See test/policy.matrix.ts.
  */
 const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Record<ActionClass, string>>>> = {
   readonly_analysis: {
@@ -45,7 +47,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'G G G G G G G G G G G',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'R D D R D D D D D D R',
+    rollback: 'R R R R R R R D D D R',
   },
   network_read_allowed: {
     read_local: 'A A A A A A A D D D A',
@@ -59,7 +61,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'G G G G G G G G G G G',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'R D D R D D D D D D R',
+    rollback: 'R R R R R R R D D D R',
   },
   repo_mutation_gated: {
     read_local: 'A A A A A A A D D D A',
@@ -73,7 +75,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'G G G G G G G G G G G',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'R D D R D D D D D D R',
+    rollback: 'R R R R R R R D D D R',
   },
   external_publish_gated: {
     read_local: 'A A A A A A A D D D A',
@@ -87,7 +89,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'R D D R D D D D R D R',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'R D D R D D D D D D R',
+    rollback: 'R R R R R R R D D D R',
   },
   destructive_denied: {
     read_local: 'A A A A A A A D D D A',
@@ -101,7 +103,7 @@ const MATRIX_EXPECTATIONS: Readonly<Record<BuiltinPolicyProfileId, Readonly<Reco
     publication: 'G G G G G G G G G G G',
     payment: 'D D D D D D D D D D D',
     memory_write: 'D D D D D D D D D D D',
-    rollback: 'R D D R D D D D D D R',
+    rollback: 'R R R R R R R D D D R',
   },
 };
 

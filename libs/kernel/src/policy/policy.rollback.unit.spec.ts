@@ -71,17 +71,37 @@ describe('policy for rollback', () => {
     expect(evaluatePolicy(rollback([restore('src/a.ts')]), profile, facts).outcome).toBe('allow');
   });
 
-  it('given one step outside files_owned, when evaluated, then the whole rollback is denied (write_outside_files_owned)', () => {
+  it('given one step outside files_owned, when evaluated, then the rollback is not denied but goes to a director (it puts back what an action of the task replaced there)', () => {
     const result = evaluatePolicy(rollback([restore('src/a.ts'), remove('lib/b.ts')]), local, facts);
-    expect(result.outcome).toBe('deny');
-    expect(codes(result)).toContain('write_outside_files_owned');
+    expect(result.outcome).toBe('require_approval');
+    expect(result.approver_roles).toEqual(['director']);
+    expect(codes(result)).toContain('rollback_restores_outside_files_owned');
+    expect(codes(result)).not.toContain('write_outside_files_owned');
   });
 
-  it('given a step on a Sacred Scope, when only one of the two exceptions names it, then it is denied; when both do (inside files_owned), then it goes to approval', () => {
+  it('given a profile that allows rollback outright, when a step is outside files_owned or on a Sacred Scope, then it still needs a director', () => {
+    const profile = versionPolicyProfile({ ...BUILTIN_POLICY_DOCUMENTS.local_edit_allowed, action_classes: { ...BUILTIN_POLICY_DOCUMENTS.local_edit_allowed.action_classes, rollback: { outcome: 'allow' } } }, 'v-allow');
+    expect(evaluatePolicy(rollback([remove('lib/b.ts')]), profile, facts).outcome).toBe('require_approval');
+    expect(evaluatePolicy(rollback([remove('billing/plan.ts')]), profile, facts).outcome).toBe('require_approval');
+  });
+
+  it('given the same paths written (not rolled back), when evaluated, then they are still denied', () => {
+    const write = request({ action_class: 'write_local', target_resources: ['src/package.json'], params: { path: 'src/package.json', content: '{}' } });
+    expect(codes(evaluatePolicy(write, local, facts))).toContain('sacred_path');
+    expect(evaluatePolicy(write, local, facts).outcome).toBe('deny');
+    const outside = request({ action_class: 'write_local', target_resources: ['lib/b.ts'], params: { path: 'lib/b.ts', content: 'x' } });
+    expect(evaluatePolicy(outside, local, facts).outcome).toBe('deny');
+  });
+
+  it('given a step on a Sacred Scope, when no or only one of the two exceptions names it, then it goes to a director (rollback_restores_sacred_path); when both do (inside files_owned), then it goes to approval as an excepted path', () => {
     const step = restore('src/package.json');
-    expect(codes(evaluatePolicy(rollback([step]), local, { ...facts, sacred_exceptions: ['src/package.json'] }))).toContain('sacred_path');
+    for (const result of [evaluatePolicy(rollback([step]), local, facts), evaluatePolicy(rollback([step]), local, { ...facts, sacred_exceptions: ['src/package.json'] })]) {
+      expect(result.outcome).toBe('require_approval');
+      expect(codes(result)).toContain('rollback_restores_sacred_path');
+      expect(codes(result)).not.toContain('sacred_path');
+    }
     const excepted = versionPolicyProfile({ ...BUILTIN_POLICY_DOCUMENTS.local_edit_allowed, sacred_exceptions: ['**/package.json'] }, 'v-exc');
-    expect(codes(evaluatePolicy(rollback([step]), excepted, facts))).toContain('sacred_path');
+    expect(codes(evaluatePolicy(rollback([step]), excepted, facts))).toContain('rollback_restores_sacred_path');
     const both = evaluatePolicy(rollback([step]), excepted, { ...facts, sacred_exceptions: ['src/package.json'] });
     expect(both.outcome).toBe('require_approval');
     expect(codes(both)).toContain('sacred_path_excepted');

@@ -39,11 +39,30 @@ export function actionSummary(request: ActionRequest): string {
 }
 
 /**
+ * Classes whose change the executor keeps pre-images for before it runs them
+ * (docs/governed-path.md → Rollback), so their receipt can name a rollback
+ * method. Any other class is not offered one at approval time: a command's
+ * targets are unknown before it runs, and a network effect is outside Writ.
+ */
+const PRE_IMAGED_CLASSES: ReadonlySet<string> = new Set(['write_local', 'delete_local', 'rollback']);
+
+/**
+ * Whether the approver can count on undoing the action afterwards, from what
+ * is known before it runs: its class is one the executor keeps pre-images for.
+ * The receipt has the final word (a file above WRIT_EXECUTOR_PREIMAGE_MAX_BYTES
+ * or an incomplete diff names no method).
+ */
+export function rollbackAvailable(request: ActionRequest): boolean {
+  return PRE_IMAGED_CLASSES.has(request.action_class);
+}
+
+/**
  * The packet an approver decides on (Hermit 16.7): what the action does, its
  * risk and why policy asked, the proposer's rationale, the expected effects,
  * every impacted resource (the request's target_resources) and when the
- * request expires, and the ref of the state witness when one was captured
- * (the witness itself is on `approval.requested`). No evidence yet; rollback is not offered.
+ * request expires, whether a rollback will be available (`rollbackAvailable`),
+ * and the ref of the state witness when one was captured (the witness itself
+ * is on `approval.requested`). No evidence yet.
  */
 export function buildApprovalPacket(command: RequestApproval, expiresAt: string, stateWitnessRef?: string): ApprovalPacket {
   const request = command.action_request;
@@ -60,7 +79,7 @@ export function buildApprovalPacket(command: RequestApproval, expiresAt: string,
     evidence_refs: [],
     expected_effects: request.expected_effects,
     impacted_resources: request.target_resources,
-    rollback_available: false,
+    rollback_available: rollbackAvailable(request),
     expires_at: expiresAt,
     ...(stateWitnessRef === undefined ? {} : { state_witness_ref: stateWitnessRef }),
     policy_result_ref: `policy_result:${command.policy_result_id}`,

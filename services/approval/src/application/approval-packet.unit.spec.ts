@@ -1,7 +1,7 @@
 import { RequestApproval, type ActionRequest } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { describe, expect, it } from 'vitest';
-import { actionSummary, buildApprovalPacket, packetArtifactRef, packetArtifactSha256, packetDocument, packetDocumentBytes } from './approval-packet.js';
+import { actionSummary, buildApprovalPacket, packetArtifactRef, packetArtifactSha256, packetDocument, packetDocumentBytes, rollbackAvailable } from './approval-packet.js';
 
 function request(overrides: Partial<ActionRequest>): ActionRequest {
   return {
@@ -32,6 +32,28 @@ describe('actionSummary', () => {
   ];
   it.each(cases)('$note', ({ input, want }) => {
     expect(actionSummary(request(input))).toBe(want);
+  });
+});
+
+describe('rollbackAvailable', () => {
+  it('given a class whose pre-images the executor keeps (write_local, delete_local, rollback), then a rollback is offered; a command, a network or any other action is not', () => {
+    const offered = (['write_local', 'delete_local', 'rollback', 'execute_command', 'network_write', 'vcs_mutation', 'publication'] as const).filter((cls) => rollbackAvailable(request({ action_class: cls })));
+    expect(offered).toEqual(['write_local', 'delete_local', 'rollback']);
+  });
+
+  it('given a write_local, when its packet is built, then it says rollback_available: true', () => {
+    const command = RequestApproval.parse({
+      task_id: 'task-1',
+      step_id: 'step-1',
+      attempt_id: 'att-1',
+      approval_id: 'apr-1',
+      policy_result_id: 'pr-1',
+      action_request: request({ action_class: 'write_local', target_resources: ['src/a.ts'], params: { path: 'src/a.ts', content: 'x' } }),
+      requested_by: 'agent-1',
+      risk_band: 'high',
+      reason: 'outside files_owned',
+    });
+    expect(buildApprovalPacket(command, '2030-01-01T01:00:00.000Z').rollback_available).toBe(true);
   });
 });
 

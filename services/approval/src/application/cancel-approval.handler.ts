@@ -3,7 +3,7 @@ import { approvalDecider, type ApprovalCommand } from '@writ/kernel';
 import { ApprovalServiceError } from './approval-errors.js';
 import { causationIdOf } from './event-drafts.js';
 import type { Clock, CommandOrigin, TaskLog } from './ports.js';
-import { resolutionDrafts } from './resolution-decision.js';
+import { landedResolution, resolutionDrafts } from './resolution-decision.js';
 import { foldApproval } from './task-history.js';
 
 export interface CancelApprovalDeps {
@@ -35,6 +35,13 @@ export class CancelApprovalHandler {
     const history = await this.deps.log.read(command.task_id);
     if (history.seq === 0) {
       throw new ApprovalServiceError('APPROVAL_TASK_NOT_FOUND', `task ${command.task_id} has no events; nothing to cancel`, { details: { task_id: command.task_id } });
+    }
+    // A redelivery after this command's resolution landed without its decision (a lost race between the two publishes) finishes it.
+    const landed = landedResolution(history.events, command.approval_id, causationIdOf(origin.commandId), this.deps.principalId);
+    if (landed !== undefined) {
+      // A lost race surfaces as EVENTSTORE_CONFLICT here too: redelivered, re-read.
+      if (landed.decision !== undefined) await this.deps.log.append(command.task_id, [landed.decision], history.seq);
+      return landed.event.event_type === 'approval.cancelled' ? 'cancelled' : landed.event.event_type === 'approval.invalidated' ? 'invalidated' : 'already_resolved';
     }
     const state = foldApproval(history.events, command.approval_id);
     if (state.status === 'initial') {

@@ -3,7 +3,7 @@ import { approvalDecider } from '@writ/kernel';
 import { ApprovalServiceError } from './approval-errors.js';
 import { causationIdOf } from './event-drafts.js';
 import type { Clock, CommandOrigin, TaskLog } from './ports.js';
-import { resolutionDrafts } from './resolution-decision.js';
+import { appendDecision, landedResolution, resolutionDrafts } from './resolution-decision.js';
 import { foldApproval } from './task-history.js';
 
 export interface ExpireApprovalDeps {
@@ -39,6 +39,11 @@ export class ExpireApprovalHandler {
     const rounds = this.deps.maxConflicts ?? 5;
     for (let round = 0; round < rounds; round++) {
       const history = await this.deps.log.read(command.task_id);
+      const landed = landedResolution(history.events, command.approval_id, causationIdOf(origin.commandId), this.deps.principalId);
+      if (landed !== undefined) {
+        if (!(await appendDecision(this.deps.log, command.task_id, landed, history.seq))) continue;
+        return landed.event.event_type === 'approval.expired' ? { kind: 'expired' } : { kind: 'settled', status: landed.event.event_type.slice('approval.'.length) };
+      }
       const state = foldApproval(history.events, command.approval_id);
       if (state.status === 'initial') {
         throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `task ${command.task_id} has no approval ${command.approval_id}; the timer has nothing to expire`, {

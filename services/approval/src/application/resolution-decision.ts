@@ -1,8 +1,9 @@
-import { ApprovalPacket, DecisionRecorded, LIMITS, parseContract, type EventDraft, type EventEnvelope, type EvidenceRef, type RiskBand } from '@writ/contracts';
+import { ApprovalPacket, DecisionRecorded, LIMITS, hasErrorCode, parseContract, type EventDraft, type EventEnvelope, type EvidenceRef, type RiskBand } from '@writ/contracts';
 import type { ApprovalEvent, ApprovalRecord } from '@writ/kernel';
 import { packetArtifactSha256 } from './approval-packet.js';
 import { derivedId, serviceDraft } from './event-drafts.js';
-import { findPolicyEvaluation } from './task-history.js';
+import type { TaskLog } from './ports.js';
+import { findPolicyEvaluation, foldApproval } from './task-history.js';
 
 /** The approval events that resolve an approval: each is recorded with a Decision. */
 export type ResolutionEvent = Exclude<ApprovalEvent, { type: 'approval.requested' }>;
@@ -141,4 +142,53 @@ export function resolutionDrafts(input: ResolutionDecisionInput & { readonly occ
     correlationId: input.correlationId,
   });
   return [resolution, resolutionDecisionDraft(input)];
+}
+
+/** What a resolution left unfinished: the resolution event that landed, and its decision if that did not. */
+export interface LandedResolution {
+  readonly event: EventEnvelope;
+  /** `decision.recorded` still to append (undefined: it landed too). */
+  readonly decision: EventDraft | undefined;
+}
+
+/**
+ * The resolution of `approvalId` this very cause (`causationId`) already
+ * appended, if any, with the decision it still lacks. A resolution and its
+ * decision are two publishes: a writer reacting to the first (the
+ * orchestrator does within milliseconds) makes the second lose its guard, and
+ * a redelivered command or a re-sent request would otherwise find the approval
+ * resolved and leave the decision unrecorded (or refuse its own resolution).
+ */
+export function landedResolution(events: readonly EventEnvelope[], approvalId: string, causationId: string, actorId: string): LandedResolution | undefined {
+  const index = events.findIndex(
+    (event) => event.entity_type === 'approval' && event.entity_id === approvalId && event.causation_id === causationId && event.event_type !== 'approval.requested' && event.event_type.startsWith('approval.'),
+  );
+  const event = events[index];
+  if (event === undefined) return undefined;
+  const resolutionKey = event.idempotency_key ?? '';
+  if (events.some((other) => other.idempotency_key === `${resolutionKey}:decision.recorded`)) return { event, decision: undefined };
+  const before = events.slice(0, index);
+  const state = foldApproval(before, approvalId);
+  if (state.status === 'initial') return { event, decision: undefined };
+  const decision = resolutionDecisionDraft({
+    state,
+    event: { type: event.event_type, data: event.payload } as unknown as ResolutionEvent,
+    events: before,
+    resolutionKey,
+    actorId,
+    causationId,
+  });
+  return { event, decision };
+}
+
+/** Appends the decision a landed resolution lacks (if it lacks one); false when the append lost a race (read again and retry). */
+export async function appendDecision(log: TaskLog, taskId: string, landed: LandedResolution, expectedSeq: number): Promise<boolean> {
+  if (landed.decision === undefined) return true;
+  try {
+    await log.append(taskId, [landed.decision], expectedSeq);
+    return true;
+  } catch (error) {
+    if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) return false;
+    throw error;
+  }
 }

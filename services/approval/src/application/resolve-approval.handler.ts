@@ -5,7 +5,7 @@ import { ApprovalServiceError } from './approval-errors.js';
 import { derivedId } from './event-drafts.js';
 import { policyVersions } from './policy-drift.js';
 import type { Clock, PolicyProfiles, PrincipalDirectory, TaskLog, WorkspaceWitness } from './ports.js';
-import { resolutionDrafts } from './resolution-decision.js';
+import { appendDecision, landedResolution, resolutionDrafts } from './resolution-decision.js';
 import type { ResolveApprovalReply, ResolveApprovalRequest } from './resolve-approval.contract.js';
 import { claimedResolution } from './resolution-jws.js';
 import { resolutionFailure } from './signed-request.js';
@@ -98,6 +98,13 @@ export class ResolveApprovalHandler {
     const rounds = this.deps.maxConflicts ?? 5;
     for (let round = 0; round < rounds; round++) {
       const history = await this.deps.log.read(request.task_id);
+      // This very resolution may have landed already: an earlier round's append is two publishes, and the
+      // orchestrator can react to the first before the second lands (a conflict), or the reply was lost.
+      const landed = landedResolution(history.events, request.approval_id, causationId, this.deps.principalId);
+      if (landed !== undefined) {
+        if (!(await appendDecision(this.deps.log, request.task_id, landed, history.seq))) continue;
+        return { approval_id: request.approval_id, task_id: request.task_id, status: STATUS_OF[landed.event.event_type] ?? 'invalidated', resolved_by: resolver.principal_id, event_id: landed.event.event_id };
+      }
       const state = foldApproval(history.events, request.approval_id);
       if (state.status === 'initial') {
         throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `task ${request.task_id} has no approval ${request.approval_id}`, {

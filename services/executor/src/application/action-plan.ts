@@ -1,5 +1,6 @@
 import { safeParseRollbackParams, type ActionRequest, type CapabilityGrantClaims, type RollbackParams } from '@writ/contracts';
 import type { GrantResources, RepoRefUse } from '@writ/kernel';
+import { HTTP_EXCHANGE_SCRIPT, planHttpExchange, type HttpExchange, type HttpRefusalCode } from './http-exchange.js';
 import { ROLLBACK_ARGV } from './rollback-run.js';
 
 /** Host (and explicit port) of a URL as grant scopes name it: `api.example.com`, `api.example.com:8443`. */
@@ -130,7 +131,22 @@ export const WRITE_LOCAL_SCRIPT = 'set -e; mkdir -p "$(dirname "$1")"; cat > "$1
 /** Removes "$1": a directory recursively (never following links), anything else as itself. */
 export const DELETE_LOCAL_SCRIPT = 'if [ -d "$1" ] && [ ! -h "$1" ]; then rm -r "$1"; else rm "$1"; fi';
 
-export type PlanRefusalCode = 'EXECUTOR_ACTION_UNSUPPORTED' | 'EXECUTOR_PARAMS_INVALID' | 'EXECUTOR_PATH_ESCAPE';
+/**
+ * Runs a vcs_mutation's git in the cell: "$1" is the proposer (author and committer when the
+ * repository names none), the rest git's arguments. No system config, no prompts, no credential
+ * helpers or ssh: a cell has no credentials, and its network (if any) is the egress proxy.
+ */
+export const VCS_SCRIPT = [
+  'export GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false SSH_ASKPASS=/bin/false GIT_SSH_COMMAND=/bin/false GIT_CONFIG_GLOBAL=/dev/null',
+  // The workspace root belongs to the cell's harness, not the cell user: git's ownership check guards against other users' repositories, and a cell has none.
+  "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'",
+  'who=$1; shift',
+  'git config user.name >/dev/null 2>&1 || export GIT_AUTHOR_NAME="$who" GIT_COMMITTER_NAME="$who"',
+  'git config user.email >/dev/null 2>&1 || export GIT_AUTHOR_EMAIL="$who@writ.invalid" GIT_COMMITTER_EMAIL="$who@writ.invalid"',
+  'exec git "$@"',
+].join('\n');
+
+export type PlanRefusalCode = 'EXECUTOR_ACTION_UNSUPPORTED' | 'EXECUTOR_PARAMS_INVALID' | 'EXECUTOR_PATH_ESCAPE' | HttpRefusalCode;
 
 /** How the executor will run one use in the task's cell, or why it cannot. */
 export type ActionPlan =
@@ -159,6 +175,10 @@ export type ActionPlan =
       readonly rollback?: RollbackParams;
       /** Egress hosts of the grant (see ExecLimits). */
       readonly egressHosts?: readonly string[];
+      /** A vcs_mutation: the repository (workspace-relative, its cwd) whose HEAD is recorded before and after. */
+      readonly vcsRepo?: string;
+      /** A network action: its stdout is the raw response, kept as an `http.response` artifact (http-exchange.ts). */
+      readonly http?: Pick<HttpExchange, 'method' | 'url'>;
     }
   | { readonly kind: 'cannot-run'; readonly code: PlanRefusalCode; readonly message: string };
 
@@ -171,9 +191,11 @@ function cannot(code: PlanRefusalCode, message: string): ActionPlan {
 /**
  * The plan for one use (pure). Supported: `execute_command` (argv, cwd),
  * `write_local` / `read_local` / `delete_local` on `params.path`, and
- * `rollback` of a receipt's steps, each run as a fixed busybox command inside
- * the cell, so even a file action reaches nothing but the cell's own
- * filesystem. Every other class cannot run (yet) and says so.
+ * `rollback` of a receipt's steps, `network_read` / `network_write` (an
+ * HTTP exchange sent from the cell through its egress proxy), each run as a
+ * fixed busybox command inside the cell, so even a file action reaches
+ * nothing but the cell's own filesystem and a network action nothing but the
+ * grant's hosts. Every other class cannot run (yet) and says so.
  */
 export function planAction(request: ActionRequest, limits: ExecLimits): ActionPlan {
   const params = request.params;
@@ -236,6 +258,32 @@ export function planAction(request: ActionRequest, limits: ExecLimits): ActionPl
         if (target.relative !== step.path) return cannot('EXECUTOR_PARAMS_INVALID', `${step.path} is not spelled as a workspace walk records it (${target.relative})`);
       }
       return { kind: 'run', argv: ROLLBACK_ARGV, rollback: parsed.value, preimagePaths: parsed.value.steps.map((step) => step.path), ...base };
+    }
+    case 'vcs_mutation': {
+      const argv = params.argv;
+      if (!Array.isArray(argv) || argv[0] !== 'git' || argv.length < 2) return cannot('EXECUTOR_PARAMS_INVALID', 'vcs_mutation runs git: params.argv is ["git", <subcommand>, ...]; anything else is an execute_command');
+      // Global options (-c, -C, --git-dir, --exec-path, ...) would change which repository or program runs: the subcommand comes first.
+      if (argv[1]?.startsWith('-') === true) return cannot('EXECUTOR_PARAMS_INVALID', `vcs_mutation takes no git global options before the subcommand (got ${argv[1]}); use params.cwd for the repository`);
+      let repo = '.';
+      if (typeof params.cwd === 'string') {
+        const cwd = params.cwd === '.' ? { ok: true as const, relative: '.' } : workspacePath(params.cwd);
+        if (!cwd.ok) return cannot('EXECUTOR_PATH_ESCAPE', cwd.message);
+        repo = cwd.relative;
+      }
+      return { kind: 'run', argv: ['sh', '-c', VCS_SCRIPT, 'writ-vcs', request.proposed_by, ...argv.slice(1)], cwd: repo, vcsRepo: repo, ...base };
+    }
+    case 'network_read':
+    case 'network_write': {
+      const planned = planHttpExchange(request, limits.egressHosts, requestedSecretHandles(params));
+      if (!planned.ok) return cannot(planned.code, planned.message);
+      const { exchange } = planned;
+      return {
+        kind: 'run',
+        argv: ['sh', '-c', HTTP_EXCHANGE_SCRIPT, `writ-${request.action_class.replace('_', '-')}`, exchange.head],
+        stdin: exchange.body,
+        http: { method: exchange.method, url: exchange.url },
+        ...base,
+      };
     }
     default:
       return cannot('EXECUTOR_ACTION_UNSUPPORTED', `the executor cannot run ${request.action_class} actions yet`);

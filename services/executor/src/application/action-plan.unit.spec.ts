@@ -1,7 +1,7 @@
-import type { CapabilityGrantClaims } from '@writ/contracts';
+import type { ActionRequest, CapabilityGrantClaims } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
 import { sampleRequest } from '../../test/grants.js';
-import { DELETE_LOCAL_SCRIPT, WRITE_LOCAL_SCRIPT, execLimits, planAction, urlHost, useResources, workspacePath } from './action-plan.js';
+import { DELETE_LOCAL_SCRIPT, VCS_SCRIPT, WRITE_LOCAL_SCRIPT, execLimits, planAction, urlHost, useResources, workspacePath } from './action-plan.js';
 
 const limits = { timeoutMs: 60_000, maxOutputBytes: 1024 };
 const claims = (constraints?: CapabilityGrantClaims['constraints']): CapabilityGrantClaims => ({
@@ -90,9 +90,29 @@ describe('planAction', () => {
     ['write_local without content', { action_class: 'write_local', params: { path: 'a' } }, 'EXECUTOR_PARAMS_INVALID'],
     ['write_local with content that is not base64', { action_class: 'write_local', params: { path: 'a', content: 'not base64!', encoding: 'base64' } }, 'EXECUTOR_PARAMS_INVALID'],
     ['delete_local of the workspace itself', { action_class: 'delete_local', params: { path: '.' } }, 'EXECUTOR_PATH_ESCAPE'],
-    ['network_read', { action_class: 'network_read', params: { url: 'https://example.com' } }, 'EXECUTOR_ACTION_UNSUPPORTED'],
+    ['publication', { action_class: 'publication', params: { url: 'https://example.com' } }, 'EXECUTOR_ACTION_UNSUPPORTED'],
     ['payment', { action_class: 'payment', params: {} }, 'EXECUTOR_ACTION_UNSUPPORTED'],
   ])('given %s, then it cannot run: %s', (_note, overrides, code) => {
     expect(planAction(sampleRequest(overrides as never), limits)).toMatchObject({ kind: 'cannot-run', code });
+  });
+});
+
+describe('planAction for vcs_mutation', () => {
+  const vcs = (params: ActionRequest['params']) => sampleRequest({ action_class: 'vcs_mutation', target_resources: ['.'], params });
+  const limits = { timeoutMs: 1_000, maxOutputBytes: 64 };
+
+  it('given git argv, then the fixed git script with the proposer and the subcommand, in the repository as cwd', () => {
+    expect(planAction(vcs({ argv: ['git', 'commit', '-m', 'x'], cwd: './repo/' }), limits)).toMatchObject({ kind: 'run', argv: ['sh', '-c', VCS_SCRIPT, 'writ-vcs', 'agent-1', 'commit', '-m', 'x'], cwd: 'repo', vcsRepo: 'repo' });
+    expect(planAction(vcs({ argv: ['git', 'tag', 'v1'] }), limits)).toMatchObject({ kind: 'run', cwd: '.', vcsRepo: '.' });
+  });
+
+  it.each([
+    ['a non-git argv', { argv: ['sh', '-c', 'git commit'] }, 'EXECUTOR_PARAMS_INVALID'],
+    ['git alone', { argv: ['git'] }, 'EXECUTOR_PARAMS_INVALID'],
+    ['a global option first', { argv: ['git', '--git-dir=/etc', 'log'] }, 'EXECUTOR_PARAMS_INVALID'],
+    ['no argv', {}, 'EXECUTOR_PARAMS_INVALID'],
+    ['a cwd that climbs', { argv: ['git', 'add', '.'], cwd: '../other' }, 'EXECUTOR_PATH_ESCAPE'],
+  ] as const)('given %s, then %s', (_note, params, code) => {
+    expect(planAction(vcs(params as ActionRequest['params']), limits)).toMatchObject({ kind: 'cannot-run', code });
   });
 });

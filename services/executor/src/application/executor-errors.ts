@@ -47,6 +47,15 @@ export type ExecutorErrorCode =
    * not be set up: recorded, outcome errored, nothing ran (never a cell with a wider network instead).
    */
   | 'EXECUTOR_EGRESS_UNAVAILABLE'
+  /**
+   * A network action's URL is https: the cell's busybox TLS client does not verify certificates, so
+   * the peer could not be attested (recorded, errored, nothing sent). Use http:// or a verifying client.
+   */
+  | 'EXECUTOR_TLS_UNAVAILABLE'
+  /** A network action's URL names a host:port the grant's egress hosts do not allow (recorded, errored, nothing sent). */
+  | 'EXECUTOR_EGRESS_HOST_NOT_GRANTED'
+  /** A network action ran but its stdout holds no HTTP response (recorded, outcome completed: the request may have been sent). */
+  | 'EXECUTOR_HTTP_RESPONSE_INVALID'
   /** `resolve-outcome`: the resolution is not a compact JWS over an OutcomeResolution verifying with an active key of its signer (replied). */
   | 'EXECUTOR_RESOLUTION_SIGNATURE_INVALID'
   /** `resolve-outcome`: the signer is unknown, not a director, an agent, or proposed the action (replied; `details.reason`). */

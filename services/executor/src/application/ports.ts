@@ -1,6 +1,7 @@
 import type { EventDraft, EventEnvelope } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
 import type { CellEnvironment, CellExecOptions, CellExecResult, CellHandle, CellImage, WorkspaceSnapshot } from '../outbound/cells/index.js';
+import type { GitHead } from '../outbound/git-head.js';
 
 /** The task streams of the event log. */
 export interface TaskLog {
@@ -57,6 +58,11 @@ export interface CellPort {
    * through no symlink) of at most `maxBytes` whose SHA-256 is `sha256`; else undefined.
    */
   readChangedFile(taskId: string, relative: string, sha256: string, maxBytes: number): Promise<Uint8Array | undefined>;
+  /**
+   * HEAD of the git repository at `repoRelative` (workspace-relative) as its files say, read from
+   * the host without following links; undefined when there is none. Absent: HEADs are not recorded.
+   */
+  gitHead?(taskId: string, repoRelative: string): Promise<GitHead | undefined>;
 }
 
 /**

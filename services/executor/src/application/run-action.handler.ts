@@ -24,7 +24,9 @@ import { ExecutorError } from './executor-errors.js';
 import { grantStateFor, readGrantHistory, type ClaimRecord, type GrantHistory } from './grant-history.js';
 import { verifyGrant, type ExecutorRefusalCode } from './grant-verification.js';
 import { checkCellAccess } from './cell-areas.js';
+import type { GitHead } from '../outbound/git-head.js';
 import type { ArtifactStore, CellPort, CellSessions, IssuerKeys, TaskLog, UseJournal, UseRecords } from './ports.js';
+import { httpResponseDocument, parseHttpResponse, type HttpResponse } from './http-exchange.js';
 import { findStarted, reconcileStep } from './reconcile-use.js';
 import { describeDrift, preimageTargets, receiptMismatch, rollbackDrift, rollbackExec, type RollbackExec } from './rollback-run.js';
 import { TaskSerializer } from './task-serializer.js';
@@ -448,12 +450,14 @@ export class RunActionHandler {
       if (!check.ok) return outcome({ outcome: 'errored', error: { code: check.code, message: check.message.slice(0, 2_000) } });
     }
     let before: WorkspaceSnapshot;
+    let headBefore: GitHead | undefined;
     let run: RollbackExec = { argv: plan.argv, stdin: plan.stdin ?? new Uint8Array() };
     let preimages: ArtifactInput[];
     try {
       await this.#deps.cells.openCell(taskId);
       for (const [path] of accesses) await this.#deps.cells.assertPlainPath(taskId, path);
       before = await this.#deps.cells.snapshotWorkspace(taskId);
+      if (plan.vcsRepo !== undefined) headBefore = await this.#deps.cells.gitHead?.(taskId, plan.vcsRepo);
       if (plan.rollback !== undefined) {
         const prepared = await this.#prepareRollback(command, useId, plan.rollback, before);
         if ('code' in prepared) return outcome({ outcome: 'errored', error: { code: prepared.code, message: prepared.message.slice(0, 2_000) }, duration_ms: elapsed(started) });
@@ -503,6 +507,22 @@ export class RunActionHandler {
       inputs.push({ role: 'stdout', bytes: stdout, class: 'evidence', kind: 'command.transcript', media_type: 'application/octet-stream', alias: 'stdout' });
       inputs.push({ role: 'stderr', bytes: stderr, class: 'evidence', kind: 'command.transcript', media_type: 'application/octet-stream', alias: 'stderr' });
     }
+    // A vcs_mutation: HEAD of its repository before and after, as the repository's own files say.
+    if (plan.vcsRepo !== undefined && this.#deps.cells.gitHead !== undefined) {
+      const headAfter = await this.#deps.cells.gitHead(taskId, plan.vcsRepo).catch(() => undefined);
+      const document = { format: 'writ.vcs-head/1', repo: plan.vcsRepo, before: headBefore ?? null, after: headAfter ?? null };
+      inputs.push({ role: 'vcs.head', bytes: jsonBytes(document), class: 'evidence', kind: 'vcs.head', media_type: 'application/json', alias: 'vcs.head' });
+    }
+    // A network action: its stdout is the response the proxy relayed; status, headers and body are kept on their own.
+    let response: HttpResponse | undefined;
+    if (result !== undefined && plan.http !== undefined) {
+      response = parseHttpResponse(stdout, result.stdout_truncated);
+      if (response !== undefined) {
+        const bodySha256 = sha256Hex(response.body);
+        inputs.push({ role: 'http.body', bytes: response.body, class: 'evidence', kind: 'http.body', media_type: 'application/octet-stream', alias: 'http.body' });
+        inputs.push({ role: 'http.response', bytes: jsonBytes(httpResponseDocument(plan.http, response, bodySha256)), class: 'evidence', kind: 'http.response', media_type: 'application/json', alias: 'http.response' });
+      }
+    }
     if (diff !== undefined) {
       inputs.push({ role: 'diff', bytes: jsonBytes(diffDocument(diff)), class: 'evidence', kind: 'diff', media_type: 'application/json', alias: 'workspace.diff' });
     }
@@ -529,10 +549,15 @@ export class RunActionHandler {
       return outcome({ outcome: timedOut ? 'errored' : 'unknown', timed_out: timedOut, error: errorOf(execError), ...common });
     }
     const truncated = result.stdout_truncated || result.stderr_truncated;
+    const noResponse =
+      plan.http !== undefined && response === undefined
+        ? { code: 'EXECUTOR_HTTP_RESPONSE_INVALID', message: `${plan.http.method} ${plan.http.url} got no HTTP response (exit ${result.exit_code}); it may or may not have reached the host: see the transcript` }
+        : undefined;
     const problem =
       diffError !== undefined
         ? { code: 'EXECUTOR_DIFF_UNAVAILABLE', message: `the workspace could not be read back: ${messageOf(diffError)}`.slice(0, 2_000) }
         : (stored.error ??
+          noResponse ??
           (truncated
             ? {
                 code: 'EXECUTOR_OUTPUT_TRUNCATED',

@@ -235,9 +235,9 @@ describe('RunActionHandler: verify, claim through the log, run, record', () => {
   });
 
   it('given an action class the executor cannot run, then the use is claimed and recorded as errored EXECUTOR_ACTION_UNSUPPORTED without touching a cell', async () => {
-    const jws = await signSampleGrant(key, { claims: { action_class: 'network_read', resource_scope: { paths: [], hosts: ['example.com'] } } });
+    const jws = await signSampleGrant(key, { claims: { action_class: 'publication', resource_scope: { paths: [], hosts: ['example.com'] } } });
     const command = sampleRunAction(jws, {
-      action_request: { ...sampleRunAction(jws).action_request, action_class: 'network_read', params: { url: 'https://example.com/' }, target_resources: ['https://example.com/'] },
+      action_request: { ...sampleRunAction(jws).action_request, action_class: 'publication', params: { url: 'https://example.com/' }, target_resources: ['https://example.com/'] },
     });
     const { log, handler } = rig();
     expect(await handler.handle(command)).toEqual({ status: 'executed', outcome: 'errored', use_no: 1 });

@@ -8,6 +8,7 @@ import type { ActionExecOptions, CellCloser, CellPort, UseRecords } from '../app
 import { fenceUseRecord, readUseRecord, removeUseRecord, type UseRecord } from './cells/index.js';
 import type { CellEnvironment, CellExecResult, CellHandle, CellImage, CellPool, CellRuntime, WorkspaceSnapshot } from './cells/index.js';
 import type { EgressNetworks } from './egress/index.js';
+import { readGitHead, type GitHead } from './git-head.js';
 import { DirectorySecretSource, redactBytes, redactText, type ResolvedSecret, type SecretSource } from './secrets/index.js';
 
 function errnoCode(error: unknown): string | undefined {
@@ -189,6 +190,10 @@ export class ExecutorCells implements CellPort, CellCloser {
       }
       if (index < segments.length - 1 && !stat.isDirectory()) return;
     }
+  }
+
+  gitHead(taskId: string, repoRelative: string): Promise<GitHead | undefined> {
+    return readGitHead(this.#runtime.hostPaths(taskId).workspaceDir, repoRelative);
   }
 
   async readChangedFile(taskId: string, relative: string, sha256: string, maxBytes: number): Promise<Uint8Array | undefined> {

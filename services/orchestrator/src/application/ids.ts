@@ -25,6 +25,16 @@ export function verifyIdsFor(taskId: string, claimId: string): { readonly action
   return { actionRequestId: `vfy-${hash}`, stepId: `stp-${hash}`, attemptId: `att-${hash}` };
 }
 
+/**
+ * The rollback a failed file-ownership audit proposes for one receipt: its
+ * ActionRequest (`arb-`, not the `rb-` of `writ rollback`, so an agent's own
+ * submission never dedupes against it), step and attempt ids.
+ */
+export function auditRollbackIdsFor(taskId: string, receiptId: string): { readonly actionRequestId: string; readonly stepId: string; readonly attemptId: string } {
+  const hash = digest(taskId, receiptId, 'audit-rollback');
+  return { actionRequestId: `arb-${hash}`, stepId: `stp-${hash}`, attemptId: `att-${hash}` };
+}
+
 /** A Decision the orchestrator records, from what it decides on (`<claim_id>:refused`, `ownership-audit`). */
 export function decisionIdFor(taskId: string, key: string): string {
   return `dec-${digest(taskId, key)}`;

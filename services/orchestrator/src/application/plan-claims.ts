@@ -2,7 +2,11 @@ import {
   ATTEMPT_TERMINAL_STATES,
   LIMITS,
   parseActionRequest,
+  safeParseContract,
+  ReceiptRollback,
+  type AuditRollbackRef,
   type Brief,
+  type FileOwnershipAudited,
   type Decision,
   type DecisionClass,
   type EvidenceRef,
@@ -15,16 +19,18 @@ import {
   isTaskTerminal,
   judgeBlockedClaim,
   judgeDoneClaim,
+  planAuditRollback,
   type AttemptCommand,
   type DoneJudgment,
   type ExecutedChange,
   type FallbackStanding,
+  type ReceiptedExecution,
   type StepCommand,
   type TaskCommand,
   type TaskRecord,
   type VerificationFact,
 } from '@writ/kernel';
-import { decisionIdFor, questionIdFor, verifyIdsFor } from './ids.js';
+import { auditRollbackIdsFor, decisionIdFor, questionIdFor, verifyIdsFor } from './ids.js';
 import type { AttemptView, BlockedClaimView, DoneClaimView, TaskView } from './task-view.js';
 
 /** A fact the claims phase appends (not a kernel aggregate event): claim.*, question.*, audit.*, decision.recorded. */
@@ -75,6 +81,9 @@ function last<T>(items: readonly T[]): T | undefined {
  * 4. a briefed task with an accepted done claim closes once none of its
  *    attempts is in flight: the file-ownership audit first, then
  *    `task.completed`, or `task.failed` (audit failed, or the claim is `failed`);
+ *    a failed audit first proposes the rollback of every receipt whose action
+ *    made a flagged change and names a rollback method, one at a time (latest
+ *    first), and the task fails once they have ended, saying how each ended;
  * 5. an ended task withdraws its open questions.
  *
  * Event ids derive from the claim, so re-planning appends nothing twice.
@@ -343,10 +352,13 @@ function closeOnAcceptedClaim(planner: ClaimPlanner): void {
   const status = accepted.verdict.value.status;
   const meta = { now: planner.now };
   if (audited.event_type === 'audit.file_ownership_failed') {
+    // The task's cell closes when the task ends: its rollbacks run first, and the failure says how they ended.
+    if (proposeNextRollback(planner, task, audited.value)) return;
     const flagged = [...audited.value.modified_not_owned, ...audited.value.sacred_modified].map((change) => change.path);
     const unaudited = audited.value.unaudited_executions.length;
+    const rollback = rollbackOutcome(planner.view, audited.value);
     const reason = clip(
-      `the file-ownership audit failed: ${flagged.length === 0 ? '' : `changed outside files_owned or inside a Sacred Scope: ${[...new Set(flagged)].join(', ')}`}${unaudited === 0 ? '' : `${flagged.length === 0 ? '' : '; '}${unaudited} execution(s) without a workspace diff`}`,
+      `the file-ownership audit failed: ${flagged.length === 0 ? '' : `changed outside files_owned or inside a Sacred Scope: ${[...new Set(flagged)].join(', ')}`}${unaudited === 0 ? '' : `${flagged.length === 0 ? '' : '; '}${unaudited} execution(s) without a workspace diff`}${rollback === '' ? '' : `; ${rollback}`}`,
     );
     planner.perform({ aggregate: 'task', command: { type: 'fail-task', data: { reason }, metadata: meta }, key: 'claims:fail' });
     return;
@@ -368,10 +380,13 @@ function unaudited(run: { readonly outcome: string; readonly error?: { readonly 
 
 /**
  * The seed 003 file-ownership audit over every `execution.completed` of the
- * task (the verify runs included: what they write is a change too). A Sacred
- * Scope modification cannot be reverted by Writ today: the executor keeps the
- * after-image of a changed file as an artifact but no pre-image, and has no
- * restore command; the audit records what a restore needs instead.
+ * task (the verify runs included: what they write is a change too). Every
+ * flagged change (inside a Sacred Scope, or outside files_owned: both fail
+ * the task, and undoing either puts the workspace back inside the brief's
+ * contract) is traced to the receipt of its action: the receipts that name a
+ * rollback method are rolled back through the governed path
+ * (`proposeNextRollback`), the paths none can undo are listed with why; the
+ * `restore` list keeps what a manual restore of the Sacred Scope needs.
  */
 function audit(planner: ClaimPlanner, task: TaskRecord, claimId: string): void {
   const changes: ExecutedChange[] = [];
@@ -389,6 +404,10 @@ function audit(planner: ClaimPlanner, task: TaskRecord, claimId: string): void {
   const decisionId = failed ? decisionIdFor(task.task_id, 'ownership-audit') : null;
   const type = failed ? 'audit.file_ownership_failed' : 'audit.file_ownership_passed';
   const bounded = <T>(items: readonly T[]) => items.slice(0, LIMITS.listItems);
+  const flagged = [...result.sacred_modified, ...result.modified_not_owned];
+  const plan = planAuditRollback(flagged, receiptsByExecution(planner.view));
+  const rollbacks: AuditRollbackRef[] = plan.rollbacks.map((r) => ({ receipt_id: r.receipt_id, action_request_id: auditRollbackIdsFor(task.task_id, r.receipt_id).actionRequestId, paths: bounded(r.paths) }));
+  const unrollable = bounded(plan.unrollable).map((u) => ({ ...u }));
   planner.fact({
     type,
     entityType: 'task',
@@ -402,14 +421,27 @@ function audit(planner: ClaimPlanner, task: TaskRecord, claimId: string): void {
       sacred_modified: bounded(result.sacred_modified),
       unaudited_executions: bounded(result.unaudited_executions),
       rollback:
-        result.sacred_modified.length === 0
+        flagged.length === 0
           ? { status: 'not_needed', restore: [] }
-          : {
-              status: 'unavailable',
-              reason:
-                'Writ cannot revert it: the executor keeps after-images of changed files but no pre-images, and has no restore command. Restore each path to before_sha256 (remove it where that is null) by hand, outside the agent.',
-              restore: bounded(result.restore),
-            },
+          : rollbacks.length === 0
+            ? {
+                status: 'unavailable',
+                reason: clip(
+                  `no receipt of the actions that made these changes names a rollback method (see unrollable). Restore each path to before_sha256 (remove it where that is null) by hand, outside the agent.`,
+                ),
+                restore: bounded(result.restore),
+                rollbacks: [],
+                unrollable,
+              }
+            : {
+                status: 'proposed',
+                reason: clip(
+                  `Writ rolls back ${rollbacks.length} receipt(s) as governed rollback actions of the task (a director approves each), latest first; the task fails once they have ended${unrollable.length === 0 ? '' : `; ${unrollable.length} path(s) no receipt can undo need a manual restore`}`,
+                ),
+                restore: bounded(result.restore),
+                rollbacks,
+                unrollable,
+              },
       decision_id: decisionId,
       at: planner.now,
     },
@@ -426,12 +458,16 @@ function audit(planner: ClaimPlanner, task: TaskRecord, claimId: string): void {
     risk: sacred.length > 0 ? 'high' : 'moderate',
     reversible: false,
     attemptId: null,
-    summary: clip(`file-ownership audit of task ${task.task_id} failed; the task fails${sacred.length > 0 ? ' and its Sacred Scope changes need a manual restore' : ''}`),
+    summary: clip(
+      `file-ownership audit of task ${task.task_id} failed; the task fails${rollbacks.length > 0 ? ` once the rollback of ${rollbacks.length} receipt(s) has ended` : ''}${unrollable.length > 0 ? `; ${unrollable.length} path(s) need a manual restore` : ''}`,
+    ),
     rationale: clip(
       [
         notOwned.length > 0 ? `modified but not owned: ${notOwned.join(', ')}` : '',
         sacred.length > 0 ? `Sacred Scope modified: ${sacred.join(', ')}` : '',
         result.unaudited_executions.length > 0 ? `executions without a workspace diff: ${result.unaudited_executions.join(', ')}` : '',
+        rollbacks.length > 0 ? `rolled back through the governed path: ${rollbacks.map((r) => `receipt ${r.receipt_id} (${r.paths.join(', ')})`).join('; ')}` : '',
+        ...unrollable.map((u) => `not rollable: ${u.path}: ${u.reason}`),
       ]
         .filter((line) => line !== '')
         .join('\n'),
@@ -439,6 +475,139 @@ function audit(planner: ClaimPlanner, task: TaskRecord, claimId: string): void {
     ),
     evidence: [],
   });
+}
+
+/**
+ * What the log says of the receipt closing each execution: the last receipt
+ * of the execution's attempt (an approval's receipt never closes one), its
+ * hash and rollback metadata as the receipt service signed them.
+ */
+function receiptsByExecution(view: TaskView): (executionEventId: string) => ReceiptedExecution | undefined {
+  const byExecution = new Map<string, ReceiptedExecution>();
+  for (const attempt of view.attempts.values()) {
+    const receipt = last(attempt.receipts);
+    if (receipt === undefined) continue;
+    const rollback = receipt.value.rollback === undefined ? null : safeParseContract('ReceiptRollback', ReceiptRollback, receipt.value.rollback);
+    const hash = receipt.value.receipt_hash;
+    const receipted: ReceiptedExecution = {
+      receipt_id: receipt.value.receipt_id,
+      receipt_hash: typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash) ? hash : null,
+      rollback: rollback === null || !rollback.ok ? null : rollback.value,
+      seq: receipt.seq,
+    };
+    for (const execution of attempt.executions) byExecution.set(execution.event_id, receipted);
+  }
+  return (executionEventId) => byExecution.get(executionEventId);
+}
+
+/**
+ * The next rollback a failed audit asks for, proposed as a governed action of
+ * the task by the orchestrator's principal (a step `rollback` and its attempt
+ * awaiting policy, like the verify run of a done claim): policy sends it to a
+ * director, and the executor applies it all-or-nothing. One at a time, latest
+ * receipt first: each expects its paths as its own action left them, so it
+ * can only hold once the later ones are undone; once one ends without
+ * succeeding, none after it is proposed. True while a rollback is proposed or
+ * under way (the task waits for it).
+ */
+function proposeNextRollback(planner: ClaimPlanner, task: TaskRecord, audited: FileOwnershipAudited): boolean {
+  const view = planner.view;
+  for (const ref of audited.rollback.rollbacks ?? []) {
+    const proposed = view.auditRollbacks.get(ref.receipt_id);
+    if (proposed === undefined) return proposeRollback(planner, task, ref);
+    const attempt = view.attempts.get(proposed.attempt_id);
+    if (attempt === undefined || inFlight(attempt)) return true;
+    if (attempt.state.status !== 'succeeded') return false;
+  }
+  return false;
+}
+
+function proposeRollback(planner: ClaimPlanner, task: TaskRecord, ref: AuditRollbackRef): boolean {
+  const view = planner.view;
+  const taskId = task.task_id;
+  const receipt = [...view.attempts.values()].flatMap((attempt) => attempt.receipts).find((r) => r.value.receipt_id === ref.receipt_id);
+  const parsed = receipt?.value.rollback === undefined ? undefined : safeParseContract('ReceiptRollback', ReceiptRollback, receipt.value.rollback);
+  const hash = receipt?.value.receipt_hash;
+  // The audit named it from this very log: a receipt that no longer reads is left to rollbackOutcome to report.
+  if (parsed === undefined || !parsed.ok || parsed.value.method !== 'compensating_local_actions' || typeof hash !== 'string') return false;
+  const steps = parsed.value.steps;
+  const ids = auditRollbackIdsFor(taskId, ref.receipt_id);
+  const decisionId = decisionIdFor(taskId, `audit-rollback:${ref.receipt_id}`);
+  const meta = { now: planner.now };
+  const title = clip(`roll back receipt ${ref.receipt_id} (file-ownership audit)`, LIMITS.title);
+  const targets = [...new Set(steps.map((step) => step.path))].slice(0, LIMITS.targetResources);
+  const request = parseActionRequest({
+    action_request_id: ids.actionRequestId,
+    task_id: taskId,
+    step: { kind: 'rollback', title },
+    action_class: 'rollback',
+    target_resources: targets,
+    params: { receipt_id: ref.receipt_id, receipt_hash: hash, steps: steps.map((step) => ({ ...step })) },
+    expected_effects: steps
+      .slice(0, LIMITS.shortListItems)
+      .map((step) => clip(step.action_class === 'delete_local' ? `${step.path} is removed (the action added it)` : `${step.path} is written back to ${step.restore_sha256 ?? 'its pre-image'}`)),
+    reversibility_hint: 'reversible',
+    reason: clip(`the file-ownership audit failed: receipt ${ref.receipt_id} changed ${ref.paths.join(', ')} (inside a Sacred Scope or outside files_owned); Writ rolls its action back (seed 003: a Sacred Scope modification is rolled back)`),
+    proposed_by: planner.actorId,
+    proposed_at: planner.now,
+  });
+  planner.fact({
+    type: 'audit.rollback_proposed',
+    entityType: 'task',
+    entityId: taskId,
+    payload: { receipt_id: ref.receipt_id, receipt_hash: hash, action_request_id: ids.actionRequestId, step_id: ids.stepId, attempt_id: ids.attemptId, paths: [...ref.paths], decision_id: decisionId, at: planner.now },
+    key: `${ref.receipt_id}:audit.rollback_proposed`,
+  });
+  recordDecision(planner, task, {
+    decisionId,
+    subjectRef: `receipt:${ref.receipt_id}`,
+    outcomeEvent: 'audit.rollback_proposed',
+    type: 'safety',
+    risk: 'high',
+    reversible: true,
+    attemptId: ids.attemptId,
+    summary: clip(`roll back receipt ${ref.receipt_id} of task ${taskId}: the file-ownership audit flagged ${ref.paths.join(', ')}`),
+    rationale: clip(
+      `seed 003: a Sacred Scope modification fails the task and is rolled back (a change outside files_owned too). The receipt names ${steps.length} compensating step(s); they run as the governed rollback ${ids.actionRequestId} (policy, a director's approval, a grant, the executor, its own receipt), all or none, only where every path still holds what the action left.`,
+      LIMITS.longText,
+    ),
+    evidence: [],
+  });
+  const step = (command: StepCommand, key: string) => planner.perform({ aggregate: 'step', id: ids.stepId, attemptId: ids.attemptId, command, key: `${ids.stepId}:${key}` });
+  const attempt = (command: AttemptCommand, key: string) => planner.perform({ aggregate: 'attempt', id: ids.attemptId, command, key: `${ids.attemptId}:${key}` });
+  step({ type: 'plan-step', data: { step_id: ids.stepId, task_id: taskId, kind: 'rollback', title, contract_ref: `receipt:${ref.receipt_id}`, max_attempts: 1 }, metadata: meta }, 'plan');
+  step({ type: 'mark-step-ready', data: {}, metadata: meta }, 'ready');
+  step({ type: 'open-attempt', data: { attempt_id: ids.attemptId }, metadata: meta }, 'open');
+  attempt(
+    { type: 'create-attempt', data: { attempt_id: ids.attemptId, task_id: taskId, step_id: ids.stepId, attempt_no: 1, idempotency_key: ids.actionRequestId }, metadata: meta },
+    'create',
+  );
+  attempt({ type: 'lease-workspace', data: { workspace_lease_ref: `workspace:${taskId}` }, metadata: meta }, 'lease');
+  attempt({ type: 'submit-action', data: { action_request: request }, metadata: meta }, 'submit');
+  return true;
+}
+
+/** How the audit's rollbacks ended, for the task's failure: each receipt rolled back or not (and why), and the paths none could undo. */
+function rollbackOutcome(view: TaskView, audited: FileOwnershipAudited): string {
+  const parts: string[] = [];
+  let stopped = false;
+  for (const ref of audited.rollback.rollbacks ?? []) {
+    const proposed = view.auditRollbacks.get(ref.receipt_id);
+    const state = proposed === undefined ? undefined : view.attempts.get(proposed.attempt_id)?.state;
+    if (proposed === undefined || state === undefined || state.status === 'initial') {
+      parts.push(`receipt ${ref.receipt_id} not rolled back (${stopped ? 'an earlier rollback did not succeed' : 'its rollback could not be proposed'}): ${ref.paths.join(', ')}`);
+      stopped = true;
+      continue;
+    }
+    if (state.status === 'succeeded') {
+      parts.push(`rolled back receipt ${ref.receipt_id} (${proposed.action_request_id}): ${ref.paths.join(', ')}`);
+      continue;
+    }
+    stopped = true;
+    parts.push(`rollback ${proposed.action_request_id} of receipt ${ref.receipt_id} ended ${state.status}${state.failure === null ? '' : ` (${state.failure.code})`}: ${ref.paths.join(', ')} not restored`);
+  }
+  for (const path of audited.rollback.unrollable ?? []) parts.push(`not rollable: ${path.path}: ${path.reason}`);
+  return parts.join('; ');
 }
 
 /** An ended task withdraws its open questions from the inbox. */

@@ -1,8 +1,10 @@
-import type { ActionRequest, Brief, ChangedFile, EventDraft } from '@writ/contracts';
+import type { ActionRequest, Brief, ChangedFile, EventDraft, ReceiptRollback } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
 import { blockedClaimOf, blockedSubmittedDraft, briefOf, briefedRequest, doneClaimOf, doneSubmittedDraft, verifyRunIds } from '../../test/claim-fixtures.js';
 import { PlanLog, typesOf } from '../../test/plan-log.js';
 import {
+  approvalRequestedDraft,
+  approvalResolvedDraft,
   executionCompletedDraft,
   grantIssuedDraft,
   ingressDrafts,
@@ -13,13 +15,19 @@ import {
   useClaimedDraft,
   type TaskIds,
 } from '../../test/task-fixtures.js';
-import { verifyIdsFor } from './ids.js';
+import { approvalIdFor, auditRollbackIdsFor, verifyIdsFor } from './ids.js';
 
 const HASH = 'b'.repeat(64);
+const RECEIPT_HASH = 'c'.repeat(64);
 const written = (path: string, change: ChangedFile['change'] = 'added'): ChangedFile => ({ path, change, before_sha256: change === 'added' ? null : 'a'.repeat(64), after_sha256: change === 'deleted' ? null : HASH });
 
 /** Drives one attempt of the task through policy (profile), grant, use, execution and receipt, as the other services would append them. */
-function runAttempt(log: PlanLog, ids: TaskIds, request: Pick<ActionRequest, 'action_class' | 'target_resources'> & ActionRequest, options: { exitCode?: number; changed?: ChangedFile[]; profile?: string } = {}): void {
+function runAttempt(
+  log: PlanLog,
+  ids: TaskIds,
+  request: Pick<ActionRequest, 'action_class' | 'target_resources'> & ActionRequest,
+  options: { exitCode?: number; changed?: ChangedFile[]; profile?: string; rollback?: ReceiptRollback } = {},
+): void {
   log.add(policyEvaluatedDraft(ids, request, options.profile ?? 'local_edit_allowed'));
   log.step((e) => e.event_type === 'policy.evaluated' && e.attempt_id === ids.attempt_id);
   const denied = log.view().attempts.get(ids.attempt_id)?.state.status === 'failed';
@@ -36,16 +44,17 @@ function runAttempt(log: PlanLog, ids: TaskIds, request: Pick<ActionRequest, 'ac
   log.step((e) => e.event_type === 'grant.use_claimed' && e.attempt_id === ids.attempt_id);
   log.add(executionCompletedDraft(ids, { at: instant(7), exitCode: options.exitCode ?? 0, changedFiles: options.changed ?? [] }));
   log.step((e) => e.event_type === 'execution.completed' && e.attempt_id === ids.attempt_id);
-  log.add(receiptIssuedDraft(ids, (options.exitCode ?? 0) === 0 ? 'succeeded' : 'failed', { at: instant(8) }));
+  const rollback = options.rollback === undefined ? {} : { rollback: options.rollback, receiptHash: RECEIPT_HASH };
+  log.add(receiptIssuedDraft(ids, (options.exitCode ?? 0) === 0 ? 'succeeded' : 'failed', { at: instant(8), ...rollback }));
   log.step((e) => e.event_type === 'receipt.issued' && e.attempt_id === ids.attempt_id);
 }
 
 /** A briefed task whose agent action already ran (changing `changed`), nothing in flight. */
-function workedTask(name: string, options: { brief?: Brief; changed?: ChangedFile[] } = {}): { log: PlanLog; request: ActionRequest } {
+function workedTask(name: string, options: { brief?: Brief; changed?: ChangedFile[]; rollback?: ReceiptRollback } = {}): { log: PlanLog; request: ActionRequest } {
   const ids = taskIds(name);
   const request = briefedRequest(ids, options.brief ?? briefOf());
   const log = new PlanLog(ids).add(...ingressDrafts(ids, request));
-  runAttempt(log, ids, request, { changed: options.changed ?? [written('src/greeting.txt')] });
+  runAttempt(log, ids, request, { changed: options.changed ?? [written('src/greeting.txt')], ...(options.rollback === undefined ? {} : { rollback: options.rollback }) });
   return { log, request };
 }
 
@@ -190,11 +199,15 @@ describe('planClaims: the file-ownership audit when the task closes', () => {
     closeWithCleanClaim(log, 'dcl-a1');
     // then
     const audit = log.drafts.find((d) => d.event_type === 'audit.file_ownership_failed');
-    expect(audit?.payload).toMatchObject({ modified_not_owned: [{ path: 'README.md', change: 'modified' }], sacred_modified: [], rollback: { status: 'not_needed' } });
+    expect(audit?.payload).toMatchObject({
+      modified_not_owned: [{ path: 'README.md', change: 'modified' }],
+      sacred_modified: [],
+      rollback: { status: 'unavailable', rollbacks: [], unrollable: [{ path: 'README.md', receipt_id: `rct-${log.ids.attempt_id}-settled` }] },
+    });
     expect(log.types().slice(-3)).toEqual(['audit.file_ownership_failed', 'decision.recorded', 'task.failed']);
     expect(log.drafts.at(-2)).toMatchObject({ payload: { decision: { decision_type: 'safety' }, outcome_event: 'audit.file_ownership_failed' } });
     expect(log.view().task).toMatchObject({ status: 'failed' });
-    expect(String((log.view().task as { reason: string }).reason)).toContain('README.md');
+    expect(String((log.view().task as { reason: string }).reason)).toContain('not rollable: README.md: receipt');
   });
 
   it('given an execution that modified a Sacred Scope file, when the task closes, then the task fails and the audit says what a restore needs (Writ cannot revert it)', () => {
@@ -223,6 +236,122 @@ describe('planClaims: the file-ownership audit when the task closes', () => {
     log.step('claim.done_submitted');
     expect(log.drafts.find((d) => d.event_type === 'audit.file_ownership_failed')?.payload).toMatchObject({ unaudited_executions: [executed.event_id] });
     expect(taskStatus(log)).toBe('failed');
+  });
+});
+
+describe('planClaims: a failed audit rolls back what it flagged through the governed path', () => {
+  const AFTER = HASH;
+  const undoable = (...paths: string[]): ReceiptRollback => ({
+    method: 'compensating_local_actions',
+    statement: 'reversible through one governed rollback',
+    prerequisites: [],
+    steps: paths.map((path) => ({ action_class: 'delete_local' as const, path, expected_sha256: AFTER })),
+  });
+
+  function closeWithCleanClaim(log: PlanLog, claimId: string): void {
+    log.add(doneSubmittedDraft(log.ids, claimId));
+    log.step('claim.done_submitted');
+    runAttempt(log, verifyRunIds(log.ids, claimId), verifyRequestOf(log, claimId), { exitCode: 0 });
+  }
+
+  /** The audit-triggered rollback of `receiptId` through policy, a director's answer and (granted) the executor and its receipt. */
+  function runRollback(log: PlanLog, receiptId: string, decision: 'grant' | 'deny'): ActionRequest {
+    const rb = auditRollbackIdsFor(log.ids.task_id, receiptId);
+    const ids: TaskIds = { task_id: log.ids.task_id, step_id: rb.stepId, attempt_id: rb.attemptId };
+    const state = log.view().attempts.get(rb.attemptId)?.state;
+    if (state === undefined || state.status === 'initial' || state.action_request === null) throw new Error(`no rollback attempt for ${receiptId}`);
+    const request = state.action_request;
+    log.add(policyEvaluatedDraft(ids, request, 'local_edit_allowed', { at: instant(11) }));
+    log.step((e) => e.event_type === 'policy.evaluated' && e.attempt_id === ids.attempt_id);
+    const approvalId = approvalIdFor(ids.task_id, ids.attempt_id, 1);
+    const requested = approvalRequestedDraft(ids, approvalId, { at: instant(12) });
+    log.add(requested);
+    log.step((e) => e.event_type === 'approval.requested' && e.entity_id === approvalId);
+    log.add(approvalResolvedDraft(ids, approvalId, requested, decision, { at: instant(13) }));
+    log.step((e) => e.entity_id === approvalId && e.event_type !== 'approval.requested');
+    if (decision === 'deny') return request;
+    const grant = grantIssuedDraft(ids, request, { at: instant(14), approvalId });
+    log.add(grant);
+    log.step((e) => e.event_type === 'grant.issued' && e.attempt_id === ids.attempt_id);
+    log.add(useClaimedDraft(ids, grant, request, { at: instant(15) }));
+    log.step((e) => e.event_type === 'grant.use_claimed' && e.attempt_id === ids.attempt_id);
+    log.add(executionCompletedDraft(ids, { at: instant(16), exitCode: 0, changedFiles: [] }));
+    log.step((e) => e.event_type === 'execution.completed' && e.attempt_id === ids.attempt_id);
+    log.add(receiptIssuedDraft(ids, 'succeeded', { at: instant(17) }));
+    log.step((e) => e.event_type === 'receipt.issued' && e.attempt_id === ids.attempt_id);
+    return request;
+  }
+
+  it('given an action that added a Sacred Scope file and whose receipt names a rollback, when the task closes, then the audit proposes that receipt\'s rollback as a governed action of the task and the task waits for it', () => {
+    // given: the agent's action added billing/plan.ts (sacred) beside its owned file
+    const { log } = workedTask('r1', { brief: briefOf({ spec: { scope: { files_owned: ['**'] } } }), changed: [written('src/greeting.txt'), written('billing/plan.ts')], rollback: undoable('src/greeting.txt', 'billing/plan.ts') });
+    const receiptId = `rct-${log.ids.attempt_id}-settled`;
+    // when
+    closeWithCleanClaim(log, 'dcl-r1');
+    // then
+    const rb = auditRollbackIdsFor(log.ids.task_id, receiptId);
+    expect(log.drafts.find((d) => d.event_type === 'audit.file_ownership_failed')?.payload).toMatchObject({
+      sacred_modified: [{ path: 'billing/plan.ts' }],
+      rollback: { status: 'proposed', rollbacks: [{ receipt_id: receiptId, action_request_id: rb.actionRequestId, paths: ['billing/plan.ts'] }], unrollable: [] },
+    });
+    expect(log.types().slice(-10)).toEqual([
+      'audit.file_ownership_failed',
+      'decision.recorded',
+      'audit.rollback_proposed',
+      'decision.recorded',
+      'step.planned',
+      'step.marked_ready',
+      'step.attempt_opened',
+      'attempt.created',
+      'attempt.leased',
+      'attempt.awaiting_policy',
+    ]);
+    expect(log.drafts.at(-7)).toMatchObject({ entity_type: 'decision', payload: { subject_ref: `receipt:${receiptId}`, outcome_event: 'audit.rollback_proposed', decision: { decision_type: 'safety', risk_level: 'high' } } });
+    const state = log.view().attempts.get(rb.attemptId)?.state;
+    expect(state).toMatchObject({
+      status: 'awaiting_policy',
+      action_request: {
+        action_request_id: rb.actionRequestId,
+        action_class: 'rollback',
+        proposed_by: 'writ-orchestrator',
+        target_resources: ['src/greeting.txt', 'billing/plan.ts'],
+        params: { receipt_id: receiptId, receipt_hash: RECEIPT_HASH, steps: undoable('src/greeting.txt', 'billing/plan.ts').steps },
+      },
+    });
+    expect(taskStatus(log)).toBe('running');
+    // handled again: nothing new
+    expect(log.handle('attempt.awaiting_policy').events).toEqual([]);
+  });
+
+  it('given the proposed rollback, when a director approves and it runs, then the task fails once its receipt is in, saying what was rolled back', () => {
+    const { log } = workedTask('r2', { brief: briefOf({ spec: { scope: { files_owned: ['**'] } } }), changed: [written('billing/plan.ts')], rollback: undoable('billing/plan.ts') });
+    const receiptId = `rct-${log.ids.attempt_id}-settled`;
+    closeWithCleanClaim(log, 'dcl-r2');
+    const request = runRollback(log, receiptId, 'grant');
+    expect(request.action_class).toBe('rollback');
+    expect(log.types().slice(-3)).toEqual(['attempt.succeeded', 'step.succeeded', 'task.failed']);
+    const reason = String((log.view().task as { reason: string }).reason);
+    expect(reason).toContain(`rolled back receipt ${receiptId} (${request.action_request_id}): billing/plan.ts`);
+  });
+
+  it('given the proposed rollback, when a director denies it, then the task fails and says the path was not restored', () => {
+    const { log } = workedTask('r3', { brief: briefOf({ spec: { scope: { files_owned: ['**'] } } }), changed: [written('billing/plan.ts')], rollback: undoable('billing/plan.ts') });
+    const receiptId = `rct-${log.ids.attempt_id}-settled`;
+    closeWithCleanClaim(log, 'dcl-r3');
+    runRollback(log, receiptId, 'deny');
+    expect(taskStatus(log)).toBe('failed');
+    const reason = String((log.view().task as { reason: string }).reason);
+    expect(reason).toMatch(new RegExp(`rollback arb-[0-9a-f]{32} of receipt ${receiptId} ended failed.*billing/plan.ts not restored`));
+  });
+
+  it('given a flagged path whose receipt names no method, when the task closes, then nothing is proposed and the task fails at once naming the path and why', () => {
+    const none: ReceiptRollback = { method: 'none', statement: 'no rollback method: the pre-image of package.json was not captured', prerequisites: [], steps: [] };
+    const { log } = workedTask('r4', { brief: briefOf({ spec: { scope: { files_owned: ['**'] } } }), changed: [written('package.json', 'modified')], rollback: none });
+    closeWithCleanClaim(log, 'dcl-r4');
+    expect(log.types()).not.toContain('audit.rollback_proposed');
+    expect(log.drafts.find((d) => d.event_type === 'audit.file_ownership_failed')?.payload).toMatchObject({ rollback: { status: 'unavailable', unrollable: [{ path: 'package.json', reason: expect.stringContaining('pre-image of package.json was not captured') }] } });
+    expect(taskStatus(log)).toBe('failed');
+    expect(String((log.view().task as { reason: string }).reason)).toContain('not rollable: package.json: receipt');
   });
 });
 

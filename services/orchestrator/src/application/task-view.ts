@@ -1,4 +1,5 @@
 import {
+  AuditRollbackProposed,
   BlockedClaimAccepted,
   BlockedClaimRefused,
   BlockedClaimSubmitted,
@@ -52,7 +53,17 @@ export interface Fact<T> {
  * never closes its attempt).
  */
 const ReceiptFactSchema = z.object({
-  receipt: z.object({ receipt_id: Id, attempt_id: Id, result_code: ReceiptResultCode, approval_ref: z.string().nullable().optional() }).loose(),
+  receipt: z
+    .object({
+      receipt_id: Id,
+      attempt_id: Id,
+      result_code: ReceiptResultCode,
+      approval_ref: z.string().nullable().optional(),
+      receipt_hash: z.string().optional(),
+      // Parsed (ReceiptRollback) where a failed audit reads it: a receipt is placed on its attempt whatever this holds.
+      rollback: z.unknown().optional(),
+    })
+    .loose(),
   cause: z.string().optional(),
 });
 export type ReceiptFact = z.infer<typeof ReceiptFactSchema>['receipt'];
@@ -160,6 +171,8 @@ export class TaskView {
   readonly questions = new Map<string, QuestionView>();
   /** The file-ownership audit of the task, once it ran. */
   ownershipAudit: { readonly event_type: string; readonly value: FileOwnershipAudited } | null = null;
+  /** Rollbacks a failed audit proposed (`audit.rollback_proposed`), by the receipt they undo. */
+  readonly auditRollbacks = new Map<string, AuditRollbackProposed>();
   readonly ignored: IgnoredEvent[] = [];
   headSeq = 0;
 
@@ -380,6 +393,11 @@ export class TaskView {
       case 'audit.file_ownership_failed': {
         const value = parse(FileOwnershipAudited);
         if (value !== undefined) this.ownershipAudit ??= { event_type: event.event_type, value };
+        return;
+      }
+      case 'audit.rollback_proposed': {
+        const value = parse(AuditRollbackProposed);
+        if (value !== undefined && !this.auditRollbacks.has(value.receipt_id)) this.auditRollbacks.set(value.receipt_id, value);
         return;
       }
       default:

@@ -66,6 +66,10 @@ export class EgressProxy {
   constructor(options: EgressProxyOptions) {
     this.#options = options;
     this.#server = http.createServer({ requestTimeout: 0 });
+    // A client that half-closes after its request (busybox nc at the end of its stdin, as a
+    // network_read / network_write sends) still gets its answer: without this Node aborts the
+    // request on the client's FIN. The socket is closed once the response is written.
+    Object.assign(this.#server, { httpAllowHalfOpen: true });
     this.#server.on('connection', (socket: net.Socket) => this.#track(socket));
     this.#server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void this.#connect(req, socket, head));
     this.#server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void this.#forward(req, res));

@@ -1,0 +1,257 @@
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Objm } from '@nats-io/obj';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { BusClient } from '@writ/bus';
+import { ExecutionCompleted, type ActionRequest, type EventEnvelope } from '@writ/contracts';
+import { generateEd25519Key, signClaims, type Ed25519SigningKey } from '@writ/crypto';
+import { EventStore } from '@writ/eventstore';
+import { registerServicePrincipal } from '@writ/runtime';
+import { createLogger } from '@writ/telemetry';
+import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import Docker from 'dockerode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
+import type { ExecutorConfig } from './config.js';
+import { newIds, request, testConfig, testStreams } from '../test/executor-rig.js';
+
+/**
+ * network_read / network_write and vcs_mutation through the whole executor (grant verified, use
+ * claimed, a real Docker cell, recorded with artifacts), against the real NATS and Docker Engine:
+ * HTTP is sent from inside the cell through the egress proxy to a host server reachable only that
+ * way; git runs in the task's cell. Everything is test-unique and removed afterwards.
+ */
+
+const RUN = randomBytes(5).toString('hex');
+const MiB = 1024 ** 2;
+const BUILD_SCRIPT = fileURLToPath(new URL('../../../scripts/build-cell-image.sh', import.meta.url));
+const quiet = createLogger('network-test', { level: 'silent' });
+const docker = new Docker();
+const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
+/** docker0's address: the test names resolve here (a granted name may not resolve to loopback). */
+const EGRESS_TARGET = '172.17.0.1';
+
+let nc: NatsConnection;
+let store: EventStore;
+let client: BusClient;
+let cellsRoot: string;
+let secretsDir: string;
+let config: ExecutorConfig;
+let approvalKey: Ed25519SigningKey;
+let executor: ExecutorApp;
+let server: Server;
+let port = 0;
+const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+
+beforeAll(async () => {
+  try {
+    await docker.getImage('writ/cell:latest').inspect();
+  } catch {
+    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
+  }
+  nc = await connectTestNats('executor-network');
+  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-network-'));
+  secretsDir = await mkdtemp(path.join(tmpdir(), 'writ-network-secrets-'));
+  await writeFile(path.join(secretsDir, 'api_token'), `${TOKEN}\n`, { mode: 0o600 });
+  config = testConfig(cellsRoot, { WRIT_SECRETS_DIR: secretsDir, WRIT_CELL_POOL_SIZE: '0' });
+  executor = await createExecutorApp(
+    { ...config, executorId: 'executor-network' },
+    {
+      cells: { labels: { 'writ.test': RUN } },
+      egress: { labels: { 'writ.test': RUN }, lookup: async (host) => (host.endsWith('.egress.test') ? [EGRESS_TARGET] : []) },
+      logger: quiet,
+      busLogger: quiet,
+      nestLogLevels: false,
+    },
+  );
+  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
+  client = new BusClient(nc);
+  approvalKey = await generateEd25519Key({ kid: 'approval-network' });
+  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (network test)', key: approvalKey });
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      res.writeHead(201, { 'x-echo': 'yes', 'content-type': 'text/plain' });
+      res.end(`${req.method} ${req.url} auth=${req.headers.authorization ?? '-'} body=${body}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  port = (server.address() as AddressInfo).port;
+}, 300_000);
+
+afterAll(async () => {
+  await executor?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
+  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
+  const networks = await docker.listNetworks({ filters: { label: [`writ.test=${RUN}`] } });
+  await Promise.all(networks.map((network) => docker.getNetwork(network.Id).remove()));
+  if (nc) {
+    await client?.close();
+    await deleteStreams(nc, ...testStreams(config));
+    await nc.close();
+  }
+  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
+  if (secretsDir) await rm(secretsDir, { recursive: true, force: true });
+}, 60_000);
+
+interface Ran {
+  readonly completed?: ExecutionCompleted;
+  readonly refused?: { code: string };
+  readonly stdout: string;
+  readonly log: EventEnvelope[];
+}
+
+async function artifactBytes(sha256: string): Promise<Buffer> {
+  const bucket = await new Objm(nc).open(config.artifacts.bucket);
+  return Buffer.from((await bucket.getBlob(`sha256-${sha256}`)) ?? []);
+}
+
+async function events(taskId: string): Promise<EventEnvelope[]> {
+  return (await store.read(taskId)).map((stored) => stored.event);
+}
+
+/** Runs one action through the executor (a fresh attempt of `taskId`, or of a new task) and waits for how it ended. */
+async function act(actionClass: ActionRequest['action_class'], params: ActionRequest['params'], grant: { hosts: string[]; secret_handles?: string[]; repos?: { repo: string; refs: string[] }[] }, taskId?: string): Promise<Ran> {
+  const ids = newIds('net', taskId);
+  const grantId = uniqueName('grant');
+  const issuedAt = new Date();
+  const jws = await signClaims(
+    {
+      ...ids,
+      action_class: actionClass,
+      resource_scope: { paths: ['.'], hosts: grant.hosts, ...(grant.repos === undefined ? {} : { repos: grant.repos }) },
+      max_uses: 1,
+      issued_by_principal_id: 'writ-policy',
+      policy_result_ref: `policy_result:${uniqueName('pr')}`,
+      ...(grant.secret_handles === undefined ? {} : { constraints: { secret_handles: grant.secret_handles } }),
+    },
+    approvalKey,
+    { issuer: config.grant.issuer, audience: config.grant.audience, subject: config.principalId, jwtId: grantId, issuedAt, expiresAt: new Date(issuedAt.getTime() + 300_000), typ: 'writ-grant+jwt' },
+  );
+  const targets = typeof params.url === 'string' ? [params.url] : ['.', ...(grant.repos ?? []).map((scope) => `repo:${scope.repo}@refs/heads/main`)];
+  const actionRequest = request(ids, { action_class: actionClass, target_resources: targets, params });
+  await client.publish(config.subjects.run, { ...ids, grant_id: grantId, grant_jws: jws, action_request: actionRequest }, { msgId: uniqueName('msg') });
+  const ended = await waitFor(
+    async () => (await events(ids.task_id)).find((event) => (event.event_type === 'execution.completed' || event.event_type === 'grant.refused') && JSON.stringify(event.payload).includes(grantId) || event.entity_id === grantId && event.event_type === 'grant.refused'),
+    { what: `the end of ${actionClass} ${String(params.url)}`, timeoutMs: 90_000, intervalMs: 50 },
+  );
+  const log = await events(ids.task_id);
+  if (ended.event_type === 'grant.refused') return { refused: ended.payload as { code: string }, stdout: '', log };
+  const completed = ExecutionCompleted.parse(ended.payload);
+  return { completed, stdout: (await artifactBytes(completed.stdout_sha256)).toString('utf8'), log };
+}
+
+function artifactOf(ran: Ran, kind: string) {
+  return ran.completed?.artifacts.find((artifact) => artifact.kind === kind);
+}
+
+describe('network_read / network_write: HTTP sent from the cell through the egress proxy (issue 5)', () => {
+  it('given a granted host, when network_read GETs it, then the server answers and status, headers and body are artifacts', async () => {
+    const before = seen.length;
+    const url = `http://api.egress.test:${port}/items?page=2`;
+    const ran = await act('network_read', { url, headers: { Accept: 'text/plain' } }, { hosts: [`api.egress.test:${port}`] });
+    expect(ran.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(ran.completed?.error).toBeUndefined();
+    expect(seen.slice(before)).toMatchObject([{ method: 'GET', url: '/items?page=2', headers: { accept: 'text/plain', host: `api.egress.test:${port}` } }]);
+    const response = JSON.parse((await artifactBytes(artifactOf(ran, 'http.response')?.content_hash ?? '')).toString('utf8')) as Record<string, unknown>;
+    expect(response).toMatchObject({ format: 'writ.http-response/1', request: { method: 'GET', url }, status: 201, body_truncated: false });
+    expect(response['headers']).toContainEqual({ name: 'x-echo', value: 'yes' });
+    const body = artifactOf(ran, 'http.body');
+    expect(body?.content_hash).toBe(response['body_sha256']);
+    expect((await artifactBytes(body?.content_hash ?? '')).toString('utf8')).toBe('GET /items?page=2 auth=- body=');
+    expect(ran.stdout).toMatch(/^HTTP\/1\.[01] 201 /);
+    expect(ran.completed?.environment?.network_mode).toMatch(/^writ-egress-[0-9a-f]{12}$/);
+  });
+
+  it('given a granted host and secret handle, when network_write POSTs a body with {{secret:api_token}} in a header, then both arrive and the value is in no artifact or event', async () => {
+    const before = seen.length;
+    const ran = await act(
+      'network_write',
+      { url: `http://api.egress.test:${port}/orders`, method: 'POST', body: '{"qty":3}', headers: { Authorization: 'Bearer {{secret:api_token}}', 'Content-Type': 'application/json' }, secret_handles: ['api_token'] },
+      { hosts: [`api.egress.test:${port}`], secret_handles: ['api_token'] },
+    );
+    expect(ran.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(seen.slice(before)).toMatchObject([{ method: 'POST', url: '/orders', body: '{"qty":3}', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } }]);
+    // The server echoed the token: the transcript and the body artifact show it redacted, the log never holds it.
+    expect(ran.stdout).toContain('auth=Bearer [redacted:api_token] body={"qty":3}');
+    expect(ran.stdout).not.toContain(TOKEN);
+    for (const artifact of ran.completed?.artifacts ?? []) expect((await artifactBytes(artifact.content_hash)).toString('utf8')).not.toContain(TOKEN);
+    expect(JSON.stringify(ran.log)).not.toContain(TOKEN);
+  });
+
+  it('given a grant for another host, when network_read names this one, then the grant is refused (GRANT_OUT_OF_SCOPE) and the server sees nothing', async () => {
+    const before = seen.length;
+    const ran = await act('network_read', { url: `http://api.egress.test:${port}/` }, { hosts: [`other.egress.test:${port}`] });
+    expect(ran.refused?.code).toBe('GRANT_OUT_OF_SCOPE');
+    expect(ran.log.some((event) => event.event_type === 'grant.use_claimed')).toBe(false);
+    expect(seen.length).toBe(before);
+  });
+
+  it('given network_write with GET, when it runs, then errored EXECUTOR_PARAMS_INVALID and the server sees nothing', async () => {
+    const before = seen.length;
+    const ran = await act('network_write', { url: `http://api.egress.test:${port}/`, method: 'GET' }, { hosts: [`api.egress.test:${port}`] });
+    expect(ran.completed).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_PARAMS_INVALID' } });
+    expect(seen.length).toBe(before);
+  });
+
+  it('given an https URL of a granted host, when network_read runs, then errored EXECUTOR_TLS_UNAVAILABLE and nothing is sent', async () => {
+    const before = seen.length;
+    const ran = await act('network_read', { url: `https://api.egress.test:${port}/` }, { hosts: [`api.egress.test:${port}`] });
+    expect(ran.completed).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_TLS_UNAVAILABLE' } });
+    expect(seen.length).toBe(before);
+  });
+});
+
+/** A vcs_mutation grant names the repository and its refs (contracts: resource_scope.repos). */
+const REPO = { hosts: [], repos: [{ repo: 'workspace', refs: ['refs/heads/**'] }] };
+
+describe('vcs_mutation: git inside the task\'s cell (issue 5)', () => {
+  it('given a repository made by execute_command, when vcs_mutation adds and commits, then HEAD moves from unborn to a commit authored by the proposer, and .git changes are recorded', async () => {
+    const taskId = uniqueName('task-vcs');
+    const init = await act('execute_command', { argv: ['sh', '-c', 'git init -q -b main && echo hello > a.txt && echo ok'] }, { hosts: [] }, taskId);
+    expect(init.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(init.stdout).toBe('ok\n');
+
+    const add = await act('vcs_mutation', { argv: ['git', 'add', 'a.txt'] }, REPO, taskId);
+    expect(add.refused).toBeUndefined();
+    expect(add.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    const commit = await act('vcs_mutation', { argv: ['git', 'commit', '-q', '-m', 'first'] }, REPO, taskId);
+    expect(commit.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    const head = JSON.parse((await artifactBytes(artifactOf(commit, 'vcs.head')?.content_hash ?? '')).toString('utf8')) as { before: { ref: string; commit: string | null }; after: { ref: string; commit: string | null } };
+    expect(head.before).toEqual({ ref: 'refs/heads/main', commit: null });
+    expect(head.after.ref).toBe('refs/heads/main');
+    expect(head.after.commit).toMatch(/^[0-9a-f]{40}$/);
+    const changed = commit.completed?.changed_files.map((file) => file.path) ?? [];
+    expect(changed).toContain('.git/refs/heads/main');
+    expect(changed).not.toContain('a.txt');
+
+    const log = await act('execute_command', { argv: ['git', '-c', 'safe.directory=*', 'log', '--format=%H %an <%ae> %s'] }, { hosts: [] }, taskId);
+    expect(log.stdout).toBe(`${head.after.commit} agent-test <agent-test@writ.invalid> first\n`);
+
+    const branch = await act('vcs_mutation', { argv: ['git', 'checkout', '-q', '-b', 'writ/feature'] }, REPO, taskId);
+    const moved = JSON.parse((await artifactBytes(artifactOf(branch, 'vcs.head')?.content_hash ?? '')).toString('utf8')) as typeof head;
+    expect(moved).toMatchObject({ before: head.after, after: { ref: 'refs/heads/writ/feature', commit: head.after.commit } });
+  });
+
+  it.each([
+    ['a non-git argv', ['sh', '-c', 'echo ran > ran.txt']],
+    ['git with a global option before the subcommand', ['git', '-c', 'core.pager=sh -c "echo ran > ran.txt"', 'log']],
+  ])('given %s, when vcs_mutation runs, then errored EXECUTOR_PARAMS_INVALID and nothing ran', async (_note, argv) => {
+    const taskId = uniqueName('task-vcs-bad');
+    const ran = await act('vcs_mutation', { argv }, REPO, taskId);
+    expect(ran.completed).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_PARAMS_INVALID' } });
+    expect(existsSync(path.join(cellsRoot, taskId, 'workspace', 'ran.txt'))).toBe(false);
+  });
+});
