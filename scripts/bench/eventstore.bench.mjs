@@ -4,7 +4,7 @@
 // It imports the BUILT library (libs/eventstore/dist), so build first:
 //   NX_NO_CLOUD=true npx nx run @writ/eventstore:build
 // then run it with the workspace's Node 24:
-//   npx node scripts/bench/eventstore.bench.mjs [--seq 1000] [--concurrent 5000] [--inflight 64] [--warmup 500] [--rounds 8] [--payload 256] [--no-async-traces]
+//   npx node scripts/bench/eventstore.bench.mjs [--seq 1000] [--concurrent 5000] [--inflight 64] [--warmup 500] [--rounds 8] [--payload 256] [--read-events 50] [--no-async-traces]
 // Every option can also come from the environment (BENCH_SEQ, BENCH_CONCURRENT,
 // BENCH_INFLIGHT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_PAYLOAD, BENCH_NO_ASYNC_TRACES=1), and the server
 // from WRIT_NATS_URL (default nats://127.0.0.1:4222).
@@ -16,6 +16,10 @@
 //   raw+expect+id the same plus a Nats-Msg-Id (the store's full header set)
 // (a) sequential: one task (or subject), one append at a time;
 // (b) concurrent: --inflight tasks (or subjects) in parallel, each appended to in turn.
+// (c) re-read: EventStore.read of an unchanged task of --read-events events, one read at a time,
+//     with the read cache (default) and without it (readCacheEvents 0: every read scans and
+//     verifies the whole chain), next to the floor a read cannot go under: one raw message get
+//     of the subject's last message (what a cached read costs on the wire).
 // --seq and --concurrent count appends per variant per round; rounds rotate the
 // order of the variants, so drift and noise on the machine hit all of them alike.
 // A fresh stream is created (WRIT_BENCH_<random>) and deleted at the end.
@@ -36,6 +40,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string' },
     rounds: { type: 'string' },
     payload: { type: 'string' },
+    'read-events': { type: 'string' },
     'no-async-traces': { type: 'boolean' },
   },
 });
@@ -48,6 +53,7 @@ const INFLIGHT = option('inflight', 64);
 const WARMUP = option('warmup', 500);
 const ROUNDS = option('rounds', 8);
 const PAYLOAD = option('payload', 256);
+const READ_EVENTS = option('read-events', 50);
 const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222';
 // nats.js captures a stack trace (two Error objects) per request unless told not to;
 // that costs tens of microseconds per publish, for raw and store alike.
@@ -185,6 +191,24 @@ try {
   };
   await scenario(`(a) sequential: ${SEQ} appends per round to one task, one at a time`, variants, SEQ, 1);
   await scenario(`(b) concurrent: ${CONCURRENT} appends per round over ${INFLIGHT} tasks in parallel (${INFLIGHT} in flight)`, variants, CONCURRENT, INFLIGHT);
+
+  // (c) a task read again by a service that read it before (the orchestrator, executor, receipt and approval
+  // services read the whole task before each decision), nothing appended in between.
+  const readTask = `t-${runId}-read`;
+  for (let at = 0; at < READ_EVENTS; at += 25) {
+    const batch = Array.from({ length: Math.min(25, READ_EVENTS - at) }, () => draft(readTask));
+    await store.append(readTask, batch, at);
+  }
+  const uncached = await EventStore.open(nc, { stream, subjectPrefix: prefix, maxBytes: 2 * 1024 ** 3, readCacheEvents: 0 });
+  const readSubject = `${prefix}.task.${readTask}`;
+  const reader = (target) => () => ({ prepare: () => undefined, run: () => target.read(readTask) });
+  const reads = {
+    store: reader(store),
+    'store uncached': reader(uncached),
+    'raw last get': () => ({ prepare: () => undefined, run: () => jsm.streams.getMessage(stream, { last_by_subj: readSubject }) }),
+  };
+  await scenario(`(c) re-read: a ${READ_EVENTS}-event task read ${Math.min(SEQ, 500)} times per round, nothing appended in between`, reads, Math.min(SEQ, 500), 1);
+  console.log('\n  (c) reads: the "appends/s" column is reads/s; store/raw compares with one raw message get, the floor of a cached read.');
   console.log('\n  store/raw p50 is the store\'s overhead at the median (aim: < 1.30× over raw publish with ack).');
   console.log(`  load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at end`);
 } finally {
