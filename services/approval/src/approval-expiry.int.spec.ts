@@ -32,7 +32,9 @@ describe('approval expiry without anyone resolving', () => {
     expect(expired.payload).toMatchObject({ resolved_by: rig.service.principalId });
     const decision = (await rig.taskEvents(attempt.taskId)).find((event) => event.task_seq === expired.task_seq + 1);
     expect(DecisionRecorded.parse(decision?.payload)).toMatchObject({ outcome_event: 'approval.expired', decision: { decided_by: rig.service.principalId, decision_type: 'safety' } });
-    // and the timer was held on the server and carried over by re-publication (refresh 1 s < TTL 3 s)
+    // and the timer was held on the server and carried over by re-publication (refresh 1 s < TTL 3 s);
+    // it reports `expired` once its message is acknowledged, a moment after the event landed
+    await rig.waitForTimer(attempt.approvalId, 'expired');
     expect(rig.outcomesOf(attempt.approvalId)).toEqual(expect.arrayContaining(['deferred', 'refreshed', 'expired']));
     expect(rig.outcomesOf(attempt.approvalId).at(-1)).toBe('expired');
 

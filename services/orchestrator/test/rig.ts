@@ -66,15 +66,22 @@ export async function disposeRig(rig: Rig): Promise<void> {
   await rig.nc.drain();
 }
 
-/** Appends as another service would: at the task's current head, re-reading after a lost race. */
+/**
+ * Appends as other services would: each event on its own, at the task's current head,
+ * re-reading after a lost race. (One multi-event append would chain its second event to
+ * its first, and the orchestrator reacts to the first within milliseconds: the second
+ * then loses its guard on every retry.)
+ */
 export async function append(rig: Rig, taskId: string, ...drafts: EventDraft[]): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const head = await rig.store.head(taskId);
-    try {
-      await rig.store.append(taskId, drafts, head.taskSeq);
-      return;
-    } catch (error) {
-      if (!hasErrorCode(error, 'EVENTSTORE_CONFLICT') || attempt > 20) throw error;
+  for (const draft of drafts) {
+    for (let attempt = 0; ; attempt++) {
+      const head = await rig.store.head(taskId);
+      try {
+        await rig.store.append(taskId, [draft], head.taskSeq);
+        break;
+      } catch (error) {
+        if (!hasErrorCode(error, 'EVENTSTORE_CONFLICT') || attempt > 20) throw error;
+      }
     }
   }
 }
