@@ -5,14 +5,24 @@ import type { WorkspaceObserverPort, WorkspaceWalk } from './ports.js';
 
 const T0 = new Date('2030-01-01T00:00:00.000Z');
 
-/** An observer answering scripted walks in order (the last one repeats), recording what it was asked. */
-function scripted(...walks: WorkspaceWalk[]): WorkspaceObserverPort & { asked: Array<ReadonlyArray<readonly string[]>> } {
+type RepoQuery = ReadonlyArray<{ readonly segments: readonly string[]; readonly ref: string }>;
+
+/** An observer answering scripted walks (and ref reads) in order (the last one repeats), recording what it was asked. */
+function scripted(...walks: WorkspaceWalk[]): WorkspaceObserverPort & { asked: Array<ReadonlyArray<readonly string[]>>; refsAsked: RepoQuery[]; refAnswers: string[][] } {
   const asked: Array<ReadonlyArray<readonly string[]>> = [];
+  const refsAsked: RepoQuery[] = [];
+  const refAnswers: string[][] = [];
   return {
     asked,
+    refsAsked,
+    refAnswers,
     walk: async (_taskId, paths) => {
       asked.push(paths);
       return walks[Math.min(asked.length - 1, walks.length - 1)] as WorkspaceWalk;
+    },
+    refs: async (_taskId, repos) => {
+      refsAsked.push(repos);
+      return refAnswers[Math.min(refsAsked.length - 1, refAnswers.length - 1)] ?? repos.map(() => 'absent');
     },
   };
 }
@@ -37,7 +47,13 @@ describe('classifyResource', () => {
     ['~/.ssh/id_ed25519', { kind: 'refused' }],
     ['a\\..\\b', { kind: 'refused' }],
     ['https://example.org/x', { kind: 'unobservable' }],
-    ['repo:writ@main', { kind: 'unobservable' }],
+    ['repo:workspace@refs/heads/main', { kind: 'repo', segments: [], ref: 'refs/heads/main' }],
+    ['repo:.', { kind: 'repo', segments: [], ref: 'HEAD' }],
+    ['repo:libs/ui@HEAD', { kind: 'repo', segments: ['libs', 'ui'], ref: 'HEAD' }],
+    ['repo:writ@main', { kind: 'refused' }],
+    ['repo:../other@refs/heads/main', { kind: 'refused' }],
+    ['repo:/etc@HEAD', { kind: 'refused' }],
+    ['repo:workspace@refs/../../x', { kind: 'refused' }],
     ['memory:notes', { kind: 'unobservable' }],
   ])('given %j, then %j', (resource, expected) => {
     expect(classifyResource(resource)).toEqual(expected);
@@ -45,6 +61,18 @@ describe('classifyResource', () => {
 });
 
 describe('ObserveWorkspaceHandler', () => {
+  it('given a repo resource, then its ref is read on every pass beside the walk and must agree too', async () => {
+    // given a commit that moves between the first and second read, then holds
+    const observer = scripted({ fingerprints: ['sha256:aa'], stable: true });
+    observer.refAnswers.push(['git:refs/heads/main=1111111111111111111111111111111111111111'], ['git:refs/heads/main=2222222222222222222222222222222222222222']);
+    // when
+    const reply = await handler(observer).observe({ task_id: 'task-1', resources: ['src', 'repo:workspace@refs/heads/main', 'repo:writ@main'] });
+    // then
+    expect(reply.fingerprints).toEqual({ src: 'sha256:aa', 'repo:workspace@refs/heads/main': 'git:refs/heads/main=2222222222222222222222222222222222222222', 'repo:writ@main': 'refused' });
+    expect(observer.refsAsked).toHaveLength(3);
+    expect(observer.refsAsked[0]).toEqual([{ segments: [], ref: 'refs/heads/main' }]);
+  });
+
   it('given two agreeing stable walks, then each resource gets its fingerprint, refused and unobservable ones without a walk', async () => {
     const observer = scripted({ fingerprints: ['sha256:aa', 'absent'], stable: true });
     const reply = await handler(observer).observe({ task_id: 'task-1', resources: ['out.txt', '../x', 'gone', 'https://example.org/', 'out.txt'] });
@@ -68,7 +96,7 @@ describe('ObserveWorkspaceHandler', () => {
 
   it('given consecutive walks that never agree, then EXECUTOR_OBSERVE_UNSTABLE after the bounded passes', async () => {
     let n = 0;
-    const observer: WorkspaceObserverPort = { walk: async () => ({ fingerprints: [`sha256:${n++}`], stable: true }) };
+    const observer: WorkspaceObserverPort = { walk: async () => ({ fingerprints: [`sha256:${n++}`], stable: true }), refs: async () => [] };
     const error = await handler(observer, 3)
       .observe({ task_id: 'task-1', resources: ['out.txt'] })
       .catch((e: unknown) => e);

@@ -79,6 +79,8 @@ export interface WorkspaceWalk {
 export interface WorkspaceObserverPort {
   /** `paths` are workspace-relative segment lists (`[]` is the workspace itself), already checked lexically. */
   walk(taskId: string, paths: ReadonlyArray<readonly string[]>): Promise<WorkspaceWalk>;
+  /** The fingerprint of each `repo:` resource: the commit its ref names in the repository at `segments` (`git:<ref>=<commit>|unborn`, or `absent`). */
+  refs(taskId: string, repos: ReadonlyArray<{ readonly segments: readonly string[]; readonly ref: string }>): Promise<string[]>;
 }
 
 /** Closing a task's cell: its containers go, its workspace stays. */

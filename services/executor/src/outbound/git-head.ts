@@ -40,6 +40,29 @@ export async function readGitHead(workspaceDir: string, repoRelative: string): P
   return { ref: named, commit: null };
 }
 
+/**
+ * The commit a ref names in the repository at `repoRelative` (`HEAD`, or a full ref name such as
+ * `refs/heads/main`, loose or packed), read like `readGitHead`: null when the ref does not exist
+ * (an unborn branch), undefined when there is no plain repository there.
+ */
+export async function readGitRef(workspaceDir: string, repoRelative: string, ref: string): Promise<{ readonly commit: string | null } | undefined> {
+  if (ref === 'HEAD') {
+    const head = await readGitHead(workspaceDir, repoRelative);
+    return head === undefined ? undefined : { commit: head.commit };
+  }
+  const segments = repoRelative.split('/').filter((segment) => segment !== '' && segment !== '.');
+  if (segments.includes('..') || !REF_NAME.test(ref) || ref.split('/').some((segment) => segment === '..' || segment === '.')) return undefined;
+  const gitDir = [...segments, '.git'];
+  if ((await readPlain(workspaceDir, [...gitDir, 'HEAD'])) === undefined) return undefined;
+  const loose = (await readPlain(workspaceDir, [...gitDir, ...ref.split('/')]))?.trim();
+  if (loose !== undefined && OBJECT_ID.test(loose)) return { commit: loose };
+  for (const line of ((await readPlain(workspaceDir, [...gitDir, 'packed-refs'])) ?? '').split('\n')) {
+    const [id, name] = line.trim().split(' ');
+    if (name === ref && id !== undefined && OBJECT_ID.test(id)) return { commit: id };
+  }
+  return { commit: null };
+}
+
 /** A regular file below `root`, reached through plain directories only; undefined otherwise. */
 async function readPlain(root: string, segments: readonly string[]): Promise<string | undefined> {
   let dir: FileHandle | undefined = await open(root, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => undefined);

@@ -40,6 +40,38 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+describe('WorkspaceObserver.refs (repo: resources of the state witness)', () => {
+  const A = 'a'.repeat(40);
+  const B = 'b'.repeat(40);
+
+  it('given a repository, then HEAD and named refs read loose or packed; an unborn branch and no repository say so', async () => {
+    // given the workspace's repository on main (loose) with a packed tag, and a nested repository without commits
+    await workspace('t-git', {
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      '.git/refs/heads/main': `${A}\n`,
+      '.git/packed-refs': `# pack-refs with: peeled fully-peeled sorted\n${B} refs/tags/v1\n`,
+      'libs/ui/.git/HEAD': 'ref: refs/heads/main\n',
+    });
+    // when
+    const refs = await observer().refs('t-git', [
+      { segments: [], ref: 'HEAD' },
+      { segments: [], ref: 'refs/heads/main' },
+      { segments: [], ref: 'refs/tags/v1' },
+      { segments: [], ref: 'refs/heads/other' },
+      { segments: ['libs', 'ui'], ref: 'HEAD' },
+      { segments: ['docs'], ref: 'HEAD' },
+    ]);
+    // then
+    expect(refs).toEqual([`git:HEAD=${A}`, `git:refs/heads/main=${A}`, `git:refs/tags/v1=${B}`, 'git:refs/heads/other=unborn', 'git:HEAD=unborn', 'absent']);
+  });
+
+  it('given a .git that is a symlink planted by the cell, then it is not followed: no repository there', async () => {
+    const dir = await workspace('t-git-link', { 'elsewhere/HEAD': 'ref: refs/heads/main\n', [`elsewhere/refs/heads/main`]: `${A}\n` });
+    await symlink(path.join(dir, 'elsewhere'), path.join(dir, '.git'));
+    expect(await observer().refs('t-git-link', [{ segments: [], ref: 'refs/heads/main' }])).toEqual(['absent']);
+  });
+});
+
 describe('WorkspaceObserver', () => {
   it('given a file, then sha256 of its content; given nothing there, then absent', async () => {
     await workspace('t-file', { 'out.txt': 'hello\n' });

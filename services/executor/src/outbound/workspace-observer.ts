@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants, type BigIntStats } from 'node:fs';
 import { lstat, open, readdir, readlink, stat as statPath, type FileHandle } from 'node:fs/promises';
 import { sha256Hex } from '@writ/crypto';
+import { readGitRef } from './git-head.js';
 import type { WorkspaceObserverPort, WorkspaceWalk } from '../application/ports.js';
 
 /** Bounds of one walk (one pass over every requested resource). */
@@ -117,6 +118,15 @@ export class WorkspaceObserver implements WorkspaceObserverPort {
     } finally {
       await root.close();
     }
+  }
+
+  async refs(taskId: string, repos: ReadonlyArray<{ readonly segments: readonly string[]; readonly ref: string }>): Promise<string[]> {
+    return Promise.all(
+      repos.map(async ({ segments, ref }) => {
+        const found = await readGitRef(this.#workspaceOf(taskId), segments.join('/'), ref);
+        return found === undefined ? ABSENT : `git:${ref}=${found.commit ?? 'unborn'}`;
+      }),
+    );
   }
 
   /** Walks down `segments` from the workspace, one opened directory at a time. */
