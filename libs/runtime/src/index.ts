@@ -62,3 +62,4 @@ export {
   type SignedRequestRules,
   type VerifiedSignedRequest,
 } from './signed-request.js';
+export { WakeableSleep } from './wakeable-sleep.js';

@@ -1,5 +1,6 @@
 import type { CapabilityGrantClaims, EventDraft, EventEnvelope, ExpireApproval, PrincipalRole, PublicEd25519Jwk } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
+import type { ServiceKeyRotator } from '@writ/runtime';
 
 /** A task's events as read, and the `task_seq` to append after. */
 export interface TaskHistory {
@@ -31,21 +32,8 @@ export interface GrantSigner {
   sign(claims: CapabilityGrantClaims): Promise<string>;
 }
 
-/** The service's rotating signing key (`@writ/runtime` RotatingServiceKey behind it). */
-export interface KeyRotator {
-  readonly principalId: string;
-  /**
-   * Generates the key `kid`, appends `principal.key_added` for it (replacing the active
-   * key, which stays valid for the grant TTL plus skew), then signs with it. A kid already
-   * known answers `already_rotated`.
-   */
-  rotate(input: { readonly kid: string; readonly requestedBy: string }): Promise<{
-    readonly status: 'rotated' | 'already_rotated';
-    readonly kid: string;
-    readonly previous_kid: string;
-    readonly retire_after: string;
-  }>;
-}
+/** The service's rotating signing key (`@writ/runtime` RotatingServiceKey behind it); the shape rotation requests need, defined once in @writ/runtime. */
+export type KeyRotator = ServiceKeyRotator;
 
 /** The adapter edge's clock; the kernel gets its reading in command metadata. */
 export type Clock = () => Date;

@@ -2,6 +2,7 @@ import { DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@na
 import type { NatsConnection } from '@nats-io/transport-node';
 import { backoffDelay } from '@writ/bus';
 import type { Logger } from '@writ/telemetry';
+import { WakeableSleep } from '@writ/runtime';
 
 /** What the handler wants after one message: the next one, or an end to following. */
 export type FollowStep = 'next' | 'stop';
@@ -34,7 +35,7 @@ export class OrderedFollower {
   #stopping = false;
   #messages: ConsumerMessages | undefined;
   #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  readonly #pause = new WakeableSleep();
   #next: number;
   #running = false;
 
@@ -58,7 +59,7 @@ export class OrderedFollower {
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    this.#wake?.();
+    this.#pause.wake();
     await this.#messages?.close().catch(() => undefined);
     await this.#loop;
   }
@@ -91,18 +92,7 @@ export class OrderedFollower {
       }
       if (this.#stopping) break;
       failures += 1;
-      await this.#sleep(backoffDelay(failures, RESTART_BACKOFF));
+      await this.#pause.sleep(backoffDelay(failures, RESTART_BACKOFF));
     }
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = done;
-    });
   }
 }

@@ -9,6 +9,7 @@ import { canonicalReceiptBody } from '../application/receipt-seal.js';
 import type { TlogKeeper } from '../application/tlog-keeper.js';
 import type { IssuedReceipt } from '../application/transparency-log.js';
 import { OrderedFollower, type FollowStep } from './ordered-follower.js';
+import { WakeableSleep } from '@writ/runtime';
 
 export interface ReceiptSequencerOptions {
   readonly nc: NatsConnection;
@@ -46,7 +47,7 @@ const RECEIPT_ISSUED_MARK = '"event_type":"receipt.issued"';
 export class ReceiptSequencer {
   #follower: OrderedFollower | undefined;
   #stopping = false;
-  #wake: (() => void) | undefined;
+  readonly #pause = new WakeableSleep();
 
   constructor(private readonly options: ReceiptSequencerOptions) {}
 
@@ -73,7 +74,7 @@ export class ReceiptSequencer {
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    this.#wake?.();
+    this.#pause.wake();
     await this.#follower?.stop();
   }
 
@@ -109,7 +110,7 @@ export class ReceiptSequencer {
         if (this.#stopping) return 'stop';
         failures += 1;
         this.options.logger.warn({ err: error, receipt_id: receipt.receipt_id, failures }, 'receipt not sequenced yet; retrying');
-        await this.#sleep(backoffDelay(failures, RETRY_BACKOFF));
+        await this.#pause.sleep(backoffDelay(failures, RETRY_BACKOFF));
       }
     }
   }
@@ -132,16 +133,5 @@ export class ReceiptSequencer {
       return undefined;
     }
     return { receipt_id: receipt.receipt_id, task_id: event.task_id, receipt_hash: receipt.receipt_hash, receipt_event_id: event.event_id };
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = done;
-    });
   }
 }

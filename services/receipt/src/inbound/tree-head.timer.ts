@@ -1,5 +1,6 @@
 import type { Logger } from '@writ/telemetry';
 import type { TlogKeeper } from '../application/tlog-keeper.js';
+import { WakeableSleep } from '@writ/runtime';
 
 export interface TreeHeadTimerOptions {
   readonly keeper: TlogKeeper;
@@ -17,7 +18,7 @@ export interface TreeHeadTimerOptions {
 export class TreeHeadTimer {
   #stopping = false;
   #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  readonly #pause = new WakeableSleep();
 
   constructor(private readonly options: TreeHeadTimerOptions) {}
 
@@ -27,14 +28,14 @@ export class TreeHeadTimer {
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    this.#wake?.();
+    this.#pause.wake();
     await this.#loop;
   }
 
   async #run(): Promise<void> {
     const { keeper, logger, intervalMs } = this.options;
     while (!this.#stopping) {
-      await this.#sleep(intervalMs);
+      await this.#pause.sleep(intervalMs);
       if (this.#stopping) return;
       if (keeper.failure !== undefined) {
         logger.error({ log_id: keeper.logId, code: keeper.failure.code }, 'transparency log failed verification: no more tree heads are signed');
@@ -48,16 +49,5 @@ export class TreeHeadTimer {
         if (!this.#stopping) logger.warn({ err: error, log_id: keeper.logId }, 'tree head not signed this time; trying again at the next interval');
       }
     }
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = done;
-    });
   }
 }
