@@ -2,6 +2,11 @@
 // `npm test`: every check CI relies on, in the order that fails fastest.
 // Each step runs to completion with its output shown; the first failure stops the run.
 import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+
+// vitest.config.ts writes each project's results here; read back to name what failed.
+const reportsDir = path.join(import.meta.dirname, '..', 'var', 'test-reports');
 
 const env = { ...process.env, NX_NO_CLOUD: 'true', NX_DAEMON: 'false', NX_TUI: 'false' };
 // A cached "typecheck passed" proves nothing about this checkout: by default every
@@ -23,6 +28,34 @@ if (major < 24) {
   process.exit(1);
 }
 
+/**
+ * The failed tests of the last run, one block each: project report, file, full name and
+ * the first lines of the failure. Printed last, because CI keeps only a log's tail.
+ */
+function failedTestsSummary() {
+  if (!existsSync(reportsDir)) return [];
+  const lines = [];
+  for (const name of readdirSync(reportsDir).filter((n) => n.endsWith('.json')).sort()) {
+    let report;
+    try {
+      report = JSON.parse(readFileSync(path.join(reportsDir, name), 'utf8'));
+    } catch {
+      lines.push(`${name}: unreadable report`);
+      continue;
+    }
+    for (const file of report.testResults ?? []) {
+      const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+      if (failed.length === 0 && file.status === 'failed') lines.push(`${path.relative(process.cwd(), file.name)}: ${(file.message ?? 'failed outside any test').split('\n').slice(0, 6).join('\n    ')}`);
+      for (const test of failed) {
+        const message = (test.failureMessages ?? []).join('\n').split('\n').slice(0, 8).join('\n    ');
+        lines.push(`${path.relative(process.cwd(), file.name)} > ${test.fullName}\n    ${message}`);
+      }
+    }
+  }
+  return lines;
+}
+
+rmSync(reportsDir, { recursive: true, force: true });
 const started = performance.now();
 for (const [what, command, args] of steps) {
   const t0 = performance.now();
@@ -30,6 +63,8 @@ for (const [what, command, args] of steps) {
   const result = spawnSync(command, args, { stdio: 'inherit', env });
   const seconds = ((performance.now() - t0) / 1000).toFixed(1);
   if (result.status !== 0) {
+    const failures = failedTestsSummary();
+    if (failures.length > 0) console.error(`\n[test] failed tests (${failures.length}):\n${failures.map((f) => `- ${f}`).join('\n')}`);
     console.error(`\n[test] FAILED after ${seconds}s: ${what}`);
     process.exit(result.status ?? 1);
   }
