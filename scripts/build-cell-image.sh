@@ -3,12 +3,19 @@
 #   a rootfs of busybox-static (/bin/busybox plus one symlink per applet),
 #   /etc/passwd and /etc/group with the non-root user `cell` (uid/gid 10001),
 #   /workspace and /home/cell owned by 10001, /tmp (1777), empty /proc /sys /dev,
-#   and git (for vcs_mutation actions) with the shared libraries it needs, unpacked
-#   with `dpkg -x` from Debian packages fetched by `apt-get download` (the .debs are
-#   cached, so a rebuild or a second machine sharing the cache needs no network),
+#   git (for vcs_mutation actions) with the shared libraries it needs, and curl (the
+#   verifying TLS client of https network actions) with its full runtime closure plus the
+#   public CA bundle of Debian's ca-certificates at /etc/ssl/certs/ca-certificates.crt,
+#   all unpacked with `dpkg -x` from Debian packages fetched by `apt-get download` (the
+#   .debs are cached, so a rebuild or a second machine sharing the cache needs no network;
+#   no maintainer script runs: the CA bundle is made here as update-ca-certificates would,
+#   every .crt under /usr/share/ca-certificates concatenated in name order),
 # imported with `docker import` as
-#   writ/cell:<inputs-hash>   (sha256 of busybox version + binary + the git .debs + this script, 16 hex)
+#   writ/cell:<inputs-hash>   (sha256 of busybox version + binary + every .deb + this script, 16 hex)
 #   writ/cell:latest          (moved to the image just built or found)
+#
+# Extra trust roots (an internal CA) are not baked in: the executor reads
+# WRIT_EXECUTOR_EXTRA_CA_FILE at start and hands the bundle to curl in the cell per action.
 #
 # Idempotent: when writ/cell:<inputs-hash> exists it only makes sure :latest points at it.
 # Prints what it does; exits non-zero with a clear message on any failure.
@@ -19,9 +26,11 @@
 #   WRIT_CELL_IMAGE_REPO   repository name (default: writ/cell)
 #   WRIT_CELL_BUSYBOX      path of a statically linked busybox to use instead of the
 #                          busybox-static package's binary
-#   WRIT_CELL_GIT          1 (default): include git; 0: busybox only (vcs_mutation then
+#   WRIT_CELL_GIT          1 (default): include git; 0: leave it out (vcs_mutation then
 #                          fails in the cell with exit 127)
-#   WRIT_CELL_DEB_CACHE    where the git .debs are kept (default /var/cache/writ/cell-debs)
+#   WRIT_CELL_TLS          1 (default): include curl and the CA bundle; 0: leave them out
+#                          (https network actions then end EXECUTOR_TLS_UNAVAILABLE)
+#   WRIT_CELL_DEB_CACHE    where the .debs are kept (default /var/cache/writ/cell-debs)
 set -euo pipefail
 
 REPO=${WRIT_CELL_IMAGE_REPO:-writ/cell}
@@ -65,39 +74,56 @@ fi
 busybox_version=$("$busybox" 2>&1 | head -n 1 || true)
 case "$busybox_version" in BusyBox*) ;; *) die "$busybox does not look like busybox (got: $busybox_version)";; esac
 
-# --- git (Debian packages, unpacked; no maintainer scripts run) -----------------
+# --- git and curl (Debian packages, unpacked; no maintainer scripts run) ----------
 # git itself needs only libc, libpcre2 and zlib; its http/ssh remotes (libcurl, ssh) are left
 # out on purpose: a cell has no credentials and reaches the network only through its egress proxy.
 WITH_GIT=${WRIT_CELL_GIT:-1}
 GIT_DEBS=(git libc6 libpcre2-8-0 zlib1g)
+# curl's runtime closure on Debian 12, from
+#   apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+#     --no-replaces --no-enhances curl | grep -v '^[ <]' | sort -u
+# minus gcc-12-base (documentation only). The smoke test below runs curl in the cell, so a
+# library missing from this list fails the build instead of an action.
+WITH_TLS=${WRIT_CELL_TLS:-1}
+TLS_DEBS=(curl libcurl4 libc6 zlib1g libbrotli1 libcom-err2 libdb5.3 libffi8 libgcc-s1 libgmp10
+  libgnutls30 libgssapi-krb5-2 libhogweed6 libidn2-0 libk5crypto3 libkeyutils1 libkrb5-3
+  libkrb5support0 libldap-2.5-0 libnettle8 libnghttp2-14 libp11-kit0 libpsl5 librtmp1 libsasl2-2
+  libsasl2-modules-db libssh2-1 libssl3 libtasn1-6 libunistring2 libzstd1 ca-certificates)
+case "$WITH_GIT" in 0|1) ;; *) die "WRIT_CELL_GIT must be 0 or 1 (got '$WITH_GIT')";; esac
+case "$WITH_TLS" in 0|1) ;; *) die "WRIT_CELL_TLS must be 0 or 1 (got '$WITH_TLS')";; esac
 DEB_CACHE=${WRIT_CELL_DEB_CACHE:-/var/cache/writ/cell-debs}
+wanted=()
+[ "$WITH_GIT" = 1 ] && wanted+=("${GIT_DEBS[@]}")
+[ "$WITH_TLS" = 1 ] && wanted+=("${TLS_DEBS[@]}")
+# Each package once, in a stable order (the order feeds the inputs hash).
+mapfile -t wanted < <(printf '%s\n' "${wanted[@]}" | LC_ALL=C sort -u | sed '/^$/d')
 debs=()
-if [ "$WITH_GIT" = 1 ]; then
-  command -v dpkg >/dev/null || die "dpkg is required to unpack git (or set WRIT_CELL_GIT=0)"
+if [ "${#wanted[@]}" -gt 0 ]; then
+  command -v dpkg >/dev/null || die "dpkg is required to unpack ${wanted[*]} (or set WRIT_CELL_GIT=0 WRIT_CELL_TLS=0)"
   mkdir -p "$DEB_CACHE" || die "cannot create $DEB_CACHE (set WRIT_CELL_DEB_CACHE)"
   missing=()
-  for pkg in "${GIT_DEBS[@]}"; do
+  for pkg in "${wanted[@]}"; do
     compgen -G "$DEB_CACHE/${pkg}_*.deb" >/dev/null || missing+=("$pkg")
   done
   if [ "${#missing[@]}" -gt 0 ]; then
-    command -v apt-get >/dev/null || die "apt-get is needed to fetch ${missing[*]} (or put their .debs in $DEB_CACHE, or set WRIT_CELL_GIT=0)"
+    command -v apt-get >/dev/null || die "apt-get is needed to fetch ${missing[*]} (or put their .debs in $DEB_CACHE, or set WRIT_CELL_GIT=0 / WRIT_CELL_TLS=0)"
     say "fetching ${missing[*]} into $DEB_CACHE (apt-get download)"
     if ! (cd "$DEB_CACHE" && apt-get download -qq "${missing[@]}" >/dev/null 2>&1); then
       say "apt-get download failed: apt-get update, then again"
       apt-get update -qq || die "apt-get update failed (run as root, or put the .debs in $DEB_CACHE)"
-      (cd "$DEB_CACHE" && apt-get download -qq "${missing[@]}" >/dev/null 2>&1) || die "apt-get download ${missing[*]} failed"
+      (cd "$DEB_CACHE" && apt-get download -qq "${missing[@]}" >/dev/null 2>&1) || die "apt-get download ${missing[*]} failed (is Debian's mirror reachable?)"
     fi
   fi
-  for pkg in "${GIT_DEBS[@]}"; do
+  for pkg in "${wanted[@]}"; do
     # The newest cached version of each package (sorted by dpkg's own version order).
     deb=$(for f in "$DEB_CACHE/${pkg}"_*.deb; do printf '%s %s\n' "$(dpkg-deb -f "$f" Version)" "$f"; done \
       | sort -k1,1 -V | tail -n 1 | cut -d' ' -f2-)
     [ -n "$deb" ] && [ -f "$deb" ] || die "no .deb of $pkg in $DEB_CACHE"
     debs+=("$deb")
-    say "git layer: $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)"
   done
+  say "deb layer (git=$WITH_GIT, tls=$WITH_TLS): ${#debs[@]} packages: $(for deb in "${debs[@]}"; do printf '%s=%s ' "$(dpkg-deb -f "$deb" Package)" "$(dpkg-deb -f "$deb" Version)"; done)"
 else
-  say "git layer: skipped (WRIT_CELL_GIT=$WITH_GIT)"
+  say "deb layer: skipped (WRIT_CELL_GIT=0, WRIT_CELL_TLS=0)"
 fi
 
 # --- the tag: a hash of every input ------------------------------------------
@@ -132,6 +158,27 @@ smoke_test() {
   fi
   [ "$got" = true ] || { printf "[build-cell-image] FAILED: git smoke test of %s: got '%s'\n" "$1" "$got" >&2; return 1; }
   say "smoke test: git $(docker run --rm --network none --log-driver none --entrypoint /usr/bin/git "$1" --version | cut -d' ' -f3) inits and commits in the cell"
+}
+
+# curl as an https action runs it: the cell's hardening, the bundle as --cacert. `curl --version`
+# loads every library curl links (a missing one fails here); the bundle must hold certificates.
+smoke_test_tls() {
+  local got
+  if ! got=$(docker run --rm --network none --read-only --cap-drop ALL --security-opt no-new-privileges --tmpfs /tmp:noexec \
+    --log-driver none --entrypoint /bin/sh "$1" -c 'curl -q --version | head -n 1 && grep -c "BEGIN CERTIFICATE" /etc/ssl/certs/ca-certificates.crt' 2>&1); then
+    printf '[build-cell-image] FAILED: curl smoke test of %s: %s\n' "$1" "$got" >&2
+    return 1
+  fi
+  case "$got" in
+    curl\ *) ;;
+    *) printf "[build-cell-image] FAILED: curl smoke test of %s: got '%s'\n" "$1" "$got" >&2; return 1 ;;
+  esac
+  local certs=${got##*$'\n'}
+  if ! [ "$certs" -gt 50 ] 2>/dev/null; then
+    printf "[build-cell-image] FAILED: curl smoke test of %s: the CA bundle holds '%s' certificates\n" "$1" "$certs" >&2
+    return 1
+  fi
+  say "smoke test: $(printf '%s' "$got" | head -n 1 | cut -d' ' -f1-2) runs in the cell; the CA bundle holds $certs certificates"
 }
 
 point_latest() {
@@ -171,14 +218,33 @@ done < <("$busybox" --list-full)
 [ "$applets" -gt 100 ] || die "busybox --list-full listed only $applets applets"
 say "linked $applets applets to /bin/busybox"
 
-if [ "$WITH_GIT" = 1 ]; then
+if [ "${#debs[@]}" -gt 0 ]; then
   unpacked="$work/debs"
   mkdir -p "$unpacked"
   for deb in "${debs[@]}"; do dpkg-deb -x "$deb" "$unpacked" || die "dpkg-deb -x $deb failed"; done
-  # Only what git runs with: the loader and libraries, git and its helpers, the init templates.
-  (cd "$unpacked" && tar --exclude=./usr/lib/x86_64-linux-gnu/gconv -cf - ./lib ./lib64 ./usr/lib/x86_64-linux-gnu ./usr/lib/git-core ./usr/share/git-core/templates ./usr/bin/git) \
-    | tar -C "$rootfs" -xf - || die "copying git into the rootfs failed"
-  say "git layer: $(du -sh "$rootfs/usr/lib/git-core" | cut -f1) of git-core, $(find "$rootfs/lib" "$rootfs/usr/lib/x86_64-linux-gnu" -name '*.so*' | wc -l) shared objects"
+  # Only what the programs run with: the loader and libraries, then each program's own files
+  # (git: its helpers and init templates; curl: the binary). No docs, no maintainer scripts.
+  paths=(./lib ./lib64 ./usr/lib/x86_64-linux-gnu)
+  [ "$WITH_GIT" = 1 ] && paths+=(./usr/lib/git-core ./usr/share/git-core/templates ./usr/bin/git)
+  [ "$WITH_TLS" = 1 ] && paths+=(./usr/bin/curl)
+  (cd "$unpacked" && tar --exclude=./usr/lib/x86_64-linux-gnu/gconv -cf - "${paths[@]}") \
+    | tar -C "$rootfs" -xf - || die "copying ${paths[*]} into the rootfs failed"
+  [ "$WITH_GIT" = 1 ] && say "git layer: $(du -sh "$rootfs/usr/lib/git-core" | cut -f1) of git-core"
+  if [ "$WITH_TLS" = 1 ]; then
+    # What update-ca-certificates would write with Debian's default selection (every CA the
+    # package ships), made here because no maintainer script runs.
+    mkdir -p "$rootfs/etc/ssl/certs"
+    bundle="$rootfs/etc/ssl/certs/ca-certificates.crt"
+    : >"$bundle"
+    while IFS= read -r crt; do
+      sed -e '$a\' "$crt" >>"$bundle" || die "appending $crt to the CA bundle failed"
+    done < <(find "$unpacked/usr/share/ca-certificates" -type f -name '*.crt' | LC_ALL=C sort)
+    chmod 0644 "$bundle"
+    certs=$(grep -c 'BEGIN CERTIFICATE' "$bundle" || true)
+    [ "${certs:-0}" -gt 50 ] || die "the CA bundle made from ca-certificates holds only ${certs:-0} certificates"
+    say "tls layer: curl $(dpkg-deb -f "$(printf '%s\n' "${debs[@]}" | grep '/curl_')" Version), CA bundle of $certs certificates at /etc/ssl/certs/ca-certificates.crt"
+  fi
+  say "deb layer: $(find "$rootfs/lib" "$rootfs/usr/lib/x86_64-linux-gnu" -name '*.so*' | wc -l) shared objects"
 fi
 
 cat >"$rootfs/etc/passwd" <<EOF
@@ -216,7 +282,7 @@ docker import \
   - "$image" <"$archive" >/dev/null \
   || die "docker import of $image failed"
 
-if ! smoke_test "$image"; then
+if ! smoke_test "$image" || { [ "$WITH_TLS" = 1 ] && ! smoke_test_tls "$image"; }; then
   docker image rm "$image" >/dev/null 2>&1 || true
   die "removed $image again: it does not run as a cell"
 fi

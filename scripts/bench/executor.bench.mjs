@@ -172,7 +172,9 @@ async function rawRunCli(runtime, image, cellsRoot, label) {
 
 // ---- the full executor path ----------------------------------------------------------------------
 
-async function fullPath(cellsRootFull) {
+async function fullPath(cellsRootFull, variant) {
+  // Each variant has its own streams, subjects, executor and cells.
+  const RID = `${RID}${variant.tag}`;
   await import('reflect-metadata');
   const dist = (file) => new URL(`../../services/executor/dist/${file}`, import.meta.url).href;
   const { createExecutorApp } = await import(dist('bootstrap.js'));
@@ -189,21 +191,22 @@ async function fullPath(cellsRootFull) {
   const config = toExecutorConfig(
     ExecutorEnv.parse({
       WRIT_NATS_URL: process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222',
-      WRIT_SUBJECT_ROOT: `bench_${RUN_ID}`,
-      WRIT_EVENTS_STREAM: `BENCH_EV_${RUN_ID}`,
-      WRIT_INGRESS_STREAM: `BENCH_IN_${RUN_ID}`,
-      WRIT_COMMANDS_STREAM: `BENCH_CMD_${RUN_ID}`,
-      WRIT_DLQ_STREAM: `BENCH_DLQ_${RUN_ID}`,
+      WRIT_SUBJECT_ROOT: `bench_${RID}`,
+      WRIT_EVENTS_STREAM: `BENCH_EV_${RID}`,
+      WRIT_INGRESS_STREAM: `BENCH_IN_${RID}`,
+      WRIT_COMMANDS_STREAM: `BENCH_CMD_${RID}`,
+      WRIT_DLQ_STREAM: `BENCH_DLQ_${RID}`,
       WRIT_EVENTS_MAX_BYTES: String(256 * MiB),
       WRIT_BUS_STREAMS_MAX_BYTES: String(256 * MiB),
-      WRIT_ARTIFACTS_BUCKET: `BENCH_ART_${RUN_ID}`,
+      WRIT_ARTIFACTS_BUCKET: `BENCH_ART_${RID}`,
       WRIT_ARTIFACTS_MAX_BYTES: String(256 * MiB),
       WRIT_HTTP_PORT: '0',
       WRIT_CELLS_ROOT: cellsRootFull,
-      WRIT_EXECUTOR_ID: `bench-${RUN_ID}`,
+      WRIT_EXECUTOR_ID: `bench-${RID}`,
       WRIT_EXECUTOR_CONCURRENCY: String(CONCURRENCY),
       WRIT_CELL_POOL_SIZE: String(POOL),
       WRIT_BUS_PULL_EXPIRES_MS: '1000',
+      WRIT_CELL_SUPERVISOR: variant.supervisor ? 'true' : 'false',
     }),
   );
   const quiet = createLogger('executor-bench', { level: 'silent' });
@@ -211,7 +214,7 @@ async function fullPath(cellsRootFull) {
   const nc = executor.nc;
   const store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 256 * MiB });
   const client = new BusClient(nc);
-  const key = await generateEd25519Key({ kid: `bench-${RUN_ID}` });
+  const key = await generateEd25519Key({ kid: `bench-${RID}` });
   await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (bench)', key });
 
   const waiting = new Map();
@@ -232,8 +235,8 @@ async function fullPath(cellsRootFull) {
   async function action(taskId) {
     // Everything of this action is named from its own number: other actions run between the awaits.
     const n = (seq += 1);
-    const ids = { task_id: taskId, step_id: `step-${RUN_ID}-${n}`, attempt_id: `attempt-${RUN_ID}-${n}` };
-    const grantId = `grant-${RUN_ID}-${n}`;
+    const ids = { task_id: taskId, step_id: `step-${RID}-${n}`, attempt_id: `attempt-${RID}-${n}` };
+    const grantId = `grant-${RID}-${n}`;
     const now = new Date();
     const jws = await signClaims(
       {
@@ -242,7 +245,7 @@ async function fullPath(cellsRootFull) {
         resource_scope: { paths: ['.'], hosts: [] },
         max_uses: 1,
         issued_by_principal_id: 'writ-policy',
-        policy_result_ref: `policy_result:pr-${RUN_ID}-${n}`,
+        policy_result_ref: `policy_result:pr-${RID}-${n}`,
         constraints: { params_sha256: paramsSha256(params) },
       },
       key,
@@ -253,7 +256,7 @@ async function fullPath(cellsRootFull) {
       grant_id: grantId,
       grant_jws: jws,
       action_request: {
-        action_request_id: `ar-${RUN_ID}-${n}`,
+        action_request_id: `ar-${RID}-${n}`,
         task_id: taskId,
         action_class: 'execute_command',
         target_resources: ['.'],
@@ -267,7 +270,7 @@ async function fullPath(cellsRootFull) {
     };
     const done = new Promise((resolve) => waiting.set(ids.attempt_id, resolve));
     const t0 = performance.now();
-    await client.publish(config.subjects.run, command, { msgId: `msg-${RUN_ID}-${n}` });
+    await client.publish(config.subjects.run, command, { msgId: `msg-${RID}-${n}` });
     let timer;
     const event = await Promise.race([
       done,
@@ -294,7 +297,7 @@ async function fullPath(cellsRootFull) {
 
   const debug = (what) => process.env.BENCH_DEBUG && console.error(`[bench:full] ${what}`);
   try {
-    const warmTask = `bf-${RUN_ID}-warm`;
+    const warmTask = `bf-${RID}-warm`;
     debug('warm-up');
     for (let i = 0; i < WARMUP; i += 1) await action(warmTask);
     const same = [];
@@ -303,9 +306,9 @@ async function fullPath(cellsRootFull) {
     const fresh = [];
     for (let i = 0; i < Math.min(FULL, OPENS * 2); i += 1) {
       await executor.cells.pool?.settled();
-      fresh.push(await action(`bf-${RUN_ID}-new-${i}`));
+      fresh.push(await action(`bf-${RID}-new-${i}`));
     }
-    const tasks = Array.from({ length: CONCURRENCY }, (_, i) => `bf-${RUN_ID}-k-${i}`);
+    const tasks = Array.from({ length: CONCURRENCY }, (_, i) => `bf-${RID}-k-${i}`);
     for (const task of tasks) await action(task);
     debug('sustained');
     let remaining = SUSTAINED;
@@ -471,22 +474,33 @@ try {
   console.log(`  ${'raw exec (API)'.padEnd(26)} ${median(throughput.raw).toFixed(1).padStart(9)} ${best(throughput.raw).toFixed(1).padStart(9)}  ${ratio(1, 1)}`);
   console.log(`  ${'cell exec (governed)'.padEnd(26)} ${median(throughput.cell).toFixed(1).padStart(9)} ${best(throughput.cell).toFixed(1).padStart(9)}  ${ratio(median(throughput.cell), median(throughput.raw))}`);
 
-  // -- full executor path ---------------------------------------------------------------------------
-  let full;
+  // -- full executor path: with the in-cell supervisor (the default) and with a Docker exec per action --
+  const fulls = [];
   if (WITH_FULL) {
-    try {
-      full = await fullPath(path.join(cellsRoot, 'full'));
-    } catch (error) {
-      console.log(`\nfull executor path: skipped (${error instanceof Error ? error.message : String(error)})`);
+    for (const variant of [
+      { tag: 's', supervisor: true, label: 'supervisor' },
+      { tag: 'e', supervisor: false, label: 'exec per action' },
+    ]) {
+      try {
+        fulls.push({ variant, ...(await fullPath(path.join(cellsRoot, `full-${variant.tag}`), variant)) });
+      } catch (error) {
+        console.log(`\nfull executor path (${variant.label}): skipped (${error instanceof Error ? error.message : String(error)})`);
+      }
     }
   }
-  if (full !== undefined) {
+  if (fulls.length > 0) {
     const base = Object.fromEntries(warmStats)['raw exec (API)'];
-    table('full executor path: RunAction published -> execution.completed in the log (`true`)  base = raw exec (API)', [
-      ['executor, same task', full.same],
-      ['executor, new task (pool)', full.fresh],
-    ], base);
-    console.log(`  executor sustained, K=${CONCURRENCY} tasks: ${full.perSecond.toFixed(1)} actions/s = ${ratio(full.perSecond, median(throughput.raw))} raw exec throughput`);
+    table(
+      'full executor path: RunAction published -> execution.completed in the log (`true`)  base = raw exec (API)',
+      fulls.flatMap((full) => [
+        [`same task, ${full.variant.label}`, full.same],
+        [`new task (pool), ${full.variant.label}`, full.fresh],
+      ]),
+      base,
+    );
+    for (const full of fulls) {
+      console.log(`  executor sustained (${full.variant.label}), K=${CONCURRENCY} tasks: ${full.perSecond.toFixed(1)} actions/s = ${ratio(full.perSecond, median(throughput.raw))} raw exec throughput`);
+    }
   }
 
   // -- targets --------------------------------------------------------------------------------------
@@ -495,6 +509,11 @@ try {
   console.log('\ntargets (issue 5)');
   console.log(`  warm action p50 <= 1.0x raw exec:       cell exec ${ratio(w['cell exec (governed)'].p50, w['raw exec (API)'].p50)}  (vs CLI ${ratio(w['cell exec (governed)'].p50, w['raw exec (CLI)'].p50)})`);
   console.log(`  sustained >= 0.9x raw exec throughput:   ${ratio(median(throughput.cell), median(throughput.raw))}`);
+  for (const full of fulls) {
+    console.log(
+      `  governed action (full executor path, ${full.variant.label}): p50 ${ratio(full.same.p50, w['raw exec (API)'].p50)} raw exec (API), ${ratio(full.same.p50, w['raw exec (CLI)'].p50)} raw \`docker exec\`; sustained ${ratio(full.perSecond, median(throughput.raw))} raw exec throughput`,
+    );
+  }
   console.log(
     `  cold start <= 1.1x raw docker run:       cold open ${ratio(s['cold open (no pool)'].p50, s['raw run (API)'].p50)} (vs CLI ${ratio(s['cold open (no pool)'].p50, s['raw run (CLI)'].p50)}); pool claim ${ratio(s['pool claim'].p50, s['raw run (API)'].p50)}`,
   );

@@ -139,7 +139,9 @@ export { planAuditRollback, type AuditRollback, type AuditRollbackPlan, type Rec
 
 // Cell (Lazarus Cell Spec: lifecycle, TTLs, roles, filesystem layout)
 export {
+  archivedObjects,
   cellDecider,
+  cellHolder,
   isCellTerminal,
   isoAt,
   lastCheckpoint,

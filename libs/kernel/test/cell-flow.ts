@@ -23,6 +23,12 @@ export const cmd = {
   renew: (s: number, extend_ms?: number, renewed_by = 'dir-1'): CellCommand => ({ type: 'renew-active-ttl', data: { renewed_by, ...(extend_ms === undefined ? {} : { extend_ms }) }, metadata: meta(s) }),
   resurrect: (s: number, resurrected_by = 'dir-1'): CellCommand => ({ type: 'resurrect-cell', data: { resurrected_by }, metadata: meta(s) }),
   archive: (s: number): CellCommand => ({ type: 'archive-cell', data: { archived_by: 'writ-executor', archive_ref: 'lazarus-archive/2030-01-01/cell-1' }, metadata: meta(s) }),
+  /** `cp-1`'s tarball (`complete` stores every checkpoint as 'a' × 64) deleted, nothing kept: the purge of a cell archived with one checkpoint. */
+  purge: (s: number, deleted: readonly string[] = ['a'.repeat(64)], kept: readonly string[] = []): CellCommand => ({
+    type: 'purge-archive',
+    data: { purged_by: 'writ-executor', deleted_sha256: deleted, kept_sha256: kept },
+    metadata: meta(s),
+  }),
 };
 
 /** Runs `commands` through decide → evolve; returns every event, throwing on the first refusal. */

@@ -12,6 +12,7 @@ import type { ExecutorConfig } from './config.js';
 import { ExecutorModule, type ExecutorOptions } from './executor.module.js';
 import { ExecutorCells } from './outbound/executor-cells.js';
 import { ExecutorReadiness } from './outbound/readiness.js';
+import { deriveHostId } from './outbound/host-identity.js';
 
 export interface CreateExecutorAppOptions extends ExecutorOptions {
   /** Nest's own log levels (default: errors and warnings). */
@@ -25,7 +26,8 @@ export interface ExecutorApp {
   readonly app: INestApplication;
   /** Base URL of the HTTP server (`/healthz`, `/readyz`). */
   readonly url: string;
-  readonly config: ExecutorConfig;
+  /** The config it runs with: `hostId` always set (WRIT_EXECUTOR_HOST_ID, else derived from the Docker engine id and the cells root). */
+  readonly config: ExecutorConfig & { readonly hostId: string };
   readonly nc: NatsConnection;
   readonly bus: JetStreamServer;
   readonly handler: RunActionHandler;
@@ -45,7 +47,8 @@ export interface ExecutorApp {
  * `main.ts` uses it with the environment's config; tests with their own
  * subject root, streams, bucket and port 0.
  */
-export async function createExecutorApp(config: ExecutorConfig, options: CreateExecutorAppOptions = {}): Promise<ExecutorApp> {
+export async function createExecutorApp(given: ExecutorConfig, options: CreateExecutorAppOptions = {}): Promise<ExecutorApp> {
+  const config = { ...given, hostId: given.hostId ?? (await deriveHostId(given.cells.socketPath, given.cells.cellsRoot)) };
   let nc: NatsConnection;
   try {
     nc = await connect({ servers: config.natsUrl, name: config.executorId });

@@ -1,5 +1,7 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { COMMANDS, Id } from '@writ/contracts';
+import { COMMANDS, executorHostSubject, Id } from '@writ/contracts';
 import { CELL_POLICY_DEFAULTS, CellPolicy, type CellPolicyInput } from '@writ/kernel';
 import { loadConfig } from '@writ/runtime';
 import { z } from 'zod';
@@ -12,11 +14,52 @@ const DAY = 24 * 60 * 60 * 1000;
 /** 192 KiB: `WRIT_EXECUTOR_PREIMAGE_MAX_BYTES` unless set. */
 export const PREIMAGE_MAX_BYTES_DEFAULT = 192 * 1024;
 
+/** Largest `WRIT_EXECUTOR_EXTRA_CA_FILE`: the bundle travels in an exec argument (one argument holds at most 128 KiB on Linux). */
+export const EXTRA_CA_MAX_BYTES = 64 * 1024;
+
+/** The extra trust roots of https network actions, as read at start. */
+export interface ExtraCaBundle {
+  readonly file: string;
+  /** Only the certificates, re-encoded: comments and anything else in the file never reach a cell. */
+  readonly pem: string;
+  readonly certificates: number;
+}
+
+/**
+ * `WRIT_EXECUTOR_EXTRA_CA_FILE`, read once: a PEM file of one or more certificates, nothing but
+ * certificates (a private key in a trust bundle is a mistake that must not travel to cells).
+ * Throws with the reason, for the config's issue list.
+ */
+export function readExtraCaBundle(file: string): ExtraCaBundle {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    throw new Error(`cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): give the path of a PEM bundle the executor may read`);
+  }
+  if (bytes.byteLength > EXTRA_CA_MAX_BYTES) throw new Error(`is ${bytes.byteLength} bytes; at most ${EXTRA_CA_MAX_BYTES} bytes of PEM certificates are handed to a cell`);
+  const text = bytes.toString('utf8');
+  const blocks = [...text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/g)];
+  const other = blocks.find((block) => block[1] !== 'CERTIFICATE');
+  if (other !== undefined) throw new Error(`holds a ${other[1]} block: a trust bundle holds certificates only`);
+  if (blocks.length === 0) throw new Error('holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+  const certificates = blocks.map((block, index) => {
+    try {
+      return new X509Certificate(block[0]).toString().trim();
+    } catch {
+      throw new Error(`certificate ${index + 1} of ${blocks.length} is not a valid X.509 certificate`);
+    }
+  });
+  return { file, pem: `${certificates.join('\n')}\n`, certificates: certificates.length };
+}
+
 /** One or more subject tokens without wildcards: `writ`, `t_1a2b`, `acme.writ`. */
 const SubjectRoot = z
   .string()
   .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be dot-separated subject tokens without wildcards');
 const StreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"');
+/** A host id is a subject token (`<root>.cmd.executor.run.host.<host_id>`) and part of durable names. */
+export const HostId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-" (a subject token)');
 /** Environment values arrive as strings; whole numbers within bounds. */
 const int = (min: number, max: number = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
@@ -53,6 +96,14 @@ export const ExecutorEnv = z.object({
 
   /** This process, as recorded in `execution.completed.executor_id`. */
   WRIT_EXECUTOR_ID: Id.default(() => defaultExecutorId()),
+  /**
+   * The host this executor's cells live on, as the cell events record their holder (README → Several
+   * hosts). Executors sharing a Docker engine and a cells root are one host and must share it. Unset:
+   * derived at start from the Docker engine's id and `WRIT_CELLS_ROOT` (`host-<16 hex>`).
+   */
+  WRIT_EXECUTOR_HOST_ID: HostId.optional(),
+  /** How long an observation relayed to the host holding the cell may take; keep it below the approval's WRIT_APPROVAL_OBSERVE_TIMEOUT_MS. */
+  WRIT_EXECUTOR_OBSERVE_RELAY_TIMEOUT_MS: int(100, 120_000).default(5_000),
   /** The executor service principal: `actor_id` of its events and `producer` of its artifacts. */
   WRIT_EXECUTOR_PRINCIPAL: Id.default('writ-executor'),
   /** The durable shared by every executor process (competing consumers). */
@@ -94,6 +145,24 @@ export const ExecutorEnv = z.object({
   WRIT_CELL_IMAGE: z.string().min(1).default('writ/cell:latest'),
   WRIT_CELLS_ROOT: z.string().startsWith('/').default('/var/lib/writ/cells'),
   WRIT_DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
+  /**
+   * PEM certificates trusted by https network actions besides the cell image's public bundle (an
+   * internal CA). Read here, at start: unreadable, too large, not PEM, or holding anything but
+   * certificates refuses the start. Unset: the public bundle only.
+   */
+  WRIT_EXECUTOR_EXTRA_CA_FILE: z
+    .string()
+    .startsWith('/')
+    .optional()
+    .transform((file, context) => {
+      if (file === undefined) return undefined;
+      try {
+        return readExtraCaBundle(file);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `${file} ${error instanceof Error ? error.message : String(error)}` });
+        return z.NEVER;
+      }
+    }),
   /** One file per secret handle (mode 0600, owned by the executor); unset: no handle can be resolved (EXECUTOR_SECRET_UNAVAILABLE). */
   WRIT_SECRETS_DIR: z.string().startsWith('/').optional(),
   /** Warm pool: hardened cells started ahead of time for new tasks (0 disables it). */
@@ -105,6 +174,11 @@ export const ExecutorEnv = z.object({
   WRIT_CELL_DISK_QUOTA_BYTES: int(0)
     .refine((value) => value === 0 || value >= 16 * MiB, 'must be 0 (no quota) or at least 16 MiB (16777216)')
     .default(0),
+  /**
+   * Actions without stdin or secret environment run through an in-cell supervisor (one long-lived
+   * exec per cell and user, README → The in-cell supervisor) instead of a Docker exec each; `false`: every action is its own exec.
+   */
+  WRIT_CELL_SUPERVISOR: z.enum(['true', 'false']).default('true'),
 
   /**
    * Lazarus cells (README → Cells): the policy each new cell is created with (recorded in its first
@@ -215,6 +289,13 @@ export interface ExecutorConfig {
     readonly replicas: number;
   };
   readonly executorId: string;
+  /**
+   * `WRIT_EXECUTOR_HOST_ID`: the host holding this executor's cells. Absent (unset, or a config built
+   * by hand): `createExecutorApp` derives it from the Docker engine id and the cells root.
+   */
+  readonly hostId?: string;
+  /** Routing of a task's work to the host that holds its cell. Optional so configs built by hand stay valid. */
+  readonly routing?: RoutingConfig;
   readonly principalId: string;
   readonly durable: string;
   readonly concurrency: number;
@@ -238,14 +319,27 @@ export interface ExecutorConfig {
     readonly poolSize: number;
     /** `WRIT_CELL_DISK_QUOTA_BYTES`; 0: no quota. Optional so configs built by hand stay valid. */
     readonly diskQuotaBytes?: number;
+    /** `WRIT_CELL_SUPERVISOR`; true when absent (configs built by hand). */
+    readonly supervisor?: boolean;
   };
   readonly bus: { readonly pullExpiresMs: number; readonly maxDeliver: number };
   readonly observe: ObserveLimits;
   /** `WRIT_SECRETS_DIR`: where granted secret handles are resolved at execution time. */
   readonly secretsDir?: string;
+  /** `WRIT_EXECUTOR_EXTRA_CA_FILE`, read at start: extra trust roots of https network actions. */
+  readonly tls?: { readonly extraCaFile: string; readonly extraCaPem: string };
   /** `WRIT_CELL_*`: the Lazarus cell lifecycle. Optional so configs built by hand stay valid (the defaults then apply). */
   readonly cellLifecycle?: CellLifecycleConfig;
 }
+
+/** README → Several hosts. */
+export interface RoutingConfig {
+  /** An observation relayed to the holder's `<observe>.host.<host_id>` fails after this long (EXECUTOR_CELL_HOST_UNAVAILABLE). */
+  readonly observeRelayTimeoutMs: number;
+}
+
+/** `WRIT_EXECUTOR_OBSERVE_RELAY_TIMEOUT_MS` unset. */
+export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({ observeRelayTimeoutMs: 5_000 });
 
 /** The Lazarus cell lifecycle of this executor (README → Cells). */
 export interface CellLifecycleConfig {
@@ -301,6 +395,25 @@ export function executorSubjects(root: string, eventsPrefix?: string): ExecutorS
   };
 }
 
+/** This host's own subjects and durables: work forwarded to it by executors that do not hold a cell (README → Several hosts). */
+export interface HostRoutes {
+  readonly run: string;
+  readonly closeCell: string;
+  readonly observe: string;
+  readonly runDurable: string;
+  readonly closeCellDurable: string;
+}
+
+export function hostRoutes(subjects: ExecutorSubjects, durable: string, hostId: string): HostRoutes {
+  return {
+    run: executorHostSubject(subjects.run, hostId),
+    closeCell: executorHostSubject(subjects.closeCell, hostId),
+    observe: executorHostSubject(subjects.observe, hostId),
+    runDurable: `${durable}-host-${hostId}`,
+    closeCellDurable: `${durable}-close-cell-host-${hostId}`,
+  };
+}
+
 export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
   return {
     natsUrl: env.WRIT_NATS_URL,
@@ -317,6 +430,8 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       replicas: env.WRIT_REPLICAS,
     },
     executorId: env.WRIT_EXECUTOR_ID,
+    ...(env.WRIT_EXECUTOR_HOST_ID === undefined ? {} : { hostId: env.WRIT_EXECUTOR_HOST_ID }),
+    routing: { observeRelayTimeoutMs: env.WRIT_EXECUTOR_OBSERVE_RELAY_TIMEOUT_MS },
     principalId: env.WRIT_EXECUTOR_PRINCIPAL,
     durable: env.WRIT_EXECUTOR_DURABLE,
     concurrency: env.WRIT_EXECUTOR_CONCURRENCY,
@@ -332,7 +447,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       filesMax: env.WRIT_ARTIFACT_FILES_MAX,
       preimageMaxBytes: env.WRIT_EXECUTOR_PREIMAGE_MAX_BYTES,
     },
-    cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET, poolSize: env.WRIT_CELL_POOL_SIZE, diskQuotaBytes: env.WRIT_CELL_DISK_QUOTA_BYTES },
+    cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET, poolSize: env.WRIT_CELL_POOL_SIZE, diskQuotaBytes: env.WRIT_CELL_DISK_QUOTA_BYTES, supervisor: env.WRIT_CELL_SUPERVISOR === 'true' },
     bus: { pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS, maxDeliver: env.WRIT_BUS_MAX_DELIVER },
     observe: {
       maxEntries: env.WRIT_OBSERVE_MAX_ENTRIES,
@@ -341,6 +456,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       maxPasses: env.WRIT_OBSERVE_MAX_PASSES,
     },
     ...(env.WRIT_SECRETS_DIR === undefined ? {} : { secretsDir: env.WRIT_SECRETS_DIR }),
+    ...(env.WRIT_EXECUTOR_EXTRA_CA_FILE === undefined ? {} : { tls: { extraCaFile: env.WRIT_EXECUTOR_EXTRA_CA_FILE.file, extraCaPem: env.WRIT_EXECUTOR_EXTRA_CA_FILE.pem } }),
     cellLifecycle: {
       policy: CellPolicy.parse(cellPolicyInput(env)),
       sweepIntervalMs: env.WRIT_CELL_SWEEP_INTERVAL_MS,

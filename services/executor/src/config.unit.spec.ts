@@ -1,6 +1,9 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { hasErrorCode } from '@writ/contracts';
-import { describe, expect, it } from 'vitest';
-import { defaultExecutorId, loadExecutorConfig } from './config.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestPki, type TestCa } from '../test/test-pki.js';
+import { defaultExecutorId, EXTRA_CA_MAX_BYTES, loadExecutorConfig } from './config.js';
 
 describe('executor config', () => {
   it('given an empty environment, then the documented defaults, every subject under writ', () => {
@@ -100,5 +103,63 @@ describe('executor config', () => {
   it('given a hostname with dots, then the default executor id is a valid Id', () => {
     expect(defaultExecutorId('node-1.eu.example.com')).toBe('executor-node-1-eu-example-com');
     expect(defaultExecutorId('...')).toBe('executor-host');
+  });
+});
+
+describe('WRIT_EXECUTOR_EXTRA_CA_FILE: extra trust roots of https network actions, read at start', () => {
+  let pki: TestPki;
+  let ca: TestCa;
+  let other: TestCa;
+  const file = (name: string, content: string | Buffer): string => {
+    const at = path.join(pki.dir, name);
+    writeFileSync(at, content);
+    return at;
+  };
+  const issuesOf = (env: Record<string, string>): unknown => {
+    try {
+      loadExecutorConfig(env);
+    } catch (error) {
+      expect(hasErrorCode(error, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+      return (error as { details?: { issues?: unknown } }).details?.issues;
+    }
+    throw new Error('the configuration was accepted');
+  };
+
+  beforeAll(() => {
+    pki = new TestPki();
+    ca = pki.createCa('writ-config-ca');
+    other = pki.createCa('writ-config-other-ca');
+  });
+  afterAll(() => pki?.remove());
+
+  it('given none, then no extra roots (the image\'s public bundle only)', () => {
+    expect(loadExecutorConfig({}).tls).toBeUndefined();
+  });
+
+  it('given a bundle of two CAs with comments around them, then both certificates and nothing else are kept', () => {
+    const at = file('bundle.pem', `# internal roots\n${ca.certPem}\nsome note\n${other.certPem}`);
+    const tls = loadExecutorConfig({ WRIT_EXECUTOR_EXTRA_CA_FILE: at }).tls;
+    expect(tls?.extraCaFile).toBe(at);
+    expect(tls?.extraCaPem.match(/-----BEGIN CERTIFICATE-----/g)).toHaveLength(2);
+    expect(tls?.extraCaPem).not.toContain('internal roots');
+    expect(tls?.extraCaPem).not.toContain('some note');
+    expect(tls?.extraCaPem).toContain(ca.certPem.trim().split('\n')[1]);
+  });
+
+  it.each([
+    ['a file that does not exist', () => path.join(pki.dir, 'missing.pem')],
+    ['a directory', () => {
+      const dir = path.join(pki.dir, 'a-dir');
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    }],
+    ['text that is not PEM', () => file('notes.txt', 'not a certificate\n')],
+    ['a DER certificate (binary, not PEM)', () => file('ca.der', Buffer.from(ca.certPem.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64'))],
+    ['a private key beside the certificate', () => file('with-key.pem', `${ca.certPem}-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG\n-----END PRIVATE KEY-----\n`)],
+    ['a certificate block whose content is not a certificate', () => file('garbled.pem', '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n')],
+    ['a bundle past the bound', () => file('huge.pem', `${ca.certPem}${'#'.repeat(EXTRA_CA_MAX_BYTES)}\n`)],
+    ['a relative path', () => 'bundle.pem'],
+  ])('given %s, then start-up fails with RUNTIME_CONFIG_INVALID naming the variable', (_note, make) => {
+    expect(issuesOf({ WRIT_EXECUTOR_EXTRA_CA_FILE: make() })).toContainEqual(expect.objectContaining({ path: 'WRIT_EXECUTOR_EXTRA_CA_FILE' }));
   });
 });

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,12 +23,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
 import type { ExecutorConfig } from './config.js';
 import { newIds, request, testConfig, testStreams } from '../test/executor-rig.js';
+import { TestPki } from '../test/test-pki.js';
 
 /**
  * network_read / network_write and vcs_mutation through the whole executor (grant verified, use
  * claimed, a real Docker cell, recorded with artifacts), against the real NATS and Docker Engine:
- * HTTP is sent from inside the cell through the egress proxy to a host server reachable only that
- * way; git runs in the task's cell. Everything is test-unique and removed afterwards.
+ * HTTP and HTTPS are sent from inside the cell through the egress proxy to host servers reachable
+ * only that way (the https server's certificates come from CAs made at test time; the executor
+ * trusts one through WRIT_EXECUTOR_EXTRA_CA_FILE); git runs in the task's cell. Everything is test-unique and removed afterwards.
  */
 
 const RUN = randomBytes(5).toString('hex');
@@ -50,6 +53,11 @@ let executor: ExecutorApp;
 let server: Server;
 let port = 0;
 const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+let pki: TestPki;
+let tlsServer: HttpsServer;
+let tlsPort = 0;
+/** What the https server's handler saw (only requests that came through a verified handshake reach it). */
+const tlsSeen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
 
 beforeAll(async () => {
   try {
@@ -61,7 +69,28 @@ beforeAll(async () => {
   cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-network-'));
   secretsDir = await mkdtemp(path.join(tmpdir(), 'writ-network-secrets-'));
   await writeFile(path.join(secretsDir, 'api_token'), `${TOKEN}\n`, { mode: 0o600 });
-  config = testConfig(cellsRoot, { WRIT_SECRETS_DIR: secretsDir, WRIT_CELL_POOL_SIZE: '0' });
+  // secure.egress.test: issued by the CA the executor trusts; untrusted.egress.test: by a CA it does
+  // not; wrong.egress.test: served secure.egress.test's certificate (picked by SNI).
+  pki = new TestPki();
+  const ca = pki.createCa('writ-actions-ca');
+  const trusted = pki.issueServerCert(ca, ['secure.egress.test']);
+  const untrusted = pki.issueServerCert(pki.createCa('writ-actions-untrusted-ca'), ['untrusted.egress.test']);
+  tlsServer = createHttpsServer(
+    { cert: trusted.certPem, key: trusted.keyPem, SNICallback: (name, done) => done(null, name === 'untrusted.egress.test' ? untrusted.context : trusted.context) },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        tlsSeen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        res.writeHead(200, { 'x-tls': 'yes', 'content-type': 'text/plain' });
+        res.end(`${req.method} ${req.url} auth=${req.headers.authorization ?? '-'} body=${body}`);
+      });
+    },
+  );
+  await new Promise<void>((resolve) => tlsServer.listen(0, '0.0.0.0', resolve));
+  tlsPort = (tlsServer.address() as AddressInfo).port;
+  config = testConfig(cellsRoot, { WRIT_SECRETS_DIR: secretsDir, WRIT_CELL_POOL_SIZE: '0', WRIT_EXECUTOR_EXTRA_CA_FILE: ca.certFile });
   executor = await createExecutorApp(
     { ...config, executorId: 'executor-network' },
     {
@@ -93,6 +122,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await executor?.close();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await new Promise<void>((resolve) => (tlsServer ? tlsServer.close(() => resolve()) : resolve()));
+  pki?.remove();
   const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
   await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
   const networks = await docker.listNetworks({ filters: { label: [`writ.test=${RUN}`] } });
@@ -206,11 +237,64 @@ describe('network_read / network_write: HTTP sent from the cell through the egre
     expect(seen.length).toBe(before);
   });
 
-  it('given an https URL of a granted host, when network_read runs, then errored EXECUTOR_TLS_UNAVAILABLE and nothing is sent', async () => {
-    const before = seen.length;
-    const ran = await act('network_read', { url: `https://api.egress.test:${port}/` }, { hosts: [`api.egress.test:${port}`] });
-    expect(ran.completed).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_TLS_UNAVAILABLE' } });
-    expect(seen.length).toBe(before);
+});
+
+describe('network_read / network_write over https: curl in the cell, through the egress proxy (CONNECT), the server verified (issue 5)', () => {
+  const secureUrl = (host: string, rest = '/') => `https://${host}:${tlsPort}${rest}`;
+
+  it('given a server issued by the CA of WRIT_EXECUTOR_EXTRA_CA_FILE, when network_read GETs it, then it completes and status, headers and body are artifacts', async () => {
+    const before = tlsSeen.length;
+    const url = secureUrl('secure.egress.test', '/items?page=2');
+    const ran = await act('network_read', { url, headers: { Accept: 'text/plain' } }, { hosts: [`secure.egress.test:${tlsPort}`] });
+    expect(ran.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(ran.completed?.error).toBeUndefined();
+    expect(tlsSeen.slice(before)).toMatchObject([{ method: 'GET', url: '/items?page=2', headers: { accept: 'text/plain', host: `secure.egress.test:${tlsPort}`, 'user-agent': 'writ-executor' } }]);
+    const response = JSON.parse((await artifactBytes(artifactOf(ran, 'http.response')?.content_hash ?? '')).toString('utf8')) as Record<string, unknown>;
+    expect(response).toMatchObject({ format: 'writ.http-response/1', request: { method: 'GET', url }, http_version: 'HTTP/1.1', status: 200, body_truncated: false });
+    expect(response['headers']).toContainEqual({ name: 'x-tls', value: 'yes' });
+    const body = artifactOf(ran, 'http.body');
+    expect(body?.content_hash).toBe(response['body_sha256']);
+    expect((await artifactBytes(body?.content_hash ?? '')).toString('utf8')).toBe('GET /items?page=2 auth=- body=');
+    expect(ran.completed?.environment?.network_mode).toMatch(/^writ-egress-[0-9a-f]{12}$/);
+  });
+
+  it('given a granted secret handle, when network_write POSTs a body with {{secret:api_token}} in a header, then both arrive and the value is in no artifact or event', async () => {
+    const before = tlsSeen.length;
+    const ran = await act(
+      'network_write',
+      { url: secureUrl('secure.egress.test', '/orders'), body: '{"qty":3}', headers: { Authorization: 'Bearer {{secret:api_token}}', 'Content-Type': 'application/json' }, secret_handles: ['api_token'] },
+      { hosts: [`secure.egress.test:${tlsPort}`], secret_handles: ['api_token'] },
+    );
+    expect(ran.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(tlsSeen.slice(before)).toMatchObject([{ method: 'POST', url: '/orders', body: '{"qty":3}', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': '9' } }]);
+    expect(ran.stdout).toContain('auth=Bearer [redacted:api_token] body={"qty":3}');
+    expect(ran.stdout).not.toContain(TOKEN);
+    for (const artifact of ran.completed?.artifacts ?? []) expect((await artifactBytes(artifact.content_hash)).toString('utf8')).not.toContain(TOKEN);
+    expect(JSON.stringify(ran.log)).not.toContain(TOKEN);
+  });
+
+  it.each([
+    ['a server whose CA the executor does not trust', 'untrusted.egress.test'],
+    ['a certificate issued for another host name', 'wrong.egress.test'],
+  ])('given %s, when network_write POSTs with a secret header, then it ends with EXECUTOR_TLS_VERIFY_FAILED (exit 60) and the server\'s handler sees nothing', async (_note, host) => {
+    const before = tlsSeen.length;
+    const ran = await act(
+      'network_write',
+      { url: secureUrl(host, '/orders'), body: 'x', headers: { Authorization: 'Bearer {{secret:api_token}}' }, secret_handles: ['api_token'] },
+      { hosts: [`${host}:${tlsPort}`], secret_handles: ['api_token'] },
+    );
+    expect(ran.completed).toMatchObject({ outcome: 'completed', exit_code: 60, error: { code: 'EXECUTOR_TLS_VERIFY_FAILED' } });
+    expect(artifactOf(ran, 'http.response')).toBeUndefined();
+    expect(tlsSeen.length).toBe(before);
+    expect(JSON.stringify(ran.log)).not.toContain(TOKEN);
+  });
+
+  it('given a grant for another host, when network_read names an https URL, then the grant is refused (GRANT_OUT_OF_SCOPE) and the server sees nothing', async () => {
+    const before = tlsSeen.length;
+    const ran = await act('network_read', { url: secureUrl('secure.egress.test') }, { hosts: [`other.egress.test:${tlsPort}`] });
+    expect(ran.refused?.code).toBe('GRANT_OUT_OF_SCOPE');
+    expect(ran.log.some((event) => event.event_type === 'grant.use_claimed')).toBe(false);
+    expect(tlsSeen.length).toBe(before);
   });
 });
 

@@ -5,12 +5,13 @@ import { EventStore } from '@writ/eventstore';
 import { ensureWritStreams, NatsArtifactStore, PrincipalRegistry } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
+import { CellRouter, MAX_FORWARD_HOPS } from './application/cell-routing.js';
 import { CloseCellHandler } from './application/close-cell.handler.js';
 import { ResurrectCellHandler } from './application/resurrect-cell.handler.js';
 import { ObserveWorkspaceHandler } from './application/observe-workspace.handler.js';
 import { RunActionHandler } from './application/run-action.handler.js';
 import { TaskSerializer } from './application/task-serializer.js';
-import { DEFAULT_CELL_LIFECYCLE, PREIMAGE_MAX_BYTES_DEFAULT, type ExecutorConfig } from './config.js';
+import { DEFAULT_CELL_LIFECYCLE, DEFAULT_ROUTING, hostRoutes, PREIMAGE_MAX_BYTES_DEFAULT, type ExecutorConfig } from './config.js';
 import { CellSweepTimer } from './inbound/cell-sweep.timer.js';
 import { resurrectCellListener } from './inbound/resurrect-cell.listener.js';
 import { closeCellListener } from './inbound/close-cell.listener.js';
@@ -24,9 +25,11 @@ import { artifactStoreFailure } from './outbound/artifact-store.js';
 import { CELL_DEFAULTS, CellPool, CellRuntime, type CellRuntimeOptions } from './outbound/cells/index.js';
 import { EventStoreCellLog } from './outbound/cell-event-log.js';
 import { CellHost } from './outbound/cells/cell-host.js';
+import { NatsCheckpointStore } from './outbound/checkpoint-store.js';
 import { EventStoreTaskLog } from './outbound/event-log.js';
 import { ExecutorCells, ExecutorUseRecords } from './outbound/executor-cells.js';
 import { FileUseJournal } from './outbound/use-journal.js';
+import { HostForwarder } from './outbound/host-forwarder.js';
 import { DirectorySecretSource } from './outbound/secrets/index.js';
 import Docker from 'dockerode';
 import { EgressNetworks, type EgressNetworksOptions } from './outbound/egress/index.js';
@@ -89,38 +92,50 @@ class ExecutorLifecycle implements OnApplicationBootstrap, OnModuleDestroy, OnAp
  * The executor's composition root: NATS, the event log, the bus streams, the
  * principal registry (grant issuer keys from the log), the artifact bucket and
  * the Docker cells, bound to the RunAction handler; `/healthz` and `/readyz`;
- * the `<root>.cmd.executor.run` listener and the `<root>.qry.executor.observe` responder.
+ * the `<root>.cmd.executor.run` listener and the `<root>.qry.executor.observe` responder, and
+ * this host's own copies of run, close-cell and observe (README → Several hosts).
  */
 @Module({})
 export class ExecutorModule {
   /** `nc` is the service's NATS connection (opened by the bootstrap, drained at shutdown). */
   static register(config: ExecutorConfig, nc: NatsConnection, options: ExecutorOptions = {}): DynamicModule {
     const hostGraceMs = options.cells?.hostGraceMs ?? CELL_DEFAULTS.hostGraceMs;
-    const listener = runActionListener(config.subjects.run, {
+    // createExecutorApp resolves the host id (WRIT_EXECUTOR_HOST_ID or derived); a module registered by hand is one host per process.
+    const hostId = config.hostId ?? config.executorId;
+    const routes = hostRoutes(config.subjects, config.durable, hostId);
+    const runOptions = {
       stream: config.streams.commands,
-      durable: config.durable,
       concurrency: config.concurrency,
       ackWaitMs: runAckWaitMs(config, hostGraceMs),
       maxDeliver: config.bus.maxDeliver,
       pullExpiresMs: config.bus.pullExpiresMs,
       deadLetterSubject: config.subjects.runDeadLetter,
-    });
+    };
+    const listener = runActionListener(config.subjects.run, { ...runOptions, durable: config.durable });
+    // This host's own subject: RunActions of tasks whose cell it holds, forwarded by other hosts. A filter
+    // without wildcards matches its own subject only, so the shared durable above never sees these.
+    const hostListener = runActionListener(routes.run, { ...runOptions, durable: routes.runDurable });
     // Its own durable on the commands stream (competing consumers, like run); closing is quick.
-    const closeListener = closeCellListener(config.subjects.closeCell, {
+    const closeOptions = {
       stream: config.streams.commands,
-      durable: `${config.durable}-close-cell`,
       concurrency: config.concurrency,
       maxDeliver: config.bus.maxDeliver,
       pullExpiresMs: config.bus.pullExpiresMs,
       deadLetterSubject: config.subjects.closeCellDeadLetter,
-    });
+    };
+    const closeListener = closeCellListener(config.subjects.closeCell, { ...closeOptions, durable: `${config.durable}-close-cell` });
+    const hostCloseListener = closeCellListener(routes.closeCell, { ...closeOptions, durable: routes.closeCellDurable });
     return {
       module: ExecutorModule,
       controllers: [
         HealthController,
         listener,
+        hostListener,
         closeListener,
-        observeListener(config.subjects.observe),
+        hostCloseListener,
+        observeListener(config.subjects.observe, { routed: true }),
+        // Observations relayed by other hosts: answered from this host's files, never relayed again.
+        observeListener(routes.observe, { routed: false }),
         resolveOutcomeListener(config.subjects.resolveOutcome),
         resurrectCellListener(config.subjects.resurrectCell),
       ],
@@ -171,7 +186,7 @@ export class ExecutorModule {
           inject: [EXECUTOR_LOGGER],
           useFactory: async (logger: Logger) => {
             // useRecords: every action keeps a per-use record outside its workspace (crash reconciliation).
-            const runtime = new CellRuntime({ ...options.cells, image: config.cells.image, cellsRoot: config.cells.cellsRoot, socketPath: config.cells.socketPath, useRecords: true, diskQuotaBytes: config.cells.diskQuotaBytes ?? 0 });
+            const runtime = new CellRuntime({ ...options.cells, image: config.cells.image, cellsRoot: config.cells.cellsRoot, socketPath: config.cells.socketPath, useRecords: true, diskQuotaBytes: config.cells.diskQuotaBytes ?? 0, supervisor: config.cells.supervisor ?? true });
             // The pool's owner is this executor: a restart with the same id reaps what the last process left.
             const pool = config.cells.poolSize > 0 ? new CellPool(runtime, { size: config.cells.poolSize, owner: config.executorId, logger }) : undefined;
             // Egress: per-action internal networks + proxy for grants naming hosts; a crashed process's are reaped first.
@@ -203,16 +218,25 @@ export class ExecutorModule {
               {
                 log: new EventStoreCellLog(store, await jetstreamManager(nc)),
                 host: new CellHost(cells.runtime, { checkpointMaxBytes: lifecycle.checkpointMaxBytes, checkpointTimeoutMs: lifecycle.checkpointTimeoutMs }),
-                store: artifacts,
+                // The same bucket, with owner notes: a purge after the archive retention deletes only the cell's own objects.
+                store: new NatsCheckpointStore(nc, artifacts),
                 tasks: new EventStoreTaskLog(store),
                 serializer,
                 clock: options.clock ?? (() => new Date()),
                 // The executor's own heartbeat: liveness on core NATS, never a fact of the log.
-                beacon: { beat: (beat) => nc.publish(`${config.subjects.heartbeatPrefix}.${config.executorId}`, JSON.stringify(beat)) },
+                beacon: { beat: (beat) => nc.publish(`${config.subjects.heartbeatPrefix}.${config.executorId}`, JSON.stringify({ ...beat, host_id: hostId })) },
                 logger,
               },
-              { executorId: config.executorId, principalId: config.principalId, policy: lifecycle.policy, checkpointIntervalMs: lifecycle.checkpointIntervalMs },
+              { executorId: config.executorId, hostId, principalId: config.principalId, policy: lifecycle.policy, checkpointIntervalMs: lifecycle.checkpointIntervalMs },
             );
+          },
+        },
+        {
+          provide: CellRouter,
+          inject: [NATS_CONNECTION, CellLifecycle, EXECUTOR_LOGGER],
+          useFactory: (nc: NatsConnection, lifecycle: CellLifecycle, logger: Logger) => {
+            const forwarder = new HostForwarder(nc, config.subjects, (config.routing ?? DEFAULT_ROUTING).observeRelayTimeoutMs);
+            return new CellRouter({ cells: lifecycle, forwarder, relay: forwarder, clock: options.clock ?? (() => new Date()), logger }, { hostId, maxHops: MAX_FORWARD_HOPS });
           },
         },
         {
@@ -222,8 +246,8 @@ export class ExecutorModule {
         },
         {
           provide: CloseCellHandler,
-          inject: [ExecutorCells, TaskSerializer, CellLifecycle, EXECUTOR_LOGGER],
-          useFactory: (cells: ExecutorCells, serializer: TaskSerializer, lifecycle: CellLifecycle, logger: Logger) => new CloseCellHandler({ cells, serializer, lifecycle, logger }),
+          inject: [ExecutorCells, TaskSerializer, CellLifecycle, CellRouter, EXECUTOR_LOGGER],
+          useFactory: (cells: ExecutorCells, serializer: TaskSerializer, lifecycle: CellLifecycle, router: CellRouter, logger: Logger) => new CloseCellHandler({ cells, serializer, lifecycle, routing: router, logger }),
         },
         {
           provide: ResurrectCellHandler,
@@ -239,8 +263,8 @@ export class ExecutorModule {
         },
         {
           provide: RunActionHandler,
-          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, CellLifecycle, EXECUTOR_LOGGER],
-          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, lifecycle: CellLifecycle, logger: Logger) => {
+          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, CellLifecycle, CellRouter, EXECUTOR_LOGGER],
+          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, lifecycle: CellLifecycle, router: CellRouter, logger: Logger) => {
             const handler = new RunActionHandler(
               {
                 log: new EventStoreTaskLog(store),
@@ -255,6 +279,7 @@ export class ExecutorModule {
                 journal: new FileUseJournal(config.cells.cellsRoot, config.executorId),
                 records: new ExecutorUseRecords(cells.runtime),
                 cellSessions: lifecycle,
+                routing: router,
               },
               {
                 executorId: config.executorId,
@@ -269,6 +294,7 @@ export class ExecutorModule {
                 artifactFileMaxBytes: config.artifacts.fileMaxBytes,
                 artifactFilesMax: config.artifacts.filesMax,
                 preimageMaxBytes: config.artifacts.preimageMaxBytes ?? PREIMAGE_MAX_BYTES_DEFAULT,
+                ...(config.tls === undefined ? {} : { extraCaPem: config.tls.extraCaPem }),
               },
             );
             // Uses this executor left in flight on this host (a crash, kill -9) are settled in the background.

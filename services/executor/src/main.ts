@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const executor = await createExecutorApp(config, { onShutdown: () => telemetry.shutdown() });
   // SIGTERM / SIGINT: the bus drains (running actions finish and are recorded), then HTTP and NATS close.
   executor.app.enableShutdownHooks();
-  log.info({ url: executor.url, executor_id: config.executorId, subject: config.subjects.run }, 'executor ready');
+  log.info({ url: executor.url, executor_id: config.executorId, host_id: executor.config.hostId, subject: config.subjects.run }, 'executor ready');
 }
 
 /** True when this module is the process entry point (not imported, e.g. by a test). */

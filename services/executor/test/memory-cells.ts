@@ -1,6 +1,7 @@
 import { WritError, type EventDraft, type EventEnvelope } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
-import type { CellHostPort, CellLog, CheckpointRecord, CheckpointStore, RestoreOptions } from '../src/application/ports.js';
+import type { ArchivePurgeOutcome, CellHostPort, CellLog, CheckpointRecord, CheckpointStore, RestoreOptions } from '../src/application/ports.js';
+import type { CellUser } from '../src/outbound/cells/index.js';
 
 /**
  * In-memory stand-ins for the cell lifecycle's ports, for unit tests of its logic (the
@@ -51,6 +52,8 @@ export class MemoryCellHost implements CellHostPort {
   readonly spawnLog: Record<string, unknown>[] = [];
   readonly decisions: Record<string, unknown>[] = [];
   readonly scrubbing = new Set<string>();
+  /** `<cell>/<participant>` → the user its home was given. */
+  readonly homeOwners = new Map<string, CellUser>();
   /** What the next capture returns. */
   tarball = new TextEncoder().encode('tarball-1');
 
@@ -71,8 +74,9 @@ export class MemoryCellHost implements CellHostPort {
     this.calls.push(`stop ${cellId}`);
     return true;
   }
-  async ensureHome(cellId: string, participantId: string): Promise<void> {
+  async ensureHome(cellId: string, participantId: string, owner: CellUser): Promise<void> {
     this.calls.push(`home ${cellId}/${participantId}`);
+    this.homeOwners.set(`${cellId}/${participantId}`, owner);
   }
   async removeHome(cellId: string, participantId: string): Promise<void> {
     this.calls.push(`remove-home ${cellId}/${participantId}`);
@@ -113,17 +117,31 @@ export class MemoryCellHost implements CellHostPort {
   }
 }
 
-/** Content-addressed bytes in memory. */
+/** Content-addressed bytes in memory, with the owner note of whoever's put created each object. */
 export class MemoryCheckpointStore implements CheckpointStore {
   readonly objects = new Map<string, Uint8Array>();
+  readonly owners = new Map<string, string | undefined>();
+  readonly deletes: string[] = [];
 
-  async put(bytes: Uint8Array) {
+  async put(bytes: Uint8Array, owner?: string) {
     const sha256 = sha256Hex(bytes);
-    this.objects.set(sha256, bytes);
+    if (!this.objects.has(sha256)) {
+      this.objects.set(sha256, bytes);
+      this.owners.set(sha256, owner);
+    }
     return { sha256, uri: `nats-obj://TEST/sha256-${sha256}`, byte_size: bytes.length };
   }
 
   async get(sha256: string): Promise<Uint8Array | null> {
     return this.objects.get(sha256) ?? null;
+  }
+
+  async deleteOwned(sha256: string, owner: string): Promise<ArchivePurgeOutcome> {
+    if (!this.objects.has(sha256)) return 'absent';
+    if (this.owners.get(sha256) !== owner) return 'kept';
+    this.objects.delete(sha256);
+    this.owners.delete(sha256);
+    this.deletes.push(sha256);
+    return 'deleted';
   }
 }

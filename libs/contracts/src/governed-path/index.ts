@@ -33,6 +33,7 @@ export {
   CloseCellReason,
   COMMANDS,
   EvaluatePolicy,
+  executorHostSubject,
   ExpireApproval,
   GrantRevocation,
   IssueGrant,

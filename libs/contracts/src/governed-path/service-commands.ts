@@ -46,6 +46,18 @@ export const COMMANDS = Object.freeze({
   projectionRebuildStatus: 'writ.qry.projection.rebuild-status',
 });
 
+/**
+ * An executor host's own copy of an executor subject: `<subject>.host.<host_id>`, e.g.
+ * `writ.cmd.executor.run.host.host-3f9a…`. A task's cell lives on one Docker host; work for it
+ * that reaches another executor is forwarded here, to the host that holds the cell
+ * (services/executor README, "Several hosts"). Run and close-cell copies are captured by
+ * WRIT_COMMANDS like their base subject, yet never match the shared consumers' filters
+ * (a filter without wildcards matches its subject only); the observe copy is request/reply.
+ */
+export function executorHostSubject(subject: string, hostId: string): string {
+  return `${subject}.host.${hostId}`;
+}
+
 /** The attempt a command is about. */
 const AttemptRef = { task_id: Id, step_id: Id, attempt_id: Id };
 

@@ -31,18 +31,28 @@ export type CellCommand =
     >
   | Command<'accept-invitation', { readonly participant_id: string }>
   | Command<'expire-invitation', { readonly participant_id: string; readonly expired_by: string }>
-  | Command<'prepare-cell', { readonly backend: CellBackend; readonly prepared_by: string }>
-  | Command<'activate-cell', { readonly spawned_by: string }>
+  | Command<'prepare-cell', { readonly backend: CellBackend; readonly prepared_by: string; /** The host that will hold the cell's files (see `CellRecord.host_id`). */ readonly host_id?: string }>
+  | Command<'activate-cell', { readonly spawned_by: string; readonly host_id?: string }>
   | Command<'begin-checkpoint', { readonly checkpoint_id: string; readonly requested_by: string; readonly final?: boolean }>
   | Command<'complete-checkpoint', { readonly checkpoint_id: string; readonly sha256: string; readonly artifact_ref?: string }>
   | Command<'record-heartbeat', { readonly participant_id: string }>
   | Command<'mark-downed', { readonly participant_id: string }>
-  | Command<'revive-cell', { readonly revived_by: string }>
+  | Command<'revive-cell', { readonly revived_by: string; /** The host the cell runs on from now on. */ readonly host_id?: string }>
   | Command<'invite-substitute', { readonly invited_by: string; readonly participant_id: string; readonly principal_id?: string }>
   | Command<'close-cell', { readonly reason: CellCloseReason; readonly closed_by: string; readonly note?: string }>
   | Command<'renew-active-ttl', { readonly renewed_by: string; /** Defaults to the policy's `active_ttl_ms`. */ readonly extend_ms?: number }>
-  | Command<'resurrect-cell', { readonly resurrected_by: string }>
-  | Command<'archive-cell', { readonly archived_by: string; readonly archive_ref?: string }>;
+  | Command<'resurrect-cell', { readonly resurrected_by: string; /** The host the cell runs on from now on. */ readonly host_id?: string }>
+  | Command<'archive-cell', { readonly archived_by: string; readonly archive_ref?: string }>
+  | Command<
+      'purge-archive',
+      {
+        readonly purged_by: string;
+        /** Archived objects (sha256) the adapter deleted from the artifact store, or found gone. */
+        readonly deleted_sha256: readonly string[];
+        /** Archived objects it kept: still referenced elsewhere, or not stored by this cell. */
+        readonly kept_sha256: readonly string[];
+      }
+    >;
 
 export type CellCommandType = CellCommand['type'];
 
@@ -69,6 +79,7 @@ export const CELL_COMMANDS: Readonly<Record<CellCommandType, { readonly from: re
   'renew-active-ttl': { from: ['ACTIVE', 'CHECKPOINTING', 'DOWNED'], to: null },
   'resurrect-cell': { from: ['CLOSED'], to: 'ACTIVE' },
   'archive-cell': { from: ['CLOSED'], to: 'ARCHIVED' },
+  'purge-archive': { from: ['ARCHIVED'], to: null },
 });
 
 /** Which close reasons fit which state (Lazarus 4.1: expiry/revoke, failure, close/timeout, final checkpoint, abandoned). */
@@ -122,6 +133,13 @@ export interface CellRecord {
   readonly created_at: string;
   readonly participants: readonly CellParticipant[];
   readonly backend: CellBackend | null;
+  /**
+   * The host holding the cell's files (CELL_HOME, container, graveyard): the one the last
+   * `cell.preparing`, `cell.activated`, `cell.revived` or `cell.resurrected` named. Absent when
+   * that event names none (recorded before hosts were) or the cell was never prepared: the
+   * holder is then unknown. An adapter routes a cell's work to this host.
+   */
+  readonly host_id?: string;
   /** Start and end of the current activation window (spawn or resurrection); null before spawn. */
   readonly activated_at: string | null;
   readonly active_expires_at: string | null;
@@ -130,7 +148,14 @@ export interface CellRecord {
   readonly checkpoints: readonly CellCheckpoint[];
   readonly downed: { readonly participant_id: string; readonly at: string } | null;
   readonly closed: { readonly reason: CellCloseReason; readonly closed_by: string; readonly at: string; readonly grace_ends_at: string } | null;
-  readonly archived: { readonly at: string; readonly archive_ref: string | null; readonly checkpoint_ids: readonly string[]; readonly retention_ends_at: string } | null;
+  readonly archived: {
+    readonly at: string;
+    readonly archive_ref: string | null;
+    readonly checkpoint_ids: readonly string[];
+    readonly retention_ends_at: string;
+    /** Set once the archive retention ended and the archived objects were deleted (`cell.archive_purged`). */
+    readonly purged: { readonly at: string; readonly purged_by: string; readonly deleted_sha256: readonly string[]; readonly kept_sha256: readonly string[] } | null;
+  } | null;
   readonly anomalies: readonly Anomaly[];
 }
 
@@ -153,9 +178,33 @@ export function isoAt(ms: number): string {
 const ms = (instant: string) => instantMs(instant, 'instant');
 const addMs = (instant: string, delta: number) => isoAt(ms(instant) + delta);
 
+/** `…/sha256-<hex>` at the end of an artifact ref: the content hash it names, if it names one. */
+const REF_SHA256 = /(?:^|\/)sha256-([0-9a-f]{64})$/;
+
+/**
+ * The objects an archived cell keeps in the artifact store (the warm archive tier): each
+ * completed checkpoint's tarball and the archive manifest `archive_ref` names, as sha256,
+ * once each, in that order. Empty before the cell is archived.
+ */
+export function archivedObjects(state: CellRecord): readonly string[] {
+  if (state.archived === null) return [];
+  const hashes = state.checkpoints.filter((c) => c.completed_at !== null && c.sha256 !== null).map((c) => c.sha256 as string);
+  const manifest = state.archived.archive_ref === null ? undefined : REF_SHA256.exec(state.archived.archive_ref)?.[1];
+  return [...new Set([...hashes, ...(manifest === undefined ? [] : [manifest])])];
+}
+
 /** The last completed checkpoint, if any. */
 export function lastCheckpoint(state: CellRecord): CellCheckpoint | null {
   return [...state.checkpoints].reverse().find((c) => c.completed_at !== null) ?? null;
+}
+
+/**
+ * The host that holds the cell's files now, or null: none yet (IDLE, INVITED), none any more
+ * (ARCHIVED: scrubbed), or unknown (the placing event named no host).
+ */
+export function cellHolder(state: CellState): string | null {
+  if (state.status === 'IDLE' || state.status === 'INVITED' || state.status === 'ARCHIVED') return null;
+  return state.host_id ?? null;
 }
 
 export function participantOf(state: CellRecord, participantId: string): CellParticipant | undefined {
@@ -296,10 +345,10 @@ export function decide(command: CellCommand, state: CellState): CellEvent[] {
       const runners = cell.participants.filter((p) => p.status === 'accepted' && cellPermissions(p.role).runs);
       if (runners.length === 0) throw new CellError('CELL_NO_RUNNING_PARTICIPANT', `cell ${cell.cell_id} has no accepted executor, guest or substitute to run`);
       for (const p of cell.participants) if (p.status === 'invited' || p.status === 'accepted') requireGuestIsolation(p.role, command.data.backend);
-      return emit(CellEvent, [{ type: 'cell.preparing', data: { backend: command.data.backend, prepared_by: command.data.prepared_by, at } }]);
+      return emit(CellEvent, [{ type: 'cell.preparing', data: { backend: command.data.backend, prepared_by: command.data.prepared_by, ...hostOf(command.data), at } }]);
     }
     case 'activate-cell':
-      return emit(CellEvent, [{ type: 'cell.activated', data: { spawned_by: command.data.spawned_by, active_expires_at: isoAt(nowMs + cell.policy.active_ttl_ms), at } }]);
+      return emit(CellEvent, [{ type: 'cell.activated', data: { spawned_by: command.data.spawned_by, ...hostOf(command.data), active_expires_at: isoAt(nowMs + cell.policy.active_ttl_ms), at } }]);
     case 'begin-checkpoint': {
       const { checkpoint_id: checkpointId, requested_by: requestedBy, final = false } = command.data;
       requireDirector(cell, requestedBy, 'begin-checkpoint');
@@ -340,7 +389,7 @@ export function decide(command: CellCommand, state: CellState): CellEvent[] {
         throw new CellError('CELL_REVIVER_INVALID', `${command.data.revived_by} is neither ${downed.participant_id} nor an accepted substitute for it`, { details: { downed: downed.participant_id } });
       }
       if (nowMs >= ms(cell.active_expires_at as string)) throw new CellError('CELL_ACTIVE_TTL_EXPIRED', `the active TTL of cell ${cell.cell_id} elapsed at ${cell.active_expires_at}; close it`);
-      return emit(CellEvent, [{ type: 'cell.revived', data: { revived_by: command.data.revived_by, replaced: itself ? null : downed.participant_id, at } }]);
+      return emit(CellEvent, [{ type: 'cell.revived', data: { revived_by: command.data.revived_by, replaced: itself ? null : downed.participant_id, ...hostOf(command.data), at } }]);
     }
     case 'invite-substitute': {
       const { invited_by: invitedBy, participant_id: participantId, principal_id: principalId } = command.data;
@@ -387,7 +436,7 @@ export function decide(command: CellCommand, state: CellState): CellEvent[] {
       requireDirector(cell, command.data.resurrected_by, 'resurrect-cell');
       const grace = (cell.closed as NonNullable<CellRecord['closed']>).grace_ends_at;
       if (nowMs >= ms(grace)) throw new CellError('CELL_GRACE_EXPIRED', `the closed grace of cell ${cell.cell_id} ended at ${grace}`, { details: { grace_ends_at: grace } });
-      return emit(CellEvent, [{ type: 'cell.resurrected', data: { resurrected_by: command.data.resurrected_by, active_expires_at: isoAt(nowMs + cell.policy.active_ttl_ms), at } }]);
+      return emit(CellEvent, [{ type: 'cell.resurrected', data: { resurrected_by: command.data.resurrected_by, ...hostOf(command.data), active_expires_at: isoAt(nowMs + cell.policy.active_ttl_ms), at } }]);
     }
     case 'archive-cell': {
       const grace = (cell.closed as NonNullable<CellRecord['closed']>).grace_ends_at;
@@ -408,9 +457,36 @@ export function decide(command: CellCommand, state: CellState): CellEvent[] {
         },
       ]);
     }
+    case 'purge-archive':
+      return decidePurge(command, cell, nowMs, at);
     default:
       return unknownCommand((command as { type?: unknown }).type, 'the cell decider');
   }
+}
+
+/**
+ * After the archive retention (Lazarus 7.2: the warm tier keeps checkpoints 30 days by
+ * default), the adapter deletes the archived objects it may delete and reports every one
+ * of them as deleted or kept, once: the event is the audit of what left the store.
+ */
+function decidePurge(command: Extract<CellCommand, { type: 'purge-archive' }>, cell: CellRecord, nowMs: number, at: string): CellEvent[] {
+  const archived = cell.archived as NonNullable<CellRecord['archived']>;
+  if (archived.purged !== null) throw new CellError('CELL_ARCHIVE_PURGED', `the archive of cell ${cell.cell_id} was purged at ${archived.purged.at}`, { details: { purged_at: archived.purged.at } });
+  if (nowMs < ms(archived.retention_ends_at)) {
+    throw new CellError('CELL_RETENTION_NOT_OVER', `the archive of cell ${cell.cell_id} is retained until ${archived.retention_ends_at}`, { details: { retention_ends_at: archived.retention_ends_at } });
+  }
+  const { purged_by: purgedBy, deleted_sha256: deleted, kept_sha256: kept } = command.data;
+  if (!Array.isArray(deleted) || !Array.isArray(kept)) {
+    throw new KernelError<KernelCommandErrorCode>('KERNEL_COMMAND_INVALID', 'deleted_sha256 and kept_sha256 must be arrays of sha256 hex', { details: { field: 'deleted_sha256' } });
+  }
+  const expected = archivedObjects(cell);
+  const listed = [...deleted, ...kept];
+  if (listed.length !== expected.length || new Set(listed).size !== listed.length || !listed.every((hash) => expected.includes(hash))) {
+    throw new CellError('CELL_PURGE_OBJECTS_MISMATCH', `a purge of cell ${cell.cell_id} lists each of its ${expected.length} archived objects once, as deleted or kept`, {
+      details: { expected: expected.length, listed: listed.length },
+    });
+  }
+  return emit(CellEvent, [{ type: 'cell.archive_purged', data: { purged_by: purgedBy, deleted_sha256: [...deleted], kept_sha256: [...kept], at } }]);
 }
 
 /** The running set rebuilt from the accepted seats that run, each starting its heartbeat clock at `at`. */
@@ -430,6 +506,15 @@ function thaw(running: readonly RunningParticipant[], at: string, timeoutMs: num
 function isSubstituteFor(state: CellRecord, id: string, downedId: string): boolean {
   const p = participantOf(state, id);
   return p?.role === 'substitute' && p.status === 'accepted' && p.replaces === downedId;
+}
+
+/** `host_id` as an event carries it: only when the command names one (older events stay as they were). */
+const hostOf = (data: { readonly host_id?: string }): { host_id?: string } => (data.host_id === undefined ? {} : { host_id: data.host_id });
+
+/** The state held by `hostId` from this event on; without one the holder becomes unknown (never the previous host's by default). */
+function heldBy(state: CellRecord, hostId: string | undefined): CellRecord {
+  const { host_id: _previous, ...rest } = state;
+  return hostId === undefined ? rest : { ...rest, host_id: hostId };
 }
 
 const withSeat = (state: CellRecord, id: string, change: Partial<CellParticipant>): CellParticipant[] =>
@@ -494,11 +579,11 @@ export const evolve = totalEvolve<CellState, CellEvent>(CellEvent, (state, event
     }
     case 'cell.preparing':
       if (state.status !== 'INVITED') return undefined;
-      return { ...state, status: 'PREPARING', backend: event.data.backend };
+      return { ...heldBy(state, event.data.host_id), status: 'PREPARING', backend: event.data.backend };
     case 'cell.activated': {
       if (state.status !== 'PREPARING') return undefined;
       const { at } = event.data;
-      return { ...state, status: 'ACTIVE', activated_at: at, active_expires_at: event.data.active_expires_at, running: startRunning(state, at) };
+      return { ...heldBy(state, event.data.host_id), status: 'ACTIVE', activated_at: at, active_expires_at: event.data.active_expires_at, running: startRunning(state, at) };
     }
     case 'cell.checkpoint_started': {
       if (state.status !== 'ACTIVE' || state.checkpoints.some((c) => c.checkpoint_id === event.data.checkpoint_id)) return undefined;
@@ -541,7 +626,7 @@ export const evolve = totalEvolve<CellState, CellEvent>(CellEvent, (state, event
         state.policy.heartbeat_timeout_ms,
       );
       const participants = replaced === null ? state.participants : withSeat(state, replaced, { status: 'replaced' });
-      return { ...state, status: 'ACTIVE', downed: null, participants, running: [...others, fresh] };
+      return { ...heldBy(state, event.data.host_id), status: 'ACTIVE', downed: null, participants, running: [...others, fresh] };
     }
     case 'cell.ttl_renewed':
       if (!allowed(CELL_COMMANDS['renew-active-ttl'].from) || event.data.previous_expires_at !== state.active_expires_at) return undefined;
@@ -556,12 +641,17 @@ export const evolve = totalEvolve<CellState, CellEvent>(CellEvent, (state, event
     case 'cell.resurrected': {
       if (state.status !== 'CLOSED' || state.activated_at === null) return undefined;
       const { at } = event.data;
-      return { ...state, status: 'ACTIVE', activated_at: at, active_expires_at: event.data.active_expires_at, closed: null, running: startRunning(state, at) };
+      return { ...heldBy(state, event.data.host_id), status: 'ACTIVE', activated_at: at, active_expires_at: event.data.active_expires_at, closed: null, running: startRunning(state, at) };
     }
     case 'cell.archived': {
       if (state.status !== 'CLOSED') return undefined;
       const { at, archive_ref: archiveRef, checkpoint_ids: checkpointIds, retention_ends_at: retentionEndsAt } = event.data;
-      return { ...state, status: 'ARCHIVED', archived: { at, archive_ref: archiveRef ?? null, checkpoint_ids: checkpointIds, retention_ends_at: retentionEndsAt } };
+      return { ...state, status: 'ARCHIVED', archived: { at, archive_ref: archiveRef ?? null, checkpoint_ids: checkpointIds, retention_ends_at: retentionEndsAt, purged: null } };
+    }
+    case 'cell.archive_purged': {
+      if (state.status !== 'ARCHIVED' || state.archived === null || state.archived.purged !== null) return undefined;
+      const { at, purged_by: purgedBy, deleted_sha256: deleted, kept_sha256: kept } = event.data;
+      return { ...state, archived: { ...state.archived, purged: { at, purged_by: purgedBy, deleted_sha256: deleted, kept_sha256: kept } } };
     }
     default:
       return undefined;

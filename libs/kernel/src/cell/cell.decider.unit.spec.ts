@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cmd, reach, run } from '../../test/cell-flow.js';
 import { at, deciderSpec } from '../../test/decider-spec.js';
 import { fold } from '../shared/decider.js';
-import { cellDecider, type CellRecord } from './cell.decider.js';
+import { archivedObjects, cellDecider, type CellRecord } from './cell.decider.js';
 import { CELL_POLICY_DEFAULTS } from './cell.policy.js';
 
 const spec = deciderSpec(cellDecider);
@@ -123,6 +123,65 @@ describe('cell decider: every valid transition (Lazarus 4.1)', () => {
       },
     ]);
     spec.given(history).when(cmd.archive(1_859)).thenThrows('CELL_GRACE_NOT_OVER');
+  });
+
+  describe('purge-archive: the archived objects leave the artifact store after the retention (Lazarus 7.2)', () => {
+    const manifest = 'b'.repeat(64);
+    const tarball = 'a'.repeat(64);
+    const retentionEnds = 1_860 + 30 * 86_400;
+    // One checkpoint (its tarball 'a' × 64), archived under a manifest whose ref names its hash.
+    const archived = () => {
+      const history = run([cmd.begin(40), cmd.complete(50), cmd.close(60)], reach('ACTIVE'));
+      return run([{ type: 'archive-cell', data: { archived_by: 'writ-executor', archive_ref: `nats-obj://WRIT_ARTIFACTS/sha256-${manifest}` }, metadata: cmd.archive(1_860).metadata }], history);
+    };
+
+    it('given an archived cell past its retention, when purged, then cell.archive_purged lists what was deleted and what was kept, the status stays ARCHIVED, and the archive records it', () => {
+      const events = spec.given(archived()).when(cmd.purge(retentionEnds, [tarball], [manifest])).then([
+        { type: 'cell.archive_purged', data: { purged_by: 'writ-executor', deleted_sha256: [tarball], kept_sha256: [manifest], at: at(retentionEnds) } },
+      ]);
+      const state = record([...archived(), ...events]);
+      expect(state.status).toBe('ARCHIVED');
+      expect(state.archived?.purged).toEqual({ at: at(retentionEnds), purged_by: 'writ-executor', deleted_sha256: [tarball], kept_sha256: [manifest] });
+      expect(state.anomalies).toEqual([]);
+    });
+
+    it('given an archived cell, then its archived objects are the completed checkpoints and the manifest its ref names, each once', () => {
+      expect(archivedObjects(record(archived()))).toEqual([tarball, manifest]);
+      // a ref that names no content hash (an older adapter's path) adds nothing
+      expect(archivedObjects(record(reach('ARCHIVED')))).toEqual([]);
+      expect(archivedObjects(record(reach('CLOSED')))).toEqual([]);
+    });
+
+    it('given an archived cell within its retention, when purged, then CELL_RETENTION_NOT_OVER; exactly at its end it may', () => {
+      spec.given(archived()).when(cmd.purge(retentionEnds - 1, [tarball, manifest])).thenThrows('CELL_RETENTION_NOT_OVER');
+      expect(spec.given(archived()).when(cmd.purge(retentionEnds, [tarball, manifest])).thenEvents()).toHaveLength(1);
+    });
+
+    it('given a purged archive, when purged again, then CELL_ARCHIVE_PURGED (one purge per cell)', () => {
+      const purged = run([cmd.purge(retentionEnds, [tarball, manifest])], archived());
+      spec.given(purged).when(cmd.purge(retentionEnds + 60, [tarball, manifest])).thenThrows('CELL_ARCHIVE_PURGED');
+    });
+
+    it('given lists that miss an archived object, name a foreign one, or name one twice, then CELL_PURGE_OBJECTS_MISMATCH; a hash that is not sha256 hex is KERNEL_COMMAND_INVALID', () => {
+      spec.given(archived()).when(cmd.purge(retentionEnds, [tarball])).thenThrows('CELL_PURGE_OBJECTS_MISMATCH');
+      spec.given(archived()).when(cmd.purge(retentionEnds, [tarball, 'c'.repeat(64)])).thenThrows('CELL_PURGE_OBJECTS_MISMATCH');
+      spec.given(archived()).when(cmd.purge(retentionEnds, [tarball, manifest], [tarball])).thenThrows('CELL_PURGE_OBJECTS_MISMATCH');
+      spec.given(reach('ARCHIVED')).when(cmd.purge(retentionEnds, ['not-a-hash'])).thenThrows('CELL_PURGE_OBJECTS_MISMATCH');
+      spec.given(reach('ARCHIVED')).when({ ...cmd.purge(retentionEnds, []), data: { purged_by: 'writ-executor', deleted_sha256: 'x', kept_sha256: [] } } as never).thenThrows('KERNEL_COMMAND_INVALID');
+    });
+
+    it('given a closed (not archived) cell, when purged, then CELL_TRANSITION_INVALID: only an archive is purged', () => {
+      spec.given(reach('CLOSED')).when(cmd.purge(retentionEnds, [])).thenThrows('CELL_TRANSITION_INVALID');
+    });
+
+    it('given a cell.archive_purged out of place (not archived, or purged already), then evolve records an anomaly and changes nothing', () => {
+      const event = { type: 'cell.archive_purged', data: { purged_by: 'writ-executor', deleted_sha256: [], kept_sha256: [], at: at(10) } };
+      const closed = fold(cellDecider, [...reach('CLOSED'), event]);
+      expect(closed.anomalies.map((a) => a.event_type)).toEqual(['cell.archive_purged']);
+      const twice = fold(cellDecider, [...reach('ARCHIVED'), event, event]) as CellRecord;
+      expect(twice.anomalies.map((a) => a.event_type)).toEqual(['cell.archive_purged']);
+      expect(twice.archived?.purged?.at).toBe(at(10));
+    });
   });
 
   it('given a CLOSED cell within its grace, when the director resurrects it, then cell.resurrected with a new active window (CLOSED → ACTIVE)', () => {

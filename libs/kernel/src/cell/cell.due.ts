@@ -16,13 +16,20 @@ export type DueTransition =
   /** Nobody revived a DOWNED cell within its active window: close as abandoned. */
   | { readonly kind: 'downed_ttl_elapsed'; readonly command: 'close-cell'; readonly reason: 'abandoned'; readonly due_at: string }
   /** The closed grace is over: scrub the filesystem, move the checkpoints to the archive tier, archive-cell. */
-  | { readonly kind: 'grace_over'; readonly command: 'archive-cell'; readonly due_at: string };
+  | { readonly kind: 'grace_over'; readonly command: 'archive-cell'; readonly due_at: string }
+  /** The archive retention is over: delete the archived objects from the artifact store, purge-archive. */
+  | { readonly kind: 'retention_over'; readonly command: 'purge-archive'; readonly due_at: string };
 
 type Pending = DueTransition & { readonly dueMs: number };
 
 /** Every time-driven transition the state holds, due or not, in the order they should be applied. */
 function pending(state: CellState): Pending[] {
-  if (state.status === 'IDLE' || state.status === 'ARCHIVED') return [];
+  if (state.status === 'IDLE') return [];
+  if (state.status === 'ARCHIVED') {
+    const archived = state.archived;
+    if (archived === null || archived.purged !== null) return [];
+    return [{ kind: 'retention_over', command: 'purge-archive', due_at: archived.retention_ends_at, dueMs: instantMs(archived.retention_ends_at, 'deadline') }];
+  }
   const out: Pending[] = [];
   const at = (instant: string) => instantMs(instant, 'deadline');
   if (state.status === 'CLOSED') {

@@ -51,6 +51,12 @@ export type CellErrorCode =
   /** resurrect-cell after the closed grace period: the filesystem is (being) scrubbed. */
   | 'CELL_GRACE_EXPIRED'
   /** archive-cell before the closed grace period is over. */
-  | 'CELL_GRACE_NOT_OVER';
+  | 'CELL_GRACE_NOT_OVER'
+  /** purge-archive before `retention_ends_at`: the archive stays in the warm tier until then. */
+  | 'CELL_RETENTION_NOT_OVER'
+  /** purge-archive of a cell whose archive was purged already. */
+  | 'CELL_ARCHIVE_PURGED'
+  /** purge-archive whose deleted / kept lists are not exactly the cell's archived objects, each once. */
+  | 'CELL_PURGE_OBJECTS_MISMATCH';
 
 export class CellError extends KernelError<CellErrorCode> {}

@@ -3,6 +3,12 @@ import { z } from 'zod';
 import { CellBackend, CellCloseReason, CellIsolation, CellPolicy, CellRole, type CellStatus } from './cell.policy.js';
 
 const at = Timestamp;
+/**
+ * The host that holds the cell's files (its CELL_HOME and container) from this event on: recorded by
+ * `cell.preparing`, `cell.activated`, `cell.revived` and `cell.resurrected`. Optional: events recorded
+ * before hosts were (or by an adapter without one) name none, and the holder is then unknown.
+ */
+const host = Id;
 
 /** A seat in the cell: its id (also its home directory name), the principal holding it, its one role. */
 export const CellSeat = z.strictObject({ participant_id: Id, principal_id: Id, role: CellRole, isolation: CellIsolation });
@@ -29,8 +35,8 @@ export const CellEvent = z.discriminatedUnion('type', [
   }),
   z.strictObject({ type: z.literal('cell.invitation_accepted'), data: z.strictObject({ participant_id: Id, at }) }),
   z.strictObject({ type: z.literal('cell.invitation_expired'), data: z.strictObject({ participant_id: Id, expired_by: Id, at }) }),
-  z.strictObject({ type: z.literal('cell.preparing'), data: z.strictObject({ backend: CellBackend, prepared_by: Id, at }) }),
-  z.strictObject({ type: z.literal('cell.activated'), data: z.strictObject({ spawned_by: Id, active_expires_at: Timestamp, at }) }),
+  z.strictObject({ type: z.literal('cell.preparing'), data: z.strictObject({ backend: CellBackend, prepared_by: Id, host_id: host.optional(), at }) }),
+  z.strictObject({ type: z.literal('cell.activated'), data: z.strictObject({ spawned_by: Id, host_id: host.optional(), active_expires_at: Timestamp, at }) }),
   z.strictObject({ type: z.literal('cell.checkpoint_started'), data: z.strictObject({ checkpoint_id: Id, requested_by: Id, final: z.boolean(), at }) }),
   z.strictObject({
     type: z.literal('cell.checkpoint_completed'),
@@ -45,7 +51,7 @@ export const CellEvent = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('cell.revived'),
     /** `revived_by` runs from now on; `replaced` is the downed participant a substitute took over from (null: it came back itself). */
-    data: z.strictObject({ revived_by: Id, replaced: Id.nullable(), at }),
+    data: z.strictObject({ revived_by: Id, replaced: Id.nullable(), host_id: host.optional(), at }),
   }),
   z.strictObject({
     type: z.literal('cell.substitute_invited'),
@@ -69,7 +75,7 @@ export const CellEvent = z.discriminatedUnion('type', [
     type: z.literal('cell.closed'),
     data: z.strictObject({ reason: CellCloseReason, closed_by: Id, note: Text.optional(), grace_ends_at: Timestamp, at }),
   }),
-  z.strictObject({ type: z.literal('cell.resurrected'), data: z.strictObject({ resurrected_by: Id, active_expires_at: Timestamp, at }) }),
+  z.strictObject({ type: z.literal('cell.resurrected'), data: z.strictObject({ resurrected_by: Id, host_id: host.optional(), active_expires_at: Timestamp, at }) }),
   z.strictObject({
     type: z.literal('cell.archived'),
     data: z.strictObject({
@@ -83,13 +89,29 @@ export const CellEvent = z.discriminatedUnion('type', [
       at,
     }),
   }),
+  z.strictObject({
+    type: z.literal('cell.archive_purged'),
+    /**
+     * After the archive retention: the archived objects (checkpoint tarballs, the archive
+     * manifest) were deleted from the artifact store (`deleted_sha256`), except those still
+     * referenced elsewhere or not stored by this cell (`kept_sha256`). Every archived object is
+     * in exactly one of the two lists.
+     */
+    data: z.strictObject({
+      purged_by: Id,
+      deleted_sha256: z.array(Sha256Hex).max(10_001),
+      kept_sha256: z.array(Sha256Hex).max(10_001),
+      at,
+    }),
+  }),
 ]);
 export type CellEvent = z.infer<typeof CellEvent>;
 export type CellEventType = CellEvent['type'];
 
 /**
  * The cell state machine (Lazarus 4.1), plus CLOSED → ACTIVE: a director's
- * resurrect within the closed grace (Lazarus 7.1). ARCHIVED is terminal.
+ * resurrect within the closed grace (Lazarus 7.1). ARCHIVED is terminal: its
+ * one later fact, `cell.archive_purged`, changes the archive, not the status.
  */
 export const CELL_TRANSITIONS: Readonly<Record<CellStatus, readonly CellStatus[]>> = Object.freeze({
   IDLE: ['INVITED'],

@@ -98,9 +98,20 @@ describe('dueTransitions and nextDueAt: what an adapter\'s timers apply', () => 
     expect(dueTransitions(state(reach('CLOSED')), at(1_860))).toEqual([{ kind: 'grace_over', command: 'archive-cell', due_at: at(1_860) }]);
   });
 
-  it('given a CHECKPOINTING cell, then its TTL and heartbeats wait for the resume; given IDLE or ARCHIVED, then nothing is ever due', () => {
+  it('given a CHECKPOINTING cell, then its TTL and heartbeats wait for the resume; given IDLE, then nothing is ever due', () => {
     expect(dueTransitions(state(reach('CHECKPOINTING')), at(30 + 5 * HOUR))).toEqual([]);
     expect(dueTransitions(state([]), at(10 ** 6))).toEqual([]);
-    expect(nextDueAt(state(reach('ARCHIVED')))).toBeNull();
+    expect(nextDueAt(state([]))).toBeNull();
+  });
+
+  it('given an ARCHIVED cell, then its purge falls due when the archive retention ends (30 days after archiving), and once purged nothing is ever due again', () => {
+    const archived = reach('ARCHIVED');
+    const retentionEnds = 1_860 + 30 * 86_400;
+    expect(nextDueAt(state(archived))).toBe(at(retentionEnds));
+    expect(dueTransitions(state(archived), at(retentionEnds - 1))).toEqual([]);
+    expect(dueTransitions(state(archived), at(retentionEnds))).toEqual([{ kind: 'retention_over', command: 'purge-archive', due_at: at(retentionEnds) }]);
+    const purged = run([cmd.purge(retentionEnds, [])], archived);
+    expect(dueTransitions(state(purged), at(retentionEnds + 10 * 86_400))).toEqual([]);
+    expect(nextDueAt(state(purged))).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 import { safeParseRollbackParams, type ActionRequest, type CapabilityGrantClaims, type RollbackParams } from '@writ/contracts';
 import type { GrantResources, RepoRefUse } from '@writ/kernel';
-import { HTTP_EXCHANGE_SCRIPT, planHttpExchange, type HttpExchange, type HttpRefusalCode } from './http-exchange.js';
+import { httpExchangeArgv, planHttpExchange, type HttpExchange, type HttpRefusalCode } from './http-exchange.js';
 import { ROLLBACK_ARGV } from './rollback-run.js';
 
 /** Host (and explicit port) of a URL as grant scopes name it: `api.example.com`, `api.example.com:8443`. */
@@ -91,6 +91,8 @@ export interface ExecLimits {
   readonly maxOutputBytes: number;
   /** The grant's `resource_scope.hosts`: the action's cell gets egress to these only (absent or empty: no network). */
   readonly egressHosts?: readonly string[];
+  /** `WRIT_EXECUTOR_EXTRA_CA_FILE`'s certificates (PEM): trusted by an https network action besides the image's public bundle. */
+  readonly extraCaPem?: string;
 }
 
 /**
@@ -98,13 +100,14 @@ export interface ExecLimits {
  * them (`constraints.timeout_ms`, `max_output_bytes`), else the service
  * defaults; a request may ask for a shorter timeout (`params.timeout_ms`), never a longer one.
  */
-export function execLimits(request: ActionRequest, claims: CapabilityGrantClaims, defaults: { readonly actionTimeoutMs: number; readonly outputCapBytes: number }): ExecLimits {
+export function execLimits(request: ActionRequest, claims: CapabilityGrantClaims, defaults: { readonly actionTimeoutMs: number; readonly outputCapBytes: number; readonly extraCaPem?: string }): ExecLimits {
   const granted = claims.constraints?.timeout_ms ?? defaults.actionTimeoutMs;
   const asked = request.params.timeout_ms;
   return {
     timeoutMs: Math.min(granted, typeof asked === 'number' ? asked : granted),
     maxOutputBytes: Math.min(defaults.outputCapBytes, claims.constraints?.max_output_bytes ?? defaults.outputCapBytes),
     ...((claims.resource_scope.hosts ?? []).length > 0 ? { egressHosts: [...(claims.resource_scope.hosts ?? [])] } : {}),
+    ...(defaults.extraCaPem === undefined ? {} : { extraCaPem: defaults.extraCaPem }),
   };
 }
 
@@ -178,7 +181,7 @@ export type ActionPlan =
       /** A vcs_mutation: the repository (workspace-relative, its cwd) whose HEAD is recorded before and after. */
       readonly vcsRepo?: string;
       /** A network action: its stdout is the raw response, kept as an `http.response` artifact (http-exchange.ts). */
-      readonly http?: Pick<HttpExchange, 'method' | 'url'>;
+      readonly http?: Pick<HttpExchange, 'method' | 'url' | 'tls'>;
     }
   | { readonly kind: 'cannot-run'; readonly code: PlanRefusalCode; readonly message: string };
 
@@ -279,9 +282,9 @@ export function planAction(request: ActionRequest, limits: ExecLimits): ActionPl
       const { exchange } = planned;
       return {
         kind: 'run',
-        argv: ['sh', '-c', HTTP_EXCHANGE_SCRIPT, `writ-${request.action_class.replace('_', '-')}`, exchange.head],
+        argv: httpExchangeArgv(request.action_class, exchange, limits.extraCaPem),
         stdin: exchange.body,
-        http: { method: exchange.method, url: exchange.url },
+        http: { method: exchange.method, url: exchange.url, tls: exchange.tls },
         ...base,
       };
     }

@@ -10,9 +10,10 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BusClient } from '@writ/bus';
-import { ExecutionCompleted, hasErrorCode, type ActionRequest, type EventEnvelope, type PrincipalRegistered, type PrincipalRole, type ResurrectCellReply } from '@writ/contracts';
+import { ExecutionCompleted, hasErrorCode, type ActionRequest, type EventDraft, type EventEnvelope, type PrincipalRegistered, type PrincipalRole, type ResurrectCellReply } from '@writ/contracts';
 import { generateEd25519Key, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
+import { cellDecider, type CellCommand, type CellRecord } from '@writ/kernel';
 import { SIGNED_REQUESTS, registerServicePrincipal, signRequest } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
@@ -21,6 +22,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExecutorApp, type ExecutorApp } from '../bootstrap.js';
 import type { ExecutorConfig } from '../config.js';
 import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Ids } from '../../test/executor-rig.js';
+import { CELL_GID, CELL_SEAT_UID_BASE } from '../outbound/cells/cell-config.js';
+import { OWNER_KEY } from '../outbound/checkpoint-store.js';
+import { seatUser } from './cell-seats.js';
 
 /**
  * The Lazarus cell lifecycle of a task's cell through the whole executor, against the
@@ -39,6 +43,7 @@ import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Id
 const RUN = randomBytes(5).toString('hex');
 const MiB = 1024 ** 2;
 const MIN = 60_000;
+const DAY = 24 * 60 * MIN;
 const BUILD_SCRIPT = fileURLToPath(new URL('../../../../scripts/build-cell-image.sh', import.meta.url));
 const quiet = createLogger('cells-test', { level: 'silent' });
 const docker = new Docker();
@@ -217,6 +222,30 @@ async function mountsUnder(dir: string): Promise<string[]> {
     .filter((point) => point === dir || point.startsWith(`${dir}/`));
 }
 
+/** The text of an artifact the log names by hash. */
+async function text(sha256: string): Promise<string> {
+  return Buffer.from((await objectBytes(sha256)) ?? []).toString();
+}
+
+/** Seats a principal in the cell as its director would (the kernel's decider, appended at the stream's head): the executor itself only seats workers. */
+async function seatAs(cellId: string, participantId: string, role: 'observer'): Promise<CellRecord> {
+  const log = await cellEvents(cellId);
+  let state = log.reduce((s, event) => cellDecider.evolve(s, { type: event.event_type, data: event.payload }), cellDecider.initialState());
+  const now = new Date().toISOString();
+  const drafts: EventDraft[] = [];
+  for (const command of [
+    { type: 'invite-participant', data: { cell_id: cellId, invited_by: director.id, participant_id: participantId, role }, metadata: { now } },
+    { type: 'accept-invitation', data: { participant_id: participantId }, metadata: { now } },
+  ] as CellCommand[]) {
+    for (const event of cellDecider.decide(command, state)) {
+      state = cellDecider.evolve(state, event);
+      drafts.push({ event_id: uniqueName('cev'), schema_version: 1, event_type: event.type, entity_type: 'cell', entity_id: cellId, occurred_at: now, actor_type: 'user', actor_id: director.id, payload: event.data, causation_id: null, correlation_id: cellId });
+    }
+  }
+  await store.appendToEntity('cell', cellId, drafts, log.length);
+  return state as CellRecord;
+}
+
 // ---- tests ----------------------------------------------------------------------------------
 
 describe('a task cell as a Lazarus cell', () => {
@@ -247,7 +276,8 @@ describe('a task cell as a Lazarus cell', () => {
     expect(metadata).toMatchObject({ cell_id: ids.task_id, status: 'ACTIVE', backend: 'docker', director: director.id, spawn_seq: 4, policy: { closed_grace_ms: 30 * MIN } });
     expect((await readFile(path.join(home, '.lazarus/spawn.log'), 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as { event: string }).event)).toEqual(['spawned']);
     const agentHome = await lstat(path.join(home, 'home/agent-1'));
-    expect({ uid: agentHome.uid, mode: agentHome.mode & 0o777 }).toEqual({ uid: 10001, mode: 0o700 });
+    // agent-1's own uid (its seat is the cell's second, after the director's), nobody else's
+    expect({ uid: agentHome.uid, gid: agentHome.gid, mode: agentHome.mode & 0o777 }).toEqual({ uid: CELL_SEAT_UID_BASE + 1, gid: CELL_GID, mode: 0o700 });
 
     // from inside the cell: the harness's .lazarus and the homes directory cannot be moved, written or replaced
     const inside = await act(ids, 'agent-1', sh('mv .lazarus x 2>/dev/null && echo MOVED; echo x > .lazarus/cell.json 2>/dev/null && echo WROTE; mkdir home/intruder 2>/dev/null && echo HOMED; rmdir shared 2>/dev/null && echo GONE; echo fine'));
@@ -311,6 +341,87 @@ describe('a task cell as a Lazarus cell', () => {
   });
 });
 
+describe('per-seat users: every action of a seat runs as its own uid', () => {
+  let ids: Ids;
+  let uidA: number;
+  let uidB: number;
+
+  it("given seats A and B in one cell, when each acts, then each runs as its own uid in the cell group, and each home belongs to its seat alone (0700)", async () => {
+    ids = await newTask('seats');
+    const first = await act(ids, 'agent-b', sh('id -u; id -g; echo secret-of-b > home/agent-b/secret'));
+    expect(first).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    const second = await act(ids, 'agent-a', sh('id -u; id -g'));
+    [uidB, uidA] = [Number((await text(first.stdout_sha256)).split('\n')[0]), Number((await text(second.stdout_sha256)).split('\n')[0])];
+    expect((await text(first.stdout_sha256)).split('\n')[1]).toBe(String(CELL_GID));
+    expect(uidA).not.toBe(uidB);
+    expect([uidA, uidB].every((uid) => uid >= CELL_SEAT_UID_BASE)).toBe(true);
+    const home = cellHome(rootA, ids.task_id);
+    for (const [seat, uid] of [['agent-a', uidA], ['agent-b', uidB]] as const) {
+      const stat = await lstat(path.join(home, 'home', seat));
+      expect({ uid: stat.uid, mode: stat.mode & 0o777 }).toEqual({ uid, mode: 0o700 });
+    }
+  });
+
+  it.each([
+    ['writes into B\'s home', 'echo x > home/agent-b/f'],
+    ['reads B\'s secret', 'cat home/agent-b/secret'],
+    ['lists B\'s home', 'ls home/agent-b'],
+    ['takes B\'s home over (chmod)', 'chmod 0777 home/agent-b'],
+    ['moves B\'s home away', 'mv home/agent-b home/stolen'],
+  ])('given seats A and B, when A %s through execute_command, then it fails with permission denied and B\'s files are unchanged', async (_what, script) => {
+    const attempt = await act(ids, 'agent-a', sh(script));
+    expect(attempt.outcome).toBe('completed');
+    expect(attempt.exit_code).not.toBe(0);
+    expect(await text(attempt.stderr_sha256)).toMatch(/Permission denied|Operation not permitted/);
+    const home = cellHome(rootA, ids.task_id);
+    expect(await readdir(path.join(home, 'home/agent-b'))).toEqual(['secret']);
+    expect(await readFile(path.join(home, 'home/agent-b/secret'), 'utf8')).toBe('secret-of-b\n');
+    expect((await readdir(path.join(home, 'home'))).sort()).toEqual(['agent-a', 'agent-b']);
+  });
+
+  it('given seats A and B, then both write the project and the shared area: each changes, renames and removes what the other made', async () => {
+    expect(await act(ids, 'agent-a', sh('mkdir -p proj && echo from-a > proj/a.txt && echo top-a > top.txt && echo note-a > shared/notes.md'))).toMatchObject({ exit_code: 0 });
+    const byB = await act(ids, 'agent-b', sh('echo from-b >> proj/a.txt && echo more-b >> top.txt && mv proj/a.txt proj/ab.txt && echo b > proj/b.txt && echo note-b >> shared/notes.md && echo pad-b >> shared/scratchpad.md'));
+    expect(byB).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(await act(ids, 'agent-a', sh('rm proj/b.txt && echo again-a >> proj/ab.txt'))).toMatchObject({ exit_code: 0 });
+    const home = cellHome(rootA, ids.task_id);
+    expect(await readFile(path.join(home, 'proj/ab.txt'), 'utf8')).toBe('from-a\nfrom-b\nagain-a\n');
+    expect(await readFile(path.join(home, 'top.txt'), 'utf8')).toBe('top-a\nmore-b\n');
+    expect(await readFile(path.join(home, 'shared/notes.md'), 'utf8')).toBe('note-a\nnote-b\n');
+    expect(existsSync(path.join(home, 'proj/b.txt'))).toBe(false);
+    // what a seat makes stays the cell group's, group-writable (setgid directories, umask 002)
+    const made = await lstat(path.join(home, 'proj/ab.txt'));
+    expect({ uid: made.uid, gid: made.gid, group_write: (made.mode & 0o020) !== 0 }).toEqual({ uid: uidA, gid: CELL_GID, group_write: true });
+  });
+
+  it('given an observer seat, when it runs, then it reads the project and the shared area but writes neither, nor any home', async () => {
+    const state = await seatAs(ids.task_id, 'watcher', 'observer');
+    const user = seatUser(state, 'watcher');
+    expect(user.gid).toBe(user.uid);
+    const run = (script: string) => a.cells.runtime.exec(ids.task_id, { argv: ['sh', '-c', script], timeoutMs: 10_000, maxOutputBytes: 4_096, user });
+    const read = await run('cat proj/ab.txt shared/notes.md');
+    expect({ exit: read.exit_code, out: read.stdout.toString() }).toEqual({ exit: 0, out: 'from-a\nfrom-b\nagain-a\nnote-a\nnote-b\n' });
+    for (const script of ['echo x > observed.txt', 'echo x >> proj/ab.txt', 'echo x > proj/new.txt', 'echo x >> shared/notes.md', 'echo x > shared/new.md', 'rm shared/scratchpad.md', 'cat home/agent-a/../agent-b/secret', 'ls home/agent-a']) {
+      const attempt = await run(script);
+      expect(attempt.exit_code, script).not.toBe(0);
+      expect(attempt.stderr.toString(), script).toMatch(/Permission denied/);
+    }
+    const home = cellHome(rootA, ids.task_id);
+    expect(existsSync(path.join(home, 'observed.txt'))).toBe(false);
+    expect(await readFile(path.join(home, 'proj/ab.txt'), 'utf8')).toBe('from-a\nfrom-b\nagain-a\n');
+  });
+
+  it('given per-seat homes, when close-cell takes the final checkpoint, then each home is in the tarball (read by its own seat), and nothing else could read them all', async () => {
+    await closeCell(ids.task_id);
+    const completed = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string };
+    const members = tarMembers((await objectBytes(completed.sha256)) ?? new Uint8Array());
+    expect(members).toEqual(expect.arrayContaining(['proj/ab.txt', 'top.txt', 'shared/notes.md', 'home/agent-b/secret', 'home/agent-a/']));
+    // the checkpoint carries this cell's owner note: its purge may delete it, nobody else's
+    const info = await (await new Objm(nc).open(config.artifacts.bucket)).info(`sha256-${completed.sha256}`);
+    expect(info?.metadata?.[OWNER_KEY]).toBe(`cell:${ids.task_id}`);
+  });
+});
+
 describe('checkpoints, resumption elsewhere, scrubbing', () => {
   it('given a closed cell whose graveyard is on another host, when it is resurrected there, then its last checkpoint is restored: the project, the shared area and the homes', async () => {
     const ids = await newTask('resume');
@@ -331,6 +442,8 @@ describe('checkpoints, resumption elsewhere, scrubbing', () => {
       expect(await readFile(path.join(home, 'home/agent-1/memory.md'), 'utf8')).toBe('remember\n');
       const restored = await lstat(path.join(home, 'src/a.ts'));
       expect(restored.uid).toBe(10001);
+      // the home comes back to its seat's own uid on the other host (the same ordinal in the same stream)
+      for (const entry of ['home/agent-1', 'home/agent-1/memory.md']) expect((await lstat(path.join(home, entry))).uid).toBe(CELL_SEAT_UID_BASE + 1);
       expect(JSON.parse(await readFile(path.join(home, '.lazarus/cell.json'), 'utf8'))).toMatchObject({ executor_id: 'cells-b', status: 'ACTIVE' });
     } finally {
       await b.close();
@@ -362,6 +475,56 @@ describe('checkpoints, resumption elsewhere, scrubbing', () => {
     expect(manifest).toMatchObject({ cell_id: ids.task_id, checkpoints: [{ checkpoint_id: 'ckpt-1', final: true }] });
     // an archived cell is never resurrected
     await expectRefused('CELL_TRANSITION_INVALID', resurrect(ids.task_id, await resurrectionJws(director, ids.task_id)));
+  });
+});
+
+describe('archive retention: checkpoints leave the artifact store', () => {
+  it('given an archived cell, when swept within its archive retention, then nothing is deleted; past it, its checkpoint and manifest are gone, cell.archive_purged is appended once, and a second sweep does nothing', async () => {
+    const ids = await newTask('purge');
+    await act(ids, 'agent-1', sh('echo kept-for-30-days > data.txt'));
+    await closeCell(ids.task_id);
+    offsetA = 31 * MIN;
+    try {
+      await a.cellLifecycle.sweep();
+    } finally {
+      offsetA = 0;
+    }
+    const archived = (await cellEvents(ids.task_id)).at(-1);
+    expect(archived?.event_type).toBe('cell.archived');
+    const checkpoint = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string };
+    const ref = String(archived?.payload['archive_ref']);
+    const manifest = ref.slice(ref.indexOf('sha256-') + 7);
+    expect(await objectBytes(checkpoint.sha256)).not.toBeNull();
+
+    // within the retention (30 days from archiving, the default): nothing happens
+    offsetA = 31 * MIN + 30 * DAY - 10 * MIN;
+    try {
+      await a.cellLifecycle.sweep();
+    } finally {
+      offsetA = 0;
+    }
+    expect((await cellEvents(ids.task_id)).at(-1)?.event_type).toBe('cell.archived');
+    expect(await objectBytes(checkpoint.sha256)).not.toBeNull();
+    expect(await objectBytes(manifest)).not.toBeNull();
+
+    // past it: deleted first, then recorded, once
+    offsetA = 31 * MIN + 30 * DAY + MIN;
+    try {
+      const report = await a.cellLifecycle.sweep();
+      expect(report.transitions).toContainEqual({ cell_id: ids.task_id, kind: 'retention_over' });
+      const purged = (await cellEvents(ids.task_id)).filter((event) => event.event_type === 'cell.archive_purged');
+      expect(purged).toHaveLength(1);
+      expect(purged[0]?.payload).toMatchObject({ purged_by: 'writ-executor', deleted_sha256: [checkpoint.sha256, manifest], kept_sha256: [] });
+      expect(await objectBytes(checkpoint.sha256)).toBeNull();
+      expect(await objectBytes(manifest)).toBeNull();
+
+      const head = (await cellEvents(ids.task_id)).length;
+      const again = await a.cellLifecycle.sweep();
+      expect(again.transitions.filter((transition) => transition.cell_id === ids.task_id)).toEqual([]);
+      expect(await cellEvents(ids.task_id)).toHaveLength(head);
+    } finally {
+      offsetA = 0;
+    }
   });
 });
 
@@ -403,5 +566,8 @@ describe('heartbeats, DOWNED and a substitute (runs last: executor A stops)', ()
     expect(existsSync(path.join(home, 'home/agent-1'))).toBe(false);
     expect((await lstat(path.join(home, 'home/agent-2'))).isDirectory()).toBe(true);
     expect(Buffer.from((await objectBytes(sub.stdout_sha256)) ?? []).toString().split('\n')).not.toContain('agent-1');
+    // a new seat (the cell's third, after the director and agent-1): a new uid, a new home, nothing of agent-1's
+    const who = await act(ids, 'agent-2', sh('id -u; stat -c %u home/agent-2; ls -A home/agent-2 | wc -l'), new Date(Date.now() + ahead));
+    expect(Buffer.from((await objectBytes(who.stdout_sha256)) ?? []).toString()).toBe(`${CELL_SEAT_UID_BASE + 2}\n${CELL_SEAT_UID_BASE + 2}\n0\n`);
   });
 });

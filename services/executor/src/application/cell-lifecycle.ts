@@ -1,7 +1,9 @@
 import { hasErrorCode, type EventDraft, type EventEnvelope, type PrincipalType } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import {
+  archivedObjects,
   cellDecider,
+  cellHolder,
   cellPermissions,
   dueTransitions,
   lastCheckpoint,
@@ -16,7 +18,8 @@ import {
 } from '@writ/kernel';
 import { derivedId, serviceDraft } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
-import { firstWorkingSeat, workingSeatFor } from './cell-seats.js';
+import type { CellUser } from '../outbound/cells/cell-config.js';
+import { firstWorkingSeat, seatUser, workingSeatFor } from './cell-seats.js';
 import { ExecutorError } from './executor-errors.js';
 import type { CellHostPort, CellLog, CheckpointStore, ExecutorBeacon, RestoreOptions, TaskLog } from './ports.js';
 import type { TaskSerializer } from './task-serializer.js';
@@ -37,6 +40,7 @@ import type { TaskSerializer } from './task-serializer.js';
  * | a hosting executor's sweep | heartbeat_recorded, at most one per half heartbeat timeout per running seat |
  * | a sweep of any executor | downed (heartbeats stopped), closed (ttl_expired / abandoned), invitation_expired |
  * | a host's sweep after the closed grace | archived (the cell's files scrubbed first) |
+ * | any executor's sweep after the archive retention | archive_purged (the cell's own archived objects deleted from the artifact store first) |
  * | `writ cell resurrect` within the grace | resurrected |
  * | an action of the downed seat's principal | revived |
  * | an action of another principal in a DOWNED cell (substitutes enabled) | substitute_invited, invitation_accepted, revived |
@@ -49,6 +53,12 @@ import type { TaskSerializer } from './task-serializer.js';
 export interface CellLifecycleSettings {
   /** This process (`prepared_by`, `spawned_by`, the spawn log). */
   readonly executorId: string;
+  /**
+   * The host this process's cells live on (`host_id` of the events that place a cell: preparing,
+   * activated, revived, resurrected). Absent: no host is recorded and every cell counts as held here
+   * (one host, as before hosts were).
+   */
+  readonly hostId?: string;
   /** The executor service principal: actor of the events it appends on its own account. */
   readonly principalId: string;
   /** The policy every new cell is created with (TTLs, substitutes); recorded in its first event. */
@@ -81,10 +91,11 @@ export interface CellView {
   readonly preparing: { readonly by: string; readonly at: string } | null;
 }
 
-/** The seat an action runs under. */
+/** The seat an action runs under, and the user its execs run as (its own uid; see `seatUser`). */
 export interface ActingSeat {
   readonly participant_id: string;
   readonly role: CellRole;
+  readonly user: CellUser;
 }
 
 /** Who appended an event, when not the executor itself (a director's signed request). */
@@ -113,6 +124,11 @@ export interface SweepReport {
   readonly failures: number;
 }
 
+/** The note a cell's own objects carry in the artifact store: only they are ever deleted by its purge. */
+export function archiveOwner(cellId: string): string {
+  return `cell:${cellId}`;
+}
+
 /** Events that (re)start a cell on some host: the local copy that recorded the last one is the current one. */
 const SPAWNING: ReadonlySet<string> = new Set(['cell.activated', 'cell.resurrected', 'cell.revived']);
 /** Lost append races one call absorbs by re-reading before it gives up. */
@@ -122,7 +138,7 @@ const MAX_ROUNDS = 6;
  * it spawns it itself: two processes claiming one task's cell at once would tear each
  * other's claim down; one that crashed mid-spawn is taken over after this.
  */
-const SPAWN_WAIT_MS = 30_000;
+export const SPAWN_WAIT_MS = 30_000;
 const SPAWN_POLL_MS = 50;
 /** Codes of a final checkpoint that cannot be taken (the cell then closes `failed`); anything else is retried by the caller. */
 const CAPTURE_FAILURES = ['EXECUTOR_CHECKPOINT_FAILED', 'CELL_EXEC_FAILED', 'CELL_EXEC_TIMEOUT', 'CELL_START_FAILED', 'CELL_NOT_FOUND', 'CELL_QUOTA_UNAVAILABLE'];
@@ -133,8 +149,11 @@ export class CellLifecycle {
   readonly #deps: CellLifecycleDeps;
   readonly #settings: CellLifecycleSettings;
   readonly #views = new Map<string, CellView>();
-  /** Archived cells this host no longer holds: a sweep skips them. */
-  readonly #archived = new Set<string>();
+  /**
+   * Archived cells this host no longer holds, with the instant (epoch ms) before which a sweep
+   * skips them: their archive retention's end, or Infinity once purged.
+   */
+  readonly #archived = new Map<string, number>();
   /** `<cell>/<seat>` whose home this process has made. */
   readonly #homes = new Set<string>();
 
@@ -153,6 +172,20 @@ export class CellLifecycle {
   // ---- actions ---------------------------------------------------------------------------------
 
   /**
+   * Before a use is claimed (application/cell-routing.ts): a task without a cell gets one created
+   * and prepared on this host (participant_invited, invitation_accepted, preparing naming this host),
+   * appended at the stream's expected sequence. Of two executors reserving one new task's cell at
+   * once the first append wins and the other reads the winner as the holder. Nothing happens on a
+   * host here: the spawn follows in `prepareForAction`.
+   */
+  async reserve(cellId: string, principalId: string): Promise<CellView> {
+    const view = await this.view(cellId);
+    if (view.state.status !== 'IDLE' && view.state.status !== 'INVITED') return view;
+    const owner = view.state.status === 'IDLE' ? ((await this.#ownerOf(cellId)) ?? principalId) : principalId;
+    return this.#apply(cellId, (current) => (current.state.status === 'IDLE' || current.state.status === 'INVITED' ? this.#joinPlan(cellId, current.state, principalId, owner) : []));
+  }
+
+  /**
    * Before an action of `principalId` runs in the task's cell (called inside the task's
    * serialized section): the cell exists and is ACTIVE with a working seat for the
    * principal, whose home is on disk. Creates, joins, spawns, revives or takes over as
@@ -162,9 +195,9 @@ export class CellLifecycle {
   async prepareForAction(cellId: string, principalId: string): Promise<ActingSeat> {
     let view = await this.view(cellId);
     // The steady state: one read of the stream's head, nothing appended.
-    if (view.state.status === 'ACTIVE') {
+    if (view.state.status === 'ACTIVE' && this.#holdsHere(view.state)) {
       const { participant_id: participantId, seat } = workingSeatFor(view.state, principalId);
-      if (seat?.status === 'accepted' && this.#homes.has(`${cellId}/${participantId}`)) return { participant_id: participantId, role: seat.role };
+      if (seat?.status === 'accepted' && this.#homes.has(`${cellId}/${participantId}`)) return { participant_id: participantId, role: seat.role, user: seatUser(view.state, participantId) };
     }
     const owner = view.state.status === 'IDLE' ? ((await this.#ownerOf(cellId)) ?? principalId) : undefined;
     const before = view.seq;
@@ -176,11 +209,18 @@ export class CellLifecycle {
     if (view.state.status === 'DOWNED') view = await this.#takeOver(cellId, view, principalId);
     const state = view.state;
     if (state.status !== 'ACTIVE') throw this.#notActive(cellId, state);
+    if (!this.#holdsHere(state)) {
+      // Routed here, then moved (another host's revival or spawn takeover won): its workspace is not here.
+      throw new ExecutorError('EXECUTOR_CELL_HELD_ELSEWHERE', `the cell of task ${cellId} is now held by host ${String(cellHolder(state))}, not ${String(this.#hostId)}: the action did not run`, {
+        details: { cell_id: cellId, host_id: cellHolder(state) },
+      });
+    }
     const { participant_id: participantId, seat } = workingSeatFor(state, principalId);
     if (seat?.status !== 'accepted') throw this.#notActive(cellId, state);
+    const user = seatUser(state, participantId);
     const known = `${cellId}/${participantId}`;
     if (!this.#homes.has(known)) {
-      await this.#deps.host.ensureHome(cellId, participantId);
+      await this.#deps.host.ensureHome(cellId, participantId, user);
       this.#homes.add(known);
     }
     if (view.seq !== before) {
@@ -190,7 +230,7 @@ export class CellLifecycle {
         await this.#deps.host.appendSpawnLog(cellId, { at: this.#now(), event: 'joined', executor_id: this.#settings.executorId, participant_id: participantId, principal_id: principalId, role: seat.role });
       }
     }
-    return { participant_id: participantId, role: seat.role };
+    return { participant_id: participantId, role: seat.role, user };
   }
 
   // ---- checkpoints, close, resurrect -----------------------------------------------------------
@@ -263,7 +303,7 @@ export class CellLifecycle {
       const seat = participantOf(state, signer.id);
       const actingSeat = seat?.role === 'director' && seat.status === 'accepted' ? seat.participant_id : state.director_id;
       // Refused before anything happens on the host: wrong state, never ran, grace over.
-      cellDecider.decide(this.#command('resurrect-cell', { resurrected_by: actingSeat }), state);
+      cellDecider.decide(this.#command('resurrect-cell', { resurrected_by: actingSeat, host_id: this.#hostId }), state);
       let restoredFrom: ResurrectionResult['restored_from'];
       let checkpointId: string | null = null;
       if (await this.#deps.host.holds(cellId)) {
@@ -280,14 +320,14 @@ export class CellLifecycle {
       let next: CellView;
       let eventId: string;
       try {
-        ({ view: next, eventIds: [eventId = ''] } = await this.#applyWithIds(cellId, () => [this.#command('resurrect-cell', { resurrected_by: actingSeat })], { actor: signer, causationId }));
+        ({ view: next, eventIds: [eventId = ''] } = await this.#applyWithIds(cellId, () => [this.#command('resurrect-cell', { resurrected_by: actingSeat, host_id: this.#hostId })], { actor: signer, causationId }));
       } catch (error) {
         // Back to the graveyard: the log says the cell is still closed.
         await this.#deps.host.stop(cellId).catch(() => false);
         throw error;
       }
       const record = this.#record(next);
-      for (const p of record.participants) if (p.status === 'accepted' && cellPermissions(p.role).runs) await this.#deps.host.ensureHome(cellId, p.participant_id);
+      for (const p of record.participants) if (p.status === 'accepted' && cellPermissions(p.role).runs) await this.#deps.host.ensureHome(cellId, p.participant_id, seatUser(record, p.participant_id));
       await this.#writeMetadata(cellId, next);
       await this.#deps.host.appendSpawnLog(cellId, { at: this.#now(), event: 'resurrected', executor_id: this.#settings.executorId, restored_from: restoredFrom, checkpoint_id: checkpointId });
       await this.#deps.host.appendDecision(cellId, { at: this.#now(), decision: 'resurrect', by: signer.id, for_seat: actingSeat });
@@ -302,15 +342,18 @@ export class CellLifecycle {
    * call it with their own clock): a current host's heartbeats and periodic checkpoints
    * first, then every time-driven transition that is due (`dueTransitions` of the kernel);
    * a host scrubs and archives a cell past its grace, stops a copy that is no longer
-   * current, and scrubs what is archived. One cell's failure never stops the pass.
+   * current, and scrubs what is archived; any executor purges an archive past its
+   * retention. One cell's failure never stops the pass.
    */
   async sweep(): Promise<SweepReport> {
     const local = new Set(await this.#deps.host.localCells());
     this.#deps.beacon?.beat({ executor_id: this.#settings.executorId, at: this.#now(), cells_held: local.size });
     const ids = [...new Set([...(await this.#deps.log.list()), ...local])].sort();
     const report = { cells: 0, transitions: [] as { cell_id: string; kind: DueTransition['kind'] }[], heartbeats: 0, checkpoints: 0, failures: 0 };
+    const nowMs = Date.parse(this.#now());
     for (const cellId of ids) {
-      if (this.#archived.has(cellId) && !local.has(cellId)) continue;
+      const parked = this.#archived.get(cellId);
+      if (parked !== undefined && !local.has(cellId) && nowMs < parked) continue;
       report.cells += 1;
       try {
         await this.#sweepCell(cellId, local.has(cellId), report);
@@ -330,6 +373,9 @@ export class CellLifecycle {
       if (due.kind === 'grace_over') {
         if (!local) continue;
         await this.#archive(cellId);
+      } else if (due.kind === 'retention_over') {
+        // Any executor: the archive is in the shared artifact store, not on a host.
+        if (!(await this.#purge(cellId))) continue;
       } else {
         const command = this.#dueCommand(due);
         // Decided again on a fresh read: another executor may have moved the cell meanwhile (then it is not ours to count).
@@ -340,6 +386,7 @@ export class CellLifecycle {
       this.#deps.logger?.info({ cell_id: cellId, transition: due.kind }, 'cell transition applied by the sweep');
       view = await this.view(cellId);
     }
+    if (view.state.status === 'ARCHIVED') this.#forget(cellId);
   }
 
   /** This host's part of a sweep of one cell it holds. */
@@ -382,7 +429,7 @@ export class CellLifecycle {
     return next;
   }
 
-  #dueCommand(due: Exclude<DueTransition, { kind: 'grace_over' }>): CellCommand {
+  #dueCommand(due: Exclude<DueTransition, { kind: 'grace_over' | 'retention_over' }>): CellCommand {
     switch (due.kind) {
       case 'invitation_expired':
         return this.#command('expire-invitation', { participant_id: due.participant_id, expired_by: this.#settings.principalId });
@@ -398,7 +445,7 @@ export class CellLifecycle {
    * Past the closed grace (Lazarus 7.1): the cell's files are deleted from this host first
    * (a marker outside the cell lets a later sweep finish a scrub cut short), then
    * `cell.archived` lists the checkpoints, which stay in the artifact store (the warm
-   * archive tier) under an archive manifest.
+   * archive tier) under an archive manifest until the archive retention ends (`#purge`).
    */
   async #archive(cellId: string): Promise<void> {
     const before = await this.view(cellId);
@@ -415,16 +462,78 @@ export class CellLifecycle {
         archived_by: this.#settings.executorId,
         checkpoints: record.checkpoints.filter((c) => c.completed_at !== null).map((c) => ({ checkpoint_id: c.checkpoint_id, sha256: c.sha256, artifact_ref: c.artifact_ref, final: c.final, completed_at: c.completed_at })),
       };
-      const stored = await this.#deps.store.put(new TextEncoder().encode(`${JSON.stringify(manifest)}\n`));
+      const stored = await this.#deps.store.put(new TextEncoder().encode(`${JSON.stringify(manifest)}\n`), archiveOwner(cellId));
       await this.#apply(cellId, (current) => (current.state.status === 'CLOSED' ? [this.#command('archive-cell', { archived_by: this.#settings.principalId, archive_ref: stored.uri })] : []));
     }
     await this.#deps.host.clearScrubbing(cellId);
     this.#forget(cellId);
   }
 
-  /** An archived cell this host no longer holds: the sweep skips it and nothing of it stays cached. */
+  /**
+   * Past the archive retention (Lazarus 7.2: the warm tier keeps checkpoints 30 days by
+   * default, `archive_retention_ms` of the cell's policy): the archived objects (checkpoint
+   * tarballs, the archive manifest) are deleted from the artifact store, then
+   * `cell.archive_purged` records which were deleted and which kept. The store is
+   * content-addressed (`sha256-<hex>`) and shared with tasks and services, so an object is
+   * deleted only when (1) its owner note is this cell's (`archiveOwner`, set when the cell's
+   * own put created it: content someone stored first never is), and (2) no other cell's
+   * checkpoints or archive name the same hash. Every checkpoint also carries a random nonce
+   * (cell-host.ts), so no one else stores its bytes by chance. Deleting comes first: a purge
+   * cut short finds its objects absent next time (counted deleted) and appends then. Any
+   * executor may purge: deletes are idempotent and of two appends the first wins. True when
+   * this call appended the event.
+   */
+  async #purge(cellId: string): Promise<boolean> {
+    const view = await this.view(cellId);
+    if (view.state.status !== 'ARCHIVED' || view.state.archived?.purged !== null) return false;
+    const objects = archivedObjects(view.state);
+    // The kernel must agree the retention is over before anything is deleted.
+    cellDecider.decide(this.#command('purge-archive', { purged_by: this.#settings.principalId, deleted_sha256: [], kept_sha256: objects }), view.state);
+    const elsewhere = await this.#referencedElsewhere(cellId);
+    const deleted: string[] = [];
+    const kept: string[] = [];
+    for (const sha256 of objects) {
+      if (elsewhere.has(sha256)) {
+        kept.push(sha256);
+        continue;
+      }
+      const outcome = await this.#deps.store.deleteOwned(sha256, archiveOwner(cellId));
+      if (outcome === 'kept') kept.push(sha256);
+      else deleted.push(sha256);
+    }
+    const applied = await this.#applyWithIds(
+      cellId,
+      (current) =>
+        current.state.status === 'ARCHIVED' && current.state.archived?.purged === null
+          ? [this.#command('purge-archive', { purged_by: this.#settings.principalId, deleted_sha256: deleted, kept_sha256: kept })]
+          : [],
+      {},
+    );
+    if (applied.eventIds.length > 0) this.#deps.logger?.info({ cell_id: cellId, deleted: deleted.length, kept: kept.length }, 'archived cell purged after its retention');
+    return applied.eventIds.length > 0;
+  }
+
+  /** Content hashes the checkpoints and archives of every other cell in the log name (a purged archive names none). */
+  async #referencedElsewhere(cellId: string): Promise<Set<string>> {
+    const hashes = new Set<string>();
+    for (const other of await this.#deps.log.list()) {
+      if (other === cellId) continue;
+      const { state } = await this.view(other);
+      if (state.status === 'IDLE' || (state.archived !== null && state.archived.purged !== null)) continue;
+      for (const checkpoint of state.checkpoints) if (checkpoint.sha256 !== null) hashes.add(checkpoint.sha256);
+      for (const hash of archivedObjects(state)) hashes.add(hash);
+    }
+    return hashes;
+  }
+
+  /**
+   * An archived cell this host no longer holds: nothing of it stays cached, and the sweep skips
+   * it until its archive retention ends (for good once it is purged).
+   */
   #forget(cellId: string): void {
-    this.#archived.add(cellId);
+    const state = this.#views.get(cellId)?.state;
+    const archived = state?.status === 'ARCHIVED' ? state.archived : null;
+    this.#archived.set(cellId, archived === null ? 0 : archived.purged !== null ? Number.POSITIVE_INFINITY : Date.parse(archived.retention_ends_at));
     this.#views.delete(cellId);
     for (const key of this.#homes) if (key.startsWith(`${cellId}/`)) this.#homes.delete(key);
   }
@@ -439,7 +548,7 @@ export class CellLifecycle {
         return [
           this.#command('invite-participant', { cell_id: cellId, invited_by: owner, participant_id: seat, principal_id: principalId, role: 'executor', policy: this.#settings.policy }),
           this.#command('accept-invitation', { participant_id: seat }),
-          this.#command('prepare-cell', { backend: 'docker', prepared_by: this.#settings.executorId }),
+          this.#command('prepare-cell', { backend: 'docker', prepared_by: this.#settings.executorId, host_id: this.#hostId }),
         ];
       }
       case 'INVITED':
@@ -449,7 +558,7 @@ export class CellLifecycle {
         const commands: CellCommand[] = [];
         if (held === undefined) commands.push(this.#command('invite-participant', { cell_id: cellId, invited_by: state.director_id, participant_id: seat, principal_id: principalId, role: 'executor' }));
         if (held?.status !== 'accepted') commands.push(this.#command('accept-invitation', { participant_id: seat }));
-        if (state.status === 'INVITED') commands.push(this.#command('prepare-cell', { backend: 'docker', prepared_by: this.#settings.executorId }));
+        if (state.status === 'INVITED') commands.push(this.#command('prepare-cell', { backend: 'docker', prepared_by: this.#settings.executorId, host_id: this.#hostId }));
         return commands;
       }
       case 'CHECKPOINTING':
@@ -463,11 +572,21 @@ export class CellLifecycle {
     }
   }
 
-  /** While another executor spawns the cell (its `cell.preparing`, recent): its activation, read again and again. */
+  /**
+   * While an executor on another host spawns the cell (its `cell.preparing`, recent): its
+   * activation, read again and again. A cell prepared for this host (another executor of
+   * this host reserved it while routing an action, then lost the use's claim) is spawned
+   * here at once: its container and CELL_HOME are local, and opening them is idempotent.
+   */
   async #awaitOtherSpawn(cellId: string, view: CellView): Promise<CellView> {
     const sleep = this.#deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
     let current = view;
-    while (current.state.status === 'PREPARING' && current.preparing !== null && current.preparing.by !== this.#settings.executorId) {
+    while (
+      current.state.status === 'PREPARING' &&
+      current.preparing !== null &&
+      current.preparing.by !== this.#settings.executorId &&
+      !(this.#hostId !== undefined && cellHolder(current.state) === this.#hostId)
+    ) {
       if (this.#deps.clock().getTime() - Date.parse(current.preparing.at) >= SPAWN_WAIT_MS) break;
       await sleep(SPAWN_POLL_MS);
       current = await this.view(cellId);
@@ -480,13 +599,15 @@ export class CellLifecycle {
     // A failed spawn leaves the cell PREPARING: the next action tries again (a transient
     // Docker failure must not close the task's cell for good); close-cell still closes it.
     await this.#deps.host.open(cellId);
-    for (const p of this.#record(view).participants) {
+    const spawning = this.#record(view);
+    for (const p of spawning.participants) {
       if (p.status !== 'accepted' || !cellPermissions(p.role).runs) continue;
-      await this.#deps.host.ensureHome(cellId, p.participant_id);
+      await this.#deps.host.ensureHome(cellId, p.participant_id, seatUser(spawning, p.participant_id));
       this.#homes.add(`${cellId}/${p.participant_id}`);
     }
-    const next = await this.#apply(cellId, (current) => (current.state.status === 'PREPARING' ? [this.#command('activate-cell', { spawned_by: this.#settings.executorId })] : []));
-    if (next.incarnation !== view.incarnation) {
+    const next = await this.#apply(cellId, (current) => (current.state.status === 'PREPARING' ? [this.#command('activate-cell', { spawned_by: this.#settings.executorId, host_id: this.#hostId })] : []));
+    // Another host's activation won: this copy is not the current one (its sweep stops it, never beats for it).
+    if (next.incarnation !== view.incarnation && this.#holdsHere(next.state)) {
       await this.#writeMetadata(cellId, next);
       const record = this.#record(next);
       await this.#deps.host.appendSpawnLog(cellId, {
@@ -538,8 +659,11 @@ export class CellLifecycle {
       event = 'substituted';
     }
     const reviver = seat?.participant_id === downedId ? downedId : seatId;
-    await this.#deps.host.ensureHome(cellId, reviver);
-    const next = await this.#apply(cellId, (current) => (current.state.status === 'DOWNED' ? [this.#command('revive-cell', { revived_by: reviver })] : []));
+    // Its own uid: a substitute is a new seat, so nothing of the predecessor's is ever its.
+    await this.#deps.host.ensureHome(cellId, reviver, seatUser(this.#record(view), reviver));
+    const next = await this.#apply(cellId, (current) => (current.state.status === 'DOWNED' ? [this.#command('revive-cell', { revived_by: reviver, host_id: this.#hostId })] : []));
+    // Another host's revival won: this copy is not the current one (prepareForAction refuses to run in it).
+    if (!this.#holdsHere(next.state)) return next;
     await this.#writeMetadata(cellId, next);
     await this.#deps.host.appendSpawnLog(cellId, { at: this.#now(), event, executor_id: this.#settings.executorId, participant_id: reviver, replaces: event === 'substituted' ? downedId : null });
     return next;
@@ -555,7 +679,10 @@ export class CellLifecycle {
         details: { cell_id: cellId, checkpoint_id: checkpoint.checkpoint_id, sha256: checkpoint.sha256 },
       });
     }
-    await this.#deps.host.restoreCheckpoint(cellId, bytes, options);
+    // Each home back to its own seat's user (the same uid on every host: see `seatUser`).
+    const owners: Record<string, CellUser> = {};
+    for (const p of state.participants) if (cellPermissions(p.role).runs) owners[p.participant_id] = seatUser(state, p.participant_id);
+    await this.#deps.host.restoreCheckpoint(cellId, bytes, { ...options, owners });
     return checkpoint.checkpoint_id;
   }
 
@@ -570,7 +697,7 @@ export class CellLifecycle {
     if (view.state.status !== 'ACTIVE' && view.state.status !== 'CHECKPOINTING') throw this.#notActive(cellId, view.state);
     await this.#deps.host.open(cellId);
     const bytes = await this.#deps.host.captureCheckpoint(cellId);
-    const stored = await this.#deps.store.put(bytes);
+    const stored = await this.#deps.store.put(bytes, archiveOwner(cellId));
     const next = await this.#apply(cellId, (current) => {
       const s = current.state;
       if (s.status === 'CHECKPOINTING') {
@@ -607,6 +734,16 @@ export class CellLifecycle {
     const created = (await this.#deps.tasks.read(taskId)).find((event) => event.event_type === 'task.created');
     const owner = created?.payload['owner_principal_id'];
     return typeof owner === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(owner) ? owner : undefined;
+  }
+
+  get #hostId(): string | undefined {
+    return this.#settings.hostId;
+  }
+
+  /** No other host holds the cell (an unknown holder, from events that name none, counts as here: the behaviour before hosts). */
+  #holdsHere(state: CellState): boolean {
+    const holder = cellHolder(state);
+    return this.#hostId === undefined || holder === null || holder === this.#hostId;
   }
 
   #record(view: CellView): CellRecord {

@@ -3,6 +3,7 @@ import { sha256Hex } from '@writ/crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryCellHost, MemoryCellLog, MemoryCheckpointStore } from '../../test/memory-cells.js';
 import { MemoryTaskLog } from '../../test/memory-log.js';
+import { CELL_GID, CELL_SEAT_UID_BASE } from '../outbound/cells/cell-config.js';
 import { CellLifecycle } from './cell-lifecycle.js';
 import { ExecutorError } from './executor-errors.js';
 import { TaskSerializer } from './task-serializer.js';
@@ -22,7 +23,7 @@ let tasks: MemoryTaskLog;
 let store: MemoryCheckpointStore;
 let offset: number;
 
-function lifecycle(host: MemoryCellHost, options: { substitutes?: boolean; executorId?: string; sleep?: (ms: number) => Promise<void> } = {}): CellLifecycle {
+function lifecycle(host: MemoryCellHost, options: { substitutes?: boolean; executorId?: string; hostId?: string; sleep?: (ms: number) => Promise<void> } = {}): CellLifecycle {
   return new CellLifecycle(
     { log, host, store, tasks, serializer: new TaskSerializer(), clock: () => new Date(T0 + offset), ...(options.sleep === undefined ? {} : { sleep: options.sleep }) },
     {
@@ -30,6 +31,7 @@ function lifecycle(host: MemoryCellHost, options: { substitutes?: boolean; execu
       principalId: 'writ-executor',
       policy: CellPolicy.parse({ allow_substitute: options.substitutes === true }),
       checkpointIntervalMs: 0,
+      ...(options.hostId === undefined ? {} : { hostId: options.hostId }),
     },
   );
 }
@@ -51,6 +53,9 @@ function taskCreatedBy(owner: string): void {
   });
 }
 
+/** The user of the seat at `ordinal` in the cell's participant list (director first): a working seat, so the cell group. */
+const seatUid = (ordinal: number) => ({ uid: CELL_SEAT_UID_BASE + ordinal, gid: CELL_GID });
+
 const payloadOf = (type: string) => log.streams.get(CELL)?.find((event) => event.event_type === type)?.payload;
 
 beforeEach(() => {
@@ -66,7 +71,7 @@ describe('cell lifecycle: actions', () => {
     const host = new MemoryCellHost();
     const seat = await lifecycle(host).prepareForAction(CELL, 'agent-1');
 
-    expect(seat).toEqual({ participant_id: 'agent-1', role: 'executor' });
+    expect(seat).toEqual({ participant_id: 'agent-1', role: 'executor', user: seatUid(1) });
     expect(log.types(CELL)).toEqual(['cell.participant_invited', 'cell.invitation_accepted', 'cell.preparing', 'cell.activated']);
     expect(payloadOf('cell.participant_invited')).toMatchObject({
       participant: { participant_id: 'agent-1', principal_id: 'agent-1', role: 'executor' },
@@ -76,13 +81,14 @@ describe('cell lifecycle: actions', () => {
     expect(payloadOf('cell.preparing')).toMatchObject({ backend: 'docker', prepared_by: 'executor-a' });
     expect(log.streams.get(CELL)?.every((event) => event.entity_type === 'cell' && event.entity_id === CELL && event.actor_id === 'writ-executor')).toBe(true);
     expect(host.calls).toEqual([`open ${CELL}`, `home ${CELL}/agent-1`]);
+    expect(host.homeOwners.get(`${CELL}/agent-1`)).toEqual(seatUid(1));
     expect(host.metadata.get(CELL)).toMatchObject({ cell_id: CELL, status: 'ACTIVE', spawn_seq: 4, director: 'director-1', backend: 'docker' });
     expect(host.spawnLog).toMatchObject([{ event: 'spawned', executor_id: 'executor-a' }]);
   });
 
   it('given no task.created (the principal itself owns its task), when its first action is prepared, then it directs the cell and works under <principal>-exec', async () => {
     const seat = await lifecycle(new MemoryCellHost()).prepareForAction(CELL, 'agent-1');
-    expect(seat).toEqual({ participant_id: 'agent-1-exec', role: 'executor' });
+    expect(seat).toEqual({ participant_id: 'agent-1-exec', role: 'executor', user: seatUid(1) });
     expect(payloadOf('cell.participant_invited')).toMatchObject({ invited_by: 'agent-1', participant: { participant_id: 'agent-1-exec', principal_id: 'agent-1' } });
   });
 
@@ -98,7 +104,9 @@ describe('cell lifecycle: actions', () => {
     const host = new MemoryCellHost();
     const cells = lifecycle(host);
     await cells.prepareForAction(CELL, 'agent-1');
-    expect(await cells.prepareForAction(CELL, 'agent-2')).toEqual({ participant_id: 'agent-2', role: 'executor' });
+    // a seat of its own: the next ordinal, so another uid than agent-1's
+    expect(await cells.prepareForAction(CELL, 'agent-2')).toEqual({ participant_id: 'agent-2', role: 'executor', user: seatUid(2) });
+    expect(host.homeOwners.get(`${CELL}/agent-2`)).toEqual(seatUid(2));
     expect(log.types(CELL).slice(4)).toEqual(['cell.participant_invited', 'cell.invitation_accepted']);
     expect(host.spawnLog.at(-1)).toMatchObject({ event: 'joined', participant_id: 'agent-2' });
   });
@@ -126,10 +134,23 @@ describe('cell lifecycle: actions', () => {
         await spawning;
       },
     }).prepareForAction(CELL, 'agent-1');
-    expect(seat).toEqual({ participant_id: 'agent-1-exec', role: 'executor' });
+    expect(seat).toEqual({ participant_id: 'agent-1-exec', role: 'executor', user: seatUid(1) });
     expect(waits.length).toBeGreaterThan(0);
     expect(hostB.calls.filter((call) => call.startsWith('open'))).toEqual([]);
     expect(log.types(CELL).filter((type) => type === 'cell.activated')).toHaveLength(1);
+  });
+
+  it('given a cell another executor of this host reserved while routing (then lost the claim), when an action is prepared here, then it is spawned here at once, without waiting', async () => {
+    const host = new MemoryCellHost();
+    await lifecycle(host, { executorId: 'executor-a', hostId: 'host-1' }).reserve(CELL, 'agent-1');
+    expect(log.types(CELL)).toEqual(['cell.participant_invited', 'cell.invitation_accepted', 'cell.preparing']);
+
+    const waits: number[] = [];
+    const seat = await lifecycle(host, { executorId: 'executor-b', hostId: 'host-1', sleep: async (ms) => void waits.push(ms) }).prepareForAction(CELL, 'agent-1');
+
+    expect(seat).toMatchObject({ participant_id: 'agent-1-exec', role: 'executor' });
+    expect(waits).toEqual([]);
+    expect(payloadOf('cell.activated')).toMatchObject({ spawned_by: 'executor-b', host_id: 'host-1' });
   });
 
   it('given a cell left PREPARING by an executor that died mid-spawn, when an action arrives past the wait, then this executor spawns and activates it', async () => {
@@ -209,7 +230,7 @@ describe('cell lifecycle: close, graveyard, resurrect, archive', () => {
     const other = new MemoryCellHost();
     const result = await lifecycle(other, { executorId: 'executor-b' }).resurrect(CELL, { id: 'alice', type: 'user' }, 'crs-1');
     expect(result).toMatchObject({ restored_from: 'checkpoint', checkpoint_id: 'ckpt-1' });
-    expect(other.restores).toEqual([{ cellId: CELL, sha256: sha256Hex(first.tarball), options: { homes: true } }]);
+    expect(other.restores).toEqual([{ cellId: CELL, sha256: sha256Hex(first.tarball), options: { homes: true, owners: { 'agent-1-exec': seatUid(1) } } }]);
   });
 
   it('given a closed cell past its grace, when a director resurrects it, then CELL_GRACE_EXPIRED and nothing happens on the host', async () => {
@@ -245,6 +266,86 @@ describe('cell lifecycle: close, graveyard, resurrect, archive', () => {
   });
 });
 
+describe('cell lifecycle: archive retention and purge', () => {
+  const DAY = 24 * 60 * MIN;
+
+  /** A cell of `cellId` closed with a final checkpoint (`tarball`), then archived by its host past the grace. */
+  async function archivedCell(host: MemoryCellHost, tarball: string, cellId = CELL): Promise<{ tarballSha: string; manifestSha: string }> {
+    host.tarball = new TextEncoder().encode(tarball);
+    const cells = lifecycle(host);
+    await cells.prepareForAction(cellId, 'agent-1');
+    await cells.close(cellId, 'task.completed');
+    offset = 31 * MIN;
+    await cells.sweep();
+    const archived = log.streams.get(cellId)?.find((event) => event.event_type === 'cell.archived')?.payload;
+    const ref = String(archived?.['archive_ref']);
+    return { tarballSha: sha256Hex(host.tarball), manifestSha: ref.slice(ref.lastIndexOf('sha256-') + 7) };
+  }
+
+  it('given an archived cell past its archive retention, when any executor sweeps, then its checkpoint and manifest are deleted from the store, cell.archive_purged names them once, and a second sweep does nothing', async () => {
+    const { tarballSha, manifestSha } = await archivedCell(new MemoryCellHost(), 'tarball-purge');
+    expect(store.owners.get(tarballSha)).toBe(`cell:${CELL}`);
+    offset = 31 * MIN + 30 * DAY;
+
+    const report = await lifecycle(new MemoryCellHost(), { executorId: 'executor-b' }).sweep();
+    expect(report.transitions).toEqual([{ cell_id: CELL, kind: 'retention_over' }]);
+    expect(store.objects.has(tarballSha)).toBe(false);
+    expect(store.objects.has(manifestSha)).toBe(false);
+    expect(log.types(CELL).at(-1)).toBe('cell.archive_purged');
+    expect(payloadOf('cell.archive_purged')).toEqual({ purged_by: 'writ-executor', deleted_sha256: [tarballSha, manifestSha], kept_sha256: [], at: new Date(T0 + offset).toISOString() });
+
+    const head = log.types(CELL).length;
+    const deletes = store.deletes.length;
+    const again = await lifecycle(new MemoryCellHost(), { executorId: 'executor-c' }).sweep();
+    expect(again.transitions).toEqual([]);
+    expect(log.types(CELL)).toHaveLength(head);
+    expect(store.deletes).toHaveLength(deletes);
+  });
+
+  it('given an archived cell within its retention, when swept, then nothing is deleted and nothing appended; the sweep does not read it again before the retention ends', async () => {
+    const host = new MemoryCellHost();
+    const { tarballSha } = await archivedCell(host, 'tarball-kept');
+    const head = log.types(CELL).length;
+    offset = 31 * MIN + 30 * DAY - 1_000;
+    const cells = lifecycle(host);
+    expect((await cells.sweep()).transitions).toEqual([]);
+    expect(store.objects.has(tarballSha)).toBe(true);
+    expect(store.deletes).toEqual([]);
+    expect(log.types(CELL)).toHaveLength(head);
+    // parked until the retention ends: the next pass skips it
+    expect((await cells.sweep()).cells).toBe(0);
+    offset = 31 * MIN + 30 * DAY;
+    expect((await cells.sweep()).transitions).toEqual([{ cell_id: CELL, kind: 'retention_over' }]);
+  });
+
+  it('given checkpoint content another party stored first, or another live cell also checkpointed, when the archive is purged, then that object is kept (listed as kept) and only the cell\'s own is deleted', async () => {
+    // Another party (a task artifact) stored these bytes before the cell did: no owner note of this cell.
+    await store.put(new TextEncoder().encode('tarball-shared'));
+    const { tarballSha, manifestSha } = await archivedCell(new MemoryCellHost(), 'tarball-shared');
+    expect(store.owners.get(tarballSha)).toBeUndefined();
+    offset = 31 * MIN + 30 * DAY;
+    await lifecycle(new MemoryCellHost(), { executorId: 'executor-b' }).sweep();
+    expect(payloadOf('cell.archive_purged')).toMatchObject({ deleted_sha256: [manifestSha], kept_sha256: [tarballSha] });
+    expect(store.objects.has(tarballSha)).toBe(true);
+    expect(store.objects.has(manifestSha)).toBe(false);
+  });
+
+  it('given two cells whose checkpoints hold the same bytes, when the first one is purged while the other still lists them, then the object stays', async () => {
+    const { tarballSha } = await archivedCell(new MemoryCellHost(), 'tarball-twice', 'task-1');
+    offset = 0;
+    const other = new MemoryCellHost();
+    other.tarball = new TextEncoder().encode('tarball-twice');
+    const cells = lifecycle(other);
+    await cells.prepareForAction('task-2', 'agent-1');
+    await cells.close('task-2', 'task.completed');
+    expect((log.streams.get('task-2') ?? []).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload).toMatchObject({ sha256: tarballSha });
+    offset = 31 * MIN + 30 * DAY;
+    await lifecycle(new MemoryCellHost(), { executorId: 'executor-b' }).sweep();
+    expect(log.streams.get('task-1')?.at(-1)).toMatchObject({ event_type: 'cell.archive_purged', payload: { kept_sha256: [tarballSha] } });
+    expect(store.objects.has(tarballSha)).toBe(true);
+  });
+});
+
 describe('cell lifecycle: heartbeats, DOWNED, substitutes', () => {
   it('given a cell its host holds, when the host sweeps, then a heartbeat is recorded only once half the timeout has passed', async () => {
     const host = new MemoryCellHost();
@@ -272,7 +373,7 @@ describe('cell lifecycle: heartbeats, DOWNED, substitutes', () => {
     await cells.prepareForAction(CELL, 'agent-1');
     offset = 5 * MIN;
     await lifecycle(new MemoryCellHost(), { executorId: 'executor-b' }).sweep();
-    expect(await cells.prepareForAction(CELL, 'agent-1')).toEqual({ participant_id: 'agent-1-exec', role: 'executor' });
+    expect(await cells.prepareForAction(CELL, 'agent-1')).toEqual({ participant_id: 'agent-1-exec', role: 'executor', user: seatUid(1) });
     expect(log.types(CELL).slice(-2)).toEqual(['cell.downed', 'cell.revived']);
   });
 
@@ -285,12 +386,14 @@ describe('cell lifecycle: heartbeats, DOWNED, substitutes', () => {
     offset = 5 * MIN;
     await lifecycle(new MemoryCellHost(), { executorId: 'executor-b', substitutes: true }).sweep();
 
-    expect(await cells.prepareForAction(CELL, 'agent-2')).toEqual({ participant_id: 'agent-2', role: 'substitute' });
+    // a new seat, so a new uid: nothing of agent-1's is ever its
+    expect(await cells.prepareForAction(CELL, 'agent-2')).toEqual({ participant_id: 'agent-2', role: 'substitute', user: seatUid(2) });
+    expect(host.homeOwners.get(`${CELL}/agent-2`)).toEqual(seatUid(2));
     expect(log.types(CELL).slice(-4)).toEqual(['cell.downed', 'cell.substitute_invited', 'cell.invitation_accepted', 'cell.revived']);
     expect(payloadOf('cell.substitute_invited')).toMatchObject({ replaces: 'agent-1', inherits_checkpoint_id: 'ckpt-1', inherits_home: false, invited_by: 'director-1' });
     expect(payloadOf('cell.revived')).toMatchObject({ revived_by: 'agent-2', replaced: 'agent-1' });
     expect(host.calls).toContain(`remove-home ${CELL}/agent-1`);
-    expect(host.restores).toEqual([{ cellId: CELL, sha256: sha256Hex(host.tarball), options: { homes: false } }]);
+    expect(host.restores).toEqual([{ cellId: CELL, sha256: sha256Hex(host.tarball), options: { homes: false, owners: { 'agent-1': seatUid(1), 'agent-2': seatUid(2) } } }]);
     expect(host.calls.indexOf(`remove-home ${CELL}/agent-1`)).toBeLessThan(host.calls.indexOf(`restore ${CELL}`));
   });
 

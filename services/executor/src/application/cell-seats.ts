@@ -1,5 +1,7 @@
 import { sha256Hex } from '@writ/crypto';
-import type { CellParticipant, CellRole, CellState } from '@writ/kernel';
+import { cellPermissions, type CellParticipant, type CellRecord, type CellRole, type CellState } from '@writ/kernel';
+import { CELL_GID, CELL_SEAT_UID_BASE, CELL_UID_MAX, type CellUser } from '../outbound/cells/cell-config.js';
+import { ExecutorError } from './executor-errors.js';
 
 /**
  * Seats of a task's cell (Lazarus 3). A cell is created by the first action of its
@@ -47,4 +49,31 @@ export function workingSeatFor(state: CellState, principalId: string): WorkingSe
 /** The seat a creating cell gives its first worker when the director seat takes the principal's own id. */
 export function firstWorkingSeat(ownerPrincipalId: string, principalId: string): string {
   return ownerPrincipalId === principalId ? fit(`${principalId}-exec`) : principalId;
+}
+
+/**
+ * Who a seat's execs run as in its cell (`docker exec` `User: uid:gid`): uid
+ * `CELL_SEAT_UID_BASE + <the seat's ordinal in the cell's participant list>`. Deterministic:
+ * participants are only ever appended (an expired or replaced seat keeps its place), so every
+ * executor folding the cell's stream, on any host, gives a seat the same uid; a restore
+ * elsewhere gives each home back to it, and a substitute (a new seat) never gets its
+ * predecessor's. Nothing is allocated or recorded beyond the events the cell already has.
+ *
+ * gid: the cell group (`CELL_GID`) for a role that writes the project (executor, guest,
+ * substitute; they write `shared/` too, per the kernel's role table), so it writes both;
+ * its own uid for any other role (observer; a director, which never runs tools): read-only
+ * everywhere it can read. The group cannot express "`shared/` but not the project": a
+ * director that did run would be read-only.
+ */
+export function seatUser(state: CellRecord, participantId: string): CellUser {
+  const ordinal = state.participants.findIndex((p) => p.participant_id === participantId);
+  const seat = state.participants[ordinal];
+  if (seat === undefined) {
+    throw new ExecutorError('EXECUTOR_INTERNAL', `cell ${state.cell_id} has no seat ${participantId} to run as`, { details: { cell_id: state.cell_id, participant_id: participantId } });
+  }
+  const uid = CELL_SEAT_UID_BASE + ordinal;
+  if (uid > CELL_UID_MAX) {
+    throw new ExecutorError('EXECUTOR_INTERNAL', `cell ${state.cell_id} has more seats than uids for them`, { details: { cell_id: state.cell_id, participant_id: participantId } });
+  }
+  return { uid, gid: cellPermissions(seat.role).write.includes('project') ? CELL_GID : uid };
 }

@@ -15,15 +15,24 @@ export interface CloseCellDeps {
   readonly serializer: TaskSerializer;
   /** The cell lifecycle; without it (or for a task without a cell) the containers are removed as before cells had a lifecycle. */
   readonly lifecycle?: CellClosing;
+  /** Several hosts: a close reaching a host that does not hold the cell is forwarded to the one that does (application/cell-routing.ts). */
+  readonly routing?: CloseRouting;
   readonly logger?: Logger;
+}
+
+/** The router's part a close needs (application/cell-routing.ts). */
+export interface CloseRouting {
+  placeClose(command: CloseCell, hops: number): Promise<{ readonly kind: 'here' } | { readonly kind: 'forwarded'; readonly host_id: string }>;
 }
 
 /** What one delivery did (for logs and tests). */
 export interface CloseCellOutcome {
   readonly task_id: string;
   /** `closed`: final checkpoint and `cell.closed` appended, container stopped and kept (the graveyard). */
-  readonly cell: 'none' | 'closed' | 'already';
+  readonly cell: 'none' | 'closed' | 'already' | 'forwarded';
   readonly containers_removed: number;
+  /** Set when another host holds the cell: the close was stored on its subject and nothing happened here. */
+  readonly forwarded_to?: string;
 }
 
 /**
@@ -38,7 +47,9 @@ export interface CloseCellOutcome {
 export class CloseCellHandler {
   constructor(private readonly deps: CloseCellDeps) {}
 
-  async handle(command: CloseCell): Promise<CloseCellOutcome> {
+  async handle(command: CloseCell, delivery: { readonly hops?: number } = {}): Promise<CloseCellOutcome> {
+    const placed = this.deps.routing === undefined ? undefined : await this.deps.routing.placeClose(command, delivery.hops ?? 0);
+    if (placed?.kind === 'forwarded') return { task_id: command.task_id, cell: 'forwarded', containers_removed: 0, forwarded_to: placed.host_id };
     const cell = this.deps.lifecycle === undefined ? 'none' : await this.deps.lifecycle.close(command.task_id, command.reason);
     if (cell !== 'none') return { task_id: command.task_id, cell, containers_removed: 0 };
     const result = await this.deps.serializer.run(command.task_id, () => this.deps.cells.closeCell(command.task_id));

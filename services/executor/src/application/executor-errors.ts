@@ -48,10 +48,16 @@ export type ExecutorErrorCode =
    */
   | 'EXECUTOR_EGRESS_UNAVAILABLE'
   /**
-   * A network action's URL is https: the cell's busybox TLS client does not verify certificates, so
-   * the peer could not be attested (recorded, errored, nothing sent). Use http:// or a verifying client.
+   * An https network action found no TLS client in the cell (an image built with WRIT_CELL_TLS=0):
+   * recorded, outcome completed with the script's exit 95, nothing sent. Rebuild the image.
    */
   | 'EXECUTOR_TLS_UNAVAILABLE'
+  /**
+   * An https network action's server certificate did not verify (no trusted root in the image's
+   * bundle or WRIT_EXECUTOR_EXTRA_CA_FILE, or not issued for the URL's host): the handshake was
+   * abandoned before any byte of the request was sent (recorded, outcome completed, curl's exit 60).
+   */
+  | 'EXECUTOR_TLS_VERIFY_FAILED'
   /** A network action's URL names a host:port the grant's egress hosts do not allow (recorded, errored, nothing sent). */
   | 'EXECUTOR_EGRESS_HOST_NOT_GRANTED'
   /** A network action ran but its stdout holds no HTTP response (recorded, outcome completed: the request may have been sent). */
@@ -105,6 +111,19 @@ export type ExecutorErrorCode =
   | 'EXECUTOR_ROLLBACK_RECEIPT_MISMATCH'
   /** A pre-image a rollback writes back is not in the artifact store, or not with its SHA-256 (recorded, errored, nothing ran). */
   | 'EXECUTOR_ROLLBACK_PREIMAGE_MISSING'
+  /**
+   * The task's cell is held by another host that has stopped beating (no cell heartbeat within the heartbeat
+   * timeout): the action is not run here, where its workspace is not (thrown before any claim: retried with
+   * backoff, then dead-lettered with this code); an observation relayed to the holder got no answer (replied).
+   */
+  | 'EXECUTOR_CELL_HOST_UNAVAILABLE'
+  /**
+   * The task's cell moved to another host between routing and running (a revival or spawn takeover there won):
+   * recorded, errored, nothing ran here.
+   */
+  | 'EXECUTOR_CELL_HELD_ELSEWHERE'
+  /** A command was forwarded between hosts more than the bound allows (the holder kept changing): dead-lettered. */
+  | 'EXECUTOR_CELL_ROUTE_LOOP'
   /** A bug: a value the executor built itself broke its own contract (thrown). */
   | 'EXECUTOR_INTERNAL';
 

@@ -1,6 +1,6 @@
 import type { EventDraft, EventEnvelope } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
-import type { CellEnvironment, CellExecOptions, CellExecResult, CellHandle, CellImage, WorkspaceSnapshot } from '../outbound/cells/index.js';
+import type { CellEnvironment, CellExecOptions, CellExecResult, CellHandle, CellImage, CellUser, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import type { GitHead } from '../outbound/git-head.js';
 
 /** The task streams of the event log. */
@@ -108,8 +108,11 @@ export interface UseRecords {
   /** True when this call fenced the use: it never ran and never will. */
   fence(taskId: string, useId: string): Promise<boolean>;
   remove(taskId: string, useId: string): Promise<void>;
-  /** SIGKILL to the action's process group inside the cell (after its deadline). */
-  killGroup(taskId: string, pgid: number): Promise<void>;
+  /**
+   * SIGKILL to the action's process group inside the cell (after its deadline), sent as the
+   * user that owns the use's record (the seat it ran as: no other uid may signal it).
+   */
+  killGroup(taskId: string, pgid: number, useId: string): Promise<void>;
   /** Whether the task's cell lives on this host (its task directory exists here). */
   hostsCell(taskId: string): Promise<boolean>;
 }
@@ -139,6 +142,8 @@ export interface CheckpointRecord {
 /** What `restoreCheckpoint` brings back: everything, or everything but the homes (a substitute). */
 export interface RestoreOptions {
   readonly homes: boolean;
+  /** With `homes`: the seats whose homes come back, each to its own user; a home of any other seat in the tarball stays out. */
+  readonly owners?: Readonly<Record<string, CellUser>>;
 }
 
 /**
@@ -157,15 +162,16 @@ export interface CellHostPort {
   open(cellId: string): Promise<void>;
   /** The graveyard: the container stopped and kept. True when this call stopped it. */
   stop(cellId: string): Promise<boolean>;
-  ensureHome(cellId: string, participantId: string): Promise<void>;
+  /** `home/<participant>/`, owned by `owner` (the seat's own user), 0700. */
+  ensureHome(cellId: string, participantId: string, owner: CellUser): Promise<void>;
   removeHome(cellId: string, participantId: string): Promise<void>;
   writeMetadata(cellId: string, metadata: Readonly<Record<string, unknown>>): Promise<void>;
   appendSpawnLog(cellId: string, entry: Readonly<Record<string, unknown>>): Promise<void>;
   appendDecision(cellId: string, entry: Readonly<Record<string, unknown>>): Promise<void>;
   writeCheckpointRecord(cellId: string, record: CheckpointRecord): Promise<void>;
-  /** A tarball of the cell's workspace (project, shared area, homes), taken inside the running cell as the cell user. */
+  /** A tarball of the cell's workspace (project, shared area, homes), taken inside the running cell: each home by its own seat's user, the rest by the harness user. */
   captureCheckpoint(cellId: string): Promise<Uint8Array>;
-  /** Empties the restored areas and extracts the tarball inside the running cell as the cell user. */
+  /** Empties the restored areas and extracts the tarball inside the running cell: each home as its seat's user, the rest as the harness user. */
   restoreCheckpoint(cellId: string, tarball: Uint8Array, options: RestoreOptions): Promise<void>;
   /** Before a scrub: a marker outside the cell, so a scrub cut short is finished (and archived) by a later sweep. */
   markScrubbing(cellId: string): Promise<void>;
@@ -174,11 +180,24 @@ export interface CellHostPort {
   scrub(cellId: string): Promise<void>;
 }
 
+/** What `deleteOwned` did with an archived object. */
+export type ArchivePurgeOutcome = 'deleted' | 'absent' | 'kept';
+
 /** Content-addressed storage that checkpoints go to and come back from (the artifact bucket). */
 export interface CheckpointStore {
-  put(bytes: Uint8Array): Promise<StoredObject>;
+  /**
+   * Stores `bytes` under their SHA-256. `owner` (`cell:<cell_id>`) is noted on the object when
+   * this call creates it; content already in the store (put first by a task, a service or
+   * another cell) keeps its note or none, so it is never this owner's to delete.
+   */
+  put(bytes: Uint8Array, owner?: string): Promise<StoredObject>;
   /** The object's bytes, or null when the store has none under that hash. */
   get(sha256: string): Promise<Uint8Array | null>;
+  /**
+   * Deletes the object under `sha256` if its note names `owner`: 'deleted'; 'absent' when the
+   * store has none (gone already); 'kept' when it has another owner or none.
+   */
+  deleteOwned(sha256: string, owner: string): Promise<ArchivePurgeOutcome>;
 }
 
 /** The executor's own heartbeat (core NATS, `<root>.hb.executor.<executor_id>`): liveness, not a fact of the log. */
@@ -193,5 +212,5 @@ export interface CellSessions {
    * working seat for the principal. Throws (EXECUTOR_CELL_CLOSED, EXECUTOR_CELL_NOT_ACTIVE, a
    * cell or log failure) when the action must not run: the caller records it errored.
    */
-  prepareForAction(cellId: string, principalId: string): Promise<{ readonly participant_id: string; readonly role: import('@writ/kernel').CellRole }>;
+  prepareForAction(cellId: string, principalId: string): Promise<{ readonly participant_id: string; readonly role: import('@writ/kernel').CellRole; readonly user?: CellUser }>;
 }

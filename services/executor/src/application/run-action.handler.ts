@@ -1,9 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GrantConstraints, hasErrorCode, ExecutionCompleted, ExecutionStarted, LIMITS, type CapabilityGrantClaims, type EventEnvelope, type RollbackParams, type RunAction } from '@writ/contracts';
+import { GrantConstraints, hasErrorCode, safeParseCapabilityGrantClaims, ExecutionCompleted, ExecutionStarted, LIMITS, type CapabilityGrantClaims, type EventEnvelope, type RollbackParams, type RunAction } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { grantDecider, type CellRole } from '@writ/kernel';
 import type { Logger } from '@writ/telemetry';
-import type { CellExecResult, WorkspaceDiff, WorkspaceSnapshot } from '../outbound/cells/index.js';
+import type { CellExecResult, CellUser, WorkspaceDiff, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import { diffSnapshots } from '../outbound/cells/index.js';
 import { execLimits, planAction, requestedSecretHandles, useCapabilities, useResources, type ActionPlan } from './action-plan.js';
 import { claimDraft, completionDraft, refusalDraft, startedDraft, useIdFor, type DraftContext } from './event-drafts.js';
@@ -26,7 +26,7 @@ import { verifyGrant, type ExecutorRefusalCode } from './grant-verification.js';
 import { checkCellAccess } from './cell-areas.js';
 import type { GitHead } from '../outbound/git-head.js';
 import type { ArtifactStore, CellPort, CellSessions, IssuerKeys, TaskLog, UseJournal, UseRecords } from './ports.js';
-import { httpResponseDocument, parseHttpResponse, type HttpResponse } from './http-exchange.js';
+import { httpExchangeProblem, httpResponseDocument, parseHttpResponse, type HttpResponse } from './http-exchange.js';
 import { findStarted, reconcileStep } from './reconcile-use.js';
 import { describeDrift, preimageTargets, receiptMismatch, rollbackDrift, rollbackExec, type RollbackExec } from './rollback-run.js';
 import { TaskSerializer } from './task-serializer.js';
@@ -51,6 +51,8 @@ export interface RunActionSettings {
    * (`WRIT_EXECUTOR_PREIMAGE_MAX_BYTES`); absent or 0: none are kept, and such changes name no rollback.
    */
   readonly preimageMaxBytes?: number;
+  /** `WRIT_EXECUTOR_EXTRA_CA_FILE`'s certificates (PEM), handed to https network actions in the cell. */
+  readonly extraCaPem?: string;
 }
 
 export interface RunActionDeps {
@@ -78,6 +80,22 @@ export interface RunActionDeps {
    * proposer acts as an `executor` seat of an unrecorded cell.
    */
   readonly cellSessions?: CellSessions;
+  /**
+   * Several hosts (application/cell-routing.ts): before a use is claimed, where the task's cell is.
+   * Without it every action runs here (one host).
+   */
+  readonly routing?: RunRouting;
+}
+
+/** The router's part the handler needs (application/cell-routing.ts). */
+export interface RunRouting {
+  placeRun(command: RunAction, useId: string, hops: number): Promise<{ readonly kind: 'here' } | { readonly kind: 'forwarded'; readonly host_id: string }>;
+}
+
+/** How a delivery reached this executor. */
+export interface DeliveryInfo {
+  /** Forwards the command has taken between hosts (0: straight from its publisher). */
+  readonly hops?: number;
 }
 
 /** What one delivery of a RunAction came to (for logs and tests; every outcome that matters is an event). */
@@ -85,7 +103,9 @@ export type RunActionOutcome =
   | { readonly status: 'refused'; readonly code: ExecutorRefusalCode }
   | { readonly status: 'executed'; readonly outcome: ExecutionCompleted['outcome']; readonly use_no: number }
   | { readonly status: 'unknown-recorded'; readonly use_no: number }
-  | { readonly status: 'already-done'; readonly reason: 'completed' | 'refused' | 'in-flight' };
+  | { readonly status: 'already-done'; readonly reason: 'completed' | 'refused' | 'in-flight' }
+  /** Another host holds the task's cell: the command was stored on that host's subject, nothing claimed here. */
+  | { readonly status: 'forwarded'; readonly host_id: string };
 
 type Decision =
   | { readonly kind: 'refuse'; readonly code: ExecutorRefusalCode; readonly message: string }
@@ -137,18 +157,18 @@ export class RunActionHandler {
     this.#stopping.abort();
   }
 
-  async handle(command: RunAction): Promise<RunActionOutcome> {
+  async handle(command: RunAction, delivery: DeliveryInfo = {}): Promise<RunActionOutcome> {
     const useId = useIdFor(command);
     if (this.#inFlight.has(useId)) return { status: 'already-done', reason: 'in-flight' };
     this.#inFlight.add(useId);
     try {
-      return await this.#handle(command, useId);
+      return await this.#handle(command, useId, delivery.hops ?? 0);
     } finally {
       this.#inFlight.delete(useId);
     }
   }
 
-  async #handle(command: RunAction, useId: string): Promise<RunActionOutcome> {
+  async #handle(command: RunAction, useId: string, hops: number): Promise<RunActionOutcome> {
     for (let round = 1; ; round += 1) {
       const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
       if (history.completion !== undefined) return { status: 'already-done', reason: 'completed' };
@@ -166,6 +186,12 @@ export class RunActionHandler {
           return { status: 'refused', code: decision.code };
         }
         const plan = planAction(command.action_request, execLimits(command.action_request, decision.claims, this.#settings));
+        // Before the claim, and only for what runs in the cell: the use is claimed (and run) by the host
+        // holding the task's cell, so the claim keeps guaranteeing at most one run wherever it lands.
+        if (plan.kind === 'run' && this.#deps.routing !== undefined) {
+          const placed = await this.#deps.routing.placeRun(command, useId, hops);
+          if (placed.kind === 'forwarded') return { status: 'forwarded', host_id: placed.host_id };
+        }
         // Before the claim: a missing image or an unreachable Docker is retried by the bus, not recorded.
         if (plan.kind === 'run') await this.#deps.cells.ensureImage();
         // Journaled on this host before the claim: a crash after it leaves something to reconcile.
@@ -278,7 +304,7 @@ export class RunActionHandler {
       await this.#sleep(Math.max(1, Math.min(this.#settings.claimPollMs, deadline - now.getTime())));
     }
     // Past its deadline and still without an exit status: stop what may be left of it, never run it again.
-    if (pgid !== undefined) await this.#deps.records?.killGroup(command.task_id, pgid);
+    if (pgid !== undefined) await this.#deps.records?.killGroup(command.task_id, pgid, useId);
     const now = this.#deps.clock();
     const payload = emptyCompletion(this.#completionBase(command, claim, now), {
       outcome: 'unknown',
@@ -351,6 +377,7 @@ export class RunActionHandler {
             { role: 'stderr', bytes: record.stderr, class: 'evidence', kind: 'command.transcript', media_type: 'application/octet-stream', alias: 'stderr' },
           ]
         : [];
+      if (keepOutput) inputs.push(...(await this.#reconciledEvidence(command, record)));
       const environment = await this.#deps.cells.environment(command.task_id).catch(() => undefined);
       if (environment !== undefined) {
         inputs.push({ role: 'environment', bytes: jsonBytes(environmentDocument(environment)), class: 'evidence', kind: 'environment.snapshot', media_type: 'application/json', alias: 'environment' });
@@ -379,6 +406,35 @@ export class RunActionHandler {
   }
 
   /** The exec exists and has not started: journal it in the log (explainable after the fact). */
+  /**
+   * What a live run would also have kept, rebuilt after a restart from the use record and
+   * the cell as it is now: a network action's response (its stdout is the relayed
+   * response), a vcs_mutation's HEAD after (before is `null`: nobody read it before the
+   * crash, and it is not guessed). The plan is made again from the grant the claim was
+   * verified against: the same request gives the same plan.
+   */
+  async #reconciledEvidence(command: RunAction, record: { readonly stdout: Buffer; readonly stdout_rest: number | undefined }): Promise<ArtifactInput[]> {
+    const claims = claimsOfClaimedGrant(command.grant_jws);
+    if (claims === undefined) return [];
+    const plan = planAction(command.action_request, execLimits(command.action_request, claims, this.#settings));
+    if (plan.kind !== 'run') return [];
+    const inputs: ArtifactInput[] = [];
+    if (plan.vcsRepo !== undefined && this.#deps.cells.gitHead !== undefined) {
+      const headAfter = await this.#deps.cells.gitHead(command.task_id, plan.vcsRepo).catch(() => undefined);
+      const document = { format: 'writ.vcs-head/1', repo: plan.vcsRepo, before: null, after: headAfter ?? null };
+      inputs.push({ role: 'vcs.head', bytes: jsonBytes(document), class: 'evidence', kind: 'vcs.head', media_type: 'application/json', alias: 'vcs.head' });
+    }
+    if (plan.http !== undefined) {
+      const response = parseHttpResponse(record.stdout, (record.stdout_rest ?? 0) > 0);
+      if (response !== undefined) {
+        const bodySha256 = sha256Hex(response.body);
+        inputs.push({ role: 'http.body', bytes: response.body, class: 'evidence', kind: 'http.body', media_type: 'application/octet-stream', alias: 'http.body' });
+        inputs.push({ role: 'http.response', bytes: jsonBytes(httpResponseDocument(plan.http, response, bodySha256)), class: 'evidence', kind: 'http.response', media_type: 'application/json', alias: 'http.response' });
+      }
+    }
+    return inputs;
+  }
+
   async #journalStarted(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan, exec: { readonly container_id: string; readonly exec_id: string }): Promise<void> {
     if (plan.kind !== 'run') return;
     const now = this.#deps.clock();
@@ -435,7 +491,7 @@ export class RunActionHandler {
 
     // Nothing has run yet: a failure up to the exec is "errored" (known not to have happened).
     const proposer = command.action_request.proposed_by;
-    let seat: { readonly participant_id: string; readonly role: CellRole } = { participant_id: proposer, role: 'executor' };
+    let seat: { readonly participant_id: string; readonly role: CellRole; readonly user?: CellUser } = { participant_id: proposer, role: 'executor' };
     try {
       if (this.#deps.cellSessions !== undefined) seat = await this.#deps.cellSessions.prepareForAction(taskId, proposer);
     } catch (error) {
@@ -478,6 +534,8 @@ export class RunActionHandler {
         ...(plan.stdin === undefined && run.stdin.byteLength === 0 ? {} : { stdin: run.stdin }),
         timeoutMs: plan.timeoutMs,
         maxOutputBytes: plan.maxOutputBytes,
+        // As the seat's own uid: its home and processes are out of every other seat's reach.
+        ...(seat.user === undefined ? {} : { user: seat.user }),
         ...(this.#deps.records === undefined ? {} : { record: { useId, onCreated: (exec) => this.#journalStarted(command, useId, claim, plan, exec) } }),
         // Checked against the grant by the kernel before the claim; resolved and redacted by the cell port.
         secretHandles: requestedSecretHandles(command.action_request.params),
@@ -549,10 +607,7 @@ export class RunActionHandler {
       return outcome({ outcome: timedOut ? 'errored' : 'unknown', timed_out: timedOut, error: errorOf(execError), ...common });
     }
     const truncated = result.stdout_truncated || result.stderr_truncated;
-    const noResponse =
-      plan.http !== undefined && response === undefined
-        ? { code: 'EXECUTOR_HTTP_RESPONSE_INVALID', message: `${plan.http.method} ${plan.http.url} got no HTTP response (exit ${result.exit_code}); it may or may not have reached the host: see the transcript` }
-        : undefined;
+    const noResponse = plan.http === undefined ? undefined : httpExchangeProblem(plan.http, result.exit_code, response);
     const problem =
       diffError !== undefined
         ? { code: 'EXECUTOR_DIFF_UNAVAILABLE', message: `the workspace could not be read back: ${messageOf(diffError)}`.slice(0, 2_000) }
@@ -723,6 +778,22 @@ function unverifiedClaims(jws: string): Record<string, unknown> | undefined {
   try {
     const payload = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
     return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The claims of a grant this executor already verified (its use is claimed in the log, which
+ * happens only after verification): read from the JWS payload without verifying again, since
+ * the issuer's key may have been retired since. Undefined when the payload is not claims.
+ */
+function claimsOfClaimedGrant(jws: string): CapabilityGrantClaims | undefined {
+  const payload = jws.split('.')[1];
+  if (payload === undefined) return undefined;
+  try {
+    const parsed = safeParseCapabilityGrantClaims(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+    return parsed.ok ? parsed.value : undefined;
   } catch {
     return undefined;
   }

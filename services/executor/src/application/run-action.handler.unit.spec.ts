@@ -1,7 +1,7 @@
-import { ExecutionCompleted, hasErrorCode, type EventDraft } from '@writ/contracts';
+import { ExecutionCompleted, hasErrorCode, type EventDraft, type RunAction } from '@writ/contracts';
 import { KeySet, generateEd25519Key, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IDS, T0, sampleRunAction, signSampleGrant } from '../../test/grants.js';
+import { IDS, T0, sampleRequest, sampleRunAction, signSampleGrant } from '../../test/grants.js';
 import { MemoryTaskLog } from '../../test/memory-log.js';
 import type { CellExecResult, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import { useIdFor } from './event-drafts.js';
@@ -283,5 +283,64 @@ describe('RunActionHandler: the task cell (Lazarus) before anything runs', () =>
     expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'errored', use_no: 1 });
     expect((await log.read(IDS.task_id)).at(-1)?.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_CLOSED' } });
     expect(calls).toEqual([]);
+  });
+});
+
+describe('RunActionHandler: a use reconciled from its record after a restart keeps the evidence a live run keeps', () => {
+  /** A handler whose journal holds `command` (this host ran it) and whose cell record says it exited 0 with `stdout`. */
+  async function reconciled(command: RunAction, stdout: string, head?: { readonly ref: string | null; readonly commit: string | null }) {
+    const log = new MemoryTaskLog();
+    const useId = useIdFor(command);
+    await log.append(IDS.task_id, [{ ...claimByAnotherProcess(useId, T0), actor_id: 'writ-executor', payload: { ...claimByAnotherProcess(useId, T0).payload, action_class: command.action_request.action_class } }], 0);
+    const artifacts = memoryArtifacts();
+    const cells: CellPort = { ...scriptedCell([]), gitHead: async () => head };
+    const record = { started: true, fenced: false, exit_code: 0, timed_out: false, pgid: 7, stdout: Buffer.from(stdout), stderr: Buffer.alloc(0), stdout_rest: 0, stderr_rest: 0 };
+    const handler = new RunActionHandler(
+      {
+        log,
+        keys: { verificationKeys: async () => KeySet.of([key]) },
+        cells,
+        artifacts,
+        clock: () => new Date(T0.getTime() + 1_000),
+        sleep: async () => undefined,
+        journal: { write: async () => undefined, remove: async () => undefined, list: async () => [{ useId, command }] },
+        records: { read: async () => record, fence: async () => false, remove: async () => undefined, killGroup: async () => undefined, hostsCell: async () => true },
+      },
+      SETTINGS,
+    );
+    expect(await handler.reconcileJournal()).toEqual({ settled: 1 });
+    const completed = ExecutionCompleted.parse((await log.read(IDS.task_id)).at(-1)?.payload);
+    const kept = (kind: string) => {
+      const artifact = completed.artifacts.find((a) => a.kind === kind);
+      return artifact === undefined ? undefined : JSON.parse(Buffer.from(artifacts.stored.get(artifact.content_hash) ?? new Uint8Array()).toString('utf8')) as Record<string, unknown>;
+    };
+    return { completed, kept, artifacts };
+  }
+
+  it('given a network_read whose record holds the relayed response, when reconciled, then http.response and http.body are kept as a live run keeps them', async () => {
+    const request = sampleRequest({ action_class: 'network_read', target_resources: ['http://api.example.test/v1'], params: { url: 'http://api.example.test/v1' } });
+    const jws = await signSampleGrant(key, { claims: { action_class: 'network_read', resource_scope: { paths: [], hosts: ['api.example.test'] } } });
+
+    const { completed, kept } = await reconciled(sampleRunAction(jws, { action_request: request }), 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello');
+
+    expect(completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(kept('http.response')).toMatchObject({ format: 'writ.http-response/1', request: { method: 'GET', url: 'http://api.example.test/v1' }, status: 200, body_sha256: sha256Hex('hello') });
+    expect(completed.artifacts.map((a) => a.kind)).toEqual(expect.arrayContaining(['http.body', 'http.response', 'command.transcript']));
+  });
+
+  it('given a vcs_mutation, when reconciled, then vcs.head holds HEAD as the repository says now and before: null (nobody read it before the crash)', async () => {
+    const request = sampleRequest({ action_class: 'vcs_mutation', target_resources: ['repo:app'], params: { argv: ['git', 'commit', '-m', 'x'], cwd: 'app' } });
+    const jws = await signSampleGrant(key, { claims: { action_class: 'vcs_mutation', resource_scope: { paths: ['app'], hosts: [], repos: [{ repo: 'app', refs: ['refs/heads/*'] }] } } });
+    const commit = 'a'.repeat(40);
+
+    const { kept } = await reconciled(sampleRunAction(jws, { action_request: request }), '', { ref: 'refs/heads/main', commit });
+
+    expect(kept('vcs.head')).toEqual({ format: 'writ.vcs-head/1', repo: 'app', before: null, after: { ref: 'refs/heads/main', commit } });
+  });
+
+  it('given an execute_command, when reconciled, then only the transcript and environment are kept, as before', async () => {
+    const { completed } = await reconciled(sampleRunAction(await signSampleGrant(key)), 'ok\n');
+
+    expect(completed.artifacts.map((a) => a.kind).sort()).toEqual(['command.transcript', 'command.transcript', 'environment.snapshot']);
   });
 });

@@ -1,8 +1,9 @@
 import { Controller, Inject, UseFilters, type Type } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
-import { BusExceptionFilter, busOptions, type ConsumerOptions } from '@writ/bus';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { BusExceptionFilter, busOptions, JetStreamContext, type ConsumerOptions } from '@writ/bus';
 import { parseContract, RunAction } from '@writ/contracts';
 import type { Logger } from '@writ/telemetry';
+import { FORWARD_HOPS_HEADER, hopsOf } from '../application/cell-routing.js';
 import { RunActionHandler } from '../application/run-action.handler.js';
 import { EXECUTOR_LOGGER } from '../executor.tokens.js';
 
@@ -13,7 +14,11 @@ import { EXECUTOR_LOGGER } from '../executor.tokens.js';
  * - a missing cell image or an unreachable Docker is retried with backoff: nothing
  *   was claimed, another executor (or this one, fixed) takes it;
  * - a completion that could not be recorded is retried: the redelivery finds the
- *   claim without completion and records the outcome as unknown, never re-runs.
+ *   claim without completion and records the outcome as unknown, never re-runs;
+ * - the host holding the task's cell stopped beating: nothing was claimed; retried with
+ *   backoff (it may beat again, or a sweep marks the cell DOWNED and recovery applies),
+ *   then dead-lettered with EXECUTOR_CELL_HOST_UNAVAILABLE;
+ * - a command forwarded between hosts too often is dead-lettered at once.
  */
 export const RUN_ACTION_ERROR_ACTIONS = Object.freeze({
   CONTRACT_INVALID: 'dead-letter',
@@ -22,13 +27,17 @@ export const RUN_ACTION_ERROR_ACTIONS = Object.freeze({
   CELL_DOCKER_UNAVAILABLE: 'retry-backoff',
   EXECUTOR_NOT_READY: 'retry-backoff',
   EXECUTOR_COMPLETION_NOT_RECORDED: 'retry-backoff',
+  EXECUTOR_CELL_HOST_UNAVAILABLE: 'retry-backoff',
+  EXECUTOR_CELL_ROUTE_LOOP: 'dead-letter',
 } as const);
 
 /**
- * The JetStream listener of `<root>.cmd.executor.run`: parse the RunAction with
- * its contract, hand it to the handler, and let the bus ack (the handler
- * resolved), retry or dead-letter (it threw; see `RUN_ACTION_ERROR_ACTIONS`).
- * Made per subject, because the subject root comes from config.
+ * The JetStream listener of `<root>.cmd.executor.run` (and of this host's own
+ * `<root>.cmd.executor.run.host.<host_id>`): parse the RunAction with its contract,
+ * hand it to the handler, and let the bus ack (the handler resolved: it ran, was
+ * settled, or was forwarded and stored on the holder's subject), retry or dead-letter
+ * (it threw; see `RUN_ACTION_ERROR_ACTIONS`). Made per subject, because the subject
+ * root and the host id come from config.
  */
 export function runActionListener(subject: string, options: ConsumerOptions): Type {
   // The bus's filter on the listener itself: without it Nest replaces every handler error and
@@ -42,9 +51,9 @@ export function runActionListener(subject: string, options: ConsumerOptions): Ty
     ) {}
 
     @EventPattern<string>(subject, busOptions({ ...options, errorActions: { ...RUN_ACTION_ERROR_ACTIONS, ...options.errorActions } }))
-    async onRunAction(@Payload() payload: unknown): Promise<void> {
+    async onRunAction(@Payload() payload: unknown, @Ctx() context: JetStreamContext): Promise<void> {
       const command = parseContract('RunAction', RunAction, payload);
-      const outcome = await this.handler.handle(command);
+      const outcome = await this.handler.handle(command, { hops: hopsOf(context.header(FORWARD_HOPS_HEADER)) });
       this.logger.info({ task_id: command.task_id, attempt_id: command.attempt_id, grant_id: command.grant_id, ...outcome }, 'run-action handled');
     }
   }

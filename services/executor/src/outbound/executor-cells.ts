@@ -5,7 +5,7 @@ import { hasErrorCode, WritError } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { ExecutorError } from '../application/executor-errors.js';
 import type { ActionExecOptions, CellCloser, CellPort, UseRecords } from '../application/ports.js';
-import { fenceUseRecord, readUseRecord, removeUseRecord, type UseRecord } from './cells/index.js';
+import { cellUserSpec, fenceUseRecord, readUseRecord, removeUseRecord, useRecordDir, type CellUser, type UseRecord } from './cells/index.js';
 import type { CellEnvironment, CellExecResult, CellHandle, CellImage, CellPool, CellRuntime, WorkspaceSnapshot } from './cells/index.js';
 import type { EgressNetworks } from './egress/index.js';
 import { readGitHead, type GitHead } from './git-head.js';
@@ -13,6 +13,16 @@ import { DirectorySecretSource, redactBytes, redactText, type ResolvedSecret, ty
 
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+/** A user an exec may take (see cellUserSpec): never root's, never a system user. */
+function validUser(user: CellUser): boolean {
+  try {
+    cellUserSpec(user);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -252,9 +262,18 @@ export class ExecutorUseRecords implements UseRecords {
     return removeUseRecord(this.#runtime.hostPaths(taskId).usesDir, useId);
   }
 
-  async killGroup(taskId: string, pgid: number): Promise<void> {
+  /**
+   * Sent as the owner of the use's record: the seat the action ran as (prepareUseRecord gave it
+   * the directory), the one uid in the cell allowed to signal its processes (no CAP_KILL).
+   */
+  async killGroup(taskId: string, pgid: number, useId: string): Promise<void> {
     if (!Number.isSafeInteger(pgid) || pgid <= 1) return;
-    await this.#runtime.exec(taskId, { argv: ['kill', '-KILL', `-${pgid}`], timeoutMs: 5_000, maxOutputBytes: 1_024 }).catch(() => undefined);
+    const owner = await lstat(useRecordDir(this.#runtime.hostPaths(taskId).usesDir, useId)).then(
+      (stat): CellUser | undefined => (stat.isDirectory() ? { uid: stat.uid, gid: stat.gid } : undefined),
+      () => undefined,
+    );
+    const user = owner !== undefined && validUser(owner) ? owner : undefined;
+    await this.#runtime.exec(taskId, { argv: ['kill', '-KILL', `-${pgid}`], timeoutMs: 5_000, maxOutputBytes: 1_024, ...(user === undefined ? {} : { user }) }).catch(() => undefined);
   }
 
   async hostsCell(taskId: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { RunAction } from '@writ/contracts';
@@ -22,7 +23,8 @@ export class FileUseJournal implements UseJournal {
   async write(useId: string, command: RunAction): Promise<void> {
     await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     const file = path.join(this.#dir, `${useId}.json`);
-    const temporary = `${file}.${process.pid}.tmp`;
+    // Unique per writer: two executors of one process (or host) may replace the same file at once.
+    const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(temporary, JSON.stringify(command), { mode: 0o600 });
     await rename(temporary, file);
   }

@@ -1,8 +1,46 @@
 import { CellError } from './cell-errors.js';
 
-/** The user every cell process runs as (created by scripts/build-cell-image.sh). */
+/**
+ * The cell's own user and group (`cell`, created by scripts/build-cell-image.sh). The user is
+ * the harness's: the container's idle main process, checkpoint captures and restores of the
+ * shared areas, and any exec that names no seat. The group is every working seat's: it owns
+ * the project and `shared/` (setgid, group-writable), so seats share them and nobody else writes them.
+ */
 export const CELL_UID = 10001;
 export const CELL_GID = 10001;
+
+/** A numeric identity an exec runs as inside the cell (`docker exec` `User: uid:gid`). */
+export interface CellUser {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** The harness's identity in the cell (see CELL_UID). */
+export const CELL_HARNESS_USER: CellUser = Object.freeze({ uid: CELL_UID, gid: CELL_GID });
+
+/**
+ * Seats of a cell run as `CELL_SEAT_UID_BASE + <the seat's ordinal in the cell's participant
+ * list>` (application/cell-seats.ts): far from the harness's 10001, so no seat ever owns what
+ * the harness made, and below 65 536 for the first 45 535 seats (user-namespace remaps).
+ */
+export const CELL_SEAT_UID_BASE = 20_000;
+/** The highest uid an exec may take (2^31 - 2: the kernel's largest valid id, -1 excluded). */
+export const CELL_UID_MAX = 2_147_483_646;
+
+/**
+ * `uid:gid` for Docker, checked: a uid at or above the harness's (never root or a system
+ * user, which could own the root-owned `.lazarus/`), and either the cell group (a seat that
+ * writes the project and `shared/`) or a private group equal to the uid (a read-only seat).
+ */
+export function cellUserSpec(user: CellUser = CELL_HARNESS_USER): string {
+  const { uid, gid } = user;
+  if (!Number.isSafeInteger(uid) || uid < CELL_UID || uid > CELL_UID_MAX || !Number.isSafeInteger(gid) || (gid !== CELL_GID && gid !== uid)) {
+    throw new CellError('CELL_ARGUMENT_INVALID', `an exec runs as a uid in ${CELL_UID}..${CELL_UID_MAX} with gid ${CELL_GID} or its own uid, got ${String(uid)}:${String(gid)}`, {
+      details: { option: 'user' },
+    });
+  }
+  return `${uid}:${gid}`;
+}
 
 /** Where the task's workspace appears inside the cell: the only writable bind mount. */
 export const CELL_WORKSPACE = '/workspace';
@@ -62,6 +100,12 @@ export interface CellRuntimeOptions {
    */
   readonly useRecords?: boolean;
   /**
+   * Run recorded actions without stdin or per-exec environment through the cell's in-cell
+   * supervisor (cell-supervisor.ts: one long-lived exec per cell and user) instead of a new
+   * Docker exec each. Default true; false: every action is its own Docker exec.
+   */
+  readonly supervisor?: boolean;
+  /**
    * Disk quota of each workspace in bytes: the workspace is a loop-mounted ext4 image of
    * this size (workspace-quota.ts; needs root). 0 or unset: a plain directory, no quota.
    */
@@ -81,6 +125,7 @@ export interface CellConfig {
   readonly hostGraceMs: number;
   readonly labels: Readonly<Record<string, string>>;
   readonly useRecords: boolean;
+  readonly supervisor: boolean;
   /** 0: no quota. */
   readonly diskQuotaBytes: number;
 }
@@ -143,6 +188,7 @@ export function resolveCellConfig(options: CellRuntimeOptions = {}): CellConfig 
     hostGraceMs: positiveInteger('hostGraceMs', options.hostGraceMs ?? CELL_DEFAULTS.hostGraceMs, 1),
     labels: { ...labels },
     useRecords: options.useRecords === true,
+    supervisor: options.supervisor !== false,
     diskQuotaBytes: diskQuota(options.diskQuotaBytes ?? 0),
   };
 }

@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, chown, lstat, mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CELL_DIRS, CELL_FILES } from '@writ/kernel';
-import { CELL_GID, CELL_UID } from './cell-config.js';
+import { CELL_GID, type CellUser } from './cell-config.js';
 import { CellError } from './cell-errors.js';
 
 /**
@@ -13,10 +14,10 @@ import { CellError } from './cell-errors.js';
  * <cellsRoot>/<cell_id>/workspace/      CELL_HOME: the task's project files live at its root
  * ├── .lazarus/                         harness only (root 0755): cell.json, spawn.log,
  * │   └── checkpoints/                  decisions.jsonl, one <checkpoint_id>.json per checkpoint
- * ├── shared/                           root 1777: any participant writes here
- * │   ├── scratchpad.md
- * │   └── artifacts/
- * └── home/                             root 0755: one home/<participant>/ (cell user, 0700) per running seat
+ * ├── shared/                           root:cell 2775: every working seat writes here
+ * │   ├── scratchpad.md                 root:cell 0664
+ * │   └── artifacts/                    root:cell 2775
+ * └── home/                             root 0755: one home/<participant>/ (the seat's own uid, 0700) per running seat
  * ```
  *
  * The project is CELL_HOME's root itself (not a `project/` directory): action paths,
@@ -25,14 +26,30 @@ import { CellError } from './cell-errors.js';
  * `home/<participant>/…` and `shared/…` are reachable by those same relative paths.
  * `.lazarus`, `home` and `shared` are reserved names at the root.
  *
- * Ownership is what keeps the structure: CELL_HOME is root-owned with the sticky bit
- * (1777, like /tmp), so the cell user (10001) creates and removes its own files at the
- * root but can never rename or remove `.lazarus`, `home` or `shared`, nor plant a
- * symlink in their place that a host-side write by the executor (root) would follow.
+ * Ownership is what keeps the structure, and the seats apart. Every seat runs as its own
+ * uid (application/cell-seats.ts); working seats share the cell group (CELL_GID), read-only
+ * seats have a private group. CELL_HOME is root:cell 3775: the cell group writes the
+ * project at its root (setgid: what a seat makes there stays the group's), others only read,
+ * and the sticky bit means a seat removes or renames only its own entries there: never
+ * `.lazarus`, `home` or `shared`, nor plants a symlink in their place that a host-side write
+ * by the executor (root) would follow. Below the root nothing is sticky: working seats
+ * change and remove each other's files (the exec wrapper's umask 002 keeps them
+ * group-writable). `home/<seat>/` is the seat's own uid, 0700: no other seat lists, reads
+ * or writes it.
  */
 
 /** Permission bits of the layout. */
-const MODES = Object.freeze({ root: 0o1777, lazarus: 0o755, checkpoints: 0o755, home: 0o755, shared: 0o1777, participant: 0o700, artifacts: 0o750, scratchpad: 0o640, file: 0o644 });
+const MODES = Object.freeze({
+  root: 0o3775,
+  lazarus: 0o755,
+  checkpoints: 0o755,
+  home: 0o755,
+  shared: 0o2775,
+  participant: 0o700,
+  artifacts: 0o2775,
+  scratchpad: 0o664,
+  file: 0o644,
+});
 
 /** Top-level names of CELL_HOME that are not project files. */
 export const CELL_RESERVED_NAMES: ReadonlySet<string> = new Set([CELL_DIRS.lazarus, CELL_DIRS.shared, CELL_DIRS.home].map((dir) => dir.replace(/\/$/, '')));
@@ -83,9 +100,9 @@ async function createEmptyFile(file: string, mode: number, uid: number, gid: num
 }
 
 /**
- * The participant-independent part of the layout: CELL_HOME (root 1777), `.lazarus/` and
- * `.lazarus/checkpoints/` (root 0755), `shared/` (root 1777), `home/` (root 0755); and, when
- * `shared/` is new, `shared/scratchpad.md` and `shared/artifacts/` (the cell user's).
+ * The participant-independent part of the layout: CELL_HOME (root:cell 3775), `.lazarus/` and
+ * `.lazarus/checkpoints/` (root 0755), `shared/` (root:cell 2775), `home/` (root 0755); and, when
+ * `shared/` is new, `shared/scratchpad.md` and `shared/artifacts/` (root:cell, group-writable).
  * Idempotent; made before the first container runs on the directory (a cold cell, or a
  * pooled cell's slot), so nothing in the cell can race it.
  */
@@ -93,16 +110,16 @@ export async function ensureCellHomeBase(cellHomeDir: string): Promise<void> {
   try {
     // Forced: a cell home made by an earlier version belongs to the cell user; it becomes root's (its parent,
     // the task directory, is root's 0700, so nothing in the cell can swap it while this runs).
-    await ensureDir(cellHomeDir, MODES.root, 0, 0, true);
+    await ensureDir(cellHomeDir, MODES.root, 0, CELL_GID, true);
     await ensureDir(path.join(cellHomeDir, CELL_DIRS.lazarus), MODES.lazarus, 0, 0);
     await ensureDir(path.join(cellHomeDir, CELL_DIRS.checkpoints), MODES.checkpoints, 0, 0);
     await createEmptyFile(path.join(cellHomeDir, CELL_FILES.spawn_log), MODES.file, 0, 0);
     await createEmptyFile(path.join(cellHomeDir, CELL_FILES.decisions), MODES.file, 0, 0);
     await ensureDir(path.join(cellHomeDir, CELL_DIRS.home), MODES.home, 0, 0);
-    const shared = await ensureDir(path.join(cellHomeDir, CELL_DIRS.shared), MODES.shared, 0, 0);
+    const shared = await ensureDir(path.join(cellHomeDir, CELL_DIRS.shared), MODES.shared, 0, CELL_GID);
     if (shared === 'created') {
-      await ensureDir(path.join(cellHomeDir, CELL_DIRS.artifacts), MODES.artifacts, CELL_UID, CELL_GID);
-      await createEmptyFile(path.join(cellHomeDir, CELL_FILES.scratchpad), MODES.scratchpad, CELL_UID, CELL_GID);
+      await ensureDir(path.join(cellHomeDir, CELL_DIRS.artifacts), MODES.artifacts, 0, CELL_GID);
+      await createEmptyFile(path.join(cellHomeDir, CELL_FILES.scratchpad), MODES.scratchpad, 0, CELL_GID);
     }
   } catch (error) {
     if (error instanceof CellError) throw error;
@@ -110,9 +127,24 @@ export async function ensureCellHomeBase(cellHomeDir: string): Promise<void> {
   }
 }
 
-/** `home/<participant>/` (cell user, 0700). `participantId` is an Id (one path segment). */
-export async function ensureParticipantHome(cellHomeDir: string, participantId: string): Promise<void> {
-  await ensureDir(path.join(cellHomeDir, CELL_DIRS.home, participantId), MODES.participant, CELL_UID, CELL_GID);
+/**
+ * `home/<participant>/`, the seat's own (`owner`: its uid and group), 0700. `participantId` is an
+ * Id (one path segment). An existing home is given to `owner` (itself, not what is in it): only
+ * the harness makes entries in root's `home/`, so the directory is never one the cell planted.
+ */
+export async function ensureParticipantHome(cellHomeDir: string, participantId: string, owner: CellUser): Promise<void> {
+  await ensureDir(path.join(cellHomeDir, CELL_DIRS.home, participantId), MODES.participant, owner.uid, owner.gid, true);
+}
+
+/** The owner of `home/<participant>/` as the host sees it (never following a link), or undefined when it is not a directory. */
+export async function participantHomeOwner(cellHomeDir: string, participantId: string): Promise<CellUser | undefined> {
+  try {
+    const stat = await lstat(path.join(cellHomeDir, CELL_DIRS.home, participantId));
+    return stat.isDirectory() ? { uid: stat.uid, gid: stat.gid } : undefined;
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** Removes `home/<participant>/` and everything in it (links are removed, never followed). */
@@ -158,7 +190,8 @@ async function lazarusDir(cellHomeDir: string): Promise<string> {
 export async function writeHarnessFile(cellHomeDir: string, relative: string, content: string): Promise<void> {
   await lazarusDir(cellHomeDir);
   const file = path.join(cellHomeDir, relative);
-  const temporary = `${file}.${process.pid}.tmp`;
+  // Unique per writer: two executors of one process (or host) may replace the same file at once.
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   await writeFile(temporary, content, { mode: MODES.file, flag: 'w' });
   await rename(temporary, file);
 }

@@ -1,22 +1,25 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Id } from '@writ/contracts';
 import { CELL_DIRS, CELL_FILES } from '@writ/kernel';
 import { ExecutorError } from '../../application/executor-errors.js';
 import type { CellHostPort, CheckpointRecord, RestoreOptions } from '../../application/ports.js';
-import { CELL_WORKSPACE } from './cell-config.js';
+import { CELL_HARNESS_USER, CELL_WORKSPACE, cellUserSpec, type CellUser } from './cell-config.js';
 import {
   appendHarnessLine,
   clearRestorableAreas,
   ensureCellHomeBase,
   ensureParticipantHome,
+  participantHomeOwner,
   participantHomes,
   projectEntries,
   removeParticipantHome,
   writeHarnessFile,
 } from './cell-home.js';
 import type { CellRuntime } from './cell-runtime.js';
+import { joinTarballs, paxGlobalComment, TarballError } from './tarball.js';
 
 export interface CellHostOptions {
   /** Largest checkpoint tarball (it travels over the exec stream and is held in memory once). */
@@ -56,6 +59,16 @@ async function listTarball(bytes: Uint8Array): Promise<string[]> {
     child.stdin.on('error', () => undefined);
     child.stdin.end(bytes);
   });
+}
+
+/** Whether `user` is one an exec may run as (a seat's or the harness's, never root's). */
+function isCellUser(user: CellUser): boolean {
+  try {
+    cellUserSpec(user);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `./a/b` → `a`. */
@@ -126,8 +139,9 @@ export class CellHost implements CellHostPort {
     return this.#runtime.stopCell(cellId);
   }
 
-  ensureHome(cellId: string, participantId: string): Promise<void> {
-    return ensureParticipantHome(this.#home(cellId), Id.parse(participantId));
+  ensureHome(cellId: string, participantId: string, owner: CellUser): Promise<void> {
+    cellUserSpec(owner);
+    return ensureParticipantHome(this.#home(cellId), Id.parse(participantId), owner);
   }
 
   removeHome(cellId: string, participantId: string): Promise<void> {
@@ -151,38 +165,62 @@ export class CellHost implements CellHostPort {
   }
 
   /**
-   * `tar -cf -` of the project's entries, `shared/` and every `home/<participant>/`, run by
-   * the cell user in the running cell (`.lazarus/` is the harness's and is rebuilt, not restored).
+   * The checkpoint tarball: `tar -cf -` of the project's entries and `shared/` by the harness
+   * user (the cell group reads them), then of each `home/<participant>/` by the user that owns
+   * it (no uid in the cell reads every home), joined on the host into one archive (nothing is
+   * extracted or read as root). `.lazarus/` is the harness's and is rebuilt, not restored.
+   * A pax global comment first names the cell and a random nonce: the bytes are this
+   * checkpoint's alone, so no task or other cell ever stores the same object, and deleting
+   * it after the archive retention takes nothing from anyone else.
    */
   async captureCheckpoint(cellId: string): Promise<Uint8Array> {
     const home = this.#home(cellId);
-    const members = [...(await projectEntries(home)), SHARED, ...(await participantHomes(home)).map((name) => `${HOME}/${name}`)];
-    const result = await this.#runtime.exec(cellId, {
-      argv: ['tar', '-cf', '-', ...members.map((name) => `./${name}`)],
-      cwd: CELL_WORKSPACE,
-      timeoutMs: this.#options.checkpointTimeoutMs,
-      maxOutputBytes: this.#options.checkpointMaxBytes,
-    });
-    if (result.stdout_truncated) {
-      throw checkpointFailed(`the checkpoint of cell ${cellId} is larger than ${this.#options.checkpointMaxBytes} bytes (WRIT_CELL_CHECKPOINT_MAX_BYTES)`, { cell_id: cellId, bytes: result.stdout_bytes });
-    }
-    if (result.exit_code !== 0 || result.timed_out) {
-      throw checkpointFailed(`tar in cell ${cellId} exited ${result.exit_code}${result.timed_out ? ' (timed out)' : ''}: ${result.stderr.toString('utf8').trim().slice(0, 300)}`, {
-        cell_id: cellId,
-        exit_code: result.exit_code,
+    let budget = this.#options.checkpointMaxBytes;
+    const capture = async (members: readonly string[], user: CellUser): Promise<Uint8Array> => {
+      const result = await this.#runtime.exec(cellId, {
+        argv: ['tar', '-cf', '-', ...members.map((name) => `./${name}`)],
+        cwd: CELL_WORKSPACE,
+        timeoutMs: this.#options.checkpointTimeoutMs,
+        maxOutputBytes: budget,
+        user,
       });
+      if (result.stdout_truncated) {
+        throw checkpointFailed(`the checkpoint of cell ${cellId} is larger than ${this.#options.checkpointMaxBytes} bytes (WRIT_CELL_CHECKPOINT_MAX_BYTES)`, { cell_id: cellId, bytes: result.stdout_bytes });
+      }
+      if (result.exit_code !== 0 || result.timed_out) {
+        throw checkpointFailed(`tar in cell ${cellId} exited ${result.exit_code}${result.timed_out ? ' (timed out)' : ''}: ${result.stderr.toString('utf8').trim().slice(0, 300)}`, {
+          cell_id: cellId,
+          exit_code: result.exit_code,
+        });
+      }
+      budget -= result.stdout.length;
+      return new Uint8Array(result.stdout);
+    };
+    const parts = [await capture([...(await projectEntries(home)), SHARED], CELL_HARNESS_USER)];
+    for (const name of await participantHomes(home)) {
+      const owner = await participantHomeOwner(home, name);
+      // Only a home the harness made and handed to a seat (never root's, never a link) is read, as that seat.
+      if (owner === undefined || !isCellUser(owner)) throw checkpointFailed(`home/${name} of cell ${cellId} is not a seat's home directory`, { cell_id: cellId, participant_id: name });
+      parts.push(await capture([`${HOME}/${name}`], owner));
     }
-    return new Uint8Array(result.stdout);
+    try {
+      return joinTarballs(parts, paxGlobalComment(`writ checkpoint of cell ${cellId}, nonce ${randomBytes(16).toString('hex')}`));
+    } catch (error) {
+      if (error instanceof TarballError) throw checkpointFailed(`the checkpoint of cell ${cellId} could not be assembled: ${error.message}`, { cell_id: cellId }, error);
+      throw error;
+    }
   }
 
   /**
-   * Empties the project and the shared area, then extracts the tarball in the running cell
-   * as the cell user: everything (`homes`: each home in it is emptied and made again first),
-   * or everything but `home/` (a substitute never inherits a home).
+   * Empties the project and the shared area, then extracts the tarball in the running cell:
+   * the project and `shared/` as the harness user, and (`homes`) each home of a seat named in
+   * `owners`, emptied and made again first, as that seat's user. A substitute (`homes: false`)
+   * never inherits a home.
    */
   async restoreCheckpoint(cellId: string, tarball: Uint8Array, options: RestoreOptions): Promise<void> {
     const home = this.#home(cellId);
     const names = await listTarball(tarball);
+    const dotted = names.some((name) => name.startsWith('./'));
     const tops = new Map<string, string>();
     const homes = new Set<string>();
     for (const name of names) {
@@ -196,29 +234,32 @@ export class CellHost implements CellHostPort {
       // The member name as the tarball spells it (with its `./`), so that tar selects it.
       if (!tops.has(top)) tops.set(top, name.startsWith('./') ? `./${top}` : top);
     }
-    const selected = [...tops.values()];
     await clearRestorableAreas(home);
     await ensureCellHomeBase(home);
-    if (options.homes) {
-      for (const owner of homes) {
-        await removeParticipantHome(home, owner);
-        await ensureParticipantHome(home, owner);
-        selected.push(names.some((name) => name.startsWith('./')) ? `./${HOME}/${owner}` : `${HOME}/${owner}`);
-      }
-    }
-    if (selected.length === 0) return;
-    const result = await this.#runtime.exec(cellId, {
-      argv: ['tar', '-xof', '-', ...selected],
-      cwd: CELL_WORKSPACE,
-      stdin: tarball,
-      timeoutMs: this.#options.checkpointTimeoutMs,
-      maxOutputBytes: RESTORE_OUTPUT_BYTES,
-    });
-    if (result.exit_code !== 0 || result.timed_out) {
-      throw checkpointFailed(`restoring a checkpoint in cell ${cellId} failed (tar exited ${result.exit_code}): ${result.stderr.toString('utf8').trim().slice(0, 300)}`, {
-        cell_id: cellId,
-        exit_code: result.exit_code,
+    const extract = async (selected: readonly string[], user: CellUser): Promise<void> => {
+      const result = await this.#runtime.exec(cellId, {
+        argv: ['tar', '-xof', '-', ...selected],
+        cwd: CELL_WORKSPACE,
+        stdin: tarball,
+        timeoutMs: this.#options.checkpointTimeoutMs,
+        maxOutputBytes: RESTORE_OUTPUT_BYTES,
+        user,
       });
+      if (result.exit_code !== 0 || result.timed_out) {
+        throw checkpointFailed(`restoring a checkpoint in cell ${cellId} failed (tar exited ${result.exit_code}): ${result.stderr.toString('utf8').trim().slice(0, 300)}`, {
+          cell_id: cellId,
+          exit_code: result.exit_code,
+        });
+      }
+    };
+    if (tops.size > 0) await extract([...tops.values()], CELL_HARNESS_USER);
+    if (!options.homes) return;
+    for (const participantId of homes) {
+      const owner = options.owners?.[participantId];
+      if (owner === undefined) continue;
+      await removeParticipantHome(home, participantId);
+      await ensureParticipantHome(home, participantId, owner);
+      await extract([dotted ? `./${HOME}/${participantId}` : `${HOME}/${participantId}`], owner);
     }
   }
 

@@ -3,13 +3,14 @@ import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import Docker from 'dockerode';
-import { CELL_GID, CELL_UID, resolveCellConfig, type CellConfig, type CellRuntimeOptions } from './cell-config.js';
+import { CELL_GID, CELL_HARNESS_USER, CELL_UID, cellUserSpec, resolveCellConfig, type CellConfig, type CellRuntimeOptions, type CellUser } from './cell-config.js';
 import { CellError, dockerStatus, fromDockerError, type CellErrorCode } from './cell-errors.js';
 import { CELL_ENV, CELL_LABELS, CELL_POOL_LABELS, cellContainerSpec } from './cell-hardening.js';
 import { inspectCellImage, type CellImage } from './cell-image.js';
 import { assertHostCwd, assertTaskId, cellHostPaths, resolveCellCwd, type CellHostPaths } from './cell-paths.js';
 import { CappedSink, DockerStreamDemuxer } from './exec-output.js';
-import { FENCED_EXIT_CODE, KILLED_EXIT_CODE, recordedArgv, supervisedArgv } from './exec-wrapper.js';
+import { CellSupervisor, type SupervisedOutcome } from './cell-supervisor.js';
+import { CELL_USES_DIR, FENCED_EXIT_CODE, KILLED_EXIT_CODE, recordedArgv, supervisedArgv } from './exec-wrapper.js';
 import { ensureCellHomeBase } from './cell-home.js';
 import { prepareUseRecord, readUseRecord } from './use-record.js';
 import { mountWorkspaceImage, moveWorkspaceMount, releaseWorkspaceMounts, workspaceImagePath } from './workspace-quota.js';
@@ -99,6 +100,11 @@ export interface CellExecOptions {
    * shows it and the next exec does not inherit it. Names must not override the cell's own.
    */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Who the exec runs as: the acting seat (application/cell-seats.ts `seatUser`), so its
+   * home, its processes and its use record are its own. Default: the harness user 10001:10001.
+   */
+  readonly user?: CellUser;
 }
 
 export interface CellExecResult {
@@ -188,6 +194,10 @@ const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 /** Interval of the exit-status poll after an exec's stream has ended. */
 const EXIT_POLL_MS = 5;
+/** How long a new in-cell supervisor may take to say it is ready. */
+const SUPERVISOR_READY_MS = 10_000;
+/** Interval of the record poll after a supervisor was lost mid-run. */
+const SUPERVISOR_LOST_POLL_MS = 25;
 
 const NOT_FOUND_STATUS: Partial<Record<number, CellErrorCode>> = { 404: 'CELL_NOT_FOUND', 409: 'CELL_NOT_FOUND' };
 
@@ -239,6 +249,8 @@ export class CellRuntime {
   readonly #docker: Docker;
   #pool: PooledCellSource | undefined;
   readonly #opening = new Map<string, Promise<void>>();
+  /** The in-cell supervisors (cell-supervisor.ts) by task, then by exec user. */
+  readonly #supervisors = new Map<string, Map<string, Promise<CellSupervisor>>>();
 
   constructor(options: CellRuntimeOptions & { readonly docker?: Docker } = {}) {
     this.config = resolveCellConfig(options);
@@ -337,6 +349,7 @@ export class CellRuntime {
             return handle(existing.Id, true, binding.spec_sha256);
           }
         }
+        this.#dropSupervisors(taskId);
         await this.#remove(existing.Id);
       }
       await this.#removeBinding(paths);
@@ -559,11 +572,16 @@ export class CellRuntime {
     const startedAt = performance.now();
     const deadline = startedAt + options.timeoutMs + this.config.hostGraceMs;
     const record = options.record;
+    const user = cellUserSpec(options.user);
     if (record !== undefined) {
       if (!this.config.useRecords) throw new CellError('CELL_ARGUMENT_INVALID', 'a recorded exec needs a runtime with useRecords', { details: { option: 'record' } });
-      await prepareUseRecord(this.hostPaths(taskId).usesDir, record.useId).catch((error: unknown) => {
+      await prepareUseRecord(this.hostPaths(taskId).usesDir, record.useId, options.user ?? CELL_HARNESS_USER).catch((error: unknown) => {
         throw new CellError('CELL_ARGUMENT_INVALID', `the record directory of use ${record.useId} could not be prepared`, { cause: error, details: { option: 'record' } });
       });
+      // Stdin and per-exec environment (secrets) travel only in a Docker exec request, never through the loop.
+      if (this.config.supervisor && !withStdin && options.env === undefined) {
+        return this.#execSupervised(taskId, options, { useId: record.useId, onCreated: record.onCreated }, user, cwd.containerPath, startedAt, deadline);
+      }
     }
 
     let exec: Docker.Exec;
@@ -576,7 +594,7 @@ export class CellRuntime {
         AttachStderr: true,
         Tty: false,
         Privileged: false,
-        User: `${CELL_UID}:${CELL_GID}`,
+        User: user,
         WorkingDir: cwd.containerPath,
         ...(options.env === undefined ? {} : { Env: Object.entries(options.env).map(([name, value]) => `${name}=${value}`) }),
       });
@@ -623,7 +641,7 @@ export class CellRuntime {
       if (withStdin) stream.end(typeof options.stdin === 'string' ? Buffer.from(options.stdin, 'utf8') : options.stdin);
     });
 
-    if (outcome === 'deadline') throw await this.#abandonExec(taskId, stream, options, stdout, stderr);
+    if (outcome === 'deadline') throw await this.#abandonExec(taskId, () => stream.destroy(), options, { stdout_bytes: stdout.seenBytes, stderr_bytes: stderr.seenBytes });
     if (outcome instanceof CellError) {
       stream.destroy();
       throw outcome;
@@ -642,7 +660,7 @@ export class CellRuntime {
         exitCode = info.ExitCode;
         break;
       }
-      if (performance.now() > deadline) throw await this.#abandonExec(taskId, stream, options, stdout, stderr);
+      if (performance.now() > deadline) throw await this.#abandonExec(taskId, () => stream.destroy(), options, { stdout_bytes: stdout.seenBytes, stderr_bytes: stderr.seenBytes });
       await delay(EXIT_POLL_MS);
     }
     const durationMs = performance.now() - startedAt;
@@ -660,6 +678,76 @@ export class CellRuntime {
       timed_out: exitCode === KILLED_EXIT_CODE && durationMs >= options.timeoutMs,
       duration_ms: Math.round(durationMs * 1000) / 1000,
     };
+  }
+
+  /**
+   * A recorded action through the cell's supervisor (cell-supervisor.ts) instead of a new
+   * Docker exec. The record stays the source of the result; when the loop is lost mid-run
+   * (the cell restarted, the loop killed) the record is read until it holds an exit status
+   * or the host deadline passes, as for an exec whose stream ended early.
+   */
+  async #execSupervised(
+    taskId: string,
+    options: CellExecOptions,
+    record: NonNullable<CellExecOptions['record']>,
+    user: string,
+    cwd: string,
+    startedAt: number,
+    deadline: number,
+  ): Promise<CellExecResult> {
+    const supervisor = await this.#supervisor(taskId, user);
+    await record.onCreated?.({ container_id: supervisor.containerId, exec_id: supervisor.execId });
+    let outcome: SupervisedOutcome = await supervisor.run(
+      { useId: record.useId, recordDir: `${CELL_USES_DIR}/${record.useId}`, argv: options.argv, cwd, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes },
+      deadline,
+    );
+    while (outcome.kind === 'lost') {
+      const found = await readUseRecord(this.hostPaths(taskId).usesDir, record.useId, options.maxOutputBytes).catch(() => undefined);
+      if (found?.fenced === true) outcome = { kind: 'exited', status: FENCED_EXIT_CODE };
+      else if (found?.exit_code !== undefined) outcome = { kind: 'exited', status: found.exit_code };
+      else if (performance.now() > deadline) outcome = { kind: 'deadline' };
+      else await delay(SUPERVISOR_LOST_POLL_MS);
+    }
+    if (outcome.kind === 'deadline') {
+      this.#dropSupervisors(taskId);
+      throw await this.#abandonExec(taskId, () => undefined, options, { stdout_bytes: 0, stderr_bytes: 0 });
+    }
+    return this.#recordedResult(taskId, record.useId, outcome.status, performance.now() - startedAt, options);
+  }
+
+  /** The task's running supervisor for `user`, started when there is none (or it ended). */
+  async #supervisor(taskId: string, user: string): Promise<CellSupervisor> {
+    const byUser = this.#supervisors.get(taskId) ?? new Map<string, Promise<CellSupervisor>>();
+    this.#supervisors.set(taskId, byUser);
+    const current = byUser.get(user);
+    if (current !== undefined) {
+      const supervisor = await current.catch(() => undefined);
+      if (supervisor?.alive === true) return supervisor;
+      if (byUser.get(user) !== current) return this.#supervisor(taskId, user);
+    }
+    const container = this.#docker.getContainer(this.containerName(taskId));
+    const starting = (async () => {
+      let id: string;
+      try {
+        id = (await container.inspect()).Id;
+      } catch (error) {
+        throw fromDockerError(error, `exec in the cell of task ${taskId}`, 'CELL_EXEC_FAILED', NOT_FOUND_STATUS, { task_id: taskId });
+      }
+      return CellSupervisor.start(container, id, user, SUPERVISOR_READY_MS);
+    })();
+    byUser.set(user, starting);
+    starting.catch(() => {
+      if (byUser.get(user) === starting) byUser.delete(user);
+    });
+    return starting;
+  }
+
+  /** Ends the task's supervisors: its container is about to stop, restart or go. */
+  #dropSupervisors(taskId: string): void {
+    const byUser = this.#supervisors.get(taskId);
+    if (byUser === undefined) return;
+    this.#supervisors.delete(taskId);
+    for (const starting of byUser.values()) void starting.then((supervisor) => supervisor.close(), () => undefined);
   }
 
   /** A recorded exec's result, read back from its record (the wrapper writes nothing to the exec's stream). */
@@ -698,6 +786,7 @@ export class CellRuntime {
    * was. Stopped or absent already: nothing to do. True when this call stopped it.
    */
   async stopCell(taskId: string): Promise<boolean> {
+    this.#dropSupervisors(taskId);
     const info = await this.#inspect(this.containerName(taskId));
     if (info === undefined || !info.State.Running) return false;
     try {
@@ -725,6 +814,7 @@ export class CellRuntime {
    */
   async closeCell(taskId: string, options: CloseCellOptions = {}): Promise<CloseCellResult> {
     assertTaskId(taskId);
+    this.#dropSupervisors(taskId);
     const ids = new Set<string>();
     try {
       const labelled = await this.#docker.listContainers({
@@ -883,6 +973,7 @@ export class CellRuntime {
    * it is replaced by a cell of the task's own request on the same workspace.
    */
   async #restartCell(taskId: string): Promise<void> {
+    this.#dropSupervisors(taskId);
     const container = this.#docker.getContainer(this.containerName(taskId));
     const info = await container.inspect();
     if (info.Config.Labels?.[CELL_POOL_LABELS.pool] !== '1') {
@@ -898,8 +989,8 @@ export class CellRuntime {
    * and holds the exec open. Restarting the container kills every process in it
    * (PID 1 included); the workspace is a bind mount and stays as it is.
    */
-  async #abandonExec(taskId: string, stream: Duplex, options: CellExecOptions, stdout: CappedSink, stderr: CappedSink): Promise<CellError> {
-    stream.destroy();
+  async #abandonExec(taskId: string, detach: () => void, options: CellExecOptions, seen: { readonly stdout_bytes: number; readonly stderr_bytes: number }): Promise<CellError> {
+    detach();
     let restarted = true;
     let restartError: unknown;
     try {
@@ -919,8 +1010,7 @@ export class CellRuntime {
           timeout_ms: options.timeoutMs,
           host_grace_ms: this.config.hostGraceMs,
           cell_restarted: restarted,
-          stdout_bytes: stdout.seenBytes,
-          stderr_bytes: stderr.seenBytes,
+          ...seen,
         },
       },
     );

@@ -100,8 +100,8 @@ describe('disk quota per cell workspace', () => {
     await runtime.openCell(taskId);
     expect(await mountsUnder(workspaceDir)).toEqual([workspaceDir]);
     const stat = await lstat(workspaceDir);
-    // The mount's root is the cell home: root's, sticky and writable by the cell (cell-home.ts), with the Lazarus layout and no lost+found.
-    expect({ uid: stat.uid, gid: stat.gid, mode: stat.mode & 0o7777 }).toEqual({ uid: 0, gid: 0, mode: 0o1777 });
+    // The mount's root is the cell home: root's, sticky, setgid and writable by the cell group (cell-home.ts), with the Lazarus layout and no lost+found.
+    expect({ uid: stat.uid, gid: stat.gid, mode: stat.mode & 0o7777 }).toEqual({ uid: 0, gid: 10001, mode: 0o3775 });
     expect((await sh(runtime, taskId, 'ls -A')).out).toBe('.lazarus\nhome\nshared\n');
     expect((await sh(runtime, taskId, 'grep " /workspace " /proc/mounts')).out).toMatch(/ext4 .*nosuid.*nodev/);
 

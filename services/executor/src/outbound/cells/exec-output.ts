@@ -38,6 +38,11 @@ export class CappedSink {
   }
 }
 
+/** Where one demultiplexed stream goes. */
+export interface ByteSink {
+  write(chunk: Buffer): void;
+}
+
 const STDIN = 0;
 const STDOUT = 1;
 const STDERR = 2;
@@ -50,14 +55,14 @@ const HEADER_BYTES = 8;
  * not what we asked for, and is refused rather than guessed at.
  */
 export class DockerStreamDemuxer {
-  readonly #stdout: CappedSink;
-  readonly #stderr: CappedSink;
+  readonly #stdout: ByteSink;
+  readonly #stderr: ByteSink;
   readonly #header = Buffer.alloc(HEADER_BYTES);
   #headerFill = 0;
   #frameType = -1;
   #frameLeft = 0;
 
-  constructor(stdout: CappedSink, stderr: CappedSink) {
+  constructor(stdout: ByteSink, stderr: ByteSink) {
     this.#stdout = stdout;
     this.#stderr = stderr;
   }

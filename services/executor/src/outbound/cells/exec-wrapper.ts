@@ -17,6 +17,10 @@
  *    left in the action's group (background jobs): a pgid stays reserved while any
  *    member lives, so this never hits an unrelated process.
  *
+ * The action runs with umask 002: what a seat makes in the project or `shared/` (setgid
+ * directories of the cell group) stays writable by every working seat and readable by all;
+ * its own home is 0700, so nothing in it is reachable by another seat whatever the file modes.
+ *
  * Stdin reaches the action through fd 3 (busybox ash gives background jobs /dev/null
  * even with an explicit `<&0`). The supervisor's own job-status chatter is discarded.
  * A process that escapes the group (its own setsid) and holds stdout keeps the exec
@@ -28,7 +32,7 @@ export const EXEC_SUPERVISOR_SCRIPT = [
   'setsid sleep "$t" </dev/null >/dev/null 2>&1 &',
   'w=$!',
   `trap 'kill -KILL "$w" 2>/dev/null' EXIT`,
-  `setsid sh -c 'w=$1; shift; trap "kill -KILL $w 2>/dev/null" EXIT; "$@"' writ-action "$w" "$@" <&3 3<&- &`,
+  `setsid sh -c 'w=$1; shift; trap "kill -KILL $w 2>/dev/null" EXIT; umask 002; "$@"' writ-action "$w" "$@" <&3 3<&- &`,
   'c=$!',
   'wait "$w" 2>/dev/null; r=$?',
   'trap - EXIT',
@@ -74,6 +78,9 @@ export const FENCED_EXIT_CODE = 125;
  *   timed_out   present when the in-cell timer killed the action
  *   exit        the action's exit status, written last (tmp + rename: all or nothing)
  *
+ * The record is made under umask 077 (the seat's own); the action itself runs under umask 002
+ * like an unrecorded one (see EXEC_SUPERVISOR_SCRIPT).
+ *
  * The action's output goes through FIFOs to `head -c` (busybox reads at most the
  * remaining count) and `wc -c`, so nothing past the cap touches the disk and the action
  * is never blocked by a full file. Nothing is written to the exec's own stream: the
@@ -92,7 +99,7 @@ export const RECORDED_SUPERVISOR_SCRIPT = [
   'setsid sleep "$t" </dev/null >/dev/null 2>&1 &',
   'w=$!',
   `trap 'kill -KILL "$w" 2>/dev/null' EXIT`,
-  `setsid sh -c 'w=$1; shift; trap "kill -KILL $w 2>/dev/null" EXIT; "$@"' writ-action "$w" "$@" <&3 3<&- >"$d/o" 2>"$d/e" &`,
+  `setsid sh -c 'w=$1; shift; trap "kill -KILL $w 2>/dev/null" EXIT; umask 002; "$@"' writ-action "$w" "$@" <&3 3<&- >"$d/o" 2>"$d/e" &`,
   'c=$!',
   'echo "$c" > "$d/pgid"',
   'wait "$w" 2>/dev/null; r=$?',

@@ -1,5 +1,17 @@
 // The executor's outbound Docker layer: hardened per-task cells, driven through docker exec.
-export { CELL_DEFAULTS, CELL_GID, CELL_UID, CELL_WORKSPACE, resolveCellConfig, type CellConfig, type CellRuntimeOptions } from './cell-config.js';
+export {
+  CELL_DEFAULTS,
+  CELL_GID,
+  CELL_HARNESS_USER,
+  CELL_SEAT_UID_BASE,
+  CELL_UID,
+  CELL_WORKSPACE,
+  cellUserSpec,
+  resolveCellConfig,
+  type CellConfig,
+  type CellRuntimeOptions,
+  type CellUser,
+} from './cell-config.js';
 export { CellError, type CellErrorCode } from './cell-errors.js';
 export {
   CELL_ENV,

@@ -1,13 +1,13 @@
 import { constants } from 'node:fs';
 import { chown, lstat, mkdir, open, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CELL_GID, CELL_UID } from './cell-config.js';
+import { CELL_GID, CELL_HARNESS_USER, CELL_UID, type CellUser } from './cell-config.js';
 
 /**
  * The per-use record the recorded exec wrapper keeps (exec-wrapper.ts,
  * RECORDED_SUPERVISOR_SCRIPT), read from the host: `<cellsRoot>/<taskId>/uses/<useId>/`.
- * The cell writes it as uid 10001 (cap-drop ALL leaves no way to change uid inside the
- * cell), so it is evidence of the action's own doing, not a tamper-proof witness: the
+ * The cell writes it as the acting seat's uid (cap-drop ALL leaves no way to change uid inside
+ * the cell), so it is evidence of the action's own doing, not a tamper-proof witness: the
  * action could rewrite its own record, but it already controls its exit status and
  * output. Other uses' directories are not listable (the parent is root-owned 0711) and
  * their names (use ids) are hashes of grants the action never sees.
@@ -49,8 +49,11 @@ function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
 
-/** `uses/` root-owned 0711 (not listable by the cell), then `uses/<useId>/` owned by the cell user, 0700. */
-export async function prepareUseRecord(usesDir: string, useId: string): Promise<void> {
+/**
+ * `uses/` root-owned 0711 (not listable by the cell), then `uses/<useId>/` owned by `owner` (the
+ * user the exec runs as: the acting seat), 0700: another seat can neither read nor forge it.
+ */
+export async function prepareUseRecord(usesDir: string, useId: string, owner: CellUser = CELL_HARNESS_USER): Promise<void> {
   await mkdir(usesDir, { mode: 0o711 }).catch((error: unknown) => {
     if (errnoCode(error) !== 'EEXIST') throw error;
   });
@@ -61,7 +64,7 @@ export async function prepareUseRecord(usesDir: string, useId: string): Promise<
   });
   const stat = await lstat(dir);
   if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
-  if (stat.uid !== CELL_UID || stat.gid !== CELL_GID) await chown(dir, CELL_UID, CELL_GID);
+  if (stat.uid !== owner.uid || stat.gid !== owner.gid) await chown(dir, owner.uid, owner.gid);
 }
 
 /**

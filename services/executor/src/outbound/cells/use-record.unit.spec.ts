@@ -47,6 +47,12 @@ describe('use records', () => {
     expect([dir.uid, dir.gid]).toEqual([CELL_UID, CELL_GID]);
   });
 
+  it('given a use of a seat, then its directory belongs to that seat\'s uid and group (no other seat reads or forges it)', async () => {
+    await prepareUseRecord(usesDir, USE, { uid: 20_003, gid: CELL_GID });
+    const dir = await stat(useRecordDir(usesDir, USE));
+    expect({ uid: dir.uid, gid: dir.gid, mode: dir.mode & 0o777 }).toEqual({ uid: 20_003, gid: CELL_GID, mode: 0o700 });
+  });
+
   it('given no record directory, then there is no record (undefined), not an empty one', async () => {
     expect(await readUseRecord(usesDir, USE, CAP)).toBeUndefined();
   });
