@@ -18,12 +18,14 @@
 //             settled row on <root>.proj.actions.<id> (the projection may lag: printed apart)
 //   raw exec  the same command by raw dockerode exec in one warm container (create, hijacked
 //             start, demux, exit-status poll), K at a time, N in all: Writ / raw as a ratio
+//   raw run   the same command in a one-shot container per action (create, start, wait, remove;
+//             no network, read-only root, cap-drop ALL), K at a time: the floor of a new task's cell
 //   denied    the same for a network_write (denied by local_edit_allowed: nothing runs):
 //             publish → policy decision → receipt → the denied, receipted projected row
 //   raw ack   a JetStream publish and its ack on the same server, K at a time: the floor of one hop
 //   memory    VmRSS of each service process (/proc/<pid>/status) at idle and its peak under load
 // Every allowed action opens a new task, so each runs in a freshly created cell (a container
-// per task): the cold start of a cell is part of Writ's figure and not of the raw one.
+// per task): the cold start of a cell is part of Writ's figure and of `raw run`, not of `raw exec`.
 
 import { createHash } from 'node:crypto';
 import os from 'node:os';
@@ -256,6 +258,33 @@ async function warmContainer(label) {
   return container;
 }
 
+/** The whole life of a one-shot container running the same command: create, start, wait, remove (a new cell per task). */
+async function rawRun(label) {
+  const container = await docker.createContainer({
+    Image: 'writ/cell:latest',
+    Cmd: ['sh', '-c', 'echo hello > out.txt'],
+    User: '10001:10001',
+    WorkingDir: '/workspace',
+    Labels: { 'writ.bench': label },
+    NetworkDisabled: true,
+    HostConfig: {
+      NetworkMode: 'none',
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Tmpfs: { '/workspace': 'rw,size=16m,uid=10001,gid=10001' },
+      LogConfig: { Type: 'none', Config: {} },
+    },
+  });
+  try {
+    await container.start();
+    const { StatusCode } = await container.wait();
+    if (StatusCode !== 0) throw new Error(`raw run exited ${StatusCode}`);
+  } finally {
+    await container.remove({ force: true }).catch(() => undefined);
+  }
+}
+
 async function rawExec(container) {
   const exec = await container.exec({ Cmd: ['sh', '-c', 'echo hello > out.txt'], AttachStdout: true, AttachStderr: true, Tty: false });
   const stream = await exec.start({ hijack: true, stdin: false });
@@ -329,6 +358,8 @@ try {
   raw = container;
   for (let i = 0; i < 10; i += 1) await rawExec(container);
   const rawStats = await rawConcurrent(ACTIONS, AGENTS, () => rawExec(container));
+  // Each allowed action is a new task, so a new cell: a one-shot container per action is the other floor.
+  const rawRunStats = await rawConcurrent(ACTIONS, AGENTS, () => rawRun(stack.root));
 
   const deniedMemory = memorySampler(stack);
   const denied = DENIED > 0 ? await load(agents, DENIED, (agent) => deniedAction(stack, watcher, agent)) : { results: [], wallMs: 1, startedAt: performance.now() };
@@ -350,6 +381,8 @@ try {
   console.log(line('publish → projected row', allowedProjected));
   console.log(line('raw docker exec', rawStats));
   console.log(ratio('receipt / raw exec', allowedReceipts, rawStats));
+  console.log(line('raw docker run (one-shot)', rawRunStats));
+  console.log(ratio('receipt / raw run', allowedReceipts, rawRunStats));
   console.log(`  the projection caught up ${((allowedRows.caughtUpMs - allowed.wallMs) / 1000).toFixed(1)} s after the last receipt`);
 
   console.log(`\ndenied network_write, nothing executed, ${AGENTS} agents (receipts: ${outcomes(denied.results)}; rows: ${rowOutcomes(deniedRows.rows)}):`);

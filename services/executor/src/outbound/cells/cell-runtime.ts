@@ -580,7 +580,12 @@ export class CellRuntime {
       });
       // Stdin and per-exec environment (secrets) travel only in a Docker exec request, never through the loop.
       if (this.config.supervisor && !withStdin && options.env === undefined) {
-        return this.#execSupervised(taskId, options, { useId: record.useId, onCreated: record.onCreated }, user, cwd.containerPath, startedAt, deadline);
+        // A loop that cannot start costs this action nothing: it gets its own Docker exec, as without the supervisor.
+        const supervisor = await this.#supervisor(taskId, user).catch((error: unknown) => {
+          if (error instanceof CellError && error.code === 'CELL_NOT_FOUND') throw error;
+          return undefined;
+        });
+        if (supervisor !== undefined) return this.#execSupervised(taskId, options, { useId: record.useId, onCreated: record.onCreated }, supervisor, cwd.containerPath, startedAt, deadline);
       }
     }
 
@@ -690,12 +695,11 @@ export class CellRuntime {
     taskId: string,
     options: CellExecOptions,
     record: NonNullable<CellExecOptions['record']>,
-    user: string,
+    supervisor: CellSupervisor,
     cwd: string,
     startedAt: number,
     deadline: number,
   ): Promise<CellExecResult> {
-    const supervisor = await this.#supervisor(taskId, user);
     await record.onCreated?.({ container_id: supervisor.containerId, exec_id: supervisor.execId });
     let outcome: SupervisedOutcome = await supervisor.run(
       { useId: record.useId, recordDir: `${CELL_USES_DIR}/${record.useId}`, argv: options.argv, cwd, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes },

@@ -174,6 +174,36 @@ describe('recorded actions through the in-cell supervisor', () => {
     expect(ls.out).not.toContain('ran.txt');
   });
 
+  it('given a loop Docker refuses to start (an injected engine error), when an action runs, then it still runs, through a Docker exec of its own', async () => {
+    // The real engine, with one fault: creating the supervisor's exec fails as a busy engine would.
+    const faulty = new Proxy(docker, {
+      get(target, name) {
+        if (name !== 'getContainer') return Reflect.get(target, name, target);
+        return (id: string) => {
+          const container = target.getContainer(id);
+          return new Proxy(container, {
+            get(inner, prop) {
+              const value = Reflect.get(inner, prop, inner);
+              if (prop !== 'exec' || typeof value !== 'function') return typeof value === 'function' ? value.bind(inner) : value;
+              return (options: Docker.ExecCreateOptions) =>
+                options.Cmd?.[3] === 'writ-supervisor' ? Promise.reject(Object.assign(new Error('injected: engine busy'), { statusCode: 500 })) : value.call(inner, options);
+            },
+          });
+        };
+      },
+    });
+    const runtime = new CellRuntime({ cellsRoot, useRecords: true, docker: faulty, labels: { 'writ.test': RUN_ID } });
+    const { taskId } = next('no-loop');
+    await runtime.openCell(taskId);
+
+    const first = await recorded(runtime, taskId, ['sh', '-c', 'echo fine']);
+    const second = await recorded(runtime, taskId, ['sh', '-c', 'echo again']);
+
+    expect(first).toMatchObject({ exit: 0, out: 'fine\n' });
+    expect(second).toMatchObject({ exit: 0, out: 'again\n' });
+    expect(second.execId).not.toBe(first.execId);
+  });
+
   it('given stdin or per-exec environment, when run recorded, then it is a Docker exec of its own, never the loop', async () => {
     const { taskId } = next('stdin');
     await supervised.openCell(taskId);

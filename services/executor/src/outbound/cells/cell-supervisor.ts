@@ -110,7 +110,8 @@ export class CellSupervisor {
       execId = exec.id;
       stream = (await exec.start({ hijack: true, stdin: true })) as Duplex;
     } catch (error) {
-      throw fromDockerError(error, what, 'CELL_EXEC_FAILED');
+      // 404 / 409: the container is gone or not running, as for an action's own exec.
+      throw fromDockerError(error, what, 'CELL_EXEC_FAILED', { 404: 'CELL_NOT_FOUND', 409: 'CELL_NOT_FOUND' });
     }
     const supervisor = new CellSupervisor(containerId, execId, stream);
     await supervisor.#listen(readyTimeoutMs).catch((error: unknown) => {
