@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { CellResurrection, type EventDraft } from '@writ/contracts';
+import { CELL_RENEWAL_JWS_TYPE, CellRenewal, CellResurrection, type EventDraft } from '@writ/contracts';
 import { importEd25519PublicJwk, verifyJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { cellDecider, type CellCommand, type CellState } from '@writ/kernel';
@@ -10,10 +10,10 @@ import { NATS_URL, connectTestNats, deleteStreams, uniqueName } from '@writ/test
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo } from './main.js';
 
-// `writ cell list|show|resurrect` against the real NATS on a test-unique subject root and
+// `writ cell list|show|resurrect|renew` against the real NATS on a test-unique subject root and
 // event stream. list and show read cell streams written here with the kernel's cell decider
-// (as the executor writes them); resurrect reaches a stand-in for the executor on
-// `<root>.qry.executor.resurrect-cell` (the CLI never imports a service) that checks what the
+// (as the executor writes them); resurrect and renew reach a stand-in for the executor on
+// `<root>.qry.executor.resurrect-cell` / `renew-cell` (the CLI never imports a service) that checks what the
 // CLI signed and replies as the executor does, success or a refusal code.
 
 const NOW = new Date('2031-05-01T12:30:00.000Z');
@@ -60,8 +60,8 @@ async function cellStream(cellId: string, commands: readonly Omit<CellCommand, '
   await store.appendToEntity('cell', cellId, drafts, 0);
 }
 
-function standIn(answer: (request: Record<string, unknown>) => Promise<Record<string, unknown>>): { seen: Record<string, unknown>[] } {
-  const sub = nc.subscribe(`${root}.qry.executor.resurrect-cell`);
+function standIn(answer: (request: Record<string, unknown>) => Promise<Record<string, unknown>>, verb = 'resurrect-cell'): { seen: Record<string, unknown>[] } {
+  const sub = nc.subscribe(`${root}.qry.executor.${verb}`);
   subscriptions.push(sub);
   const state = { seen: [] as Record<string, unknown>[] };
   void (async () => {
@@ -200,6 +200,73 @@ describe('writ cell resurrect', () => {
     const result = await writ(['cell', 'resurrect', 'task-b', '--key', join(dir, 'missing.json'), '--principal', 'director-1']);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^error CLI_FILE_UNREADABLE: /);
+    expect(service.seen).toHaveLength(0);
+  });
+});
+
+describe('writ cell renew', () => {
+  /** What a CellRenewal JWS carries, verified with the director's public key and the renewal typ. */
+  async function signedRenewal(jws: unknown): Promise<CellRenewal> {
+    const { payload } = await verifyJws(String(jws), await importEd25519PublicJwk(director.publicJwk), { typ: CELL_RENEWAL_JWS_TYPE });
+    return CellRenewal.parse(JSON.parse(new TextDecoder().decode(payload)));
+  }
+
+  it("given an ACTIVE cell, when a director renews it by 2h, then a CellRenewal signed with the director's key asks for 2h and the new expiry is printed", async () => {
+    const service = standIn(async (request) => {
+      const renewal = await signedRenewal(request['renewal_jws']);
+      return {
+        cell_id: renewal.cell_id,
+        status: 'renewed',
+        renewed_by: renewal.renewed_by,
+        previous_expires_at: '2031-05-01T16:30:03Z',
+        active_expires_at: '2031-05-01T18:30:03Z',
+        max_expires_at: '2031-05-02T12:30:03Z',
+        event_id: 'cev-2',
+      };
+    }, 'renew-cell');
+    const result = await writ(['cell', 'renew', 'task-a', '--key', director.privateFile, '--principal', 'director-1', '--extend', '2h']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('renewed task-a by director-1; active until 2031-05-01T18:30:03Z (was 2031-05-01T16:30:03Z; renewable up to 2031-05-02T12:30:03Z)');
+    expect(service.seen).toHaveLength(1);
+    expect(service.seen[0]?.['cell_id']).toBe('task-a');
+    expect(await signedRenewal(service.seen[0]?.['renewal_jws'])).toEqual({ cell_id: 'task-a', extend_ms: 2 * 3_600_000, renewed_by: 'director-1', renewed_at: NOW.toISOString() });
+  });
+
+  it('given no --extend, when a director renews, then the signed renewal names no extension (the cell policy’s active TTL applies) and --json prints the reply', async () => {
+    const reply = { cell_id: 'task-a', status: 'renewed', renewed_by: 'director-1', previous_expires_at: '2031-05-01T18:30:03Z', active_expires_at: '2031-05-01T22:30:03Z', max_expires_at: '2031-05-02T12:30:03Z', event_id: 'cev-3' };
+    const service = standIn(async () => reply, 'renew-cell');
+    const result = await writ(['cell', 'renew', 'task-a', '--key', director.privateFile, '--principal', 'director-1', '--json']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(reply);
+    expect(await signedRenewal(service.seen[0]?.['renewal_jws'])).toEqual({ cell_id: 'task-a', renewed_by: 'director-1', renewed_at: NOW.toISOString() });
+  });
+
+  it('given the executor refuses (past the ceiling), then the CLI exits 1 with its code and its message, which says what the ceiling allows', async () => {
+    const message = 'cell task-a may stay active until 2031-05-02T12:30:03Z at most (the cell policy\'s ceiling: 24h from its activation at 2031-05-01T12:30:03Z); it runs until 2031-05-01T22:30:03Z, so a renewal may add at most 14h now (--extend 14h)';
+    standIn(async () => ({ code: 'CELL_TTL_CAP_EXCEEDED', message }), 'renew-cell');
+    const result = await writ(['cell', 'renew', 'task-a', '--key', director.privateFile, '--principal', 'director-1', '--extend', '20h']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`error CELL_TTL_CAP_EXCEEDED: ${message}`);
+  });
+
+  it.each([
+    ['not a director', 'EXECUTOR_CELL_NOT_ALLOWED'],
+    ['a closed cell', 'CELL_TRANSITION_INVALID'],
+    ['an unknown cell', 'EXECUTOR_CELL_NOT_FOUND'],
+    ['a stale signature', 'EXECUTOR_CELL_STALE'],
+  ])('given the executor refuses (%s), then the CLI exits 1 with %s', async (_note, code) => {
+    standIn(async () => ({ code, message: 'refused' }), 'renew-cell');
+    const result = await writ(['cell', 'renew', 'task-a', '--key', director.privateFile, '--principal', 'director-1']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`error ${code}: refused`);
+  });
+
+  it('given an --extend that is not a duration, when renewing, then a usage error (exit 2) and nothing is sent', async () => {
+    const service = standIn(async () => ({ code: 'UNEXPECTED', message: 'must not be asked' }), 'renew-cell');
+    const result = await writ(['cell', 'renew', 'task-a', '--key', director.privateFile, '--principal', 'director-1', '--extend', '2 hours']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error CLI_USAGE: --extend must be a duration/);
     expect(service.seen).toHaveLength(0);
   });
 });

@@ -5,6 +5,7 @@ import { connectionFrom, processIo, type CliIo } from './cli-io.js';
 import { RESOLVED_OUTCOMES, actionResolve } from './commands/action-resolve.js';
 import { actionShow } from './commands/action-show.js';
 import { cellList } from './commands/cell-list.js';
+import { cellRenew } from './commands/cell-renew.js';
 import { cellResurrect } from './commands/cell-resurrect.js';
 import { cellShow } from './commands/cell-show.js';
 import { actionSubmit } from './commands/action-submit.js';
@@ -47,6 +48,7 @@ export { participantShow } from './commands/participant-show.js';
 export { participantVerify, type ParticipantVerifyOptions } from './commands/participant-verify.js';
 export { actionShow } from './commands/action-show.js';
 export { cellList, type CellListEntry } from './commands/cell-list.js';
+export { cellRenew, parseDuration, type CellRenewOptions } from './commands/cell-renew.js';
 export { cellResurrect, type CellResurrectOptions } from './commands/cell-resurrect.js';
 export { cellShow, type CellView } from './commands/cell-show.js';
 export { actionResolve, type ActionResolveOptions } from './commands/action-resolve.js';
@@ -452,6 +454,18 @@ function program(io: CliIo): Command {
     .option('--json', "print the executor's reply as JSON")
     .action(async (cellId: string, options: { key: string; principal: string; note?: string; nats?: string; json?: boolean }) => {
       await cellResurrect(cellId, options, connectionFrom(io, options.nats), io);
+    });
+  cellCommand
+    .command('renew')
+    .description("push an ACTIVE, CHECKPOINTING or DOWNED cell's active expiry later, up to its policy's ceiling (24 h from activation by default): sign a CellRenewal with the director's key and send it to <root>.qry.executor.renew-cell")
+    .argument('<cell_id>', 'the cell (its task id)')
+    .requiredOption('--key <file>', "the director's PRIVATE JWK")
+    .requiredOption('--principal <id>', 'the director (renewed_by): a registered principal with role director, not an agent')
+    .option('--extend <duration>', "how much later the window ends: 2h, 90m, 1h30m, 45s (default: the cell policy's active TTL, 4h unless configured)")
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--json', "print the executor's reply as JSON")
+    .action(async (cellId: string, options: { key: string; principal: string; extend?: string; nats?: string; json?: boolean }) => {
+      await cellRenew(cellId, options, connectionFrom(io, options.nats), io);
     });
   const projections = writ.command('projections').description('the read models: rebuild them from the log alone and prove them equal (services/projection/README.md)');
   projections

@@ -1,4 +1,4 @@
-import { ApprovalResolution, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
+import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
 import { BLOCKED_CLAIM_JWS_TYPE, BlockedClaimSubmission, CORRECTION_JWS_TYPE, CorrectionSubmission, DONE_CLAIM_JWS_TYPE, DoneClaimSubmission } from '@writ/contracts';
 import { signJws, verifyJws, type JwsSigner, type KeySet } from '@writ/crypto';
 import type { z } from 'zod';
@@ -36,6 +36,8 @@ export const SIGNED_REQUESTS = {
   outcomeResolution: kind({ contract: 'OutcomeResolution', schema: OutcomeResolution, signerField: 'resolved_by', signedAtField: 'resolved_at' }),
   /** `writ cell resurrect` → `<root>.qry.executor.resurrect-cell`. */
   cellResurrection: kind({ contract: 'CellResurrection', schema: CellResurrection, signerField: 'resurrected_by', signedAtField: 'resurrected_at' }),
+  /** `writ cell renew` → `<root>.qry.executor.renew-cell`. */
+  cellRenewal: kind({ contract: 'CellRenewal', schema: CellRenewal, signerField: 'renewed_by', signedAtField: 'renewed_at', typ: CELL_RENEWAL_JWS_TYPE }),
   /** `writ policy apply` → `<root>.qry.policy.apply-profile`. */
   policyApplication: kind({
     contract: 'PolicyProfileApplication',

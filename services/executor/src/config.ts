@@ -264,6 +264,8 @@ export interface ExecutorSubjects {
   readonly resolveOutcome: string;
   /** Request/reply: a director's resurrection of a closed cell (`<root>.qry.executor.resurrect-cell`). */
   readonly resurrectCell: string;
+  /** Request/reply: a director's renewal of a cell's active TTL (`<root>.qry.executor.renew-cell`); answered by any executor (README → Cells). */
+  readonly renewCell: string;
   /** Core NATS, fire and forget: this executor's heartbeat (`<root>.hb.executor.<executor_id>`). */
   readonly heartbeatPrefix: string;
   readonly eventsPrefix: string;
@@ -385,6 +387,7 @@ export function executorSubjects(root: string, eventsPrefix?: string): ExecutorS
     observe: rooted(root, COMMANDS.executorObserve),
     resolveOutcome: rooted(root, COMMANDS.executorResolveOutcome),
     resurrectCell: rooted(root, COMMANDS.executorResurrectCell),
+    renewCell: rooted(root, COMMANDS.executorRenewCell),
     heartbeatPrefix: `${root}.hb.executor`,
     eventsPrefix: eventsPrefix ?? `${root}.evt`,
     ingress: `${root}.ingress.>`,

@@ -73,6 +73,7 @@ describe('executor config', () => {
       observe: 't_abc.qry.executor.observe',
       resolveOutcome: 't_abc.qry.executor.resolve-outcome',
       resurrectCell: 't_abc.qry.executor.resurrect-cell',
+      renewCell: 't_abc.qry.executor.renew-cell',
       heartbeatPrefix: 't_abc.hb.executor',
       eventsPrefix: 't_abc.evt',
       ingress: 't_abc.ingress.>',

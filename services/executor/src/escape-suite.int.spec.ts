@@ -2,26 +2,16 @@ import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Objm } from '@nats-io/obj';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
 import { ExecutionCompleted, type ActionRequest, type EventEnvelope } from '@writ/contracts';
-import { generateEd25519Key, sha256Hex, signClaims, type Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
-import { registerServicePrincipal } from '@writ/runtime';
-import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
-import Docker from 'dockerode';
+import { sha256Hex } from '@writ/crypto';
+import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
-import type { ExecutorConfig } from './config.js';
-import { newIds, request, testConfig, testStreams, type Ids } from '../test/executor-rig.js';
+import type { ExecutorApp } from './bootstrap.js';
+import { EGRESS_TARGET, egressTestLookup, endOfUse, ExecutorRig, newIds, request, runAction } from '../test/executor-rig.js';
 
 /**
  * Issue 5's escape attempts, each run as a real action through the whole executor
@@ -32,131 +22,57 @@ import { newIds, request, testConfig, testStreams, type Ids } from '../test/exec
  * temporary cells root and secrets directory) and removed afterwards.
  */
 
-const RUN = randomBytes(5).toString('hex');
+const rig = new ExecutorRig();
 const MiB = 1024 ** 2;
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../scripts/build-cell-image.sh', import.meta.url));
-const quiet = createLogger('escape-test', { level: 'silent' });
-const docker = new Docker();
 /** In the executor's own environment: must never reach a cell. */
 const EXECUTOR_SECRET = `exec-env-${randomBytes(8).toString('hex')}`;
 /** The value behind the secret handle `deploy_token` (generated at run time, never in the repo). */
 const HANDLE_VALUE = `tok-${randomBytes(12).toString('hex')}`;
 
-let nc: NatsConnection;
-let store: EventStore;
-let client: BusClient;
-let cellsRoot: string;
-let secretsDir: string;
-let config: ExecutorConfig;
-let approvalKey: Ed25519SigningKey;
 let executor: ExecutorApp;
-let server: Server;
+let secretsDir: string;
 let serverHits = 0;
 let serverPort = 0;
 /** Egress: the host service a grant names (reached only through the proxy), and its hits. */
-let allowedServer: Server;
 let allowedHits = 0;
 let allowedPort = 0;
-/** docker0's address: the test names resolve here (a granted name may not resolve to loopback). */
-const EGRESS_TARGET = '172.17.0.1';
 
 beforeAll(async () => {
   process.env['WRIT_TEST_ESCAPE_SECRET'] = EXECUTOR_SECRET;
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  nc = await connectTestNats('executor-escape');
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-escape-'));
-  secretsDir = await mkdtemp(path.join(tmpdir(), 'writ-escape-secrets-'));
-  await writeFile(path.join(secretsDir, 'deploy_token'), `${HANDLE_VALUE}\n`, { mode: 0o600 });
-  config = testConfig(cellsRoot, { WRIT_SECRETS_DIR: secretsDir, WRIT_CELL_POOL_SIZE: '0' });
-  executor = await createExecutorApp(
-    { ...config, executorId: 'executor-escape' },
-    // A small memory limit so that the memory hog meets it quickly.
-    {
-      cells: { labels: { 'writ.test': RUN }, memoryBytes: 64 * MiB },
-      egress: { labels: { 'writ.test': RUN }, lookup: async (host) => (host.endsWith('.egress.test') ? [EGRESS_TARGET] : []) },
-      logger: quiet,
-      busLogger: quiet,
-      nestLogLevels: false,
+  secretsDir = await rig.secretsDir('writ-escape-secrets-', { deploy_token: HANDLE_VALUE });
+  [executor] = await rig.start('executor-escape', {
+    cellsRoots: ['writ-escape-'],
+    env: { WRIT_SECRETS_DIR: secretsDir, WRIT_CELL_POOL_SIZE: '0' },
+    executorIds: ['executor-escape'],
+    app: {
+      // A small memory limit so that the memory hog meets it quickly.
+      cells: { memoryBytes: 64 * MiB },
+      egress: { lookup: egressTestLookup },
     },
-  );
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-  client = new BusClient(nc);
-  approvalKey = await generateEd25519Key({ kid: 'approval-escape' });
-  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (escape test)', key: approvalKey });
+    approval: { kid: 'approval-escape', displayName: 'approval (escape test)' },
+  });
   // A host service a cell without an egress grant must never reach.
-  server = createServer((_req, res) => {
+  const server = createServer((_req, res) => {
     serverHits += 1;
     res.end('reached');
   });
-  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-  serverPort = (server.address() as AddressInfo).port;
-  allowedServer = createServer((req, res) => {
+  serverPort = await rig.listen(server);
+  const allowedServer = createServer((req, res) => {
     allowedHits += 1;
     res.end(`allowed-ok ${req.headers.host}`);
   });
-  await new Promise<void>((resolve) => allowedServer.listen(0, '0.0.0.0', resolve));
-  allowedPort = (allowedServer.address() as AddressInfo).port;
+  allowedPort = await rig.listen(allowedServer);
 }, 300_000);
 
 afterAll(async () => {
-  await executor?.close();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  await new Promise<void>((resolve) => (allowedServer ? allowedServer.close(() => resolve()) : resolve()));
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  const networks = await docker.listNetworks({ filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(networks.map((network) => docker.getNetwork(network.Id).remove()));
-  if (nc) {
-    await client?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
-  if (secretsDir) await rm(secretsDir, { recursive: true, force: true });
+  await rig.close();
   delete process.env['WRIT_TEST_ESCAPE_SECRET'];
 }, 60_000);
 
+/** The capability constraints of a case, as the grant carries them. */
 interface Constraints {
   readonly secret_handles?: string[];
   readonly timeout_ms?: number;
-}
-
-/** A grant as the approval service mints one, with the capability constraints of the case. */
-async function grantFor(ids: Ids, actionClass: ActionRequest['action_class'], constraints: Constraints = {}, hosts: string[] = []): Promise<{ grant_id: string; jws: string }> {
-  const grantId = uniqueName('grant');
-  const issuedAt = new Date();
-  const jws = await signClaims(
-    {
-      task_id: ids.task_id,
-      step_id: ids.step_id,
-      attempt_id: ids.attempt_id,
-      action_class: actionClass,
-      resource_scope: { paths: ['.'], hosts },
-      max_uses: 1,
-      issued_by_principal_id: 'writ-policy',
-      policy_result_ref: `policy_result:${uniqueName('pr')}`,
-      ...(Object.keys(constraints).length === 0 ? {} : { constraints }),
-    },
-    approvalKey,
-    {
-      issuer: config.grant.issuer,
-      audience: config.grant.audience,
-      subject: config.principalId,
-      jwtId: grantId,
-      issuedAt,
-      expiresAt: new Date(issuedAt.getTime() + 300_000),
-      typ: 'writ-grant+jwt',
-    },
-  );
-  return { grant_id: grantId, jws };
-}
-
-async function events(taskId: string): Promise<EventEnvelope[]> {
-  return (await store.read(taskId)).map((stored) => stored.event);
 }
 
 interface Ran {
@@ -168,24 +84,18 @@ interface Ran {
 }
 
 async function artifactText(sha256: string): Promise<string> {
-  const bucket = await new Objm(nc).open(config.artifacts.bucket);
-  return Buffer.from((await bucket.getBlob(`sha256-${sha256}`)) ?? []).toString('utf8');
+  return Buffer.from((await rig.objectBytes(sha256)) ?? []).toString('utf8');
 }
 
 /** Runs one action through the executor (a fresh attempt of `taskId`) and waits for how it ended. */
 async function act(taskId: string, params: ActionRequest['params'], options: { actionClass?: ActionRequest['action_class']; constraints?: Constraints; grantClass?: ActionRequest['action_class']; hosts?: string[] } = {}): Promise<Ran> {
   const ids = newIds('escape', taskId);
   const actionClass = options.actionClass ?? 'execute_command';
-  const grant = await grantFor(ids, options.grantClass ?? actionClass, options.constraints, options.hosts);
+  const grant = await rig.mint({ ids, actionClass: options.grantClass ?? actionClass, constraints: { ...options.constraints }, hosts: options.hosts ?? [] });
   const actionRequest = request(ids, { action_class: actionClass, target_resources: typeof params.path === 'string' ? [params.path] : ['.'], params });
-  await client.publish(config.subjects.run, { ...ids, grant_id: grant.grant_id, grant_jws: grant.jws, action_request: actionRequest }, { msgId: uniqueName('msg') });
-  const ended = await waitFor(
-    async () => (await events(taskId)).find((event) => event.entity_id === grant.grant_id || (event.event_type === 'execution.completed' && (event.payload as { grant_id?: string }).grant_id === grant.grant_id)
-      ? event.event_type === 'execution.completed' || event.event_type === 'grant.refused'
-      : false),
-    { what: `the end of ${JSON.stringify(params)}`, timeoutMs: 90_000, intervalMs: 50 },
-  );
-  const log = await events(taskId);
+  await rig.publishRunAction(runAction(ids, grant, actionRequest));
+  const ended = await rig.waitForTaskEvent(taskId, `the end of ${JSON.stringify(params)}`, endOfUse(grant.grant_id), { timeoutMs: 90_000 });
+  const log = await rig.events(taskId);
   if (ended.event_type === 'grant.refused') return { refused: ended.payload as { code: string }, stdout: '', stderr: '', log };
   const completed = ExecutionCompleted.parse(ended.payload);
   return { completed, stdout: await artifactText(completed.stdout_sha256), stderr: await artifactText(completed.stderr_sha256), log };
@@ -209,7 +119,7 @@ describe('escape attempts run as real actions and are contained (issue 5, DESIGN
   });
 
   it('given a cell, when it writes outside /workspace, then every write fails (read-only root) but /tmp (a cell tmpfs), and the host is unchanged', async () => {
-    const marker = `escape-${RUN}`;
+    const marker = `escape-${rig.run}`;
     const ran = await act(uniqueName('task-write'), sh(`for f in /${marker} /etc/${marker} /home/cell/${marker} /usr/${marker} /var/${marker}; do echo x > $f 2>/dev/null && echo "WROTE $f"; done; echo x > /tmp/${marker} && echo TMP_OK; exit 0`));
     expect(ran.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
     expect(ran.stdout).not.toContain('WROTE');
@@ -264,10 +174,10 @@ describe('escape attempts run as real actions and are contained (issue 5, DESIGN
     const victim = uniqueName('task-victim');
     const attacker = uniqueName('task-attacker');
     await act(victim, sh('echo private > mine.txt'));
-    expect(await readFile(path.join(cellsRoot, victim, 'workspace', 'mine.txt'), 'utf8')).toBe('private\n');
+    expect(await readFile(path.join(rig.cellsRoot, victim, 'workspace', 'mine.txt'), 'utf8')).toBe('private\n');
     const ran = await act(
       attacker,
-      sh(`cat ../${victim}/workspace/mine.txt /workspace/../${victim}/workspace/mine.txt ${cellsRoot}/${victim}/workspace/mine.txt 2>/dev/null; find / -name mine.txt 2>/dev/null; cat /proc/mounts | grep -c workspace; exit 0`),
+      sh(`cat ../${victim}/workspace/mine.txt /workspace/../${victim}/workspace/mine.txt ${rig.cellsRoot}/${victim}/workspace/mine.txt 2>/dev/null; find / -name mine.txt 2>/dev/null; cat /proc/mounts | grep -c workspace; exit 0`),
     );
     expect(ran.completed).toMatchObject({ outcome: 'completed', exit_code: 0 });
     expect(ran.stdout).toBe('1\n');
@@ -301,8 +211,8 @@ describe('escape attempts run as real actions and are contained (issue 5, DESIGN
     const hostTmpBefore = new Set(await readdir(tmpdir()));
     await act(taskId, sh('echo data > w.txt; echo scratch > /tmp/scratch; mkdir -p /dev/shm 2>/dev/null; echo ipc > /dev/shm/x 2>/dev/null; exit 0'));
     await executor.cells.runtime.closeCell(taskId, { scrub: true });
-    expect(existsSync(path.join(cellsRoot, taskId))).toBe(false);
-    expect(await docker.listContainers({ all: true, filters: { label: [`writ.task_id=${taskId}`] } })).toEqual([]);
+    expect(existsSync(path.join(rig.cellsRoot, taskId))).toBe(false);
+    expect(await rig.docker.listContainers({ all: true, filters: { label: [`writ.task_id=${taskId}`] } })).toEqual([]);
     const residue = (await readdir(tmpdir())).filter((name) => !hostTmpBefore.has(name) && (name.includes(taskId) || name === 'scratch' || name === 'x'));
     expect(residue).toEqual([]);
   });
@@ -325,7 +235,7 @@ describe('secret handles (issue 5 I2, DESIGN invariant 6)', () => {
     expect(ran.completed?.changed_files.map((file) => file.path)).toEqual(['leak.txt']);
     expect(ran.completed?.artifacts.some((artifact) => artifact.kind === 'file.snapshot')).toBe(false);
     expect(JSON.stringify(ran.log)).not.toContain(HANDLE_VALUE);
-    const inspect = await docker.getContainer(`writ-cell-${taskId}`).inspect();
+    const inspect = await rig.docker.getContainer(`writ-cell-${taskId}`).inspect();
     expect(JSON.stringify(inspect)).not.toContain(HANDLE_VALUE);
     expect(JSON.stringify(inspect.Config.Env)).not.toContain('WRIT_SECRET');
     // The next exec of the same cell does not inherit it.
@@ -338,7 +248,7 @@ describe('secret handles (issue 5 I2, DESIGN invariant 6)', () => {
     const ran = await act(taskId, sh('echo ran > ran.txt', { secret_handles: ['deploy_token'] }));
     expect(ran.refused?.code).toBe('GRANT_SECRET_OUT_OF_SCOPE');
     expect(ran.log.some((event) => event.event_type === 'grant.use_claimed')).toBe(false);
-    expect(existsSync(path.join(cellsRoot, taskId, 'workspace', 'ran.txt'))).toBe(false);
+    expect(existsSync(path.join(rig.cellsRoot, taskId, 'workspace', 'ran.txt'))).toBe(false);
   });
 
   it('given a granted handle with no file behind it, when the action runs, then errored EXECUTOR_SECRET_UNAVAILABLE before anything ran', async () => {
@@ -346,7 +256,7 @@ describe('secret handles (issue 5 I2, DESIGN invariant 6)', () => {
     await mkdir(secretsDir, { recursive: true });
     const ran = await act(taskId, sh('echo ran > ran.txt', { secret_handles: ['absent_token'] }), { constraints: { secret_handles: ['absent_token'] } });
     expect(ran.completed).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_SECRET_UNAVAILABLE' } });
-    expect(existsSync(path.join(cellsRoot, taskId, 'workspace', 'ran.txt'))).toBe(false);
+    expect(existsSync(path.join(rig.cellsRoot, taskId, 'workspace', 'ran.txt'))).toBe(false);
   });
 
   it('given a grant with a 1 s wall clock, when the request asks for more, then GRANT_WALL_CLOCK_EXCEEDED and nothing runs', async () => {
@@ -358,7 +268,7 @@ describe('secret handles (issue 5 I2, DESIGN invariant 6)', () => {
 describe('egress allowlist from the grant (issue 5 I4)', () => {
   const firewallRules = (): string[] =>
     ['iptables', 'ip6tables'].flatMap((tool) => execFileSync(tool, ['-w', '-S', 'INPUT'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes('writ-egress:')));
-  const egressNetworks = async () => docker.listNetworks({ filters: { label: [`writ.test=${RUN}`, 'writ.egress=1'] } });
+  const egressNetworks = async () => rig.docker.listNetworks({ filters: { label: [`writ.test=${rig.run}`, 'writ.egress=1'] } });
 
   it('given a grant naming one host:port, when the action fetches it, another host, and the host directly, then only the granted one answers (through the proxy); the rest is 403 or no route and sees nothing', async () => {
     const taskId = uniqueName('task-egress');
@@ -400,7 +310,7 @@ describe('egress allowlist from the grant (issue 5 I4)', () => {
     // The networked cell, its network and its firewall rules went with the action.
     expect(await egressNetworks()).toEqual([]);
     expect(firewallRules()).toEqual([]);
-    await expect(docker.getContainer(`writ-cell-${taskId}`).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    await expect(rig.docker.getContainer(`writ-cell-${taskId}`).inspect()).rejects.toMatchObject({ statusCode: 404 });
   });
 
   it('given a task whose last action had egress, when its next action has no egress grant, then its new cell has only lo and network none', async () => {
@@ -413,6 +323,6 @@ describe('egress allowlist from the grant (issue 5 I4)', () => {
     expect(ran.completed?.environment).toMatchObject({ network_mode: 'none' });
     expect(ran.completed?.environment?.egress_hosts).toBeUndefined();
     expect(serverHits).toBe(deniedBefore);
-    expect((await docker.getContainer(`writ-cell-${taskId}`).inspect()).NetworkSettings.Networks).toEqual({});
+    expect((await rig.docker.getContainer(`writ-cell-${taskId}`).inspect()).NetworkSettings.Networks).toEqual({});
   });
 });

@@ -1,28 +1,13 @@
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Objm } from '@nats-io/obj';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
+import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { ExecutionCompleted, type ActionRequest, type EventEnvelope } from '@writ/contracts';
-import { generateEd25519Key, signClaims, type Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
-import { registerServicePrincipal } from '@writ/runtime';
-import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
-import Docker from 'dockerode';
+import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
-import type { ExecutorConfig } from './config.js';
-import { newIds, request, testConfig, testStreams } from '../test/executor-rig.js';
+import { egressTestLookup, endOfUse, ExecutorRig, newIds, request, runAction } from '../test/executor-rig.js';
+import { recordRequests, type SeenRequest } from '../test/recording-server.js';
 import { TestPki } from '../test/test-pki.js';
 
 /**
@@ -33,108 +18,51 @@ import { TestPki } from '../test/test-pki.js';
  * trusts one through WRIT_EXECUTOR_EXTRA_CA_FILE); git runs in the task's cell. Everything is test-unique and removed afterwards.
  */
 
-const RUN = randomBytes(5).toString('hex');
-const MiB = 1024 ** 2;
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../scripts/build-cell-image.sh', import.meta.url));
-const quiet = createLogger('network-test', { level: 'silent' });
-const docker = new Docker();
+const rig = new ExecutorRig();
 const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
-/** docker0's address: the test names resolve here (a granted name may not resolve to loopback). */
-const EGRESS_TARGET = '172.17.0.1';
 
-let nc: NatsConnection;
-let store: EventStore;
-let client: BusClient;
-let cellsRoot: string;
-let secretsDir: string;
-let config: ExecutorConfig;
-let approvalKey: Ed25519SigningKey;
-let executor: ExecutorApp;
-let server: Server;
 let port = 0;
-const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+const seen: SeenRequest[] = [];
 let pki: TestPki;
-let tlsServer: HttpsServer;
 let tlsPort = 0;
 /** What the https server's handler saw (only requests that came through a verified handshake reach it). */
-const tlsSeen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+const tlsSeen: SeenRequest[] = [];
 
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  nc = await connectTestNats('executor-network');
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-network-'));
-  secretsDir = await mkdtemp(path.join(tmpdir(), 'writ-network-secrets-'));
-  await writeFile(path.join(secretsDir, 'api_token'), `${TOKEN}\n`, { mode: 0o600 });
+  const secretsDir = await rig.secretsDir('writ-network-secrets-', { api_token: TOKEN });
   // secure.egress.test: issued by the CA the executor trusts; untrusted.egress.test: by a CA it does
   // not; wrong.egress.test: served secure.egress.test's certificate (picked by SNI).
   pki = new TestPki();
   const ca = pki.createCa('writ-actions-ca');
   const trusted = pki.issueServerCert(ca, ['secure.egress.test']);
   const untrusted = pki.issueServerCert(pki.createCa('writ-actions-untrusted-ca'), ['untrusted.egress.test']);
-  tlsServer = createHttpsServer(
+  const tlsServer = createHttpsServer(
     { cert: trusted.certPem, key: trusted.keyPem, SNICallback: (name, done) => done(null, name === 'untrusted.egress.test' ? untrusted.context : trusted.context) },
-    (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        tlsSeen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-        res.writeHead(200, { 'x-tls': 'yes', 'content-type': 'text/plain' });
-        res.end(`${req.method} ${req.url} auth=${req.headers.authorization ?? '-'} body=${body}`);
-      });
-    },
+    recordRequests(tlsSeen, (req, res, body) => {
+      res.writeHead(200, { 'x-tls': 'yes', 'content-type': 'text/plain' });
+      res.end(`${req.method} ${req.url} auth=${req.headers.authorization ?? '-'} body=${body}`);
+    }),
   );
-  await new Promise<void>((resolve) => tlsServer.listen(0, '0.0.0.0', resolve));
-  tlsPort = (tlsServer.address() as AddressInfo).port;
-  config = testConfig(cellsRoot, { WRIT_SECRETS_DIR: secretsDir, WRIT_CELL_POOL_SIZE: '0', WRIT_EXECUTOR_EXTRA_CA_FILE: ca.certFile });
-  executor = await createExecutorApp(
-    { ...config, executorId: 'executor-network' },
-    {
-      cells: { labels: { 'writ.test': RUN } },
-      egress: { labels: { 'writ.test': RUN }, lookup: async (host) => (host.endsWith('.egress.test') ? [EGRESS_TARGET] : []) },
-      logger: quiet,
-      busLogger: quiet,
-      nestLogLevels: false,
-    },
-  );
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-  client = new BusClient(nc);
-  approvalKey = await generateEd25519Key({ kid: 'approval-network' });
-  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (network test)', key: approvalKey });
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+  tlsPort = await rig.listen(tlsServer);
+  await rig.start('executor-network', {
+    cellsRoots: ['writ-network-'],
+    env: { WRIT_SECRETS_DIR: secretsDir, WRIT_CELL_POOL_SIZE: '0', WRIT_EXECUTOR_EXTRA_CA_FILE: ca.certFile },
+    executorIds: ['executor-network'],
+    app: { egress: { lookup: egressTestLookup } },
+    approval: { kid: 'approval-network', displayName: 'approval (network test)' },
+  });
+  const server = createServer(
+    recordRequests(seen, (req, res, body) => {
       res.writeHead(201, { 'x-echo': 'yes', 'content-type': 'text/plain' });
       res.end(`${req.method} ${req.url} auth=${req.headers.authorization ?? '-'} body=${body}`);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-  port = (server.address() as AddressInfo).port;
+    }),
+  );
+  port = await rig.listen(server);
 }, 300_000);
 
 afterAll(async () => {
-  await executor?.close();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  await new Promise<void>((resolve) => (tlsServer ? tlsServer.close(() => resolve()) : resolve()));
+  await rig.close();
   pki?.remove();
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  const networks = await docker.listNetworks({ filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(networks.map((network) => docker.getNetwork(network.Id).remove()));
-  if (nc) {
-    await client?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
-  if (secretsDir) await rm(secretsDir, { recursive: true, force: true });
 }, 60_000);
 
 interface Ran {
@@ -145,40 +73,18 @@ interface Ran {
 }
 
 async function artifactBytes(sha256: string): Promise<Buffer> {
-  const bucket = await new Objm(nc).open(config.artifacts.bucket);
-  return Buffer.from((await bucket.getBlob(`sha256-${sha256}`)) ?? []);
-}
-
-async function events(taskId: string): Promise<EventEnvelope[]> {
-  return (await store.read(taskId)).map((stored) => stored.event);
+  return Buffer.from((await rig.objectBytes(sha256)) ?? []);
 }
 
 /** Runs one action through the executor (a fresh attempt of `taskId`, or of a new task) and waits for how it ended. */
 async function act(actionClass: ActionRequest['action_class'], params: ActionRequest['params'], grant: { hosts: string[]; secret_handles?: string[]; repos?: { repo: string; refs: string[] }[] }, taskId?: string): Promise<Ran> {
   const ids = newIds('net', taskId);
-  const grantId = uniqueName('grant');
-  const issuedAt = new Date();
-  const jws = await signClaims(
-    {
-      ...ids,
-      action_class: actionClass,
-      resource_scope: { paths: ['.'], hosts: grant.hosts, ...(grant.repos === undefined ? {} : { repos: grant.repos }) },
-      max_uses: 1,
-      issued_by_principal_id: 'writ-policy',
-      policy_result_ref: `policy_result:${uniqueName('pr')}`,
-      ...(grant.secret_handles === undefined ? {} : { constraints: { secret_handles: grant.secret_handles } }),
-    },
-    approvalKey,
-    { issuer: config.grant.issuer, audience: config.grant.audience, subject: config.principalId, jwtId: grantId, issuedAt, expiresAt: new Date(issuedAt.getTime() + 300_000), typ: 'writ-grant+jwt' },
-  );
+  const minted = await rig.mint({ ids, actionClass, hosts: grant.hosts, repos: grant.repos, constraints: grant.secret_handles === undefined ? {} : { secret_handles: grant.secret_handles } });
   const targets = typeof params.url === 'string' ? [params.url] : ['.', ...(grant.repos ?? []).map((scope) => `repo:${scope.repo}@refs/heads/main`)];
   const actionRequest = request(ids, { action_class: actionClass, target_resources: targets, params });
-  await client.publish(config.subjects.run, { ...ids, grant_id: grantId, grant_jws: jws, action_request: actionRequest }, { msgId: uniqueName('msg') });
-  const ended = await waitFor(
-    async () => (await events(ids.task_id)).find((event) => (event.event_type === 'execution.completed' || event.event_type === 'grant.refused') && JSON.stringify(event.payload).includes(grantId) || event.entity_id === grantId && event.event_type === 'grant.refused'),
-    { what: `the end of ${actionClass} ${String(params.url)}`, timeoutMs: 90_000, intervalMs: 50 },
-  );
-  const log = await events(ids.task_id);
+  await rig.publishRunAction(runAction(ids, minted, actionRequest));
+  const ended = await rig.waitForTaskEvent(ids.task_id, `the end of ${actionClass} ${String(params.url)}`, endOfUse(minted.grant_id), { timeoutMs: 90_000 });
+  const log = await rig.events(ids.task_id);
   if (ended.event_type === 'grant.refused') return { refused: ended.payload as { code: string }, stdout: '', log };
   const completed = ExecutionCompleted.parse(ended.payload);
   return { completed, stdout: (await artifactBytes(completed.stdout_sha256)).toString('utf8'), log };
@@ -336,6 +242,6 @@ describe('vcs_mutation: git inside the task\'s cell (issue 5)', () => {
     const taskId = uniqueName('task-vcs-bad');
     const ran = await act('vcs_mutation', { argv }, REPO, taskId);
     expect(ran.completed).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_PARAMS_INVALID' } });
-    expect(existsSync(path.join(cellsRoot, taskId, 'workspace', 'ran.txt'))).toBe(false);
+    expect(existsSync(rig.hostFile(taskId, 'ran.txt'))).toBe(false);
   });
 });

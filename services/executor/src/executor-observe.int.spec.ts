@@ -1,20 +1,11 @@
 import 'reflect-metadata';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
-import { hasErrorCode } from '@writ/contracts';
+import { hasErrorCode, WorkspaceObserved } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
-import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
-import Docker from 'dockerode';
+import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkspaceObserved } from '@writ/contracts';
-import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
-import type { ExecutorConfig } from './config.js';
-import { testConfig, testStreams } from '../test/executor-rig.js';
+import { ExecutorRig } from '../test/executor-rig.js';
 
 /**
  * `<root>.qry.executor.observe` answered by the real executor started in-process, asked
@@ -23,18 +14,10 @@ import { testConfig, testStreams } from '../test/executor-rig.js';
  * cell, no grant is involved, and nothing is appended to the log.
  */
 
-const MiB = 1024 ** 2;
-const quiet = createLogger('executor-observe-test', { level: 'silent' });
-
-let nc: NatsConnection;
-let client: BusClient;
-let cellsRoot: string;
-let config: ExecutorConfig;
-let executor: ExecutorApp;
-let store: EventStore;
+const rig = new ExecutorRig();
 
 async function workspace(taskId: string, files: Record<string, string>): Promise<string> {
-  const dir = path.join(cellsRoot, taskId, 'workspace');
+  const dir = rig.hostFile(taskId, '');
   await mkdir(dir, { recursive: true });
   for (const [name, content] of Object.entries(files)) {
     await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
@@ -44,34 +27,19 @@ async function workspace(taskId: string, files: Record<string, string>): Promise
 }
 
 function observe(taskId: string, resources: string[]): Promise<WorkspaceObserved> {
-  return client.request<unknown>(config.subjects.observe, { task_id: taskId, resources }).then((reply) => WorkspaceObserved.parse(reply));
+  return rig.client.request<unknown>(rig.config.subjects.observe, { task_id: taskId, resources }).then((reply) => WorkspaceObserved.parse(reply));
 }
 
-beforeAll(async () => {
-  nc = await connectTestNats('executor-observe-int');
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-executor-observe-'));
-  config = testConfig(cellsRoot);
-  executor = await createExecutorApp({ ...config, executorId: 'executor-observe-test' }, { logger: quiet, busLogger: quiet, nestLogLevels: false });
-  client = new BusClient(nc);
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-});
+beforeAll(() => rig.start('executor-observe-int', { cellsRoots: ['writ-executor-observe-'], executorIds: ['executor-observe-test'], cellImage: false }));
 
-afterAll(async () => {
-  await executor?.close();
-  await client?.close();
-  if (nc !== undefined) {
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  await rm(cellsRoot, { recursive: true, force: true });
-});
+afterAll(() => rig.close());
 
 describe('executor: observe (state witness)', () => {
   it('answers file, directory, absent, symlink, refused and unobservable fingerprints on the rooted query subject', async () => {
     const taskId = uniqueName('task-observe');
     const dir = await workspace(taskId, { 'out.txt': 'hello\n', 'build/app.js': 'console.log(1)\n' });
     await symlink('/etc/passwd', path.join(dir, 'passwd'));
-    expect(config.subjects.observe).toBe(`${config.subjects.root}.qry.executor.observe`);
+    expect(rig.config.subjects.observe).toBe(`${rig.config.subjects.root}.qry.executor.observe`);
 
     const reply = await observe(taskId, ['out.txt', 'build', 'gone', 'passwd', 'passwd/x', '../other-task/workspace/out.txt', '/etc/hostname', 'https://example.org/x']);
 
@@ -101,14 +69,14 @@ describe('executor: observe (state witness)', () => {
     const taskId = uniqueName('task-readonly');
     await workspace(taskId, { 'a.txt': 'a' });
     await observe(taskId, ['a.txt', '.']);
-    expect(await store.read(taskId)).toEqual([]);
-    const containers = await new Docker().listContainers({ all: true, filters: { name: [`writ-cell-${taskId}`] } });
+    expect(await rig.store.read(taskId)).toEqual([]);
+    const containers = await rig.docker.listContainers({ all: true, filters: { name: [`writ-cell-${taskId}`] } });
     expect(containers).toEqual([]);
   });
 
   it('replies CONTRACT_INVALID to a request without resources or with a task id that is not an Id', async () => {
-    const noResources = await client.request(config.subjects.observe, { task_id: 'task-x', resources: [] }).catch((e: unknown) => e);
-    const badTask = await client.request(config.subjects.observe, { task_id: '../etc', resources: ['a'] }).catch((e: unknown) => e);
+    const noResources = await rig.client.request(rig.config.subjects.observe, { task_id: 'task-x', resources: [] }).catch((e: unknown) => e);
+    const badTask = await rig.client.request(rig.config.subjects.observe, { task_id: '../etc', resources: ['a'] }).catch((e: unknown) => e);
     expect(hasErrorCode(noResources, 'CONTRACT_INVALID')).toBe(true);
     expect(hasErrorCode(badTask, 'CONTRACT_INVALID')).toBe(true);
   });

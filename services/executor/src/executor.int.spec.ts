@@ -1,28 +1,18 @@
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { Objm } from '@nats-io/obj';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient, DeadLetterHeaders } from '@writ/bus';
-import { ExecutionCompleted, type ActionRequest, type EventEnvelope } from '@writ/contracts';
-import { generateEd25519Key, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
-import { registerServicePrincipal } from '@writ/runtime';
-import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
-import Docker from 'dockerode';
+import { DeadLetterHeaders } from '@writ/bus';
+import { ExecutionCompleted, type ActionRequest } from '@writ/contracts';
+import { generateEd25519Key, sha256Hex } from '@writ/crypto';
+import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useIdFor } from './application/event-drafts.js';
 import { paramsSha256 } from './application/grant-verification.js';
-import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
-import type { ExecutorConfig } from './config.js';
-import { mintGrant as mintGrantWith, newIds, request, runAction, testConfig, testStreams, type Grant, type GrantSpec, type Ids } from '../test/executor-rig.js';
+import type { ExecutorApp } from './bootstrap.js';
+import { ExecutorRig, newIds, ofType, request, runAction, type Grant, type Ids } from '../test/executor-rig.js';
 
 /**
  * The executor service started in-process (twice: two instances competing for
@@ -33,64 +23,22 @@ import { mintGrant as mintGrantWith, newIds, request, runAction, testConfig, tes
  * RunAction and wait for its events in the log, never on sleeps.
  */
 
-const RUN = randomBytes(5).toString('hex');
-const MiB = 1024 ** 2;
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../scripts/build-cell-image.sh', import.meta.url));
-const quiet = createLogger('executor-test', { level: 'silent' });
-const docker = new Docker();
 /** An environment value no artifact or event may ever contain (invariant 6). */
 const SECRET = `s3cr3t-${randomBytes(8).toString('hex')}`;
-
-let nc: NatsConnection;
-let jsm: JetStreamManager;
-let store: EventStore;
-let client: BusClient;
-let cellsRoot: string;
-let config: ExecutorConfig;
-let approvalKey: Ed25519SigningKey;
-const executors: ExecutorApp[] = [];
+const rig = new ExecutorRig();
+let executors: ExecutorApp[] = [];
 
 beforeAll(async () => {
   process.env['WRIT_TEST_EXECUTOR_SECRET'] = SECRET;
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  nc = await connectTestNats('executor-int');
-  jsm = await jetstreamManager(nc);
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-executor-'));
-  config = testConfig(cellsRoot);
-  for (const id of ['a', 'b']) {
-    executors.push(
-      await createExecutorApp(
-        { ...config, executorId: `executor-test-${id}` },
-        { cells: { labels: { 'writ.test': RUN } }, logger: quiet, busLogger: quiet, nestLogLevels: false },
-      ),
-    );
-  }
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-  client = new BusClient(nc);
-  approvalKey = await generateEd25519Key({ kid: 'approval-k1' });
-  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (test)', key: approvalKey });
+  executors = await rig.start('executor-int', { cellsRoots: ['writ-executor-'], executorIds: ['executor-test-a', 'executor-test-b'], approval: { kid: 'approval-k1', displayName: 'approval (test)' } });
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.all(executors.map((executor) => executor.close()));
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  if (nc) {
-    await client?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
+  await rig.close();
   delete process.env['WRIT_TEST_EXECUTOR_SECRET'];
 }, 60_000);
 
 // ---- fixtures -------------------------------------------------------------------------------
-
-const mintGrant = (spec: Omit<GrantSpec, 'signer'> & { signer?: Ed25519SigningKey }): Promise<Grant> => mintGrantWith(config, { ...spec, signer: spec.signer ?? approvalKey });
 
 /** Appends `grant.issued` as the approval service does (`{ claims, jws, at }`, about the grant), and optionally its revocation. */
 async function recordIssued(ids: Ids, grant: Grant, options: { revoke?: boolean; claimsOf?: Grant } = {}): Promise<void> {
@@ -106,7 +54,7 @@ async function recordIssued(ids: Ids, grant: Grant, options: { revoke?: boolean;
     attempt_id: ids.attempt_id,
     occurred_at: at,
     actor_type: 'service' as const,
-    actor_id: config.grant.issuer,
+    actor_id: rig.config.grant.issuer,
     payload,
     causation_id: null,
     correlation_id: ids.task_id,
@@ -114,42 +62,8 @@ async function recordIssued(ids: Ids, grant: Grant, options: { revoke?: boolean;
   });
   const drafts = [draft('grant.issued', { claims, jws: grant.jws, at })];
   if (options.revoke === true) drafts.push(draft('grant.revoked', { revoked_by: 'writ-orchestrator', reason: 'witness drift', at }));
-  const head = (await store.read(ids.task_id)).length;
-  await store.append(ids.task_id, drafts, head);
-}
-
-async function publish(command: unknown, msgId = uniqueName('msg')): Promise<number> {
-  return (await client.publish(config.subjects.run, command, { msgId })).seq;
-}
-
-async function events(taskId: string): Promise<EventEnvelope[]> {
-  return (await store.read(taskId)).map((stored) => stored.event);
-}
-
-async function waitForEvent(taskId: string, what: string, match: (event: EventEnvelope) => boolean): Promise<EventEnvelope> {
-  return waitFor(async () => (await events(taskId)).find(match), { what, timeoutMs: 60_000, intervalMs: 50 });
-}
-
-const ofType = (type: string) => (event: EventEnvelope) => event.event_type === type;
-
-/** Waits until the shared durable has settled everything up to `seq` (acked or dead-lettered). */
-async function waitSettled(seq: number, durable = config.durable): Promise<void> {
-  await waitFor(
-    async () => {
-      const info = await jsm.consumers.info(config.streams.commands, durable);
-      return info.ack_floor.stream_seq >= seq && info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
-    },
-    { what: `the executor durable ${durable} to settle at ${seq}`, timeoutMs: 60_000, intervalMs: 50 },
-  );
-}
-
-function hostFile(taskId: string, relative: string): string {
-  return path.join(cellsRoot, taskId, 'workspace', relative);
-}
-
-async function objectBytes(sha256: string): Promise<Uint8Array | null> {
-  const bucket = await new Objm(nc).open(config.artifacts.bucket);
-  return bucket.getBlob(`sha256-${sha256}`);
+  const head = (await rig.store.read(ids.task_id)).length;
+  await rig.store.append(ids.task_id, drafts, head);
 }
 
 // ---- tests ----------------------------------------------------------------------------------
@@ -169,11 +83,11 @@ describe('executor service', () => {
 
   it('given a valid grant for `echo hello > out.txt`, when RunAction arrives, then grant.use_claimed, then execution.completed with exit 0, out.txt added, retrievable artifacts and no host path or secret in them', async () => {
     const ids = newIds('valid');
-    const grant = await mintGrant({ ids });
-    await publish(runAction(ids, grant, request(ids)));
+    const grant = await rig.mint({ ids });
+    await rig.publishRunAction(runAction(ids, grant, request(ids)));
 
-    const completed = await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
-    const log = await events(ids.task_id);
+    const completed = await rig.waitForTaskEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
+    const log = await rig.events(ids.task_id);
     const claimed = log.find(ofType('grant.use_claimed'));
     expect(claimed).toMatchObject({ entity_type: 'grant', entity_id: grant.grant_id, actor_type: 'service', actor_id: 'writ-executor', correlation_id: ids.task_id });
     expect(claimed?.payload).toMatchObject({ use_no: 1, task_id: ids.task_id, attempt_id: ids.attempt_id, action_class: 'execute_command' });
@@ -185,128 +99,128 @@ describe('executor service', () => {
     expect(['executor-test-a', 'executor-test-b']).toContain(payload.executor_id);
     expect(payload.changed_files).toEqual([{ path: 'out.txt', change: 'added', before_sha256: null, after_sha256: sha256Hex('hello\n') }]);
     expect(payload.environment).toMatchObject({ network_mode: 'none', readonly_rootfs: true, cap_drop: ['ALL'], mounts: [{ destination: '/run/writ', read_only: false }, { destination: '/workspace', read_only: false }] });
-    expect(await readFile(hostFile(ids.task_id, 'out.txt'), 'utf8')).toBe('hello\n');
+    expect(await readFile(rig.hostFile(ids.task_id, 'out.txt'), 'utf8')).toBe('hello\n');
 
     // the stdout artifact is in the object store under its hash
     const stdout = payload.artifacts.find((artifact) => artifact.task_local_alias === 'stdout');
     expect(stdout).toMatchObject({ content_hash: payload.stdout_sha256, kind: 'command.transcript', producer: 'writ-executor', trust_tier: 'observed' });
-    expect(stdout?.uri).toBe(`nats-obj://${config.artifacts.bucket}/sha256-${payload.stdout_sha256}`);
-    expect(Buffer.from((await objectBytes(payload.stdout_sha256)) ?? [1]).toString()).toBe('');
+    expect(stdout?.uri).toBe(`nats-obj://${rig.config.artifacts.bucket}/sha256-${payload.stdout_sha256}`);
+    expect(Buffer.from((await rig.objectBytes(payload.stdout_sha256)) ?? [1]).toString()).toBe('');
     // and so is the changed file's content, by the hash the diff reports
-    expect(Buffer.from((await objectBytes(sha256Hex('hello\n'))) ?? []).toString()).toBe('hello\n');
+    expect(Buffer.from((await rig.objectBytes(sha256Hex('hello\n'))) ?? []).toString()).toBe('hello\n');
     expect(payload.artifacts.map((artifact) => artifact.kind).sort()).toEqual(['command.transcript', 'command.transcript', 'diff', 'environment.snapshot', 'file.snapshot']);
 
     // no artifact, and no event, carries a host path or a value of the executor's environment
     for (const artifact of payload.artifacts) {
-      const bytes = Buffer.from((await objectBytes(artifact.content_hash)) ?? []);
+      const bytes = Buffer.from((await rig.objectBytes(artifact.content_hash)) ?? []);
       expect(sha256Hex(bytes)).toBe(artifact.content_hash);
-      expect(bytes.toString('latin1')).not.toContain(cellsRoot);
+      expect(bytes.toString('latin1')).not.toContain(rig.cellsRoot);
       expect(bytes.toString('latin1')).not.toContain(SECRET);
     }
-    expect(JSON.stringify(log)).not.toContain(cellsRoot);
+    expect(JSON.stringify(log)).not.toContain(rig.cellsRoot);
     expect(JSON.stringify(log)).not.toContain(SECRET);
   });
 
   it('given the same RunAction published twice (two instances competing), when both are handled, then it ran once: one claim, one completion, one line written', async () => {
     const ids = newIds('twice');
-    const grant = await mintGrant({ ids, maxUses: 2 });
+    const grant = await rig.mint({ ids, maxUses: 2 });
     const command = runAction(ids, grant, request(ids, { params: { argv: ['sh', '-c', 'echo ran >> count.txt'] }, target_resources: ['count.txt'] }));
-    await publish(command);
-    const last = await publish(command);
-    await waitSettled(last);
+    await rig.publishRunAction(command);
+    const last = await rig.publishRunAction(command);
+    await rig.waitSettled(last);
 
-    const log = await events(ids.task_id);
+    const log = await rig.events(ids.task_id);
     expect(log.filter(ofType('grant.use_claimed'))).toHaveLength(1);
     expect(log.filter(ofType('execution.completed'))).toHaveLength(1);
     expect(log.filter(ofType('grant.refused'))).toHaveLength(0);
-    expect(await readFile(hostFile(ids.task_id, 'count.txt'), 'utf8')).toBe('ran\n');
+    expect(await readFile(rig.hostFile(ids.task_id, 'count.txt'), 'utf8')).toBe('ran\n');
   });
 
   it('given a grant (max_uses 1) already used, when it is replayed for a second execution, then grant.refused GRANT_EXHAUSTED and the marker command never runs', async () => {
     const ids = newIds('replay');
-    const grant = await mintGrant({ ids });
+    const grant = await rig.mint({ ids });
     await recordIssued(ids, grant);
-    await publish(runAction(ids, grant, request(ids)));
-    await waitForEvent(ids.task_id, 'the first execution', ofType('execution.completed'));
+    await rig.publishRunAction(runAction(ids, grant, request(ids)));
+    await rig.waitForTaskEvent(ids.task_id, 'the first execution', ofType('execution.completed'));
 
-    await publish(runAction(ids, grant, request(ids, { params: { argv: ['sh', '-c', 'touch marker.txt'] } })));
-    const refused = await waitForEvent(ids.task_id, 'grant.refused', ofType('grant.refused'));
+    await rig.publishRunAction(runAction(ids, grant, request(ids, { params: { argv: ['sh', '-c', 'touch marker.txt'] } })));
+    const refused = await rig.waitForTaskEvent(ids.task_id, 'grant.refused', ofType('grant.refused'));
     expect(refused.payload).toMatchObject({ code: 'GRANT_EXHAUSTED' });
     expect(refused).toMatchObject({ entity_type: 'grant', entity_id: grant.grant_id });
-    const log = await events(ids.task_id);
+    const log = await rig.events(ids.task_id);
     expect(log.map((event) => event.event_type)).toEqual(['grant.issued', 'grant.use_claimed', 'execution.started', 'execution.completed', 'grant.refused']);
-    expect(existsSync(hostFile(ids.task_id, 'marker.txt'))).toBe(false);
+    expect(existsSync(rig.hostFile(ids.task_id, 'marker.txt'))).toBe(false);
   });
 
   it('given grant.issued and then grant.revoked in the log, when RunAction arrives with the (still unexpired) JWS, then grant.refused GRANT_REVOKED and nothing runs', async () => {
     const ids = newIds('revoked');
-    const grant = await mintGrant({ ids });
+    const grant = await rig.mint({ ids });
     await recordIssued(ids, grant, { revoke: true });
-    await publish(runAction(ids, grant, request(ids, { params: { argv: ['sh', '-c', 'touch marker.txt'] }, target_resources: ['marker.txt'] })));
+    await rig.publishRunAction(runAction(ids, grant, request(ids, { params: { argv: ['sh', '-c', 'touch marker.txt'] }, target_resources: ['marker.txt'] })));
 
-    const refused = await waitForEvent(ids.task_id, 'grant.refused', ofType('grant.refused'));
+    const refused = await rig.waitForTaskEvent(ids.task_id, 'grant.refused', ofType('grant.refused'));
     expect(refused.payload).toMatchObject({ code: 'GRANT_REVOKED' });
-    expect(existsSync(hostFile(ids.task_id, 'marker.txt'))).toBe(false);
+    expect(existsSync(rig.hostFile(ids.task_id, 'marker.txt'))).toBe(false);
   });
 
   it('given grant.issued in the log with other claims than the JWS carries, then grant.refused GRANT_CLAIMS_INVALID', async () => {
     const ids = newIds('mismatch');
-    const presented = await mintGrant({ ids, maxUses: 5 });
+    const presented = await rig.mint({ ids, maxUses: 5 });
     // the log records the presented grant's id with the claims of another grant (one use, another jti)
-    await recordIssued(ids, presented, { claimsOf: await mintGrant({ ids }) });
-    await publish(runAction(ids, presented, request(ids)));
+    await recordIssued(ids, presented, { claimsOf: await rig.mint({ ids }) });
+    await rig.publishRunAction(runAction(ids, presented, request(ids)));
 
-    const refused = await waitForEvent(ids.task_id, 'grant.refused', ofType('grant.refused'));
+    const refused = await rig.waitForTaskEvent(ids.task_id, 'grant.refused', ofType('grant.refused'));
     expect(refused.payload).toMatchObject({ code: 'GRANT_CLAIMS_INVALID' });
-    expect(existsSync(hostFile(ids.task_id, 'out.txt'))).toBe(false);
+    expect(existsSync(rig.hostFile(ids.task_id, 'out.txt'))).toBe(false);
   });
 
   const refusals: { note: string; code: string; make: (ids: Ids) => Promise<Grant> }[] = [
     {
       note: 'an expired grant',
       code: 'GRANT_EXPIRED',
-      make: (ids) => mintGrant({ ids, issuedAt: new Date(Date.now() - 3_600_000), expiresAt: new Date(Date.now() - 1_800_000) }),
+      make: (ids) => rig.mint({ ids, issuedAt: new Date(Date.now() - 3_600_000), expiresAt: new Date(Date.now() - 1_800_000) }),
     },
-    { note: 'a grant for another task', code: 'GRANT_WRONG_TASK', make: (ids) => mintGrant({ ids: { ...ids, task_id: uniqueName('task-other') } }) },
-    { note: 'a grant for another attempt', code: 'GRANT_WRONG_ATTEMPT', make: (ids) => mintGrant({ ids: { ...ids, attempt_id: uniqueName('attempt-other') } }) },
+    { note: 'a grant for another task', code: 'GRANT_WRONG_TASK', make: (ids) => rig.mint({ ids: { ...ids, task_id: uniqueName('task-other') } }) },
+    { note: 'a grant for another attempt', code: 'GRANT_WRONG_ATTEMPT', make: (ids) => rig.mint({ ids: { ...ids, attempt_id: uniqueName('attempt-other') } }) },
     {
       note: 'a JWS signed by a key not in the log under the issuer kid (forged)',
       code: 'GRANT_SIGNATURE_INVALID',
-      make: async (ids) => mintGrant({ ids, signer: await generateEd25519Key({ kid: 'approval-k1' }) }),
+      make: async (ids) => rig.mint({ ids, signer: await generateEd25519Key({ kid: 'approval-k1' }) }),
     },
     {
       note: 'a JWS signed by an unknown kid',
       code: 'GRANT_SIGNATURE_INVALID',
-      make: async (ids) => mintGrant({ ids, signer: await generateEd25519Key({ kid: 'intruder-k9' }) }),
+      make: async (ids) => rig.mint({ ids, signer: await generateEd25519Key({ kid: 'intruder-k9' }) }),
     },
     {
       note: 'params changed after the grant was minted (params_sha256)',
       code: 'GRANT_PARAMS_MISMATCH',
-      make: (ids) => mintGrant({ ids, paramsSha256: paramsSha256({ argv: ['sh', '-c', 'echo harmless'] }) }),
+      make: (ids) => rig.mint({ ids, paramsSha256: paramsSha256({ argv: ['sh', '-c', 'echo harmless'] }) }),
     },
-    { note: 'a target escaping the grant scope with ..', code: 'GRANT_OUT_OF_SCOPE', make: (ids) => mintGrant({ ids, paths: ['src'] }) },
+    { note: 'a target escaping the grant scope with ..', code: 'GRANT_OUT_OF_SCOPE', make: (ids) => rig.mint({ ids, paths: ['src'] }) },
   ];
 
   it.each(refusals)('given $note, when RunAction arrives, then grant.refused $code and nothing runs', async ({ make, code }) => {
     const ids = newIds('refused');
     const grant = await make(ids);
     const actionRequest = request(ids, { params: { argv: ['sh', '-c', 'touch marker.txt'] }, target_resources: code === 'GRANT_OUT_OF_SCOPE' ? ['src/../marker.txt'] : ['marker.txt'] });
-    await publish(runAction(ids, grant, actionRequest));
+    await rig.publishRunAction(runAction(ids, grant, actionRequest));
 
-    const refused = await waitForEvent(ids.task_id, 'grant.refused', ofType('grant.refused'));
+    const refused = await rig.waitForTaskEvent(ids.task_id, 'grant.refused', ofType('grant.refused'));
     expect(refused.payload).toMatchObject({ code, use_id: useIdFor(runAction(ids, grant, actionRequest)) });
-    const log = await events(ids.task_id);
+    const log = await rig.events(ids.task_id);
     expect(log.map((event) => event.event_type)).toEqual(['grant.refused']);
-    expect(existsSync(hostFile(ids.task_id, 'marker.txt'))).toBe(false);
+    expect(existsSync(rig.hostFile(ids.task_id, 'marker.txt'))).toBe(false);
   });
 
   it('given a claim in the log without a completion (a crash between claim and completion), when the RunAction is delivered again, then execution.completed outcome unknown and the command is not run', async () => {
     const ids = newIds('crash');
-    const grant = await mintGrant({ ids });
+    const grant = await rig.mint({ ids });
     const command = runAction(ids, grant, request(ids, { params: { argv: ['sh', '-c', 'touch marker.txt'] }, target_resources: ['marker.txt'] }));
     const useId = useIdFor(command);
     const claimedAt = new Date(Date.now() - 3_600_000).toISOString();
-    await store.append(
+    await rig.store.append(
       ids.task_id,
       [
         {
@@ -328,37 +242,37 @@ describe('executor service', () => {
       ],
       0,
     );
-    await publish(command);
+    await rig.publishRunAction(command);
 
-    const completed = await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
+    const completed = await rig.waitForTaskEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
     expect(completed.payload).toMatchObject({ grant_id: grant.grant_id, use_no: 1, outcome: 'unknown', exit_code: null, error: { code: 'EXECUTOR_OUTCOME_UNKNOWN' } });
-    expect(existsSync(hostFile(ids.task_id, 'marker.txt'))).toBe(false);
-    expect((await events(ids.task_id)).filter(ofType('grant.use_claimed'))).toHaveLength(1);
+    expect(existsSync(rig.hostFile(ids.task_id, 'marker.txt'))).toBe(false);
+    expect((await rig.events(ids.task_id)).filter(ofType('grant.use_claimed'))).toHaveLength(1);
   });
 
   it('given grants for write_local, read_local and delete_local, when run in turn, then the file is written, read back as stdout, and deleted, each recorded with its diff', async () => {
     const taskId = uniqueName('task-files');
     const run = async (actionClass: ActionRequest['action_class'], params: ActionRequest['params']) => {
       const ids = newIds('files', taskId);
-      const grant = await mintGrant({ ids, actionClass, paths: ['notes'] });
-      await publish(runAction(ids, grant, request(ids, { action_class: actionClass, params, target_resources: ['notes/a.txt'] })));
-      const done = await waitForEvent(taskId, `${actionClass} completed`, (event) => event.event_type === 'execution.completed' && event.payload['grant_id'] === grant.grant_id);
+      const grant = await rig.mint({ ids, actionClass, paths: ['notes'] });
+      await rig.publishRunAction(runAction(ids, grant, request(ids, { action_class: actionClass, params, target_resources: ['notes/a.txt'] })));
+      const done = await rig.waitForTaskEvent(taskId, `${actionClass} completed`, (event) => event.event_type === 'execution.completed' && event.payload['grant_id'] === grant.grant_id);
       return ExecutionCompleted.parse(done.payload);
     };
 
     const written = await run('write_local', { path: 'notes/a.txt', content: 'hi there\n' });
     expect(written).toMatchObject({ outcome: 'completed', exit_code: 0 });
     expect(written.changed_files).toEqual([{ path: 'notes/a.txt', change: 'added', before_sha256: null, after_sha256: sha256Hex('hi there\n') }]);
-    expect(await readFile(hostFile(taskId, 'notes/a.txt'), 'utf8')).toBe('hi there\n');
+    expect(await readFile(rig.hostFile(taskId, 'notes/a.txt'), 'utf8')).toBe('hi there\n');
 
     const read = await run('read_local', { path: 'notes/a.txt' });
     expect(read).toMatchObject({ outcome: 'completed', exit_code: 0, changed_files: [], stdout_sha256: sha256Hex('hi there\n') });
-    expect(Buffer.from((await objectBytes(read.stdout_sha256)) ?? []).toString()).toBe('hi there\n');
+    expect(Buffer.from((await rig.objectBytes(read.stdout_sha256)) ?? []).toString()).toBe('hi there\n');
 
     const deleted = await run('delete_local', { path: 'notes/a.txt' });
     expect(deleted).toMatchObject({ outcome: 'completed', exit_code: 0 });
     expect(deleted.changed_files).toEqual([{ path: 'notes/a.txt', change: 'deleted', before_sha256: sha256Hex('hi there\n'), after_sha256: null }]);
-    expect(existsSync(hostFile(taskId, 'notes/a.txt'))).toBe(false);
+    expect(existsSync(rig.hostFile(taskId, 'notes/a.txt'))).toBe(false);
   });
 
   it('given a symlink in the workspace pointing out of it, when write_local targets a path through it, then execution.completed errored EXECUTOR_PATH_ESCAPE and nothing is written', async () => {
@@ -366,12 +280,12 @@ describe('executor service', () => {
     await executors[0]?.cells.openCell(ids.task_id);
     const outside = await mkdtemp(path.join(tmpdir(), 'writ-outside-'));
     try {
-      await mkdir(hostFile(ids.task_id, ''), { recursive: true });
-      await symlink(outside, hostFile(ids.task_id, 'escape'));
-      const grant = await mintGrant({ ids, actionClass: 'write_local', paths: ['escape'] });
-      await publish(runAction(ids, grant, request(ids, { action_class: 'write_local', params: { path: 'escape/pwned.txt', content: 'x' }, target_resources: ['escape/pwned.txt'] })));
+      await mkdir(rig.hostFile(ids.task_id, ''), { recursive: true });
+      await symlink(outside, rig.hostFile(ids.task_id, 'escape'));
+      const grant = await rig.mint({ ids, actionClass: 'write_local', paths: ['escape'] });
+      await rig.publishRunAction(runAction(ids, grant, request(ids, { action_class: 'write_local', params: { path: 'escape/pwned.txt', content: 'x' }, target_resources: ['escape/pwned.txt'] })));
 
-      const completed = await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
+      const completed = await rig.waitForTaskEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
       expect(completed.payload).toMatchObject({ outcome: 'errored', exit_code: null, error: { code: 'EXECUTOR_PATH_ESCAPE' } });
       expect(existsSync(path.join(outside, 'pwned.txt'))).toBe(false);
     } finally {
@@ -381,50 +295,50 @@ describe('executor service', () => {
 
   it('given a grant for an action class the executor cannot run, then the use is claimed and execution.completed says errored EXECUTOR_ACTION_UNSUPPORTED', async () => {
     const ids = newIds('unsupported');
-    const grant = await mintGrant({ ids, actionClass: 'publication', paths: [], hosts: ['example.com'] });
-    await publish(runAction(ids, grant, request(ids, { action_class: 'publication', params: { url: 'https://example.com/' }, target_resources: ['https://example.com/'] })));
+    const grant = await rig.mint({ ids, actionClass: 'publication', paths: [], hosts: ['example.com'] });
+    await rig.publishRunAction(runAction(ids, grant, request(ids, { action_class: 'publication', params: { url: 'https://example.com/' }, target_resources: ['https://example.com/'] })));
 
-    const completed = await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
+    const completed = await rig.waitForTaskEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
     expect(completed.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_ACTION_UNSUPPORTED' }, artifacts: [] });
   });
 
   it('given a task whose cell ran an action, when close-cell arrives, then its cell closes (final checkpoint) into the graveyard: container stopped and kept, workspace kept; a second close is a no-op', async () => {
     const ids = newIds('close');
-    const grant = await mintGrant({ ids });
-    await publish(runAction(ids, grant, request(ids)));
-    await waitForEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
+    const grant = await rig.mint({ ids });
+    await rig.publishRunAction(runAction(ids, grant, request(ids)));
+    await rig.waitForTaskEvent(ids.task_id, 'execution.completed', ofType('execution.completed'));
     // By name: a cell claimed from the warm pool carries the task's name, not its task label.
-    const containersOf = async () => docker.listContainers({ all: true, filters: { name: [`^/writ-cell-${ids.task_id}$`] } });
+    const containersOf = async () => rig.docker.listContainers({ all: true, filters: { name: [`^/writ-cell-${ids.task_id}$`] } });
     expect(await containersOf()).toHaveLength(1);
-    const headBefore = (await events(ids.task_id)).length;
+    const headBefore = (await rig.events(ids.task_id)).length;
 
-    const closeDurable = `${config.durable}-close-cell`;
-    const close = async (msgId: string) => (await client.publish(config.subjects.closeCell, { task_id: ids.task_id, reason: 'task.completed' }, { msgId })).seq;
-    await waitSettled(await close(`${ids.task_id}:cmd:executor.close-cell`), closeDurable);
+    const closeDurable = `${rig.config.durable}-close-cell`;
+    const close = async (msgId: string) => (await rig.client.publish(rig.config.subjects.closeCell, { task_id: ids.task_id, reason: 'task.completed' }, { msgId })).seq;
+    await rig.waitSettled(await close(`${ids.task_id}:cmd:executor.close-cell`), { durable: closeDurable });
     expect((await containersOf()).map((container) => container.State)).toEqual(['exited']);
-    expect(await readFile(hostFile(ids.task_id, 'out.txt'), 'utf8')).toBe('hello\n');
-    const cellTypes = async () => (await store.readEntity('cell', ids.task_id)).map((stored) => stored.event.event_type);
+    expect(await readFile(rig.hostFile(ids.task_id, 'out.txt'), 'utf8')).toBe('hello\n');
+    const cellTypes = async () => (await rig.store.readEntity('cell', ids.task_id)).map((stored) => stored.event.event_type);
     expect((await cellTypes()).slice(-3)).toEqual(['cell.checkpoint_started', 'cell.checkpoint_completed', 'cell.closed']);
 
     // a second close (another msg id, so the bus does not dedupe it) finds it closed and is acked
-    await waitSettled(await close(uniqueName('close-again')), closeDurable);
+    await rig.waitSettled(await close(uniqueName('close-again')), { durable: closeDurable });
     expect((await containersOf()).map((container) => container.State)).toEqual(['exited']);
-    expect(existsSync(hostFile(ids.task_id, 'out.txt'))).toBe(true);
+    expect(existsSync(rig.hostFile(ids.task_id, 'out.txt'))).toBe(true);
     expect(await cellTypes()).toHaveLength(7);
     // nothing is appended to the task stream
-    expect(await events(ids.task_id)).toHaveLength(headBefore);
+    expect(await rig.events(ids.task_id)).toHaveLength(headBefore);
   });
 
   it('given a payload that is not a RunAction, then it is dead-lettered on <root>.dlq.executor.run at once', async () => {
-    const before = (await jsm.streams.info(config.streams.dlq)).state.messages;
-    const seq = await publish({ task_id: 'nope' });
-    await waitSettled(seq);
+    const before = (await rig.jsm.streams.info(rig.config.streams.dlq)).state.messages;
+    const seq = await rig.publishRunAction({ task_id: 'nope' });
+    await rig.waitSettled(seq);
     const letters = await waitFor(async () => {
-      const info = await jsm.streams.info(config.streams.dlq);
+      const info = await rig.jsm.streams.info(rig.config.streams.dlq);
       return info.state.messages > before ? info.state.messages : undefined;
     });
     expect(letters).toBe(before + 1);
-    const letter = await jsm.streams.getMessage(config.streams.dlq, { last_by_subj: config.subjects.runDeadLetter });
+    const letter = await rig.jsm.streams.getMessage(rig.config.streams.dlq, { last_by_subj: rig.config.subjects.runDeadLetter });
     expect(letter?.header.get(DeadLetterHeaders.REASON)).toBe('terminal');
     expect(letter?.header.get(DeadLetterHeaders.ERROR_CODE)).toBe('CONTRACT_INVALID');
     expect(letter?.header.get(DeadLetterHeaders.DELIVERY_COUNT)).toBe('1');

@@ -7,12 +7,14 @@ import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
 import { CellRouter, MAX_FORWARD_HOPS } from './application/cell-routing.js';
 import { CloseCellHandler } from './application/close-cell.handler.js';
+import { RenewCellHandler } from './application/renew-cell.handler.js';
 import { ResurrectCellHandler } from './application/resurrect-cell.handler.js';
 import { ObserveWorkspaceHandler } from './application/observe-workspace.handler.js';
 import { RunActionHandler } from './application/run-action.handler.js';
 import { TaskSerializer } from './application/task-serializer.js';
 import { DEFAULT_CELL_LIFECYCLE, DEFAULT_ROUTING, hostRoutes, PREIMAGE_MAX_BYTES_DEFAULT, type ExecutorConfig } from './config.js';
 import { CellSweepTimer } from './inbound/cell-sweep.timer.js';
+import { renewCellListener } from './inbound/renew-cell.listener.js';
 import { resurrectCellListener } from './inbound/resurrect-cell.listener.js';
 import { closeCellListener } from './inbound/close-cell.listener.js';
 import { HealthController } from './inbound/health.controller.js';
@@ -49,7 +51,7 @@ export interface ExecutorOptions {
   readonly onShutdown?: () => Promise<void>;
 }
 
-/** ±window a director's signed outcome resolution (or cell resurrection) is accepted in (as for every director-signed request). */
+/** ±window a director's signed outcome resolution (or cell resurrection or renewal) is accepted in (as for every director-signed request). */
 const RESOLUTION_FRESHNESS_SECONDS = 300;
 
 /** How long a RunAction may stay unacked by a crashed process: the action's timeout plus slack. */
@@ -138,6 +140,8 @@ export class ExecutorModule {
         observeListener(routes.observe, { routed: false }),
         resolveOutcomeListener(config.subjects.resolveOutcome),
         resurrectCellListener(config.subjects.resurrectCell),
+        // Not routed to the cell's holder: a renewal only appends to the cell's log (README → Cells).
+        renewCellListener(config.subjects.renewCell),
       ],
       providers: [
         { provide: EXECUTOR_CONFIG, useValue: config },
@@ -256,6 +260,17 @@ export class ExecutorModule {
             new ResurrectCellHandler({
               lifecycle,
               // The signer's keys and roles as its stream says now.
+              principals: { lookup: (id) => registry.current(id), verificationKeys: (id) => registry.verificationKeys(id, { fresh: true }) },
+              clock: options.clock ?? (() => new Date()),
+              freshnessSeconds: RESOLUTION_FRESHNESS_SECONDS,
+            }),
+        },
+        {
+          provide: RenewCellHandler,
+          inject: [CellLifecycle, PrincipalRegistry],
+          useFactory: (lifecycle: CellLifecycle, registry: PrincipalRegistry) =>
+            new RenewCellHandler({
+              lifecycle,
               principals: { lookup: (id) => registry.current(id), verificationKeys: (id) => registry.verificationKeys(id, { fresh: true }) },
               clock: options.clock ?? (() => new Date()),
               freshnessSeconds: RESOLUTION_FRESHNESS_SECONDS,

@@ -1,26 +1,14 @@
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
+import { readFile } from 'node:fs/promises';
 import { CapabilityGrantClaims, type EventEnvelope } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
 import { grantDecider } from '@writ/kernel';
 import { RotatingServiceKey } from '@writ/runtime';
-import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
-import Docker from 'dockerode';
+import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantStateFor, readGrantHistory } from './application/grant-history.js';
-import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
-import type { ExecutorConfig } from './config.js';
-import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Grant, type GrantSpec, type Ids } from '../test/executor-rig.js';
+import { ExecutorRig, newIds, ofType, request, runAction, type Grant, type GrantSpec, type Ids } from '../test/executor-rig.js';
 
 /**
  * The grant's life as the executor honours it: revocation, expiry and the
@@ -32,61 +20,26 @@ import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Gr
  * `grant.*` events are appended the way the approval service appends them.
  */
 
-const RUN = randomBytes(5).toString('hex');
-const MiB = 1024 ** 2;
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../scripts/build-cell-image.sh', import.meta.url));
-const quiet = createLogger('executor-test', { level: 'silent' });
-const docker = new Docker();
-
-let nc: NatsConnection;
-let store: EventStore;
-let client: BusClient;
-let cellsRoot: string;
-let keyDir: string;
-let config: ExecutorConfig;
-let executor: ExecutorApp;
+const rig = new ExecutorRig();
 let issuerKey: RotatingServiceKey;
 
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  nc = await connectTestNats('executor-grant-lifecycle');
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-executor-gl-'));
-  keyDir = await mkdtemp(path.join(tmpdir(), 'writ-issuer-keys-'));
-  config = testConfig(cellsRoot);
-  executor = await createExecutorApp(config, { cells: { labels: { 'writ.test': RUN } }, logger: quiet, busLogger: quiet, nestLogLevels: false });
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-  client = new BusClient(nc);
-  ({ key: issuerKey } = await RotatingServiceKey.start(store, { principalId: config.grant.issuer, displayName: 'approval (test)', keyDir }));
+  await rig.start('executor-grant-lifecycle', { cellsRoots: ['writ-executor-gl-'] });
+  const keyDir = await rig.tempDir('writ-issuer-keys-');
+  ({ key: issuerKey } = await RotatingServiceKey.start(rig.store, { principalId: rig.config.grant.issuer, displayName: 'approval (test)', keyDir }));
 }, 300_000);
 
 afterAll(async () => {
   await issuerKey?.stop();
-  await executor?.close();
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  if (nc) {
-    await client?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
-  if (keyDir) await rm(keyDir, { recursive: true, force: true });
+  await rig.close();
 }, 60_000);
 
 // ---- fixtures -------------------------------------------------------------------------------
 
-const events = async (taskId: string): Promise<EventEnvelope[]> => (await store.read(taskId)).map((stored) => stored.event);
-const ofType = (type: string) => (event: EventEnvelope) => event.event_type === type;
-const hostFile = (taskId: string, relative: string): string => path.join(cellsRoot, taskId, 'workspace', relative);
-
 async function waitForEvents(taskId: string, what: string, match: (event: EventEnvelope) => boolean, count = 1): Promise<EventEnvelope[]> {
   return waitFor(
     async () => {
-      const found = (await events(taskId)).filter(match);
+      const found = (await rig.events(taskId)).filter(match);
       return found.length >= count ? found : undefined;
     },
     { what, timeoutMs: 60_000, intervalMs: 50 },
@@ -94,7 +47,7 @@ async function waitForEvents(taskId: string, what: string, match: (event: EventE
 }
 
 /** A grant signed by the issuer's active key (or `signer`), as the approval service mints one. */
-const mint = (spec: Omit<GrantSpec, 'signer'> & { signer?: Ed25519SigningKey }): Promise<Grant> => mintGrant(config, { ...spec, signer: spec.signer ?? issuerKey.active });
+const mint = (spec: Omit<GrantSpec, 'signer'> & { signer?: Ed25519SigningKey }): Promise<Grant> => rig.mint({ ...spec, signer: spec.signer ?? issuerKey.active });
 
 const claimsOf = (grant: Grant): CapabilityGrantClaims =>
   CapabilityGrantClaims.parse(JSON.parse(Buffer.from(grant.jws.split('.')[1] ?? '', 'base64url').toString('utf8')));
@@ -110,7 +63,7 @@ function draft(ids: Ids, eventType: string, entityType: 'grant' | 'approval', en
     attempt_id: ids.attempt_id,
     occurred_at: new Date().toISOString(),
     actor_type: 'service' as const,
-    actor_id: config.grant.issuer,
+    actor_id: rig.config.grant.issuer,
     payload,
     causation_id: null,
     correlation_id: ids.task_id,
@@ -120,22 +73,22 @@ function draft(ids: Ids, eventType: string, entityType: 'grant' | 'approval', en
 
 /** Appends `grant.issued` (`{ claims, jws, at }`) to the task stream, after whatever is there. */
 async function recordIssued(ids: Ids, grant: Grant, before: ReturnType<typeof draft>[] = []): Promise<void> {
-  const head = (await store.read(ids.task_id)).length;
-  await store.append(ids.task_id, [...before, draft(ids, 'grant.issued', 'grant', grant.grant_id, { claims: claimsOf(grant), jws: grant.jws, at: new Date().toISOString() })], head);
+  const head = (await rig.store.read(ids.task_id)).length;
+  await rig.store.append(ids.task_id, [...before, draft(ids, 'grant.issued', 'grant', grant.grant_id, { claims: claimsOf(grant), jws: grant.jws, at: new Date().toISOString() })], head);
 }
 
 /** What the approval service does on a director's revocation: the kernel decides `revoke-grant` on the grant folded from the log, and `grant.revoked` is appended. */
 async function revokeAsApprovalDoes(ids: Ids, grant: Grant): Promise<void> {
-  const log = await events(ids.task_id);
+  const log = await rig.events(ids.task_id);
   const state = grantStateFor(readGrantHistory(log, grant.grant_id, 'revoke'), claimsOf(grant));
   const [event] = grantDecider.decide({ type: 'revoke-grant', data: { revoked_by: 'director-1', reason: 'the task was cancelled' }, metadata: { now: new Date().toISOString() } }, state);
   expect(event?.type).toBe('grant.revoked');
-  await store.append(ids.task_id, [draft(ids, 'grant.revoked', 'grant', grant.grant_id, { ...event?.data })], log.at(-1)?.task_seq ?? 0);
+  await rig.store.append(ids.task_id, [draft(ids, 'grant.revoked', 'grant', grant.grant_id, { ...event?.data })], log.at(-1)?.task_seq ?? 0);
 }
 
 async function run(ids: Ids, grant: Grant, file: string): Promise<void> {
   const command = runAction(ids, grant, request(ids, { params: { argv: ['sh', '-c', `echo ran > ${file}`] }, target_resources: [file] }));
-  await client.publish(config.subjects.run, command, { msgId: uniqueName('msg') });
+  await rig.publishRunAction(command);
 }
 
 // ---- tests ----------------------------------------------------------------------------------
@@ -148,7 +101,7 @@ describe('executor: revoked and expired grants', () => {
     await recordIssued(ids, grant);
     await run(ids, grant, 'first.txt');
     await waitForEvents(ids.task_id, 'the first execution', ofType('execution.completed'));
-    expect(await readFile(hostFile(ids.task_id, 'first.txt'), 'utf8')).toBe('ran\n');
+    expect(await readFile(rig.hostFile(ids.task_id, 'first.txt'), 'utf8')).toBe('ran\n');
 
     // when a director revokes it, and its second use arrives with the (unexpired) JWS
     await revokeAsApprovalDoes(ids, grant);
@@ -157,8 +110,8 @@ describe('executor: revoked and expired grants', () => {
     // then the executor refuses the use and runs nothing
     const [refused] = await waitForEvents(ids.task_id, 'grant.refused', ofType('grant.refused'));
     expect(refused?.payload).toMatchObject({ code: 'GRANT_REVOKED' });
-    expect((await events(ids.task_id)).map((event) => event.event_type)).toEqual(['grant.issued', 'grant.use_claimed', 'execution.started', 'execution.completed', 'grant.revoked', 'grant.refused']);
-    expect(existsSync(hostFile(ids.task_id, 'second.txt'))).toBe(false);
+    expect((await rig.events(ids.task_id)).map((event) => event.event_type)).toEqual(['grant.issued', 'grant.use_claimed', 'execution.started', 'execution.completed', 'grant.revoked', 'grant.refused']);
+    expect(existsSync(rig.hostFile(ids.task_id, 'second.txt'))).toBe(false);
   });
 
   it('given an approved attempt whose grant expired before it ran, then the use is refused GRANT_EXPIRED although approval.granted is in the log', async () => {
@@ -178,8 +131,8 @@ describe('executor: revoked and expired grants', () => {
     // then it is refused as expired and nothing runs
     const [refused] = await waitForEvents(ids.task_id, 'grant.refused', ofType('grant.refused'));
     expect(refused?.payload).toMatchObject({ code: 'GRANT_EXPIRED' });
-    expect((await events(ids.task_id)).some(ofType('grant.use_claimed'))).toBe(false);
-    expect(existsSync(hostFile(ids.task_id, 'late.txt'))).toBe(false);
+    expect((await rig.events(ids.task_id)).some(ofType('grant.use_claimed'))).toBe(false);
+    expect(existsSync(rig.hostFile(ids.task_id, 'late.txt'))).toBe(false);
   });
 });
 
@@ -194,7 +147,7 @@ describe('executor: rotation of the grant issuer key', () => {
     await recordIssued(lateIds, late);
 
     // when the key rotates (key_added first; the old key valid for another 5 minutes)
-    const rotation = await issuerKey.rotate({ kid: `${config.grant.issuer}-${RUN}`, validForSeconds: 300 });
+    const rotation = await issuerKey.rotate({ kid: `${rig.config.grant.issuer}-${rig.run}`, validForSeconds: 300 });
     expect(rotation).toMatchObject({ status: 'rotated', previous_kid: oldKey.kid });
 
     // then a grant minted before the rotation still runs
@@ -207,7 +160,7 @@ describe('executor: rotation of the grant issuer key', () => {
     await recordIssued(newIds_, fresh);
     await run(newIds_, fresh, 'new.txt');
     await waitForEvents(newIds_.task_id, 'execution.completed', ofType('execution.completed'));
-    expect(await readFile(hostFile(newIds_.task_id, 'new.txt'), 'utf8')).toBe('ran\n');
+    expect(await readFile(rig.hostFile(newIds_.task_id, 'new.txt'), 'utf8')).toBe('ran\n');
 
     // when the replaced key retires (principal.key_revoked, rotated)
     expect(await issuerKey.retireDue(new Date(Date.parse(rotation.retire_after) + 1_000))).toEqual([oldKey.kid]);
@@ -216,6 +169,6 @@ describe('executor: rotation of the grant issuer key', () => {
     await run(lateIds, late, 'late.txt');
     const [refused] = await waitForEvents(lateIds.task_id, 'grant.refused', ofType('grant.refused'));
     expect(refused?.payload).toMatchObject({ code: 'GRANT_SIGNATURE_INVALID' });
-    expect(existsSync(hostFile(lateIds.task_id, 'late.txt'))).toBe(false);
+    expect(existsSync(rig.hostFile(lateIds.task_id, 'late.txt'))).toBe(false);
   });
 });

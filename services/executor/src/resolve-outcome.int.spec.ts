@@ -1,29 +1,16 @@
 import 'reflect-metadata';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
 import {
   ExecutionOutcomeResolved,
-  hasErrorCode,
   type EventDraft,
-  type EventEnvelope,
   type ExecutionCompleted,
   type OutcomeResolution,
-  type PrincipalRegistered,
-  type PrincipalRole,
   type ResolveOutcomeReply,
 } from '@writ/contracts';
-import { canonicalJson, generateEd25519Key, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
-import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
+import { canonicalJson, generateEd25519Key, sha256Hex, signJws } from '@writ/crypto';
+import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolutionEventId } from './application/resolve-outcome.handler.js';
-import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
-import type { ExecutorConfig } from './config.js';
-import { newIds, request, testConfig, testStreams, type Ids } from '../test/executor-rig.js';
+import { ExecutorRig, expectRefused, newIds, request, type Ids, type User } from '../test/executor-rig.js';
 
 /**
  * `<root>.qry.executor.resolve-outcome` on the executor started in-process against the real
@@ -33,67 +20,27 @@ import { newIds, request, testConfig, testStreams, type Ids } from '../test/exec
  * asserted by code.
  */
 
-const MiB = 1024 ** 2;
-const quiet = createLogger('executor-resolve-test', { level: 'silent' });
 const HASH = 'e'.repeat(64);
+const rig = new ExecutorRig();
 
-let nc: NatsConnection;
-let store: EventStore;
-let bus: BusClient;
-let cellsRoot: string;
-let config: ExecutorConfig;
-let executor: ExecutorApp;
-
-interface User {
-  readonly id: string;
-  readonly key: Ed25519SigningKey;
-}
 let director: User;
 let otherDirector: User;
 let observer: User;
 let agentDirector: User;
 let proposer: User;
 
-async function registerUser(roles: PrincipalRole[], principalType: PrincipalRegistered['principal_type'] = 'user', id = uniqueName('user')): Promise<User> {
-  const key = await generateEd25519Key({ kid: `${id}-k1` });
-  const at = new Date().toISOString();
-  const payload: PrincipalRegistered = { principal_id: id, principal_type: principalType, display_name: id, roles, keys: [key.publicJwk], registered_by: 'test', at };
-  await store.appendToEntity(
-    'principal',
-    id,
-    [{ event_id: uniqueName('evt'), schema_version: 1, event_type: 'principal.registered', entity_type: 'principal', entity_id: id, occurred_at: at, actor_type: 'system', actor_id: 'test', payload, causation_id: null, correlation_id: id }],
-    0,
-  );
-  return { id, key };
-}
-
 beforeAll(async () => {
-  nc = await connectTestNats('executor-resolve');
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-executor-resolve-'));
-  config = testConfig(cellsRoot, { WRIT_CELL_POOL_SIZE: '0' });
-  executor = await createExecutorApp(config, { logger: quiet, busLogger: quiet, nestLogLevels: false });
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-  bus = new BusClient(nc);
-  director = await registerUser(['director']);
-  otherDirector = await registerUser(['director']);
-  observer = await registerUser(['observer']);
-  agentDirector = await registerUser(['director'], 'agent');
-  proposer = await registerUser(['director']);
+  await rig.start('executor-resolve', { cellsRoots: ['writ-executor-resolve-'], env: { WRIT_CELL_POOL_SIZE: '0' }, cellImage: false });
+  director = await rig.registerUser(['director']);
+  otherDirector = await rig.registerUser(['director']);
+  observer = await rig.registerUser(['observer']);
+  agentDirector = await rig.registerUser(['director'], 'agent');
+  proposer = await rig.registerUser(['director']);
 }, 120_000);
 
-afterAll(async () => {
-  await executor?.close();
-  if (nc) {
-    await bus?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => rig.close(), 60_000);
 
 // ---- fixtures -------------------------------------------------------------------------------
-
-const events = async (taskId: string): Promise<EventEnvelope[]> => (await store.read(taskId)).map((stored) => stored.event);
 
 /** A task whose attempt (proposed by `proposer`) ran under a grant and ended with `outcome`, as the executor records it. */
 async function executedTask(outcome: ExecutionCompleted['outcome']): Promise<{ ids: Ids; executionEventId: string }> {
@@ -129,9 +76,9 @@ async function executedTask(outcome: ExecutionCompleted['outcome']): Promise<{ i
       actor_id: 'writ-ingress',
       payload: { action_request: request(ids, { proposed_by: proposer.id }), at },
     },
-    { ...where, event_id: executionEventId, event_type: 'execution.completed', entity_type: 'attempt', entity_id: ids.attempt_id, actor_type: 'service', actor_id: config.principalId, payload: completed },
+    { ...where, event_id: executionEventId, event_type: 'execution.completed', entity_type: 'attempt', entity_id: ids.attempt_id, actor_type: 'service', actor_id: rig.config.principalId, payload: completed },
   ];
-  await store.append(ids.task_id, drafts, 0);
+  await rig.store.append(ids.task_id, drafts, 0);
   return { ids, executionEventId };
 }
 
@@ -149,18 +96,10 @@ async function resolutionJws(user: User, ids: Ids, overrides: Partial<OutcomeRes
 }
 
 const resolve = (ids: Ids, jws: string): Promise<ResolveOutcomeReply> =>
-  bus.request(config.subjects.resolveOutcome, { task_id: ids.task_id, attempt_id: ids.attempt_id, resolution_jws: jws });
+  rig.client.request(rig.config.subjects.resolveOutcome, { task_id: ids.task_id, attempt_id: ids.attempt_id, resolution_jws: jws });
 
 /** The request is refused with `code` (the code is what a caller branches on, never the message). */
-async function expectRefused(code: string, pending: Promise<unknown>): Promise<void> {
-  const error = await pending.then(
-    () => new Error('the request was accepted'),
-    (failure: unknown) => failure,
-  );
-  expect(hasErrorCode(error, code), `expected ${code}, got ${String(error)}`).toBe(true);
-}
-
-const resolutions = async (taskId: string) => (await events(taskId)).filter((event) => event.event_type === 'execution.outcome_resolved');
+const resolutions = async (taskId: string) => (await rig.events(taskId)).filter((event) => event.event_type === 'execution.outcome_resolved');
 
 // ---- tests ----------------------------------------------------------------------------------
 
@@ -173,7 +112,7 @@ describe('executor: a director resolves an unknown outcome', () => {
 
     expect(reply).toMatchObject({ task_id: ids.task_id, attempt_id: ids.attempt_id, status: 'resolved', outcome: 'failed', resolved_by: director.id, event_id: resolutionEventId(executionEventId) });
     const [event] = await resolutions(ids.task_id);
-    expect(event).toMatchObject({ event_id: reply.event_id, entity_type: 'attempt', entity_id: ids.attempt_id, attempt_id: ids.attempt_id, step_id: ids.step_id, actor_id: config.principalId, causation_id: executionEventId });
+    expect(event).toMatchObject({ event_id: reply.event_id, entity_type: 'attempt', entity_id: ids.attempt_id, attempt_id: ids.attempt_id, step_id: ids.step_id, actor_id: rig.config.principalId, causation_id: executionEventId });
     expect(ExecutionOutcomeResolved.parse(event?.payload)).toMatchObject({
       execution_event_id: executionEventId,
       outcome: 'failed',
@@ -249,6 +188,6 @@ describe('executor: a director resolves an unknown outcome', () => {
   });
 
   it('given a malformed request, then CONTRACT_INVALID', async () => {
-    await expectRefused('CONTRACT_INVALID', bus.request(config.subjects.resolveOutcome, { task_id: 'x', resolution_jws: 'y' }));
+    await expectRefused('CONTRACT_INVALID', rig.client.request(rig.config.subjects.resolveOutcome, { task_id: 'x', resolution_jws: 'y' }));
   });
 });

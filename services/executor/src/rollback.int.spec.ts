@@ -1,25 +1,14 @@
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Objm } from '@nats-io/obj';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
-import { ExecutionCompleted, type ActionRequest, type EventEnvelope, type RollbackStep } from '@writ/contracts';
-import { generateEd25519Key, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
-import { registerServicePrincipal } from '@writ/runtime';
-import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
-import Docker from 'dockerode';
+import { ExecutionCompleted, type ActionRequest, type RollbackStep } from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
+import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
-import type { ExecutorConfig } from './config.js';
-import { mintGrant, newIds, request, runAction, testConfig, testStreams } from '../test/executor-rig.js';
+import { ExecutorRig, newIds, request, runAction } from '../test/executor-rig.js';
 
 /**
  * Rollback as the executor runs it (Hermit 18.6), against the real NATS and the
@@ -32,72 +21,27 @@ import { mintGrant, newIds, request, runAction, testConfig, testStreams } from '
  * cells root) and removed afterwards.
  */
 
-const RUN = randomBytes(5).toString('hex');
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../scripts/build-cell-image.sh', import.meta.url));
-const quiet = createLogger('rollback-test', { level: 'silent' });
-const docker = new Docker();
-
-let nc: NatsConnection;
-let store: EventStore;
-let client: BusClient;
-let cellsRoot: string;
-let config: ExecutorConfig;
-let approvalKey: Ed25519SigningKey;
-let executor: ExecutorApp;
+const rig = new ExecutorRig();
 
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  nc = await connectTestNats('executor-rollback-int');
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-rollback-'));
-  config = testConfig(cellsRoot, { WRIT_CELL_POOL_SIZE: '0' });
-  executor = await createExecutorApp({ ...config, executorId: 'executor-rollback' }, { cells: { labels: { 'writ.test': RUN } }, logger: quiet, busLogger: quiet, nestLogLevels: false });
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * 1024 ** 2 });
-  client = new BusClient(nc);
-  approvalKey = await generateEd25519Key({ kid: 'approval-k1' });
-  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (test)', key: approvalKey });
+  await rig.start('executor-rollback-int', {
+    cellsRoots: ['writ-rollback-'],
+    env: { WRIT_CELL_POOL_SIZE: '0' },
+    executorIds: ['executor-rollback'],
+    approval: { kid: 'approval-k1', displayName: 'approval (test)' },
+  });
 }, 300_000);
 
-afterAll(async () => {
-  await executor?.close();
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  if (nc) {
-    await client?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => rig.close(), 60_000);
 
 // ---- fixtures -------------------------------------------------------------------------------
-
-async function events(taskId: string): Promise<EventEnvelope[]> {
-  return (await store.read(taskId)).map((stored) => stored.event);
-}
-
-function hostFile(taskId: string, relative: string): string {
-  return path.join(cellsRoot, taskId, 'workspace', relative);
-}
-
-async function objectBytes(sha256: string): Promise<Uint8Array | null> {
-  const bucket = await new Objm(nc).open(config.artifacts.bucket);
-  return bucket.getBlob(`sha256-${sha256}`);
-}
 
 /** Runs one granted action of the task (its own step and attempt) and resolves with its execution.completed. */
 async function act(taskId: string, actionClass: ActionRequest['action_class'], params: ActionRequest['params'], targets: string[]): Promise<ExecutionCompleted> {
   const ids = newIds('rb', taskId);
-  const grant = await mintGrant(config, { ids, signer: approvalKey, actionClass, paths: ['notes'] });
-  await client.publish(config.subjects.run, runAction(ids, grant, request(ids, { action_class: actionClass, params, target_resources: targets })), { msgId: uniqueName('msg') });
-  const done = await waitFor(async () => (await events(taskId)).find((event) => event.event_type === 'execution.completed' && event.payload['grant_id'] === grant.grant_id), {
-    what: `${actionClass} completed`,
-    timeoutMs: 60_000,
-    intervalMs: 50,
-  });
+  const grant = await rig.mint({ ids, actionClass, paths: ['notes'] });
+  await rig.publishRunAction(runAction(ids, grant, request(ids, { action_class: actionClass, params, target_resources: targets })));
+  const done = await rig.waitForTaskEvent(taskId, `${actionClass} completed`, (event) => event.event_type === 'execution.completed' && event.payload['grant_id'] === grant.grant_id);
   return ExecutionCompleted.parse(done.payload);
 }
 
@@ -121,7 +65,7 @@ async function recordReceipt(taskId: string, steps: RollbackStep[]): Promise<{ r
     correlation_id: taskId,
     idempotency_key: `${receipt.receipt_id}:receipt.issued`,
   };
-  await store.append(taskId, [draft], (await store.read(taskId)).length);
+  await rig.store.append(taskId, [draft], (await rig.store.read(taskId)).length);
   return receipt;
 }
 
@@ -130,7 +74,7 @@ const rollback = (taskId: string, receipt: { receipt_id: string; receipt_hash: s
 
 /** Every file under notes/ (relative path → SHA-256): where these tests act; the cell layout's own files are left out. */
 async function workspaceFiles(taskId: string): Promise<Record<string, string>> {
-  const root = hostFile(taskId, '');
+  const root = rig.hostFile(taskId, '');
   const out: Record<string, string> = {};
   for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
@@ -154,14 +98,14 @@ describe('executor: pre-images and rollback', () => {
     expect(modified.changed_files).toEqual([{ path: 'notes/a.bin', change: 'modified', before_sha256: sha256Hex(v1), after_sha256: sha256Hex(v2) }]);
     const preimage = modified.artifacts.find((artifact) => artifact.kind === 'file.preimage');
     expect(preimage).toMatchObject({ content_hash: sha256Hex(v1), byte_size: v1.byteLength, class: 'working', trust_tier: 'observed' });
-    expect(Buffer.from((await objectBytes(sha256Hex(v1))) ?? []).equals(v1)).toBe(true);
+    expect(Buffer.from((await rig.objectBytes(sha256Hex(v1))) ?? []).equals(v1)).toBe(true);
 
     const steps: RollbackStep[] = [{ action_class: 'write_local', path: 'notes/a.bin', expected_sha256: sha256Hex(v2), restore_artifact_ref: `artifact:${preimage?.artifact_id}`, restore_sha256: sha256Hex(v1) }];
     const receipt = await recordReceipt(taskId, steps);
     const undone = await rollback(taskId, receipt, steps);
 
     expect(undone).toMatchObject({ outcome: 'completed', exit_code: 0 });
-    expect((await readFile(hostFile(taskId, 'notes/a.bin'))).equals(v1)).toBe(true);
+    expect((await readFile(rig.hostFile(taskId, 'notes/a.bin'))).equals(v1)).toBe(true);
     expect(undone.changed_files).toEqual([{ path: 'notes/a.bin', change: 'modified', before_sha256: sha256Hex(v2), after_sha256: sha256Hex(v1) }]);
     // the rollback keeps the pre-image of what it overwrote too: it can be undone in turn
     expect(undone.artifacts.find((artifact) => artifact.kind === 'file.preimage')?.content_hash).toBe(sha256Hex(v2));
@@ -183,7 +127,7 @@ describe('executor: pre-images and rollback', () => {
 
     expect(undone).toMatchObject({ outcome: 'completed', exit_code: 0 });
     expect(undone.changed_files).toEqual([{ path: 'notes/new.txt', change: 'deleted', before_sha256: sha256Hex(added), after_sha256: null }]);
-    expect(existsSync(hostFile(taskId, 'notes/new.txt'))).toBe(false);
+    expect(existsSync(rig.hostFile(taskId, 'notes/new.txt'))).toBe(false);
     expect(await workspaceFiles(taskId)).toEqual({ 'notes/kept.txt': sha256Hex(kept) });
   });
 
@@ -211,7 +155,7 @@ describe('executor: pre-images and rollback', () => {
     expect(refused.error?.message).toContain(`notes/b.txt (expected ${sha256Hex(b2)}, found ${sha256Hex(later)})`);
     expect(refused.error?.message).not.toContain('notes/extra.txt');
     expect(await workspaceFiles(taskId)).toEqual(before);
-    expect((await readFile(hostFile(taskId, 'notes/b.txt'))).equals(later)).toBe(true);
+    expect((await readFile(rig.hostFile(taskId, 'notes/b.txt'))).equals(later)).toBe(true);
   });
 
   it('given rollback params the log does not back (another receipt hash, or steps the receipt does not name), then EXECUTOR_ROLLBACK_RECEIPT_MISMATCH and nothing changes', async () => {
@@ -225,7 +169,7 @@ describe('executor: pre-images and rollback', () => {
     const otherSteps = await rollback(taskId, receipt, [{ action_class: 'delete_local', path: 'notes/other.txt', expected_sha256: sha256Hex(c) }]);
 
     for (const refused of [wrongHash, otherSteps]) expect(refused).toMatchObject({ outcome: 'errored', changed_files: [], error: { code: 'EXECUTOR_ROLLBACK_RECEIPT_MISMATCH' } });
-    expect((await readFile(hostFile(taskId, 'notes/c.txt'))).equals(c)).toBe(true);
+    expect((await readFile(rig.hostFile(taskId, 'notes/c.txt'))).equals(c)).toBe(true);
   });
 
   it('given a step path reached through a symlink out of the workspace, then EXECUTOR_PATH_ESCAPE and the file outside stays', async () => {
@@ -234,8 +178,8 @@ describe('executor: pre-images and rollback', () => {
     const outside = await mkdtemp(path.join(tmpdir(), 'writ-rollback-outside-'));
     try {
       await writeFile(path.join(outside, 'victim.txt'), 'victim\n');
-      await mkdir(hostFile(taskId, 'notes'), { recursive: true });
-      await symlink(outside, hostFile(taskId, 'notes/link'));
+      await mkdir(rig.hostFile(taskId, 'notes'), { recursive: true });
+      await symlink(outside, rig.hostFile(taskId, 'notes/link'));
       const steps: RollbackStep[] = [{ action_class: 'delete_local', path: 'notes/link/victim.txt', expected_sha256: sha256Hex('victim\n') }];
 
       const refused = await rollback(taskId, await recordReceipt(taskId, steps), steps);

@@ -1,29 +1,19 @@
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
-import { ExecutionCompleted, hasErrorCode, type EventEnvelope, type RunAction, type WorkspaceObserved } from '@writ/contracts';
-import { generateEd25519Key, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
-import { registerServicePrincipal } from '@writ/runtime';
+import { ExecutionCompleted, hasErrorCode, type RunAction, type WorkspaceObserved } from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
 import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
-import Docker from 'dockerode';
+import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CellRouter } from './application/cell-routing.js';
 import { CloseCellHandler } from './application/close-cell.handler.js';
 import { useIdFor } from './application/event-drafts.js';
 import { ObserveWorkspaceHandler } from './application/observe-workspace.handler.js';
-import { createExecutorApp, type ExecutorApp } from './bootstrap.js';
-import { hostRoutes, type ExecutorConfig } from './config.js';
-import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Ids } from '../test/executor-rig.js';
+import type { ExecutorApp } from './bootstrap.js';
+import { hostRoutes } from './config.js';
+import { ExecutorRig, newIds, request, runAction, type Ids } from '../test/executor-rig.js';
 
 /**
  * Several executors on several Docker hosts (issue 5): a task's actions, its close and its
@@ -37,23 +27,11 @@ import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Id
  * gone unless a test moves B's clock past it. Nothing waits on a sleep.
  */
 
-const RUN = randomBytes(5).toString('hex');
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../scripts/build-cell-image.sh', import.meta.url));
-const MiB = 1024 ** 2;
+const rig = new ExecutorRig();
 const HOUR = 3_600_000;
-const quiet = createLogger('two-hosts-test', { level: 'silent' });
-const docker = new Docker();
 
-let nc: NatsConnection;
-let jsm: JetStreamManager;
-let store: EventStore;
-let client: BusClient;
 let rootA: string;
 let rootB: string;
-let config: ExecutorConfig;
-let configA: ExecutorConfig;
-let configB: ExecutorConfig;
-let approvalKey: Ed25519SigningKey;
 let a: ExecutorApp | undefined;
 let b: ExecutorApp;
 /** Executor B's clock runs this far ahead of the wall clock (moved to see host A as gone). */
@@ -61,70 +39,46 @@ let offsetB = 0;
 /** B's warnings, as JSON lines. */
 const warningsB: Record<string, unknown>[] = [];
 
-const HOST_A = `host-a-${RUN}`;
-const HOST_B = `host-b-${RUN}`;
+const HOST_A = `host-a-${rig.run}`;
+const HOST_B = `host-b-${rig.run}`;
 
-async function startA(): Promise<ExecutorApp> {
-  return createExecutorApp(configA, { cells: { labels: { 'writ.test': RUN } }, logger: quiet, busLogger: quiet, nestLogLevels: false });
-}
+const startA = (): Promise<ExecutorApp> => rig.startExecutor({ executorId: 'routing-a', hostId: HOST_A });
 
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  nc = await connectTestNats('executor-two-hosts');
-  jsm = await jetstreamManager(nc);
-  rootA = await mkdtemp(path.join(tmpdir(), 'writ-host-a-'));
-  rootB = await mkdtemp(path.join(tmpdir(), 'writ-host-b-'));
-  config = testConfig(rootA, {
-    WRIT_CELL_POOL_SIZE: '0',
-    WRIT_CELL_SWEEP_INTERVAL_MS: '0',
-    WRIT_CELL_HEARTBEAT_TIMEOUT_MS: String(HOUR),
-    WRIT_EXECUTOR_CONCURRENCY: '4',
-    // a delivery B cannot place is retried once, then dead-lettered: the error shows without a long backoff
-    WRIT_BUS_MAX_DELIVER: '2',
+  await rig.open('executor-two-hosts', {
+    cellsRoots: ['writ-host-a-', 'writ-host-b-'],
+    env: {
+      WRIT_CELL_POOL_SIZE: '0',
+      WRIT_CELL_SWEEP_INTERVAL_MS: '0',
+      WRIT_CELL_HEARTBEAT_TIMEOUT_MS: String(HOUR),
+      WRIT_EXECUTOR_CONCURRENCY: '4',
+      // a delivery B cannot place is retried once, then dead-lettered: the error shows without a long backoff
+      WRIT_BUS_MAX_DELIVER: '2',
+    },
   });
-  configA = { ...config, executorId: 'routing-a', hostId: HOST_A };
-  configB = { ...config, executorId: 'routing-b', hostId: HOST_B, cells: { ...config.cells, cellsRoot: rootB } };
+  [rootA, rootB] = rig.cellsRoots as [string, string];
   a = await startA();
   const warnings = createLogger('routing-b', { level: 'warn', destination: { write: (line: string) => void warningsB.push(JSON.parse(line) as Record<string, unknown>) } });
-  b = await createExecutorApp(configB, { cells: { labels: { 'writ.test': RUN } }, clock: () => new Date(Date.now() + offsetB), logger: warnings, busLogger: quiet, nestLogLevels: false });
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-  client = new BusClient(nc);
-  approvalKey = await generateEd25519Key({ kid: 'approval-two-hosts' });
-  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (two hosts test)', key: approvalKey });
+  b = await rig.startExecutor({ executorId: 'routing-b', hostId: HOST_B, cells: { ...rig.config.cells, cellsRoot: rootB } }, { clock: () => new Date(Date.now() + offsetB), logger: warnings });
+  await rig.openLog({ kid: 'approval-two-hosts', displayName: 'approval (two hosts test)' });
 }, 300_000);
 
-afterAll(async () => {
-  await Promise.all([a?.close(), b?.close()]);
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  if (nc) {
-    await client?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  for (const root of [rootA, rootB]) if (root) await rm(root, { recursive: true, force: true });
-}, 120_000);
+afterAll(() => rig.close(), 120_000);
 
 // ---- fixtures -------------------------------------------------------------------------------
 
-const events = async (taskId: string): Promise<EventEnvelope[]> => (await store.read(taskId)).map((stored) => stored.event);
-const cellEvents = async (taskId: string): Promise<EventEnvelope[]> => (await store.readEntity('cell', taskId)).map((stored) => stored.event);
-const marker = (root: string, taskId: string, n: number) => path.join(root, taskId, 'workspace', 'markers', String(n));
+const marker = (root: string, taskId: string, n: number) => rig.hostFile(taskId, `markers/${n}`, root);
 
 /** One use of a fresh attempt and grant: appends a line to marker `n`. `at` is the clock the grant must be valid on. */
 async function use(ids: Ids, n: number, at = new Date()): Promise<RunAction> {
   const attempt = { ...ids, step_id: uniqueName('step'), attempt_id: uniqueName('attempt') };
-  const grant = await mintGrant(config, { ids: attempt, signer: approvalKey, issuedAt: at, expiresAt: new Date(at.getTime() + 10 * 60_000) });
+  const grant = await rig.mint({ ids: attempt, issuedAt: at, expiresAt: new Date(at.getTime() + 10 * 60_000) });
   return runAction(attempt, grant, request(attempt, { proposed_by: 'agent-1', proposed_at: at.toISOString(), params: { argv: ['sh', '-c', `mkdir -p markers && echo x >> markers/${n}`] }, target_resources: [`markers/${n}`] }));
 }
 
 async function completionOf(command: RunAction): Promise<ExecutionCompleted[]> {
   const useId = useIdFor(command);
-  return (await events(command.task_id)).filter((event) => event.event_id === `${useId}-completed`).map((event) => ExecutionCompleted.parse(event.payload));
+  return (await rig.events(command.task_id)).filter((event) => event.event_id === `${useId}-completed`).map((event) => ExecutionCompleted.parse(event.payload));
 }
 
 /** Waits for the use's completion and returns every completion of it (there must be exactly one). */
@@ -135,7 +89,7 @@ async function completed(command: RunAction): Promise<ExecutionCompleted[]> {
 
 /** The host ids the cell's placing events name, in order. */
 async function hostsNamed(taskId: string): Promise<unknown[]> {
-  return (await cellEvents(taskId)).filter((event) => ['cell.preparing', 'cell.activated', 'cell.revived', 'cell.resurrected'].includes(event.event_type)).map((event) => event.payload['host_id']);
+  return (await rig.cellEvents(taskId)).filter((event) => ['cell.preparing', 'cell.activated', 'cell.revived', 'cell.resurrected'].includes(event.event_type)).map((event) => event.payload['host_id']);
 }
 
 const running = () => {
@@ -163,7 +117,7 @@ describe('a task whose first action ran on host A', () => {
     expect(await readFile(marker(rootA, ids.task_id, 2), 'utf8')).toBe('x\n');
     expect(existsSync(path.join(rootB, ids.task_id))).toBe(false);
     // one claim, by the holder; the cell was placed once, on A
-    expect((await events(ids.task_id)).filter((event) => event.event_type === 'grant.use_claimed')).toHaveLength(2);
+    expect((await rig.events(ids.task_id)).filter((event) => event.event_type === 'grant.use_claimed')).toHaveLength(2);
     expect(await hostsNamed(ids.task_id)).toEqual([HOST_A, HOST_A]);
     // a redelivery of the same RunAction to B is forwarded again and settles on A as already done: nothing runs twice
     expect(await b.handler.handle(second)).toEqual({ status: 'already-done', reason: 'completed' });
@@ -179,17 +133,17 @@ describe('a task whose first action ran on host A', () => {
     const viaB = await b.app.get(CellRouter).observe(request, (r) => b.app.get(ObserveWorkspaceHandler).observe(r));
     expect(viaB.fingerprints['markers/1']).toBe(expected);
     for (let i = 0; i < 6; i += 1) {
-      const reply = await client.request<WorkspaceObserved>(config.subjects.observe, request, { timeoutMs: 15_000 });
+      const reply = await rig.client.request<WorkspaceObserved>(rig.config.subjects.observe, request, { timeoutMs: 15_000 });
       expect(reply.fingerprints['markers/1']).toBe(expected);
     }
   });
 
   it('given the cell on A, when close-cell is delivered to B, then A closes it with a final checkpoint (a non-holder could not take one)', async () => {
     expect(await b.app.get(CloseCellHandler).handle({ task_id: ids.task_id, reason: 'task.completed' })).toMatchObject({ cell: 'forwarded', forwarded_to: HOST_A });
-    const closed = await waitFor(async () => (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.closed'), { what: 'cell.closed', timeoutMs: 60_000, intervalMs: 100 });
-    const types = (await cellEvents(ids.task_id)).map((event) => event.event_type);
+    const closed = await waitFor(async () => (await rig.cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.closed'), { what: 'cell.closed', timeoutMs: 60_000, intervalMs: 100 });
+    const types = (await rig.cellEvents(ids.task_id)).map((event) => event.event_type);
     expect(types.slice(-3)).toEqual(['cell.checkpoint_started', 'cell.checkpoint_completed', 'cell.closed']);
-    expect((await cellEvents(ids.task_id)).at(-2)?.payload).toMatchObject({ final: true });
+    expect((await rig.cellEvents(ids.task_id)).at(-2)?.payload).toMatchObject({ final: true });
     // a close by a host without the cell would say so in its note, and take no checkpoint
     expect(closed.payload['note']).toBeUndefined();
     expect(existsSync(path.join(rootB, ids.task_id))).toBe(false);
@@ -202,7 +156,7 @@ describe('a new task whose first two actions reach A and B at once', () => {
     const [one, two] = [await use(ids, 1), await use(ids, 2)];
     const outcomes = await Promise.all([running().handler.handle(one), b.handler.handle(two)]);
 
-    const preparing = (await cellEvents(ids.task_id)).filter((event) => event.event_type === 'cell.preparing');
+    const preparing = (await rig.cellEvents(ids.task_id)).filter((event) => event.event_type === 'cell.preparing');
     expect(preparing).toHaveLength(1);
     const holder = preparing[0]?.payload['host_id'];
     expect([HOST_A, HOST_B]).toContain(holder);
@@ -224,15 +178,15 @@ describe('host A stopped (runs last)', () => {
   it('given A stopped while its heartbeats are within the timeout, when B gets an action of A’s task, then it waits on A’s own durable: not run, not claimed, B opened no cell', async () => {
     const first = await use(ids, 1);
     expect(await running().handler.handle(first)).toMatchObject({ status: 'executed', outcome: 'completed' });
-    await running().close();
+    await rig.stopExecutor(running());
     a = undefined;
 
     waiting = await use(ids, 2);
     expect(await b.handler.handle(waiting)).toEqual({ status: 'forwarded', host_id: HOST_A });
-    const durable = hostRoutes(config.subjects, config.durable, HOST_A).runDurable;
-    const info = await jsm.consumers.info(config.streams.commands, durable);
+    const durable = hostRoutes(rig.config.subjects, rig.config.durable, HOST_A).runDurable;
+    const info = await rig.jsm.consumers.info(rig.config.streams.commands, durable);
     expect(info.num_pending).toBe(1);
-    expect((await events(ids.task_id)).filter((event) => event.event_type === 'grant.use_claimed')).toHaveLength(1);
+    expect((await rig.events(ids.task_id)).filter((event) => event.event_type === 'grant.use_claimed')).toHaveLength(1);
     expect(existsSync(path.join(rootB, ids.task_id))).toBe(false);
   });
 
@@ -249,17 +203,17 @@ describe('host A stopped (runs last)', () => {
 
     // through the bus (A is down: B is the only consumer of the shared durable)
     const published = await use(ids, 4, late);
-    await client.publish(config.subjects.run, published, { msgId: uniqueName('late') });
+    await rig.publishRunAction(published, uniqueName('late'));
     const letter = await waitFor(
       async () => {
-        const found = await jsm.streams.getMessage(config.streams.dlq, { last_by_subj: config.subjects.runDeadLetter }).catch(() => null);
+        const found = await rig.jsm.streams.getMessage(rig.config.streams.dlq, { last_by_subj: rig.config.subjects.runDeadLetter }).catch(() => null);
         return found !== null && found.json<{ attempt_id: string }>().attempt_id === published.attempt_id ? found : undefined;
       },
       { what: 'the dead letter of the RunAction B could not place', timeoutMs: 60_000, intervalMs: 100 },
     );
     expect(letter.header.get('Writ-Dlq-Error-Code')).toBe('EXECUTOR_CELL_HOST_UNAVAILABLE');
     // nothing ran or was claimed for either, and B opened no cell
-    const log = await events(ids.task_id);
+    const log = await rig.events(ids.task_id);
     for (const command of [direct, published]) expect(log.some((event) => event.event_id.startsWith(useIdFor(command)))).toBe(false);
     expect(existsSync(path.join(rootB, ids.task_id))).toBe(false);
     expect(await hostsNamed(ids.task_id)).toEqual([HOST_A, HOST_A]);

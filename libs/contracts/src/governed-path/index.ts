@@ -80,4 +80,4 @@ export {
   ProjectionViewStatus,
   StartProjectionRebuild,
 } from './projection-commands.js';
-export { CellResurrection, ResurrectCell, ResurrectCellReply } from './cell-commands.js';
+export { CELL_RENEWAL_JWS_TYPE, CellRenewal, CellResurrection, RenewCell, RenewCellReply, ResurrectCell, ResurrectCellReply } from './cell-commands.js';

@@ -34,6 +34,7 @@ export const COMMANDS = Object.freeze({
   executorObserve: 'writ.qry.executor.observe',
   executorResolveOutcome: 'writ.qry.executor.resolve-outcome',
   executorResurrectCell: 'writ.qry.executor.resurrect-cell',
+  executorRenewCell: 'writ.qry.executor.renew-cell',
   receiptIssue: 'writ.cmd.receipt.issue',
   orchestratorClaimDone: 'writ.qry.orchestrator.claim-done',
   orchestratorClaimBlocked: 'writ.qry.orchestrator.claim-blocked',

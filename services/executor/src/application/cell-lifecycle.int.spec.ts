@@ -1,27 +1,18 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
-import { ExecutionCompleted, hasErrorCode, type ActionRequest, type EventDraft, type EventEnvelope, type PrincipalRegistered, type PrincipalRole, type ResurrectCellReply } from '@writ/contracts';
-import { generateEd25519Key, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
+import { ExecutionCompleted, type ActionRequest, type EventDraft, type ResurrectCellReply } from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
 import { cellDecider, type CellCommand, type CellRecord } from '@writ/kernel';
-import { SIGNED_REQUESTS, registerServicePrincipal, signRequest } from '@writ/runtime';
-import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
-import Docker from 'dockerode';
+import { SIGNED_REQUESTS, signRequest } from '@writ/runtime';
+import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecutorApp, type ExecutorApp } from '../bootstrap.js';
-import type { ExecutorConfig } from '../config.js';
-import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Ids } from '../../test/executor-rig.js';
+import type { ExecutorApp } from '../bootstrap.js';
+import { ExecutorRig, expectRefused, newIds, request, runAction, type Ids, type User } from '../../test/executor-rig.js';
 import { CELL_GID, CELL_SEAT_UID_BASE } from '../outbound/cells/cell-config.js';
 import { OWNER_KEY } from '../outbound/checkpoint-store.js';
 import { seatUser } from './cell-seats.js';
@@ -40,81 +31,30 @@ import { seatUser } from './cell-seats.js';
  * are off: the tests sweep by hand with clocks they move, and wait on events, never on sleeps.
  */
 
-const RUN = randomBytes(5).toString('hex');
-const MiB = 1024 ** 2;
+const rig = new ExecutorRig();
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../../scripts/build-cell-image.sh', import.meta.url));
-const quiet = createLogger('cells-test', { level: 'silent' });
-const docker = new Docker();
 
-let nc: NatsConnection;
-let store: EventStore;
-let client: BusClient;
 let rootA: string;
 let rootB: string;
-let config: ExecutorConfig;
-let approvalKey: Ed25519SigningKey;
 let a: ExecutorApp;
 let b: ExecutorApp | undefined;
-let aClosed = false;
 /** Executor A's clock runs this far ahead of the wall clock (moved by the grace test). */
 let offsetA = 0;
 
-interface User {
-  readonly id: string;
-  readonly key: Ed25519SigningKey;
-}
 let director: User;
 let agentUser: User;
 
-async function registerUser(roles: PrincipalRole[], principalType: PrincipalRegistered['principal_type'], id = uniqueName('user')): Promise<User> {
-  const key = await generateEd25519Key({ kid: `${id}-k1` });
-  const at = new Date().toISOString();
-  const payload: PrincipalRegistered = { principal_id: id, principal_type: principalType, display_name: id, roles, keys: [key.publicJwk], registered_by: 'test', at };
-  await store.appendToEntity(
-    'principal',
-    id,
-    [{ event_id: uniqueName('evt'), schema_version: 1, event_type: 'principal.registered', entity_type: 'principal', entity_id: id, occurred_at: at, actor_type: 'system', actor_id: 'test', payload, causation_id: null, correlation_id: id }],
-    0,
-  );
-  return { id, key };
-}
-
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  nc = await connectTestNats('executor-cells');
-  rootA = await mkdtemp(path.join(tmpdir(), 'writ-cells-a-'));
-  rootB = await mkdtemp(path.join(tmpdir(), 'writ-cells-b-'));
-  config = testConfig(rootA, { WRIT_CELL_SWEEP_INTERVAL_MS: '0', WRIT_CELL_ALLOW_SUBSTITUTE: 'true', WRIT_CELL_POOL_SIZE: '1' });
-  a = await createExecutorApp(
-    { ...config, executorId: 'cells-a' },
-    { cells: { labels: { 'writ.test': RUN } }, clock: () => new Date(Date.now() + offsetA), logger: quiet, busLogger: quiet, nestLogLevels: false },
-  );
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-  client = new BusClient(nc);
-  approvalKey = await generateEd25519Key({ kid: 'approval-cells' });
-  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (cells test)', key: approvalKey });
-  director = await registerUser(['director'], 'user', uniqueName('director'));
-  agentUser = await registerUser(['director'], 'agent', uniqueName('agent-director'));
+  await rig.open('executor-cells', { cellsRoots: ['writ-cells-a-', 'writ-cells-b-'], env: { WRIT_CELL_SWEEP_INTERVAL_MS: '0', WRIT_CELL_ALLOW_SUBSTITUTE: 'true', WRIT_CELL_POOL_SIZE: '1' } });
+  [rootA, rootB] = rig.cellsRoots as [string, string];
+  a = await rig.startExecutor({ executorId: 'cells-a' }, { clock: () => new Date(Date.now() + offsetA) });
+  await rig.openLog({ kid: 'approval-cells', displayName: 'approval (cells test)' });
+  director = await rig.registerUser(['director'], 'user', uniqueName('director'));
+  agentUser = await rig.registerUser(['director'], 'agent', uniqueName('agent-director'));
 }, 300_000);
 
-afterAll(async () => {
-  await b?.close();
-  if (!aClosed) await a?.close();
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  if (nc) {
-    await client?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
-  }
-  for (const root of [rootA, rootB]) if (root) await rm(root, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => rig.close(), 60_000);
 
 // ---- fixtures -------------------------------------------------------------------------------
 
@@ -122,7 +62,7 @@ afterAll(async () => {
 async function newTask(label: string): Promise<Ids> {
   const ids = newIds(label);
   const at = new Date().toISOString();
-  await store.append(
+  await rig.store.append(
     ids.task_id,
     [
       {
@@ -144,9 +84,7 @@ async function newTask(label: string): Promise<Ids> {
   return ids;
 }
 
-const events = async (taskId: string): Promise<EventEnvelope[]> => (await store.read(taskId)).map((stored) => stored.event);
-const cellEvents = async (cellId: string): Promise<EventEnvelope[]> => (await store.readEntity('cell', cellId)).map((stored) => stored.event);
-const cellTypes = async (cellId: string): Promise<string[]> => (await cellEvents(cellId)).map((event) => event.event_type);
+const cellTypes = async (cellId: string): Promise<string[]> => (await rig.cellEvents(cellId)).map((event) => event.event_type);
 
 /**
  * One action of `proposer` in the task (a fresh attempt and grant covering the whole cell
@@ -154,13 +92,9 @@ const cellTypes = async (cellId: string): Promise<string[]> => (await cellEvents
  */
 async function act(ids: Ids, proposer: string, overrides: Partial<ActionRequest>, at = new Date()): Promise<ExecutionCompleted> {
   const attempt = { ...ids, step_id: uniqueName('step'), attempt_id: uniqueName('attempt') };
-  const grant = await mintGrant(config, { ids: attempt, signer: approvalKey, actionClass: overrides.action_class ?? 'execute_command', issuedAt: at, expiresAt: new Date(at.getTime() + 5 * MIN) });
-  await client.publish(config.subjects.run, runAction(attempt, grant, request(attempt, { proposed_by: proposer, proposed_at: at.toISOString(), ...overrides })), { msgId: uniqueName('msg') });
-  const completed = await waitFor(async () => (await events(ids.task_id)).find((event) => event.event_type === 'execution.completed' && event.attempt_id === attempt.attempt_id), {
-    what: `execution.completed of ${attempt.attempt_id}`,
-    timeoutMs: 60_000,
-    intervalMs: 50,
-  });
+  const grant = await rig.mint({ ids: attempt, actionClass: overrides.action_class ?? 'execute_command', issuedAt: at, expiresAt: new Date(at.getTime() + 5 * MIN) });
+  await rig.publishRunAction(runAction(attempt, grant, request(attempt, { proposed_by: proposer, proposed_at: at.toISOString(), ...overrides })));
+  const completed = await rig.waitForTaskEvent(ids.task_id, `execution.completed of ${attempt.attempt_id}`, (event) => event.event_type === 'execution.completed' && event.attempt_id === attempt.attempt_id);
   return ExecutionCompleted.parse(completed.payload);
 }
 
@@ -171,20 +105,13 @@ const cellHome = (root: string, cellId: string) => path.join(root, cellId, 'work
 
 /** The task's container as Docker lists it (by name: a claimed pooled cell keeps an empty task label). */
 async function containerState(cellId: string): Promise<string[]> {
-  return (await docker.listContainers({ all: true, filters: { name: [`^/writ-cell-${cellId}$`] } })).map((container) => container.State);
+  return (await rig.docker.listContainers({ all: true, filters: { name: [`^/writ-cell-${cellId}$`] } })).map((container) => container.State);
 }
 
 /** Publishes close-cell and waits until the executor has acked it (the cell closed and its container stopped). */
 async function closeCell(cellId: string): Promise<void> {
-  const { seq } = await client.publish(config.subjects.closeCell, { task_id: cellId, reason: 'task.completed' }, { msgId: uniqueName('close') });
-  const jsm = await jetstreamManager(nc);
-  await waitFor(
-    async () => {
-      const info = await jsm.consumers.info(config.streams.commands, `${config.durable}-close-cell`);
-      return info.ack_floor.stream_seq >= seq && info.num_ack_pending === 0 ? true : undefined;
-    },
-    { what: `close-cell of ${cellId} to be acked`, timeoutMs: 60_000, intervalMs: 50 },
-  );
+  const { seq } = await rig.client.publish(rig.config.subjects.closeCell, { task_id: cellId, reason: 'task.completed' }, { msgId: uniqueName('close') });
+  await rig.waitSettled(seq, { durable: `${rig.config.durable}-close-cell`, what: `close-cell of ${cellId} to be acked` });
   expect(await cellTypes(cellId)).toContain('cell.closed');
 }
 
@@ -192,19 +119,7 @@ async function resurrectionJws(user: User, cellId: string): Promise<string> {
   return (await signRequest(SIGNED_REQUESTS.cellResurrection, { cell_id: cellId, note: 'the operator needs it back' }, { principalId: user.id, key: user.key, now: new Date() })).jws;
 }
 
-const resurrect = (cellId: string, jws: string): Promise<ResurrectCellReply> => client.request(config.subjects.resurrectCell, { cell_id: cellId, resurrection_jws: jws });
-
-async function expectRefused(code: string, pending: Promise<unknown>): Promise<void> {
-  const error = await pending.then(
-    () => new Error('the request was accepted'),
-    (failure: unknown) => failure,
-  );
-  expect(hasErrorCode(error, code), `expected ${code}, got ${String(error)}`).toBe(true);
-}
-
-async function objectBytes(sha256: string): Promise<Uint8Array | null> {
-  return (await new Objm(nc).open(config.artifacts.bucket)).getBlob(`sha256-${sha256}`);
-}
+const resurrect = (cellId: string, jws: string): Promise<ResurrectCellReply> => rig.client.request(rig.config.subjects.resurrectCell, { cell_id: cellId, resurrection_jws: jws });
 
 /** Member names of a tarball, as the host's tar lists them. */
 function tarMembers(bytes: Uint8Array): string[] {
@@ -224,12 +139,12 @@ async function mountsUnder(dir: string): Promise<string[]> {
 
 /** The text of an artifact the log names by hash. */
 async function text(sha256: string): Promise<string> {
-  return Buffer.from((await objectBytes(sha256)) ?? []).toString();
+  return Buffer.from((await rig.objectBytes(sha256)) ?? []).toString();
 }
 
 /** Seats a principal in the cell as its director would (the kernel's decider, appended at the stream's head): the executor itself only seats workers. */
 async function seatAs(cellId: string, participantId: string, role: 'observer'): Promise<CellRecord> {
-  const log = await cellEvents(cellId);
+  const log = await rig.cellEvents(cellId);
   let state = log.reduce((s, event) => cellDecider.evolve(s, { type: event.event_type, data: event.payload }), cellDecider.initialState());
   const now = new Date().toISOString();
   const drafts: EventDraft[] = [];
@@ -242,7 +157,7 @@ async function seatAs(cellId: string, participantId: string, role: 'observer'): 
       drafts.push({ event_id: uniqueName('cev'), schema_version: 1, event_type: event.type, entity_type: 'cell', entity_id: cellId, occurred_at: now, actor_type: 'user', actor_id: director.id, payload: event.data, causation_id: null, correlation_id: cellId });
     }
   }
-  await store.appendToEntity('cell', cellId, drafts, log.length);
+  await rig.store.appendToEntity('cell', cellId, drafts, log.length);
   return state as CellRecord;
 }
 
@@ -256,7 +171,7 @@ describe('a task cell as a Lazarus cell', () => {
     const completed = await act(ids, 'agent-1', sh('echo hello > out.txt'));
     expect(completed).toMatchObject({ outcome: 'completed', exit_code: 0, changed_files: [{ path: 'out.txt', change: 'added' }] });
 
-    const log = await cellEvents(ids.task_id);
+    const log = await rig.cellEvents(ids.task_id);
     expect(log.map((event) => event.event_type)).toEqual(['cell.participant_invited', 'cell.invitation_accepted', 'cell.preparing', 'cell.activated']);
     expect(log.every((event) => event.entity_type === 'cell' && event.entity_id === ids.task_id && event.actor_id === 'writ-executor')).toBe(true);
     expect(log[0]?.payload).toMatchObject({
@@ -265,7 +180,7 @@ describe('a task cell as a Lazarus cell', () => {
     });
     expect(log[2]?.payload).toMatchObject({ backend: 'docker', prepared_by: 'cells-a' });
     // nothing of the cell went to the task stream
-    expect((await events(ids.task_id)).some((event) => event.event_type.startsWith('cell.'))).toBe(false);
+    expect((await rig.events(ids.task_id)).some((event) => event.event_type.startsWith('cell.'))).toBe(false);
   });
 
   it('given the cell, then its home has the Lazarus layout, the harness parts are not the cell user’s to move, and a second action appends no cell event', async () => {
@@ -281,7 +196,7 @@ describe('a task cell as a Lazarus cell', () => {
 
     // from inside the cell: the harness's .lazarus and the homes directory cannot be moved, written or replaced
     const inside = await act(ids, 'agent-1', sh('mv .lazarus x 2>/dev/null && echo MOVED; echo x > .lazarus/cell.json 2>/dev/null && echo WROTE; mkdir home/intruder 2>/dev/null && echo HOMED; rmdir shared 2>/dev/null && echo GONE; echo fine'));
-    expect(Buffer.from((await objectBytes(inside.stdout_sha256)) ?? []).toString()).toBe('fine\n');
+    expect(Buffer.from((await rig.objectBytes(inside.stdout_sha256)) ?? []).toString()).toBe('fine\n');
     expect(await cellTypes(ids.task_id)).toHaveLength(4);
   });
 
@@ -304,10 +219,10 @@ describe('a task cell as a Lazarus cell', () => {
   it('given the task ended, when close-cell arrives, then a final checkpoint closes the cell: its tarball is the artifact the event names (same SHA-256), and the container waits stopped in the graveyard with the workspace', async () => {
     await closeCell(ids.task_id);
     expect((await cellTypes(ids.task_id)).slice(-3)).toEqual(['cell.checkpoint_started', 'cell.checkpoint_completed', 'cell.closed']);
-    const completed = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string; artifact_ref: string; final: boolean };
+    const completed = (await rig.cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string; artifact_ref: string; final: boolean };
     expect(completed.final).toBe(true);
-    expect(completed.artifact_ref).toBe(`nats-obj://${config.artifacts.bucket}/sha256-${completed.sha256}`);
-    const tarball = (await objectBytes(completed.sha256)) ?? new Uint8Array();
+    expect(completed.artifact_ref).toBe(`nats-obj://${rig.config.artifacts.bucket}/sha256-${completed.sha256}`);
+    const tarball = (await rig.objectBytes(completed.sha256)) ?? new Uint8Array();
     expect(sha256Hex(tarball)).toBe(completed.sha256);
     const members = tarMembers(tarball);
     expect(members).toEqual(expect.arrayContaining(['out.txt', 'shared/scratchpad.md', 'home/agent-1/memory.md', 'home/agent-2/memory.md']));
@@ -330,12 +245,12 @@ describe('a task cell as a Lazarus cell', () => {
 
     const reply = await resurrect(ids.task_id, await resurrectionJws(director, ids.task_id));
     expect(reply).toMatchObject({ cell_id: ids.task_id, status: 'resurrected', restored_from: 'graveyard', resurrected_by: director.id });
-    const resurrected = (await cellEvents(ids.task_id)).at(-1);
+    const resurrected = (await rig.cellEvents(ids.task_id)).at(-1);
     expect(resurrected).toMatchObject({ event_type: 'cell.resurrected', event_id: reply.event_id, actor_type: 'user', actor_id: director.id, payload: { resurrected_by: director.id } });
     expect(await containerState(ids.task_id)).toEqual(['running']);
 
     const read = await act(ids, 'agent-1', { action_class: 'read_local', params: { path: 'out.txt' }, target_resources: ['out.txt'] });
-    expect(Buffer.from((await objectBytes(read.stdout_sha256)) ?? []).toString()).toBe('hello\n');
+    expect(Buffer.from((await rig.objectBytes(read.stdout_sha256)) ?? []).toString()).toBe('hello\n');
     const decisions = (await readFile(path.join(cellHome(rootA, ids.task_id), '.lazarus/decisions.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { decision: string });
     expect(decisions.map((entry) => entry.decision)).toEqual(['checkpoint', 'close', 'resurrect']);
   });
@@ -413,11 +328,11 @@ describe('per-seat users: every action of a seat runs as its own uid', () => {
 
   it('given per-seat homes, when close-cell takes the final checkpoint, then each home is in the tarball (read by its own seat), and nothing else could read them all', async () => {
     await closeCell(ids.task_id);
-    const completed = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string };
-    const members = tarMembers((await objectBytes(completed.sha256)) ?? new Uint8Array());
+    const completed = (await rig.cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string };
+    const members = tarMembers((await rig.objectBytes(completed.sha256)) ?? new Uint8Array());
     expect(members).toEqual(expect.arrayContaining(['proj/ab.txt', 'top.txt', 'shared/notes.md', 'home/agent-b/secret', 'home/agent-a/']));
     // the checkpoint carries this cell's owner note: its purge may delete it, nobody else's
-    const info = await (await new Objm(nc).open(config.artifacts.bucket)).info(`sha256-${completed.sha256}`);
+    const info = await (await new Objm(rig.nc).open(rig.config.artifacts.bucket)).info(`sha256-${completed.sha256}`);
     expect(info?.metadata?.[OWNER_KEY]).toBe(`cell:${ids.task_id}`);
   });
 });
@@ -427,12 +342,9 @@ describe('checkpoints, resumption elsewhere, scrubbing', () => {
     const ids = await newTask('resume');
     await act(ids, 'agent-1', sh('mkdir -p src && echo "export {}" > src/a.ts && echo scratch >> shared/scratchpad.md && echo remember > home/agent-1/memory.md'));
     await closeCell(ids.task_id);
-    const checkpoint = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { checkpoint_id: string };
+    const checkpoint = (await rig.cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { checkpoint_id: string };
 
-    b = await createExecutorApp(
-      { ...config, executorId: 'cells-b', cells: { ...config.cells, cellsRoot: rootB, poolSize: 0 } },
-      { cells: { labels: { 'writ.test': RUN } }, logger: quiet, busLogger: quiet, nestLogLevels: false },
-    );
+    b = await rig.startExecutor({ executorId: 'cells-b', cells: { ...rig.config.cells, cellsRoot: rootB, poolSize: 0 } });
     try {
       const result = await b.cellLifecycle.resurrect(ids.task_id, { id: director.id, type: 'user' }, 'crs-cells-test');
       expect(result).toMatchObject({ restored_from: 'checkpoint', checkpoint_id: checkpoint.checkpoint_id });
@@ -446,7 +358,7 @@ describe('checkpoints, resumption elsewhere, scrubbing', () => {
       for (const entry of ['home/agent-1', 'home/agent-1/memory.md']) expect((await lstat(path.join(home, entry))).uid).toBe(CELL_SEAT_UID_BASE + 1);
       expect(JSON.parse(await readFile(path.join(home, '.lazarus/cell.json'), 'utf8'))).toMatchObject({ executor_id: 'cells-b', status: 'ACTIVE' });
     } finally {
-      await b.close();
+      await rig.stopExecutor(b);
       b = undefined;
     }
   });
@@ -462,7 +374,7 @@ describe('checkpoints, resumption elsewhere, scrubbing', () => {
     } finally {
       offsetA = 0;
     }
-    const log = await cellEvents(ids.task_id);
+    const log = await rig.cellEvents(ids.task_id);
     expect(log.at(-1)).toMatchObject({ event_type: 'cell.archived', payload: { filesystem_scrubbed: true, checkpoint_ids: ['ckpt-1'] } });
     expect(existsSync(path.join(rootA, ids.task_id))).toBe(false);
     expect(existsSync(path.join(rootA, '.scrubbing'))).toBe(false);
@@ -471,7 +383,7 @@ describe('checkpoints, resumption elsewhere, scrubbing', () => {
     expect((await readdir(tmpdir())).filter((name) => !hostTmpBefore.has(name) && (name.includes(ids.task_id) || name === 'scratch'))).toEqual([]);
     // the archive manifest names the checkpoint
     const ref = String(log.at(-1)?.payload['archive_ref']);
-    const manifest = JSON.parse(Buffer.from((await objectBytes(ref.slice(ref.indexOf('sha256-') + 7))) ?? []).toString()) as Record<string, unknown>;
+    const manifest = JSON.parse(Buffer.from((await rig.objectBytes(ref.slice(ref.indexOf('sha256-') + 7))) ?? []).toString()) as Record<string, unknown>;
     expect(manifest).toMatchObject({ cell_id: ids.task_id, checkpoints: [{ checkpoint_id: 'ckpt-1', final: true }] });
     // an archived cell is never resurrected
     await expectRefused('CELL_TRANSITION_INVALID', resurrect(ids.task_id, await resurrectionJws(director, ids.task_id)));
@@ -489,12 +401,12 @@ describe('archive retention: checkpoints leave the artifact store', () => {
     } finally {
       offsetA = 0;
     }
-    const archived = (await cellEvents(ids.task_id)).at(-1);
+    const archived = (await rig.cellEvents(ids.task_id)).at(-1);
     expect(archived?.event_type).toBe('cell.archived');
-    const checkpoint = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string };
+    const checkpoint = (await rig.cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { sha256: string };
     const ref = String(archived?.payload['archive_ref']);
     const manifest = ref.slice(ref.indexOf('sha256-') + 7);
-    expect(await objectBytes(checkpoint.sha256)).not.toBeNull();
+    expect(await rig.objectBytes(checkpoint.sha256)).not.toBeNull();
 
     // within the retention (30 days from archiving, the default): nothing happens
     offsetA = 31 * MIN + 30 * DAY - 10 * MIN;
@@ -503,25 +415,25 @@ describe('archive retention: checkpoints leave the artifact store', () => {
     } finally {
       offsetA = 0;
     }
-    expect((await cellEvents(ids.task_id)).at(-1)?.event_type).toBe('cell.archived');
-    expect(await objectBytes(checkpoint.sha256)).not.toBeNull();
-    expect(await objectBytes(manifest)).not.toBeNull();
+    expect((await rig.cellEvents(ids.task_id)).at(-1)?.event_type).toBe('cell.archived');
+    expect(await rig.objectBytes(checkpoint.sha256)).not.toBeNull();
+    expect(await rig.objectBytes(manifest)).not.toBeNull();
 
     // past it: deleted first, then recorded, once
     offsetA = 31 * MIN + 30 * DAY + MIN;
     try {
       const report = await a.cellLifecycle.sweep();
       expect(report.transitions).toContainEqual({ cell_id: ids.task_id, kind: 'retention_over' });
-      const purged = (await cellEvents(ids.task_id)).filter((event) => event.event_type === 'cell.archive_purged');
+      const purged = (await rig.cellEvents(ids.task_id)).filter((event) => event.event_type === 'cell.archive_purged');
       expect(purged).toHaveLength(1);
       expect(purged[0]?.payload).toMatchObject({ purged_by: 'writ-executor', deleted_sha256: [checkpoint.sha256, manifest], kept_sha256: [] });
-      expect(await objectBytes(checkpoint.sha256)).toBeNull();
-      expect(await objectBytes(manifest)).toBeNull();
+      expect(await rig.objectBytes(checkpoint.sha256)).toBeNull();
+      expect(await rig.objectBytes(manifest)).toBeNull();
 
-      const head = (await cellEvents(ids.task_id)).length;
+      const head = (await rig.cellEvents(ids.task_id)).length;
       const again = await a.cellLifecycle.sweep();
       expect(again.transitions.filter((transition) => transition.cell_id === ids.task_id)).toEqual([]);
-      expect(await cellEvents(ids.task_id)).toHaveLength(head);
+      expect(await rig.cellEvents(ids.task_id)).toHaveLength(head);
     } finally {
       offsetA = 0;
     }
@@ -534,23 +446,19 @@ describe('heartbeats, DOWNED and a substitute (runs last: executor A stops)', ()
     await act(ids, 'agent-1', sh('echo kept > p.txt && echo private > home/agent-1/memory.md'));
     await a.cellLifecycle.checkpoint(ids.task_id);
     await act(ids, 'agent-1', sh('echo later > after.txt'));
-    const checkpoint = (await cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { checkpoint_id: string };
+    const checkpoint = (await rig.cellEvents(ids.task_id)).find((event) => event.event_type === 'cell.checkpoint_completed')?.payload as { checkpoint_id: string };
 
     // the host goes away: nothing beats for its cells any more
-    await a.close();
-    aClosed = true;
+    await rig.stopExecutor(a);
     const ahead = 10 * MIN;
-    b = await createExecutorApp(
-      { ...config, executorId: 'cells-b', cells: { ...config.cells, cellsRoot: rootB, poolSize: 0 } },
-      { cells: { labels: { 'writ.test': RUN } }, clock: () => new Date(Date.now() + ahead), logger: quiet, busLogger: quiet, nestLogLevels: false },
-    );
+    b = await rig.startExecutor({ executorId: 'cells-b', cells: { ...rig.config.cells, cellsRoot: rootB, poolSize: 0 } }, { clock: () => new Date(Date.now() + ahead) });
     const report = await b.cellLifecycle.sweep();
     expect(report.transitions).toContainEqual({ cell_id: ids.task_id, kind: 'heartbeat_missed' });
-    expect((await cellEvents(ids.task_id)).at(-1)).toMatchObject({ event_type: 'cell.downed', payload: { participant_id: 'agent-1' } });
+    expect((await rig.cellEvents(ids.task_id)).at(-1)).toMatchObject({ event_type: 'cell.downed', payload: { participant_id: 'agent-1' } });
 
     const sub = await act(ids, 'agent-2', sh('ls; ls home'), new Date(Date.now() + ahead));
     expect(sub).toMatchObject({ outcome: 'completed', exit_code: 0 });
-    const log = await cellEvents(ids.task_id);
+    const log = await rig.cellEvents(ids.task_id);
     expect(log.slice(-3).map((event) => event.event_type)).toEqual(['cell.substitute_invited', 'cell.invitation_accepted', 'cell.revived']);
     expect(log.at(-3)?.payload).toMatchObject({
       participant: { participant_id: 'agent-2', role: 'substitute' },
@@ -565,9 +473,9 @@ describe('heartbeats, DOWNED and a substitute (runs last: executor A stops)', ()
     expect(existsSync(path.join(home, 'after.txt'))).toBe(false);
     expect(existsSync(path.join(home, 'home/agent-1'))).toBe(false);
     expect((await lstat(path.join(home, 'home/agent-2'))).isDirectory()).toBe(true);
-    expect(Buffer.from((await objectBytes(sub.stdout_sha256)) ?? []).toString().split('\n')).not.toContain('agent-1');
+    expect(Buffer.from((await rig.objectBytes(sub.stdout_sha256)) ?? []).toString().split('\n')).not.toContain('agent-1');
     // a new seat (the cell's third, after the director and agent-1): a new uid, a new home, nothing of agent-1's
     const who = await act(ids, 'agent-2', sh('id -u; stat -c %u home/agent-2; ls -A home/agent-2 | wc -l'), new Date(Date.now() + ahead));
-    expect(Buffer.from((await objectBytes(who.stdout_sha256)) ?? []).toString()).toBe(`${CELL_SEAT_UID_BASE + 2}\n${CELL_SEAT_UID_BASE + 2}\n0\n`);
+    expect(Buffer.from((await rig.objectBytes(who.stdout_sha256)) ?? []).toString()).toBe(`${CELL_SEAT_UID_BASE + 2}\n${CELL_SEAT_UID_BASE + 2}\n0\n`);
   });
 });

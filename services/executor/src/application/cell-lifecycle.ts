@@ -2,10 +2,12 @@ import { hasErrorCode, type EventDraft, type EventEnvelope, type PrincipalType }
 import { sha256Hex } from '@writ/crypto';
 import {
   archivedObjects,
+  CellError,
   cellDecider,
   cellHolder,
   cellPermissions,
   dueTransitions,
+  isoAt,
   lastCheckpoint,
   participantOf,
   type CellCommand,
@@ -42,6 +44,7 @@ import type { TaskSerializer } from './task-serializer.js';
  * | a host's sweep after the closed grace | archived (the cell's files scrubbed first) |
  * | any executor's sweep after the archive retention | archive_purged (the cell's own archived objects deleted from the artifact store first) |
  * | `writ cell resurrect` within the grace | resurrected |
+ * | `writ cell renew` (ACTIVE, CHECKPOINTING or DOWNED; any executor answers) | ttl_renewed |
  * | an action of the downed seat's principal | revived |
  * | an action of another principal in a DOWNED cell (substitutes enabled) | substitute_invited, invitation_accepted, revived |
  *
@@ -116,6 +119,24 @@ export interface ResurrectionResult {
   readonly event_id: string;
 }
 
+/** A director's renewal of a cell's active TTL, verified by the caller. */
+export interface RenewalRequest {
+  /** The Writ director who signed it: it acts for the cell's director seat, and the event names it as its actor. */
+  readonly renewed_by: EventActor;
+  /** How much later the active window ends; absent: by the cell policy's `active_ttl_ms` (the kernel's default). */
+  readonly extend_ms?: number;
+}
+
+export interface RenewalResult {
+  /** `already_renewed`: the log already holds the renewal this request caused (a retry); nothing was appended. */
+  readonly status: 'renewed' | 'already_renewed';
+  readonly previous_expires_at: string;
+  readonly active_expires_at: string;
+  /** The latest the window may reach by renewals: activation + the policy's `active_ttl_max_ms`. */
+  readonly max_expires_at: string;
+  readonly event_id: string;
+}
+
 export interface SweepReport {
   readonly cells: number;
   readonly transitions: readonly { readonly cell_id: string; readonly kind: DueTransition['kind'] }[];
@@ -156,6 +177,8 @@ export class CellLifecycle {
   readonly #archived = new Map<string, number>();
   /** `<cell>/<seat>` whose home this process has made. */
   readonly #homes = new Set<string>();
+  /** The `active_expires_at` this process last wrote to each cell's `.lazarus/cell.json`: a holder's sweep rewrites it after a renewal. */
+  readonly #writtenExpiry = new Map<string, string | null>();
 
   constructor(deps: CellLifecycleDeps, settings: CellLifecycleSettings) {
     this.#deps = deps;
@@ -300,8 +323,7 @@ export class CellLifecycle {
       const view = await this.view(cellId);
       if (view.state.status === 'IDLE') throw new ExecutorError('EXECUTOR_CELL_NOT_FOUND', `there is no cell ${cellId}`, { details: { cell_id: cellId } });
       const state = view.state;
-      const seat = participantOf(state, signer.id);
-      const actingSeat = seat?.role === 'director' && seat.status === 'accepted' ? seat.participant_id : state.director_id;
+      const actingSeat = directorSeatFor(state, signer.id);
       // Refused before anything happens on the host: wrong state, never ran, grace over.
       cellDecider.decide(this.#command('resurrect-cell', { resurrected_by: actingSeat, host_id: this.#hostId }), state);
       let restoredFrom: ResurrectionResult['restored_from'];
@@ -333,6 +355,47 @@ export class CellLifecycle {
       await this.#deps.host.appendDecision(cellId, { at: this.#now(), decision: 'resurrect', by: signer.id, for_seat: actingSeat });
       return { restored_from: restoredFrom, checkpoint_id: checkpointId, active_expires_at: record.active_expires_at as string, event_id: eventId };
     });
+  }
+
+  /**
+   * A director's renewal of the cell's active TTL (Lazarus 4.2): the kernel decides
+   * (`renew-active-ttl`: ACTIVE, CHECKPOINTING or DOWNED, before the window ends, within the
+   * policy's `active_ttl_max_ms` from activation) and `cell.ttl_renewed` is appended. Only the log
+   * changes, so it is neither routed to the cell's holder nor queued behind the cell's actions: any
+   * executor answers, and the sweeps (which read the log) close the cell at its new expiry. A holder
+   * of the current copy rewrites `.lazarus/cell.json` now; one that did not answer does so on its
+   * next sweep. `causationId` names the signed request: one already applied (a retry of the same
+   * JWS) is answered from the log and never extends the window twice.
+   */
+  async renew(cellId: string, request: RenewalRequest, causationId: string): Promise<RenewalResult> {
+    for (let round = 1; round <= MAX_ROUNDS; round += 1) {
+      const events = await this.#deps.log.read(cellId);
+      const view = this.#fold(cellId, events);
+      if (view.state.status === 'IDLE') throw new ExecutorError('EXECUTOR_CELL_NOT_FOUND', `there is no cell ${cellId} (a cell's id is its task's id)`, { details: { cell_id: cellId } });
+      const state = view.state;
+      const earlier = events.find((event) => event.event_type === 'cell.ttl_renewed' && event.causation_id === causationId);
+      if (earlier !== undefined) {
+        const activeExpiresAt = String(earlier.payload['active_expires_at']);
+        return { status: 'already_renewed', previous_expires_at: String(earlier.payload['previous_expires_at']), active_expires_at: activeExpiresAt, max_expires_at: maxExpiresAt(state) ?? activeExpiresAt, event_id: earlier.event_id };
+      }
+      const command = this.#command('renew-active-ttl', { renewed_by: directorSeatFor(state, request.renewed_by.id), ...(request.extend_ms === undefined ? {} : { extend_ms: request.extend_ms }) });
+      let applied: { view: CellView; eventIds: string[] };
+      try {
+        cellDecider.decide(command, state);
+        // Appended only onto the state searched above: a cell that moved on is searched and decided again.
+        applied = await this.#applyWithIds(cellId, (current) => (current.seq === view.seq ? [command] : []), { actor: request.renewed_by, causationId });
+      } catch (error) {
+        throw renewalRefused(error, state);
+      }
+      const [eventId] = applied.eventIds;
+      if (eventId === undefined) continue;
+      const record = this.#record(applied.view);
+      if (this.#holdsHere(record) && (await this.#deps.host.holds(cellId)) && (await this.#deps.host.incarnation(cellId)) === applied.view.incarnation) {
+        await this.#writeMetadata(cellId, applied.view);
+      }
+      return { status: 'renewed', previous_expires_at: state.active_expires_at as string, active_expires_at: record.active_expires_at as string, max_expires_at: maxExpiresAt(record) as string, event_id: eventId };
+    }
+    throw new ExecutorError('EXECUTOR_NOT_READY', `cell ${cellId} kept changing while it was being renewed; retry`, { details: { cell_id: cellId } });
   }
 
   // ---- sweep -----------------------------------------------------------------------------------
@@ -417,8 +480,10 @@ export class CellLifecycle {
       next = await this.#apply(cellId, (v) => (v.state.status === 'ACTIVE' && v.state.running.some((r) => r.participant_id === running.participant_id) ? [this.#command('record-heartbeat', { participant_id: running.participant_id })] : []));
       if (next.seq !== seq) report.heartbeats += 1;
     }
-    const interval = this.#settings.checkpointIntervalMs;
     const record = this.#record(next);
+    // A renewal answered by another executor (or by this one before a restart) changed only the log.
+    if (record.status === 'ACTIVE' && this.#writtenExpiry.get(cellId) !== record.active_expires_at) await this.#writeMetadata(cellId, next);
+    const interval = this.#settings.checkpointIntervalMs;
     if (interval > 0 && record.status === 'ACTIVE') {
       const since = lastCheckpoint(record)?.completed_at ?? record.activated_at;
       if (since !== null && Date.parse(this.#now()) - Date.parse(since) >= interval) {
@@ -535,6 +600,7 @@ export class CellLifecycle {
     const archived = state?.status === 'ARCHIVED' ? state.archived : null;
     this.#archived.set(cellId, archived === null ? 0 : archived.purged !== null ? Number.POSITIVE_INFINITY : Date.parse(archived.retention_ends_at));
     this.#views.delete(cellId);
+    this.#writtenExpiry.delete(cellId);
     for (const key of this.#homes) if (key.startsWith(`${cellId}/`)) this.#homes.delete(key);
   }
 
@@ -760,7 +826,11 @@ export class CellLifecycle {
   }
 
   async #read(cellId: string): Promise<CellView> {
-    const events = await this.#deps.log.read(cellId);
+    return this.#fold(cellId, await this.#deps.log.read(cellId));
+  }
+
+  /** The view of `events` (the cell's whole stream), cached as the cell's current fold. */
+  #fold(cellId: string, events: readonly EventEnvelope[]): CellView {
     let state: CellState = cellDecider.initialState();
     let incarnation = 0;
     let preparing: CellView['preparing'] = null;
@@ -841,6 +911,7 @@ export class CellLifecycle {
   /** `.lazarus/cell.json`: the cell as this host runs it, with the incarnation that makes this copy current. */
   async #writeMetadata(cellId: string, view: CellView): Promise<void> {
     const record = this.#record(view);
+    this.#writtenExpiry.set(cellId, record.active_expires_at);
     await this.#deps.host.writeMetadata(cellId, {
       version: 1,
       cell_id: cellId,
@@ -859,6 +930,66 @@ export class CellLifecycle {
       written_at: this.#now(),
     });
   }
+}
+
+/**
+ * The cell's seat a Writ director acts for: its own director seat when it holds one, else the
+ * cell's creating director's (a Writ director may act for any cell; the event's actor names it).
+ */
+function directorSeatFor(state: CellRecord, signerId: string): string {
+  const seat = participantOf(state, signerId);
+  return seat?.role === 'director' && seat.status === 'accepted' ? seat.participant_id : state.director_id;
+}
+
+/** The latest a cell's active window may reach by renewals (null before its first activation). */
+function maxExpiresAt(state: CellRecord): string | null {
+  return state.activated_at === null ? null : isoAt(Date.parse(state.activated_at) + state.policy.active_ttl_max_ms);
+}
+
+/** `3h20m`, `45m`, `1m30s`: whole seconds, rounded down (never more than the room it describes); the CLI's `--extend` reads it back. */
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1_000));
+  const parts = [[Math.floor(seconds / 3_600), 'h'], [Math.floor((seconds % 3_600) / 60), 'm'], [seconds % 60, 's']] as const;
+  return parts.filter(([n]) => n > 0).map(([n, unit]) => `${n}${unit}`).join('') || '0s';
+}
+
+/**
+ * The kernel's refusal of a renewal (same code and details), told so that a director knows what
+ * the cell allows and what to do next; any other error as it is.
+ */
+function renewalRefused(error: unknown, state: CellRecord): unknown {
+  if (hasErrorCode(error, 'CELL_TRANSITION_INVALID')) {
+    const next =
+      state.status === 'CLOSED'
+        ? '; a closed cell comes back within its grace with `writ cell resurrect` (with a new window)'
+        : state.status === 'ARCHIVED'
+          ? '; an archived cell never runs again'
+          : '; its window starts when it is activated';
+    return new CellError('CELL_TRANSITION_INVALID', `cell ${state.cell_id} is ${state.status}: only an ACTIVE, CHECKPOINTING or DOWNED cell's active TTL can be renewed${next}`, {
+      cause: error,
+      ...(error.details === undefined ? {} : { details: { ...error.details } }),
+    });
+  }
+  if (hasErrorCode(error, 'CELL_TTL_CAP_EXCEEDED')) {
+    const max = maxExpiresAt(state) as string;
+    const expires = state.active_expires_at as string;
+    const room = Date.parse(max) - Date.parse(expires);
+    const allowance = room >= 1_000 ? `a renewal may add at most ${formatDuration(room)} now (--extend ${formatDuration(room)})` : 'it cannot be renewed any further';
+    const requested = typeof error.details?.['requested_expires_at'] === 'string' ? `; this one asked for ${error.details['requested_expires_at']}` : '';
+    return new CellError(
+      'CELL_TTL_CAP_EXCEEDED',
+      `cell ${state.cell_id} may stay active until ${max} at most (the cell policy's ceiling: ${formatDuration(state.policy.active_ttl_max_ms)} from its activation at ${state.activated_at as string}); it runs until ${expires}, so ${allowance}${requested}`,
+      { cause: error, details: { ...error.details, max_expires_at: max, active_expires_at: expires, max_extend_ms: Math.max(0, room) } },
+    );
+  }
+  if (hasErrorCode(error, 'CELL_ACTIVE_TTL_EXPIRED')) {
+    return new CellError(
+      'CELL_ACTIVE_TTL_EXPIRED',
+      `the active window of cell ${state.cell_id} ended at ${state.active_expires_at as string}: it can no longer be renewed; a sweep closes it (ttl_expired), then \`writ cell resurrect\` brings it back within its grace`,
+      { cause: error, details: { active_expires_at: state.active_expires_at } },
+    );
+  }
+  return error;
 }
 
 function preparingOf(data: Readonly<Record<string, unknown>>): CellView['preparing'] {

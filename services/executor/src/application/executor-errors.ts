@@ -90,17 +90,17 @@ export type ExecutorErrorCode =
   | 'EXECUTOR_CELL_NOT_ACTIVE'
   /** A checkpoint could not be captured, stored or restored: too large, tar failed, missing or corrupt in the store. */
   | 'EXECUTOR_CHECKPOINT_FAILED'
-  /** `resurrect-cell`: no cell with this id in the log (replied). */
+  /** `resurrect-cell`, `renew-cell`: no cell with this id in the log (replied). */
   | 'EXECUTOR_CELL_NOT_FOUND'
   /** `resurrect-cell`: this executor does not hold the cell's graveyard and the cell has no checkpoint to resume from (replied). */
   | 'EXECUTOR_CELL_NOT_RESTORABLE'
-  /** `resurrect-cell`: not a compact JWS over a CellResurrection verifying with an active key of its signer (replied). */
+  /** `resurrect-cell`, `renew-cell`: not a compact JWS over a CellResurrection / CellRenewal verifying with an active key of its signer (replied). */
   | 'EXECUTOR_CELL_SIGNATURE_INVALID'
-  /** `resurrect-cell`: the signer is unknown, not a director, or an agent (replied; `details.reason`). */
+  /** `resurrect-cell`, `renew-cell`: the signer is unknown, not a director, or an agent (replied; `details.reason`). */
   | 'EXECUTOR_CELL_NOT_ALLOWED'
-  /** `resurrect-cell`: signed more than the freshness window away from the executor's clock (replied; sign again). */
+  /** `resurrect-cell`, `renew-cell`: signed more than the freshness window away from the executor's clock (replied; sign again). */
   | 'EXECUTOR_CELL_STALE'
-  /** `resurrect-cell`: the signed resurrection names another cell than the request (replied). */
+  /** `resurrect-cell`, `renew-cell`: the signed resurrection or renewal names another cell than the request (replied). */
   | 'EXECUTOR_CELL_MISMATCH'
   /**
    * A rollback was refused before anything ran: a path no longer holds what the rolled-back action left

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleRequest } from '../../test/grants.js';
+import { closeServer, listenAnywhere, recordRequests, type SeenRequest } from '../../test/recording-server.js';
 import { TestPki, type TestCa } from '../../test/test-pki.js';
 import { EgressProxy } from '../outbound/egress/egress-proxy.js';
 import { egressRules } from '../outbound/egress/egress-rules.js';
@@ -26,30 +26,26 @@ let server: Server;
 let port = 0;
 let proxy: EgressProxy;
 let proxyPort = 0;
-const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+const seen: SeenRequest[] = [];
 let pki: TestPki;
 let ca: TestCa;
 let tlsServer: HttpsServer;
 let tlsPort = 0;
 /** TLS handshakes the https server completed (a request reaches `tlsSeen` only after one). */
 let handshakes = 0;
-const tlsSeen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+const tlsSeen: SeenRequest[] = [];
 let curlHome: string;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+  server = createServer(
+    recordRequests(seen, (req, res) => {
       res.setHeader('x-served-by', 'test');
       // Written in pieces with no length: chunked towards the proxy, which de-chunks for its HTTP/1.0 client.
       res.write('hello ');
       res.end(`${req.method} ${req.url}`);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-  port = (server.address() as AddressInfo).port;
+    }),
+  );
+  port = await listenAnywhere(server);
 
   // One https server, its certificate chosen by the name the client asks for (SNI): api.test is
   // issued by the test CA; untrusted.test by a CA nobody trusts; wrong.test gets api.test's.
@@ -59,23 +55,17 @@ beforeAll(async () => {
   const untrusted = pki.issueServerCert(pki.createCa('writ-untrusted-ca'), ['untrusted.test']);
   tlsServer = createHttpsServer(
     { cert: trusted.certPem, key: trusted.keyPem, SNICallback: (name, done) => done(null, name === 'untrusted.test' ? untrusted.context : trusted.context) },
-    (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        tlsSeen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.setHeader('x-served-by', 'tls-test');
-        // Chunked towards curl, which relays it raw (--raw): parseHttpResponse de-chunks.
-        res.write('secure ');
-        res.end(`${req.method} ${req.url}`);
-      });
-    },
+    recordRequests(tlsSeen, (req, res) => {
+      res.setHeader('x-served-by', 'tls-test');
+      // Chunked towards curl, which relays it raw (--raw): parseHttpResponse de-chunks.
+      res.write('secure ');
+      res.end(`${req.method} ${req.url}`);
+    }),
   );
   tlsServer.on('secureConnection', () => {
     handshakes += 1;
   });
-  await new Promise<void>((resolve) => tlsServer.listen(0, '0.0.0.0', resolve));
-  tlsPort = (tlsServer.address() as AddressInfo).port;
+  tlsPort = await listenAnywhere(tlsServer);
   curlHome = await mkdtemp(path.join(tmpdir(), 'writ-curl-home-'));
 
   const names = new Set(['api.test', 'untrusted.test', 'wrong.test']);
@@ -88,8 +78,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proxy?.close();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await new Promise<void>((resolve) => (tlsServer ? tlsServer.close(() => resolve()) : resolve()));
+  await closeServer(server);
+  await closeServer(tlsServer);
   pki?.remove();
   if (curlHome) await rm(curlHome, { recursive: true, force: true });
 });

@@ -1,6 +1,7 @@
-import { PrincipalType, hasErrorCode, type ResurrectCell, type ResurrectCellReply } from '@writ/contracts';
+import { hasErrorCode, type ResurrectCell, type ResurrectCellReply } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
-import { SIGNED_REQUESTS, derivedId, verifySignedRequest, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
+import { SIGNED_REQUESTS, derivedId } from '@writ/runtime';
+import { verifyCellDirectorRequest, type CellDirectorRequestDeps } from './cell-director-request.js';
 import type { EventActor, ResurrectionResult } from './cell-lifecycle.js';
 import { ExecutorError } from './executor-errors.js';
 
@@ -9,13 +10,8 @@ export interface CellResurrecting {
   resurrect(cellId: string, signer: EventActor, causationId: string): Promise<ResurrectionResult>;
 }
 
-export interface ResurrectCellDeps {
+export interface ResurrectCellDeps extends CellDirectorRequestDeps {
   readonly lifecycle: CellResurrecting;
-  /** Principals as the log describes them (the executor's PrincipalRegistry behind it). */
-  readonly principals: SignedRequestPrincipals;
-  readonly clock: () => Date;
-  /** ±window around the executor's clock a signed resurrection is accepted in (seconds). */
-  readonly freshnessSeconds: number;
 }
 
 /** Codes a director may see; anything else (the log or Docker down) is EXECUTOR_NOT_READY. */
@@ -45,24 +41,14 @@ export class ResurrectCellHandler {
 
   async resurrect(request: ResurrectCell): Promise<ResurrectCellReply> {
     try {
-      const { payload, signer, principal } = await verifySignedRequest(
-        request.resurrection_jws,
-        { ...SIGNED_REQUESTS.cellResurrection, signers: 'director', freshnessSeconds: this.deps.freshnessSeconds },
-        { principals: this.deps.principals, clock: this.deps.clock, failure: resurrectionFailure },
-      );
-      if (payload.cell_id !== request.cell_id) {
-        throw new ExecutorError('EXECUTOR_CELL_MISMATCH', `the signed resurrection is for cell ${payload.cell_id}: sign one for the cell you resurrect`, {
-          details: { cell_id: request.cell_id, signed_cell_id: payload.cell_id },
-        });
-      }
-      const type = PrincipalType.safeParse(principal.principal_type);
-      const result = await this.deps.lifecycle.resurrect(request.cell_id, { id: signer, type: type.success ? type.data : 'user' }, derivedId('crs', sha256Hex(request.resurrection_jws)));
+      const { actor } = await verifyCellDirectorRequest(SIGNED_REQUESTS.cellResurrection, request.resurrection_jws, request.cell_id, this.deps, { noun: 'resurrection', verb: 'resurrect' });
+      const result = await this.deps.lifecycle.resurrect(request.cell_id, actor, derivedId('crs', sha256Hex(request.resurrection_jws)));
       return {
         cell_id: request.cell_id,
         status: 'resurrected',
         restored_from: result.restored_from,
         checkpoint_id: result.checkpoint_id,
-        resurrected_by: signer,
+        resurrected_by: actor.id,
         active_expires_at: result.active_expires_at,
         event_id: result.event_id,
       };
@@ -72,7 +58,3 @@ export class ResurrectCellHandler {
     }
   }
 }
-
-/** A payload that is not a CellResurrection is as unverifiable as a bad signature: EXECUTOR_CELL_SIGNATURE_INVALID. */
-const resurrectionFailure: SignedRequestFailure = (reason, message, details, cause) =>
-  new ExecutorError(reason === 'signer_not_allowed' ? 'EXECUTOR_CELL_NOT_ALLOWED' : reason === 'stale' ? 'EXECUTOR_CELL_STALE' : 'EXECUTOR_CELL_SIGNATURE_INVALID', message, { cause, details });

@@ -1,21 +1,12 @@
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
-import { ExecutionCompleted, type EventEnvelope, type RunAction } from '@writ/contracts';
-import { generateEd25519Key, type Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
-import { registerServicePrincipal } from '@writ/runtime';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
-import Docker from 'dockerode';
+import { ExecutionCompleted, type RunAction } from '@writ/contracts';
+import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useIdFor } from '../application/event-drafts.js';
-import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Ids } from '../../test/executor-rig.js';
+import { ExecutorRig, newIds, request, runAction, type Ids } from '../../test/executor-rig.js';
 
 /**
  * Crash safety with the real process (Hermit 19): the executor runs as a child process
@@ -26,23 +17,15 @@ import { mintGrant, newIds, request, runAction, testConfig, testStreams, type Id
  */
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
-const MiB = 1024 ** 2;
 const TASKS = 10;
 const PER_TASK = 10;
-const docker = new Docker();
 
-let nc: NatsConnection;
-let store: EventStore;
-let client: BusClient;
-let cellsRoot: string;
-let approvalKey: Ed25519SigningKey;
-const env: Record<string, string> = {};
-let config: ReturnType<typeof testConfig>;
+const rig = new ExecutorRig();
 const children: ChildProcess[] = [];
 const taskIds: string[] = [];
 
 function startExecutor(id: string): ChildProcess {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env, WRIT_EXECUTOR_ID: id, WRIT_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...rig.env, WRIT_EXECUTOR_ID: id, WRIT_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   return child;
 }
@@ -54,50 +37,24 @@ async function killHard(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function events(taskId: string): Promise<EventEnvelope[]> {
-  return (await store.read(taskId)).map((stored) => stored.event);
-}
-
 beforeAll(async () => {
-  nc = await connectTestNats('executor-crash');
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-crash-'));
-  Object.assign(env, {
-    WRIT_SUBJECT_ROOT: uniqueName('t'),
-    WRIT_EVENTS_STREAM: uniqueName('CRASH_EV'),
-    WRIT_INGRESS_STREAM: uniqueName('CRASH_IN'),
-    WRIT_COMMANDS_STREAM: uniqueName('CRASH_CMD'),
-    WRIT_DLQ_STREAM: uniqueName('CRASH_DLQ'),
-    WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
-    WRIT_BUS_STREAMS_MAX_BYTES: String(64 * MiB),
-    WRIT_ARTIFACTS_BUCKET: uniqueName('CRASH_ART'),
-    WRIT_ARTIFACTS_MAX_BYTES: String(64 * MiB),
-    WRIT_HTTP_PORT: '0',
-    WRIT_CELLS_ROOT: cellsRoot,
-    WRIT_BUS_PULL_EXPIRES_MS: '1000',
-    WRIT_ACTION_TIMEOUT_MS: '8000',
-    WRIT_EXECUTOR_CONCURRENCY: '8',
-    WRIT_CLAIM_GRACE_MS: '1000',
-    WRIT_CLAIM_POLL_MS: '200',
+  await rig.open('executor-crash', {
+    cellsRoots: ['writ-crash-'],
+    env: { WRIT_ACTION_TIMEOUT_MS: '8000', WRIT_EXECUTOR_CONCURRENCY: '8', WRIT_CLAIM_GRACE_MS: '1000', WRIT_CLAIM_POLL_MS: '200' },
+    cellImage: false,
   });
-  config = testConfig(cellsRoot, env);
-  store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
-  client = new BusClient(nc);
-  approvalKey = await generateEd25519Key({ kid: 'approval-crash' });
-  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (crash test)', key: approvalKey });
+  await rig.openLog({ kid: 'approval-crash', displayName: 'approval (crash test)' });
 }, 120_000);
 
 afterAll(async () => {
   await Promise.all(children.map((child) => killHard(child)));
-  for (const taskId of taskIds) await docker.getContainer(`writ-cell-${taskId}`).remove({ force: true, v: true }).catch(() => undefined);
+  for (const taskId of taskIds) await rig.docker.getContainer(`writ-cell-${taskId}`).remove({ force: true, v: true }).catch(() => undefined);
   // The killed process cannot remove its warm pool; its pooled cells carry this test's cells root.
-  const pooled = await docker.listContainers({ all: true, filters: { label: [`writ.cell.pool.root=${cellsRoot}`] } });
-  for (const cell of pooled) await docker.getContainer(cell.Id).remove({ force: true, v: true }).catch(() => undefined);
-  if (nc) {
-    await client?.close();
-    await deleteStreams(nc, ...testStreams(config));
-    await nc.close();
+  for (const root of rig.cellsRoots) {
+    const pooled = await rig.docker.listContainers({ all: true, filters: { label: [`writ.cell.pool.root=${root}`] } });
+    for (const cell of pooled) await rig.docker.getContainer(cell.Id).remove({ force: true, v: true }).catch(() => undefined);
   }
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
+  await rig.close();
 }, 120_000);
 
 interface Sent {
@@ -109,7 +66,7 @@ interface Sent {
 async function completions(sent: readonly Sent[]): Promise<Map<string, ExecutionCompleted[]>> {
   const byUse = new Map<string, ExecutionCompleted[]>();
   for (const taskId of new Set(sent.map((s) => s.ids.task_id))) {
-    for (const event of await events(taskId)) {
+    for (const event of await rig.events(taskId)) {
       if (event.event_type !== 'execution.completed') continue;
       const payload = ExecutionCompleted.parse(event.payload);
       byUse.set(payload.grant_id, [...(byUse.get(payload.grant_id) ?? []), payload]);
@@ -119,7 +76,7 @@ async function completions(sent: readonly Sent[]): Promise<Map<string, Execution
 }
 
 async function markerLines(s: Sent): Promise<number> {
-  const text = await readFile(path.join(cellsRoot, s.ids.task_id, 'workspace', 'markers', s.marker), 'utf8').catch(() => '');
+  const text = await readFile(rig.hostFile(s.ids.task_id, `markers/${s.marker}`), 'utf8').catch(() => '');
   return text.split('\n').filter((line) => line !== '').length;
 }
 
@@ -138,26 +95,25 @@ describe('an executor killed with SIGKILL in the middle of 100 actions', () => {
           target_resources: ['markers'],
           params: { argv: ['sh', '-c', `sleep 0.$(( RANDOM % 4 + 1 )); mkdir -p markers; echo x >> markers/${marker}`] },
         });
-        const grant = await mintGrant(config, { ids, signer: approvalKey });
+        const grant = await rig.mint({ ids });
         const command = runAction(ids, grant, actionRequest);
         sent.push({ ids, command, marker });
       }
     }
-    const jsm = await jetstreamManager(nc);
     await waitFor(
       async () => {
-        const consumers = await jsm.consumers.info(config.streams.commands, config.durable).catch(() => undefined);
+        const consumers = await rig.jsm.consumers.info(rig.config.streams.commands, rig.config.durable).catch(() => undefined);
         return consumers === undefined ? undefined : true;
       },
       { timeoutMs: 60_000, intervalMs: 200, what: 'the executor bound its durable' },
     );
-    for (const s of sent) await client.publish(config.subjects.run, s.command, { msgId: useIdFor(s.command) });
+    for (const s of sent) await rig.publishRunAction(s.command, useIdFor(s.command));
 
     // when: about half are claimed, the process is killed without a chance to clean up
     await waitFor(
       async () => {
         let claimed = 0;
-        for (const taskId of taskIds) claimed += (await events(taskId)).filter((e) => e.event_type === 'grant.use_claimed').length;
+        for (const taskId of taskIds) claimed += (await rig.events(taskId)).filter((e) => e.event_type === 'grant.use_claimed').length;
         return claimed >= 50 ? true : undefined;
       },
       { timeoutMs: 180_000, intervalMs: 100, what: 'half of the uses claimed' },

@@ -1,14 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, readFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CELL_POOL_LABELS } from './cell-hardening.js';
 import { CellPool } from './cell-pool.js';
 import { CELL_POOL_DIR, CellRuntime, type CellEnvironment } from './cell-runtime.js';
+import { ensureCellImage, removeTestCells, tempDir } from '../../../test/test-cells.js';
 
 /**
  * The warm pool against the real Docker Engine: no mocks. Every container carries
@@ -18,7 +16,6 @@ import { CELL_POOL_DIR, CellRuntime, type CellEnvironment } from './cell-runtime
  */
 
 const RUN_ID = randomBytes(5).toString('hex');
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../../../scripts/build-cell-image.sh', import.meta.url));
 const docker = new Docker();
 let cellsRoot: string;
 let counter = 0;
@@ -67,18 +64,12 @@ function hostConfigWithoutSources(info: Docker.ContainerInspectInfo): unknown {
 }
 
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-pool-'));
+  await ensureCellImage(docker);
+  cellsRoot = await tempDir('writ-pool-');
 }, 300_000);
 
 afterAll(async () => {
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN_ID}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
+  await removeTestCells(RUN_ID, [cellsRoot], docker);
 });
 
 describe('a warm pool', () => {

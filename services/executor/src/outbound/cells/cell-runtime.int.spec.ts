@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sha256Hex } from '@writ/crypto';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CellRuntime, type CellExecOptions } from './cell-runtime.js';
+import { ensureCellImage, removeTestCells, tempDir } from '../../../test/test-cells.js';
 
 /**
  * The cell runtime against the real Docker Engine: no mocks. Every container this
@@ -17,7 +15,6 @@ import { CellRuntime, type CellExecOptions } from './cell-runtime.js';
  */
 
 const RUN_ID = randomBytes(5).toString('hex');
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../../../scripts/build-cell-image.sh', import.meta.url));
 const docker = new Docker();
 let cellsRoot: string;
 let runtime: CellRuntime;
@@ -42,20 +39,13 @@ async function shText(taskId: string, script: string): Promise<{ exit: number; o
 }
 
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    // Idempotent, offline, and serialised with flock against parallel test files.
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-cells-'));
+  await ensureCellImage(docker);
+  cellsRoot = await tempDir('writ-cells-');
   runtime = new CellRuntime({ cellsRoot, labels: { 'writ.test': RUN_ID } });
 }, 300_000);
 
 afterAll(async () => {
-  const leftovers = await labelledContainers(`writ.test=${RUN_ID}`);
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
+  await removeTestCells(RUN_ID, [cellsRoot], docker);
 });
 
 describe('an action in a cell', () => {

@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureCellImage, removeTestCells, tempDir } from '../../../test/test-cells.js';
 import { CellRuntime, type CellExecOptions } from './cell-runtime.js';
 import { useRecordDir } from './use-record.js';
 
@@ -16,7 +14,6 @@ import { useRecordDir } from './use-record.js';
  */
 
 const RUN_ID = randomBytes(5).toString('hex');
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../../../scripts/build-cell-image.sh', import.meta.url));
 const docker = new Docker();
 let cellsRoot: string;
 let supervised: CellRuntime;
@@ -54,20 +51,14 @@ async function recorded(runtime: CellRuntime, taskId: string, argv: readonly str
 }
 
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-supervisor-'));
+  await ensureCellImage(docker);
+  cellsRoot = await tempDir('writ-supervisor-');
   supervised = new CellRuntime({ cellsRoot, useRecords: true, labels: { 'writ.test': RUN_ID } });
   plain = new CellRuntime({ cellsRoot, useRecords: true, supervisor: false, labels: { 'writ.test': RUN_ID } });
 }, 300_000);
 
 afterAll(async () => {
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN_ID}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
-  if (cellsRoot) await rm(cellsRoot, { recursive: true, force: true });
+  await removeTestCells(RUN_ID, [cellsRoot], docker);
 });
 
 describe('recorded actions through the in-cell supervisor', () => {

@@ -1,15 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdtemp, readFile, rm, statfs, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { hasErrorCode } from '@writ/contracts';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutorEnv } from '../../config.js';
 import { CellPool } from './cell-pool.js';
 import { CellRuntime } from './cell-runtime.js';
+import { ensureCellImage, removeTestCells, tempDir } from '../../../test/test-cells.js';
 
 /**
  * Issue 5's "fill the disk past the quota" escape attempt, against the real Docker Engine
@@ -22,7 +21,6 @@ import { CellRuntime } from './cell-runtime.js';
 const RUN_ID = randomBytes(5).toString('hex');
 const MiB = 1024 ** 2;
 const QUOTA = 32 * MiB;
-const BUILD_SCRIPT = fileURLToPath(new URL('../../../../../scripts/build-cell-image.sh', import.meta.url));
 const docker = new Docker();
 let cellsRoot: string;
 
@@ -74,17 +72,12 @@ async function fillPastQuota(runtime: CellRuntime, taskId: string): Promise<void
 }
 
 beforeAll(async () => {
-  try {
-    await docker.getImage('writ/cell:latest').inspect();
-  } catch {
-    execFileSync(BUILD_SCRIPT, { stdio: 'inherit' });
-  }
-  cellsRoot = await mkdtemp(path.join(tmpdir(), 'writ-quota-'));
+  await ensureCellImage(docker);
+  cellsRoot = await tempDir('writ-quota-');
 }, 300_000);
 
 afterAll(async () => {
-  const leftovers = await docker.listContainers({ all: true, filters: { label: [`writ.test=${RUN_ID}`] } });
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true, v: true })));
+  await removeTestCells(RUN_ID, [], docker);
   if (cellsRoot) {
     for (const target of (await mountsUnder(cellsRoot)).sort((a, b) => b.length - a.length)) execFileSync('umount', [target]);
     await rm(cellsRoot, { recursive: true, force: true });
