@@ -174,7 +174,7 @@ async function rawRunCli(runtime, image, cellsRoot, label) {
 
 async function fullPath(cellsRootFull, variant) {
   // Each variant has its own streams, subjects, executor and cells.
-  const RID = `${RID}${variant.tag}`;
+  const RID = `${RUN_ID}${variant.tag}`;
   await import('reflect-metadata');
   const dist = (file) => new URL(`../../services/executor/dist/${file}`, import.meta.url).href;
   const { createExecutorApp } = await import(dist('bootstrap.js'));

@@ -308,9 +308,10 @@ export class CellRuntime {
   }
 
   async #openCell(taskId: string, options: OpenCellOptions = {}): Promise<CellHandle> {
-    const image = await this.ensureImage();
     const paths = this.hostPaths(taskId);
     const name = this.containerName(taskId);
+    // Two independent engine round trips before anything is decided: asked at once (a cold start is timed against a raw `docker run`).
+    const [image, found] = await Promise.all([this.ensureImage(), this.#inspect(name)]);
     const { spec, specSha256 } = cellContainerSpec({
       taskId,
       containerName: name,
@@ -335,7 +336,7 @@ export class CellRuntime {
 
     // Two openCell calls may race on one task: the loser of the create sees 409 and looks again.
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const existing = await this.#inspect(name);
+      const existing = attempt === 0 ? found : await this.#inspect(name);
       if (existing !== undefined) {
         if (existing.Config.Labels?.[CELL_LABELS.spec] === specSha256 && existing.Image === image.image_id) {
           await this.#prepareWorkspace(paths);
