@@ -42,6 +42,12 @@ export const OrchestratorEnv = z.object({
   WRIT_BUS_BACKOFF_INITIAL_MS: int(0).default(1_000),
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000).default(5_000),
   WRIT_BUS_ACK_WAIT_MS: int(1_000).default(30_000),
+  /**
+   * Task events handled at once by one process: events of different tasks run alongside
+   * (each handler mostly waits on NATS round trips), one task's events one at a time in
+   * arrival order. 1 handles every event of every task in turn.
+   */
+  WRIT_ORCHESTRATOR_CONCURRENCY: int(1).max(256).default(16),
   /** ±seconds around the orchestrator's clock a signed claim's `claimed_at` must lie in (docs/task-claims.md). */
   WRIT_CLAIM_FRESHNESS_SECONDS: int(1).max(86_400).default(300),
 });

@@ -13,6 +13,7 @@ describe('orchestrator config', () => {
       WRIT_COMMANDS_STREAM: 'WRIT_COMMANDS',
       WRIT_ORCHESTRATOR_PRINCIPAL_ID: 'writ-orchestrator',
       WRIT_EXECUTOR_PRINCIPAL_ID: 'writ-executor',
+      WRIT_ORCHESTRATOR_CONCURRENCY: 16,
     });
     expect(subjects).toMatchObject({
       taskEvents: 'writ.evt.task.>',
@@ -37,6 +38,8 @@ describe('orchestrator config', () => {
     ['WRIT_HTTP_PORT', 'eighty'],
     ['WRIT_SUBJECT_ROOT', 'writ.>'],
     ['WRIT_EVENTS_STREAM', 'has space'],
+    ['WRIT_ORCHESTRATOR_CONCURRENCY', '0'],
+    ['WRIT_ORCHESTRATOR_CONCURRENCY', '257'],
   ])('given %s=%j, then start-up fails with RUNTIME_CONFIG_INVALID', (key, value) => {
     let error: unknown;
     try {

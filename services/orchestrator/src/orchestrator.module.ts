@@ -53,8 +53,8 @@ export class OrchestratorModule {
       stream: env.WRIT_EVENTS_STREAM,
       durable: ORCHESTRATOR_DURABLE,
       deadLetterSubject: config.subjects.deadLetter,
-      // One at a time per process: first deliveries keep each task's order.
-      concurrency: 1,
+      // Tasks side by side; the listener keeps one task's events in arrival order.
+      concurrency: env.WRIT_ORCHESTRATOR_CONCURRENCY,
       maxDeliver: env.WRIT_BUS_MAX_DELIVER,
       ackWaitMs: env.WRIT_BUS_ACK_WAIT_MS,
       backoff: { initialMs: env.WRIT_BUS_BACKOFF_INITIAL_MS },

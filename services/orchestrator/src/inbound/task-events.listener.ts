@@ -2,6 +2,7 @@ import { Controller, Inject, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { busOptions, type ConsumerOptions, type JetStreamContext } from '@writ/bus';
 import { EventEnvelope, parseContract } from '@writ/contracts';
+import { TaskSerializer } from '@writ/runtime';
 import { TaskEventHandler } from '../application/task-event.handler.js';
 
 /**
@@ -22,16 +23,23 @@ export const TASK_EVENT_ERROR_ACTIONS = Object.freeze({
  * subject comes from configuration (`<root>.evt.task.>`): parse the envelope
  * with the contract → the handler → ack (the bus acks on return, and maps a
  * thrown code through the table above).
+ *
+ * Up to the consumer's `concurrency` events are handled at once. Events of
+ * one task wait for each other in arrival order (`TaskSerializer`): two at
+ * once would read the same head and one would lose the append guard
+ * (`EVENTSTORE_CONFLICT`) only to re-read and re-decide.
  */
 export function createTaskEventsListener(pattern: string, consumer: ConsumerOptions): Type {
   @Controller()
   class TaskEventsListener {
+    readonly #tasks = new TaskSerializer();
+
     constructor(@Inject(TaskEventHandler) private readonly handler: TaskEventHandler) {}
 
     @EventPattern<string>(pattern, busOptions({ ...consumer, errorActions: { ...TASK_EVENT_ERROR_ACTIONS, ...consumer.errorActions } }))
     async onTaskEvent(@Payload() body: unknown, @Ctx() _context: JetStreamContext): Promise<void> {
       const event = parseContract('EventEnvelope', EventEnvelope, body);
-      await this.handler.handle(event);
+      await this.#tasks.run(event.task_id, () => this.handler.handle(event));
     }
   }
   return TaskEventsListener;

@@ -18,6 +18,8 @@ export interface RawStoredEvent {
   readonly streamSeq: number;
   readonly subject: string;
   readonly payload: unknown;
+  /** Messages the consumer still held behind this one when it was delivered (a backlog); absent from a replay. */
+  readonly pending?: number;
 }
 
 /**

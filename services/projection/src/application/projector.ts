@@ -19,6 +19,13 @@ export type ProjectorOutcome = 'applied' | 'skipped';
 /** Events per transaction when catching up from the log. */
 export const CATCH_UP_BATCH = 200;
 
+/**
+ * A delivery with at least this many messages behind it catches up from the
+ * log instead: one transaction per event costs several Postgres round trips
+ * and a commit, so under load the views fall behind without end.
+ */
+export const BACKLOG_CATCH_UP = 16;
+
 type Parsed = { readonly ok: true; readonly event: ProjectedEvent } | { readonly ok: false; readonly error: ContractError };
 
 /**
@@ -30,7 +37,9 @@ type Parsed = { readonly ok: true; readonly event: ProjectedEvent } | { readonly
  *   applied first (a failed event retried later, a dead-lettered one, a
  *   restored database), so the checkpoint only ever moves by one, in log order;
  * - not an envelope → the checkpoint moves past it and it is dead-lettered
- *   (`CONTRACT_INVALID`), so one bad message never stalls the views.
+ *   (`CONTRACT_INVALID`), so one bad message never stalls the views;
+ * - with `BACKLOG_CATCH_UP` or more messages behind it → everything the log
+ *   holds is applied first, `CATCH_UP_BATCH` events per transaction.
  */
 export class Projector {
   /**
@@ -47,6 +56,14 @@ export class Projector {
 
   async handle(raw: RawStoredEvent): Promise<ProjectorOutcome> {
     const parsed = this.parse(raw);
+    if (raw.streamSeq > this.committed && (raw.pending ?? 0) >= BACKLOG_CATCH_UP) {
+      // Behind by a backlog: batches of the log's events per transaction; the deliveries behind this one are then skipped.
+      await this.catchUp();
+      if (raw.streamSeq <= this.committed) {
+        if (!parsed.ok) throw parsed.error;
+        return 'applied';
+      }
+    }
     if (raw.streamSeq <= this.committed) {
       if (!parsed.ok) throw parsed.error;
       return 'skipped';

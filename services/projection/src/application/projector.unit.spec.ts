@@ -6,7 +6,7 @@ import { MemoryLog, MemoryProjectionStore } from '../../test/memory-store.js';
 import type { UpdatePublisher } from './ports.js';
 import type { RawStoredEvent } from './projected-event.js';
 import type { RowChange } from './project-event.js';
-import { Projector } from './projector.js';
+import { BACKLOG_CATCH_UP, CATCH_UP_BATCH, Projector } from './projector.js';
 import { rebuildProjection } from './rebuild.js';
 
 const PREFIX = 'writ.evt';
@@ -87,6 +87,37 @@ describe('Projector', () => {
     expect(store.lastSeq).toBe(events.length);
     // and its later delivery is still dead-lettered
     await expect(projector.handle(junk)).rejects.toSatisfy((error) => hasErrorCode(error, 'CONTRACT_INVALID'));
+  });
+
+  it('given a delivery with a backlog behind it, when it is handled, then the log is applied in batches, the rows are those of a one-by-one fold, and the deliveries behind it are skipped', async () => {
+    // given event 1 applied, and the rest of the story already in the log
+    const { store, published, projector, events } = rig();
+    expect(events.length).toBeLessThanOrEqual(CATCH_UP_BATCH);
+    await projector.handle(events[0]!);
+    let transactions = 0;
+    const transaction = store.transaction.bind(store);
+    store.transaction = (work) => {
+      transactions += 1;
+      return transaction(work);
+    };
+    // when event 2 arrives with a backlog behind it
+    expect(await projector.handle({ ...events[1]!, pending: BACKLOG_CATCH_UP })).toBe('applied');
+    // then one transaction applied everything the log holds
+    expect(transactions).toBe(1);
+    expect(store.lastSeq).toBe(events.length);
+    const oneByOne = rig();
+    for (const event of oneByOne.events) await oneByOne.projector.handle(event);
+    expect(await store.snapshot()).toEqual(await oneByOne.store.snapshot());
+    expect(published.changes.filter((c) => c.view === 'actions').at(-1)?.row).toMatchObject({ status: 'succeeded' });
+    // and the deliveries behind it cost no transaction
+    for (const event of events.slice(2)) expect(await projector.handle({ ...event, pending: 0 })).toBe('skipped');
+    expect(transactions).toBe(1);
+  });
+
+  it('given a delivery with fewer than BACKLOG_CATCH_UP messages behind it, when it is handled, then it alone is applied', async () => {
+    const { store, projector, events } = rig();
+    expect(await projector.handle({ ...events[0]!, pending: BACKLOG_CATCH_UP - 1 })).toBe('applied');
+    expect(store.lastSeq).toBe(1);
   });
 
   it('catchUp applies whatever the log holds beyond the checkpoint', async () => {

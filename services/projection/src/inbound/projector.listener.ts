@@ -21,7 +21,7 @@ export function createProjectorListener(pattern: string, options: ConsumerOption
     @EventPattern<string>(pattern, busOptions({ ...options, concurrency: 1 }))
     async onEvent(@Payload() payload: unknown, @Ctx() context: JetStreamContext): Promise<void> {
       try {
-        await this.projector.handle({ payload, subject: context.subject, streamSeq: context.streamSequence });
+        await this.projector.handle({ payload, subject: context.subject, streamSeq: context.streamSequence, pending: context.getMessage().info.pending });
       } catch (error) {
         if (isWritCoded(error)) throw error;
         throw new ProjectionError('PROJECTION_INTERNAL', `projecting stream seq ${context.streamSequence} failed unexpectedly`, { cause: error });
