@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { hasErrorCode } from '@writ/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,7 +156,8 @@ describe('WRIT_EXECUTOR_EXTRA_CA_FILE: extra trust roots of https network action
     }],
     ['text that is not PEM', () => file('notes.txt', 'not a certificate\n')],
     ['a DER certificate (binary, not PEM)', () => file('ca.der', Buffer.from(ca.certPem.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64'))],
-    ['a private key beside the certificate', () => file('with-key.pem', `${ca.certPem}-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG\n-----END PRIVATE KEY-----\n`)],
+    // The CA's own key, generated for this run: a bundle that carries one is refused.
+    ['a private key beside the certificate', () => file('with-key.pem', `${ca.certPem}${readFileSync(ca.keyFile, 'utf8')}`)],
     ['a certificate block whose content is not a certificate', () => file('garbled.pem', '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n')],
     ['a bundle past the bound', () => file('huge.pem', `${ca.certPem}${'#'.repeat(EXTRA_CA_MAX_BYTES)}\n`)],
     ['a relative path', () => 'bundle.pem'],
