@@ -405,7 +405,6 @@ export class RunActionHandler {
     return recorded ? { status: 'executed', outcome: payload.outcome, use_no: claim.use_no } : { status: 'already-done', reason: 'completed' };
   }
 
-  /** The exec exists and has not started: journal it in the log (explainable after the fact). */
   /**
    * What a live run would also have kept, rebuilt after a restart from the use record and
    * the cell as it is now: a network action's response (its stdout is the relayed
@@ -435,6 +434,7 @@ export class RunActionHandler {
     return inputs;
   }
 
+  /** The exec exists and has not started: journal it in the log (explainable after the fact). */
   async #journalStarted(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan, exec: { readonly container_id: string; readonly exec_id: string }): Promise<void> {
     if (plan.kind !== 'run') return;
     const now = this.#deps.clock();
@@ -773,7 +773,7 @@ function errorOf(error: unknown): { code: string; message: string } {
   return { code: code.slice(0, 64), message: messageOf(error).slice(0, 2_000) };
 }
 
-/** The claims of a compact JWS, read without verification (only ever used to bound a wait). */
+/** The claims of a compact JWS, read without verification (to bound a wait, or of a grant already verified). */
 function unverifiedClaims(jws: string): Record<string, unknown> | undefined {
   try {
     const payload = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
@@ -789,12 +789,6 @@ function unverifiedClaims(jws: string): Record<string, unknown> | undefined {
  * the issuer's key may have been retired since. Undefined when the payload is not claims.
  */
 function claimsOfClaimedGrant(jws: string): CapabilityGrantClaims | undefined {
-  const payload = jws.split('.')[1];
-  if (payload === undefined) return undefined;
-  try {
-    const parsed = safeParseCapabilityGrantClaims(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
-    return parsed.ok ? parsed.value : undefined;
-  } catch {
-    return undefined;
-  }
+  const parsed = safeParseCapabilityGrantClaims(unverifiedClaims(jws));
+  return parsed.ok ? parsed.value : undefined;
 }
