@@ -4,6 +4,7 @@ import {
   parseActionRequest,
   safeParseContract,
   ReceiptRollback,
+  type ActionRequest,
   type AuditRollbackRef,
   type Brief,
   type FileOwnershipAudited,
@@ -172,7 +173,6 @@ function observe(view: TaskView, claim: DoneClaimView): { fact: VerificationFact
 function proposeVerification(planner: ClaimPlanner, task: TaskRecord, brief: Brief, claim: DoneClaimView): void {
   const taskId = task.task_id;
   const ids = verifyIdsFor(taskId, claim.claim_id);
-  const meta = { now: planner.now };
   const request = parseActionRequest({
     action_request_id: ids.actionRequestId,
     task_id: taskId,
@@ -194,16 +194,25 @@ function proposeVerification(planner: ClaimPlanner, task: TaskRecord, brief: Bri
     payload: { claim_id: claim.claim_id, action_request_id: ids.actionRequestId, step_id: ids.stepId, attempt_id: ids.attemptId, argv: [...brief.verify_command], at: planner.now },
     key: `${claim.claim_id}:verification_requested`,
   });
+  planSubmittedStep(planner, taskId, ids, { kind: 'verify', title: clip(`verify done claim ${claim.claim_id}`, LIMITS.title), contractRef: `claim:${claim.claim_id}` }, request);
+}
+
+/**
+ * A step of Writ's own with one attempt that submits `request` (a done claim's verify run,
+ * an audit's rollback): planned, ready, opened, the attempt created, leased and submitted,
+ * each command keyed so a re-run of the same plan appends nothing twice.
+ */
+function planSubmittedStep(
+  planner: ClaimPlanner,
+  taskId: string,
+  ids: { readonly actionRequestId: string; readonly stepId: string; readonly attemptId: string },
+  spec: { readonly kind: 'verify' | 'rollback'; readonly title: string; readonly contractRef: string },
+  request: ActionRequest,
+): void {
+  const meta = { now: planner.now };
   const step = (command: StepCommand, key: string) => planner.perform({ aggregate: 'step', id: ids.stepId, attemptId: ids.attemptId, command, key: `${ids.stepId}:${key}` });
   const attempt = (command: AttemptCommand, key: string) => planner.perform({ aggregate: 'attempt', id: ids.attemptId, command, key: `${ids.attemptId}:${key}` });
-  step(
-    {
-      type: 'plan-step',
-      data: { step_id: ids.stepId, task_id: taskId, kind: 'verify', title: clip(`verify done claim ${claim.claim_id}`, LIMITS.title), contract_ref: `claim:${claim.claim_id}`, max_attempts: 1 },
-      metadata: meta,
-    },
-    'plan',
-  );
+  step({ type: 'plan-step', data: { step_id: ids.stepId, task_id: taskId, kind: spec.kind, title: spec.title, contract_ref: spec.contractRef, max_attempts: 1 }, metadata: meta }, 'plan');
   step({ type: 'mark-step-ready', data: {}, metadata: meta }, 'ready');
   step({ type: 'open-attempt', data: { attempt_id: ids.attemptId }, metadata: meta }, 'open');
   attempt(
@@ -533,7 +542,6 @@ function proposeRollback(planner: ClaimPlanner, task: TaskRecord, ref: AuditRoll
   const steps = parsed.value.steps;
   const ids = auditRollbackIdsFor(taskId, ref.receipt_id);
   const decisionId = decisionIdFor(taskId, `audit-rollback:${ref.receipt_id}`);
-  const meta = { now: planner.now };
   const title = clip(`roll back receipt ${ref.receipt_id} (file-ownership audit)`, LIMITS.title);
   const targets = [...new Set(steps.map((step) => step.path))].slice(0, LIMITS.targetResources);
   const request = parseActionRequest({
@@ -573,17 +581,7 @@ function proposeRollback(planner: ClaimPlanner, task: TaskRecord, ref: AuditRoll
     ),
     evidence: [],
   });
-  const step = (command: StepCommand, key: string) => planner.perform({ aggregate: 'step', id: ids.stepId, attemptId: ids.attemptId, command, key: `${ids.stepId}:${key}` });
-  const attempt = (command: AttemptCommand, key: string) => planner.perform({ aggregate: 'attempt', id: ids.attemptId, command, key: `${ids.attemptId}:${key}` });
-  step({ type: 'plan-step', data: { step_id: ids.stepId, task_id: taskId, kind: 'rollback', title, contract_ref: `receipt:${ref.receipt_id}`, max_attempts: 1 }, metadata: meta }, 'plan');
-  step({ type: 'mark-step-ready', data: {}, metadata: meta }, 'ready');
-  step({ type: 'open-attempt', data: { attempt_id: ids.attemptId }, metadata: meta }, 'open');
-  attempt(
-    { type: 'create-attempt', data: { attempt_id: ids.attemptId, task_id: taskId, step_id: ids.stepId, attempt_no: 1, idempotency_key: ids.actionRequestId }, metadata: meta },
-    'create',
-  );
-  attempt({ type: 'lease-workspace', data: { workspace_lease_ref: `workspace:${taskId}` }, metadata: meta }, 'lease');
-  attempt({ type: 'submit-action', data: { action_request: request }, metadata: meta }, 'submit');
+  planSubmittedStep(planner, taskId, ids, { kind: 'rollback', title, contractRef: `receipt:${ref.receipt_id}` }, request);
   return true;
 }
 
