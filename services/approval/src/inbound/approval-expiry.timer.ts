@@ -1,31 +1,16 @@
-import type { NatsConnection } from '@nats-io/transport-node';
 import type { BeforeApplicationShutdown, OnApplicationBootstrap } from '@nestjs/common';
-import { HeldTimer, type HeldTimerJob, type HeldTimerOutcome } from '@writ/bus';
+import { HeldTimer, type HeldTimerJob, type HeldTimerOptions, type HeldTimerOutcome } from '@writ/bus';
 import { ExpireApproval, hasErrorCode, parseContract } from '@writ/contracts';
-import type { Logger } from '@writ/telemetry';
 import type { ExpireApprovalHandler } from '../application/expire-approval.handler.js';
 import type { ExpiryScheduler } from '../application/ports.js';
 
 /** What one delivery of a timer message came to: `expired` (appended), `settled` (not pending any more), or how it was held, retried or dead-lettered. */
 export type TimerOutcome = HeldTimerOutcome<'expired' | 'settled', { approval_id: string; task_id: string }>;
 
-export interface ExpiryTimerOptions {
-  readonly nc: NatsConnection;
-  readonly serviceName: string;
-  /** The commands stream capturing `subject`. */
-  readonly stream: string;
-  /** `<root>.cmd.approval.expire`. */
-  readonly subject: string;
-  readonly durable: string;
-  readonly deadLetterSubject: string;
+/** The held timer's options, its job made from the expiry handler and scheduler. */
+export interface ExpiryTimerOptions extends Omit<HeldTimerOptions<ExpireApproval, 'expired' | 'settled', { approval_id: string; task_id: string }>, 'job'> {
   readonly handler: ExpireApprovalHandler;
   readonly scheduler: ExpiryScheduler;
-  /** Longest a message is held on the server (from its publication) before it is re-published. */
-  readonly refreshMs: number;
-  readonly logger: Logger;
-  /** How long one pull waits on the server (default 5 s): bounds a graceful stop. */
-  readonly pullExpiresMs?: number;
-  readonly onOutcome?: (outcome: TimerOutcome) => void;
 }
 
 function approvalExpiryJob(handler: ExpireApprovalHandler, scheduler: ExpiryScheduler): HeldTimerJob<ExpireApproval, 'expired' | 'settled', { approval_id: string; task_id: string }> {

@@ -1,7 +1,5 @@
-import type { NatsConnection } from '@nats-io/transport-node';
-import { HeldTimer, type HeldTimerOutcome } from '@writ/bus';
+import { HeldTimer, type HeldTimerOptions, type HeldTimerOutcome } from '@writ/bus';
 import { ExpireParticipant, hasErrorCode, parseContract } from '@writ/contracts';
-import type { Logger } from '@writ/telemetry';
 import type { ParticipantExpiryScheduler } from '../application/participant-ports.js';
 import type { SeedVerificationHandler } from '../application/seed-verification.handler.js';
 
@@ -13,23 +11,10 @@ export type ParticipantTimerOutcome = HeldTimerOutcome<'expired' | 'settled', La
 /** The participant TTL timer: a `HeldTimer` (@writ/bus) over `<root>.cmd.ingress.participant-expire`. */
 export type ParticipantExpiryTimer = HeldTimer<ExpireParticipant, 'expired' | 'settled', Labels>;
 
-export interface ParticipantExpiryTimerOptions {
-  readonly nc: NatsConnection;
-  readonly serviceName: string;
-  /** The commands stream capturing `subject`. */
-  readonly stream: string;
-  /** `<root>.cmd.ingress.participant-expire`. */
-  readonly subject: string;
-  readonly durable: string;
-  readonly deadLetterSubject: string;
+/** The held timer's options, its job made from the seed handler and scheduler. */
+export interface ParticipantExpiryTimerOptions extends Omit<HeldTimerOptions<ExpireParticipant, 'expired' | 'settled', Labels>, 'job'> {
   readonly handler: Pick<SeedVerificationHandler, 'expire'>;
   readonly scheduler: ParticipantExpiryScheduler;
-  /** Longest a message is held on the server (from its publication) before it is re-published. */
-  readonly refreshMs: number;
-  readonly logger: Logger;
-  /** How long one pull waits on the server (default 5 s): bounds a graceful stop. */
-  readonly pullExpiresMs?: number;
-  readonly onOutcome?: (outcome: ParticipantTimerOutcome) => void;
 }
 
 /**
