@@ -8,7 +8,21 @@ import path from 'node:path';
 // vitest.config.ts writes each project's results here; read back to name what failed.
 const reportsDir = path.join(import.meta.dirname, '..', 'var', 'test-reports');
 
-const env = { ...process.env, NX_NO_CLOUD: 'true', NX_DAEMON: 'false', NX_TUI: 'false' };
+// Tests talk to Writ's own NATS (scripts/writ-nats.sh: auth on, port 4223) as its operator, whose
+// credential `writ init` wrote; never to the machine's anonymous server. A WRIT_HOME set outside wins.
+const home = process.env.WRIT_HOME ?? path.join(import.meta.dirname, '..', 'var', 'writ');
+const env = {
+  ...process.env,
+  NX_NO_CLOUD: 'true',
+  NX_DAEMON: 'false',
+  NX_TUI: 'false',
+  WRIT_HOME: home,
+  WRIT_NATS_URL: process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223',
+  WRIT_NATS_CREDS: process.env.WRIT_NATS_CREDS ?? path.join(home, 'creds', 'operator.creds'),
+  WRIT_TRUST_ANCHOR: process.env.WRIT_TRUST_ANCHOR ?? path.join(home, 'trust-anchor.json'),
+  WRIT_OPERATOR_ID: process.env.WRIT_OPERATOR_ID ?? 'operator',
+  WRIT_OPERATOR_KEY: process.env.WRIT_OPERATOR_KEY ?? path.join(home, 'operator', 'operator.jwk.json'),
+};
 // A cached "typecheck passed" proves nothing about this checkout: by default every
 // check runs for real. WRIT_TEST_CACHE=1 lets a developer reuse Nx's cache locally.
 const cacheFlags = process.env.WRIT_TEST_CACHE === '1' ? [] : ['--skip-nx-cache'];
@@ -18,6 +32,7 @@ const steps = [
   ['typecheck and lint, module boundaries included', 'nx', ['run-many', '-t', 'typecheck', 'lint', '--output-style=static', ...cacheFlags]],
   ['no import cycles', 'depcruise', ['libs', 'services', 'apps', 'test', '--config', '.dependency-cruiser.cjs']],
   ['generated JSON Schemas match the zod contracts', 'node', ['scripts/generate-schemas.mjs', '--check']],
+  ["Writ's own NATS with auth (writ init, nats-server on 4223)", 'scripts/writ-nats.sh', []],
   ['unit and integration tests of every project (real NATS and Postgres)', 'nx', ['run-many', '-t', 'test', '--output-style=static', '--parallel=2']],
 ];
 

@@ -9,7 +9,7 @@
 //
 //   node examples/agent/agent.mjs        (against the default stack: scripts/writ-up.sh)
 //
-// Environment: WRIT_URL (http://127.0.0.1:8080), WRIT_NATS_URL (nats://127.0.0.1:4222),
+// Environment: WRIT_URL (http://127.0.0.1:8080), WRIT_NATS_URL (nats://127.0.0.1:4223),
 // WRIT_SUBJECT_ROOT (writ), WRIT_EVENTS_STREAM (WRIT_EVENTS, for the CLI), WRIT_AGENT_ID
 // (default example-agent-<random>), WRIT_AGENT_TIMEOUT_MS (60000 per outcome).
 // Exit status 0 when (a) succeeded, (b) waits for approval and (c) was denied.
@@ -26,7 +26,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 
 const API = (process.env.WRIT_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
-const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222';
+const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
 const ROOT = process.env.WRIT_SUBJECT_ROOT ?? 'writ';
 const TIMEOUT_MS = Number(process.env.WRIT_AGENT_TIMEOUT_MS ?? 60_000);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));

@@ -7,7 +7,7 @@
 //   npx node scripts/bench/eventstore.bench.mjs [--seq 1000] [--concurrent 5000] [--inflight 64] [--warmup 500] [--rounds 8] [--payload 256] [--read-events 50] [--no-async-traces]
 // Every option can also come from the environment (BENCH_SEQ, BENCH_CONCURRENT,
 // BENCH_INFLIGHT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_PAYLOAD, BENCH_NO_ASYNC_TRACES=1), and the server
-// from WRIT_NATS_URL (default nats://127.0.0.1:4222).
+// from WRIT_NATS_URL (default nats://127.0.0.1:4223).
 //
 // Variants, each measured per call (latency) and per run (appends/s):
 //   store         EventStore.append(taskId, [draft], expectedSeq): validate, seal, guarded + deduped publish
@@ -54,7 +54,7 @@ const WARMUP = option('warmup', 500);
 const ROUNDS = option('rounds', 8);
 const PAYLOAD = option('payload', 256);
 const READ_EVENTS = option('read-events', 50);
-const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222';
+const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
 // nats.js captures a stack trace (two Error objects) per request unless told not to;
 // that costs tens of microseconds per publish, for raw and store alike.
 const NO_ASYNC_TRACES = args['no-async-traces'] === true || process.env.BENCH_NO_ASYNC_TRACES === '1';

@@ -190,7 +190,7 @@ async function fullPath(cellsRootFull, variant) {
   const MiB = 1024 ** 2;
   const config = toExecutorConfig(
     ExecutorEnv.parse({
-      WRIT_NATS_URL: process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222',
+      WRIT_NATS_URL: process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223',
       WRIT_SUBJECT_ROOT: `bench_${RID}`,
       WRIT_EVENTS_STREAM: `BENCH_EV_${RID}`,
       WRIT_INGRESS_STREAM: `BENCH_IN_${RID}`,

@@ -12,7 +12,7 @@
 //                                           [--keep-logs]   (keep the service's log, printed at the end)
 // Every option can also come from the environment (BENCH_SEQ, BENCH_CONCURRENT, BENCH_INFLIGHT,
 // BENCH_WARMUP, BENCH_ROUNDS, BENCH_INPROCESS, BENCH_NO_ASYNC_TRACES=1), and the server from
-// WRIT_NATS_URL (default nats://127.0.0.1:4222).
+// WRIT_NATS_URL (default nats://127.0.0.1:4223).
 //
 // Measured, over one mix of requests (allowed command, destructive command, write inside and
 // outside files_owned, a secret read, a network read) under local_edit_allowed:
@@ -65,7 +65,7 @@ const INFLIGHT = option('inflight', 32);
 const WARMUP = option('warmup', 500);
 const ROUNDS = option('rounds', 4);
 const IN_PROCESS = option('inprocess', 200000);
-const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222';
+const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
 const NO_ASYNC_TRACES = args['no-async-traces'] === true || process.env.BENCH_NO_ASYNC_TRACES === '1';
 const TARGET_P99_MS = 2;
 // A directory: the policy service runs with --cpu-prof and writes its profile there when it stops.

@@ -8,7 +8,7 @@
 // then run it with the workspace's Node 24:
 //   npx node scripts/bench/projection.bench.mjs [--events 10000] [--rounds 3] [--batch 500]
 // Options may also come from the environment (BENCH_EVENTS, BENCH_ROUNDS, BENCH_BATCH);
-// NATS from WRIT_NATS_URL (default nats://127.0.0.1:4222), Postgres from
+// NATS from WRIT_NATS_URL (default nats://127.0.0.1:4223), Postgres from
 // WRIT_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/writ_test).
 //
 // What it measures, each round alternating the two:
@@ -38,7 +38,7 @@ const { values: args } = parseArgs({ options: { events: { type: 'string' }, roun
 const EVENTS = integerOption(args, 'events', 10_000);
 const ROUNDS = integerOption(args, 'rounds', 3);
 const BATCH = integerOption(args, 'batch', 500);
-const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222';
+const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
 const PG_URL = process.env.WRIT_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/writ_test';
 
 const fixture = await import(new URL('../../services/projection/test/governed-path.fixture.ts', import.meta.url).href);

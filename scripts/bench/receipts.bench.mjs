@@ -10,7 +10,7 @@
 //                             [--service-cpu-prof <dir>]   (the service runs with node --cpu-prof, profiles written to <dir> at its exits)
 //   (or: npx node scripts/bench/receipts.bench.mjs [options])
 // Options can also come from the environment (BENCH_RECEIPTS, BENCH_INFLIGHT, BENCH_ROUNDS, BENCH_CONCURRENCY), and the
-// server from WRIT_NATS_URL (default nats://127.0.0.1:4222).
+// server from WRIT_NATS_URL (default nats://127.0.0.1:4223).
 //
 // Measured:
 //   issued      N prepared tasks (each an attempt policy denied), one `receipt.issue` command each,
@@ -58,7 +58,7 @@ const ROUNDS = integerOption(args, 'rounds', 3);
 // Unset: the service's own default (WRIT_RECEIPT_CONCURRENCY, services/receipt/README.md).
 const CONCURRENCY = args.concurrency === undefined && process.env.BENCH_CONCURRENCY === undefined ? undefined : integerOption(args, 'concurrency', 1);
 const SERVICE_CPU_PROF = args['service-cpu-prof'];
-const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4222';
+const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RECEIPT_MAIN = path.join(REPO_ROOT, 'services/receipt/dist/main.js');

@@ -21,14 +21,17 @@ export interface Connection {
   readonly subjectRoot: string;
   readonly eventsStream: string;
   readonly eventsPrefix: string;
+  /** The environment the bus credential is read from (`WRIT_NATS_CREDS`, ...; `natsConnectOptions`). */
+  readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 export function connectionFrom(io: CliIo, natsFlag?: string): Connection {
   const subjectRoot = io.env['WRIT_SUBJECT_ROOT'] || 'writ';
   return {
-    natsUrl: natsFlag ?? (io.env['WRIT_NATS_URL'] || 'nats://127.0.0.1:4222'),
+    natsUrl: natsFlag ?? (io.env['WRIT_NATS_URL'] || 'nats://127.0.0.1:4223'),
     subjectRoot,
     eventsStream: io.env['WRIT_EVENTS_STREAM'] || 'WRIT_EVENTS',
     eventsPrefix: io.env['WRIT_EVENTS_PREFIX'] || `${subjectRoot}.evt`,
+    env: io.env,
   };
 }

@@ -24,7 +24,7 @@ let store: EventStore;
 let dir: string;
 const root = uniqueName('t');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING') };
-const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4222' };
+const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
 
 beforeAll(async () => {
   nc = await connectTestNats('cli-test');

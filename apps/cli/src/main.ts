@@ -12,6 +12,7 @@ import { actionSubmit } from './commands/action-submit.js';
 import { approvalResolve, type ApprovalDecision } from './commands/approval-resolve.js';
 import { APPROVAL_STATUS_FILTERS, approvalsList } from './commands/approvals-list.js';
 import { approvalsShow } from './commands/approvals-show.js';
+import { init } from './commands/init.js';
 import { principalAdd } from './commands/principal-add.js';
 import { principalKeygen } from './commands/principal-keygen.js';
 import { principalShow } from './commands/principal-show.js';
@@ -41,6 +42,7 @@ import { DEFAULT_API_URL, WritApi } from './http-api.js';
 export { CliError, type CliErrorCode } from './cli-errors.js';
 export { connectionFrom, processIo, type CliIo, type Connection } from './cli-io.js';
 export { actionSubmit, type ActionSubmitOptions, type SubmitResult } from './commands/action-submit.js';
+export { init, type InitOptions } from './commands/init.js';
 export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
 export { principalShow, type PrincipalView } from './commands/principal-show.js';
@@ -110,6 +112,20 @@ function program(io: CliIo): Command {
       outputError: () => undefined,
     });
 
+  writ
+    .command('init')
+    .description("set up a deployment's trust material once: Writ's NATS authority and server config, operator / dashboard / service credentials, the first operator's key and the trust anchor (re-runs create only what is missing)")
+    .option('--home <dir>', 'where (default WRIT_HOME or ./var/writ)')
+    .option('--port <port>', "Writ's NATS port (default 4223)")
+    .option('--host <address>', "the address Writ's NATS listens on (default 127.0.0.1)")
+    .option('--operator <id>', "the first operator's principal id (default operator)")
+    .option('--tls-cert <file>', 'TLS for client connections: the server certificate (PEM)')
+    .option('--tls-key <file>', 'TLS for client connections: the server key (PEM)')
+    .option('--json', 'print the paths as JSON')
+    .action(async (options: { home?: string; port?: string; host?: string; operator?: string; tlsCert?: string; tlsKey?: string; json?: boolean }) => {
+      await init(options, io);
+    });
+
   const principal = writ.command('principal').description('principals and their keys (writ.evt.principal.<id>)');
   principal
     .command('keygen')
@@ -128,7 +144,7 @@ function program(io: CliIo): Command {
     .requiredOption('--jwk <file>', 'the PUBLIC JWK (from writ principal keygen)')
     .option('--name <display>', 'display name (default: the id)')
     .option('--by <principal>', 'who registers it (default WRIT_OPERATOR_ID or "operator")')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print { principal_id, outcome }')
     .action(async (options: { id: string; type: string; role: string[]; jwk: string; name?: string; by?: string; nats?: string; json?: boolean }) => {
       if (options.role.length === 0) throw new CliError('CLI_USAGE', 'name at least one --role');
@@ -138,7 +154,7 @@ function program(io: CliIo): Command {
     .command('show')
     .description('a principal as the log says now')
     .argument('<id>', 'principal id')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print JSON')
     .action(async (id: string, options: { nats?: string; json?: boolean }) => {
       await principalShow(id, options, connectionFrom(io, options.nats), io);
@@ -159,7 +175,7 @@ function program(io: CliIo): Command {
     .argument('<file>', 'the ActionRequest JSON; proposed_at is set to now, proposed_by filled when missing')
     .requiredOption('--key <file>', 'the PRIVATE JWK that signs')
     .option('--principal <id>', 'the proposer (default: proposed_by of the file)')
-    .addOption(new Option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)').conflicts('http'))
+    .addOption(new Option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)').conflicts('http'))
     .option('--http <url>', 'POST to <url>/v1/actions instead of publishing to NATS')
     .option('--json', 'print JSON')
     .action(async (file: string, options: { key: string; principal?: string; nats?: string; http?: string; json?: boolean }) => {
@@ -174,7 +190,7 @@ function program(io: CliIo): Command {
     .requiredOption('--note <text>', 'the evidence relied on (recorded in execution.outcome_resolved and the receipt)')
     .requiredOption('--key <file>', "the director's PRIVATE JWK")
     .requiredOption('--principal <id>', 'the director (resolved_by); a registered principal with role director, not the proposer')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', "print the executor's reply as JSON")
     .action(async (attemptId: string, options: { task: string; outcome: string; note: string; key: string; principal: string; nats?: string; json?: boolean }) => {
       await actionResolve(attemptId, options, connectionFrom(io, options.nats), io);
@@ -233,7 +249,7 @@ function program(io: CliIo): Command {
     .argument('<id>', 'a task id, or an action request id (its task is found with --task, else through GET /v1/actions/<id>)')
     .option('--task <task_id>', "the action's task: the log alone is read, no API lookup")
     .option('--url <base>', `for an action id without --task: ${URL_HELP}`)
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print the explanation as one JSON document (format writ.explain/1)')
     .action(async (id: string, options: { task?: string; url?: string; nats?: string; json?: boolean }) => {
       await explain(id, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url) : undefined, io);
@@ -242,7 +258,7 @@ function program(io: CliIo): Command {
     .command('decisions')
     .description("a task's decisions (policy results, approval resolutions) in the decisions-log format: timestamp, task, classification, decision, rationale, falsifier")
     .argument('<task_id>', 'the task')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print the log as one JSON document (format writ.decisions/1)')
     .action(async (id: string, options: { nats?: string; json?: boolean }) => {
       await decisions(id, options, connectionFrom(io, options.nats), io);
@@ -270,7 +286,7 @@ function program(io: CliIo): Command {
     .option('--id <action_request_id>', 'the request id (default rb-<hash of the receipt id>: a second submission dedupes)')
     .option('--reason <text>', 'why, shown to approvers (default: the receipt and its summary)')
     .option('--url <base>', `without --task: ${URL_HELP}, to find the receipt's task`)
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print { action_request_id, task_id, receipt_id, receipt_hash, steps, subject, stream, seq, duplicate }')
     .action(async (receiptId: string, options: { key?: string; principal: string; task?: string; id?: string; reason?: string; url?: string; nats?: string; json?: boolean }) => {
       await rollback(receiptId, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url) : undefined, io);
@@ -282,7 +298,7 @@ function program(io: CliIo): Command {
     .option('--out <file>', 'where to write it (default writ-bundle-<task_id>.json; - for stdout)')
     .option('--force', 'replace an existing file')
     .option('--wait <seconds>', 'how long to wait for receipts not yet sequenced in the transparency log (default 30)')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print { file, task_id, receipts, events, log_id, tree_size, bundle_hash, bytes, ok }')
     .action(async (taskId: string, options: { out?: string; force?: boolean; wait?: string; nats?: string; json?: boolean }) => {
       await exportBundle(taskId, options, connectionFrom(io, options.nats), io);
@@ -295,13 +311,13 @@ function program(io: CliIo): Command {
     .option('--task <task_id>', 'verify this task in the live log instead of a file')
     .option('--wait <seconds>', 'with --task: how long to wait for receipts not yet sequenced (default 30)')
     .option('--live', "with a bundle: also check the live log's signed tree head and that the bundle's tree is a prefix of it (consistency proof)")
-    .option('--nats <url>', 'with --task or --live: NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'with --task or --live: NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print { ok, anchored, source, bundle, checks, not_asserted }')
     .action(async (file: string | undefined, options: { trust?: string; task?: string; wait?: string; live?: boolean; nats?: string; json?: boolean }) => {
       await verify(file, options, connectionFrom(io, options.nats), io);
     });
 
-  const POLICY_NATS_HELP = 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)';
+  const POLICY_NATS_HELP = 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)';
   const policy = writ.command('policy').description('policy profiles as data: the bucket WRIT_POLICY_BUCKET (default WRIT_POLICY), versioned by content hash');
   policy
     .command('apply')
@@ -355,7 +371,7 @@ function program(io: CliIo): Command {
     .option('--reason <text>', 'why (recorded in grant.revoked; default "revoked by <principal>")')
     .option('--task <task_id>', "the grant's task (default: looked up in GET /v1/grants/<id>)")
     .option('--url <base>', URL_HELP)
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', "print the approval service's reply as JSON")
     .action(async (grantId: string, options: { key: string; principal: string; reason?: string; task?: string; url?: string; nats?: string; json?: boolean }) => {
       await grantRevoke(grantId, options, connectionFrom(io, options.nats), WritApi.from(io, options.url), io);
@@ -369,7 +385,7 @@ function program(io: CliIo): Command {
     .requiredOption('--key <file>', "the director's PRIVATE JWK")
     .requiredOption('--principal <id>', 'the director (requested_by); a registered principal with role director')
     .option('--reason <text>', 'why (signed with the request)')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', "print the service's reply as JSON")
     .action(async (options: { service: RotatingService; key: string; principal: string; reason?: string; nats?: string; json?: boolean }) => {
       await keysRotate(options, connectionFrom(io, options.nats), io);
@@ -379,7 +395,7 @@ function program(io: CliIo): Command {
     .description('the signing keys of the service principals as the log tells them: kid, status (active / retiring until T / retired), added_at')
     .option('--service <service>', 'one service (principal writ-<service>; default: approval and receipt)')
     .option('--principal <id>', 'list this principal instead')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print JSON')
     .action(async (options: { service?: string; principal?: string; nats?: string; json?: boolean }) => {
       await keysList(options, connectionFrom(io, options.nats), io);
@@ -389,7 +405,7 @@ function program(io: CliIo): Command {
     .command('head')
     .description("the latest signed tree head (<root>.qry.receipt.tree-head), its signature checked against the receipt service's keys in the log")
     .option('--principal <id>', 'the receipt service principal (default WRIT_RECEIPT_PRINCIPAL_ID or writ-receipt)')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print { tree_head, ok, checks } as JSON')
     .action(async (options: { principal?: string; nats?: string; json?: boolean }) => {
       await tlogHead(options, connectionFrom(io, options.nats), io);
@@ -400,7 +416,7 @@ function program(io: CliIo): Command {
     .argument('<receipt_id>', 'the receipt')
     .option('--tree-size <n>', 'prove against the signed head published at this size (default: the current head)')
     .option('--principal <id>', 'the receipt service principal (default WRIT_RECEIPT_PRINCIPAL_ID or writ-receipt)')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print { proof, tree_head, ok, checks } as JSON')
     .action(async (receiptId: string, options: { treeSize?: string; principal?: string; nats?: string; json?: boolean }) => {
       await tlogProve(receiptId, options, connectionFrom(io, options.nats), io);
@@ -410,7 +426,7 @@ function program(io: CliIo): Command {
     .command('show')
     .description('a participant as the log says now: status, parent, keys, TTL, heartbeats, Last Will')
     .argument('<seed_id>', 'the seed id')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print the folded state as JSON')
     .action(async (seedId: string, options: { nats?: string; json?: boolean }) => {
       await participantShow(seedId, options, connectionFrom(io, options.nats), io);
@@ -420,7 +436,7 @@ function program(io: CliIo): Command {
     .description('ask ingress to verify a signed seed.spawn.v1 manifest (<root>.qry.ingress.spawn-verify); exit 1 with its code when refused')
     .argument('<manifest>', 'the signed manifest (JSON file)')
     .requiredOption('--child-key <file>', "the child's PUBLIC JWK (its fingerprint must be key_binding.child_key_fingerprint)")
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print the verdict as JSON')
     .action(async (file: string, options: { childKey: string; nats?: string; json?: boolean }) => {
       await participantVerify(file, options, connectionFrom(io, options.nats), io);
@@ -429,7 +445,7 @@ function program(io: CliIo): Command {
   cellCommand
     .command('list')
     .description('every cell in the log: status, director, seats, last event')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print JSON')
     .action(async (options: { nats?: string; json?: boolean }) => {
       await cellList(options, connectionFrom(io, options.nats), io);
@@ -438,7 +454,7 @@ function program(io: CliIo): Command {
     .command('show')
     .description('a cell as its stream says now: seats and roles, TTLs, heartbeats, checkpoints, graveyard, events')
     .argument('<cell_id>', 'the cell (its task id)')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print JSON')
     .action(async (cellId: string, options: { nats?: string; json?: boolean }) => {
       await cellShow(cellId, options, connectionFrom(io, options.nats), io);
@@ -450,7 +466,7 @@ function program(io: CliIo): Command {
     .requiredOption('--key <file>', "the director's PRIVATE JWK")
     .requiredOption('--principal <id>', 'the director (resurrected_by): a registered principal with role director, not an agent')
     .option('--note <text>', "why (recorded in the cell's decisions log)")
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', "print the executor's reply as JSON")
     .action(async (cellId: string, options: { key: string; principal: string; note?: string; nats?: string; json?: boolean }) => {
       await cellResurrect(cellId, options, connectionFrom(io, options.nats), io);
@@ -462,7 +478,7 @@ function program(io: CliIo): Command {
     .requiredOption('--key <file>', "the director's PRIVATE JWK")
     .requiredOption('--principal <id>', 'the director (renewed_by): a registered principal with role director, not an agent')
     .option('--extend <duration>', "how much later the window ends: 2h, 90m, 1h30m, 45s (default: the cell policy's active TTL, 4h unless configured)")
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', "print the executor's reply as JSON")
     .action(async (cellId: string, options: { key: string; principal: string; extend?: string; nats?: string; json?: boolean }) => {
       await cellRenew(cellId, options, connectionFrom(io, options.nats), io);
@@ -477,7 +493,7 @@ function program(io: CliIo): Command {
     .option('--keep-old', 'keep the replaced tables in <schema>_old_<UTC yyyymmddhhmmss> (default: dropped)')
     .option('--force', 'swap even when a checksum differs (repairs a view that drifted from the log); the mismatch is still printed')
     .option('--follow <job_id>', 'follow a rebuild already started (after an interrupted CLI)')
-    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print the finished job as JSON')
     .action(async (options: { view: string[]; keepOld?: boolean; force?: boolean; follow?: string; nats?: string; json?: boolean }) => {
       await projectionsRebuild(options, connectionFrom(io, options.nats), io);

@@ -31,7 +31,7 @@ let serviceLog: string;
 const root = uniqueName('t');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
 const bucket = uniqueName('POL');
-const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4222', WRIT_POLICY_BUCKET: bucket };
+const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223', WRIT_POLICY_BUCKET: bucket };
 
 /** The parent's environment without anything Writ or Node would read in place of this test's own. */
 function inherited(): Record<string, string> {

@@ -4,6 +4,7 @@ import { trace } from '@opentelemetry/api';
 import { injectTraceContext, MessagingAttributes, withProducerSpan } from '@writ/telemetry';
 import { BusError, RemoteError } from './bus-errors.js';
 import { decodeJson, encodeJson } from './json-codec.js';
+import { natsConnectOptions } from './nats-credentials.js';
 import { publishError, requestError } from './nats-errors.js';
 import { ERROR_CODE_HEADER } from './request-responder.js';
 
@@ -43,7 +44,7 @@ export interface BusClientOptions {
 }
 
 export interface BusClientConnectOptions extends BusClientOptions {
-  /** Default: `NATS_URL` from the environment, else `nats://127.0.0.1:4222`. */
+  /** Default: `NATS_URL` from the environment, else `nats://127.0.0.1:4223`. */
   readonly servers?: string | string[];
   /** Connection name shown by the server (e.g. the service name). */
   readonly name?: string;
@@ -89,10 +90,10 @@ export class BusClient {
 
   /** Opens its own connection, which `close()` drains. */
   static async connect(options: Omit<BusClientConnectOptions, 'closeConnection'> = {}): Promise<BusClient> {
-    const servers = options.servers ?? process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+    const servers = options.servers ?? process.env['NATS_URL'] ?? 'nats://127.0.0.1:4223';
     let nc: NatsConnection;
     try {
-      nc = await connect({ servers, ...(options.name === undefined ? {} : { name: options.name }) });
+      nc = await connect({ servers, ...(options.name === undefined ? {} : { name: options.name }), ...natsConnectOptions() });
     } catch (cause) {
       throw new BusError('BUS_CONNECTION_FAILED', `cannot connect to NATS at ${String(servers)}`, { cause });
     }

@@ -15,6 +15,8 @@ export type BusErrorCode =
   | 'BUS_PULL_FAILED'
   /** NATS could not be reached or the connection closed under us. */
   | 'BUS_CONNECTION_FAILED'
+  /** A credential variable (`WRIT_NATS_CREDS`, `WRIT_NATS_NKEY`, TLS files) names a file that cannot be used. */
+  | 'BUS_CREDENTIALS_INVALID'
   /** A message body is not JSON (or a payload cannot be encoded as JSON); terminal. */
   | 'BUS_PAYLOAD_INVALID'
   /** A handler failed without a Writ error code (a bug, or `BusExceptionFilter` is not installed). */

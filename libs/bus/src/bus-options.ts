@@ -75,7 +75,7 @@ export interface JetStreamServerOptions extends Omit<ConsumerOptions, 'durable'>
    * default `writ.dlq`. A deployment or test with its own subject root sets it.
    */
   readonly deadLetterPrefix?: string;
-  /** NATS servers; default `NATS_URL` from the environment, else `nats://127.0.0.1:4222`. Ignored with `connection`. */
+  /** NATS servers; default `NATS_URL` from the environment, else `nats://127.0.0.1:4223`. Ignored with `connection`. */
   readonly servers?: string | string[];
   /** An existing connection to use; the server then neither drains nor closes it. */
   readonly connection?: NatsConnection;

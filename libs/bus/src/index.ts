@@ -39,3 +39,4 @@ export {
   type HeldTimerOutcome,
   type HeldTimerOutcomeKind,
 } from './held-timer.js';
+export { inboxPrefixOf, natsConnectOptions, type NatsCredentialEnvironment } from './nats-credentials.js';

@@ -17,6 +17,7 @@ import { createLogger, type Logger } from '@writ/telemetry';
 import { lastValueFrom } from 'rxjs';
 import type { JetStreamContext, RequestContext } from './bus-context.js';
 import { BusError } from './bus-errors.js';
+import { natsConnectOptions } from './nats-credentials.js';
 import {
   DEAD_LETTER_DELIVERIES,
   readHandlerOptions,
@@ -40,7 +41,7 @@ export type JetStreamServerEvents = {
   'dead-letter': (event: DeadLetterEvent) => void;
 };
 
-const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
+const DEFAULT_NATS_URL = 'nats://127.0.0.1:4223';
 
 /**
  * NestJS transport binding handlers to NATS:
@@ -149,7 +150,7 @@ export class JetStreamServer
   private async connect(): Promise<NatsConnection> {
     const servers = this.options.servers ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL;
     try {
-      return await connect({ servers, name: this.options.serviceName });
+      return await connect({ servers, name: this.options.serviceName, ...natsConnectOptions() });
     } catch (cause) {
       throw new BusError('BUS_CONNECTION_FAILED', `cannot connect to NATS at ${String(servers)}`, { cause });
     }

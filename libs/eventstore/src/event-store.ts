@@ -78,6 +78,13 @@ type AppendStart = { readonly link: ChainLink; readonly guard: number };
 
 const FETCH_BATCH = 256;
 const FOLLOW_FETCH_EXPIRES_MS = 30_000;
+/**
+ * How long the server keeps a scan's ephemeral consumer after its last pull. A
+ * scan does not delete its consumer: deleting consumers is the operator's alone
+ * (a service's bus credential may not, docs/security.md), so the server reaps
+ * it; the bound outlives the longest pull, so a live follow is never reaped.
+ */
+const SCAN_CONSUMER_INACTIVE_MS = FOLLOW_FETCH_EXPIRES_MS + 15_000;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -518,41 +525,38 @@ export class EventStore {
         filter_subjects: filter,
         deliver_policy: DeliverPolicy.StartSequence,
         opt_start_seq: fromSeq,
+        inactive_threshold: Math.max(SCAN_CONSUMER_INACTIVE_MS, this.config.requestTimeoutMs + 15_000),
       });
     } catch (error) {
       throw fromNatsError(error, { operation, subject: filter });
     }
-    try {
-      for (;;) {
-        if (signal?.aborted) return;
-        let batch;
-        try {
-          batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: untilSeq === null ? FOLLOW_FETCH_EXPIRES_MS : Math.max(1_000, this.config.requestTimeoutMs) });
-        } catch (error) {
-          throw fromNatsError(error, { operation, subject: filter });
-        }
-        const stop = (): void => batch.stop();
-        signal?.addEventListener('abort', stop, { once: true });
-        let received = 0;
-        try {
-          for await (const message of batch) {
-            received++;
-            yield { streamSeq: message.seq, subject: message.subject, value: decodeJson(message.data) };
-            if (untilSeq !== null && message.seq >= untilSeq) return;
-          }
-        } catch (error) {
-          throw fromNatsError(error, { operation, subject: filter });
-        } finally {
-          signal?.removeEventListener('abort', stop);
-          batch.stop();
-        }
-        if (received === 0 && untilSeq !== null) {
-          throw new EventStoreError('EVENTSTORE_UNAVAILABLE', `${operation} stalled: no events arrived before the deadline`, { operation, subject: filter });
-        }
+    // Nothing to close: each fetch is complete when it ends, and the server reaps the consumer after SCAN_CONSUMER_INACTIVE_MS.
+    for (;;) {
+      if (signal?.aborted) return;
+      let batch;
+      try {
+        batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: untilSeq === null ? FOLLOW_FETCH_EXPIRES_MS : Math.max(1_000, this.config.requestTimeoutMs) });
+      } catch (error) {
+        throw fromNatsError(error, { operation, subject: filter });
       }
-    } finally {
-      // Ephemeral consumers would otherwise linger on the server until their inactivity threshold.
-      await consumer.delete().catch(() => undefined);
+      const stop = (): void => batch.stop();
+      signal?.addEventListener('abort', stop, { once: true });
+      let received = 0;
+      try {
+        for await (const message of batch) {
+          received++;
+          yield { streamSeq: message.seq, subject: message.subject, value: decodeJson(message.data) };
+          if (untilSeq !== null && message.seq >= untilSeq) return;
+        }
+      } catch (error) {
+        throw fromNatsError(error, { operation, subject: filter });
+      } finally {
+        signal?.removeEventListener('abort', stop);
+        batch.stop();
+      }
+      if (received === 0 && untilSeq !== null) {
+        throw new EventStoreError('EVENTSTORE_UNAVAILABLE', `${operation} stalled: no events arrived before the deadline`, { operation, subject: filter });
+      }
     }
   }
 

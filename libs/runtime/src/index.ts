@@ -63,3 +63,21 @@ export {
   type VerifiedSignedRequest,
 } from './signed-request.js';
 export { WakeableSleep } from './wakeable-sleep.js';
+export { natsConnectOptions } from '@writ/bus';
+export {
+  DEFAULT_SERVICE_PRINCIPALS,
+  WRIT_SERVICES,
+  agentIngressSubject,
+  agentPermissions,
+  busLayout,
+  dashboardPermissions,
+  directorPermissions,
+  servicePermissions,
+  userInbox,
+  type BusLayout,
+  type SubjectPermissions,
+  type WritService,
+} from './bus-auth/bus-permissions.js';
+export { DEFAULT_NATS_SERVER, NatsAuthority, pushAccountJwt, writeSecret, type AgentBusCredential, type NatsServerSettings } from './bus-auth/nats-authority.js';
+export { initWritHome, type WritHome, type WritHomeOptions } from './bus-auth/writ-home.js';
+export { TrustAnchoredPrincipals, decideRegistration, loadTrustAnchor, type RegistrationConflict, type RegistrationDecision } from './principal-admin.js';

@@ -9,6 +9,8 @@ export type RuntimeErrorCode =
   | 'RUNTIME_STREAM_MISMATCH'
   | 'RUNTIME_REGISTRY_UNAVAILABLE'
   /** A key rotation or retirement could not be recorded in the log (it kept changing, or the kid was revoked); nothing switched. */
-  | 'RUNTIME_KEY_ROTATION_FAILED';
+  | 'RUNTIME_KEY_ROTATION_FAILED'
+  /** The NATS authority (`<WRIT_HOME>/nats`) is missing, or the server refused an account update made with it. */
+  | 'RUNTIME_BUS_AUTHORITY_MISSING';
 
 export class RuntimeError extends WritError<RuntimeErrorCode> {}

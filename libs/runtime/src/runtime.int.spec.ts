@@ -105,7 +105,7 @@ describe('loadConfig', () => {
   const Schema = z.object({ WRIT_HTTP_PORT: z.coerce.number().int().min(1).max(65535).default(8080), WRIT_NATS_URL: z.string().url() });
 
   it('applies defaults and types', () => {
-    expect(loadConfig('svc', Schema, { WRIT_NATS_URL: 'nats://127.0.0.1:4222' })).toEqual({ WRIT_HTTP_PORT: 8080, WRIT_NATS_URL: 'nats://127.0.0.1:4222' });
+    expect(loadConfig('svc', Schema, { WRIT_NATS_URL: 'nats://127.0.0.1:4223' })).toEqual({ WRIT_HTTP_PORT: 8080, WRIT_NATS_URL: 'nats://127.0.0.1:4223' });
   });
 
   it('lists every offending variable at once', () => {

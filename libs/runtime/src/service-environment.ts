@@ -30,7 +30,7 @@ const busMaxBytes = envInt(1).default(GiB);
 function commonShape(httpPort: number) {
   return {
     /** NATS server(s), comma-separated. */
-    WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
     WRIT_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
     /** 0 picks a free port (tests). */
     WRIT_HTTP_PORT: envInt(0, 65_535).default(httpPort),

@@ -20,7 +20,7 @@ describe('serviceEnvironment', () => {
   it('given no environment, then the documented defaults, with the service its own port', () => {
     const env = loadConfig('svc', serviceEnvironment({ httpPort: 8083 }), {});
     expect(env).toEqual({
-      WRIT_NATS_URL: 'nats://127.0.0.1:4222',
+      WRIT_NATS_URL: 'nats://127.0.0.1:4223',
       WRIT_HTTP_HOST: '0.0.0.0',
       WRIT_HTTP_PORT: 8083,
       WRIT_SUBJECT_ROOT: 'writ',

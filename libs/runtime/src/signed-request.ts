@@ -1,4 +1,4 @@
-import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
+import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, PRINCIPAL_REGISTRATION_JWS_TYPE, PrincipalRegistration, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
 import { BLOCKED_CLAIM_JWS_TYPE, BlockedClaimSubmission, CORRECTION_JWS_TYPE, CorrectionSubmission, DONE_CLAIM_JWS_TYPE, DoneClaimSubmission } from '@writ/contracts';
 import { signJws, verifyJws, type JwsSigner, type KeySet } from '@writ/crypto';
 import type { z } from 'zod';
@@ -46,6 +46,14 @@ export const SIGNED_REQUESTS = {
     signedAtField: 'applied_at',
     typ: POLICY_APPLICATION_JWS_TYPE,
   }),
+  /** `writ principal add` → `<root>.qry.ingress.register-principal` (signed by an operator; ingress checks the role). */
+  principalRegistration: kind({
+    contract: 'PrincipalRegistration',
+    schema: PrincipalRegistration,
+    signerField: 'registered_by',
+    signedAtField: 'registered_at',
+    typ: PRINCIPAL_REGISTRATION_JWS_TYPE,
+  }),
   /** `writ task done` → `<root>.qry.orchestrator.claim-done` (signed by the task's owner; the orchestrator checks who). */
   doneClaim: kind({ contract: 'DoneClaimSubmission', schema: DoneClaimSubmission, signerField: 'claimed_by', signedAtField: 'claimed_at', typ: DONE_CLAIM_JWS_TYPE }),
   /** `writ task blocked` → `<root>.qry.orchestrator.claim-blocked`. */
@@ -81,10 +89,10 @@ export interface SignedRequestPrincipals<P extends SignedRequestPrincipal = Sign
 export interface SignedRequestRules<S extends z.ZodType = z.ZodType> extends SignedRequestKind<S> {
   /**
    * `director` (the role, and never an agent) for every request a service
-   * acts on by itself; `any` only where a decider downstream rules on the
+   * acts on by itself; `operator` (the role, never an agent) for administration; `any` only where a decider downstream rules on the
    * signer with its own codes (approval resolutions: the kernel's approval decider).
    */
-  readonly signers: 'director' | 'any';
+  readonly signers: 'director' | 'operator' | 'any';
   /** ±seconds around the service clock the signing time must lie in; `null`: not checked (only where another expiry bounds a replay). */
   readonly freshnessSeconds: number | null;
 }
@@ -130,8 +138,8 @@ export function claimedSignedRequest<S extends z.ZodType>(jws: string, request: 
  * 2. that principal must be in the log (else `signer_not_allowed`, `unknown_principal`);
  * 3. the JWS must verify with one of its active keys, with the kind's `typ` if it has one
  *    (else `signature_invalid`: forged, tampered, revoked key, wrong typ);
- * 4. with `signers: 'director'`, the principal must hold the role `director` and not be
- *    an agent (else `signer_not_allowed`, `not_director` / `agent`);
+ * 4. with `signers: 'director'` (or `'operator'`), the principal must hold that role and not
+ *    be an agent (else `signer_not_allowed`, `not_director` / `not_operator` / `agent`);
  * 5. its signing time must lie within ±`freshnessSeconds` of the clock, both ways
  *    (else `stale`): a captured request cannot be replayed later.
  *
@@ -166,9 +174,13 @@ export async function verifySignedRequest<S extends z.ZodType, P extends SignedR
   if (fields[rules.signerField] !== signer) {
     throw failure('signature_invalid', `the verified ${rules.contract} names another signer than ${signer}`, { principal_id: signer, reason: 'signer_changed' });
   }
-  if (rules.signers === 'director' && (!principal.roles.includes('director') || principal.principal_type === 'agent')) {
-    const reason = principal.principal_type === 'agent' ? 'agent' : 'not_director';
-    throw failure('signer_not_allowed', `${signer} may not sign a ${rules.contract}: only a director (never an agent) may`, { principal_id: signer, roles: principal.roles, reason });
+  if (rules.signers !== 'any' && (!principal.roles.includes(rules.signers) || principal.principal_type === 'agent')) {
+    const reason = principal.principal_type === 'agent' ? 'agent' : `not_${rules.signers}`;
+    throw failure('signer_not_allowed', `${signer} may not sign a ${rules.contract}: only a${rules.signers === 'operator' ? 'n' : ''} ${rules.signers} (never an agent) may`, {
+      principal_id: signer,
+      roles: principal.roles,
+      reason,
+    });
   }
   if (rules.freshnessSeconds !== null) {
     const now = deps.clock();

@@ -40,7 +40,12 @@ export function writStreamConfigs(options: WritStreamsOptions = {}): StreamConfi
   ] as StreamConfig[];
 }
 
-/** Creates the bus streams, or brings their limits up to date; idempotent. */
+/**
+ * Creates the bus streams, or brings their limits up to date; idempotent. A
+ * stream already as configured is left alone (no update call): a service's
+ * bus credential may not reconfigure streams, only the operator's may, so a
+ * limit that differs fails the start with RUNTIME_STREAM_MISMATCH naming it.
+ */
 export async function ensureWritStreams(jsm: JetStreamManager, options: WritStreamsOptions = {}): Promise<void> {
   for (const desired of writStreamConfigs(options)) {
     const existing = await jsm.streams.info(desired.name).catch(() => null);
@@ -56,6 +61,17 @@ export async function ensureWritStreams(jsm: JetStreamManager, options: WritStre
         { details: { stream: desired.name } },
       );
     }
-    await jsm.streams.update(desired.name, { ...existing.config, max_age: desired.max_age, max_bytes: desired.max_bytes, discard: desired.discard, duplicate_window: desired.duplicate_window });
+    const limits = { max_age: desired.max_age, max_bytes: desired.max_bytes, discard: desired.discard, duplicate_window: desired.duplicate_window };
+    const differing = (Object.keys(limits) as (keyof typeof limits)[]).filter((field) => existing.config[field] !== limits[field]);
+    if (differing.length === 0) continue;
+    try {
+      await jsm.streams.update(desired.name, { ...existing.config, ...limits });
+    } catch (cause) {
+      throw new RuntimeError(
+        'RUNTIME_STREAM_MISMATCH',
+        `stream ${desired.name} exists with other ${differing.join(', ')} than configured and could not be updated (${(cause as Error).message}); streams are reconfigured with the operator's credential only: align the settings, or update the stream as the operator`,
+        { cause, details: { stream: desired.name, fields: differing } },
+      );
+    }
   }
 }

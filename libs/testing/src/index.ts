@@ -1,2 +1,2 @@
-export { NATS_URL, connectTestNats, deleteStreams, uniqueName } from './real-nats.js';
+export { NATS_URL, connectTestNats, deleteStreams, testNatsAuth, uniqueName } from './real-nats.js';
 export { waitFor } from './wait-for.js';

@@ -16,7 +16,7 @@ const Seconds = (max: number) => z.coerce.number().int().min(1).max(max);
  */
 export const ApprovalEnvironment = z
   .object({
-    WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
     WRIT_HTTP_PORT: Port.default(8084),
     WRIT_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
     /** Replaces the leading `writ` of every subject: `<root>.cmd.approval.request`, `<root>.evt.task.<id>`. */

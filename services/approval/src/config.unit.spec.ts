@@ -20,7 +20,7 @@ describe('approval config', () => {
   it('has documented defaults', () => {
     const config = loadApprovalConfig({});
     expect(config).toMatchObject({
-      natsUrl: 'nats://127.0.0.1:4222',
+      natsUrl: 'nats://127.0.0.1:4223',
       http: { port: 8084, host: '0.0.0.0' },
       subjectRoot: 'writ',
       streams: { events: 'WRIT_EVENTS', eventsPrefix: 'writ.evt', ingress: 'WRIT_INGRESS', commands: 'WRIT_COMMANDS', dlq: 'WRIT_DLQ', replicas: 1 },

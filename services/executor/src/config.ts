@@ -75,7 +75,7 @@ export function defaultExecutorId(host: string = hostname()): string {
  * offending variables when one is wrong and the service refuses to start.
  */
 export const ExecutorEnv = z.object({
-  WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
   WRIT_HTTP_PORT: int(0, 65_535).default(8085),
   /** Every subject derives from it: `<root>.cmd.executor.run`, `<root>.evt.>`, `<root>.dlq.>`. */
   WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),

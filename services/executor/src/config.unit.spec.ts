@@ -9,7 +9,7 @@ describe('executor config', () => {
   it('given an empty environment, then the documented defaults, every subject under writ', () => {
     const config = loadExecutorConfig({});
     expect(config).toMatchObject({
-      natsUrl: 'nats://127.0.0.1:4222',
+      natsUrl: 'nats://127.0.0.1:4223',
       httpPort: 8085,
       principalId: 'writ-executor',
       durable: 'executor',

@@ -16,7 +16,7 @@ const int = (min: number) => z.coerce.number().int().min(min);
  * test (or a second deployment on the same NATS) can run beside the real one.
  */
 export const OrchestratorEnv = z.object({
-  WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
   WRIT_HTTP_PORT: int(0).max(65_535).default(8082),
   WRIT_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
   /** Replaces the leading `writ` of every subject (`<root>.evt.task.>`, `<root>.cmd.policy.evaluate`). */

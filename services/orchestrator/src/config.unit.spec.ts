@@ -6,7 +6,7 @@ describe('orchestrator config', () => {
   it('given no environment, then it uses the documented defaults and the real subjects', () => {
     const { env, subjects } = loadOrchestratorConfig({});
     expect(env).toMatchObject({
-      WRIT_NATS_URL: 'nats://127.0.0.1:4222',
+      WRIT_NATS_URL: 'nats://127.0.0.1:4223',
       WRIT_HTTP_PORT: 8082,
       WRIT_SUBJECT_ROOT: 'writ',
       WRIT_EVENTS_STREAM: 'WRIT_EVENTS',

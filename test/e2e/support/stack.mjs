@@ -25,8 +25,8 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { generateEd25519Key, signJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams } from '@writ/runtime';
-import { uniqueName, waitFor } from '@writ/testing';
+import { NatsAuthority, busLayout, ensureWritStreams, servicePermissions, writeSecret } from '@writ/runtime';
+import { testNatsAuth, uniqueName, waitFor } from '@writ/testing';
 import Docker from 'dockerode';
 import pg from 'pg';
 
@@ -42,7 +42,16 @@ export const SERVICES = Object.freeze(['projection', 'ingress', 'orchestrator', 
 /** Statuses of `GET /v1/actions/<id>` after which nothing changes any more. */
 export const TERMINAL_ACTION_STATUSES = Object.freeze(['rejected', 'succeeded', 'failed', 'denied', 'unknown_outcome', 'cancelled', 'superseded']);
 
-const NATS_URL = process.env['WRIT_NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const NATS_URL = process.env['WRIT_NATS_URL'] ?? 'nats://127.0.0.1:4223';
+/** The deployment whose NATS authority issues each service's credential and whose operator signs registrations (`writ init`; npm test sets it). */
+const WRIT_HOME = process.env['WRIT_HOME'] ?? path.join(fileURLToPath(new URL('../../../', import.meta.url)), 'var', 'writ');
+/** Who the harness and its CLI act as: the deployment's operator (its bus credential, its principal and key). */
+const OPERATOR = Object.freeze({
+  creds: process.env['WRIT_NATS_CREDS'] ?? path.join(WRIT_HOME, 'creds', 'operator.creds'),
+  id: process.env['WRIT_OPERATOR_ID'] ?? 'operator',
+  key: process.env['WRIT_OPERATOR_KEY'] ?? path.join(WRIT_HOME, 'operator', 'operator.jwk.json'),
+  trustAnchor: process.env['WRIT_TRUST_ANCHOR'] ?? path.join(WRIT_HOME, 'trust-anchor.json'),
+});
 const PG_URL = process.env['WRIT_E2E_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/writ_test';
 
 /** Distinct free TCP ports on 127.0.0.1: every listener stays open until all are picked, so none repeats. */
@@ -92,6 +101,7 @@ function stackEnvironment(layout, extra) {
   const bytes = String(layout.maxBytes);
   return {
     WRIT_NATS_URL: NATS_URL,
+    WRIT_TRUST_ANCHOR: OPERATOR.trustAnchor,
     WRIT_HTTP_HOST: '127.0.0.1',
     WRIT_SUBJECT_ROOT: layout.root,
     WRIT_EVENTS_STREAM: layout.streams.events,
@@ -207,7 +217,7 @@ export class Stack {
     const names = this.#options.services ?? SERVICES;
     // The harness's own connection: it creates the streams first (the same settings every
     // service asks for), so seven processes never race to create them.
-    this.nc = await connect({ servers: NATS_URL, name: `e2e-harness-${this.root}` });
+    this.nc = await connect({ servers: NATS_URL, name: `e2e-harness-${this.root}`, ...testNatsAuth() });
     this.js = jetstream(this.nc);
     this.jsm = await jetstreamManager(this.nc);
     await ensureWritStreams(this.jsm, {
@@ -219,10 +229,29 @@ export class Stack {
     this.#pg = new pg.Client({ connectionString: this.layout.pgUrl });
     await this.#pg.connect();
 
+    await this.#issueServiceCredentials(names);
+
     process.once('exit', this.#exitGuard);
     const ports = await freePorts(names.length);
     names.forEach((name, index) => this.#spawn(name, ports[index]));
     await Promise.all(names.map((name) => this.#waitReady(name)));
+  }
+
+  /**
+   * Each service connects with its own least-privilege credential for this stack's subjects and
+   * streams (`servicePermissions`, as `writ init` issues them for a deployment), so the suite
+   * runs the governed path under the permissions production has.
+   */
+  async #issueServiceCredentials(names) {
+    const authority = await NatsAuthority.load(WRIT_HOME);
+    const bus = busLayout({ root: this.root, eventsPrefix: this.subject('evt'), streams: this.streams });
+    await mkdir(path.join(this.layout.dir, 'creds'), { recursive: true, mode: 0o700 });
+    this.credentials = {};
+    for (const name of names) {
+      const file = path.join(this.layout.dir, 'creds', `${name}.creds`);
+      await writeSecret(file, await authority.writUserCreds(`svc-${name}`, servicePermissions(name, bus)));
+      this.credentials[name] = file;
+    }
   }
 
   #spawn(name, port) {
@@ -230,7 +259,7 @@ export class Stack {
     if (!existsSync(entry)) throw new Error(`${entry} is missing: build the services first (npx nx run-many -t build)`);
     const logFile = path.join(this.logDir, `${name}.log`);
     const fd = openSync(logFile, 'a');
-    const env = { ...inheritedEnvironment(), ...this.env, ...(this.#options.serviceEnv?.[name] ?? {}), WRIT_HTTP_PORT: String(port) };
+    const env = { ...inheritedEnvironment(), ...this.env, WRIT_NATS_CREDS: this.credentials[name], ...(this.#options.serviceEnv?.[name] ?? {}), WRIT_HTTP_PORT: String(port) };
     const child = spawn(process.execPath, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     this.#children.set(name, child);
@@ -298,7 +327,10 @@ export class Stack {
       WRIT_NATS_URL: NATS_URL,
       WRIT_SUBJECT_ROOT: this.root,
       WRIT_EVENTS_STREAM: this.streams.events,
-      WRIT_OPERATOR_ID: 'e2e-operator',
+      WRIT_HOME,
+      WRIT_NATS_CREDS: OPERATOR.creds,
+      WRIT_OPERATOR_ID: OPERATOR.id,
+      WRIT_OPERATOR_KEY: OPERATOR.key,
     };
     try {
       const { stdout } = await execFileAsync(process.execPath, [bin, ...args], { cwd: this.layout.dir, env, timeout: 60_000 });

@@ -3,7 +3,7 @@ import { connectionFrom, type CliIo } from '../cli-io.js';
 import { taskClaim, type ClaimCommand } from './task-claim.js';
 import { taskCreate } from './task-create.js';
 
-const NATS_HELP = 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4222)';
+const NATS_HELP = 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)';
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 /**

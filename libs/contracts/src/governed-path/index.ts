@@ -1,9 +1,14 @@
 export {
+  PRINCIPAL_REGISTRATION_JWS_TYPE,
   PrincipalKeyAdded,
   PrincipalKeyRevoked,
   PrincipalRegistered,
+  PrincipalRegistration,
+  PrincipalRegistrationOutcome,
   PrincipalRole,
   PublicEd25519Jwk,
+  RegisterPrincipal,
+  TrustAnchor,
 } from './principal-events.js';
 export {
   IngressAccepted,

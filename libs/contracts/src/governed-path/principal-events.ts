@@ -3,8 +3,12 @@ import { Id, Timestamp } from '../ids.js';
 import { PrincipalType } from '../principal-type.js';
 import { Text, Title } from '../text.js';
 
-/** Roles a principal may hold (Lazarus cell roles, seed 000 section 3); `director` resolves approvals. */
-export const PrincipalRole = z.enum(['director', 'executor', 'observer', 'guest', 'substitute']);
+/**
+ * Roles a principal may hold: the Lazarus cell roles (seed 000 section 3), where
+ * `director` resolves approvals, and `operator`, who administers Writ
+ * (registers principals and their keys; docs/security.md).
+ */
+export const PrincipalRole = z.enum(['director', 'executor', 'observer', 'guest', 'substitute', 'operator']);
 export type PrincipalRole = z.infer<typeof PrincipalRole>;
 
 /**
@@ -31,6 +35,13 @@ export const PrincipalRegistered = z.strictObject({
   keys: z.array(PublicEd25519Jwk).min(1).max(16),
   registered_by: Id,
   at: Timestamp,
+  /**
+   * The operator-signed PrincipalRegistration (compact JWS) this event was appended
+   * on, so any reader can check the registration's authority back to the trust
+   * anchor. Absent on a service's registration of its own key (its subject is
+   * writable by that service's bus credential only) and on events older than it.
+   */
+  authorization: z.string().min(1).max(16 * 1024).optional(),
 });
 export type PrincipalRegistered = z.infer<typeof PrincipalRegistered>;
 
@@ -44,9 +55,57 @@ export const PrincipalKeyAdded = z.strictObject({
   added_by: Id,
   at: Timestamp,
   replaces: z.strictObject({ kid: z.string().min(1).max(128), retire_after: Timestamp }).optional(),
+  /** The operator-signed PrincipalRegistration that added the key (see PrincipalRegistered.authorization). */
+  authorization: z.string().min(1).max(16 * 1024).optional(),
 });
 export type PrincipalKeyAdded = z.infer<typeof PrincipalKeyAdded>;
 
 /** `principal.key_revoked`: signatures by this key are refused from now on. */
 export const PrincipalKeyRevoked = z.strictObject({ kid: z.string().min(1).max(128), reason: Text, revoked_by: Id, at: Timestamp });
 export type PrincipalKeyRevoked = z.infer<typeof PrincipalKeyRevoked>;
+
+/** The JWS `typ` of a signed PrincipalRegistration: one kind of signed object cannot pass for another. */
+export const PRINCIPAL_REGISTRATION_JWS_TYPE = 'writ-principal-registration+jws';
+
+/**
+ * What an operator signs to register a principal or add keys to one
+ * (`writ principal add` → `writ.qry.ingress.register-principal`). Ingress
+ * appends `principal.registered` / `principal.key_added` only when
+ * `registered_by` holds the role `operator` (or is the deployment's trust
+ * anchor) and the JWS verifies under one of its keys; the JWS travels in the
+ * event as `authorization`.
+ */
+export const PrincipalRegistration = z.strictObject({
+  principal_id: Id,
+  principal_type: PrincipalType,
+  display_name: Title,
+  roles: z.array(PrincipalRole).min(1).max(5),
+  keys: z.array(PublicEd25519Jwk).min(1).max(16),
+  registered_by: Id,
+  registered_at: Timestamp,
+});
+export type PrincipalRegistration = z.infer<typeof PrincipalRegistration>;
+
+/** `writ.qry.ingress.register-principal` (request/reply): the signed PrincipalRegistration. */
+export const RegisterPrincipal = z.strictObject({ jws: z.string().min(1).max(16 * 1024) });
+export type RegisterPrincipal = z.infer<typeof RegisterPrincipal>;
+
+/** The reply: what was appended (`unchanged`: the log already says so; a replay appends nothing). */
+export const PrincipalRegistrationOutcome = z.strictObject({
+  principal_id: Id,
+  outcome: z.enum(['registered', 'key_added', 'unchanged']),
+  kids_added: z.array(z.string()).max(16),
+});
+export type PrincipalRegistrationOutcome = z.infer<typeof PrincipalRegistrationOutcome>;
+
+/**
+ * The deployment's trust anchor (`<WRIT_HOME>/trust-anchor.json`, written by
+ * `writ init`): the first operator and its public keys. Registrations signed by
+ * one of these keys are authorized without anything in the log; every other
+ * authority is derived from them through operator-signed registrations.
+ */
+export const TrustAnchor = z.strictObject({
+  principal_id: Id,
+  keys: z.array(PublicEd25519Jwk).min(1).max(16),
+});
+export type TrustAnchor = z.infer<typeof TrustAnchor>;
