@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // An example agent using Writ from the outside, the way any agent would:
 //   1. it generates its own Ed25519 key (the private half never leaves this process),
-//   2. registers itself as a principal with `writ principal add` (the CLI, an operator tool),
+//   2. has an operator register it with `writ principal add` (the CLI signs with the operator's key,
+//      WRIT_OPERATOR_KEY / WRIT_OPERATOR_ID, and issues the agent's own bus credential),
 //   3. publishes signed ActionRequests (compact EdDSA JWS) to <root>.ingress.action.<its id>
 //      with Nats-Msg-Id = the request's id, and reads each outcome from GET /v1/actions/<id>:
 //      (a) an allowed command, (b) a destructive one that waits for a director's approval,
@@ -11,19 +12,22 @@
 //
 // Environment: WRIT_URL (http://127.0.0.1:8080), WRIT_NATS_URL (nats://127.0.0.1:4223),
 // WRIT_SUBJECT_ROOT (writ), WRIT_EVENTS_STREAM (WRIT_EVENTS, for the CLI), WRIT_AGENT_ID
-// (default example-agent-<random>), WRIT_AGENT_TIMEOUT_MS (60000 per outcome).
+// (default example-agent-<random>), WRIT_AGENT_TIMEOUT_MS (60000 per outcome), and for the
+// registration the operator's WRIT_HOME, WRIT_NATS_CREDS, WRIT_OPERATOR_ID, WRIT_OPERATOR_KEY
+// (`. var/writ/writ.env`). The agent itself connects with the credential issued to it, which
+// can publish its own ingress subject and nothing else.
 // Exit status 0 when (a) succeeded, (b) waits for approval and (c) was denied.
 
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { jetstream } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
 
 const API = (process.env.WRIT_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
@@ -51,17 +55,20 @@ function signRequest(request) {
 
 // ---- 2. registration through the CLI --------------------------------------------------------------
 
+/** Registers the agent (signed by the operator, appended by ingress) and answers its bus credential (`.creds` text). */
 async function register() {
   const dir = await mkdtemp(path.join(tmpdir(), 'writ-agent-'));
   const jwkFile = path.join(dir, `${agentId}.public.jwk.json`);
+  const credsFile = path.join(dir, `${agentId}.creds`);
   try {
     await writeFile(jwkFile, JSON.stringify(publicJwk));
-    // The CLI appends principal.registered to the log (it needs WRIT_NATS_URL, WRIT_SUBJECT_ROOT, WRIT_EVENTS_STREAM).
-    const { stdout } = await promisify(execFile)(process.execPath, [WRIT_CLI, 'principal', 'add', '--id', agentId, '--type', 'agent', '--role', 'executor', '--jwk', jwkFile, '--json'], {
+    const args = ['principal', 'add', '--id', agentId, '--type', 'agent', '--role', 'executor', '--jwk', jwkFile, '--creds-out', credsFile, '--json'];
+    const { stdout } = await promisify(execFile)(process.execPath, [WRIT_CLI, ...args], {
       env: { ...process.env, WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: ROOT },
       timeout: 60_000,
     });
     say(`registered as ${agentId} (key ${kid}): ${stdout.trim()}`);
+    return await readFile(credsFile);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -150,9 +157,10 @@ const requests = {
 
 async function main() {
   say(`Writ API ${API}, NATS ${NATS_URL}, subject root ${ROOT}`);
-  await register();
+  const creds = await register();
 
-  const nc = await connect({ servers: NATS_URL, name: agentId });
+  // The agent's own credential: it may publish <root>.ingress.action.<agentId>, nothing else.
+  const nc = await connect({ servers: NATS_URL, name: agentId, authenticator: credsAuthenticator(creds) });
   try {
     const js = jetstream(nc);
     for (const [label, request] of Object.entries(requests)) {

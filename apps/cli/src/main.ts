@@ -43,7 +43,7 @@ export { CliError, type CliErrorCode } from './cli-errors.js';
 export { connectionFrom, processIo, type CliIo, type Connection } from './cli-io.js';
 export { actionSubmit, type ActionSubmitOptions, type SubmitResult } from './commands/action-submit.js';
 export { init, type InitOptions } from './commands/init.js';
-export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome } from './commands/principal-add.js';
+export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome, type PrincipalAddResult } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
 export { principalShow, type PrincipalView } from './commands/principal-show.js';
 export { participantShow } from './commands/participant-show.js';
@@ -137,16 +137,19 @@ function program(io: CliIo): Command {
     });
   principal
     .command('add')
-    .description('register a principal with its public key, or add a new key to it (idempotent)')
+    .description("register a principal with its public key, or add a new key to it (idempotent), signed by an operator; issues the principal's bus credential")
     .requiredOption('--id <id>', 'principal id')
     .addOption(new Option('--type <type>', 'principal type').choices(PrincipalType.options).makeOptionMandatory())
     .addOption(new Option('--role <role>', 'role (repeat for several)').choices(PrincipalRole.options).argParser(collect).default([]))
     .requiredOption('--jwk <file>', 'the PUBLIC JWK (from writ principal keygen)')
     .option('--name <display>', 'display name (default: the id)')
-    .option('--by <principal>', 'who registers it (default WRIT_OPERATOR_ID or "operator")')
+    .option('--key <file>', "the operator's PRIVATE JWK that signs the registration (default WRIT_OPERATOR_KEY)")
+    .option('--principal <id>', 'the operator who signs (default WRIT_OPERATOR_ID or "operator")')
+    .option('--creds-out <file>', "where the principal's bus credential goes (default ./<id>.creds, mode 0600, never overwritten)")
+    .option('--no-creds', 'register only: issue no bus credential')
     .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
-    .option('--json', 'print { principal_id, outcome }')
-    .action(async (options: { id: string; type: string; role: string[]; jwk: string; name?: string; by?: string; nats?: string; json?: boolean }) => {
+    .option('--json', 'print { principal_id, outcome, kids_added, creds? }')
+    .action(async (options: { id: string; type: string; role: string[]; jwk: string; name?: string; key?: string; principal?: string; credsOut?: string; creds?: boolean; nats?: string; json?: boolean }) => {
       if (options.role.length === 0) throw new CliError('CLI_USAGE', 'name at least one --role');
       await principalAdd({ ...options, roles: options.role }, connectionFrom(io, options.nats), io);
     });

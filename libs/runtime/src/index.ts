@@ -78,6 +78,6 @@ export {
   type SubjectPermissions,
   type WritService,
 } from './bus-auth/bus-permissions.js';
-export { DEFAULT_NATS_SERVER, NatsAuthority, pushAccountJwt, writeSecret, type AgentBusCredential, type NatsServerSettings } from './bus-auth/nats-authority.js';
+export { DEFAULT_NATS_SERVER, NatsAuthority, fileExists, pushAccountJwt, writeSecret, type AgentBusCredential, type NatsServerSettings } from './bus-auth/nats-authority.js';
 export { initWritHome, type WritHome, type WritHomeOptions } from './bus-auth/writ-home.js';
 export { TrustAnchoredPrincipals, decideRegistration, loadTrustAnchor, type RegistrationConflict, type RegistrationDecision } from './principal-admin.js';

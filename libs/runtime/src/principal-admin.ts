@@ -83,12 +83,13 @@ export class TrustAnchoredPrincipals implements SignedRequestPrincipals<Principa
 
   constructor(
     private readonly log: { lookup(principalId: string): Promise<PrincipalRecord | undefined>; verificationKeys(record: PrincipalRecord): Promise<KeySet> },
-    private readonly anchor: TrustAnchor,
+    /** None: only operators the log already holds administer (a deployment without `writ init`'s anchor). */
+    private readonly anchor: TrustAnchor | undefined,
   ) {}
 
   async lookup(principalId: string): Promise<PrincipalRecord | undefined> {
     const record = await this.log.lookup(principalId);
-    if (principalId !== this.anchor.principal_id) return record;
+    if (this.anchor === undefined || principalId !== this.anchor.principal_id) return record;
     return {
       principal_id: principalId,
       principal_type: record?.principal_type ?? 'user',
@@ -100,8 +101,9 @@ export class TrustAnchoredPrincipals implements SignedRequestPrincipals<Principa
   }
 
   async verificationKeys(principalId: string): Promise<KeySet> {
-    if (principalId === this.anchor.principal_id) {
-      this.#anchorKeys ??= KeySet.of(await Promise.all(this.anchor.keys.map((key) => importEd25519PublicJwk(key))));
+    if (this.anchor !== undefined && principalId === this.anchor.principal_id) {
+      const anchor = this.anchor;
+      this.#anchorKeys ??= KeySet.of(await Promise.all(anchor.keys.map((key) => importEd25519PublicJwk(key))));
       return this.#anchorKeys;
     }
     const record = await this.log.lookup(principalId);

@@ -1,5 +1,5 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ServiceRuntime } from '@writ/runtime';
+import { ServiceRuntime, loadTrustAnchor } from '@writ/runtime';
 import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
@@ -35,6 +35,8 @@ export interface IngressAppOptions {
  */
 export async function createIngressApp(config: IngressConfig, options: IngressAppOptions = {}): Promise<IngressApp> {
   const logger = options.logger ?? createLogger(SERVICE_NAME);
+  const trustAnchor = config.trustAnchorFile === undefined ? undefined : await loadTrustAnchor(config.trustAnchorFile);
+  if (trustAnchor === undefined) logger.warn('no WRIT_TRUST_ANCHOR: only operators already in the log can register principals (run writ init and set it)');
   const runtime = await ServiceRuntime.start({
     serviceName: SERVICE_NAME,
     natsUrl: config.natsUrl,
@@ -44,7 +46,7 @@ export async function createIngressApp(config: IngressConfig, options: IngressAp
     onClose: options.onShutdown,
   });
   try {
-    const module = IngressModule.forRoot({ config, runtime, logger, clock: options.clock, participantExpiry: options.participantExpiry });
+    const module = IngressModule.forRoot({ config, runtime, logger, clock: options.clock, participantExpiry: options.participantExpiry, trustAnchor });
     let respondersListening = false;
     runtime.readiness.add('responders_listening', () => respondersListening);
     const service = await startServiceApp({

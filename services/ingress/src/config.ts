@@ -61,6 +61,12 @@ export const IngressEnv = serviceEnvironment({ httpPort: 8081, busMaxBytesVariab
   WRIT_PARTICIPANT_EXPIRY_REFRESH_SECONDS: envInt(60, 23 * 3_600).default(12 * 3_600),
   /** The shared, content-addressed artifact bucket where Last Will artifacts are looked up and stored (opened on first use). */
   WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
+  /**
+   * The deployment's trust anchor (`<WRIT_HOME>/trust-anchor.json`, from `writ init`): the
+   * first operator and its public keys. Without it only operators already in the log can
+   * register principals (on a new deployment: nobody).
+   */
+  WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
   /** Byte bound of the artifact bucket if ingress is the one creating it (the executor's default). */
   WRIT_ARTIFACTS_MAX_BYTES: envInt(MiB).default(10 * GiB),
 });
@@ -77,6 +83,8 @@ export interface IngressConfig {
     readonly ingressAction: (principalId: string) => string;
     /** Request/reply subject answered with `SubmitAction`: `<root>.qry.ingress.submit-action` (core NATS, no stream captures it). */
     readonly submitAction: string;
+    /** Operator-signed principal registrations: `<root>.qry.ingress.register-principal`. */
+    readonly registerPrincipal: string;
     readonly deadLetter: string;
   };
   /** The log and the bus streams, with the subjects the bus streams capture. */
@@ -84,6 +92,8 @@ export interface IngressConfig {
   readonly freshnessSeconds: number;
   readonly maxIngressBytes: number;
   readonly principalId: string;
+  /** `WRIT_TRUST_ANCHOR`: the file naming the first operator (read at start). */
+  readonly trustAnchorFile: string | undefined;
   readonly stepMaxAttempts: number;
   readonly consumer: { readonly maxDeliver: number; readonly ackWaitMs: number };
   /** Spawn, heartbeat, retire and crash verification of participants (seed 002; docs/spawn-retire.md). */
@@ -148,12 +158,14 @@ export function loadIngressConfig(env: Record<string, string | undefined> = proc
       ingressActions: subjects.ingressActions,
       ingressAction: subjects.ingressAction,
       submitAction: subjects.commands.ingressSubmitAction,
+      registerPrincipal: subjects.commands.ingressRegisterPrincipal,
       deadLetter: subjects.deadLetter('ingress', patternToken(subjects.ingressActions)),
     },
     streams: { ...serviceStreams(e), subjects: subjects.streams },
     freshnessSeconds: e.WRIT_INGRESS_FRESHNESS_SECONDS,
     maxIngressBytes: e.WRIT_INGRESS_MAX_BYTES,
     principalId: e.WRIT_INGRESS_PRINCIPAL_ID,
+    trustAnchorFile: e.WRIT_TRUST_ANCHOR,
     stepMaxAttempts: e.WRIT_STEP_MAX_ATTEMPTS,
     consumer: { maxDeliver: e.WRIT_INGRESS_MAX_DELIVER, ackWaitMs: e.WRIT_INGRESS_ACK_WAIT_MS },
     seeds: seedsConfig(e, subjects.root),

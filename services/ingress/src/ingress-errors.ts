@@ -19,7 +19,15 @@ export type IngressErrorCode =
   /** A seed document larger than ingress records (MAX_SEED_DOCUMENT_BYTES): refused before anything is appended. */
   | 'INGRESS_SEED_DOCUMENT_TOO_LARGE'
   /** The artifact bucket could not be opened or read. */
-  | 'INGRESS_ARTIFACTS_UNAVAILABLE';
+  | 'INGRESS_ARTIFACTS_UNAVAILABLE'
+  /** An administrative request (principal registration) whose JWS does not verify under the signer's keys, or is not the contract. */
+  | 'INGRESS_ADMIN_SIGNATURE_INVALID'
+  /** The signer may not administer (not an operator, an agent, unknown), or the request targets a service principal. */
+  | 'INGRESS_ADMIN_FORBIDDEN'
+  /** The administrative request was signed too far from now (a replay, or a skewed clock). */
+  | 'INGRESS_ADMIN_STALE'
+  /** The registration contradicts the principal the log describes (type, roles, a revoked or reused kid). */
+  | 'INGRESS_PRINCIPAL_CONFLICT';
 
 export class IngressError extends WritError<IngressErrorCode> {
   constructor(code: IngressErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {

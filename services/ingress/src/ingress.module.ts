@@ -1,10 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { documentSignatures } from '@writ/crypto';
-import type { ServiceRuntime } from '@writ/runtime';
+import { DEFAULT_SERVICE_PRINCIPALS, TrustAnchoredPrincipals, type ServiceRuntime } from '@writ/runtime';
+import type { TrustAnchor } from '@writ/contracts';
 import { HealthController, runtimeProviders } from '@writ/runtime/nest';
 import type { Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import { ReceiveActionHandler } from './application/receive-action.handler.js';
+import { RegisterPrincipalHandler } from './application/register-principal.handler.js';
 import { SeedVerificationHandler } from './application/seed-verification.handler.js';
 import type { IngressConfig } from './config.js';
 import { ActionsController } from './inbound/actions.controller.js';
@@ -12,6 +14,7 @@ import { IngressActionConsumer } from './inbound/ingress-action.consumer.js';
 import { participantExpiryTimer, type ParticipantExpiryTimer, type ParticipantTimerOutcome } from './inbound/participant-expiry.timer.js';
 import { seedListeners } from './inbound/seed-listeners.js';
 import { SeedsController } from './inbound/seeds.controller.js';
+import { registerPrincipalListener } from './inbound/register-principal.listener.js';
 import { submitActionListener } from './inbound/submit-action.listener.js';
 import { LazyArtifactBucket } from './outbound/artifact-bucket.js';
 import { EventStoreIngressLog } from './outbound/event-log.js';
@@ -29,6 +32,8 @@ export interface IngressModuleOptions {
   readonly runtime: ServiceRuntime;
   readonly logger: Logger;
   readonly clock?: Clock;
+  /** The deployment's trust anchor (read by `createIngressApp` from WRIT_TRUST_ANCHOR); none: only logged operators administer. */
+  readonly trustAnchor?: TrustAnchor;
   /** The participant TTL timer's pull wait (default 5 s) and an observer of its outcomes (tests). */
   readonly participantExpiry?: { readonly pullExpiresMs?: number; readonly onOutcome?: (outcome: ParticipantTimerOutcome) => void };
 }
@@ -120,13 +125,29 @@ export class IngressModule {
       ...(options.participantExpiry?.onOutcome === undefined ? {} : { onOutcome: options.participantExpiry.onOutcome }),
     });
     runtime.readiness.add('participant_timer_bound', () => expiryTimer.bound);
+    const directory = new LogPrincipalDirectory(runtime.store);
+    const registrations = new RegisterPrincipalHandler({
+      store: runtime.store,
+      principals: new TrustAnchoredPrincipals(directory, options.trustAnchor),
+      servicePrincipals: new Set([...Object.values(DEFAULT_SERVICE_PRINCIPALS), config.principalId]),
+      clock,
+      logger,
+    });
     return {
       module: IngressModule,
-      controllers: [HealthController, ActionsController, submitActionListener(config.subjects.submitAction), SeedsController, seedListeners(config.seeds.subjects)],
+      controllers: [
+        HealthController,
+        ActionsController,
+        submitActionListener(config.subjects.submitAction),
+        registerPrincipalListener(config.subjects.registerPrincipal),
+        SeedsController,
+        seedListeners(config.seeds.subjects),
+      ],
       providers: [
         ...runtimeProviders(runtime),
         { provide: ReceiveActionHandler, useValue: handler },
         { provide: SeedVerificationHandler, useValue: seeds },
+        { provide: RegisterPrincipalHandler, useValue: registrations },
         { provide: ParticipantExpiryLifecycle, useValue: new ParticipantExpiryLifecycle(expiryTimer) },
         { provide: IngressActionConsumer, useValue: consumer },
         { provide: IngressLifecycle, useValue: new IngressLifecycle(consumer) },

@@ -1,23 +1,24 @@
-import { createHash } from 'node:crypto';
-import {
-  Id,
-  PrincipalKeyAdded,
-  PrincipalRegistered,
-  PrincipalRole,
-  PrincipalType,
-  PublicEd25519Jwk,
-  Title,
-  hasErrorCode,
-  parseContract,
-} from '@writ/contracts';
+import { resolve } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { COMMANDS, Id, PrincipalRegistrationOutcome, PrincipalRole, PrincipalType, PublicEd25519Jwk, Title, parseContract } from '@writ/contracts';
 import { importEd25519PublicJwk } from '@writ/crypto';
-import type { EventStore } from '@writ/eventstore';
-import { evolvePrincipal, type PrincipalRecord } from '@writ/runtime';
+import {
+  NatsAuthority,
+  SIGNED_REQUESTS,
+  agentPermissions,
+  busLayout,
+  dashboardPermissions,
+  directorPermissions,
+  fileExists,
+  natsConnectOptions,
+  pushAccountJwt,
+  writeSecret,
+} from '@writ/runtime';
 import { z } from 'zod';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
-import { attachEventLog, connectNats } from '../event-log.js';
 import { readJsonFile } from '../files.js';
+import { directorSigner, sendSignedRequest } from '../signed-request.js';
 
 export interface PrincipalAddOptions {
   readonly id: string;
@@ -26,51 +27,115 @@ export interface PrincipalAddOptions {
   /** Path of the PUBLIC JWK. */
   readonly jwk: string;
   readonly name?: string;
-  /** Who registers (the operator); default WRIT_OPERATOR_ID or `operator`. */
-  readonly by?: string;
+  /** The operator's PRIVATE JWK that signs the registration; default WRIT_OPERATOR_KEY. */
+  readonly key?: string;
+  /** The operator who signs (`registered_by`); default WRIT_OPERATOR_ID, else `operator`. */
+  readonly principal?: string;
+  /** Where the principal's bus credential goes (default `./<id>.creds`; never overwritten). */
+  readonly credsOut?: string;
+  /** `--no-creds`: register only; issue no bus credential. */
+  readonly creds?: boolean;
   readonly json?: boolean;
 }
 
-export type PrincipalAddOutcome = 'registered' | 'key_added' | 'unchanged';
+export type PrincipalAddOutcome = PrincipalRegistrationOutcome['outcome'];
 
-const Input = z.object({ id: Id, type: PrincipalType, roles: z.array(PrincipalRole).min(1).max(5), name: Title, by: Id });
-const CONFLICT_RETRIES = 3;
+export interface PrincipalAddResult {
+  readonly principal_id: string;
+  readonly outcome: PrincipalAddOutcome;
+  readonly kids_added: readonly string[];
+  /** The bus credential written by this run (a path), if one was issued. */
+  readonly creds?: string;
+}
 
-const eventId = (principalId: string, what: string, kid: string) =>
-  `prn-${createHash('sha256').update(`${principalId}:${what}:${kid}`).digest('hex').slice(0, 32)}`;
+const Input = z.object({ id: Id, type: PrincipalType, roles: z.array(PrincipalRole).min(1).max(5), name: Title });
 
 /**
- * `writ principal add`: appends `principal.registered` (or `principal.key_added`
- * when the principal exists and the kid is new) to the event log. Idempotent:
- * a re-run with the same key appends nothing. Refuses a JWK carrying `d`.
+ * `writ principal add`: registers a principal with its public key (or adds the
+ * key to it) through ingress, signed by an operator (`--key`, `--principal`;
+ * ingress verifies the signer's role and appends with the signature as the
+ * event's authorization; a refusal appends nothing), then issues the
+ * principal's bus credential (`--creds-out`, 0600) from the operator's NATS
+ * authority (WRIT_HOME): an agent gets its own NATS account that can publish
+ * only `<root>.ingress.action.<id>`; a director or operator a CLI credential
+ * (signed requests, reads); an observer the dashboard's (read-only
+ * projections). Idempotent: a re-run with the same key appends nothing and
+ * keeps an existing credential file. Refuses a JWK carrying `d`.
  */
-export async function principalAdd(options: PrincipalAddOptions, conn: Connection, io: CliIo): Promise<{ principal_id: string; outcome: PrincipalAddOutcome }> {
-  const input = parseContract('principal add', Input, {
-    id: options.id,
-    type: options.type,
-    roles: [...new Set(options.roles)],
-    name: options.name ?? options.id,
-    by: options.by ?? (io.env['WRIT_OPERATOR_ID'] || 'operator'),
-  });
+export async function principalAdd(options: PrincipalAddOptions, conn: Connection, io: CliIo): Promise<PrincipalAddResult> {
+  const input = parseContract('principal add', Input, { id: options.id, type: options.type, roles: [...new Set(options.roles)], name: options.name ?? options.id });
   const jwk = await readPublicJwk(io, options.jwk);
-
-  const nc = await connectNats(conn);
-  try {
-    const store = await attachEventLog(nc, conn);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const outcome = await register(store, input, jwk, io.now().toISOString());
-        io.stdout(options.json === true ? JSON.stringify({ principal_id: input.id, outcome }) : input.id);
-        if (outcome !== 'registered') io.stderr(outcome === 'unchanged' ? `${input.id} already has key ${jwk.kid}` : `${input.id}: key ${jwk.kid} added`);
-        return { principal_id: input.id, outcome };
-      } catch (error) {
-        // Someone appended to the principal meanwhile: read again and decide again.
-        if (!hasErrorCode(error, 'EVENTSTORE_CONFLICT') || attempt >= CONFLICT_RETRIES) throw error;
-      }
-    }
-  } finally {
-    await nc.drain().catch(() => undefined);
+  const keyFile = options.key ?? io.env['WRIT_OPERATOR_KEY'];
+  if (keyFile === undefined || keyFile === '') {
+    throw new CliError('CLI_KEY_REQUIRED', 'a registration is signed by an operator: pass --key <operator private JWK> (and --principal <operator id>), or set WRIT_OPERATOR_KEY (writ init wrote it; . <WRIT_HOME>/writ.env)');
   }
+  const operator = await directorSigner(io, keyFile, options.principal ?? (io.env['WRIT_OPERATOR_ID'] || 'operator'));
+  const issue = options.creds !== false && credentialKind(input) !== undefined;
+  const credsOut = resolve(io.cwd, options.credsOut ?? `${input.id}.creds`);
+  // The authority is checked before anything is appended, so a missing WRIT_HOME fails the whole command.
+  const authority = issue ? await NatsAuthority.load(writHome(io)) : undefined;
+
+  const jws = await operator.sign(SIGNED_REQUESTS.principalRegistration, {
+    principal_id: input.id,
+    principal_type: input.type,
+    display_name: input.name,
+    roles: input.roles,
+    keys: [jwk],
+  });
+  const reply = await sendSignedRequest(conn, COMMANDS.ingressRegisterPrincipal, { jws }, PrincipalRegistrationOutcome, 'PrincipalRegistrationOutcome');
+
+  let creds: string | undefined;
+  if (authority !== undefined) {
+    if (await fileExists(credsOut)) {
+      io.stderr(`${credsOut} exists: kept (no new bus credential issued)`);
+    } else {
+      await writeSecret(credsOut, await issueCredential(authority, input, conn, io));
+      creds = credsOut;
+    }
+  }
+  const result: PrincipalAddResult = { principal_id: input.id, outcome: reply.outcome, kids_added: reply.kids_added, ...(creds === undefined ? {} : { creds }) };
+  io.stdout(options.json === true ? JSON.stringify(result) : input.id);
+  if (reply.outcome !== 'registered') io.stderr(reply.outcome === 'unchanged' ? `${input.id} already has key ${jwk.kid}` : `${input.id}: key ${jwk.kid} added`);
+  if (creds !== undefined) io.stderr(`bus credential written to ${creds} (mode 0600): give it to ${input.id} as WRIT_NATS_CREDS`);
+  return result;
+}
+
+type CredentialKind = 'agent' | 'director' | 'dashboard';
+
+/** Which bus credential a principal gets: none for a service (writ init issues those). */
+function credentialKind(input: z.output<typeof Input>): CredentialKind | undefined {
+  if (input.type === 'agent') return 'agent';
+  if (input.type === 'service') return undefined;
+  if (input.roles.includes('director') || input.roles.includes('operator')) return 'director';
+  return 'dashboard';
+}
+
+async function issueCredential(authority: NatsAuthority, input: z.output<typeof Input>, conn: Connection, io: CliIo): Promise<string> {
+  const layout = busLayout({ root: conn.subjectRoot, eventsPrefix: conn.eventsPrefix });
+  const kind = credentialKind(input);
+  if (kind === 'director') return authority.writUserCreds(inboxToken(input.id), directorPermissions(inboxToken(input.id), layout));
+  if (kind === 'dashboard') return authority.writUserCreds(inboxToken(input.id), dashboardPermissions(layout));
+  const agent = await authority.issueAgent(input.id, layout, agentPermissions(input.id, layout));
+  // The agent's account must be on the server before its credential can connect.
+  const system = await connect({ servers: conn.natsUrl, name: 'writ-cli-system', timeout: 5_000, ...natsConnectOptions({ ...conn.env, WRIT_NATS_CREDS: resolve(writHome(io), 'creds', 'system.creds') }) }).catch((cause: unknown) => {
+    throw new CliError('CLI_NATS_UNREACHABLE', `cannot reach NATS at ${conn.natsUrl} with the system credential of ${writHome(io)}`, { cause });
+  });
+  try {
+    await pushAccountJwt(system, agent.accountJwt);
+  } finally {
+    await system.drain().catch(() => undefined);
+  }
+  return agent.creds;
+}
+
+/** The operator's deployment directory (`writ init`): WRIT_HOME, else ./var/writ. */
+function writHome(io: CliIo): string {
+  return resolve(io.cwd, io.env['WRIT_HOME'] || 'var/writ');
+}
+
+/** A principal id as one subject token (its inbox `_INBOX.<token>`). */
+function inboxToken(principalId: string): string {
+  return principalId.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
 async function readPublicJwk(io: CliIo, path: string): Promise<PublicEd25519Jwk> {
@@ -89,61 +154,4 @@ async function readPublicJwk(io: CliIo, path: string): Promise<PublicEd25519Jwk>
     throw new CliError('CLI_JWK_INVALID', `${path} is not a usable Ed25519 public key`, { cause });
   }
   return parsed.data;
-}
-
-async function register(store: EventStore, input: z.output<typeof Input>, jwk: PublicEd25519Jwk, at: string): Promise<PrincipalAddOutcome> {
-  const events = await store.readEntity('principal', input.id);
-  let record: PrincipalRecord | undefined;
-  for (const { event } of events) record = evolvePrincipal(record, event);
-  const base = {
-    schema_version: 1,
-    entity_type: 'principal' as const,
-    entity_id: input.id,
-    occurred_at: at,
-    actor_type: 'user' as const,
-    actor_id: input.by,
-    causation_id: null,
-    correlation_id: input.id,
-  };
-  if (record === undefined) {
-    const payload = PrincipalRegistered.parse({
-      principal_id: input.id,
-      principal_type: input.type,
-      display_name: input.name,
-      roles: input.roles,
-      keys: [jwk],
-      registered_by: input.by,
-      at,
-    });
-    await store.appendToEntity(
-      'principal',
-      input.id,
-      [{ ...base, event_id: eventId(input.id, 'principal.registered', jwk.kid), event_type: 'principal.registered', payload, idempotency_key: `principal.registered:${jwk.kid}` }],
-      events.at(-1)?.event.task_seq ?? 0,
-    );
-    return 'registered';
-  }
-  conflictsWith(record, input, jwk);
-  if (record.keys.has(jwk.kid)) return 'unchanged';
-  const payload = PrincipalKeyAdded.parse({ key: jwk, added_by: input.by, at });
-  await store.appendToEntity(
-    'principal',
-    input.id,
-    [{ ...base, event_id: eventId(input.id, 'principal.key_added', jwk.kid), event_type: 'principal.key_added', payload, idempotency_key: `principal.key_added:${jwk.kid}` }],
-    events.at(-1)?.event.task_seq ?? 0,
-  );
-  return 'key_added';
-}
-
-/** A re-run must describe the same principal; the log has no event to change a type or roles. */
-function conflictsWith(record: PrincipalRecord, input: z.output<typeof Input>, jwk: PublicEd25519Jwk): void {
-  const fail = (why: string) => {
-    throw new CliError('CLI_PRINCIPAL_CONFLICT', `principal ${record.principal_id} exists ${why}`, { details: { principal_id: record.principal_id } });
-  };
-  if (record.principal_type !== input.type) fail(`as ${record.principal_type}, not ${input.type}`);
-  const roles = (list: readonly string[]) => [...list].sort().join(',');
-  if (roles(record.roles) !== roles(input.roles)) fail(`with roles ${roles(record.roles) || '(none)'}, not ${roles(input.roles)}`);
-  if (record.revoked_kids.has(jwk.kid)) fail(`and key ${jwk.kid} was revoked; register the new key under a new kid`);
-  const existing = record.keys.get(jwk.kid);
-  if (existing !== undefined && existing.x !== jwk.x) fail(`with another key under kid ${jwk.kid}`);
 }
