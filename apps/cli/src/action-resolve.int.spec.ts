@@ -7,6 +7,7 @@ import { importEd25519PublicJwk, verifyJws } from '@writ/crypto';
 import { NATS_URL, connectTestNats, uniqueName } from '@writ/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo } from './main.js';
+import { operatorEnv } from '../test/service-process.fixture.js';
 
 // `writ action resolve` against the real NATS on a test-unique subject root. A stand-in
 // answers `<root>.qry.executor.resolve-outcome` (the CLI never imports a service): it checks
@@ -22,7 +23,7 @@ const subscriptions: Subscription[] = [];
 async function writ(argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const io: CliIo = { env: { WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root }, cwd: dir, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now: () => NOW };
+  const io: CliIo = { env: { ...operatorEnv(), WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root }, cwd: dir, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now: () => NOW };
   const code = await run(argv, io);
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

@@ -9,6 +9,7 @@ import { cellDecider, type CellCommand, type CellState } from '@writ/kernel';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo } from './main.js';
+import { operatorEnv } from '../test/service-process.fixture.js';
 
 // `writ cell list|show|resurrect|renew` against the real NATS on a test-unique subject root and
 // event stream. list and show read cell streams written here with the kernel's cell decider
@@ -29,7 +30,7 @@ const subscriptions: Subscription[] = [];
 async function writ(argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const io: CliIo = { env: { WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: stream }, cwd: dir, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now: () => NOW };
+  const io: CliIo = { env: { ...operatorEnv(), WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: stream }, cwd: dir, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now: () => NOW };
   const code = await run(argv, io);
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

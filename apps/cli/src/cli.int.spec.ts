@@ -12,9 +12,10 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { PrincipalRegistered } from '@writ/contracts';
 import { importEd25519PublicJwk, verifyJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
-import { connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
+import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo } from './main.js';
+import { ServiceProcess, operatorEnv } from '../test/service-process.fixture.js';
 
 const MiB = 1024 ** 2;
 const BIN = fileURLToPath(new URL('../bin/writ.mjs', import.meta.url));
@@ -23,17 +24,32 @@ let nc: NatsConnection;
 let store: EventStore;
 let dir: string;
 const root = uniqueName('t');
-const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING') };
-const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
+const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
+let ingress: ServiceProcess | undefined;
+const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
 
 beforeAll(async () => {
   nc = await connectTestNats('cli-test');
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: `${root}.evt`, maxBytes: 64 * MiB });
   await (await jetstreamManager(nc)).streams.add({ name: streams.ingress, subjects: [`${root}.ingress.>`], max_bytes: 8 * MiB });
   dir = await mkdtemp(join(tmpdir(), 'writ-cli-'));
-});
+  // `writ principal add` registers through ingress, which verifies the operator's signature and appends.
+  ingress = ServiceProcess.start(
+    'ingress',
+    { ...env, WRIT_INGRESS_STREAM: streams.ingress, WRIT_COMMANDS_STREAM: streams.commands, WRIT_DLQ_STREAM: streams.dlq, WRIT_ARTIFACTS_BUCKET: uniqueName('ART') },
+    join(dir, 'ingress.log'),
+  );
+  await waitFor(
+    async () => {
+      ingress?.assertRunning();
+      return await nc.request(`${root}.qry.ingress.register-principal`, '{}', { timeout: 1_000 }).catch(() => undefined);
+    },
+    { timeoutMs: 30_000, what: 'ingress answering register-principal' },
+  );
+}, 60_000);
 
 afterAll(async () => {
+  await ingress?.stop();
   await deleteStreams(nc, ...Object.values(streams));
   await nc.close();
   await rm(dir, { recursive: true, force: true });
@@ -85,7 +101,7 @@ describe('writ principal keygen', () => {
 });
 
 describe('writ principal add', () => {
-  it('registers the principal once, re-runs idempotently, and adds a new key', async () => {
+  it('registers the principal once through ingress, signed by the operator; re-runs idempotently; adds a new key; issues the agent its bus credential', async () => {
     // given a public key
     const id = uniqueName('agent');
     const k1 = await keypair(`${id}-k1`);
@@ -93,18 +109,25 @@ describe('writ principal add', () => {
     // when it is registered, twice
     const first = await add(k1.publicFile);
     const again = await add(k1.publicFile);
-    // then the principal id is printed both times and the log holds one principal.registered
+    // then the principal id is printed both times and the log holds one principal.registered, authorized by the operator
     expect(first).toMatchObject({ code: 0, stdout: id });
     expect(again).toMatchObject({ code: 0, stdout: id });
     const events = await store.readEntity('principal', id);
     expect(events.map((e) => e.event.event_type)).toEqual(['principal.registered']);
-    expect(PrincipalRegistered.parse(events[0]!.event.payload)).toMatchObject({ principal_type: 'agent', roles: ['executor'], keys: [k1.publicJwk], registered_by: 'operator' });
+    const registered = PrincipalRegistered.parse(events[0]!.event.payload);
+    expect(registered).toMatchObject({ principal_type: 'agent', roles: ['executor'], keys: [k1.publicJwk], registered_by: operatorEnv()['WRIT_OPERATOR_ID'] ?? 'operator' });
+    expect(registered.authorization?.split('.')).toHaveLength(3);
+    // and the agent's bus credential was written once, readable by its owner only
+    const creds = join(dir, `${id}.creds`);
+    expect((await stat(creds)).mode & 0o777).toBe(0o600);
+    expect(await readFile(creds, 'utf8')).toMatch(/BEGIN NATS USER JWT/);
+    expect(again.stderr).toContain('exists: kept');
 
     // when a second key is added
     const k2 = await keypair(`${id}-k2`);
     const rotated = await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', k2.publicFile, '--json']);
     // then principal.key_added follows, and show lists both keys
-    expect(JSON.parse(rotated.stdout)).toEqual({ principal_id: id, outcome: 'key_added' });
+    expect(JSON.parse(rotated.stdout)).toEqual({ principal_id: id, outcome: 'key_added', kids_added: [`${id}-k2`] });
     expect((await store.readEntity('principal', id)).map((e) => e.event.event_type)).toEqual(['principal.registered', 'principal.key_added']);
     const shown = await writ(['principal', 'show', id, '--json']);
     expect(JSON.parse(shown.stdout)).toMatchObject({ principal_id: id, principal_type: 'agent', roles: ['executor'], keys: [{ kid: `${id}-k1` }, { kid: `${id}-k2` }] });
@@ -123,26 +146,46 @@ describe('writ principal add', () => {
   it('refuses to redefine an existing principal (type, roles, or another key under a known kid)', async () => {
     const id = uniqueName('agent');
     const key = await keypair(`${id}-k1`);
-    expect((await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', key.publicFile])).code).toBe(0);
-    const asUser = await writ(['principal', 'add', '--id', id, '--type', 'user', '--role', 'executor', '--jwk', key.publicFile]);
-    expect(asUser.stderr).toMatch(/^error CLI_PRINCIPAL_CONFLICT: /);
+    expect((await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', key.publicFile, '--no-creds'])).code).toBe(0);
+    const asUser = await writ(['principal', 'add', '--id', id, '--type', 'user', '--role', 'executor', '--jwk', key.publicFile, '--no-creds']);
+    expect(asUser.stderr).toMatch(/^error INGRESS_PRINCIPAL_CONFLICT: /);
     const other = await keypair(`${id}-other`);
     const reuse = join(dir, `${id}-reuse.json`);
     await writeFile(reuse, JSON.stringify({ ...other.publicJwk, kid: `${id}-k1` }));
-    const kidReuse = await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', reuse]);
-    expect(kidReuse.stderr).toMatch(/^error CLI_PRINCIPAL_CONFLICT: /);
+    const kidReuse = await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', reuse, '--no-creds']);
+    expect(kidReuse.stderr).toMatch(/^error INGRESS_PRINCIPAL_CONFLICT: /);
     expect((await store.headOfEntity('principal', id)).taskSeq).toBe(1);
   });
 
-  it('reports usage errors and a missing event log by code', async () => {
+  it('given no operator key, or a signer that is not an operator, then nothing is registered', async () => {
+    // given an agent registered by the operator, and a key of its own
+    const agent = uniqueName('agent');
+    const agentKey = await keypair(`${agent}-k1`);
+    expect((await writ(['principal', 'add', '--id', agent, '--type', 'agent', '--role', 'executor', '--jwk', agentKey.publicFile, '--no-creds'])).code).toBe(0);
+    const newcomer = uniqueName('director');
+    const newKey = await keypair(`${newcomer}-k1`);
+    // when the registration has no key at all
+    const unsigned = await writ(['principal', 'add', '--id', newcomer, '--type', 'user', '--role', 'director', '--jwk', newKey.publicFile], { WRIT_OPERATOR_KEY: '' });
+    // and when the agent signs a director's registration (its own key, and itself as the signer)
+    const byAgent = await writ(['principal', 'add', '--id', newcomer, '--type', 'user', '--role', 'director', '--jwk', newKey.publicFile, '--key', agentKey.privateFile, '--principal', agent]);
+    // and when it claims to be the operator with its own key
+    const asOperator = await writ(['principal', 'add', '--id', newcomer, '--type', 'user', '--role', 'director', '--jwk', newKey.publicFile, '--key', agentKey.privateFile, '--principal', operatorEnv()['WRIT_OPERATOR_ID'] ?? 'operator']);
+    // then each is refused by code, and no director exists
+    expect(unsigned.stderr).toMatch(/^error CLI_KEY_REQUIRED: /);
+    expect(byAgent.stderr).toMatch(/^error INGRESS_ADMIN_FORBIDDEN: /);
+    expect(asOperator.stderr).toMatch(/^error INGRESS_ADMIN_SIGNATURE_INVALID: /);
+    expect((await store.headOfEntity('principal', newcomer)).taskSeq).toBe(0);
+  });
+
+  it('reports usage errors and an unreachable ingress by code', async () => {
     const key = await keypair(uniqueName('k'));
     const noRole = await writ(['principal', 'add', '--id', 'x', '--type', 'agent', '--jwk', key.publicFile]);
     expect(noRole).toMatchObject({ code: 2 });
     expect(noRole.stderr).toMatch(/^error CLI_USAGE: /);
     const badType = await writ(['principal', 'add', '--id', 'x', '--type', 'robot', '--role', 'executor', '--jwk', key.publicFile]);
     expect(badType.stderr).toMatch(/^error CLI_USAGE: /);
-    const noLog = await writ(['principal', 'add', '--id', 'x', '--type', 'agent', '--role', 'executor', '--jwk', key.publicFile], { WRIT_EVENTS_STREAM: uniqueName('NOPE') });
-    expect(noLog.stderr).toMatch(/^error CLI_EVENT_LOG_MISSING: /);
+    const noIngress = await writ(['principal', 'add', '--id', 'x', '--type', 'agent', '--role', 'executor', '--jwk', key.publicFile, '--no-creds'], { WRIT_SUBJECT_ROOT: uniqueName('nobody') });
+    expect(noIngress.stderr).toMatch(/^error CLI_SERVICE_UNAVAILABLE: /);
     const missing = await writ(['principal', 'show', uniqueName('nobody')]);
     expect(missing.stderr).toMatch(/^error CLI_PRINCIPAL_NOT_FOUND: /);
   });

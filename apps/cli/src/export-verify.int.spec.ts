@@ -8,7 +8,7 @@ import { canonicalJson, generateEd25519Key, sha256Hex, signClaims, signJws, type
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReceiptServiceProcess } from '../test/receipt-service.fixture.js';
+import { ServiceProcess, operatorEnv } from '../test/service-process.fixture.js';
 import { run, type CliIo } from './main.js';
 
 /**
@@ -25,13 +25,13 @@ const MiB = 1024 ** 2;
 const root = uniqueName('t');
 const logId = uniqueName('log');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
-const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
+const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
 const APPROVAL = 'writ-approval';
 
 let nc: NatsConnection;
 let store: EventStore;
 let dir: string;
-let service: ReceiptServiceProcess | undefined;
+let service: ServiceProcess | undefined;
 let approvalKey: Ed25519SigningKey;
 const taskId = uniqueName('task');
 
@@ -297,7 +297,7 @@ beforeAll(async () => {
   );
   await seedTask();
 
-  service = ReceiptServiceProcess.start(
+  service = ServiceProcess.start('receipt', 
     {
       ...env,
       WRIT_INGRESS_STREAM: streams.ingress,

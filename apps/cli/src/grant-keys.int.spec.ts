@@ -10,6 +10,7 @@ import { NATS_URL, connectTestNats, deleteStreams, uniqueName } from '@writ/test
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deadUrl, startApi, type FakeApi, type Routes } from '../test/projection-api.fixture.js';
 import { run, type CliIo } from './main.js';
+import { operatorEnv } from '../test/service-process.fixture.js';
 
 // `writ grant revoke`, `writ keys rotate` and `writ keys list` against the real
 // NATS on a test-unique subject root and event stream (deleted afterwards). A
@@ -29,7 +30,7 @@ let director: { privateFile: string; publicJwk: Record<string, unknown> };
 const servers: FakeApi[] = [];
 const subscriptions: Subscription[] = [];
 
-const env = () => ({ WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: eventsStream });
+const env = () => ({ ...operatorEnv(), WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: eventsStream });
 
 async function writ(argv: string[]) {
   const out: string[] = [];

@@ -10,6 +10,7 @@ import { serviceDraft } from '@writ/runtime';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo } from './main.js';
+import { operatorEnv } from '../test/service-process.fixture.js';
 
 // `writ participant show` reads a participant stream the test writes with the
 // kernel's own decider (as ingress appends it); `writ participant verify` asks
@@ -30,7 +31,7 @@ const subscriptions: Subscription[] = [];
 async function writ(argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const io: CliIo = { env: { WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: eventsStream }, cwd: dir, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now: () => new Date() };
+  const io: CliIo = { env: { ...operatorEnv(), WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: eventsStream }, cwd: dir, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now: () => new Date() };
   const code = await run(argv, io);
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

@@ -6,12 +6,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { ActionRequest, EventDraft } from '@writ/contracts';
+import type { ActionRequest, EventDraft, PrincipalRole, PublicEd25519Jwk } from '@writ/contracts';
+import { registerInLog } from '../test/principal.fixture.js';
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { stringify as toYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo, type SimulationReport } from './main.js';
+import { operatorEnv } from '../test/service-process.fixture.js';
 
 /**
  * `writ policy apply|list|show|simulate` against the real NATS and the BUILT
@@ -31,7 +33,7 @@ let serviceLog: string;
 const root = uniqueName('t');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
 const bucket = uniqueName('POL');
-const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223', WRIT_POLICY_BUCKET: bucket };
+const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223', WRIT_POLICY_BUCKET: bucket };
 
 /** The parent's environment without anything Writ or Node would read in place of this test's own. */
 function inherited(): Record<string, string> {
@@ -52,15 +54,13 @@ async function writ(argv: string[], overrides: Partial<Record<string, string>> =
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
-/** A principal registered through the CLI: keygen, then `principal add`. */
-async function principal(role: string): Promise<{ id: string; key: string }> {
+/** A principal with a key from `writ principal keygen`, registered as an operator's registration is recorded. */
+async function principal(role: PrincipalRole): Promise<{ id: string; key: string }> {
   const id = uniqueName(role).replaceAll('_', '-');
   const key = join(dir, `${id}.private.json`);
   const keygen = await writ(['principal', 'keygen', '--kid', `${id}-k1`, '--out', key]);
   expect(keygen.code).toBe(0);
-  const publicFile = join(dir, `${id}.public.json`);
-  await writeFile(publicFile, keygen.stdout);
-  expect((await writ(['principal', 'add', '--id', id, '--type', 'user', '--role', role, '--jwk', publicFile])).code).toBe(0);
+  await registerInLog(store, { id, type: 'user', roles: [role], jwk: JSON.parse(keygen.stdout) as PublicEd25519Jwk });
   return { id, key };
 }
 

@@ -4,6 +4,7 @@ import { NATS_URL, connectTestNats, uniqueName } from '@writ/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type FakeApi } from '../test/projection-api.fixture.js';
 import { run, type CliIo } from './main.js';
+import { operatorEnv } from '../test/service-process.fixture.js';
 
 // `writ projections rebuild` and `status` against the real NATS on a test-unique
 // subject root. A stand-in plays the projection service on
@@ -19,7 +20,7 @@ const servers: FakeApi[] = [];
 async function writ(argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const io: CliIo = { env: { WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root }, cwd: '/', stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now: () => NOW };
+  const io: CliIo = { env: { ...operatorEnv(), WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: root }, cwd: '/', stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), now: () => NOW };
   const code = await run(argv, io);
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

@@ -2,12 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { parseReceipt } from '@writ/contracts';
+import { parseReceipt, type PublicEd25519Jwk } from '@writ/contracts';
+import { registerInLog } from '../test/principal.fixture.js';
 import { canonicalJson, generateEd25519Key, hexToBytes, sha256Hex, signJws, verifyInclusion } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReceiptServiceProcess } from '../test/receipt-service.fixture.js';
+import { ServiceProcess, operatorEnv } from '../test/service-process.fixture.js';
 import { run, type CliIo } from './main.js';
 
 /**
@@ -23,11 +24,11 @@ const MiB = 1024 ** 2;
 let nc: NatsConnection;
 let store: EventStore;
 let dir: string;
-let service: ReceiptServiceProcess | undefined;
+let service: ServiceProcess | undefined;
 const root = uniqueName('t');
 const logId = uniqueName('log');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
-const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
+const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
 const receiptIds: string[] = [];
 
 /** Runs `writ <argv>` in process, capturing its output. */
@@ -96,7 +97,7 @@ beforeAll(async () => {
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: `${root}.evt`, maxBytes: 64 * MiB });
   dir = await mkdtemp(join(tmpdir(), 'writ-cli-tlog-'));
   for (let n = 0; n < 3; n++) receiptIds.push(await appendReceipt());
-  service = ReceiptServiceProcess.start(
+  service = ServiceProcess.start('receipt', 
     {
       ...env,
       WRIT_INGRESS_STREAM: streams.ingress,
@@ -144,8 +145,7 @@ describe('writ tlog head', () => {
   it('given a principal that does not sign tree heads, then the signature check FAILs and it exits 1 (CLI_TLOG_UNVERIFIED)', async () => {
     const keyFile = join(dir, 'other.private.json');
     const keygen = await writ(['principal', 'keygen', '--kid', 'other-k1', '--out', keyFile]);
-    await writeFile(join(dir, 'other.public.json'), keygen.stdout);
-    expect((await writ(['principal', 'add', '--id', 'other-signer', '--type', 'service', '--role', 'observer', '--jwk', join(dir, 'other.public.json')])).code).toBe(0);
+    await registerInLog(store, { id: 'other-signer', type: 'service', roles: ['observer'], jwk: JSON.parse(keygen.stdout) as PublicEd25519Jwk });
 
     const result = await writ(['tlog', 'head', '--principal', 'other-signer']);
     expect(result.code).toBe(1);

@@ -1,13 +1,14 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { IssueReceipt, PolicyEvaluated, ReceiptIssued, type EventEnvelope, type RotateKeyReply } from '@writ/contracts';
+import { IssueReceipt, PolicyEvaluated, ReceiptIssued, type EventEnvelope, type PublicEd25519Jwk, type RotateKeyReply } from '@writ/contracts';
+import { registerInLog } from '../../test/principal.fixture.js';
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReceiptServiceProcess } from '../../test/receipt-service.fixture.js';
+import { ServiceProcess, operatorEnv } from '../../test/service-process.fixture.js';
 import { run, type CliIo } from '../main.js';
 
 /**
@@ -24,7 +25,7 @@ const MiB = 1024 ** 2;
 const root = uniqueName('t');
 const logId = uniqueName('log');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
-const env = { WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
+const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
 const RECEIPT = 'writ-receipt';
 const DIRECTOR = uniqueName('director');
 const taskId = uniqueName('task');
@@ -32,7 +33,7 @@ const taskId = uniqueName('task');
 let nc: NatsConnection;
 let store: EventStore;
 let dir: string;
-let service: ReceiptServiceProcess | undefined;
+let service: ServiceProcess | undefined;
 let directorKey: string;
 
 async function writ(argv: string[]) {
@@ -43,8 +44,8 @@ async function writ(argv: string[]) {
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
-function startService(): ReceiptServiceProcess {
-  return ReceiptServiceProcess.start(
+function startService(): ServiceProcess {
+  return ServiceProcess.start('receipt', 
     {
       ...env,
       WRIT_INGRESS_STREAM: streams.ingress,
@@ -64,7 +65,7 @@ function startService(): ReceiptServiceProcess {
 }
 
 /** Waits until the service answers its tree-head query (started: key, principal, log rebuilt, listeners bound). */
-async function started(instance: ReceiptServiceProcess): Promise<void> {
+async function started(instance: ServiceProcess): Promise<void> {
   await waitFor(
     async () => {
       instance.assertRunning();
@@ -175,8 +176,7 @@ beforeAll(async () => {
   directorKey = join(dir, 'director.private.json');
   const keygen = await writ(['principal', 'keygen', '--kid', `${DIRECTOR}-k1`, '--out', directorKey]);
   expect(keygen.code).toBe(0);
-  await writeFile(join(dir, 'director.public.json'), keygen.stdout);
-  expect((await writ(['principal', 'add', '--id', DIRECTOR, '--type', 'user', '--role', 'director', '--jwk', 'director.public.json'])).code).toBe(0);
+  await registerInLog(store, { id: DIRECTOR, type: 'user', roles: ['director'], jwk: JSON.parse(keygen.stdout) as PublicEd25519Jwk });
   service = startService();
   await started(service);
 }, 60_000);
@@ -260,9 +260,8 @@ describe('writ keys rotate --service receipt', () => {
   it('given a rotation signed by a principal that is not a director, then it is refused with the service code and nothing changes', async () => {
     const observerKey = join(dir, 'observer.private.json');
     const keygen = await writ(['principal', 'keygen', '--kid', 'observer-k1', '--out', observerKey]);
-    await writeFile(join(dir, 'observer.public.json'), keygen.stdout);
     const observer = uniqueName('observer');
-    expect((await writ(['principal', 'add', '--id', observer, '--type', 'user', '--role', 'observer', '--jwk', 'observer.public.json'])).code).toBe(0);
+    await registerInLog(store, { id: observer, type: 'user', roles: ['observer'], jwk: JSON.parse(keygen.stdout) as PublicEd25519Jwk });
     const eventsBefore = await principalEvents();
 
     const refused = await writ(['keys', 'rotate', '--service', 'receipt', '--key', observerKey, '--principal', observer]);
