@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings up what Writ needs on a Debian machine, and says what it does:
-#   NATS with JetStream on 127.0.0.1:4222, PostgreSQL on 127.0.0.1:5432,
-#   Docker Engine on /var/run/docker.sock.
+#   nats-server installed (Writ's own is started by scripts/writ-nats.sh, with auth,
+#   on 127.0.0.1:4223), PostgreSQL on 127.0.0.1:5432, Docker Engine on /var/run/docker.sock.
 # Idempotent: anything already running is left as it is. Needs root for the
 # installs (apt-get) and for dockerd.
 #
@@ -25,17 +25,14 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# --- NATS with JetStream -----------------------------------------------------
-if port_open 4222; then
-  say "NATS: already listening on 127.0.0.1:4222"
+# --- nats-server ---------------------------------------------------------------
+# Writ runs its OWN nats-server with auth (scripts/writ-nats.sh: writ init, port
+# 4223), started once the CLI is built; here it is only installed. A server the
+# machine runs on 4222 without auth is not Writ's and is left alone.
+if command -v nats-server >/dev/null; then
+  say "nats-server: installed ($(nats-server --version 2>/dev/null || echo 'version unknown'))"
 else
-  command -v nats-server >/dev/null || apt_install nats-server
-  mkdir -p /var/lib/nats-server
-  say "NATS: starting nats-server -js on 127.0.0.1:4222 (store /var/lib/nats-server, log /var/log/nats-server.log)"
-  start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- \
-    -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log
-  wait_for 20 "NATS" port_open 4222
-  say "NATS: up"
+  apt_install nats-server
 fi
 
 # --- PostgreSQL --------------------------------------------------------------
@@ -83,4 +80,4 @@ if [ "${WRIT_SKIP_DOCKER:-0}" != 1 ] && ! command -v docker-compose >/dev/null &
   apt_install docker-compose
 fi
 
-say "stack is up: NATS 127.0.0.1:4222, PostgreSQL 127.0.0.1:5432$([ "${WRIT_SKIP_DOCKER:-0}" = 1 ] || echo ', Docker /var/run/docker.sock')"
+say "stack is up: nats-server installed (Writ's own starts with scripts/writ-nats.sh on 4223), PostgreSQL 127.0.0.1:5432$([ "${WRIT_SKIP_DOCKER:-0}" = 1 ] || echo ', Docker /var/run/docker.sock')"

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Brings Writ up on this machine from a fresh clone: the stack (NATS, PostgreSQL,
-# Docker), Node 24 and the toolchain, every project built, the cell image built
-# offline, and the seven services started in the background. Idempotent: a
-# service already answering /healthz is left running. Prints where everything is.
+# Brings Writ up on this machine from a fresh clone: the stack (PostgreSQL,
+# Docker, nats-server installed), Node 24 and the toolchain, every project built,
+# Writ's own NATS with auth (writ init, port 4223: scripts/writ-nats.sh), the cell
+# image built offline, the first operator registered, and the seven services
+# started in the background, each with its own least-privilege bus credential,
+# listening on loopback. Idempotent: a service already answering /healthz is left
+# running. Prints where everything is.
 #
 #   scripts/writ-up.sh            start (then runs the example agent; WRIT_SKIP_EXAMPLE=1 skips it)
-#   scripts/writ-up.sh --down     stop the services it started
+#   scripts/writ-up.sh --down     stop the services it started, and Writ's NATS
 #
 # Logs: var/log/<service>.log   PIDs: var/run/<service>.pid   (var/ is not committed)
 set -euo pipefail
@@ -26,7 +29,7 @@ stop_all() {
     rm -f "$pidfile"
   done
 }
-if [ "${1:-}" = "--down" ]; then stop_all; exit 0; fi
+if [ "${1:-}" = "--down" ]; then stop_all; scripts/writ-nats.sh --down; exit 0; fi
 
 scripts/stack-up.sh
 if [ ! -x node_modules/.bin/node ]; then say "installing dependencies (npm ci)"; npm ci --no-audit --no-fund; fi
@@ -35,6 +38,9 @@ say "node $(node --version)"
 say "building every project"
 NX_NO_CLOUD=true NX_DAEMON=false nx run-many -t build --output-style=static >var/log/build.log 2>&1 || { tail -n 40 var/log/build.log; say "FAILED: build (var/log/build.log)"; exit 1; }
 scripts/build-cell-image.sh
+scripts/writ-nats.sh
+# The operator's environment (writ init): its NATS URL and credential, principal, key, trust anchor.
+set -a; . var/writ/writ.env; set +a
 
 probe() { node -e "fetch('http://127.0.0.1:$1/$2').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; }
 healthy() { probe "$1" healthz; }
@@ -42,8 +48,8 @@ ready() { probe "$1" readyz; }
 for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   if healthy "$port"; then say "$name: already up on :$port"; continue; fi
-  say "$name: starting on :$port (log var/log/$name.log)"
-  WRIT_HTTP_PORT=$port nohup node "services/$name/dist/main.js" >>"var/log/$name.log" 2>&1 &
+  say "$name: starting on 127.0.0.1:$port (log var/log/$name.log, bus credential $WRIT_HOME/creds/$name.creds)"
+  WRIT_HTTP_PORT=$port WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" nohup node "services/$name/dist/main.js" >>"var/log/$name.log" 2>&1 &
   echo $! >"var/run/$name.pid"
 done
 for entry in "${services[@]}"; do
@@ -51,9 +57,13 @@ for entry in "${services[@]}"; do
   for _ in $(seq 1 120); do ready "$port" && break; sleep 0.5; done
   if ready "$port"; then say "$name: ready"; else tail -n 30 "var/log/$name.log"; say "FAILED: $name is not ready (var/log/$name.log)"; exit 1; fi
 done
+# Idempotent: the operator signs its own registration with the trust anchor's key (ingress checks it).
+writ principal add --id "$WRIT_OPERATOR_ID" --type user --role operator --jwk "$WRIT_HOME/operator/$WRIT_OPERATOR_ID.pub.json" --no-creds >/dev/null
+say "operator $WRIT_OPERATOR_ID registered (key $WRIT_OPERATOR_KEY)"
 if [ "${WRIT_SKIP_EXAMPLE:-0}" != 1 ] && [ -f examples/agent/agent.mjs ]; then
   say "running the example agent (examples/agent/agent.mjs)"
   node examples/agent/agent.mjs || say "the example agent reported a failure (see above)"
 fi
-say "Writ is up: API http://127.0.0.1:8080 (GET /v1/keys, POST /v1/actions), NATS nats://127.0.0.1:4222"
+say "Writ is up: API http://127.0.0.1:8080 (GET /v1/keys, POST /v1/actions), NATS $WRIT_NATS_URL (auth on: credentials in $WRIT_HOME/creds)"
+say "act as the operator: . $WRIT_HOME/writ.env   register an agent: writ principal add --id <id> --type agent --role executor --jwk <public JWK> (writes <id>.creds)"
 say "stop it with: scripts/writ-up.sh --down"

@@ -31,7 +31,8 @@ function commonShape(httpPort: number) {
   return {
     /** NATS server(s), comma-separated. */
     WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
-    WRIT_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
+    /** Loopback unless configured wider (a container sets 0.0.0.0; docker-compose.yml does). */
+    WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
     /** 0 picks a free port (tests). */
     WRIT_HTTP_PORT: envInt(0, 65_535).default(httpPort),
     /** Replaces the leading `writ` of every subject (`<root>.cmd.policy.evaluate`, `<root>.evt.task.<id>`). */

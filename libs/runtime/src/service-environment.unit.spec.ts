@@ -21,7 +21,7 @@ describe('serviceEnvironment', () => {
     const env = loadConfig('svc', serviceEnvironment({ httpPort: 8083 }), {});
     expect(env).toEqual({
       WRIT_NATS_URL: 'nats://127.0.0.1:4223',
-      WRIT_HTTP_HOST: '0.0.0.0',
+      WRIT_HTTP_HOST: '127.0.0.1',
       WRIT_HTTP_PORT: 8083,
       WRIT_SUBJECT_ROOT: 'writ',
       WRIT_EVENTS_STREAM: 'WRIT_EVENTS',
@@ -33,7 +33,7 @@ describe('serviceEnvironment', () => {
       WRIT_BUS_MAX_BYTES: GiB,
       WRIT_STREAM_REPLICAS: 1,
     });
-    expect(serviceHttp(env)).toEqual({ host: '0.0.0.0', port: 8083 });
+    expect(serviceHttp(env)).toEqual({ host: '127.0.0.1', port: 8083 });
     expect(serviceStreams(env)).toEqual({
       events: 'WRIT_EVENTS',
       eventsPrefix: 'writ.evt',

@@ -18,7 +18,8 @@ export const ApprovalEnvironment = z
   .object({
     WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
     WRIT_HTTP_PORT: Port.default(8084),
-    WRIT_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
+    /** Loopback unless configured wider (a container sets 0.0.0.0). */
+    WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
     /** Replaces the leading `writ` of every subject: `<root>.cmd.approval.request`, `<root>.evt.task.<id>`. */
     WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
     WRIT_EVENTS_STREAM: StreamName.default('WRIT_EVENTS'),

@@ -21,7 +21,7 @@ describe('approval config', () => {
     const config = loadApprovalConfig({});
     expect(config).toMatchObject({
       natsUrl: 'nats://127.0.0.1:4223',
-      http: { port: 8084, host: '0.0.0.0' },
+      http: { port: 8084, host: '127.0.0.1' },
       subjectRoot: 'writ',
       streams: { events: 'WRIT_EVENTS', eventsPrefix: 'writ.evt', ingress: 'WRIT_INGRESS', commands: 'WRIT_COMMANDS', dlq: 'WRIT_DLQ', replicas: 1 },
       principalId: 'writ-approval',

@@ -65,7 +65,7 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
     await app.startAllMicroservices();
     const readiness = app.get(ExecutorReadiness);
     readiness.attachBus(bus);
-    await app.listen(config.httpPort);
+    await app.listen(config.httpPort, config.httpHost);
     const started = app;
     return {
       app: started,

@@ -77,6 +77,8 @@ export function defaultExecutorId(host: string = hostname()): string {
 export const ExecutorEnv = z.object({
   WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
   WRIT_HTTP_PORT: int(0, 65_535).default(8085),
+  /** Loopback unless configured wider (a container sets 0.0.0.0). */
+  WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   /** Every subject derives from it: `<root>.cmd.executor.run`, `<root>.evt.>`, `<root>.dlq.>`. */
   WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
   WRIT_EVENTS_STREAM: StreamName.default('WRIT_EVENTS'),
@@ -279,6 +281,7 @@ export interface ExecutorSubjects {
 export interface ExecutorConfig {
   readonly natsUrl: string;
   readonly httpPort: number;
+  readonly httpHost: string;
   readonly subjects: ExecutorSubjects;
   readonly streams: {
     readonly events: string;
@@ -421,6 +424,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
   return {
     natsUrl: env.WRIT_NATS_URL,
     httpPort: env.WRIT_HTTP_PORT,
+    httpHost: env.WRIT_HTTP_HOST,
     subjects: executorSubjects(env.WRIT_SUBJECT_ROOT, env.WRIT_EVENTS_PREFIX),
     streams: {
       events: env.WRIT_EVENTS_STREAM,

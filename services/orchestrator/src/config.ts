@@ -18,7 +18,8 @@ const int = (min: number) => z.coerce.number().int().min(min);
 export const OrchestratorEnv = z.object({
   WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
   WRIT_HTTP_PORT: int(0).max(65_535).default(8082),
-  WRIT_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Loopback unless configured wider (a container sets 0.0.0.0). */
+    WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   /** Replaces the leading `writ` of every subject (`<root>.evt.task.>`, `<root>.cmd.policy.evaluate`). */
   WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
   WRIT_EVENTS_STREAM: StreamName.default(EVENTS_STREAM),

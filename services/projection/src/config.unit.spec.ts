@@ -5,7 +5,7 @@ import { loadProjectionConfig, underRoot } from './config.js';
 describe('projection config', () => {
   it('defaults to the documented values', () => {
     const config = loadProjectionConfig({});
-    expect(config.http).toEqual({ port: 8080, host: '0.0.0.0' });
+    expect(config.http).toEqual({ port: 8080, host: '127.0.0.1' });
     expect(config.nats.url).toBe('nats://127.0.0.1:4223');
     expect(config.pg).toEqual({ url: 'postgres://postgres@127.0.0.1:5432/writ', schema: 'writ', poolSize: 10 });
     expect(config.subjects).toEqual({

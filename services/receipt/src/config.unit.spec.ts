@@ -6,7 +6,7 @@ describe('receipt config', () => {
   it('has documented defaults', () => {
     expect(loadReceiptConfig({})).toMatchObject({
       natsUrl: 'nats://127.0.0.1:4223',
-      http: { port: 8086, host: '0.0.0.0' },
+      http: { port: 8086, host: '127.0.0.1' },
       subjectRoot: 'writ',
       streams: { events: 'WRIT_EVENTS', eventsPrefix: 'writ.evt', commands: 'WRIT_COMMANDS', dlq: 'WRIT_DLQ', replicas: 1 },
       principalId: 'writ-receipt',
