@@ -1,6 +1,6 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createAccount, createOperator, createUser, encodeAccount, encodeOperator, encodeUser, fmtCreds, fromSeed, type KeyPair } from '@nats-io/jwt';
+import { createAccount, createOperator, createUser, decode, encodeAccount, encodeOperator, encodeUser, fmtCreds, fromSeed, type KeyPair } from '@nats-io/jwt';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RuntimeError } from '../runtime-errors.js';
 import { agentIngressSubject, type BusLayout, type SubjectPermissions } from './bus-permissions.js';
@@ -168,6 +168,24 @@ export class NatsAuthority {
     return new TextDecoder().decode(fmtCreds(jwt, user));
   }
 
+  /**
+   * Whether `.creds` text holds a user of the Writ account with exactly these
+   * permissions (false for anything unreadable): `writ init` reissues a
+   * service's credential when a release changed what the service may do.
+   */
+  static credsGrant(creds: string, permissions: SubjectPermissions | 'all'): boolean {
+    const jwt = /-----BEGIN NATS USER JWT-----\s*([A-Za-z0-9_.-]+)\s*------END NATS USER JWT------/.exec(creds)?.[1];
+    if (jwt === undefined) return false;
+    try {
+      const claims = decode<{ pub?: unknown; sub?: unknown; resp?: unknown }>(jwt).nats;
+      const wanted = permissions === 'all' ? {} : natsPermissions(permissions);
+      const held = { pub: claims.pub, sub: claims.sub, resp: claims.resp };
+      return JSON.stringify(canonical(held)) === JSON.stringify(canonical({ pub: undefined, sub: undefined, resp: undefined, ...wanted }));
+    } catch {
+      return false;
+    }
+  }
+
   /** A user of the system account (pushes account JWTs; the operator's only). */
   async systemUserCreds(name: string): Promise<string> {
     const user = createUser();
@@ -275,4 +293,9 @@ export async function writeSecret(path: string, content: string): Promise<void> 
   await writeFile(path, '', { mode: 0o600 });
   await chmod(path, 0o600);
   await writeFile(path, content, { mode: 0o600 });
+}
+
+/** Drops undefined members so two claim sets compare by what they say. */
+function canonical(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value ?? null)) as unknown;
 }

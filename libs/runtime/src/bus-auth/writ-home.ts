@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TrustAnchor, type PublicEd25519Jwk } from '@writ/contracts';
 import { exportEd25519PrivateJwk, generateEd25519Key } from '@writ/crypto';
-import { WRIT_SERVICES, busLayout, dashboardPermissions, servicePermissions, type BusLayout, type WritService } from './bus-permissions.js';
+import { WRIT_SERVICES, busLayout, dashboardPermissions, servicePermissions, type BusLayout, type SubjectPermissions, type WritService } from './bus-permissions.js';
 import { DEFAULT_NATS_SERVER, NatsAuthority, fileExists as exists, writeSecret, type NatsServerSettings } from './nats-authority.js';
 
 /** What `writ init` is asked to set up. */
@@ -43,7 +43,7 @@ export interface WritHome {
   readonly trustAnchor: string;
   /** `. <home>/writ.env` sets WRIT_HOME, WRIT_NATS_URL, WRIT_NATS_CREDS (operator), WRIT_TRUST_ANCHOR, WRIT_OPERATOR_ID / _KEY. */
   readonly envFile: string;
-  /** The files this run created (empty on a re-run: nothing is overwritten). */
+  /** The files this run created or reissued (empty on a re-run of the same release: nothing else is overwritten). */
   readonly created: readonly string[];
 }
 
@@ -82,11 +82,17 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
   const credsFile = (name: string) => join(home, 'creds', `${name}.creds`);
   await ensure(credsFile('operator'), () => authority.writUserCreds('operator', 'all'), true);
   await ensure(credsFile('system'), () => authority.systemUserCreds('system'), true);
-  await ensure(credsFile('dashboard'), () => authority.writUserCreds('dashboard', dashboardPermissions(layout)), true);
+  // Issued again when this release grants them other permissions than the file holds (restart the service to use it).
+  const current = async (path: string, name: string, permissions: SubjectPermissions) => {
+    if ((await exists(path)) && NatsAuthority.credsGrant(await readFile(path, 'utf8'), permissions)) return;
+    await writeSecret(path, await authority.writUserCreds(name, permissions));
+    created.push(path);
+  };
+  await current(credsFile('dashboard'), 'dashboard', dashboardPermissions(layout));
   const services = {} as Record<WritService, string>;
   for (const service of WRIT_SERVICES) {
     services[service] = credsFile(service);
-    await ensure(services[service], () => authority.writUserCreds(`svc-${service}`, servicePermissions(service, layout)), true);
+    await current(services[service], `svc-${service}`, servicePermissions(service, layout));
   }
 
   const operatorKey = join(home, 'operator', `${operatorId}.jwk.json`);

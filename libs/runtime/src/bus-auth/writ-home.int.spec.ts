@@ -1,0 +1,61 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TrustAnchor } from '@writ/contracts';
+import { busLayout, servicePermissions } from './bus-permissions.js';
+import { NatsAuthority } from './nats-authority.js';
+import { initWritHome } from './writ-home.js';
+
+let home: string;
+beforeEach(async () => {
+  home = join(await mkdtemp(join(tmpdir(), 'writ-home-')), 'writ');
+});
+afterEach(async () => {
+  await rm(join(home, '..'), { recursive: true, force: true });
+});
+
+const mode = async (path: string) => (await stat(path)).mode & 0o777;
+
+describe('writ init (initWritHome)', () => {
+  it('given an empty home, then every secret is 0600 in 0700 directories, the trust anchor names the operator, and the server config refuses anonymous clients', async () => {
+    const made = await initWritHome({ home });
+    expect(await mode(home)).toBe(0o700);
+    expect(await mode(join(home, 'nats'))).toBe(0o700);
+    for (const secret of [made.operatorKey, made.creds.operator, made.creds.system, made.creds.dashboard, ...Object.values(made.creds.services), join(home, 'nats', 'keys', 'operator.nk')]) {
+      expect(await mode(secret), secret).toBe(0o600);
+    }
+    const anchor = TrustAnchor.parse(JSON.parse(await readFile(made.trustAnchor, 'utf8')));
+    expect(anchor.principal_id).toBe('operator');
+    expect(anchor.keys[0]).not.toHaveProperty('d');
+    const config = await readFile(made.serverConfig, 'utf8');
+    expect(config).toMatch(/^operator: /m);
+    expect(config).toMatch(/^resolver \{ type: full/m);
+    expect(config).toMatch(/^host: "127\.0\.0\.1"$/m);
+    expect(config).toMatch(/^port: 4223$/m);
+    expect(made.natsUrl).toBe('nats://127.0.0.1:4223');
+  });
+
+  it('given a second run, then nothing is created or changed', async () => {
+    const first = await initWritHome({ home });
+    const operatorKey = await readFile(first.operatorKey, 'utf8');
+    const again = await initWritHome({ home });
+    expect(again.created).toEqual([]);
+    expect(await readFile(again.operatorKey, 'utf8')).toBe(operatorKey);
+  });
+
+  it("given a service credential with other permissions than this release grants, then it is reissued and nothing else", async () => {
+    const first = await initWritHome({ home });
+    const authority = await NatsAuthority.load(home);
+    await writeFile(first.creds.services.policy, await authority.writUserCreds('svc-policy', 'all'), { mode: 0o600 });
+    const again = await initWritHome({ home });
+    expect(again.created).toEqual([first.creds.services.policy]);
+    expect(NatsAuthority.credsGrant(await readFile(first.creds.services.policy, 'utf8'), servicePermissions('policy', busLayout()))).toBe(true);
+  });
+
+  it('given TLS files, then the server requires TLS and the URL says tls://', async () => {
+    const made = await initWritHome({ home, server: { tls: { certFile: '/etc/writ/server.pem', keyFile: '/etc/writ/server.key' } } });
+    expect(await readFile(made.serverConfig, 'utf8')).toMatch(/^tls \{ cert_file: "\/etc\/writ\/server\.pem", key_file: "\/etc\/writ\/server\.key"/m);
+    expect(made.natsUrl).toBe('tls://127.0.0.1:4223');
+  });
+});
