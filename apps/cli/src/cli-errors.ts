@@ -48,6 +48,8 @@ export type CliErrorCode =
   | 'CLI_GRANT_NOT_FOUND'
   /** A request over NATS (`grant revoke`, `keys rotate`) got no answer: the service is down or runs under another WRIT_SUBJECT_ROOT. */
   | 'CLI_SERVICE_UNAVAILABLE'
+  /** The bus credential in use (WRIT_NATS_CREDS) may not publish or subscribe where the command must: the server refused it. */
+  | 'CLI_BUS_FORBIDDEN'
   /** `explain` / `decisions`: the id names no task in the log, nor an action request of a known task. */
   | 'CLI_EXPLAIN_NOT_FOUND'
   /** `verify`: at least one check of the bundle (or of the live task) failed; `export`: the bundle was written but does not verify. */

@@ -177,6 +177,21 @@ describe('writ principal add', () => {
     expect((await store.headOfEntity('principal', newcomer)).taskSeq).toBe(0);
   });
 
+  it("given an agent's own bus credential, then it cannot even send a registration (self-registration as director), and nothing is appended", async () => {
+    // given an agent with the credential the operator issued it
+    const agent = uniqueName('agent');
+    const key = await keypair(`${agent}-k1`);
+    expect((await writ(['principal', 'add', '--id', agent, '--type', 'agent', '--role', 'executor', '--jwk', key.publicFile])).code).toBe(0);
+    // when it tries to register itself a director identity, signing with its own key, over its own credential
+    const director = uniqueName('self-director');
+    const attempt = await writ(['principal', 'add', '--id', director, '--type', 'user', '--role', 'director', '--jwk', key.publicFile, '--key', key.privateFile, '--principal', agent, '--no-creds'], {
+      WRIT_NATS_CREDS: join(dir, `${agent}.creds`),
+    });
+    // then the bus refuses the request itself
+    expect(attempt.stderr).toMatch(/^error CLI_BUS_FORBIDDEN: /);
+    expect((await store.headOfEntity('principal', director)).taskSeq).toBe(0);
+  });
+
   it('reports usage errors and an unreachable ingress by code', async () => {
     const key = await keypair(uniqueName('k'));
     const noRole = await writ(['principal', 'add', '--id', 'x', '--type', 'agent', '--jwk', key.publicFile]);

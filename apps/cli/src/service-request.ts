@@ -1,4 +1,4 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import { errors, type NatsConnection } from '@nats-io/transport-node';
 import { WritError, parseContract } from '@writ/contracts';
 import type { z } from 'zod';
 import { CliError } from './cli-errors.js';
@@ -20,6 +20,9 @@ export async function requestService<S extends z.ZodType>(nc: NatsConnection, su
   try {
     reply = await nc.request(subject, JSON.stringify(payload), { timeout: REQUEST_TIMEOUT_MS });
   } catch (cause) {
+    if (isPermissionViolation(cause)) {
+      throw new CliError('CLI_BUS_FORBIDDEN', `the bus credential in use (WRIT_NATS_CREDS) may not send ${subject}: an agent's credential publishes its own ingress subject only; use the operator's or a director's`, { cause, details: { subject } });
+    }
     throw new CliError('CLI_SERVICE_UNAVAILABLE', `no service answered on ${subject} (is it running, under this WRIT_SUBJECT_ROOT?)`, { cause, details: { subject } });
   }
   let body: unknown;
@@ -34,4 +37,12 @@ export async function requestService<S extends z.ZodType>(nc: NatsConnection, su
     throw new WritError(REMOTE_CODE.test(code) ? code : 'CLI_FAILED', message, { details: { subject, remote: true } });
   }
   return parseContract(what, shape, body);
+}
+
+/** The server refused the request or its reply inbox for permissions (somewhere in the cause chain). */
+function isPermissionViolation(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof errors.PermissionViolationError || /Permissions Violation/.test(current.message)) return true;
+  }
+  return false;
 }
