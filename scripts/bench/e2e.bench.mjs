@@ -23,6 +23,11 @@
 //   denied    the same for a network_write (denied by local_edit_allowed: nothing runs):
 //             publish → policy decision → receipt → the denied, receipted projected row
 //   raw ack   a JetStream publish and its ack on the same server, K at a time: the floor of one hop
+//   auth      what the trust boundary costs, same server, same run: the agents above publish over
+//             their own credentials (their own NATS account, through its import of the ingress
+//             subject); here a pub+ack over a service's least-privilege credential vs the operator's
+//             unrestricted one, and a connection set up with a credential (nonce signed, JWT
+//             checked) vs one to the machine's anonymous NATS on 4222 when one runs
 //   memory    VmRSS of each service process (/proc/<pid>/status) at idle and its peak under load
 // Every allowed action opens a new task, so each runs in a freshly created cell (a container
 // per task): the cold start of a cell is part of Writ's figure and of `raw run`, not of `raw exec`.
@@ -242,6 +247,38 @@ async function load(agents, total, one) {
   return { results, wallMs: performance.now() - t0, startedAt };
 }
 
+// ---- auth ---------------------------------------------------------------------------------------------
+
+/**
+ * The trust boundary's own costs: a JetStream pub+ack over the orchestrator's least-privilege
+ * credential (permission lists checked by the server on every publish) against the operator's
+ * unrestricted one, K at a time; and sequential connection set-ups with a credential (the server's
+ * nonce signed with the nkey, the user JWT verified against the operator) against anonymous ones
+ * to the machine's own NATS, when one listens on 4222.
+ */
+async function authCosts(stack, total) {
+  const { NatsAuthority, busLayout, servicePermissions, userInbox } = await import('@writ/runtime');
+  const { connect, credsAuthenticator } = await import('@nats-io/transport-node');
+  const { jetstream } = await import('@nats-io/jetstream');
+  const home = process.env.WRIT_HOME ?? new URL('../../var/writ', import.meta.url).pathname;
+  const authority = await NatsAuthority.load(home);
+  const layout = busLayout({ root: stack.root, eventsPrefix: stack.subject('evt'), streams: stack.streams });
+  const creds = new TextEncoder().encode(await authority.writUserCreds('svc-orchestrator', servicePermissions('orchestrator', layout)));
+  const servers = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
+  const service = await connect({ servers, authenticator: credsAuthenticator(creds), inboxPrefix: userInbox('svc-orchestrator') });
+  const js = jetstream(service);
+  const subject = stack.subject('cmd.bench.noop');
+  const operator = await rawConcurrent(total, AGENTS, () => stack.publishCommand('cmd.bench.noop', { n: 1 }));
+  const viaService = await rawConcurrent(total, AGENTS, () => js.publish(subject, JSON.stringify({ n: 1 })));
+  await service.close();
+  const connections = Math.min(total, 100);
+  const connectOnce = (options) => async () => (await connect({ ...options, reconnect: false })).close();
+  const connectStats = await rawConcurrent(connections, 1, connectOnce({ servers, authenticator: credsAuthenticator(creds) }));
+  const anonymousReachable = await connect({ servers: 'nats://127.0.0.1:4222', reconnect: false, timeout: 1_000 }).then((nc) => nc.close().then(() => true), () => false);
+  const anonymous = anonymousReachable ? await rawConcurrent(connections, 1, connectOnce({ servers: 'nats://127.0.0.1:4222' })) : null;
+  return { operator, service: viaService, connect: connectStats, anonymous };
+}
+
 // ---- raw building blocks ----------------------------------------------------------------------------
 
 async function warmContainer(label) {
@@ -367,6 +404,7 @@ try {
   const deniedPeak = deniedMemory.stop();
 
   const ackStats = await rawConcurrent(Math.max(ACTIONS, DENIED), AGENTS, () => stack.publishCommand('cmd.bench.noop', { n: 1 }));
+  const auth = await authCosts(stack, Math.max(ACTIONS, DENIED));
   watcher.close();
 
   const latencies = (list, key) => list.filter((r) => r[key] !== null).map((r) => r[key]);
@@ -391,6 +429,16 @@ try {
   console.log(line('raw JetStream pub+ack', ackStats));
   console.log(ratio('row / raw pub+ack', deniedProjected, ackStats));
   console.log(`  the projection caught up ${((deniedRows.caughtUpMs - denied.wallMs) / 1000).toFixed(1)} s after the last receipt`);
+
+  console.log('\nauth: what the trust boundary costs (same server, same run)');
+  console.log(line('pub+ack, operator', auth.operator));
+  console.log(line('pub+ack, service cred', auth.service));
+  console.log(ratio('service / operator', auth.service, auth.operator));
+  console.log(line('connect, credential', auth.connect));
+  if (auth.anonymous !== null) {
+    console.log(line('connect, anonymous 4222', auth.anonymous));
+    console.log(ratio('credential / anonymous', auth.connect, auth.anonymous));
+  } else console.log('  (no anonymous NATS on 127.0.0.1:4222 to compare the connection set-up with)');
 
   console.log('\nresident memory (VmRSS) per service: idle → peak under the allowed load / the denied load (aim: < 200 MB)');
   const after = stack.residentMemory();

@@ -47,6 +47,8 @@ export interface Principal {
   readonly kid: string;
   readonly key: Ed25519SigningKey;
   readonly publicJwk: Ed25519PublicJwk;
+  /** The bus credential `writ principal add` issued (registered principals only; an agent's can publish its own ingress subject only). */
+  readonly credsFile?: string;
 }
 
 export interface HttpAnswer {

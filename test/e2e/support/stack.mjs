@@ -22,7 +22,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { generateEd25519Key, signJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { NatsAuthority, busLayout, ensureWritStreams, servicePermissions, writeSecret } from '@writ/runtime';
@@ -181,6 +181,8 @@ export async function startStack(options = {}) {
 export class Stack {
   #options;
   #children = new Map();
+  /** principal id → the NATS connection of a registered agent, over its own credential. */
+  #agentConnections = new Map();
   #stopping = false;
   #pg;
   #docker = new Docker();
@@ -315,8 +317,14 @@ export class Stack {
     const key = await generateEd25519Key({ kid: `${id}-k1` });
     const jwkFile = path.join(this.layout.dir, `${id}.public.jwk.json`);
     await writeFile(jwkFile, JSON.stringify(key.publicJwk));
-    await this.cli(['principal', 'add', '--id', id, '--type', type, ...roles.flatMap((role) => ['--role', role]), '--jwk', jwkFile, '--json']);
-    return { id, kid: key.kid, key, publicJwk: key.publicJwk };
+    const credsFile = path.join(this.layout.dir, `${id}.creds`);
+    await this.cli(['principal', 'add', '--id', id, '--type', type, ...roles.flatMap((role) => ['--role', role]), '--jwk', jwkFile, '--creds-out', credsFile, '--json']);
+    if (type === 'agent') {
+      // The agent talks to the bus as agents do: with the credential issued to it, which may publish its own ingress subject only.
+      const nc = await connect({ servers: NATS_URL, name: id, authenticator: credsAuthenticator(readFileSync(credsFile)) });
+      this.#agentConnections.set(id, nc);
+    }
+    return { id, kid: key.kid, key, publicJwk: key.publicJwk, credsFile };
   }
 
   /** Runs the `writ` CLI against this stack; resolves with its stdout, rejects with its stderr. */
@@ -373,7 +381,9 @@ export class Stack {
    */
   async submit(principal, request, { msgId = request?.action_request_id, body, subjectPrincipal = principal.id } = {}) {
     const payload = body ?? (await this.sign(principal, request));
-    return this.js.publish(this.subject(`ingress.action.${subjectPrincipal}`), payload, { msgID: msgId });
+    // A registered agent publishes over its own credential; an unregistered one (a stranger) has none, so the harness's.
+    const nc = this.#agentConnections.get(principal.id) ?? this.nc;
+    return jetstream(nc).publish(this.subject(`ingress.action.${subjectPrincipal}`), payload, { msgID: msgId });
   }
 
   /** JetStream publish of a JSON command on `<root>.<suffix>` (e.g. `cmd.executor.run`). */
@@ -483,6 +493,7 @@ export class Stack {
     const problems = results.filter((result) => result !== null);
 
     await this.#removeCells().catch((error) => problems.push(`cells: ${error.message}`));
+    for (const nc of this.#agentConnections.values()) await nc.close().catch(() => undefined);
     if (this.nc) {
       for (const stream of [...Object.values(this.streams), `OBJ_${this.bucket}`, `KV_${this.env.WRIT_POLICY_BUCKET}`]) {
         await this.jsm.streams.delete(stream).catch(() => undefined);
