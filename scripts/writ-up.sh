@@ -64,6 +64,7 @@ if [ "${WRIT_SKIP_EXAMPLE:-0}" != 1 ] && [ -f examples/agent/agent.mjs ]; then
   say "running the example agent (examples/agent/agent.mjs)"
   node examples/agent/agent.mjs || say "the example agent reported a failure (see above)"
 fi
+writ doctor || { say "FAILED: writ doctor found a problem (above, with its next step)"; exit 1; }
 say "Writ is up: API http://127.0.0.1:8080 (GET /v1/keys, POST /v1/actions), NATS $WRIT_NATS_URL (auth on: credentials in $WRIT_HOME/creds)"
 say "act as the operator: . $WRIT_HOME/writ.env   register an agent: writ principal add --id <id> --type agent --role executor --jwk <public JWK> (writes <id>.creds)"
 say "stop it with: scripts/writ-up.sh --down"

@@ -50,6 +50,8 @@ export type CliErrorCode =
   | 'CLI_SERVICE_UNAVAILABLE'
   /** The bus credential in use (WRIT_NATS_CREDS) may not publish or subscribe where the command must: the server refused it. */
   | 'CLI_BUS_FORBIDDEN'
+  /** `writ doctor`: at least one check failed (each printed with its next step). */
+  | 'CLI_DOCTOR_FAILED'
   /** `explain` / `decisions`: the id names no task in the log, nor an action request of a known task. */
   | 'CLI_EXPLAIN_NOT_FOUND'
   /** `verify`: at least one check of the bundle (or of the live task) failed; `export`: the bundle was written but does not verify. */

@@ -206,6 +206,26 @@ describe('writ principal add', () => {
   });
 });
 
+describe('writ doctor', () => {
+  it("given Writ's NATS and no services on the given host, then auth and the credential pass, every service fails with its next step, and it exits CLI_DOCTOR_FAILED", async () => {
+    const result = await writ(['doctor', '--json', '--host', '127.0.0.9'], { WRIT_URL: '' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_DOCTOR_FAILED: /);
+    const report = JSON.parse(result.stdout) as { ok: boolean; checks: { check: string; ok: boolean; fix?: string }[] };
+    const byName = new Map(report.checks.map((check) => [check.check, check]));
+    expect(byName.get('nats_auth')?.ok).toBe(true);
+    expect(byName.get('nats_connect')?.ok).toBe(true);
+    expect(byName.get(`stream ${streams.events}`)?.ok).toBe(true);
+    expect(byName.get('service ingress')).toMatchObject({ ok: false, fix: 'start the stack: scripts/writ-up.sh' });
+  });
+
+  it('given no credential, then the connection check fails and says which to use', async () => {
+    const result = await writ(['doctor', '--json', '--host', '127.0.0.9'], { WRIT_NATS_CREDS: '' });
+    const report = JSON.parse(result.stdout) as { checks: { check: string; ok: boolean; fix?: string }[] };
+    expect(report.checks.find((check) => check.check === 'nats_connect')).toMatchObject({ ok: false });
+  });
+});
+
 describe('writ action submit', () => {
   async function requestFile(body: Record<string, unknown>): Promise<string> {
     const file = join(dir, `${uniqueName('req')}.json`);

@@ -12,6 +12,7 @@ import { actionSubmit } from './commands/action-submit.js';
 import { approvalResolve, type ApprovalDecision } from './commands/approval-resolve.js';
 import { APPROVAL_STATUS_FILTERS, approvalsList } from './commands/approvals-list.js';
 import { approvalsShow } from './commands/approvals-show.js';
+import { doctor } from './commands/doctor.js';
 import { init } from './commands/init.js';
 import { principalAdd } from './commands/principal-add.js';
 import { principalKeygen } from './commands/principal-keygen.js';
@@ -42,6 +43,7 @@ import { DEFAULT_API_URL, WritApi } from './http-api.js';
 export { CliError, type CliErrorCode } from './cli-errors.js';
 export { connectionFrom, processIo, type CliIo, type Connection } from './cli-io.js';
 export { actionSubmit, type ActionSubmitOptions, type SubmitResult } from './commands/action-submit.js';
+export { doctor, type DoctorCheck, type DoctorOptions, type DoctorReport } from './commands/doctor.js';
 export { init, type InitOptions } from './commands/init.js';
 export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome, type PrincipalAddResult } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
@@ -124,6 +126,16 @@ function program(io: CliIo): Command {
     .option('--json', 'print the paths as JSON')
     .action(async (options: { home?: string; port?: string; host?: string; operator?: string; tlsCert?: string; tlsKey?: string; json?: boolean }) => {
       await init(options, io);
+    });
+
+  writ
+    .command('doctor')
+    .description("the stack from outside: Writ's NATS (auth on, this credential), the streams and their replicas, each service's readiness, the trust anchor; exit 1 with the next step when something is wrong")
+    .option('--host <address>', "the services' HTTP host (default 127.0.0.1; WRIT_URL names the API)")
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
+    .option('--json', 'print the report as JSON')
+    .action(async (options: { host?: string; nats?: string; json?: boolean }) => {
+      await doctor(options, connectionFrom(io, options.nats), io);
     });
 
   const principal = writ.command('principal').description('principals and their keys (writ.evt.principal.<id>)');

@@ -1,0 +1,132 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { TrustAnchor } from '@writ/contracts';
+import { natsConnectOptions } from '@writ/runtime';
+import { CliError } from '../cli-errors.js';
+import type { CliIo, Connection } from '../cli-io.js';
+
+export interface DoctorOptions {
+  /** Host of the services' HTTP ports (default 127.0.0.1). */
+  readonly host?: string;
+  readonly json?: boolean;
+}
+
+/** One finding: what was checked, whether it holds, what was seen, and the next step when it does not. */
+export interface DoctorCheck {
+  readonly check: string;
+  readonly ok: boolean;
+  readonly detail: string;
+  readonly fix?: string;
+}
+
+export interface DoctorReport {
+  readonly ok: boolean;
+  readonly nats_url: string;
+  readonly api_url: string;
+  readonly checks: readonly DoctorCheck[];
+}
+
+/** The services and the HTTP port `scripts/writ-up.sh` gives each (their documented defaults). */
+const SERVICE_PORTS = { projection: 8080, ingress: 8081, orchestrator: 8082, policy: 8083, approval: 8084, executor: 8085, receipt: 8086 } as const;
+
+/**
+ * `writ doctor`: the stack as a new user meets it, checked from outside:
+ * Writ's NATS reachable with this credential and refusing anonymous clients,
+ * the log and bus streams present (and their replicas), each service ready,
+ * the trust anchor readable. Every failure names its next step; any failed
+ * check ends in CLI_DOCTOR_FAILED (exit 1). Reads only; changes nothing.
+ */
+export async function doctor(options: DoctorOptions, conn: Connection, io: CliIo): Promise<DoctorReport> {
+  const host = options.host ?? '127.0.0.1';
+  const apiUrl = (io.env['WRIT_URL'] || `http://${host}:${SERVICE_PORTS.projection}`).replace(/\/+$/, '');
+  const checks: DoctorCheck[] = [];
+  checks.push(...(await natsChecks(conn)));
+  for (const [service, port] of Object.entries(SERVICE_PORTS)) checks.push(await serviceCheck(service, service === 'projection' ? apiUrl : `http://${host}:${port}`));
+  checks.push(await trustAnchorCheck(io));
+  const report: DoctorReport = { ok: checks.every((check) => check.ok), nats_url: conn.natsUrl, api_url: apiUrl, checks };
+  if (options.json === true) {
+    io.stdout(JSON.stringify(report));
+  } else {
+    io.stdout(`NATS ${conn.natsUrl}   API ${apiUrl}`);
+    for (const check of checks) io.stdout(`  ${check.ok ? 'ok  ' : 'FAIL'}  ${check.check.padEnd(22)} ${check.detail}${check.ok || check.fix === undefined ? '' : `\n        next: ${check.fix}`}`);
+    io.stdout(report.ok ? 'all checks passed' : `${checks.filter((check) => !check.ok).length} check(s) failed`);
+  }
+  if (!report.ok) {
+    const failed = checks.filter((check) => !check.ok).map((check) => check.check);
+    throw new CliError('CLI_DOCTOR_FAILED', `${failed.length} check(s) failed: ${failed.join(', ')}`, { details: { failed } });
+  }
+  return report;
+}
+
+async function natsChecks(conn: Connection): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  let options;
+  try {
+    options = natsConnectOptions(conn.env);
+  } catch (error) {
+    return [{ check: 'nats_credential', ok: false, detail: (error as Error).message, fix: 'point WRIT_NATS_CREDS at a credential writ init or writ principal add wrote (. var/writ/writ.env)' }];
+  }
+  const anonymous = await connect({ servers: conn.natsUrl, reconnect: false, timeout: 3_000, name: 'writ-doctor-anonymous' }).then(
+    async (nc) => {
+      await nc.close();
+      return true;
+    },
+    () => false,
+  );
+  checks.push(
+    anonymous
+      ? { check: 'nats_auth', ok: false, detail: `${conn.natsUrl} accepts anonymous connections: it is not Writ's server, or its auth is off`, fix: "start Writ's own server (scripts/writ-nats.sh) and set WRIT_NATS_URL to it (default nats://127.0.0.1:4223)" }
+      : { check: 'nats_auth', ok: true, detail: 'anonymous connections refused (decentralized JWT auth)' },
+  );
+  let nc;
+  try {
+    nc = await connect({ servers: conn.natsUrl, reconnect: false, timeout: 5_000, name: 'writ-doctor', ...options });
+  } catch (error) {
+    checks.push({ check: 'nats_connect', ok: false, detail: `cannot connect with ${conn.env['WRIT_NATS_CREDS'] ? `WRIT_NATS_CREDS=${conn.env['WRIT_NATS_CREDS']}` : 'no credential'}: ${(error as Error).message}`, fix: "run scripts/writ-nats.sh, then . var/writ/writ.env" });
+    return checks;
+  }
+  try {
+    checks.push({ check: 'nats_connect', ok: true, detail: `nats-server ${nc.info?.version ?? '?'}${nc.info?.tls_required === true ? ', TLS' : ''}, as ${conn.env['WRIT_NATS_CREDS'] ?? 'the given credential'}` });
+    const jsm = await jetstreamManager(nc, { checkAPI: false });
+    for (const suffix of ['EVENTS', 'INGRESS', 'COMMANDS', 'DLQ']) {
+      const stream = suffix === 'EVENTS' ? conn.eventsStream : `WRIT_${suffix}`;
+      try {
+        const info = await jsm.streams.info(stream);
+        const copies = 1 + (info.cluster?.replicas?.length ?? 0);
+        checks.push({ check: `stream ${stream}`, ok: copies >= info.config.num_replicas, detail: `${info.state.messages} messages, replicas ${info.config.num_replicas} configured / ${copies} running` });
+      } catch (error) {
+        checks.push({ check: `stream ${stream}`, ok: false, detail: (error as Error).message, fix: 'start the services once (scripts/writ-up.sh): they create the streams; a credential that may not read them shows here too' });
+      }
+    }
+  } finally {
+    await nc.close().catch(() => undefined);
+  }
+  return checks;
+}
+
+async function serviceCheck(service: string, url: string): Promise<DoctorCheck> {
+  try {
+    const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3_000) });
+    const body = (await response.json().catch(() => ({}))) as { checks?: Record<string, unknown> };
+    const failing = Object.entries(body.checks ?? {})
+      .filter(([, value]) => value === false || (typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false))
+      .map(([name]) => name);
+    return response.ok
+      ? { check: `service ${service}`, ok: true, detail: `ready at ${url}` }
+      : { check: `service ${service}`, ok: false, detail: `not ready at ${url} (${response.status}${failing.length > 0 ? `: ${failing.join(', ')}` : ''})`, fix: `read var/log/${service}.log` };
+  } catch (error) {
+    return { check: `service ${service}`, ok: false, detail: `no answer at ${url}/readyz (${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message})`, fix: 'start the stack: scripts/writ-up.sh' };
+  }
+}
+
+async function trustAnchorCheck(io: CliIo): Promise<DoctorCheck> {
+  const file = resolve(io.cwd, io.env['WRIT_TRUST_ANCHOR'] || resolve(io.env['WRIT_HOME'] || 'var/writ', 'trust-anchor.json'));
+  try {
+    const anchor = TrustAnchor.parse(JSON.parse(await readFile(file, 'utf8')));
+    return { check: 'trust_anchor', ok: true, detail: `${file}: operator ${anchor.principal_id}, keys ${anchor.keys.map((key) => key.kid).join(', ')}` };
+  } catch (error) {
+    return { check: 'trust_anchor', ok: false, detail: `${file}: ${(error as Error).message.split('\n')[0]}`, fix: 'run writ init (scripts/writ-nats.sh does), or set WRIT_TRUST_ANCHOR' };
+  }
+}
