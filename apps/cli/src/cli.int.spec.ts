@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { PrincipalRegistered } from '@writ/contracts';
 import { importEd25519PublicJwk, verifyJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo } from './main.js';
 import { ServiceProcess, operatorEnv } from '../test/service-process.fixture.js';
@@ -203,6 +203,36 @@ describe('writ principal add', () => {
     expect(noIngress.stderr).toMatch(/^error CLI_SERVICE_UNAVAILABLE: /);
     const missing = await writ(['principal', 'show', uniqueName('nobody')]);
     expect(missing.stderr).toMatch(/^error CLI_PRINCIPAL_NOT_FOUND: /);
+  });
+});
+
+describe('writ principal revoke', () => {
+  it("given an agent connected with its credential, when an operator revokes it, then its keys are revoked in the log, its live connection is cut and its credential refused", async () => {
+    // given an agent registered with its bus credential, connected
+    const agent = uniqueName('agent');
+    const key = await keypair(`${agent}-k1`);
+    expect((await writ(['principal', 'add', '--id', agent, '--type', 'agent', '--role', 'executor', '--jwk', key.publicFile])).code).toBe(0);
+    const creds = await readFile(join(dir, `${agent}.creds`));
+    const live = await connect({ servers: env.WRIT_NATS_URL ?? NATS_URL, authenticator: credsAuthenticator(creds), reconnect: false });
+    // when another agent tries to revoke it, then that is refused and nothing changes
+    const other = uniqueName('agent');
+    const otherKey = await keypair(`${other}-k1`);
+    expect((await writ(['principal', 'add', '--id', other, '--type', 'agent', '--role', 'executor', '--jwk', otherKey.publicFile, '--no-creds'])).code).toBe(0);
+    const forbidden = await writ(['principal', 'revoke', agent, '--key', otherKey.privateFile, '--principal', other]);
+    expect(forbidden.stderr).toMatch(/^error INGRESS_ADMIN_FORBIDDEN: /);
+    expect(live.isClosed()).toBe(false);
+    // when the operator revokes it
+    const revoked = await writ(['principal', 'revoke', agent, '--reason', 'compromised', '--json']);
+    // then every key is revoked, by an event carrying the operator's signed request
+    expect(JSON.parse(revoked.stdout)).toEqual({ principal_id: agent, kids_revoked: [`${agent}-k1`], bus_revoked: true });
+    const last = (await store.readEntity('principal', agent)).at(-1)?.event;
+    expect(last).toMatchObject({ event_type: 'principal.key_revoked', payload: { kid: `${agent}-k1`, reason: 'compromised' } });
+    expect(String((last?.payload as { authorization?: string }).authorization).split('.')).toHaveLength(3);
+    // and its bus access is gone: the live connection closes, a new one is refused
+    await waitFor(() => (live.isClosed() ? true : undefined), { timeoutMs: 10_000, what: 'the revoked agent disconnected' });
+    await expect(connect({ servers: env.WRIT_NATS_URL ?? NATS_URL, authenticator: credsAuthenticator(creds), reconnect: false, timeout: 3_000 })).rejects.toThrow();
+    // and a second revocation appends nothing
+    expect(JSON.parse((await writ(['principal', 'revoke', agent, '--json'])).stdout)).toMatchObject({ kids_revoked: [] });
   });
 });
 

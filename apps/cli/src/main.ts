@@ -16,6 +16,7 @@ import { doctor } from './commands/doctor.js';
 import { init } from './commands/init.js';
 import { principalAdd } from './commands/principal-add.js';
 import { principalKeygen } from './commands/principal-keygen.js';
+import { principalRevoke } from './commands/principal-revoke.js';
 import { principalShow } from './commands/principal-show.js';
 import { participantShow } from './commands/participant-show.js';
 import { participantVerify } from './commands/participant-verify.js';
@@ -47,6 +48,7 @@ export { doctor, type DoctorCheck, type DoctorOptions, type DoctorReport } from 
 export { init, type InitOptions } from './commands/init.js';
 export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome, type PrincipalAddResult } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
+export { principalRevoke, type PrincipalRevokeOptions, type PrincipalRevokeResult } from './commands/principal-revoke.js';
 export { principalShow, type PrincipalView } from './commands/principal-show.js';
 export { participantShow } from './commands/participant-show.js';
 export { participantVerify, type ParticipantVerifyOptions } from './commands/participant-verify.js';
@@ -164,6 +166,19 @@ function program(io: CliIo): Command {
     .action(async (options: { id: string; type: string; role: string[]; jwk: string; name?: string; key?: string; principal?: string; credsOut?: string; creds?: boolean; nats?: string; json?: boolean }) => {
       if (options.role.length === 0) throw new CliError('CLI_USAGE', 'name at least one --role');
       await principalAdd({ ...options, roles: options.role }, connectionFrom(io, options.nats), io);
+    });
+  principal
+    .command('revoke')
+    .description("revoke a principal's keys (signed by an operator; ingress appends principal.key_revoked) and, for an agent revoked whole, cut its bus credential at once")
+    .argument('<id>', 'principal id')
+    .option('--kid <kid>', 'only this key (repeat for several; the bus credential is then kept)', collect, [])
+    .option('--reason <text>', 'why (recorded in each principal.key_revoked)')
+    .option('--key <file>', "the operator's PRIVATE JWK that signs (default WRIT_OPERATOR_KEY)")
+    .option('--principal <id>', 'the operator who signs (default WRIT_OPERATOR_ID or "operator")')
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
+    .option('--json', 'print { principal_id, kids_revoked, bus_revoked }')
+    .action(async (id: string, options: { kid: string[]; reason?: string; key?: string; principal?: string; nats?: string; json?: boolean }) => {
+      await principalRevoke(id, options, connectionFrom(io, options.nats), io);
     });
   principal
     .command('show')

@@ -1,4 +1,4 @@
-import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, PRINCIPAL_REGISTRATION_JWS_TYPE, PrincipalRegistration, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
+import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, PRINCIPAL_REGISTRATION_JWS_TYPE, PRINCIPAL_REVOCATION_JWS_TYPE, PrincipalRegistration, PrincipalRevocation, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
 import { BLOCKED_CLAIM_JWS_TYPE, BlockedClaimSubmission, CORRECTION_JWS_TYPE, CorrectionSubmission, DONE_CLAIM_JWS_TYPE, DoneClaimSubmission } from '@writ/contracts';
 import { signJws, verifyJws, type JwsSigner, type KeySet } from '@writ/crypto';
 import type { z } from 'zod';
@@ -54,6 +54,8 @@ export const SIGNED_REQUESTS = {
     signedAtField: 'registered_at',
     typ: PRINCIPAL_REGISTRATION_JWS_TYPE,
   }),
+  /** `writ principal revoke` → `<root>.qry.ingress.revoke-principal` (signed by an operator). */
+  principalRevocation: kind({ contract: 'PrincipalRevocation', schema: PrincipalRevocation, signerField: 'revoked_by', signedAtField: 'revoked_at', typ: PRINCIPAL_REVOCATION_JWS_TYPE }),
   /** `writ task done` → `<root>.qry.orchestrator.claim-done` (signed by the task's owner; the orchestrator checks who). */
   doneClaim: kind({ contract: 'DoneClaimSubmission', schema: DoneClaimSubmission, signerField: 'claimed_by', signedAtField: 'claimed_at', typ: DONE_CLAIM_JWS_TYPE }),
   /** `writ task blocked` → `<root>.qry.orchestrator.claim-blocked`. */

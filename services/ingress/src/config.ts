@@ -85,6 +85,8 @@ export interface IngressConfig {
     readonly submitAction: string;
     /** Operator-signed principal registrations: `<root>.qry.ingress.register-principal`. */
     readonly registerPrincipal: string;
+    /** Operator-signed key revocations: `<root>.qry.ingress.revoke-principal`. */
+    readonly revokePrincipal: string;
     readonly deadLetter: string;
   };
   /** The log and the bus streams, with the subjects the bus streams capture. */
@@ -159,6 +161,7 @@ export function loadIngressConfig(env: Record<string, string | undefined> = proc
       ingressAction: subjects.ingressAction,
       submitAction: subjects.commands.ingressSubmitAction,
       registerPrincipal: subjects.commands.ingressRegisterPrincipal,
+      revokePrincipal: subjects.commands.ingressRevokePrincipal,
       deadLetter: subjects.deadLetter('ingress', patternToken(subjects.ingressActions)),
     },
     streams: { ...serviceStreams(e), subjects: subjects.streams },

@@ -139,7 +139,7 @@ export class IngressModule {
         HealthController,
         ActionsController,
         submitActionListener(config.subjects.submitAction),
-        registerPrincipalListener(config.subjects.registerPrincipal),
+        registerPrincipalListener({ register: config.subjects.registerPrincipal, revoke: config.subjects.revokePrincipal }),
         SeedsController,
         seedListeners(config.seeds.subjects),
       ],

@@ -1,5 +1,9 @@
 export {
   PRINCIPAL_REGISTRATION_JWS_TYPE,
+  PRINCIPAL_REVOCATION_JWS_TYPE,
+  PrincipalRevocation,
+  PrincipalRevocationOutcome,
+  RevokePrincipal,
   PrincipalKeyAdded,
   PrincipalKeyRevoked,
   PrincipalRegistered,

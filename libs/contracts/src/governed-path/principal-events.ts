@@ -61,7 +61,14 @@ export const PrincipalKeyAdded = z.strictObject({
 export type PrincipalKeyAdded = z.infer<typeof PrincipalKeyAdded>;
 
 /** `principal.key_revoked`: signatures by this key are refused from now on. */
-export const PrincipalKeyRevoked = z.strictObject({ kid: z.string().min(1).max(128), reason: Text, revoked_by: Id, at: Timestamp });
+export const PrincipalKeyRevoked = z.strictObject({
+  kid: z.string().min(1).max(128),
+  reason: Text,
+  revoked_by: Id,
+  at: Timestamp,
+  /** The operator-signed PrincipalRevocation it was appended on (absent on a service's own key retirement). */
+  authorization: z.string().min(1).max(16 * 1024).optional(),
+});
 export type PrincipalKeyRevoked = z.infer<typeof PrincipalKeyRevoked>;
 
 /** The JWS `typ` of a signed PrincipalRegistration: one kind of signed object cannot pass for another. */
@@ -109,3 +116,29 @@ export const TrustAnchor = z.strictObject({
   keys: z.array(PublicEd25519Jwk).min(1).max(16),
 });
 export type TrustAnchor = z.infer<typeof TrustAnchor>;
+
+/** The JWS `typ` of a signed PrincipalRevocation. */
+export const PRINCIPAL_REVOCATION_JWS_TYPE = 'writ-principal-revocation+jws';
+
+/**
+ * What an operator signs to revoke a principal's keys (`writ principal revoke` →
+ * `writ.qry.ingress.revoke-principal`): the named kids, or every active key when
+ * `kids` is absent. Ingress appends one `principal.key_revoked` per key, with the
+ * JWS as its authorization; the CLI then cuts the principal's bus credential.
+ */
+export const PrincipalRevocation = z.strictObject({
+  principal_id: Id,
+  kids: z.array(z.string().min(1).max(128)).min(1).max(16).optional(),
+  reason: Text,
+  revoked_by: Id,
+  revoked_at: Timestamp,
+});
+export type PrincipalRevocation = z.infer<typeof PrincipalRevocation>;
+
+/** `writ.qry.ingress.revoke-principal` (request/reply): the signed PrincipalRevocation. */
+export const RevokePrincipal = z.strictObject({ jws: z.string().min(1).max(16 * 1024) });
+export type RevokePrincipal = z.infer<typeof RevokePrincipal>;
+
+/** The reply: the kids revoked now (empty: they already were; a replay appends nothing). */
+export const PrincipalRevocationOutcome = z.strictObject({ principal_id: Id, kids_revoked: z.array(z.string()).max(16) });
+export type PrincipalRevocationOutcome = z.infer<typeof PrincipalRevocationOutcome>;

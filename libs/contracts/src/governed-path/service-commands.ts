@@ -14,6 +14,7 @@ import { FilePath, ResourceName, Text } from '../text.js';
 export const COMMANDS = Object.freeze({
   ingressSubmitAction: 'writ.qry.ingress.submit-action',
   ingressRegisterPrincipal: 'writ.qry.ingress.register-principal',
+  ingressRevokePrincipal: 'writ.qry.ingress.revoke-principal',
   ingressSpawnVerify: 'writ.qry.ingress.spawn-verify',
   ingressHeartbeatVerify: 'writ.qry.ingress.heartbeat-verify',
   ingressRetireIngest: 'writ.qry.ingress.retire-ingest',

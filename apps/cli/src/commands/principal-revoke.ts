@@ -1,0 +1,66 @@
+import { resolve } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { COMMANDS, Id, PrincipalRevocationOutcome, parseContract } from '@writ/contracts';
+import { NatsAuthority, SIGNED_REQUESTS, natsConnectOptions, pushAccountJwt } from '@writ/runtime';
+import { CliError } from '../cli-errors.js';
+import type { CliIo, Connection } from '../cli-io.js';
+import { directorSigner, sendSignedRequest } from '../signed-request.js';
+
+export interface PrincipalRevokeOptions {
+  /** Only these keys (default: every active key, and the bus credential). */
+  readonly kid?: readonly string[];
+  readonly reason?: string;
+  /** The operator's PRIVATE JWK; default WRIT_OPERATOR_KEY. */
+  readonly key?: string;
+  /** The operator who signs; default WRIT_OPERATOR_ID, else `operator`. */
+  readonly principal?: string;
+  readonly json?: boolean;
+}
+
+export interface PrincipalRevokeResult extends PrincipalRevocationOutcome {
+  /** The agent's bus credential was cut (its NATS account disabled, its users revoked). */
+  readonly bus_revoked: boolean;
+}
+
+/**
+ * `writ principal revoke <id>`: an operator-signed PrincipalRevocation sent to
+ * ingress (which appends one `principal.key_revoked` per key: signatures by
+ * them are refused from the next request on), then, when every key of an
+ * agent is revoked, its bus credential is cut: its NATS account is pushed
+ * disabled with every user revoked, so the server closes its live connections
+ * at once and refuses the credential from then on. Idempotent.
+ */
+export async function principalRevoke(idArg: string, options: PrincipalRevokeOptions, conn: Connection, io: CliIo): Promise<PrincipalRevokeResult> {
+  const principalId = parseContract('principal id', Id, idArg);
+  const keyFile = options.key ?? io.env['WRIT_OPERATOR_KEY'];
+  if (keyFile === undefined || keyFile === '') {
+    throw new CliError('CLI_KEY_REQUIRED', 'a revocation is signed by an operator: pass --key <operator private JWK> (and --principal <operator id>), or set WRIT_OPERATOR_KEY');
+  }
+  const operator = await directorSigner(io, keyFile, options.principal ?? (io.env['WRIT_OPERATOR_ID'] || 'operator'));
+  const jws = await operator.sign(SIGNED_REQUESTS.principalRevocation, {
+    principal_id: principalId,
+    ...(options.kid === undefined || options.kid.length === 0 ? {} : { kids: [...options.kid] }),
+    reason: options.reason ?? `revoked by ${operator.principalId}`,
+  });
+  const reply = await sendSignedRequest(conn, COMMANDS.ingressRevokePrincipal, { jws }, PrincipalRevocationOutcome, 'PrincipalRevocationOutcome');
+
+  let busRevoked = false;
+  if (options.kid === undefined || options.kid.length === 0) {
+    const home = resolve(io.cwd, io.env['WRIT_HOME'] || 'var/writ');
+    const accountJwt = await (await NatsAuthority.load(home)).revokeAgent(principalId, io.now());
+    if (accountJwt !== undefined) {
+      const system = await connect({ servers: conn.natsUrl, name: 'writ-cli-system', timeout: 5_000, ...natsConnectOptions({ ...conn.env, WRIT_NATS_CREDS: resolve(home, 'creds', 'system.creds') }) }).catch((cause: unknown) => {
+        throw new CliError('CLI_NATS_UNREACHABLE', `cannot reach NATS at ${conn.natsUrl} with the system credential of ${home}`, { cause });
+      });
+      try {
+        await pushAccountJwt(system, accountJwt);
+        busRevoked = true;
+      } finally {
+        await system.drain().catch(() => undefined);
+      }
+    }
+  }
+  const result: PrincipalRevokeResult = { ...reply, bus_revoked: busRevoked };
+  io.stdout(options.json === true ? JSON.stringify(result) : `${principalId}: ${reply.kids_revoked.length === 0 ? 'no active key left to revoke' : `revoked ${reply.kids_revoked.join(', ')}`}${busRevoked ? '; bus credential cut' : ''}`);
+  return result;
+}
