@@ -27,6 +27,7 @@ export {
   PolicyReasonSummary,
 } from './policy-profiles.js';
 export {
+  ApprovalPacketHash,
   ApprovalResolution,
   CancelApproval,
   CloseCell,
@@ -43,6 +44,8 @@ export {
   ObserveWorkspace,
   OutcomeResolution,
   RequestApproval,
+  RESOLUTION_JWS_MAX,
+  ResolutionJws,
   ResolveApproval,
   ResolveOutcome,
   ResolveOutcomeReply,
