@@ -12,12 +12,11 @@ import {
 } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
 import type { EventStore } from '@writ/eventstore';
-import { rooted } from '@writ/runtime';
+import { keyHistory, rooted } from '@writ/runtime';
 import { CliError } from './cli-errors.js';
 import type { CliIo, Connection } from './cli-io.js';
 import { assembleBundle, bundleNeeds, type IssuedReceipt } from './evidence/assemble-bundle.js';
 import { consistencyFailure } from './evidence/consistency.js';
-import { keyHistory } from './evidence/key-history.js';
 import { verifyTreeHead } from './evidence/tree-head.js';
 import type { BundleCheck } from './evidence/verify-bundle.js';
 import { requestService } from './service-request.js';

@@ -63,3 +63,26 @@ export {
   type VerifiedSignedRequest,
 } from './signed-request.js';
 export { WakeableSleep } from './wakeable-sleep.js';
+export { describeWindow, keyHistory, keyValidAt, type PrincipalEvents } from './key-history.js';
+export { APPROVAL_PACKET_FORMAT, approvalPacketDocument, approvalPacketHash, packetHashOfRef } from './approval-packet.js';
+export {
+  DIRECTOR_DECISIONS,
+  RESOLUTION_AUTHORITY_CODES,
+  RESOLUTION_CLOCK_SKEW_MS,
+  ResolutionAuthority,
+  ResolutionAuthorityError,
+  approvalIdOf,
+  checkResolutionAuthority,
+  principalHistory,
+  requestedApproval,
+  type PrincipalHistory,
+  type PrincipalHistoryLookup,
+  type PrincipalHistorySource,
+  type RegistrationCheck,
+  type ResolutionAuthorityCode,
+  type ResolutionAuthorityOptions,
+  type ResolutionCheck,
+  type ResolutionCheckOptions,
+  type ResolutionRefusal,
+  type ResolvedApproval,
+} from './resolution-authority.js';

@@ -2,7 +2,7 @@ import { RECEIPT_BUNDLE_VERSION, type BundlePrincipal, type BundledReceipt, type
 import { sealBundle } from './bundle-seal.js';
 import { EvidenceError } from './evidence-errors.js';
 import { inclusionFailure } from './inclusion.js';
-import { keyHistory } from './key-history.js';
+import { keyHistory } from '@writ/runtime';
 import { notAssertedFor } from './not-asserted.js';
 import { SegmentIndex, resolveReferences, type SegmentEvent } from './receipt-references.js';
 

@@ -5,7 +5,7 @@ import { verifyReceiptDocument, type ReceiptCheck } from '../receipt-verificatio
 import { bundleHashOf } from './bundle-seal.js';
 import { issuedReceipts } from './assemble-bundle.js';
 import { inclusionFailure } from './inclusion.js';
-import { describeWindow, keyHistory, keyValidAt } from './key-history.js';
+import { describeWindow, keyHistory, keyValidAt } from '@writ/runtime';
 import { valueAt } from './json-pointer.js';
 import { notAssertedFor } from './not-asserted.js';
 import { SegmentIndex, resolveReferences } from './receipt-references.js';
