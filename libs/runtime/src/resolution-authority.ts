@@ -357,11 +357,13 @@ export class ResolutionAuthority {
     };
     for (const event of events) {
       if (!DIRECTOR_DECISIONS.includes(event.event_type)) continue;
-      const approvalId = approvalIdOf(event);
-      const approval = approvalId === undefined ? undefined : requestedApproval(events, approvalId);
-      // A resolution of no requested approval resolves nothing (the kernel's fold ignores it).
-      if (approvalId === undefined || approval === undefined) continue;
-      const check = await this.#check(event, approval, lookup);
+      const approvalId = approvalIdOf(event) ?? '';
+      const approval = requestedApproval(events, approvalId);
+      // A decision on no (well-formed) requested approval answers nothing a director was shown: refused, whoever reads it loosely.
+      const check: ResolutionCheck =
+        approval === undefined
+          ? { ok: false, code: 'APPROVAL_RESOLUTION_MISMATCH', message: `${event.event_type} ${event.event_id} resolves no requested approval of the task`, details: { reason: 'no_requested_approval' } }
+          : await this.#check(event, approval, lookup);
       if (check.ok) continue;
       refusals.set(event.event_id, {
         event_id: event.event_id,

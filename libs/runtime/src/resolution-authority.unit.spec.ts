@@ -234,9 +234,14 @@ describe('ResolutionAuthority', () => {
     expect(reads).toEqual(['director-1']);
   });
 
-  it('given a resolution of an approval never requested, then it is not judged (it resolves nothing)', async () => {
+  it('given a director decision on an approval never (or not well) requested, then APPROVAL_RESOLUTION_MISMATCH: it answers nothing a director was shown', async () => {
     const authority = new ResolutionAuthority({ history: async (id) => histories.get(id) });
-    expect((await authority.refusals([envelope(1, { event_type: 'approval.granted', payload: granted(undefined).payload })])).size).toBe(0);
+    const genuine = granted(await signed('director-1', keys['director'] as Ed25519SigningKey)).payload;
+    const halfRequested = envelope(1, { event_type: 'approval.requested', payload: { approval_id: 'apr-1', requested_by: 'agent-1', approval_packet_ref: APPROVAL.approval_packet_ref } });
+    for (const events of [[envelope(2, { event_type: 'approval.granted', payload: genuine })], [halfRequested, envelope(2, { event_type: 'approval.granted', payload: genuine })]]) {
+      const refusals = await authority.refusals(events);
+      expect([...refusals.values()]).toEqual([expect.objectContaining({ event_id: 'evt-2', code: 'APPROVAL_RESOLUTION_MISMATCH', details: { reason: 'no_requested_approval' } })]);
+    }
   });
 
   it('given the approval.requested of a task, then the approval a resolution answers', () => {
