@@ -97,7 +97,7 @@ export async function collectBundle(nc: NatsConnection, store: EventStore, conn:
   const events = await taskEvents(store, taskId);
   const needs = bundleNeeds(taskId, events);
   const principals: BundlePrincipal[] = [];
-  for (const principalId of needs.principals) {
+  for (const principalId of [...needs.principals, ...needs.resolvers]) {
     const stored = await store.readEntity('principal', principalId);
     if (stored.length > 0) principals.push({ principal_id: principalId, events: stored.map(({ event }) => event) });
   }

@@ -73,6 +73,7 @@ export {
   ResolutionAuthorityError,
   approvalIdOf,
   checkResolutionAuthority,
+  claimedResolver,
   principalHistory,
   requestedApproval,
   type PrincipalHistory,

@@ -143,6 +143,18 @@ export function requestedApproval(events: readonly Pick<EventEnvelope, 'event_ty
   return { approval_id: approvalId, requested_by: parsed.data.requested_by, approval_packet_ref: parsed.data.approval_packet_ref, requested_at: parsed.data.at, expires_at: parsed.data.expires_at };
 }
 
+/**
+ * Who a director's decision claims resolved it, read WITHOUT verifying anything: the signer the
+ * recorded JWS names, else the event's `resolved_by`. Only to know whose history to fetch (a
+ * bundle carries it); the check decides.
+ */
+export function claimedResolver(event: Pick<EventEnvelope, 'payload'>): string | undefined {
+  const jws = event.payload['resolution_jws'];
+  const claimed = typeof jws === 'string' ? (unverifiedPayload(jws) as { resolved_by?: unknown } | undefined)?.resolved_by : undefined;
+  const named = typeof claimed === 'string' ? claimed : event.payload['resolved_by'];
+  return typeof named === 'string' ? named : undefined;
+}
+
 /** The outcome of the check: a director's decision that holds, a resolution that needs none, or a refusal with its code. */
 export type ResolutionCheck =
   | { readonly ok: true; readonly signed: false }
