@@ -63,7 +63,7 @@ if (detail.packet_ref !== `artifact:${packetHash}`) {
   console.error(`the packet shown does not hash to the packet approval ${approvalId} records (${detail.packet_ref}); nothing was signed`);
   process.exit(1);
 }
-console.log(`${decision} ${approvalId}: ${detail.packet?.action_summary ?? '(no summary)'} (packet ${packetHash})`);
+console.error(`${decision} ${approvalId}: ${detail.packet?.action_summary ?? '(no summary)'} (packet ${packetHash})`);
 
 const resolution = {
   approval_id: approvalId,
