@@ -71,7 +71,7 @@ async function awaitingApproval(ids: TaskIds) {
   const approvalId = approvalIdFor(ids.task_id, ids.attempt_id, 1);
   const requested = approvalRequestedDraft(ids, approvalId);
   await append(rig, ids.task_id, requested);
-  return { approvalId, requested };
+  return { request, approvalId, requested };
 }
 
 /** Commands on `subject` about the attempt, as the commands stream stored them. */
@@ -202,13 +202,8 @@ describe('orchestrator service: the governed path', () => {
 
   it('given approval.invalidated (witness drift) → the same attempt re-enters policy, is evaluated again, and waits for a new approval', async () => {
     const ids = taskIds(name('witness-drift'));
-    const request = commandRequest(ids, ['rm', '-rf', 'build']);
-    await newTask(ids, request);
-    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
-    await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
-    const first = approvalIdFor(ids.task_id, ids.attempt_id, 1);
-    const requested = approvalRequestedDraft(ids, first);
-    await append(rig, ids.task_id, requested, approvalResolvedDraft(ids, first, requested, 'grant', { currentFingerprints: { build: 'sha256:bbbb' } }));
+    const { request, approvalId: first, requested } = await awaitingApproval(ids);
+    await append(rig, ids.task_id, approvalResolvedDraft(ids, first, requested, 'grant', { currentFingerprints: { build: 'sha256:bbbb' } }));
 
     const [reentered] = await waitForEvents(rig, ids.task_id, 'attempt.policy_reentered');
     expect(reentered).toMatchObject({ attempt_id: ids.attempt_id, payload: { cause: 'approval_invalidated' } });
@@ -238,13 +233,8 @@ describe('orchestrator service: the governed path', () => {
 
   it('given approval.denied → the attempt fails approval_denied and IssueReceipt(approval_denied); its receipt fails step and task', async () => {
     const ids = taskIds(name('deny-approval'));
-    const request = commandRequest(ids, ['rm', '-rf', 'build']);
-    await newTask(ids, request);
-    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
-    await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
-    const approvalId = approvalIdFor(ids.task_id, ids.attempt_id, 1);
-    const requested = approvalRequestedDraft(ids, approvalId);
-    await append(rig, ids.task_id, requested, approvalResolvedDraft(ids, approvalId, requested, 'deny'));
+    const { approvalId, requested } = await awaitingApproval(ids);
+    await append(rig, ids.task_id, approvalResolvedDraft(ids, approvalId, requested, 'deny'));
     await waitForEvents(rig, ids.task_id, 'attempt.approval_denied');
     const ofAttempt = (cause: string) => (c: Record<string, unknown>) => c['attempt_id'] === ids.attempt_id && c['cause'] === cause;
     expect(await waitForCommandWhere(rig, subjects().receiptIssue, ofAttempt('approval_denied'), 'the denial receipt')).toMatchObject({ ...ids, cause: 'approval_denied' });
