@@ -114,7 +114,10 @@ async function submit(agent) {
 }
 
 async function resolve(director, row, decision) {
-  const resolution = { approval_id: row.approval_id, decision, resolved_by: director.id, resolved_at: new Date().toISOString(), note: `${decision} (witness check)` };
+  // The resolution signs the packet's hash: here the one the approval records (writ approve recomputes it from the packet shown).
+  const shown = await http('GET', `/v1/approvals/${row.approval_id}`);
+  const packetHash = String(shown.body?.packet_ref ?? '').replace(/^artifact:/, '');
+  const resolution = { approval_id: row.approval_id, decision, packet_hash: packetHash, resolved_by: director.id, resolved_at: new Date().toISOString(), note: `${decision} (witness check)` };
   return http('POST', `/v1/approvals/${row.approval_id}/${decision}`, { task_id: row.task_id, resolution_jws: director.jws(resolution) });
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// A director resolves a pending approval: signs the ApprovalResolution
-// { approval_id, decision, resolved_by, resolved_at, note? } as a compact EdDSA JWS with its
-// key and posts it to POST /v1/approvals/<id>/<grant|deny> with the task id.
+// A director resolves a pending approval: fetches its packet (GET /v1/approvals/<id>), checks
+// that the packet shown hashes to the packet the approval records (packet_ref), signs the
+// ApprovalResolution { approval_id, decision, packet_hash, resolved_by, resolved_at, note? } over
+// that hash as a compact EdDSA JWS with its key, and posts it to
+// POST /v1/approvals/<id>/<grant|deny> with the task id. The approval service refuses a
+// resolution over any other packet (APPROVAL_RESOLUTION_PACKET_STALE).
 //
 //   node examples/agent/approve.mjs grant <approval_id> --task <task_id> --director <id> --key <private-jwk-file> [--note <text>]
 //   node examples/agent/approve.mjs deny  <approval_id> --task <task_id> --director <id> --key <private-jwk-file>
@@ -9,7 +12,7 @@
 // The key file is the PRIVATE JWK `writ principal keygen --out` wrote; the director must be
 // registered with role director (README.md). Environment: WRIT_URL (http://127.0.0.1:8080).
 
-import { createPrivateKey, sign } from 'node:crypto';
+import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 
@@ -34,9 +37,38 @@ if (typeof jwk.d !== 'string' || typeof jwk.kid !== 'string') {
 const privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
 const b64url = (data) => Buffer.from(data).toString('base64url');
 
+// RFC 8785 (JCS) for the JSON a packet holds (strings, integers, booleans, null, arrays, objects).
+const canonical = (value) =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(',')}]`
+    : value !== null && typeof value === 'object'
+      ? `{${Object.keys(value)
+          .sort()
+          .filter((key) => value[key] !== undefined)
+          .map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`)
+          .join(',')}}`
+      : JSON.stringify(value);
+
+// The packet the director decides on, and its hash: SHA-256 of the packet document
+// { format: 'writ.approval-packet/1', packet, state_witness? }, which must be the one packet_ref names.
+const shown = await fetch(`${API}/v1/approvals/${approvalId}`, { headers: { accept: 'application/json' } });
+if (!shown.ok) {
+  console.error(`GET /v1/approvals/${approvalId}: ${shown.status} ${await shown.text()}`);
+  process.exit(1);
+}
+const detail = await shown.json();
+const document = { format: 'writ.approval-packet/1', packet: detail.packet, ...(detail.state_witness ? { state_witness: detail.state_witness } : {}) };
+const packetHash = `sha256:${createHash('sha256').update(canonical(document)).digest('hex')}`;
+if (detail.packet_ref !== `artifact:${packetHash}`) {
+  console.error(`the packet shown does not hash to the packet approval ${approvalId} records (${detail.packet_ref}); nothing was signed`);
+  process.exit(1);
+}
+console.error(`${decision} ${approvalId}: ${detail.packet?.action_summary ?? '(no summary)'} (packet ${packetHash})`);
+
 const resolution = {
   approval_id: approvalId,
   decision,
+  packet_hash: packetHash,
   resolved_by: values.director,
   resolved_at: new Date().toISOString(),
   ...(values.note ? { note: values.note } : {}),

@@ -1,4 +1,4 @@
-import { signJws, sha256Hex } from '@writ/crypto';
+import { sha256Hex } from '@writ/crypto';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startStack, type Principal, type Stack } from './support/stack.mjs';
@@ -66,12 +66,7 @@ function recordedTask(): Promise<Story> {
     };
     const v1 = await write('v1\n', 'first draft');
     const v2 = await write('v2\n', 'second draft');
-    const resolution = { approval_id: waiting.approval_id, decision: 'grant', resolved_by: director.id, resolved_at: new Date().toISOString(), note: 'scratch is disposable' };
-    const granted = await stack.http(`/v1/approvals/${waiting.approval_id}/grant`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ task_id: taskId, resolution_jws: await signJws(JSON.stringify(resolution), director.key) }),
-    });
+    const granted = await stack.resolveApproval(director, taskId, String(waiting.approval_id), 'grant', { note: 'scratch is disposable' });
     expect(granted.status).toBe(200);
     expect(await stack.waitForAction(holder.action_request_id)).toMatchObject({ status: 'succeeded' });
     // the approval's own receipt is issued beside the attempt's: wait for both

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Subscription } from '@nats-io/transport-node';
 import { ExecutionCompleted, type EventEnvelope, type RunAction } from '@writ/contracts';
-import { KeySet, generateEd25519Key, sha256Hex, signJws, verifyJws } from '@writ/crypto';
+import { KeySet, generateEd25519Key, sha256Hex, verifyJws } from '@writ/crypto';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, jwsPayload, startStack, type Principal, type Stack } from './support/stack.mjs';
@@ -90,15 +90,9 @@ async function verifiedReceipt(receiptId: string): Promise<{ body: Record<string
   return { body: JSON.parse(decoder.decode(verified.payload)) as Record<string, unknown>, kid: verified.kid };
 }
 
-/** A director's signed resolution, posted to `POST /v1/approvals/<id>/<grant|deny>`. */
+/** A director's signed resolution over the approval's packet, posted to `POST /v1/approvals/<id>/<grant|deny>`. */
 async function resolve(director: Principal, approvalId: string, taskId: string, decision: 'grant' | 'deny') {
-  const resolution = { approval_id: approvalId, decision, resolved_by: director.id, resolved_at: new Date().toISOString(), note: `e2e ${decision}` };
-  const resolutionJws = await signJws(JSON.stringify(resolution), director.key);
-  return stack.http(`/v1/approvals/${approvalId}/${decision}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task_id: taskId, resolution_jws: resolutionJws }),
-  });
+  return stack.resolveApproval(director, taskId, approvalId, decision);
 }
 
 /** The RunAction the orchestrator published for a task, as stored on `<root>.cmd.executor.run`. */
@@ -349,6 +343,66 @@ describe('a destructive command', () => {
       const receipt = await verifiedReceipt(done.receipt_id);
       expect(receipt.body).toMatchObject({ attempt_id: waiting.attempt_id, result_code: 'succeeded', approval_ref: expect.stringContaining(waiting.approval_id) });
       await release(holder);
+    },
+    STEP_MS,
+  );
+
+  it(
+    "a forged approval.granted appended straight to the task's subject mints no grant and fails writ verify --task; the real director's grant then runs it",
+    async () => {
+      // given rm -rf scratch waiting for approval, alone in its task
+      const { request, waiting } = await awaitingApproval({ target_resources: ['scratch'], params: { argv: ['rm', '-rf', 'scratch'] } });
+      const taskId = String(waiting.task_id);
+      const approvalId = String(waiting.approval_id);
+
+      // when someone who can write the log appends approval.granted to the task's subject, as the approval service would, unsigned
+      const head = (await stack.taskEvents(taskId)).at(-1) as EventEnvelope;
+      const at = new Date().toISOString();
+      const forgedId = uniqueName('evt-forged').replaceAll('_', '-');
+      await stack.store.append(
+        taskId,
+        [
+          {
+            event_id: forgedId,
+            schema_version: 1,
+            event_type: 'approval.granted',
+            entity_type: 'approval',
+            entity_id: approvalId,
+            step_id: head.step_id,
+            attempt_id: String(waiting.attempt_id),
+            occurred_at: at,
+            actor_type: 'service',
+            actor_id: 'writ-approval',
+            payload: { resolved_by: director.id, witness_validated: false, at },
+            causation_id: null,
+            correlation_id: taskId,
+          },
+        ],
+        head.task_seq,
+      );
+
+      // then the orchestrator records the refusal with its code, and nothing is granted, run or receipted on it
+      const refused = await stack.waitForTaskEvent(taskId, (event) => event.event_type === 'approval.resolution_refused', { what: 'the refusal of the forged grant' });
+      expect(refused.payload).toMatchObject({ resolution_event_id: forgedId, code: 'APPROVAL_RESOLUTION_UNSIGNED' });
+      const afterForgery = await stack.taskEvents(taskId);
+      expect(afterForgery.map((event) => event.event_type)).not.toContain('grant.issued');
+      expect(afterForgery.map((event) => event.event_type)).not.toContain('attempt.authorized');
+      expect(await stack.waitForAction(request.action_request_id, { statuses: ['awaiting_approval'] })).toMatchObject({ approval_id: approvalId });
+      // and writ verify --task fails the task on the forged grant, by code
+      const verified = await stack.cli(['verify', '--task', taskId, '--json']).then(
+        () => undefined,
+        (error: Error) => error.message,
+      );
+      expect(verified).toMatch(/approval\.authority \(approval [^)]+\) APPROVAL_RESOLUTION_UNSIGNED/);
+
+      // when the real director grants it
+      const granted = await resolve(director, approvalId, taskId, 'grant');
+      expect(granted).toMatchObject({ status: 200, body: { approval_id: approvalId, status: 'granted', resolved_by: director.id } });
+
+      // then it runs on the real resolution, whose grant names the director
+      expect(await stack.waitForAction(request.action_request_id)).toMatchObject({ status: 'succeeded', attempt_id: waiting.attempt_id });
+      const issued = (await stack.taskEvents(taskId)).find((event) => event.event_type === 'grant.issued');
+      expect(issued?.payload['claims']).toMatchObject({ issued_by_principal_id: director.id });
     },
     STEP_MS,
   );

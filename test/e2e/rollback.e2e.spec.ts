@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ReceiptIssued, type Receipt } from '@writ/contracts';
-import { exportEd25519PrivateJwk, generateEd25519Key, sha256Hex, signJws } from '@writ/crypto';
+import { exportEd25519PrivateJwk, generateEd25519Key, sha256Hex } from '@writ/crypto';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startStack, type Principal, type Stack } from './support/stack.mjs';
@@ -75,12 +75,7 @@ async function grantApproval(approvalId: string, taskId: string, director: Princ
     timeoutMs: 30_000,
     intervalMs: 100,
   });
-  const resolution = { approval_id: approvalId, decision: 'grant', resolved_by: director.id, resolved_at: new Date().toISOString(), note };
-  const granted = await stack.http(`/v1/approvals/${approvalId}/grant`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task_id: taskId, resolution_jws: await signJws(JSON.stringify(resolution), director.key) }),
-  });
+  const granted = await stack.resolveApproval(director, taskId, approvalId, 'grant', { note });
   expect(granted.status, JSON.stringify(granted.body)).toBe(200);
 }
 

@@ -9,6 +9,7 @@ import { generateEd25519Key, importEd25519PublicJwk, verifyJws } from '@writ/cry
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   actionRow,
+  approvalDetail,
   approvalRow,
   deadUrl,
   signedReceiptRow,
@@ -131,11 +132,12 @@ describe('writ approve / deny', () => {
     return { privateFile, publicJwk: JSON.parse(keygen.stdout) as Record<string, unknown> };
   }
 
-  it("signs an ApprovalResolution with the director's key and POSTs it to /grant with the approval's task", async () => {
+  it("signs an ApprovalResolution over the packet shown with the director's key and POSTs it to /grant with the approval's task", async () => {
     // given a pending approval and a director key
     const key = await director();
+    const shown = approvalDetail('apr-1');
     const server = await api({
-      'GET /v1/approvals': () => ({ json: { approvals: [approvalRow('apr-0'), approvalRow('apr-1')] } }),
+      'GET /v1/approvals/apr-1': () => ({ json: shown }),
       'POST /v1/approvals/apr-1/grant': () => ({ json: { approval_id: 'apr-1', task_id: 'task-of-apr-1', status: 'granted', resolved_by: 'director-1', event_id: 'evt-9' } }),
     });
     // when the director approves it with a note
@@ -150,16 +152,24 @@ describe('writ approve / deny', () => {
     const verified = await verifyJws(body.resolution_jws, await importEd25519PublicJwk(key.publicJwk));
     expect(verified.protectedHeader).toMatchObject({ alg: 'EdDSA', kid: 'director-k1' });
     const resolution = ApprovalResolution.parse(JSON.parse(new TextDecoder().decode(verified.payload)));
-    expect(resolution).toEqual({ approval_id: 'apr-1', decision: 'grant', resolved_by: 'director-1', resolved_at: NOW.toISOString(), note: 'looks right' });
+    expect(resolution).toEqual({
+      approval_id: 'apr-1',
+      decision: 'grant',
+      packet_hash: shown.packet_ref.slice('artifact:'.length),
+      resolved_by: 'director-1',
+      resolved_at: NOW.toISOString(),
+      note: 'looks right',
+    });
+    expect(server.seen.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/approvals/apr-1', 'POST /v1/approvals/apr-1/grant']);
     // and the private key went nowhere
     expect(post!.body).not.toContain((JSON.parse(await readFile(key.privateFile, 'utf8')) as { d: string }).d);
   });
 
-  it('signs a deny, finds a resolved approval beyond the inbox, and exits with the approval service code', async () => {
+  it('signs a deny of an approval that is no longer pending, and exits with the approval service code', async () => {
     // given an approval that is no longer pending
     const key = await director();
     const server = await api({
-      'GET /v1/approvals': (r) => ({ json: { approvals: r.query.get('status') === 'pending' ? [] : [approvalRow('apr-3', { status: 'granted' })] } }),
+      'GET /v1/approvals/apr-3': () => ({ json: approvalDetail('apr-3', { status: 'granted' }) }),
       'POST /v1/approvals/apr-3/deny': () => ({ status: 409, json: { code: 'APPROVAL_NOT_PENDING', message: 'approval apr-3 is granted' } }),
     });
     // when it is denied
@@ -175,31 +185,32 @@ describe('writ approve / deny', () => {
     expect(JSON.parse(new TextDecoder().decode(verified.payload))).toMatchObject({ approval_id: 'apr-3', decision: 'deny' });
   });
 
-  it('reports a refused resolver by its code, and --task skips the lookup', async () => {
+  it('reports a refused resolver by its code; --task names the task, and the packet is still fetched to sign over', async () => {
     const key = await director();
     const server = await api({
+      'GET /v1/approvals/apr-4': () => ({ json: approvalDetail('apr-4') }),
       'POST /v1/approvals/apr-4/grant': () => ({ status: 403, json: { code: 'APPROVAL_RESOLVER_NOT_ALLOWED', message: 'agent-1 lacks the director role' } }),
     });
     const result = await writ(['approve', 'apr-4', '--task', 'task-4', '--key', key.privateFile, '--principal', 'agent-1', '--url', server.url]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^error APPROVAL_RESOLVER_NOT_ALLOWED: /);
-    expect(server.seen.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/approvals/apr-4/grant']);
-    expect(JSON.parse(server.seen[0]!.body)).toMatchObject({ task_id: 'task-4' });
+    expect(server.seen.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/approvals/apr-4', 'POST /v1/approvals/apr-4/grant']);
+    expect(JSON.parse(server.seen[1]!.body)).toMatchObject({ task_id: 'task-4' });
   });
 
   it('prints an invalidated grant and exits with CLI_APPROVAL_INVALIDATED; --json prints the reply', async () => {
     const key = await director();
     const reply = { approval_id: 'apr-5', task_id: 'task-5', status: 'invalidated', resolved_by: 'director-1', event_id: 'evt-5' };
-    const server = await api({ 'POST /v1/approvals/apr-5/grant': () => ({ json: reply }) });
+    const server = await api({ 'GET /v1/approvals/apr-5': () => ({ json: approvalDetail('apr-5') }), 'POST /v1/approvals/apr-5/grant': () => ({ json: reply }) });
     const result = await writ(['approve', 'apr-5', '--task', 'task-5', '--key', key.privateFile, '--principal', 'director-1', '--url', server.url, '--json']);
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toEqual(reply);
     expect(result.stderr).toMatch(/^error CLI_APPROVAL_INVALIDATED: /);
   });
 
-  it('refuses an approval the projection does not list, a public key, and a bad id, without posting anything', async () => {
+  it('refuses an approval the projection does not hold, a public key, and a bad id, without posting anything', async () => {
     const key = await director();
-    const server = await api({ 'GET /v1/approvals': () => ({ json: { approvals: [] } }) });
+    const server = await api({ 'GET /v1/approvals/apr-6': () => ({ status: 404, json: { code: 'PROJECTION_NOT_FOUND', message: 'no approval apr-6 in the projection' } }) });
     const unknown = await writ(['approve', 'apr-6', '--key', key.privateFile, '--principal', 'director-1', '--url', server.url]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^error CLI_APPROVAL_NOT_FOUND: /);
@@ -211,6 +222,23 @@ describe('writ approve / deny', () => {
     expect(badId.stderr).toMatch(/^error CONTRACT_INVALID: /);
     const noPrincipal = await writ(['approve', 'apr-6', '--key', key.privateFile, '--url', server.url]);
     expect(noPrincipal).toMatchObject({ code: 2 });
+    expect(server.seen.filter((r) => r.method === 'POST')).toHaveLength(0);
+  });
+});
+
+describe('writ approve / deny: the packet the director signs over', () => {
+  it('given a packet that does not hash to the packet the approval records, when approved, then CLI_APPROVAL_PACKET_MISMATCH and nothing is signed or posted', async () => {
+    // given the packet shown changed after the approval recorded its hash
+    const privateFile = join(dir, 'director-mismatch.private.json');
+    expect((await writ(['principal', 'keygen', '--kid', 'director-k1', '--out', privateFile])).code).toBe(0);
+    const recorded = approvalDetail('apr-7');
+    const changed = { ...recorded, packet: { ...recorded.packet, action_summary: 'rm -rf /' } };
+    const server = await api({ 'GET /v1/approvals/apr-7': () => ({ json: changed }) });
+    // when
+    const result = await writ(['approve', 'apr-7', '--key', privateFile, '--principal', 'director-1', '--url', server.url]);
+    // then
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_APPROVAL_PACKET_MISMATCH: /);
     expect(server.seen.filter((r) => r.method === 'POST')).toHaveLength(0);
   });
 });

@@ -12,12 +12,11 @@ import {
 } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
 import type { EventStore } from '@writ/eventstore';
-import { rooted } from '@writ/runtime';
+import { keyHistory, rooted } from '@writ/runtime';
 import { CliError } from './cli-errors.js';
 import type { CliIo, Connection } from './cli-io.js';
 import { assembleBundle, bundleNeeds, type IssuedReceipt } from './evidence/assemble-bundle.js';
 import { consistencyFailure } from './evidence/consistency.js';
-import { keyHistory } from './evidence/key-history.js';
 import { verifyTreeHead } from './evidence/tree-head.js';
 import type { BundleCheck } from './evidence/verify-bundle.js';
 import { requestService } from './service-request.js';
@@ -98,7 +97,7 @@ export async function collectBundle(nc: NatsConnection, store: EventStore, conn:
   const events = await taskEvents(store, taskId);
   const needs = bundleNeeds(taskId, events);
   const principals: BundlePrincipal[] = [];
-  for (const principalId of needs.principals) {
+  for (const principalId of [...needs.principals, ...needs.resolvers]) {
     const stored = await store.readEntity('principal', principalId);
     if (stored.length > 0) principals.push({ principal_id: principalId, events: stored.map(({ event }) => event) });
   }

@@ -30,8 +30,10 @@ export type CliErrorCode =
   | 'CLI_HTTP_FAILED'
   /** The API answered success with something that is not the JSON this CLI reads (is --url the Writ API?). */
   | 'CLI_HTTP_REPLY_INVALID'
-  /** `approve` / `deny`: the projection lists no approval with this id (not caught up yet?); `--task` skips the lookup. */
+  /** `approve` / `deny`: the projection holds no approval with this id (not caught up yet?): there is no packet to sign over. */
   | 'CLI_APPROVAL_NOT_FOUND'
+  /** `approve` / `deny`: the packet `GET /v1/approvals/<id>` shows does not hash to the packet the approval records: nothing is signed. */
+  | 'CLI_APPROVAL_PACKET_MISMATCH'
   /** `approve`: the approval service re-observed the witnessed state, found it changed, and invalidated the approval (the action re-enters policy). */
   | 'CLI_APPROVAL_INVALIDATED'
   /** `approve` / `deny`: the approval had expired when it was resolved. */

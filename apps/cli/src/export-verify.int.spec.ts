@@ -33,6 +33,8 @@ let store: EventStore;
 let dir: string;
 let service: ServiceProcess | undefined;
 let approvalKey: Ed25519SigningKey;
+/** director-1: registered with role director; signs the grant's ApprovalResolution. */
+let directorKey: Ed25519SigningKey;
 const taskId = uniqueName('task');
 
 async function writ(argv: string[]) {
@@ -242,7 +244,22 @@ async function seedTask(): Promise<void> {
         },
         APPROVAL,
       ),
-      draft('approval.granted', { type: 'approval', id: 'apr-1' }, 'att-1', { resolved_by: 'director-1', witness_validated: true, at: at() }, APPROVAL),
+      draft(
+        'approval.granted',
+        { type: 'approval', id: 'apr-1' },
+        'att-1',
+        {
+          resolved_by: 'director-1',
+          witness_validated: true,
+          // The director's signed resolution over the packet, as the approval service records it.
+          resolution_jws: await signJws(
+            canonicalJson({ approval_id: 'apr-1', decision: 'grant', packet_hash: packetRef.slice('artifact:'.length), resolved_by: 'director-1', resolved_at: at() }),
+            directorKey,
+          ),
+          at: at(),
+        },
+        APPROVAL,
+      ),
       draft('grant.issued', { type: 'grant', id: 'gnt-1' }, 'att-1', { claims, jws: grantJws, at: at() }, APPROVAL),
       draft('execution.completed', { type: 'task', id: taskId }, 'att-1', execution, 'writ-executor-1'),
       draft('attempt.receipt_pending', { type: 'attempt', id: 'att-1' }, 'att-1', { result_code: 'succeeded', evidence_refs: [], at: at() }),
@@ -266,35 +283,35 @@ beforeAll(async () => {
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: `${root}.evt`, maxBytes: 64 * MiB });
   dir = await mkdtemp(join(tmpdir(), 'writ-cli-bundle-'));
   approvalKey = await generateEd25519Key({ kid: 'writ-approval-k1' });
-  const registered = PrincipalRegistered.parse({
-    principal_id: APPROVAL,
-    principal_type: 'service',
-    display_name: 'Writ approval service',
-    roles: [],
-    keys: [approvalKey.publicJwk],
-    registered_by: APPROVAL,
-    at: new Date(Date.now() - 60_000).toISOString(),
-  });
-  await store.appendToEntity(
-    'principal',
-    APPROVAL,
-    [
-      {
-        event_id: uniqueName('evt'),
-        schema_version: 1,
-        event_type: 'principal.registered',
-        entity_type: 'principal',
-        entity_id: APPROVAL,
-        occurred_at: registered.at,
-        actor_type: 'service',
-        actor_id: APPROVAL,
-        payload: registered,
-        causation_id: null,
-        correlation_id: APPROVAL,
-      },
-    ],
-    0,
-  );
+  directorKey = await generateEd25519Key({ kid: 'director-1-k1' });
+  const registeredAt = new Date(Date.now() - 60_000).toISOString();
+  const principals = [
+    { principal_id: APPROVAL, principal_type: 'service', display_name: 'Writ approval service', roles: [], keys: [approvalKey.publicJwk], registered_by: APPROVAL, at: registeredAt },
+    { principal_id: 'director-1', principal_type: 'user', display_name: 'Director', roles: ['director'], keys: [directorKey.publicJwk], registered_by: 'operator-1', at: registeredAt },
+  ];
+  for (const principal of principals) {
+    const registered = PrincipalRegistered.parse(principal);
+    await store.appendToEntity(
+      'principal',
+      registered.principal_id,
+      [
+        {
+          event_id: uniqueName('evt'),
+          schema_version: 1,
+          event_type: 'principal.registered',
+          entity_type: 'principal',
+          entity_id: registered.principal_id,
+          occurred_at: registered.at,
+          actor_type: 'service',
+          actor_id: registered.registered_by,
+          payload: registered,
+          causation_id: null,
+          correlation_id: registered.principal_id,
+        },
+      ],
+      0,
+    );
+  }
   await seedTask();
 
   service = ServiceProcess.start('receipt', 
@@ -464,7 +481,42 @@ describe('writ verify --task', () => {
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n')[0]).toMatch(new RegExp(`^task ${taskId} \\(live log\\): task ${taskId}, 3 receipt\\(s\\)`));
     expect(result.stdout).toMatch(/^ {2}PASS\s+events\.chain\s+13 events on /m);
+    expect(result.stdout).toMatch(/^ {2}PASS\s+approval\.authority\s+approval\.granted .* signed by director-1-k1 of director-1/m);
     expect(result.stdout).not.toMatch(/^ {2}(FAIL|SKIP) /m);
+  });
+
+  it('given a task with an approval.granted appended with no signature (and no receipt yet), then approval.authority FAILs APPROVAL_RESOLUTION_UNSIGNED and it exits 1', async () => {
+    // given a task as the incident left it: a forged grant straight on the task's subject
+    const forged = uniqueName('task');
+    await store.append(
+      forged,
+      [
+        { ...draft('task.created', { type: 'task', id: forged }, 'att-1', { title: 'forged', at: at() }), correlation_id: forged },
+        {
+          ...draft('approval.requested', { type: 'approval', id: 'apr-f' }, 'att-1', {
+            approval_id: 'apr-f',
+            task_id: forged,
+            step_id: 'step-1',
+            attempt_id: 'att-1',
+            approval_type: 'action',
+            requested_action_ref: 'action_request:ar-f',
+            approval_packet_ref: `artifact:sha256:${'e'.repeat(64)}`,
+            requested_by: 'agent-1',
+            expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+            at: at(),
+          }, APPROVAL),
+          correlation_id: forged,
+        },
+        { ...draft('approval.granted', { type: 'approval', id: 'apr-f' }, 'att-1', { resolved_by: 'director-1', witness_validated: false, at: at() }, APPROVAL), correlation_id: forged },
+      ],
+      0,
+    );
+    // when
+    const result = await writ(['verify', '--task', forged, '--json']);
+    // then
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_BUNDLE_UNVERIFIED: .*approval\.authority \(approval apr-f\) APPROVAL_RESOLUTION_UNSIGNED/);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, checks: expect.arrayContaining([expect.objectContaining({ check: 'approval.authority', status: 'fail', code: 'APPROVAL_RESOLUTION_UNSIGNED' })]) });
   });
 
   it('given a task whose stored chain was tampered with, then the live chain check FAILs naming where, and it exits 1', async () => {

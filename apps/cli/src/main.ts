@@ -251,12 +251,14 @@ function program(io: CliIo): Command {
   ] as const satisfies readonly (readonly [string, ApprovalDecision, string])[]) {
     writ
       .command(name)
-      .description(`${verb} a pending approval: sign an ApprovalResolution with the director's key and POST it to /v1/approvals/<id>/${decision}`)
+      .description(
+        `${verb} a pending approval: fetch its packet (GET /v1/approvals/<id>), check it hashes to the packet the approval records, sign an ApprovalResolution over that hash with the director's key and POST it to /v1/approvals/<id>/${decision}`,
+      )
       .argument('<approval_id>', 'the approval (writ approvals lists them)')
       .requiredOption('--key <file>', "the director's PRIVATE JWK")
       .requiredOption('--principal <id>', 'the director (resolved_by); must be a registered principal with role director')
       .option('--note <text>', 'a note recorded with the resolution')
-      .option('--task <task_id>', "the approval's task (default: looked up in GET /v1/approvals)")
+      .option('--task <task_id>', "the approval's task (default: the one GET /v1/approvals/<id> names)")
       .option('--url <base>', URL_HELP)
       .option('--json', "print the approval service's reply as JSON")
       .action(async (approvalId: string, options: { key: string; principal: string; note?: string; task?: string; url?: string; json?: boolean }) => {

@@ -1,4 +1,4 @@
-import type { BundlePrincipal, EventEnvelope, InclusionProof, ReceiptBundle, SignedTreeHead } from '@writ/contracts';
+import type { ApprovalResolution, BundlePrincipal, EventEnvelope, InclusionProof, ReceiptBundle, SignedTreeHead } from '@writ/contracts';
 import {
   bytesToHex,
   canonicalJson,
@@ -14,7 +14,7 @@ import {
 } from '@writ/crypto';
 import { GENESIS, sealEvent, type ChainLink } from '@writ/eventstore';
 import { assembleBundle } from '../src/evidence/assemble-bundle.js';
-import { APPROVAL_PACKET_FORMAT } from '../src/evidence/receipt-references.js';
+import { approvalPacketHash } from '@writ/runtime';
 
 /**
  * A real-shaped receipt bundle, built with real keys and the same hashing and
@@ -51,6 +51,12 @@ export interface BundleKeys {
   readonly receiptOld: Ed25519SigningKey;
   readonly receiptNew: Ed25519SigningKey;
   readonly approval: Ed25519SigningKey;
+  /** `director-1` (role director), who grants the approval. */
+  readonly director: Ed25519SigningKey;
+  /** `observer-1` (role observer): registered, never a director. */
+  readonly observer: Ed25519SigningKey;
+  /** `agent-1` (an agent holding the director role): the requester of the action. */
+  readonly agent: Ed25519SigningKey;
 }
 
 export async function bundleKeys(): Promise<BundleKeys> {
@@ -58,6 +64,9 @@ export async function bundleKeys(): Promise<BundleKeys> {
     receiptOld: await generateEd25519Key({ kid: 'writ-receipt-k1' }),
     receiptNew: await generateEd25519Key({ kid: 'writ-receipt-k2' }),
     approval: await generateEd25519Key({ kid: 'writ-approval-k1' }),
+    director: await generateEd25519Key({ kid: 'director-1-k1' }),
+    observer: await generateEd25519Key({ kid: 'observer-1-k1' }),
+    agent: await generateEd25519Key({ kid: 'agent-1-k1' }),
   };
 }
 
@@ -74,6 +83,12 @@ export interface FixtureOptions {
   readonly attestation?: Record<string, unknown>;
   /** Sign the tree head with this key. */
   readonly headKey?: Ed25519SigningKey;
+  /**
+   * How `approval.granted` carries its resolution (default: director-1's signed grant over the
+   * packet): `unsigned` records none; `by` names another resolver (observer-1, agent-1) who signs
+   * with its own key; `fields` change what is signed.
+   */
+  readonly resolution?: { readonly unsigned?: boolean; readonly by?: 'director-1' | 'observer-1' | 'agent-1'; readonly fields?: Partial<ApprovalResolution> };
 }
 
 /** Appends drafts to a chain the way the event store does. */
@@ -170,6 +185,17 @@ export async function buildFixture(keys: BundleKeys, options: FixtureOptions = {
         payload: { principal_id: APPROVAL_PRINCIPAL, principal_type: 'service', display_name: 'Writ approval service', roles: [], keys: [keys.approval.publicJwk], registered_by: APPROVAL_PRINCIPAL, at: TIMES.registered },
       },
     ]),
+    ...(
+      [
+        ['director-1', 'user', ['director'], keys.director],
+        ['observer-1', 'user', ['observer'], keys.observer],
+        ['agent-1', 'agent', ['director'], keys.agent],
+      ] as const
+    ).map(([id, type, roles, key]) =>
+      principalEvents(id, [
+        { type: 'principal.registered', at: TIMES.registered, payload: { principal_id: id, principal_type: type, display_name: id, roles: [...roles], keys: [key.publicJwk], registered_by: 'operator-1', at: TIMES.registered } },
+      ]),
+    ),
   ];
 
   const task = new Chain(TASK_ID);
@@ -206,7 +232,8 @@ export async function buildFixture(keys: BundleKeys, options: FixtureOptions = {
   const witnessRef = `sha256:${sha256Hex(canonicalJson({ task_id: TASK_ID, fingerprints: witness.fingerprints, observed_at: witness.observed_at }))}`;
   const stateWitness = { ...witness, ref: witnessRef };
   const packet = { action_summary: 'execute_command: make release', risk_summary: 'high', state_witness_ref: witnessRef, expires_at: TIMES.rotated };
-  const packetRef = `artifact:sha256:${sha256Hex(canonicalJson({ format: APPROVAL_PACKET_FORMAT, packet, state_witness: stateWitness }))}`;
+  const packetHash = approvalPacketHash(packet, stateWitness);
+  const packetRef = `artifact:${packetHash}`;
   const requested = task.append({
     event_type: 'approval.requested',
     entity_type: 'approval',
@@ -214,9 +241,25 @@ export async function buildFixture(keys: BundleKeys, options: FixtureOptions = {
     attempt_id: 'att-1',
     occurred_at: TIMES.attempt1,
     actor_id: APPROVAL_PRINCIPAL,
-    payload: { approval_id: 'apr-1', task_id: TASK_ID, attempt_id: 'att-1', approval_packet_ref: packetRef, policy_result_ref: 'policy_result:pr-1', requested_by: 'agent-1', state_witness: stateWitness, packet, at: TIMES.attempt1 },
+    payload: {
+      approval_id: 'apr-1',
+      task_id: TASK_ID,
+      attempt_id: 'att-1',
+      approval_packet_ref: packetRef,
+      policy_result_ref: 'policy_result:pr-1',
+      requested_by: 'agent-1',
+      expires_at: TIMES.rotated,
+      state_witness: stateWitness,
+      packet,
+      at: TIMES.attempt1,
+    },
   });
-  const resolution = { resolved_by: 'director-1', witness_validated: true, at: TIMES.granted };
+  // The director's signed resolution, recorded on the event as the approval service records it.
+  const resolver = options.resolution?.by ?? 'director-1';
+  const resolverKey = { 'director-1': keys.director, 'observer-1': keys.observer, 'agent-1': keys.agent }[resolver];
+  const signed: ApprovalResolution = { approval_id: 'apr-1', decision: 'grant', packet_hash: packetHash, resolved_by: resolver, resolved_at: TIMES.granted, ...options.resolution?.fields };
+  const resolutionJws = options.resolution?.unsigned === true ? {} : { resolution_jws: await signJws(canonicalJson(signed), resolverKey) };
+  const resolution = { resolved_by: resolver, witness_validated: true, ...resolutionJws, at: TIMES.granted };
   const granted = task.append({ event_type: 'approval.granted', entity_type: 'approval', entity_id: 'apr-1', attempt_id: 'att-1', occurred_at: TIMES.granted, actor_id: APPROVAL_PRINCIPAL, payload: resolution });
   const iat = Math.floor(Date.parse(TIMES.granted) / 1000);
   const claims = {

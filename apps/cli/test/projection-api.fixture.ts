@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseReceipt } from '@writ/contracts';
 import { canonicalJson, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
+import { approvalPacketHash } from '@writ/runtime';
 
 /**
  * A small HTTP server playing the projection's public API with canned JSON
@@ -177,6 +178,16 @@ export function approvalRow(id: string, overrides: Record<string, unknown> = {})
     updated_at: T0,
     ...overrides,
   };
+}
+
+/**
+ * `GET /v1/approvals/<id>` of a pending approval: its row, the state witness, and `packet_ref`
+ * naming the hash of exactly the packet document shown (what a director's resolution signs).
+ */
+export function approvalDetail(id: string, overrides: Record<string, unknown> = {}) {
+  const row = approvalRow(id, overrides);
+  const stateWitness = { ref: `sha256:${'c'.repeat(64)}`, fingerprints: { build: 'dir:abc' }, observed_at: T0 };
+  return { ...row, packet_ref: `artifact:${approvalPacketHash(row.packet, stateWitness)}`, state_witness: stateWitness, policy_result_ref: `policy_result:pr-of-${id}`, resolution: null, decisions: [] };
 }
 
 /** `<header>..<signature>`. */

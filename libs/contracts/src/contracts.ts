@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { ActionRequest } from './action-request.js';
 import { Approval } from './approval.js';
 import { ApprovalPacket } from './approval-packet.js';
+import { ApprovalResolution } from './governed-path/service-commands.js';
 import { Artifact } from './artifact.js';
 import { CapabilityGrantClaims } from './capability-grant.js';
 import { parseContract, safeParseContract, type ParseResult } from './contract-error.js';
@@ -41,6 +42,7 @@ export const CONTRACTS = Object.freeze({
   Decision,
   Approval,
   ApprovalPacket,
+  ApprovalResolution,
   CapabilityGrantClaims,
   Artifact,
   EvidenceRef,

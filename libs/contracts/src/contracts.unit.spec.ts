@@ -47,6 +47,8 @@ const MINIMUM_FIELDS: Record<ContractName, readonly string[]> = {
     'action_summary', 'risk_summary', 'decision_rationale', 'evidence_refs', 'expected_effects', 'impacted_resources',
     'rollback_available', 'expires_at',
   ],
+  // Not a Hermit object: the director's signed answer to an approval packet (its `packet_hash`).
+  ApprovalResolution: ['approval_id', 'decision', 'packet_hash', 'resolved_by', 'resolved_at'],
   // 8.12 names → claims: grant_id = jti, issued_to_principal_id = sub, issued_at = iat, expires_at = exp.
   CapabilityGrantClaims: [
     'jti', 'task_id', 'step_id', 'attempt_id', 'sub', 'issued_by_principal_id', 'action_class', 'resource_scope', 'iat',

@@ -18,6 +18,7 @@ const MIRRORS: Partial<Record<ContractName, string>> = {
   Receipt: 'writ.v1.Receipt',
   PolicyResult: 'writ.v1.PolicyResult',
   Approval: 'writ.v1.Approval',
+  ApprovalResolution: 'writ.v1.ApprovalResolution',
 };
 
 type JsonSchema = {

@@ -394,6 +394,15 @@ export const correction = {
   regressions: ['retry test fails on the second run'],
 } as const;
 
+export const approvalResolution = {
+  approval_id: 'apr_01J0000000000000000000000',
+  decision: 'grant',
+  packet_hash: `sha256:${'c'.repeat(64)}`,
+  resolved_by: 'director-1',
+  resolved_at: T1,
+  note: 'looked at the diff: fine',
+} as const;
+
 /** One valid sample per registered contract. */
 export const SAMPLES = {
   EventEnvelope: eventEnvelope,
@@ -407,6 +416,7 @@ export const SAMPLES = {
   Decision: decision,
   Approval: approval,
   ApprovalPacket: approvalPacket,
+  ApprovalResolution: approvalResolution,
   CapabilityGrantClaims: capabilityGrantClaims,
   Artifact: artifact,
   EvidenceRef: evidenceRef,

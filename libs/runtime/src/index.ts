@@ -81,3 +81,27 @@ export {
 export { DEFAULT_NATS_SERVER, NatsAuthority, fileExists, pushAccountJwt, writeSecret, type AgentBusCredential, type NatsServerSettings } from './bus-auth/nats-authority.js';
 export { initWritHome, type WritHome, type WritHomeOptions } from './bus-auth/writ-home.js';
 export { TrustAnchoredPrincipals, decideRegistration, loadTrustAnchor, type RegistrationConflict, type RegistrationDecision } from './principal-admin.js';
+export { describeWindow, keyHistory, keyValidAt, type PrincipalEvents } from './key-history.js';
+export { APPROVAL_PACKET_FORMAT, approvalPacketDocument, approvalPacketHash, packetHashOfRef } from './approval-packet.js';
+export {
+  DIRECTOR_DECISIONS,
+  RESOLUTION_AUTHORITY_CODES,
+  RESOLUTION_CLOCK_SKEW_MS,
+  ResolutionAuthority,
+  ResolutionAuthorityError,
+  approvalIdOf,
+  checkResolutionAuthority,
+  claimedResolver,
+  principalHistory,
+  requestedApproval,
+  type PrincipalHistory,
+  type PrincipalHistoryLookup,
+  type PrincipalHistorySource,
+  type RegistrationCheck,
+  type ResolutionAuthorityCode,
+  type ResolutionAuthorityOptions,
+  type ResolutionCheck,
+  type ResolutionCheckOptions,
+  type ResolutionRefusal,
+  type ResolvedApproval,
+} from './resolution-authority.js';

@@ -13,6 +13,7 @@ import {
 } from '@writ/contracts';
 import { KeySet, importEd25519PublicJwk, type Ed25519PublicKey, type Ed25519SigningKey } from '@writ/crypto';
 import type { EventStore } from '@writ/eventstore';
+import { principalHistory, type PrincipalHistory } from './resolution-authority.js';
 
 /** A principal as the log describes it now. */
 export interface PrincipalRecord {
@@ -147,6 +148,16 @@ export class PrincipalRegistry {
       keys.push(key);
     }
     return KeySet.of(keys);
+  }
+
+  /**
+   * The principal's whole history (registration, roles, every key with its validity window,
+   * revoked ones too), read from its stream in the log at this moment: what the authority of
+   * something it signed in the past is checked against (`ResolutionAuthority`). Throws when
+   * the log cannot be read (retry; never "unknown").
+   */
+  async history(principalId: string): Promise<PrincipalHistory | undefined> {
+    return principalHistory(principalId, (await this.#store.readEntity('principal', principalId)).map(({ event }) => event));
   }
 
   async hasRole(principalId: string, role: PrincipalRole): Promise<boolean> {

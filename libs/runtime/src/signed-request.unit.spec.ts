@@ -161,7 +161,7 @@ describe('verifySignedRequest', () => {
   describe("signers: 'any', freshness not checked (a decider downstream rules on the signer)", () => {
     const anyRules = { ...SIGNED_REQUESTS.approvalResolution, signers: 'any', freshnessSeconds: null } as const;
     const resolution = (principalId: string, key: string, signedAt: Date) =>
-      signRequest(SIGNED_REQUESTS.approvalResolution, { approval_id: 'apr-1', decision: 'grant' }, { principalId, key: keys[key] as Ed25519SigningKey, now: signedAt });
+      signRequest(SIGNED_REQUESTS.approvalResolution, { approval_id: 'apr-1', decision: 'grant', packet_hash: `sha256:${'c'.repeat(64)}` }, { principalId, key: keys[key] as Ed25519SigningKey, now: signedAt });
 
     it('given an observer signing a day ago, then it verifies and the record is handed over for the decider', async () => {
       const { jws } = await resolution('observer-1', 'observer', at(-86_400));

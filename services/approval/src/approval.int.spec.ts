@@ -23,6 +23,7 @@ import {
 import { KeySet, canonicalJson, generateEd25519Key, importEd25519PublicJwk, sha256Hex, signJws, verifyClaims, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { createLogger } from '@writ/telemetry';
+import { packetHashOfRef } from '@writ/runtime';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAME, createApprovalApp, type ApprovalApp } from './bootstrap.js';
@@ -222,13 +223,27 @@ function requestCommand(attempt: Attempt): RequestApproval {
   });
 }
 
+/** The packet hash each requested approval shows (what a director signs), by approval id. */
+const packetHashes = new Map<string, string>();
+/** A packet hash no approval shows. */
+const OTHER_PACKET = `sha256:${'0'.repeat(64)}`;
+
 async function requestApproval(attempt: Attempt): Promise<EventEnvelope> {
   await bus.publish(service.subjects.request, requestCommand(attempt), { msgId: `${attempt.approvalId}:request` });
-  return waitForEvent(attempt.taskId, 'approval.requested');
+  const requested = await waitForEvent(attempt.taskId, 'approval.requested');
+  packetHashes.set(attempt.approvalId, packetHashOfRef(String(requested.payload['approval_packet_ref'])) ?? OTHER_PACKET);
+  return requested;
 }
 
 async function resolutionJws(user: User, approvalId: string, decision: ApprovalResolution['decision'], signer: Ed25519SigningKey = user.key): Promise<string> {
-  const resolution: ApprovalResolution = { approval_id: approvalId, decision, resolved_by: user.id, resolved_at: new Date().toISOString(), note: `${decision} by ${user.id}` };
+  const resolution: ApprovalResolution = {
+    approval_id: approvalId,
+    decision,
+    packet_hash: packetHashes.get(approvalId) ?? OTHER_PACKET,
+    resolved_by: user.id,
+    resolved_at: new Date().toISOString(),
+    note: `${decision} by ${user.id}`,
+  };
   return signJws(canonicalJson(resolution), signer);
 }
 
@@ -499,7 +514,7 @@ describe('approval service: resolve', () => {
     const forged = await resolutionJws(director, attempt.approvalId, 'grant', forger);
     // and a genuine signature whose payload was swapped for a grant
     const genuine = (await resolutionJws(director, attempt.approvalId, 'deny')).split('.');
-    const swapped = [genuine[0], Buffer.from(JSON.stringify({ approval_id: attempt.approvalId, decision: 'grant', resolved_by: director.id, resolved_at: now.toISOString() })).toString('base64url'), genuine[2]].join('.');
+    const swapped = [genuine[0], Buffer.from(JSON.stringify({ approval_id: attempt.approvalId, decision: 'grant', packet_hash: packetHashes.get(attempt.approvalId), resolved_by: director.id, resolved_at: now.toISOString() })).toString('base64url'), genuine[2]].join('.');
 
     expect(hasErrorCode(await resolveError(attempt, forged), 'APPROVAL_SIGNATURE_INVALID')).toBe(true);
     expect(hasErrorCode(await resolveError(attempt, swapped), 'APPROVAL_SIGNATURE_INVALID')).toBe(true);

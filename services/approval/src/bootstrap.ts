@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
-import { NatsArtifactStore } from '@writ/runtime';
+import { NatsArtifactStore, ResolutionAuthority } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { ApprovalModule } from './approval.module.js';
 import { CancelApprovalHandler } from './application/cancel-approval.handler.js';
@@ -13,6 +13,7 @@ import { RequestApprovalHandler } from './application/request-approval.handler.j
 import { ResolveApprovalHandler } from './application/resolve-approval.handler.js';
 import { RevokeGrantHandler } from './application/revoke-grant.handler.js';
 import { RotateKeyHandler } from './application/rotate-key.handler.js';
+import { TrustedTaskLog } from './application/trusted-task-log.js';
 import { approvalSubjects, type ApprovalConfig, type ApprovalSubjects } from './config.js';
 import { ExpiryTimer, type TimerOutcome } from './inbound/approval-expiry.timer.js';
 import { BusExpiryScheduler } from './outbound/bus-expiry-scheduler.js';
@@ -73,7 +74,8 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
 
   let app: INestApplication | undefined;
   try {
-    const log = new EventStoreTaskLog(runtime.store);
+    // Every handler folds the log with forged or unauthorized director decisions left out (invariant 9).
+    const log = new TrustedTaskLog(new EventStoreTaskLog(runtime.store), new ResolutionAuthority(runtime.registry));
     const common = { log, clock, principalId: config.principalId };
     const keyring = new ServiceKeyringAdapter(runtime.keys, runtime.registry, config.grantTtlSeconds + config.keyRetireSkewSeconds);
     const signed = { principals: runtime.registry, clock, freshnessSeconds: config.freshnessSeconds };

@@ -22,6 +22,7 @@ import {
 import { canonicalJson, generateEd25519Key, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { createLogger } from '@writ/telemetry';
+import { packetHashOfRef } from '@writ/runtime';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { SERVICE_NAME, createApprovalApp, type ApprovalApp } from '../src/bootstrap.js';
 import { loadApprovalConfig, type ApprovalConfig } from '../src/config.js';
@@ -38,6 +39,8 @@ export const POLICY_ENGINE = 'writ-policy';
 export const PROFILE_ID = 'local_edit_allowed';
 export const PROFILE_V1 = `sha256:${'1'.repeat(64)}`;
 export const PROFILE_V2 = `sha256:${'2'.repeat(64)}`;
+/** A packet hash no approval shows. */
+export const OTHER_PACKET = `sha256:${'0'.repeat(64)}`;
 
 export interface User {
   readonly id: string;
@@ -78,6 +81,7 @@ export class ApprovalRig {
   /** The proposing agent; it holds the director role too, and still may never approve its own action. */
   agent!: User;
   #keyDir = '';
+  readonly #packetHashes = new Map<string, string>();
   #observer: Subscription | undefined;
 
   private constructor(private readonly options: RigOptions) {}
@@ -287,6 +291,63 @@ export class ApprovalRig {
     return attempt;
   }
 
+  /**
+   * Appends a resolution straight to the task's subject, as anyone able to write the log could,
+   * claiming to be the approval service: what a forged `approval.granted` looks like.
+   */
+  async appendForged(attempt: Attempt, eventType: string, payload: Record<string, unknown>): Promise<EventEnvelope> {
+    const events = await this.taskEvents(attempt.taskId);
+    const at = new Date().toISOString();
+    await this.store.append(
+      attempt.taskId,
+      [
+        {
+          event_id: uniqueName('evt-forged'),
+          schema_version: 1,
+          event_type: eventType,
+          entity_type: 'approval',
+          entity_id: attempt.approvalId,
+          step_id: attempt.stepId,
+          attempt_id: attempt.attemptId,
+          occurred_at: at,
+          actor_type: 'service',
+          actor_id: this.service.principalId,
+          payload: { at, ...payload },
+          causation_id: null,
+          correlation_id: attempt.taskId,
+        },
+      ],
+      events.at(-1)?.task_seq ?? 0,
+    );
+    return (await this.taskEvents(attempt.taskId)).at(-1) as EventEnvelope;
+  }
+
+  /** Revokes a user's key in the log (`principal.key_revoked`), as an operator would after a compromise. */
+  async revokeKey(user: User, reason = 'compromised'): Promise<void> {
+    const events = await this.store.readEntity('principal', user.id);
+    const at = new Date().toISOString();
+    await this.store.appendToEntity(
+      'principal',
+      user.id,
+      [
+        {
+          event_id: uniqueName('evt'),
+          schema_version: 1,
+          event_type: 'principal.key_revoked',
+          entity_type: 'principal',
+          entity_id: user.id,
+          occurred_at: at,
+          actor_type: 'system',
+          actor_id: 'test',
+          payload: { kid: user.key.kid, reason, revoked_by: 'test', at },
+          causation_id: null,
+          correlation_id: user.id,
+        },
+      ],
+      events.length,
+    );
+  }
+
   async taskEvents(taskId: string): Promise<EventEnvelope[]> {
     return (await this.store.read(taskId)).map((stored) => stored.event);
   }
@@ -308,12 +369,29 @@ export class ApprovalRig {
       reason: 'commands need a director',
     });
     await this.bus.publish(this.service.subjects.request, command, { msgId: `${attempt.approvalId}:request` });
-    return this.waitForEvent(attempt.taskId, 'approval.requested');
+    const requested = await this.waitForEvent(attempt.taskId, 'approval.requested');
+    this.#packetHashes.set(attempt.approvalId, packetHashOfRef(String(requested.payload['approval_packet_ref'])) ?? OTHER_PACKET);
+    return requested;
   }
 
-  async resolutionJws(user: User, approvalId: string, decision: ApprovalResolution['decision']): Promise<string> {
-    const resolution: ApprovalResolution = { approval_id: approvalId, decision, resolved_by: user.id, resolved_at: new Date().toISOString(), note: `${decision} by ${user.id}` };
-    return signJws(canonicalJson(resolution), user.key);
+  /** The packet hash approval `approvalId` shows (what a director signs); a hash of no packet if it was never requested here. */
+  packetHash(approvalId: string): string {
+    return this.#packetHashes.get(approvalId) ?? OTHER_PACKET;
+  }
+
+  /** A director's signed ApprovalResolution, over the approval's packet unless `overrides` say otherwise. */
+  async resolutionJws(user: User, approvalId: string, decision: ApprovalResolution['decision'], overrides: Partial<ApprovalResolution> & { signer?: Ed25519SigningKey } = {}): Promise<string> {
+    const { signer, ...fields } = overrides;
+    const resolution: ApprovalResolution = {
+      approval_id: approvalId,
+      decision,
+      packet_hash: this.packetHash(approvalId),
+      resolved_by: user.id,
+      resolved_at: new Date().toISOString(),
+      note: `${decision} by ${user.id}`,
+      ...fields,
+    };
+    return signJws(canonicalJson(resolution), signer ?? user.key);
   }
 
   async resolve(attempt: Attempt, user: User, decision: ApprovalResolution['decision']): Promise<{ status: string; resolved_by: string; event_id: string }> {
@@ -341,7 +419,7 @@ export class ApprovalRig {
     return this.bus.publish(this.service.subjects.cancel, command, { msgId: `${attempt.approvalId}:cancel:${cause}${msgSuffix}` });
   }
 
-  async issueGrant(attempt: Attempt): Promise<PubAck> {
+  async issueGrant(attempt: Attempt, msgSuffix = ''): Promise<PubAck> {
     const command = IssueGrant.parse({
       task_id: attempt.taskId,
       step_id: attempt.stepId,
@@ -351,7 +429,7 @@ export class ApprovalRig {
       approval_id: attempt.approvalId,
       issued_to: 'writ-executor-1',
     });
-    return this.bus.publish(this.service.subjects.issueGrant, command, { msgId: `${attempt.attemptId}:issue-grant` });
+    return this.bus.publish(this.service.subjects.issueGrant, command, { msgId: `${attempt.attemptId}:issue-grant${msgSuffix}` });
   }
 
   /** Waits until the durable of `subject` has acknowledged everything up to `seq`. */

@@ -6,6 +6,8 @@ import type { TaskLog } from '../src/application/ports.js';
 export const TASK = 'task-1';
 export const APPROVAL = 'apv-1';
 export const T0 = '2030-01-01T00:00:00.000Z';
+/** The packet hash approval `apv-1` shows: what a resolution of it signs. */
+export const PACKET_HASH = `sha256:${'e'.repeat(64)}`;
 
 /**
  * A task stream in memory with the event store's guard (expected seq) and
@@ -62,7 +64,7 @@ export function logWithPendingApproval(): RacingLog {
       attempt_id: 'att-1',
       approval_type: 'action',
       requested_action_ref: 'action_request:ar-1',
-      approval_packet_ref: `artifact:sha256:${'e'.repeat(64)}`,
+      approval_packet_ref: `artifact:${PACKET_HASH}`,
       requested_by: 'agent-1',
       policy_result_ref: 'policy_result:pr-1',
       expires_at: '2030-01-01T01:00:00.000Z',

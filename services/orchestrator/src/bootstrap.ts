@@ -5,7 +5,7 @@ import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer, natsConnectOptions } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { PrincipalRegistry, ensureWritStreams } from '@writ/runtime';
+import { PrincipalRegistry, ResolutionAuthority, ensureWritStreams } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -61,11 +61,21 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       replicas: env.WRIT_STREAM_REPLICAS,
     });
     readiness.streamsEnsured();
-    // Claims are signed by the task's agent: its keys, as the log says.
+    // Claims are signed by the task's agent, resolutions by a director: their keys, as the log says.
     const principals = await PrincipalRegistry.start(nc, store, { stream: env.WRIT_EVENTS_STREAM, subjectPrefix: config.subjects.events });
 
     app = await NestFactory.create(
-      OrchestratorModule.register({ config, nc, store, readiness, logger, principals, ...(options.clock === undefined ? {} : { clock: options.clock }) }),
+      OrchestratorModule.register({
+        config,
+        nc,
+        store,
+        readiness,
+        logger,
+        principals,
+        // A director's decision resumes an attempt only when its signature holds up against the principals' history.
+        authority: new ResolutionAuthority(principals),
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+      }),
       { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },
     );
     const server = new JetStreamServer({ serviceName: 'orchestrator', connection: nc, logger });

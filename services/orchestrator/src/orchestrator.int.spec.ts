@@ -4,7 +4,9 @@ import { waitFor } from '@writ/testing';
 import {
   approvalRequestedDraft,
   approvalResolvedDraft,
+  DIRECTOR,
   commandRequest,
+  directorJws,
   executionCompletedDraft,
   grantIssuedDraft,
   ingressDrafts,
@@ -60,6 +62,23 @@ async function toGrantAttached(ids: TaskIds, request: ReturnType<typeof commandR
   return grant;
 }
 
+/** A task whose attempt awaits approval `approvalId`, requested: what a director (or a forger) resolves next. */
+async function awaitingApproval(ids: TaskIds) {
+  const request = commandRequest(ids, ['rm', '-rf', 'build']);
+  await newTask(ids, request);
+  await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+  await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
+  const approvalId = approvalIdFor(ids.task_id, ids.attempt_id, 1);
+  const requested = approvalRequestedDraft(ids, approvalId);
+  await append(rig, ids.task_id, requested);
+  return { request, approvalId, requested };
+}
+
+/** Commands on `subject` about the attempt, as the commands stream stored them. */
+async function commandsFor(subject: string, ids: TaskIds) {
+  return (await storedCommands(rig, subject)).filter((command) => command['attempt_id'] === ids.attempt_id);
+}
+
 describe('orchestrator service: health', () => {
   it('answers /healthz, and /readyz once NATS is connected, the streams exist and the consumer is bound', async () => {
     const health = await fetch(`${orchestrator.url}/healthz`);
@@ -67,6 +86,56 @@ describe('orchestrator service: health', () => {
     const ready = await fetch(`${orchestrator.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ ready: true, checks: { nats_connected: true, streams_ensured: true, bus: 'connected', consumers_bound: ['orchestrator'] } });
+  });
+});
+
+describe("orchestrator service: a director's decision is honoured only for its signature (DESIGN invariant 9)", () => {
+  it('given an approval.granted appended with no signature, when handled, then approval.resolution_refused APPROVAL_RESOLUTION_UNSIGNED, the attempt still awaits approval, and no grant or receipt is asked for', async () => {
+    // given
+    const ids = taskIds(name('forged-unsigned'));
+    const { approvalId, requested } = await awaitingApproval(ids);
+    // when
+    const forged = approvalResolvedDraft(ids, approvalId, requested, 'grant', { unsigned: true });
+    await append(rig, ids.task_id, forged);
+    // then
+    const [refused] = await waitForEvents(rig, ids.task_id, 'approval.resolution_refused');
+    expect(refused).toMatchObject({ entity_id: approvalId, actor_id: 'writ-orchestrator', payload: { resolution_event_id: forged.event_id, code: 'APPROVAL_RESOLUTION_UNSIGNED' } });
+    await waitForIdle(rig);
+    expect(await types(ids)).not.toContain('attempt.authorized');
+    expect(await commandsFor(subjects().approvalIssueGrant, ids)).toEqual([]);
+    expect(await commandsFor(subjects().receiptIssue, ids)).toEqual([]);
+    // and the refusal is recorded once, however often the log is handled again
+    expect(count(await types(ids), 'approval.resolution_refused')).toBe(1);
+  });
+
+  it("given a forged approval.granted, when the real director's signed grant follows, then the SAME attempt is authorized on the real one", async () => {
+    // given
+    const ids = taskIds(name('forged-then-real'));
+    const { approvalId, requested } = await awaitingApproval(ids);
+    await append(rig, ids.task_id, approvalResolvedDraft(ids, approvalId, requested, 'grant', { unsigned: true }));
+    await waitForEvents(rig, ids.task_id, 'approval.resolution_refused');
+    // when
+    const real = approvalResolvedDraft(ids, approvalId, requested, 'grant', { at: '2030-01-01T00:00:05.000Z' });
+    await append(rig, ids.task_id, { ...real, event_id: `${real.event_id}-real`, idempotency_key: `${String(real.idempotency_key)}:real` });
+    // then
+    const [authorized] = await waitForEvents(rig, ids.task_id, 'attempt.authorized');
+    expect(authorized).toMatchObject({ attempt_id: ids.attempt_id, payload: { via: 'approval', approval_id: approvalId } });
+    expect(await waitForCommand(rig, subjects().approvalIssueGrant, ids.attempt_id)).toMatchObject({ approval_id: approvalId });
+  });
+
+  it("given an approval.granted carrying the director's signature over another packet, when handled, then APPROVAL_RESOLUTION_PACKET_STALE and no grant is asked for", async () => {
+    // given
+    const ids = taskIds(name('forged-stale'));
+    const { approvalId, requested } = await awaitingApproval(ids);
+    const unsigned = approvalResolvedDraft(ids, approvalId, requested, 'grant', { unsigned: true });
+    const stale = directorJws({ approval_id: approvalId, decision: 'grant', packet_hash: `sha256:${'0'.repeat(64)}`, resolved_by: DIRECTOR, resolved_at: '2030-01-01T00:00:03.000Z' });
+    // when
+    await append(rig, ids.task_id, { ...unsigned, payload: { ...unsigned.payload, resolution_jws: stale } });
+    // then
+    const [refused] = await waitForEvents(rig, ids.task_id, 'approval.resolution_refused');
+    expect(refused?.payload).toMatchObject({ code: 'APPROVAL_RESOLUTION_PACKET_STALE' });
+    await waitForIdle(rig);
+    expect(await commandsFor(subjects().approvalIssueGrant, ids)).toEqual([]);
   });
 });
 
@@ -133,13 +202,8 @@ describe('orchestrator service: the governed path', () => {
 
   it('given approval.invalidated (witness drift) → the same attempt re-enters policy, is evaluated again, and waits for a new approval', async () => {
     const ids = taskIds(name('witness-drift'));
-    const request = commandRequest(ids, ['rm', '-rf', 'build']);
-    await newTask(ids, request);
-    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
-    await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
-    const first = approvalIdFor(ids.task_id, ids.attempt_id, 1);
-    const requested = approvalRequestedDraft(ids, first);
-    await append(rig, ids.task_id, requested, approvalResolvedDraft(ids, first, requested, 'grant', { currentFingerprints: { build: 'sha256:bbbb' } }));
+    const { request, approvalId: first, requested } = await awaitingApproval(ids);
+    await append(rig, ids.task_id, approvalResolvedDraft(ids, first, requested, 'grant', { currentFingerprints: { build: 'sha256:bbbb' } }));
 
     const [reentered] = await waitForEvents(rig, ids.task_id, 'attempt.policy_reentered');
     expect(reentered).toMatchObject({ attempt_id: ids.attempt_id, payload: { cause: 'approval_invalidated' } });
@@ -169,13 +233,8 @@ describe('orchestrator service: the governed path', () => {
 
   it('given approval.denied → the attempt fails approval_denied and IssueReceipt(approval_denied); its receipt fails step and task', async () => {
     const ids = taskIds(name('deny-approval'));
-    const request = commandRequest(ids, ['rm', '-rf', 'build']);
-    await newTask(ids, request);
-    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
-    await waitForEvents(rig, ids.task_id, 'attempt.awaiting_approval');
-    const approvalId = approvalIdFor(ids.task_id, ids.attempt_id, 1);
-    const requested = approvalRequestedDraft(ids, approvalId);
-    await append(rig, ids.task_id, requested, approvalResolvedDraft(ids, approvalId, requested, 'deny'));
+    const { approvalId, requested } = await awaitingApproval(ids);
+    await append(rig, ids.task_id, approvalResolvedDraft(ids, approvalId, requested, 'deny'));
     await waitForEvents(rig, ids.task_id, 'attempt.approval_denied');
     const ofAttempt = (cause: string) => (c: Record<string, unknown>) => c['attempt_id'] === ids.attempt_id && c['cause'] === cause;
     expect(await waitForCommandWhere(rig, subjects().receiptIssue, ofAttempt('approval_denied'), 'the denial receipt')).toMatchObject({ ...ids, cause: 'approval_denied' });

@@ -4,7 +4,7 @@ import { BusClient } from '@writ/bus';
 import type { EventStore } from '@writ/eventstore';
 import type { SignedRequestPrincipals } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
-import type { Clock, CommandPublisher, TaskLog } from './application/ports.js';
+import type { Clock, CommandPublisher, ResolutionRefusals, TaskLog } from './application/ports.js';
 import { SubmitClaimHandler } from './application/submit-claim.handler.js';
 import { TaskEventHandler } from './application/task-event.handler.js';
 import type { OrchestratorConfig } from './config.js';
@@ -32,6 +32,8 @@ export interface OrchestratorResources {
   readonly clock?: Clock;
   /** Principals and their keys from the log: who may sign a claim (the task's owner, with an active key). */
   readonly principals: SignedRequestPrincipals;
+  /** Which director decisions in a task fail their authority check: folded as absent (DESIGN invariant 9). */
+  readonly authority: ResolutionRefusals;
 }
 
 /** Drains the NATS connection last, after the bus server has stopped and acked its in-flight work. */
@@ -77,6 +79,7 @@ export class OrchestratorModule {
               log,
               commands,
               clock,
+              authority: resources.authority,
               actorId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID,
               executorPrincipalId: env.WRIT_EXECUTOR_PRINCIPAL_ID,
               logger,

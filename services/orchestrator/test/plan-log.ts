@@ -1,4 +1,5 @@
 import type { EventDraft } from '@writ/contracts';
+import type { ResolutionRefusal } from '@writ/runtime';
 import { planTask, type Plan } from '../src/application/plan-task.js';
 import { TaskView, type LoggedEvent } from '../src/application/task-view.js';
 import { instant, logged, type TaskIds } from './task-fixtures.js';
@@ -8,6 +9,8 @@ export const NOW = instant(10);
 /** A task log in memory: what the planner sees, and what it would append (commit). */
 export class PlanLog {
   readonly drafts: EventDraft[] = [];
+  /** Director decisions the authority check refused (what ResolutionAuthority would report), by event id. */
+  readonly refused = new Map<string, ResolutionRefusal>();
   constructor(readonly ids: TaskIds) {}
 
   add(...drafts: EventDraft[]): this {
@@ -21,7 +24,7 @@ export class PlanLog {
     const matches = typeof which === 'string' ? (event: LoggedEvent) => event.event_type === which : which;
     const trigger = [...events].reverse().find(matches);
     if (trigger === undefined) throw new Error(`no ${typeof which === 'string' ? which : 'matching event'} in the log`);
-    return planTask(TaskView.fold(this.ids.task_id, events), { trigger, now, actorId: 'writ-orchestrator', executorPrincipalId: 'writ-executor' });
+    return planTask(TaskView.fold(this.ids.task_id, events, this.refused), { trigger, now, actorId: 'writ-orchestrator', executorPrincipalId: 'writ-executor' });
   }
 
   /** Handles the event and appends what the plan decided, as the handler does. */
@@ -36,7 +39,7 @@ export class PlanLog {
   }
 
   view(): TaskView {
-    return TaskView.fold(this.ids.task_id, logged(this.drafts));
+    return TaskView.fold(this.ids.task_id, logged(this.drafts), this.refused);
   }
 }
 

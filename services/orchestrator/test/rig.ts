@@ -7,6 +7,7 @@ import { createLogger } from '@writ/telemetry';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { createOrchestratorApp, type OrchestratorApp } from '../src/bootstrap.js';
 import { loadOrchestratorConfig, type OrchestratorConfig } from '../src/config.js';
+import { DIRECTOR, directorRegisteredDraft } from './task-fixtures.js';
 
 const MiB = 1024 ** 2;
 export const quiet = createLogger('orchestrator-test', { level: 'silent' });
@@ -40,6 +41,8 @@ export async function createRig(name: string): Promise<Rig> {
     WRIT_BUS_BACKOFF_INITIAL_MS: '20',
   });
   const store = await EventStore.open(nc, { stream: config.env.WRIT_EVENTS_STREAM, subjectPrefix: config.subjects.events, maxBytes: 64 * MiB });
+  // The director whose signed resolutions the fixtures record (task-fixtures `approvalResolvedDraft`).
+  await store.appendToEntity('principal', DIRECTOR, [directorRegisteredDraft()], 0);
   const published: Rig['published'] = [];
   const sub: Subscription = nc.subscribe(config.subjects.commandsAll);
   void (async () => {

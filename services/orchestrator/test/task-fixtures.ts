@@ -1,4 +1,19 @@
-import type { ActionRequest, CapabilityGrantClaims, EventDraft, ExecutionCompleted, PolicyEvaluated, Receipt, ReceiptCause, ReceiptIssued, ReceiptRollback } from '@writ/contracts';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import type {
+  ActionRequest,
+  ApprovalResolution,
+  CapabilityGrantClaims,
+  EventDraft,
+  ExecutionCompleted,
+  PolicyEvaluated,
+  PrincipalRegistered,
+  PublicEd25519Jwk,
+  Receipt,
+  ReceiptCause,
+  ReceiptIssued,
+  ReceiptRollback,
+} from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
 import {
   approvalDecider,
   attemptDecider,
@@ -229,6 +244,42 @@ export function policyEvaluatedDraft(
   return draft(ids, { entity_type: 'decision', entity_id: payload.decision.decision_id, step_id: ids.step_id, attempt_id: ids.attempt_id }, 'policy.evaluated', payload, `${ids.attempt_id}:policy.evaluated:${entry}`, at, 'writ-policy');
 }
 
+/** The director's key pair (made once per run): it signs the resolutions `approvalResolvedDraft` records. */
+const DIRECTOR_KEY = generateKeyPairSync('ed25519');
+const DIRECTOR_KID = `${DIRECTOR}-k1`;
+
+/** `principal.registered` of the director (role director), long before any fixture time: the rig appends it. */
+export function directorRegisteredDraft(): EventDraft {
+  const jwk = { ...(DIRECTOR_KEY.publicKey.export({ format: 'jwk' }) as { kty: 'OKP'; crv: 'Ed25519'; x: string }), kid: DIRECTOR_KID } as PublicEd25519Jwk;
+  const at = '2000-01-01T00:00:00.000Z';
+  const payload: PrincipalRegistered = { principal_id: DIRECTOR, principal_type: 'user', display_name: 'Director', roles: ['director'], keys: [jwk], registered_by: 'operator', at };
+  return {
+    event_id: `evt-registered-${DIRECTOR}`,
+    schema_version: 1,
+    event_type: 'principal.registered',
+    entity_type: 'principal',
+    entity_id: DIRECTOR,
+    occurred_at: at,
+    actor_type: 'system',
+    actor_id: 'operator',
+    payload: payload as unknown as Record<string, unknown>,
+    causation_id: null,
+    correlation_id: DIRECTOR,
+  };
+}
+
+/** The director's compact EdDSA JWS over `resolution` (signed synchronously, so drafts stay plain functions). */
+export function directorJws(resolution: ApprovalResolution): string {
+  const b64 = (value: string | Buffer) => Buffer.from(value).toString('base64url');
+  const input = `${b64(JSON.stringify({ alg: 'EdDSA', kid: DIRECTOR_KID }))}.${b64(JSON.stringify(resolution))}`;
+  return `${input}.${b64(sign(null, Buffer.from(input), DIRECTOR_KEY.privateKey))}`;
+}
+
+/** The packet hash an approval's fixture packet ref names (`artifact:sha256:<hex>`). */
+export function packetHashOf(approvalId: string): string {
+  return `sha256:${sha256Hex(`packet:${approvalId}`)}`;
+}
+
 /** What approval appends when asked: `approval.requested`, with a state witness when policy required one. */
 export function approvalRequestedDraft(ids: TaskIds, approvalId: string, options: { at?: string; witness?: boolean } = {}): EventDraft {
   const at = options.at ?? instant(2);
@@ -240,7 +291,7 @@ export function approvalRequestedDraft(ids: TaskIds, approvalId: string, options
         ...ids,
         approval_type: 'action',
         requested_action_ref: `action_request:ar-${ids.task_id}`,
-        approval_packet_ref: `approval_packet:${approvalId}`,
+        approval_packet_ref: `artifact:${packetHashOf(approvalId)}`,
         requested_by: AGENT,
         expires_at: instant(3600, at),
         ...(options.witness === false ? {} : { state_witness: { ref: `state_witness:${approvalId}`, fingerprints: { build: 'sha256:aaaa' }, observed_at: at } }),
@@ -262,15 +313,18 @@ export function approvalResolvedDraft(
   approvalId: string,
   requested: EventDraft,
   decision: 'grant' | 'deny',
-  options: { at?: string; currentFingerprints?: Record<string, string> } = {},
+  options: { at?: string; currentFingerprints?: Record<string, string>; unsigned?: boolean } = {},
 ): EventDraft {
   const at = options.at ?? instant(3);
   const state: ApprovalState = approvalDecider.evolve(approvalDecider.initialState(), { type: requested.event_type, data: requested.payload });
   const resolver = { principal_id: DIRECTOR, roles: ['director'] };
+  // Signed by the director over the approval's packet, as `writ approve|deny` does; `unsigned` records none (a forgery).
+  const signed =
+    options.unsigned === true ? {} : { resolution_jws: directorJws({ approval_id: approvalId, decision, packet_hash: packetHashOf(approvalId), resolved_by: DIRECTOR, resolved_at: at }) };
   const events =
     decision === 'grant'
-      ? approvalDecider.decide({ type: 'grant-approval', data: { resolver, current_fingerprints: options.currentFingerprints ?? { build: 'sha256:aaaa' } }, metadata: { now: at } }, state)
-      : approvalDecider.decide({ type: 'deny-approval', data: { resolver, note: 'not now' }, metadata: { now: at } }, state);
+      ? approvalDecider.decide({ type: 'grant-approval', data: { resolver, ...signed, current_fingerprints: options.currentFingerprints ?? { build: 'sha256:aaaa' } }, metadata: { now: at } }, state)
+      : approvalDecider.decide({ type: 'deny-approval', data: { resolver, ...signed, note: 'not now' }, metadata: { now: at } }, state);
   return approvalDraft(ids, approvalId, events[0] as ApprovalEvent, at);
 }
 

@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { EventStoreTaskLog, ServiceRuntime } from '@writ/runtime';
+import { EventStoreTaskLog, ResolutionAuthority, ServiceRuntime } from '@writ/runtime';
 import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { IssueReceiptHandler } from './application/issue-receipt.handler.js';
@@ -114,6 +114,7 @@ export async function createReceiptApp(config: ReceiptConfig, options: ReceiptAp
           signer: () => new KeyReceiptSigner(keys.active),
           clock,
           principalId: config.principalId,
+          authority: new ResolutionAuthority(principals),
         }),
         rotateKey: new RotateKeyHandler({
           principals,

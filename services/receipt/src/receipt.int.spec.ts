@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient, durableName } from '@writ/bus';
+import { BusClient, DeadLetterHeaders, durableName } from '@writ/bus';
 import {
   CapabilityGrantClaims,
   ExecutionCompleted,
@@ -15,7 +15,7 @@ import {
   type PolicyOutcome,
   type PrincipalRegistered,
 } from '@writ/contracts';
-import { KeySet, canonicalJson, importEd25519PublicJwk, sha256Hex } from '@writ/crypto';
+import { KeySet, canonicalJson, generateEd25519Key, importEd25519PublicJwk, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { createLogger } from '@writ/telemetry';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
@@ -220,6 +220,36 @@ function settledAttempt(attempt: Attempt) {
   return [awaitingPolicy(attempt), policyEvaluated(attempt, 'allow'), grantIssued(attempt), executionCompleted(attempt, 'completed', 0), receiptPending(attempt, 'succeeded')];
 }
 
+/** The director who resolves approvals in these tests (registered in `beforeAll`). */
+const DIRECTOR = 'director-1';
+let directorKey: Ed25519SigningKey;
+const PACKET_REF = `sha256:${'b'.repeat(64)}`;
+
+/** `approval.requested` as the approval service appends it (the packet ref in the older `sha256:` form). */
+function approvalRequested(attempt: Attempt) {
+  const now = Date.now();
+  return draft(attempt, 'approval.requested', { type: 'approval', id: attempt.approvalId }, {
+    approval_id: attempt.approvalId,
+    task_id: attempt.taskId,
+    step_id: attempt.stepId,
+    attempt_id: attempt.attemptId,
+    approval_type: 'action',
+    requested_action_ref: `action_request:${attempt.request.action_request_id}`,
+    approval_packet_ref: PACKET_REF,
+    requested_by: 'agent-1',
+    expires_at: new Date(now + 3_600_000).toISOString(),
+    at: new Date(now).toISOString(),
+  });
+}
+
+/** The director's resolution as the approval service records it: with the director's signed ApprovalResolution. */
+async function approvalResolved(attempt: Attempt, decision: 'grant' | 'deny') {
+  const resolvedAt = at();
+  const jws = await signJws(canonicalJson({ approval_id: attempt.approvalId, decision, packet_hash: PACKET_REF, resolved_by: DIRECTOR, resolved_at: resolvedAt }), directorKey);
+  const type = decision === 'grant' ? 'approval.granted' : 'approval.denied';
+  return draft(attempt, type, { type: 'approval', id: attempt.approvalId }, { resolved_by: DIRECTOR, ...(decision === 'grant' ? { witness_validated: false } : {}), resolution_jws: jws, at: resolvedAt });
+}
+
 async function seed(taskId: string, drafts: object[]): Promise<void> {
   const head = await store.head(taskId);
   await store.append(taskId, drafts, head.taskSeq);
@@ -283,6 +313,12 @@ beforeAll(async () => {
   service = await createReceiptApp(config, { logger: createLogger('receipt-test', { level: 'silent' }), pullExpiresMs: 1_000 });
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: config.streams.eventsPrefix, maxBytes: 64 * MiB });
   bus = new BusClient(nc);
+  directorKey = await generateEd25519Key({ kid: `${DIRECTOR}-k1` });
+  const registeredAt = new Date(Date.now() - 60_000).toISOString();
+  const registered: PrincipalRegistered = { principal_id: DIRECTOR, principal_type: 'user', display_name: DIRECTOR, roles: ['director'], keys: [directorKey.publicJwk], registered_by: 'test', at: registeredAt };
+  await store.appendToEntity('principal', DIRECTOR, [
+    { event_id: uniqueName('evt'), schema_version: 1, event_type: 'principal.registered', entity_type: 'principal', entity_id: DIRECTOR, occurred_at: registeredAt, actor_type: 'system', actor_id: 'test', payload: registered, causation_id: null, correlation_id: DIRECTOR },
+  ], 0);
 });
 
 afterAll(async () => {
@@ -409,8 +445,8 @@ describe('receipt service', () => {
     await seed(attempt.taskId, [
       awaitingPolicy(attempt),
       policyEvaluated(attempt, 'require_approval'),
-      draft(attempt, 'approval.requested', { type: 'approval', id: attempt.approvalId }, { approval_id: attempt.approvalId, attempt_id: attempt.attemptId }),
-      draft(attempt, 'approval.denied', { type: 'approval', id: attempt.approvalId }, { resolved_by: 'director-1', at: at() }),
+      approvalRequested(attempt),
+      await approvalResolved(attempt, 'deny'),
     ]);
     await issue(attempt, 'approval_denied');
     const [issued] = await receipts(attempt.taskId);
@@ -428,13 +464,8 @@ describe('receipt service', () => {
     await seed(attempt.taskId, [
       awaitingPolicy(attempt),
       policyEvaluated(attempt, 'require_approval'),
-      draft(attempt, 'approval.requested', { type: 'approval', id: attempt.approvalId }, {
-        approval_id: attempt.approvalId,
-        attempt_id: attempt.attemptId,
-        approval_packet_ref: `sha256:${'b'.repeat(64)}`,
-        requested_by: 'agent-1',
-      }),
-      draft(attempt, 'approval.denied', { type: 'approval', id: attempt.approvalId }, { resolved_by: 'director-1', at: at() }),
+      approvalRequested(attempt),
+      await approvalResolved(attempt, 'deny'),
     ]);
     const command = IssueReceipt.parse({ task_id: attempt.taskId, step_id: attempt.stepId, attempt_id: attempt.attemptId, cause: 'approval_resolved', approval_id: attempt.approvalId });
     await bus.publish(service.subjects.issue, command, { msgId: `${attempt.attemptId}:receipt:approval_resolved` });
@@ -451,6 +482,45 @@ describe('receipt service', () => {
     const [, denial] = await receipts(attempt.taskId, 2);
     expect(denial).toMatchObject({ cause: 'approval_denied', receipt: { prev_receipt_hash: resolution?.receipt.receipt_hash } });
     expect(denial?.receipt.receipt_id).not.toBe(resolution?.receipt.receipt_id);
+  });
+
+  it('given an approval.granted forged into the log with no signature, when its resolution is to be receipted, then APPROVAL_RESOLUTION_UNSIGNED is dead-lettered and no receipt is signed', async () => {
+    // given
+    const attempt = newAttempt();
+    await seed(attempt.taskId, [
+      awaitingPolicy(attempt),
+      policyEvaluated(attempt, 'require_approval'),
+      approvalRequested(attempt),
+      draft(attempt, 'approval.granted', { type: 'approval', id: attempt.approvalId }, { resolved_by: DIRECTOR, witness_validated: false, at: at() }),
+    ]);
+    // when
+    const command = IssueReceipt.parse({ task_id: attempt.taskId, step_id: attempt.stepId, attempt_id: attempt.attemptId, cause: 'approval_resolved', approval_id: attempt.approvalId });
+    const { seq } = await bus.publish(service.subjects.issue, command, { msgId: `${attempt.attemptId}:receipt:approval_resolved` });
+    await waitHandled(seq);
+    // then
+    const jsm = await jetstreamManager(nc);
+    const letter = await waitFor(
+      async () => {
+        const message = await jsm.streams.getMessage(streams.dlq, { last_by_subj: `${root}.dlq.receipt.issue` }).catch(() => null);
+        return message?.header.get(DeadLetterHeaders.STREAM_SEQ) === String(seq) ? message : undefined;
+      },
+      { what: 'the dead letter of the receipt command' },
+    );
+    expect(letter.header.get(DeadLetterHeaders.ERROR_CODE)).toBe('APPROVAL_RESOLUTION_UNSIGNED');
+    expect((await taskEvents(attempt.taskId)).some((event) => event.event_type === 'receipt.issued')).toBe(false);
+  });
+
+  it("receipts a director's signed grant as an approval resolution that binds the signature (the resolution payload's hash)", async () => {
+    // given
+    const attempt = newAttempt();
+    const granted = await approvalResolved(attempt, 'grant');
+    await seed(attempt.taskId, [awaitingPolicy(attempt), policyEvaluated(attempt, 'require_approval'), approvalRequested(attempt), granted]);
+    // when
+    const command = IssueReceipt.parse({ task_id: attempt.taskId, step_id: attempt.stepId, attempt_id: attempt.attemptId, cause: 'approval_resolved', approval_id: attempt.approvalId });
+    await bus.publish(service.subjects.issue, command, { msgId: `${attempt.attemptId}:receipt:approval_resolved` });
+    // then
+    const [resolution] = await receipts(attempt.taskId);
+    expect(resolution?.receipt).toMatchObject({ result_code: 'succeeded', approval_resolution: { status: 'granted', resolved_by: DIRECTOR, resolution_hash: hex(canonicalJson(granted.payload)) } });
   });
 
   it('receipts an unknown outcome as such, and its later settlement with a receipt of its own', async () => {

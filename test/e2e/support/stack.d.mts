@@ -97,6 +97,8 @@ export declare class Stack {
   sign(principal: Principal, request: unknown, options?: { key?: Ed25519SigningKey }): Promise<string>;
   submit(principal: Principal, request: ActionRequestDocument | undefined, options?: { msgId?: string; body?: string; subjectPrincipal?: string }): Promise<PubAck>;
   publishCommand(suffix: string, command: unknown, msgId?: string): Promise<PubAck>;
+  resolutionJws(director: Principal, taskId: string, approvalId: string, decision: 'grant' | 'deny', fields?: Record<string, unknown>): Promise<string>;
+  resolveApproval(director: Principal, taskId: string, approvalId: string, decision: 'grant' | 'deny', fields?: Record<string, unknown>): Promise<HttpAnswer>;
 
   http(route: string, init?: RequestInit): Promise<HttpAnswer>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the action row as JSON

@@ -25,7 +25,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { generateEd25519Key, signJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
-import { NatsAuthority, busLayout, ensureWritStreams, servicePermissions, writeSecret } from '@writ/runtime';
+import { NatsAuthority, busLayout, ensureWritStreams, packetHashOfRef, servicePermissions, writeSecret } from '@writ/runtime';
 import { testNatsAuth, uniqueName, waitFor } from '@writ/testing';
 import Docker from 'dockerode';
 import pg from 'pg';
@@ -384,6 +384,35 @@ export class Stack {
     // A registered agent publishes over its own credential; an unregistered one (a stranger) has none, so the harness's.
     const nc = this.#agentConnections.get(principal.id) ?? this.nc;
     return jetstream(nc).publish(this.subject(`ingress.action.${subjectPrincipal}`), payload, { msgID: msgId });
+  }
+
+  /**
+   * A director's signed ApprovalResolution of `approvalId` (compact EdDSA JWS), over the packet
+   * hash its `approval.requested` in the task's log names, as `writ approve` signs it;
+   * `fields` change what is signed (another packet hash, another approval...).
+   */
+  async resolutionJws(director, taskId, approvalId, decision, fields = {}) {
+    const requested = await this.waitForTaskEvent(taskId, (event) => event.event_type === 'approval.requested' && event.entity_id === approvalId, { what: `approval.requested of ${approvalId}` });
+    const resolution = {
+      approval_id: approvalId,
+      decision,
+      packet_hash: packetHashOfRef(String(requested.payload.approval_packet_ref)),
+      resolved_by: director.id,
+      resolved_at: new Date().toISOString(),
+      note: `e2e ${decision}`,
+      ...fields,
+    };
+    return signJws(JSON.stringify(resolution), director.key);
+  }
+
+  /** A director's signed resolution (`resolutionJws`) posted to `POST /v1/approvals/<id>/<grant|deny>`; `{ status, body }`. */
+  async resolveApproval(director, taskId, approvalId, decision, fields = {}) {
+    const resolutionJws = await this.resolutionJws(director, taskId, approvalId, decision, fields);
+    return this.http(`/v1/approvals/${approvalId}/${decision}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task_id: taskId, resolution_jws: resolutionJws }),
+    });
   }
 
   /** JetStream publish of a JSON command on `<root>.<suffix>` (e.g. `cmd.executor.run`). */

@@ -2,11 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Id, hasErrorCode, parseContract, type NotAssertedStatement, type ReceiptBundle } from '@writ/contracts';
 import { KeySet } from '@writ/crypto';
-import { collectBundle, liveLogChecks, parseWaitSeconds } from '../bundle-source.js';
+import { principalHistory } from '@writ/runtime';
+import { collectBundle, liveLogChecks, parseWaitSeconds, taskEvents } from '../bundle-source.js';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { attachEventLog, connectNats } from '../event-log.js';
-import { verifyBundle, verifyBundleText, type BundleCheck, type BundleVerification } from '../evidence/verify-bundle.js';
+import { approvalAuthorityChecks, verifyBundle, verifyBundleText, type BundleCheck, type BundleVerification } from '../evidence/verify-bundle.js';
 import { readJsonFile } from '../files.js';
 import { cell } from '../format.js';
 
@@ -127,13 +128,17 @@ export async function verify(file: string | undefined, options: VerifyOptions, c
         ? { check: 'events.chain', subject: source, status: 'pass', detail: `${chain.length} events on ${chain.subject}: every hash recomputes and links to its predecessor (head task_seq ${chain.head.taskSeq})` }
         : { check: 'events.chain', subject: source, status: 'fail', code: 'BUNDLE_CHAIN_BROKEN', detail: `${chain.reason} at task_seq ${chain.taskSeq} (stream seq ${chain.streamSeq}): ${chain.detail}` };
       const bundle = chain.ok ? await collectBundle(nc, store, conn, taskId, { waitMs, io }).catch(noReceiptsYet) : undefined;
+      // The directors' decisions past the last receipt (all of them, with no receipt yet), against the principals in the live log.
+      const lookup = async (id: string) => principalHistory(id, (await store.readEntity('principal', id)).map(({ event }) => event));
+      const unreceipted = chain.ok ? await approvalAuthorityChecks(await taskEvents(store, taskId), lookup, { source: 'the live log', from: bundle?.events.length ?? 0 }) : [];
       if (!chain.ok) {
         verification = { ok: false, anchored: false, checks: [live] };
       } else if (bundle === undefined) {
-        verification = { ok: true, anchored: false, checks: [live, { check: 'receipts.complete', subject: source, status: 'pass', detail: 'the task has no receipt yet: its event chain is all there is to check' }] };
+        const checks: BundleCheck[] = [live, ...unreceipted, { check: 'receipts.complete', subject: source, status: 'pass', detail: 'the task has no receipt yet: its event chain and its approvals are all there is to check' }];
+        verification = { ok: checks.every((entry) => entry.status === 'pass'), anchored: false, checks };
       } else {
         const offline = await verifyBundle(bundle, trustOptions);
-        verification = { ...offline, checks: [live, ...offline.checks] };
+        verification = { ...offline, ok: offline.ok && unreceipted.every((entry) => entry.status === 'pass'), checks: [live, ...offline.checks, ...unreceipted] };
         notAsserted = bundle.not_asserted;
       }
     } finally {

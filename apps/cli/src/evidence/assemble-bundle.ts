@@ -2,7 +2,7 @@ import { RECEIPT_BUNDLE_VERSION, type BundlePrincipal, type BundledReceipt, type
 import { sealBundle } from './bundle-seal.js';
 import { EvidenceError } from './evidence-errors.js';
 import { inclusionFailure } from './inclusion.js';
-import { keyHistory } from './key-history.js';
+import { DIRECTOR_DECISIONS, claimedResolver, keyHistory } from '@writ/runtime';
 import { notAssertedFor } from './not-asserted.js';
 import { SegmentIndex, resolveReferences, type SegmentEvent } from './receipt-references.js';
 
@@ -34,6 +34,12 @@ export interface BundleNeeds {
   readonly receipts: readonly IssuedReceipt[];
   /** Whose key events: the principals that appended the receipts, then the issuers of the grants they name. */
   readonly principals: readonly string[];
+  /**
+   * Whose history checks the directors' decisions of the segment (`approval.authority`): each
+   * resolver they claim, not already among `principals`. Bundled when the log holds them; one it
+   * does not (a forged resolver) is left out, and the check fails for it.
+   */
+  readonly resolvers: readonly string[];
 }
 
 /**
@@ -61,14 +67,19 @@ export function bundleNeeds(taskId: string, events: readonly EventEnvelope[]): B
     const claims = event?.payload['claims'] as { iss?: unknown } | undefined;
     need(claims?.iss);
   }
-  return { segment, receipts, principals };
+  const resolvers: string[] = [];
+  for (const event of segment) {
+    const resolver = DIRECTOR_DECISIONS.includes(event.event_type) ? claimedResolver(event) : undefined;
+    if (resolver !== undefined && !principals.includes(resolver) && !resolvers.includes(resolver)) resolvers.push(resolver);
+  }
+  return { segment, receipts, principals, resolvers };
 }
 
 export interface BundleSources {
   readonly taskId: string;
   /** The task's events in log order from task_seq 1 (events after the last receipt are left out). */
   readonly events: readonly EventEnvelope[];
-  /** The key events of every principal `bundleNeeds` names. */
+  /** The key events of every principal `bundleNeeds` names (its `resolvers` where the log holds them). */
   readonly principals: readonly BundlePrincipal[];
   /** An inclusion proof per receipt id, all against `treeHead`. */
   readonly proofs: ReadonlyMap<string, InclusionProof>;
@@ -113,6 +124,11 @@ export function assembleBundle(sources: BundleSources): ReceiptBundle {
     }
     return { principal_id: found.principal_id, events: [...found.events] };
   });
+  for (const resolverId of needs.resolvers) {
+    const found = sources.principals.find((principal) => principal.principal_id === resolverId);
+    // A bundle holds at most 16 principals (ReceiptBundle): a resolver beyond them fails its check, visibly.
+    if (found !== undefined && found.events.length > 0 && principals.length < 16) principals.push({ principal_id: found.principal_id, events: [...found.events] });
+  }
   const events = [...needs.segment];
   return sealBundle({
     bundle_version: RECEIPT_BUNDLE_VERSION,

@@ -1,5 +1,6 @@
 import type { BundleReference, BundleReferenceBinding, BundleReferenceField } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
+import { approvalPacketDocument } from '@writ/runtime';
 import { walkJson } from './json-pointer.js';
 
 /**
@@ -10,8 +11,6 @@ import { walkJson } from './json-pointer.js';
  * out nor point it anywhere the segment does not support.
  */
 
-/** The stored form of an approval packet (services/approval, `approval-packet.ts`): `approval_packet_ref` = `artifact:sha256:<SHA-256 of its RFC 8785 form>`. */
-export const APPROVAL_PACKET_FORMAT = 'writ.approval-packet/1';
 
 /** An event as far as resolution reads it: its id, task, type and payload (raw JSON: nothing is dropped). */
 export interface SegmentEvent {
@@ -178,7 +177,8 @@ export class SegmentIndex {
     }
     const packetRef = payload['approval_packet_ref'];
     if (typeof packetRef === 'string' && isRecord(payload['packet'])) {
-      const document = { format: APPROVAL_PACKET_FORMAT, packet: payload['packet'], ...(isRecord(witness) ? { state_witness: witness } : {}) };
+      // The stored packet document (`@writ/runtime` approvalPacketDocument): `approval_packet_ref` = `artifact:sha256:<SHA-256 of its RFC 8785 form>`.
+      const document = approvalPacketDocument(payload['packet'], isRecord(witness) ? witness : undefined);
       const packetHash = contentHash(document);
       if (packetHash !== undefined && packetRef === `artifact:sha256:${packetHash}`) {
         this.#first(this.#packets, packetRef, { index, pointer: '/payload', binding: 'approval_packet', sha256: packetHash });

@@ -1,6 +1,6 @@
 import { TREE_HEAD_JWS_TYPE, type BundleKey, type SignedTreeHead } from '@writ/contracts';
 import { KeySet, canonicalJson, importEd25519PublicJwk, verifyJws } from '@writ/crypto';
-import { describeWindow, keyValidAt } from './key-history.js';
+import { describeWindow, keyValidAt } from '@writ/runtime';
 
 export type TreeHeadVerification =
   | { readonly ok: true; readonly key: BundleKey }

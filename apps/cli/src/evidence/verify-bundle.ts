@@ -5,7 +5,19 @@ import { verifyReceiptDocument, type ReceiptCheck } from '../receipt-verificatio
 import { bundleHashOf } from './bundle-seal.js';
 import { issuedReceipts } from './assemble-bundle.js';
 import { inclusionFailure } from './inclusion.js';
-import { describeWindow, keyHistory, keyValidAt } from './key-history.js';
+import {
+  DIRECTOR_DECISIONS,
+  approvalIdOf,
+  checkResolutionAuthority,
+  describeWindow,
+  keyHistory,
+  keyValidAt,
+  principalHistory,
+  requestedApproval,
+  type PrincipalHistoryLookup,
+  type RegistrationCheck,
+  type ResolutionAuthorityCode,
+} from '@writ/runtime';
 import { valueAt } from './json-pointer.js';
 import { notAssertedFor } from './not-asserted.js';
 import { SegmentIndex, resolveReferences } from './receipt-references.js';
@@ -29,6 +41,7 @@ export type BundleCheckName =
   | 'keys.history'
   | 'events.chain'
   | 'receipts.complete'
+  | 'approval.authority'
   | 'receipt.event'
   | 'receipt.chain_head'
   | `receipt.${ReceiptCheck['name']}`
@@ -70,7 +83,9 @@ export type BundleCheckCode =
   | 'TREE_HEAD_KEY_NOT_VALID'
   | 'BUNDLE_NOT_ASSERTED_MISMATCH'
   | 'TRUST_KEY_UNTRUSTED'
-  | 'LOG_INCONSISTENT';
+  | 'LOG_INCONSISTENT'
+  /** `approval.authority`: a director's decision without the authority it claims (`@writ/runtime` ResolutionAuthority). */
+  | ResolutionAuthorityCode;
 
 /**
  * `unanchored`: the check could not be anchored outside the bundle (no
@@ -110,6 +125,12 @@ export interface BundleVerifyOptions {
   readonly trusted?: KeySet;
   /** Where the trusted keys came from, for the check's detail. */
   readonly trustSource?: string;
+  /**
+   * Seam (issue 12, operator-signed registrations): checks that a director's registration was
+   * itself authorized back to a trust anchor. Without it, `approval.authority` takes the
+   * registration as the bundle's hash-chained principal events hold it, and says so.
+   */
+  readonly registrations?: RegistrationCheck;
 }
 
 type Status = BundleCheckStatus;
@@ -229,6 +250,10 @@ export async function verifyBundle(value: unknown, options: BundleVerifyOptions 
     checks.push(pass('receipts.complete', taskSubject, `all ${issued.length} receipt.issued events of the segment are bundled, in log order; the segment ends with the last`));
   }
 
+  // Every director's decision in the segment: signed by a director (then), not the requester, over its packet.
+  const histories = new Map(bundle.principals.map((principal) => [principal.principal_id, principal.events]));
+  checks.push(...(await approvalAuthorityChecks(bundle.events, (id) => principalHistory(id, histories.get(id) ?? []), { ...options, source: 'the bundle' })));
+
   const index = new SegmentIndex(bundle.events);
   const used: UsedKey[] = [];
   for (const [position, bundled] of bundle.receipts.entries()) {
@@ -258,6 +283,56 @@ export async function verifyBundle(value: unknown, options: BundleVerifyOptions 
       bundle_hash: bundle.bundle_hash,
     },
   };
+}
+
+/**
+ * `approval.authority`, one per director's decision (`approval.granted`, `approval.denied`) among
+ * `events`: the decision carries the director's signed ApprovalResolution, and it holds against the
+ * signer's history as `lookup` gives it (a key valid when signed, the director role, not the
+ * requester, this approval, decision and packet, signed while pending): the very check the services
+ * make before they act on it (`@writ/runtime` checkResolutionAuthority). A decision refused on the
+ * record (`approval.resolution_refused`) still fails: the log holds a resolution nobody with
+ * authority made, and the detail says it authorized nothing. The director's key is not a service key
+ * (`--trust` anchors those): what anchors a director is its registration, which `registrations` (a
+ * seam) checks; without it the detail says the registration was taken as the log holds it.
+ * `from`: check only the decisions from that position on (the earlier events still give context).
+ */
+export async function approvalAuthorityChecks(
+  events: readonly EventEnvelope[],
+  lookup: PrincipalHistoryLookup,
+  options: { readonly registrations?: RegistrationCheck; readonly source: string; readonly from?: number },
+): Promise<BundleCheck[]> {
+  const checks: BundleCheck[] = [];
+  for (const [position, event] of events.entries()) {
+    if (position < (options.from ?? 0) || !DIRECTOR_DECISIONS.includes(event.event_type)) continue;
+    const approvalId = approvalIdOf(event) ?? '(none)';
+    const subject = `approval ${approvalId}`;
+    const refusal = events.find((other) => other.event_type === 'approval.resolution_refused' && other.payload['resolution_event_id'] === event.event_id);
+    const onRecord = refusal === undefined ? '' : `; refused on the record by ${refusal.actor_id} (${String(refusal.payload['code'])}): it authorized nothing`;
+    const approval = requestedApproval(events.slice(0, position), approvalId);
+    if (approval === undefined) {
+      checks.push(fail('approval.authority', subject, 'APPROVAL_RESOLUTION_MISMATCH', `${event.event_type} ${event.event_id} resolves no approval requested before it${onRecord}`));
+      continue;
+    }
+    const result = await checkResolutionAuthority(event, approval, lookup, options.registrations === undefined ? {} : { registration: options.registrations });
+    if (!result.ok) {
+      const missing = result.details['reason'] === 'unknown_principal' ? ` (${options.source} holds no key events of it)` : '';
+      checks.push(fail('approval.authority', subject, result.code, `${result.message}${missing}${onRecord}`));
+    } else if (result.signed) {
+      const registration =
+        options.registrations === undefined
+          ? `its registration is taken as ${options.source}'s principal events hold it (not checked against an operator trust anchor)`
+          : 'its registration is authorized';
+      checks.push(
+        pass(
+          'approval.authority',
+          subject,
+          `${event.event_type} ${event.event_id}: a ${result.resolution.decision} signed by ${result.key.jwk.kid} of ${result.signer.principal_id}, a director (not the requester ${approval.requested_by}) whose key was valid at ${result.resolution.resolved_at}, over packet ${result.resolution.packet_hash}; ${registration}`,
+        ),
+      );
+    }
+  }
+  return checks;
 }
 
 function checkKeyHistory(bundle: ReceiptBundle, history: readonly BundleKey[]): BundleCheck {

@@ -2,7 +2,7 @@ import type { ReceiptBundle, SignedTreeHead } from '@writ/contracts';
 import { KeySet, canonicalJson, generateEd25519Key, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { computeEventHash } from '@writ/eventstore';
 import { describe, expect, it } from 'vitest';
-import { APPROVAL_PRINCIPAL, TIMES, bundleKeys, buildFixture } from '../../test/bundle.fixture.js';
+import { APPROVAL_PRINCIPAL, TIMES, bundleKeys, buildFixture, type FixtureOptions } from '../../test/bundle.fixture.js';
 import { bundleHashOf, serializeBundle } from './bundle-seal.js';
 import { verifyBundle, verifyBundleText, type BundleVerification } from './verify-bundle.js';
 
@@ -240,7 +240,7 @@ describe('verifyBundleText', () => {
           delete key.revocation_reason;
         }
       },
-      want: { 'keys.history principals writ-receipt, writ-approval': 'BUNDLE_KEYS_MISMATCH' },
+      want: { 'keys.history principals writ-receipt, writ-approval, director-1': 'BUNDLE_KEYS_MISMATCH' },
     },
     {
       note: "the grant issuer's key events left out",
@@ -288,3 +288,49 @@ describe('verifyBundleText', () => {
     ]);
   });
 });
+
+describe('approval.authority: every approval resolution of the bundle was made by a director', () => {
+  it("given the director's signed grant over the packet, when verified, then approval.authority passes and names the signer, its key and the packet", async () => {
+    const check = (await verifyBundle(fixture.bundle)).checks.find((entry) => entry.check === 'approval.authority');
+    expect(check).toMatchObject({ subject: 'approval apr-1', status: 'pass' });
+    expect(check?.detail).toContain('signed by director-1-k1 of director-1');
+    expect(check?.detail).toContain('not checked against an operator trust anchor');
+  });
+
+  const cases: { note: string; resolution: NonNullable<FixtureOptions['resolution']>; want: string }[] = [
+    { note: 'no signature (forged straight into the log)', resolution: { unsigned: true }, want: 'APPROVAL_RESOLUTION_UNSIGNED' },
+    { note: 'a signature by a principal without the director role', resolution: { by: 'observer-1' }, want: 'APPROVAL_RESOLUTION_NOT_DIRECTOR' },
+    { note: 'a signature by the requester itself', resolution: { by: 'agent-1' }, want: 'APPROVAL_RESOLUTION_BY_REQUESTER' },
+    { note: "the director's resolution of another approval", resolution: { fields: { approval_id: 'apr-other' } }, want: 'APPROVAL_RESOLUTION_MISMATCH' },
+    { note: 'a resolution over a stale packet hash', resolution: { fields: { packet_hash: `sha256:${'0'.repeat(64)}` } }, want: 'APPROVAL_RESOLUTION_PACKET_STALE' },
+    { note: 'a resolution signed after the approval expired', resolution: { fields: { resolved_at: TIMES.retired } }, want: 'APPROVAL_RESOLUTION_TIME_INVALID' },
+  ];
+  it.each(cases)('given an approval.granted with $note, when verified, then approval.authority fails $want and nothing else does', async ({ resolution, want }) => {
+    // given a task whose receipts were signed over that resolution (as the incident's were)
+    const { bundle } = await buildFixture(keys, { resolution });
+    // when
+    const verification = await verifyBundle(bundle);
+    // then
+    expect(verification.ok).toBe(false);
+    expect(problems(verification)).toEqual({ 'approval.authority approval apr-1': want, 'trust.anchor keys': 'unanchored' });
+  });
+
+  it("given the director's key events left out of a re-sealed bundle, when verified, then approval.authority fails: no history says it was a director", async () => {
+    // given
+    const bundle = clone(fixture.bundle);
+    bundle.principals = bundle.principals.filter((principal) => principal.principal_id !== 'director-1');
+    bundle.keys = bundle.keys.filter((key) => key.principal_id !== 'director-1');
+    // when
+    const verification = await verifyBundleText(serializeBundle(resealed(bundle)));
+    // then
+    const check = verification.checks.find((entry) => entry.check === 'approval.authority');
+    expect(check).toMatchObject({ status: 'fail', code: 'APPROVAL_RESOLUTION_NOT_DIRECTOR' });
+    expect(check?.detail).toContain('the bundle holds no key events of it');
+  });
+
+  it('given a registration check (the trust-anchor seam) that does not authorize the director, when verified with it, then APPROVAL_RESOLUTION_NOT_DIRECTOR', async () => {
+    const verification = await verifyBundle(fixture.bundle, { registrations: () => 'not registered by an operator' });
+    expect(problems(verification)).toMatchObject({ 'approval.authority approval apr-1': 'APPROVAL_RESOLUTION_NOT_DIRECTOR' });
+  });
+});
+

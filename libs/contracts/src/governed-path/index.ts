@@ -36,6 +36,7 @@ export {
   PolicyReasonSummary,
 } from './policy-profiles.js';
 export {
+  ApprovalPacketHash,
   ApprovalResolution,
   CancelApproval,
   CloseCell,
@@ -52,6 +53,8 @@ export {
   ObserveWorkspace,
   OutcomeResolution,
   RequestApproval,
+  RESOLUTION_JWS_MAX,
+  ResolutionJws,
   ResolveApproval,
   ResolveOutcome,
   ResolveOutcomeReply,

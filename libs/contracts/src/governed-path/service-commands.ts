@@ -95,22 +95,45 @@ export const RequestApproval = z.strictObject({
 });
 export type RequestApproval = z.infer<typeof RequestApproval>;
 
+/** The largest compact JWS of a director's resolution (on the wire and on the resolution event). */
+export const RESOLUTION_JWS_MAX = 16 * 1024;
+
+/** A compact EdDSA JWS by a director over an ApprovalResolution. */
+export const ResolutionJws = z.string().min(1).max(RESOLUTION_JWS_MAX);
+
 /**
  * `writ.qry.approval.resolve` (request/reply). `resolution_jws` is a compact
- * EdDSA JWS by the resolver over `{ approval_id, decision, resolved_at }`;
- * the approval service checks the signature and the resolver's role.
+ * EdDSA JWS by the resolver over an ApprovalResolution; the approval service
+ * checks the signature, the resolver's role and that `packet_hash` is the
+ * approval's packet, then records the JWS on the resolution event, where
+ * everyone who acts on the resolution checks it again.
  */
-export const ResolveApproval = z.strictObject({ approval_id: Id, task_id: Id, resolution_jws: z.string().min(1).max(16 * 1024) });
+export const ResolveApproval = z.strictObject({ approval_id: Id, task_id: Id, resolution_jws: ResolutionJws });
 export type ResolveApproval = z.infer<typeof ResolveApproval>;
 
-/** The payload a resolver signs. */
-export const ApprovalResolution = z.strictObject({
-  approval_id: Id,
-  decision: z.enum(['grant', 'deny']),
-  resolved_by: Id,
-  resolved_at: Timestamp,
-  note: Text.optional(),
-});
+/**
+ * `sha256:<hex>` of the approval packet a director decided on: the SHA-256 of the
+ * RFC 8785 packet document (`{ format: "writ.approval-packet/1", packet, state_witness? }`),
+ * the hex that the approval's `approval_packet_ref` (`artifact:sha256:<hex>`) names.
+ */
+export const ApprovalPacketHash = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 lowercase hex> (the approval packet document hash)');
+export type ApprovalPacketHash = z.infer<typeof ApprovalPacketHash>;
+
+/**
+ * The payload a resolver signs (`writ approve|deny`). `packet_hash` binds the
+ * decision to the packet the director saw: a resolution over any other packet
+ * (changed, or another approval's) is refused.
+ */
+export const ApprovalResolution = z
+  .strictObject({
+    approval_id: Id,
+    decision: z.enum(['grant', 'deny']),
+    packet_hash: ApprovalPacketHash,
+    resolved_by: Id,
+    resolved_at: Timestamp,
+    note: Text.optional(),
+  })
+  .meta({ title: 'ApprovalResolution', description: "A director's signed grant or denial of one approval, over the hash of the packet the director saw." });
 export type ApprovalResolution = z.infer<typeof ApprovalResolution>;
 
 /** `writ.cmd.approval.issue-grant`. */

@@ -49,15 +49,22 @@ export type ApprovalCommand =
       {
         readonly resolver: Resolver;
         readonly note?: string;
+        /** The director's signed resolution (compact JWS) the decision answers: recorded on the event it yields. */
+        readonly resolution_jws?: string;
         readonly current_fingerprints?: Fingerprints;
         /** Required when the approval answers a policy result (Hermit 19.6): its profile version then and now. */
         readonly policy_versions?: PolicyVersions;
       }
     >
-  | Command<'deny-approval', { readonly resolver: Resolver; readonly note?: string }>
+  | Command<'deny-approval', { readonly resolver: Resolver; readonly note?: string; readonly resolution_jws?: string }>
   | Command<'expire-approval', { readonly resolved_by: string }>
   | Command<'cancel-approval', { readonly resolved_by: string; readonly reason: string }>
-  | Command<'invalidate-approval', { readonly resolved_by: string; readonly cause: InvalidationCause; readonly note?: string }>;
+  | Command<'invalidate-approval', { readonly resolved_by: string; readonly cause: InvalidationCause; readonly note?: string }>
+  /**
+   * A resolution event in the log failed its authority check (the refuser checked the director's
+   * signature, role and packet itself): recorded, and it resolves nothing.
+   */
+  | Command<'refuse-resolution', { readonly resolution_event_id: string; readonly code: string; readonly reason: string; readonly refused_by: string }>;
 
 export type ApprovalCommandType = ApprovalCommand['type'];
 
@@ -108,6 +115,11 @@ function requireResolver(state: ApprovalRecord, resolver: Resolver): void {
   }
 }
 
+/** The director's signed resolution, when the command brings one: recorded on the event. */
+function signedBy(jws: string | undefined): { resolution_jws?: string } {
+  return jws === undefined ? {} : { resolution_jws: jws };
+}
+
 function requirePending(state: ApprovalRecord, command: string): void {
   if (state.status !== 'pending') {
     throw new ApprovalError('APPROVAL_NOT_PENDING', `approval ${state.approval_id} is ${state.status}; ${command} is not allowed`, {
@@ -138,7 +150,8 @@ function decideFor(command: ApprovalCommand, state: ApprovalRecord, now: number)
       requirePending(state, command.type);
       const { resolver } = command.data;
       requireResolver(state, resolver);
-      if (expired) return [{ type: 'approval.expired', data: { resolved_by: resolver.principal_id, at } }];
+      const signed = signedBy(command.data.resolution_jws);
+      if (expired) return [{ type: 'approval.expired', data: { resolved_by: resolver.principal_id, ...signed, at } }];
       // Policy before the witness: a changed policy re-enters evaluation whatever the workspace looks like.
       if (state.policy_result_ref !== null) {
         const versions = command.data.policy_versions;
@@ -147,13 +160,13 @@ function decideFor(command: ApprovalCommand, state: ApprovalRecord, now: number)
         }
         if (versions.evaluated === null || versions.current === null || versions.evaluated !== versions.current) {
           const note = policyDriftNote(versions);
-          return [{ type: 'approval.invalidated', data: { resolved_by: resolver.principal_id, cause: 'policy_drift', note, at } }];
+          return [{ type: 'approval.invalidated', data: { resolved_by: resolver.principal_id, cause: 'policy_drift', note, ...signed, at } }];
         }
       }
       const witness = state.state_witness;
       if (witness !== null) {
         if (witness.expires_at !== undefined && now >= instantMs(witness.expires_at, 'state_witness.expires_at')) {
-          return [{ type: 'approval.invalidated', data: { resolved_by: resolver.principal_id, cause: 'witness_expired', at } }];
+          return [{ type: 'approval.invalidated', data: { resolved_by: resolver.principal_id, cause: 'witness_expired', ...signed, at } }];
         }
         const current = command.data.current_fingerprints;
         if (current === undefined) {
@@ -161,19 +174,20 @@ function decideFor(command: ApprovalCommand, state: ApprovalRecord, now: number)
         }
         const drifted = driftedResources(witness.fingerprints, current);
         if (drifted.length > 0) {
-          return [{ type: 'approval.invalidated', data: { resolved_by: resolver.principal_id, cause: 'witness_drift', drifted_resources: drifted, at } }];
+          return [{ type: 'approval.invalidated', data: { resolved_by: resolver.principal_id, cause: 'witness_drift', drifted_resources: drifted, ...signed, at } }];
         }
       }
       const note = command.data.note === undefined ? {} : { note: command.data.note };
-      return [{ type: 'approval.granted', data: { resolved_by: resolver.principal_id, ...note, witness_validated: witness !== null, at } }];
+      return [{ type: 'approval.granted', data: { resolved_by: resolver.principal_id, ...note, witness_validated: witness !== null, ...signed, at } }];
     }
     case 'deny-approval': {
       requirePending(state, command.type);
       const { resolver } = command.data;
       requireResolver(state, resolver);
-      if (expired) return [{ type: 'approval.expired', data: { resolved_by: resolver.principal_id, at } }];
+      const signed = signedBy(command.data.resolution_jws);
+      if (expired) return [{ type: 'approval.expired', data: { resolved_by: resolver.principal_id, ...signed, at } }];
       const note = command.data.note === undefined ? {} : { note: command.data.note };
-      return [{ type: 'approval.denied', data: { resolved_by: resolver.principal_id, ...note, at } }];
+      return [{ type: 'approval.denied', data: { resolved_by: resolver.principal_id, ...note, ...signed, at } }];
     }
     case 'expire-approval':
       requirePending(state, command.type);
@@ -191,12 +205,16 @@ function decideFor(command: ApprovalCommand, state: ApprovalRecord, now: number)
       const note = command.data.note === undefined ? {} : { note: command.data.note };
       return [{ type: 'approval.invalidated', data: { resolved_by: command.data.resolved_by, cause: command.data.cause, ...note, at } }];
     }
+    case 'refuse-resolution': {
+      const { resolution_event_id, code, reason, refused_by } = command.data;
+      return [{ type: 'approval.resolution_refused', data: { resolution_event_id, code, reason, refused_by, at } }];
+    }
     default:
       return unknownCommand((command as { type?: unknown }).type, 'the approval decider');
   }
 }
 
-const COMMAND_TYPES: readonly string[] = ['request-approval', 'grant-approval', 'deny-approval', 'expire-approval', 'cancel-approval', 'invalidate-approval'];
+const COMMAND_TYPES: readonly string[] = ['request-approval', 'grant-approval', 'deny-approval', 'expire-approval', 'cancel-approval', 'invalidate-approval', 'refuse-resolution'];
 
 export function decide(command: ApprovalCommand, state: ApprovalState): ApprovalEvent[] {
   const now = commandNowMs(command);
@@ -230,6 +248,8 @@ export const evolve = totalEvolve<ApprovalState, ApprovalEvent>(ApprovalEvent, (
     };
   }
   if (state.status === 'initial') return undefined;
+  // A refused resolution changes nothing: the refusal is on the record, the approval stays as it was.
+  if (event.type === 'approval.resolution_refused') return state;
   const resolved = { resolved_at: event.data.at, resolved_by: event.data.resolved_by };
   switch (event.type) {
     case 'approval.granted':

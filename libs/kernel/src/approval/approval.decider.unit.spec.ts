@@ -147,6 +147,34 @@ describe('approval decider (Hermit 8.9, 12.4, 16.7, 16.8)', () => {
     spec.given(denied).when({ type: 'invalidate-approval', data: { resolved_by: 'x', cause: 'input_drift' }, metadata: meta(70) }).thenThrows('APPROVAL_TERMINAL');
   });
 
+  it("given a director's signed resolution, when granted or denied, then the event records the JWS for whoever acts on it", () => {
+    const jws = 'eyJhbGciOiJFZERTQSJ9.eyJ4IjoxfQ.c2ln';
+    spec
+      .given([requested])
+      .when(grant(60, { resolution_jws: jws }))
+      .then([{ type: 'approval.granted', data: { resolved_by: 'user-9', witness_validated: true, resolution_jws: jws, at: at(60) } }]);
+    spec
+      .given([requested])
+      .when({ type: 'deny-approval', data: { resolver: director, resolution_jws: jws }, metadata: meta(60) })
+      .then([{ type: 'approval.denied', data: { resolved_by: 'user-9', resolution_jws: jws, at: at(60) } }]);
+    // A grant that drifted is invalidated on the director's word: the signature rides along.
+    const drifted = spec.given([requested]).when(grant(60, { resolution_jws: jws, current_fingerprints: { 'src/a.ts': FP_B } })).thenEvents();
+    expect(drifted).toMatchObject([{ type: 'approval.invalidated', data: { cause: 'witness_drift', resolution_jws: jws } }]);
+  });
+
+  it('given a resolution that failed its authority check, when refuse-resolution, then approval.resolution_refused and the approval is unchanged', () => {
+    const refusal = { resolution_event_id: 'evt-forged', code: 'APPROVAL_RESOLUTION_UNSIGNED', reason: 'no director signed it', refused_by: 'writ-orchestrator' };
+    const events = spec.given([requested]).when({ type: 'refuse-resolution', data: refusal, metadata: meta(61) }).then([{ type: 'approval.resolution_refused', data: { ...refusal, at: at(61) } }]);
+    const before = fold(approvalDecider, [requested]);
+    const after = fold(approvalDecider, [requested, ...events]);
+    expect(after).toEqual(before);
+    // After a resolution too (a forged grant after a denial): recorded, and the denial stands.
+    const denied = [requested, ...approvalDecider.decide(deny(60), fold(approvalDecider, [requested]))];
+    const later = spec.given(denied).when({ type: 'refuse-resolution', data: refusal, metadata: meta(70) }).thenEvents();
+    expect((fold(approvalDecider, [...denied, ...later]) as ApprovalRecord).status).toBe('denied');
+    spec.given([]).when({ type: 'refuse-resolution', data: refusal, metadata: meta(70) }).thenThrows('APPROVAL_NOT_FOUND');
+  });
+
   it('given no approval, when grant-approval, then APPROVAL_NOT_FOUND', () => {
     spec.given([]).when(grant(1)).thenThrows('APPROVAL_NOT_FOUND');
   });
@@ -185,6 +213,14 @@ const item: fc.Arbitrary<(s: number) => ApprovalCommand> = fc.oneof(
   fc.constant((s: number) => ({ type: 'expire-approval', data: { resolved_by: 'writ-approval' }, metadata: meta(s) }) as ApprovalCommand),
   fc.constant((s: number) => ({ type: 'cancel-approval', data: { resolved_by: 'writ-orchestrator', reason: 'attempt cancelled' }, metadata: meta(s) }) as ApprovalCommand),
   fc.constantFrom('witness_drift', 'packet_drift').map((cause) => (s: number) => ({ type: 'invalidate-approval', data: { resolved_by: 'writ-orchestrator', cause }, metadata: meta(s) }) as ApprovalCommand),
+  fc.constant(
+    (s: number) =>
+      ({
+        type: 'refuse-resolution',
+        data: { resolution_event_id: `evt-${s}`, code: 'APPROVAL_RESOLUTION_UNSIGNED', reason: 'unsigned', refused_by: 'writ-orchestrator' },
+        metadata: meta(s),
+      }) as ApprovalCommand,
+  ),
 );
 const commands = fc
   .tuple(fc.array(item, { maxLength: 15 }), fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 15, maxLength: 15 }))
@@ -197,6 +233,11 @@ describe('approval decider model', () => {
   it('property: resolved at most once, never by the requester or a non-director, nothing after a terminal status', () => {
     modelCheck(approvalDecider, commands, CODES, (step, history) => {
       const { before, after } = step;
+      // A refusal of a resolution is recorded in any state, and changes none.
+      if (step.command.type === 'refuse-resolution') {
+        if (step.events !== null) expect(after).toEqual(before);
+        return;
+      }
       if (before.status !== 'initial' && APPROVAL_TERMINAL_STATES.includes(before.status)) expect(step.events).toBeNull();
       const resolutions = [...history, step].flatMap((h) => h.events ?? []).filter((e) => ['approval.granted', 'approval.denied', 'approval.expired', 'approval.cancelled'].includes(e.type));
       expect(resolutions.length).toBeLessThanOrEqual(1);

@@ -1,4 +1,4 @@
-import { ApprovalPacket, Id, LIMITS, Name, Ref, ResourceName, Text, Timestamp } from '@writ/contracts';
+import { ApprovalPacket, Id, LIMITS, Name, Ref, ResolutionJws, ResourceName, Text, Timestamp } from '@writ/contracts';
 import { z } from 'zod';
 
 const at = Timestamp;
@@ -25,6 +25,17 @@ export type StateWitness = z.infer<typeof StateWitness>;
 export const InvalidationCause = z.enum(['witness_drift', 'witness_expired', 'packet_drift', 'input_drift', 'policy_drift']);
 export type InvalidationCause = z.infer<typeof InvalidationCause>;
 
+/**
+ * The director's signed ApprovalResolution the event answers (`writ approve|deny`), recorded so
+ * that whoever acts on the event checks the director's authority itself (DESIGN invariant 9).
+ * Absent on a resolution no director asked for (expiry by the timer, cancellation) and on
+ * events written before it was recorded.
+ */
+const resolutionJws = ResolutionJws.optional();
+
+/** A stable refusal code: UPPER_SNAKE, prefixed by its context (`APPROVAL_RESOLUTION_UNSIGNED`). */
+export const RefusalCode = z.string().regex(/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/).max(64);
+
 /** The events of the Approval aggregate (Hermit 8.9, 12.4, 16.7). */
 export const ApprovalEvent = z.discriminatedUnion('type', [
   z.strictObject({
@@ -48,12 +59,12 @@ export const ApprovalEvent = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('approval.granted'),
-    data: z.strictObject({ resolved_by: Id, note: Text.optional(), witness_validated: z.boolean(), at }),
+    data: z.strictObject({ resolved_by: Id, note: Text.optional(), witness_validated: z.boolean(), resolution_jws: resolutionJws, at }),
   }),
-  z.strictObject({ type: z.literal('approval.denied'), data: z.strictObject({ resolved_by: Id, note: Text.optional(), at }) }),
+  z.strictObject({ type: z.literal('approval.denied'), data: z.strictObject({ resolved_by: Id, note: Text.optional(), resolution_jws: resolutionJws, at }) }),
   z.strictObject({
     type: z.literal('approval.expired'),
-    data: z.strictObject({ resolved_by: Id.describe('The principal whose command observed the expiry.'), at }),
+    data: z.strictObject({ resolved_by: Id.describe('The principal whose command observed the expiry.'), resolution_jws: resolutionJws, at }),
   }),
   z.strictObject({ type: z.literal('approval.cancelled'), data: z.strictObject({ resolved_by: Id, reason: Text, at }) }),
   z.strictObject({
@@ -63,6 +74,23 @@ export const ApprovalEvent = z.discriminatedUnion('type', [
       cause: InvalidationCause,
       drifted_resources: z.array(ResourceName).max(LIMITS.targetResources).optional(),
       note: Text.optional(),
+      resolution_jws: resolutionJws,
+      at,
+    }),
+  }),
+  /**
+   * A resolution event in the log that does not carry the authority it claims (no director's
+   * signature, a signer who was not a director or is the requester, a key not valid then, a
+   * resolution of another approval or packet) was refused by whoever was to act on it: it
+   * resolves nothing, and the approval stays as it was.
+   */
+  z.strictObject({
+    type: z.literal('approval.resolution_refused'),
+    data: z.strictObject({
+      resolution_event_id: Id.describe('The refused resolution event.'),
+      code: RefusalCode,
+      reason: Text,
+      refused_by: Id,
       at,
     }),
   }),

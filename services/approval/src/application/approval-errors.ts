@@ -1,5 +1,6 @@
 import { WritError } from '@writ/contracts';
 import type { ApprovalErrorCode, GrantErrorCode, KernelCommandErrorCode } from '@writ/kernel';
+import { RESOLUTION_AUTHORITY_CODES, type ResolutionAuthorityCode } from '@writ/runtime';
 
 /** Codes the approval service itself raises (the kernel's approval and grant codes pass through unchanged). */
 export type ApprovalServiceCode =
@@ -48,8 +49,11 @@ export type ApprovalServiceCode =
   /** The log or the bus did not answer, or kept conflicting; retry later. */
   | 'APPROVAL_UNAVAILABLE';
 
-/** Every code the service's handlers raise or reply with. */
-export type ApprovalCode = ApprovalServiceCode | ApprovalErrorCode | GrantErrorCode | KernelCommandErrorCode | 'CONTRACT_INVALID';
+/**
+ * Every code the service's handlers raise or reply with: its own, the kernel's, and the
+ * authority check of a recorded director's resolution (APPROVAL_RESOLUTION_*, `@writ/runtime`).
+ */
+export type ApprovalCode = ApprovalServiceCode | ApprovalErrorCode | GrantErrorCode | KernelCommandErrorCode | ResolutionAuthorityCode | 'CONTRACT_INVALID';
 
 export class ApprovalServiceError extends WritError<ApprovalServiceCode> {
   constructor(code: ApprovalServiceCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
@@ -74,4 +78,6 @@ export const TERMINAL_CODES: readonly ApprovalCode[] = Object.freeze([
   'GRANT_AUTHORITY_MISSING',
   'GRANT_EXPIRED',
   'KERNEL_COMMAND_INVALID',
+  // A recorded resolution's authority never changes on redelivery: it is refused for good.
+  ...RESOLUTION_AUTHORITY_CODES,
 ]);

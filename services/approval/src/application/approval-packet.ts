@@ -1,6 +1,7 @@
 import { ApprovalPacket, LIMITS, parseContract, type ActionRequest, type RequestApproval } from '@writ/contracts';
 import { canonicalJson } from '@writ/crypto';
 import type { StateWitness } from '@writ/kernel';
+import { APPROVAL_PACKET_FORMAT, approvalPacketDocument } from '@writ/runtime';
 
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
@@ -87,8 +88,8 @@ export function buildApprovalPacket(command: RequestApproval, expiresAt: string,
 }
 
 
-/** The stored form of a packet (Hermit 16.7: packets are artifacts, inspectable later). */
-export const PACKET_DOCUMENT_FORMAT = 'writ.approval-packet/1';
+/** The stored form of a packet (Hermit 16.7: packets are artifacts, inspectable later): `@writ/runtime`'s, which resolutions sign the hash of. */
+export const PACKET_DOCUMENT_FORMAT = APPROVAL_PACKET_FORMAT;
 
 /**
  * What is stored as the approval.packet artifact: the packet and, when one was captured, the
@@ -96,7 +97,7 @@ export const PACKET_DOCUMENT_FORMAT = 'writ.approval-packet/1';
  * what the approver was asked and the state the answer depends on.
  */
 export function packetDocument(packet: ApprovalPacket, stateWitness?: StateWitness): Record<string, unknown> {
-  return { format: PACKET_DOCUMENT_FORMAT, packet, ...(stateWitness === undefined ? {} : { state_witness: stateWitness }) };
+  return approvalPacketDocument(packet, stateWitness);
 }
 
 /** The RFC 8785 bytes of a packet document: what is hashed and stored. */

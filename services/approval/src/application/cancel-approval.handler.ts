@@ -62,7 +62,7 @@ export class CancelApprovalHandler {
         ? { type: 'cancel-approval', data: { resolved_by: command.cancelled_by, reason: command.reason }, metadata: { now: at } }
         : { type: 'invalidate-approval', data: { resolved_by: command.cancelled_by, cause: 'input_drift', note: command.reason }, metadata: { now: at } };
     const [event] = approvalDecider.decide(kernelCommand, state);
-    if (event === undefined || event.type === 'approval.requested') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
+    if (event === undefined || event.type === 'approval.requested' || event.type === 'approval.resolution_refused') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
     const drafts = resolutionDrafts({
       state,
       event,

@@ -57,7 +57,7 @@ export class ExpireApprovalHandler {
 
       const at = now.toISOString();
       const [event] = approvalDecider.decide({ type: 'expire-approval', data: { resolved_by: this.deps.principalId }, metadata: { now: at } }, state);
-      if (event === undefined || event.type === 'approval.requested') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
+      if (event === undefined || event.type === 'approval.requested' || event.type === 'approval.resolution_refused') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
       const drafts = resolutionDrafts({
         state,
         event,

@@ -1,9 +1,10 @@
 import type { IssueGrant, PolicyCapabilityScope } from '@writ/contracts';
 import { grantDecider } from '@writ/kernel';
+import { ResolutionAuthorityError, type ResolutionRefusal } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { causationIdOf, serviceDraft } from './event-drafts.js';
 import { buildGrantClaims, grantIdFor } from './grant-claims.js';
-import type { Clock, CommandOrigin, GrantSigner, TaskLog } from './ports.js';
+import type { Clock, CommandOrigin, GrantSigner, TaskHistory, TaskLog } from './ports.js';
 import { findPolicyEvaluation, foldApproval, foldGrant } from './task-history.js';
 
 export interface IssueGrantDeps {
@@ -30,6 +31,11 @@ export type IssueGrantOutcome = 'issued' | 'already_issued';
  * policy result required it. The claims go through the kernel's grant
  * decider, are signed as a `writ-grant+jwt`, and `grant.issued` carries both.
  * The grant id is derived from the command, so a redelivery appends nothing.
+ *
+ * The approval is folded from the log as `TrustedTaskLog` reads it: an
+ * `approval.granted` whose director's signature does not hold up is no grant,
+ * and the command is refused with that resolution's code (APPROVAL_RESOLUTION_*,
+ * terminal): nothing is minted on it.
  */
 export class IssueGrantHandler {
   constructor(private readonly deps: IssueGrantDeps) {}
@@ -43,7 +49,7 @@ export class IssueGrantHandler {
     const existing = foldGrant(history.events, grantId);
     if (existing.status !== 'initial') return 'already_issued';
 
-    const issuedBy = this.#authority(command, history.events);
+    const issuedBy = this.#authority(command, history);
     const now = this.deps.clock();
     const at = now.toISOString();
     const claims = buildGrantClaims({
@@ -82,7 +88,8 @@ export class IssueGrantHandler {
   }
 
   /** Who authorized the action (`issued_by_principal_id`), or why nobody did. */
-  #authority(command: IssueGrant, events: Parameters<typeof findPolicyEvaluation>[0]): string {
+  #authority(command: IssueGrant, history: TaskHistory): string {
+    const events = history.events;
     const evaluation = findPolicyEvaluation(events, command.policy_result_id);
     const result = evaluation?.policy_result;
     if (result === undefined || result.task_id !== command.task_id || result.attempt_id !== command.attempt_id) {
@@ -104,6 +111,12 @@ export class IssueGrantHandler {
       });
     }
     const approval = foldApproval(events, command.approval_id);
+    const refused = refusedGrant(history.refused, command.approval_id);
+    if (approval.status !== 'granted' && refused !== undefined) {
+      throw new ResolutionAuthorityError(refused.code, `approval ${command.approval_id} was not granted by a director: ${refused.message}; no grant is minted`, {
+        details: { ...refused.details, approval_id: command.approval_id, resolution_event_id: refused.event_id },
+      });
+    }
     if (approval.status !== 'granted' || approval.attempt_id !== command.attempt_id) {
       throw new ApprovalServiceError('APPROVAL_NOT_GRANTED', `approval ${command.approval_id} is ${approval.status} for this attempt; no grant is minted`, {
         details: { approval_id: command.approval_id, status: approval.status },
@@ -117,4 +130,9 @@ export class IssueGrantHandler {
     }
     return approval.resolved_by ?? result.evaluated_by;
   }
+}
+
+/** The refused `approval.granted` of the approval, if the log holds one (the last: the one acted on). */
+function refusedGrant(refused: TaskHistory['refused'], approvalId: string): ResolutionRefusal | undefined {
+  return [...(refused?.values() ?? [])].filter((refusal) => refusal.approval_id === approvalId && refusal.event_type === 'approval.granted').at(-1);
 }

@@ -1,11 +1,17 @@
 import type { CapabilityGrantClaims, EventDraft, EventEnvelope, ExpireApproval, PrincipalRole, PublicEd25519Jwk } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
-import type { ServiceKeyRotator } from '@writ/runtime';
+import type { PrincipalHistory, ResolutionRefusal, ServiceKeyRotator } from '@writ/runtime';
 
 /** A task's events as read, and the `task_seq` to append after. */
 export interface TaskHistory {
+  /**
+   * The task's events, less the director decisions that failed their authority check
+   * (`refused`): a resolution nobody may have made resolves nothing here.
+   */
   readonly events: readonly EventEnvelope[];
   readonly seq: number;
+  /** The director decisions in the log that were refused (forged, or signed without authority), by event id. */
+  readonly refused?: ReadonlyMap<string, ResolutionRefusal>;
 }
 
 /** The task streams of the event log (`<prefix>.task.<task_id>`). */
@@ -23,6 +29,13 @@ export interface TaskLog {
 export interface PrincipalDirectory {
   lookup(principalId: string): Promise<{ readonly principal_id: string; readonly roles: readonly PrincipalRole[]; readonly principal_type?: string } | undefined>;
   verificationKeys(principalId: string): Promise<KeySet>;
+  /** Its whole history (every key with its window): what a recorded resolution is checked against. */
+  history(principalId: string): Promise<PrincipalHistory | undefined>;
+}
+
+/** Which director decisions among a task's events fail their authority check (`@writ/runtime`'s ResolutionAuthority). */
+export interface ResolutionRefusals {
+  refusals(events: readonly EventEnvelope[]): Promise<ReadonlyMap<string, ResolutionRefusal>>;
 }
 
 /** Signs grant claims as a compact JWS (`typ: writ-grant+jwt`) with the service's active key (a rotation switches it). */

@@ -6,7 +6,7 @@ import type { TaskLog } from './ports.js';
 import { findPolicyEvaluation, foldApproval } from './task-history.js';
 
 /** The approval events that resolve an approval: each is recorded with a Decision. */
-export type ResolutionEvent = Exclude<ApprovalEvent, { type: 'approval.requested' }>;
+export type ResolutionEvent = Exclude<ApprovalEvent, { type: 'approval.requested' | 'approval.resolution_refused' }>;
 
 function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;

@@ -1,11 +1,19 @@
-import { hasErrorCode, type EventEnvelope } from '@writ/contracts';
+import { hasErrorCode, type ApprovalResolution, type EventEnvelope } from '@writ/contracts';
 import { approvalDecider, type ApprovalCommand, type ApprovalRecord } from '@writ/kernel';
-import { SIGNED_REQUESTS, verifySignedRequest } from '@writ/runtime';
+import {
+  RESOLUTION_AUTHORITY_CODES,
+  ResolutionAuthorityError,
+  SIGNED_REQUESTS,
+  checkResolutionAuthority,
+  packetHashOfRef,
+  requestedApproval,
+  verifySignedRequest,
+} from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { derivedId } from './event-drafts.js';
 import { policyVersions } from './policy-drift.js';
 import type { Clock, PolicyProfiles, PrincipalDirectory, TaskLog, WorkspaceWitness } from './ports.js';
-import { appendDecision, landedResolution, resolutionDrafts } from './resolution-decision.js';
+import { appendDecision, landedResolution, resolutionDrafts, type ResolutionEvent } from './resolution-decision.js';
 import type { ResolveApprovalReply, ResolveApprovalRequest } from './resolve-approval.contract.js';
 import { claimedResolution } from './resolution-jws.js';
 import { resolutionFailure } from './signed-request.js';
@@ -42,6 +50,7 @@ const REPLY_CODES = new Set([
   'APPROVAL_WITNESS_UNAVAILABLE',
   'APPROVAL_POLICY_UNAVAILABLE',
   'CONTRACT_INVALID',
+  ...RESOLUTION_AUTHORITY_CODES,
 ]);
 
 /**
@@ -63,7 +72,14 @@ const REPLY_CODES = new Set([
  *    service's bucket (Hermit 19.6): different, or the profile gone → `approval.invalidated`
  *    (policy_drift), which re-enters policy; the bucket unavailable →
  *    APPROVAL_POLICY_UNAVAILABLE, nothing appended, the approval stays pending.
- * 5. The event is appended to the task stream together with `decision.recorded` (the
+ * 5. The resolution must sign the approval's packet (`packet_hash` = the hash its
+ *    `approval_packet_ref` names): a director who saw another packet, or a packet
+ *    that changed since, is refused APPROVAL_RESOLUTION_PACKET_STALE.
+ * 6. The event carries the director's JWS (`resolution_jws`), and before it is appended
+ *    it passes the very check everyone who acts on it will make (`@writ/runtime`
+ *    ResolutionAuthority: a key valid when signed, signed while pending, ...): the
+ *    service never records a decision its consumers would refuse.
+ * 7. The event is appended to the task stream together with `decision.recorded` (the
  *    Decision with the resolver); a lost race re-reads and decides again (a second
  *    resolution then finds it no longer pending).
  */
@@ -111,15 +127,17 @@ export class ResolveApprovalHandler {
           details: { task_id: request.task_id, approval_id: request.approval_id },
         });
       }
+      requireCurrentPacket(resolution, state);
       const at = this.deps.clock().toISOString();
       const who = { principal_id: resolver.principal_id, roles: resolver.roles };
-      const note = resolution.note === undefined ? {} : { note: resolution.note };
+      const data = { resolver: who, resolution_jws: request.resolution_jws, ...(resolution.note === undefined ? {} : { note: resolution.note }) };
       const command: ApprovalCommand =
-        resolution.decision === 'grant'
-          ? { type: 'grant-approval', data: { resolver: who, ...note }, metadata: { now: at } }
-          : { type: 'deny-approval', data: { resolver: who, ...note }, metadata: { now: at } };
+        resolution.decision === 'grant' ? { type: 'grant-approval', data, metadata: { now: at } } : { type: 'deny-approval', data, metadata: { now: at } };
       const [event] = await this.#decide(command, state, request.task_id, history.events);
-      if (event === undefined || event.type === 'approval.requested') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
+      if (event === undefined || event.type === 'approval.requested' || event.type === 'approval.resolution_refused') {
+        throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
+      }
+      await this.#requireAuthority(event, history.events, request.approval_id);
       const drafts = resolutionDrafts({
         state,
         event,
@@ -151,6 +169,17 @@ export class ResolveApprovalHandler {
   }
 
   /**
+   * The check every consumer of the resolution will make, made on the event about to be
+   * appended: refused here, it is never recorded.
+   */
+  async #requireAuthority(event: ResolutionEvent, events: readonly EventEnvelope[], approvalId: string): Promise<void> {
+    const approval = requestedApproval(events, approvalId);
+    if (approval === undefined) throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `approval ${approvalId} has no approval.requested in the log`);
+    const check = await checkResolutionAuthority({ event_id: 'pending', event_type: event.type, payload: event.data }, approval, (id) => this.deps.principals.history(id));
+    if (!check.ok) throw new ResolutionAuthorityError(check.code, check.message, { details: check.details });
+  }
+
+  /**
    * The kernel decides first without policy versions or fingerprints, so who may resolve,
    * whether it is still pending and whether it expired are answered before anything else is
    * asked; only when it needs them (APPROVAL_POLICY_UNCHECKED, then APPROVAL_WITNESS_MISSING)
@@ -174,5 +203,17 @@ export class ResolveApprovalHandler {
         }
       }
     }
+  }
+}
+
+/** The resolution must sign the packet the approval shows now: the hash its `approval_packet_ref` names. */
+function requireCurrentPacket(resolution: ApprovalResolution, state: ApprovalRecord): void {
+  const current = packetHashOfRef(state.approval_packet_ref);
+  if (resolution.packet_hash !== current) {
+    throw new ResolutionAuthorityError(
+      'APPROVAL_RESOLUTION_PACKET_STALE',
+      `the resolution signs packet ${resolution.packet_hash}, but approval ${state.approval_id} shows ${current ?? state.approval_packet_ref}: fetch the packet again (writ approvals show ${state.approval_id}) and decide on what it says now`,
+      { details: { approval_id: state.approval_id, signed_packet_hash: resolution.packet_hash, packet_ref: state.approval_packet_ref } },
+    );
   }
 }

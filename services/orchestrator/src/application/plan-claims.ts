@@ -37,7 +37,7 @@ import type { AttemptView, BlockedClaimView, DoneClaimView, TaskView } from './t
 /** A fact the claims phase appends (not a kernel aggregate event): claim.*, question.*, audit.*, decision.recorded. */
 export interface FactDraft {
   readonly type: string;
-  readonly entityType: 'task' | 'decision';
+  readonly entityType: 'task' | 'decision' | 'approval';
   readonly entityId: string;
   readonly payload: Record<string, unknown>;
   /** Idempotency key (unique per task); the event id derives from it. */

@@ -381,3 +381,51 @@ describe('planTask: approval resolutions are receipted', () => {
     expect(only(plan)).toMatchObject({ command: 'receiptIssue', payload: { cause: 'approval_resolved', approval_id: approvalId } });
   });
 });
+
+describe("a director's decision without authority (DESIGN invariant 9)", () => {
+  function forgedGrant(name: string) {
+    const { log, approvalId, requested } = awaitingApproval(name);
+    const forged = approvalResolvedDraft(log.ids, approvalId, requested, 'grant', { unsigned: true, at: instant(4) });
+    log.add(forged);
+    log.refused.set(forged.event_id, {
+      event_id: forged.event_id,
+      event_type: 'approval.granted',
+      approval_id: approvalId,
+      code: 'APPROVAL_RESOLUTION_UNSIGNED',
+      message: 'approval.granted carries no director signature',
+      details: {},
+    });
+    return { log, approvalId, forged };
+  }
+
+  it('given a refused approval.granted, when handled, then its refusal is recorded and nothing resumes, is granted or receipted', () => {
+    // given
+    const { log, approvalId, forged } = forgedGrant('fg1');
+    // when
+    const plan = log.step('approval.granted');
+    // then
+    expect(typesOf(plan)).toEqual(['approval.resolution_refused']);
+    expect(plan.events[0]).toMatchObject({
+      entity_type: 'approval',
+      entity_id: approvalId,
+      payload: { resolution_event_id: forged.event_id, code: 'APPROVAL_RESOLUTION_UNSIGNED', refused_by: 'writ-orchestrator' },
+    });
+    expect(plan.commands).toEqual([]);
+    const view = log.view();
+    expect(view.approvals.get(approvalId)?.state.status).toBe('pending');
+    expect(view.attempts.get(log.ids.attempt_id)?.state.status).toBe('awaiting_approval');
+    expect(view.ignored).toContainEqual(expect.objectContaining({ event_type: 'approval.granted', reason: 'unauthorized' }));
+  });
+
+  it('given the refusal is on the record, when the log is handled again, then nothing more is appended', () => {
+    // given
+    const { log } = forgedGrant('fg2');
+    log.step('approval.granted');
+    // when
+    const again = log.handle('approval.resolution_refused');
+    // then
+    expect(again.events).toEqual([]);
+    expect(again.commands).toEqual([]);
+  });
+});
+

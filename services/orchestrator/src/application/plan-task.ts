@@ -19,6 +19,7 @@ import {
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import {
   ATTEMPT_PRE_EXECUTION_STATES,
+  approvalDecider,
   attemptDecider,
   grantDecider,
   isTaskTerminal,
@@ -165,6 +166,8 @@ class Planner {
         details: { task_id: this.view.taskId, event_type: this.context.trigger.event_type },
       });
     }
+    // A forged or unauthorized director's decision resolves nothing (it was left out of the fold): its refusal goes on the record.
+    this.#recordRefusals();
     // Newly bound input first: a superseded attempt must not move on (to a grant, to the executor) on facts it no longer answers.
     for (const attempt of [...this.view.attempts.values()]) this.#applySupersession(attempt);
     for (const attempt of [...this.view.attempts.values()]) this.#reconcile(attempt);
@@ -176,6 +179,39 @@ class Planner {
 
   get #task(): TaskRecord {
     return this.view.task as TaskRecord;
+  }
+
+  // ---- resolutions without authority (DESIGN invariant 9) ---------------------------------------
+
+  /**
+   * Every director's decision the view left out for failing its authority check gets one
+   * `approval.resolution_refused` (the kernel's refusal: the approval stays as it was), with
+   * the check's code and message, once (its key derives from the refused event).
+   */
+  #recordRefusals(): void {
+    for (const refusal of this.view.refusedResolutions.values()) {
+      if (this.view.recordedRefusals.has(refusal.event_id)) continue;
+      const approval = this.view.approvals.get(refusal.approval_id)?.state;
+      if (approval === undefined || approval.status === 'initial') continue;
+      const [event] = approvalDecider.decide(
+        {
+          type: 'refuse-resolution',
+          data: { resolution_event_id: refusal.event_id, code: refusal.code, reason: clip(refusal.message), refused_by: this.context.actorId },
+          metadata: this.#meta(),
+        },
+        approval,
+      );
+      if (event === undefined) continue;
+      this.#fact({
+        type: event.type,
+        entityType: 'approval',
+        entityId: refusal.approval_id,
+        payload: event.data as Record<string, unknown>,
+        key: `${refusal.event_id}:approval.resolution_refused`,
+        stepId: approval.step_id,
+        attemptId: approval.attempt_id,
+      });
+    }
   }
 
   // ---- newly bound input (Hermit 11.5, 16.7) ----------------------------------------------------

@@ -1,4 +1,5 @@
 import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import type { ResolutionRefusal } from '@writ/runtime';
 import type { CommandName } from './plan-task.js';
 
 /** The task log as the orchestrator uses it (outbound: the event store). */
@@ -28,3 +29,11 @@ export interface CommandPublisher {
 
 /** The clock at the adapter edge; the kernel only ever sees its readings. */
 export type Clock = () => Date;
+
+/**
+ * Which director decisions among a task's events fail their authority check
+ * (`@writ/runtime`'s ResolutionAuthority over the principal registry): they resolve nothing.
+ */
+export interface ResolutionRefusals {
+  refusals(events: readonly EventEnvelope[]): Promise<ReadonlyMap<string, ResolutionRefusal>>;
+}

@@ -1,5 +1,6 @@
 import { BusClient } from '@writ/bus';
 import { hasErrorCode, type EventDraft, type EventEnvelope } from '@writ/contracts';
+import { ResolutionAuthority, principalHistory } from '@writ/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { append, createRig, disposeRig, ensureBusStreams, events, storedCommands, type Rig } from '../../test/rig.js';
 import { commandRequest, grantIssuedDraft, ingressDrafts, policyEvaluatedDraft, taskIds } from '../../test/task-fixtures.js';
@@ -53,6 +54,8 @@ function handler(log: TaskLog = new EventStoreTaskLog(rig.store)): TaskEventHand
     log,
     commands: new BusCommandPublisher(bus, rig.config.subjects),
     clock: () => new Date(),
+    // The principals' histories read from the rig's log, as the registry reads them.
+    authority: new ResolutionAuthority({ history: async (id) => principalHistory(id, (await rig.store.readEntity('principal', id)).map(({ event }) => event)) }),
     actorId: 'writ-orchestrator',
     executorPrincipalId: 'writ-executor',
   });

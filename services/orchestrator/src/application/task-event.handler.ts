@@ -2,13 +2,15 @@ import type { EventEnvelope } from '@writ/contracts';
 import type { Logger } from '@writ/telemetry';
 import { planTask, type CommandName } from './plan-task.js';
 import { OrchestratorError } from './orchestrator.errors.js';
-import type { Clock, CommandPublisher, TaskLog } from './ports.js';
+import type { Clock, CommandPublisher, ResolutionRefusals, TaskLog } from './ports.js';
 import { TaskView } from './task-view.js';
 
 export interface TaskEventHandlerOptions {
   readonly log: TaskLog;
   readonly commands: CommandPublisher;
   readonly clock: Clock;
+  /** Checks every director's decision in the task before the fold acts on it (DESIGN invariant 9). */
+  readonly authority: ResolutionRefusals;
   /** `actor_id` of the events the orchestrator appends. */
   readonly actorId: string;
   /** The principal grants are issued to (the executor fleet). */
@@ -27,7 +29,8 @@ export interface TaskEventOutcome {
 }
 
 /**
- * Handles one event of a task stream: load (read and fold the task) →
+ * Handles one event of a task stream: load (read the task, check the authority of every
+ * director's decision in it, and fold it without the refused ones) →
  * decide (`planTask`, the kernel's deciders) → append (guarded by the length
  * read: a lost race throws EVENTSTORE_CONFLICT, and the redelivery re-reads
  * and finds the work done) → publish the command the event calls for, with a
@@ -46,7 +49,9 @@ export class TaskEventHandler {
         details: { task_id: taskId, head_seq: headSeq, event_seq: trigger.task_seq },
       });
     }
-    const view = TaskView.fold(taskId, events);
+    // A director's decision counts only when its recorded signature holds up: the others are folded as absent.
+    const refused = await this.options.authority.refusals(events);
+    const view = TaskView.fold(taskId, events, refused);
     // The stored event is the one decided on (the delivered copy is only a pointer to it).
     const stored = events.find((event) => event.task_seq === trigger.task_seq) ?? trigger;
     const plan = planTask(view, {
@@ -64,6 +69,10 @@ export class TaskEventHandler {
     const outcome: TaskEventOutcome = { task_id: taskId, trigger: stored.event_type, appended: plan.events.map((event) => event.event_type), published };
     if (outcome.appended.length > 0 || published.length > 0) {
       this.options.logger?.info({ ...outcome, task_seq: stored.task_seq, ignored: view.ignored.length }, 'task event handled');
+    }
+    if (refused.has(stored.event_id)) {
+      const refusal = refused.get(stored.event_id);
+      this.options.logger?.warn({ task_id: taskId, event_id: stored.event_id, event_type: stored.event_type, code: refusal?.code, reason: refusal?.message }, 'resolution refused: it resolves nothing');
     }
     return outcome;
   }

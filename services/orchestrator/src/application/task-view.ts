@@ -32,6 +32,7 @@ import {
   type StepState,
   type TaskState,
 } from '@writ/kernel';
+import type { ResolutionRefusal } from '@writ/runtime';
 import { z } from 'zod';
 
 /** The envelope fields the fold reads: a stored event, or one the planner is about to append. */
@@ -139,7 +140,8 @@ export interface QuestionView {
 export interface IgnoredEvent {
   readonly seq: number;
   readonly event_type: string;
-  readonly reason: 'malformed' | 'unplaced' | 'unknown_type';
+  /** `unauthorized`: a director's resolution whose signature does not hold up (it resolves nothing). */
+  readonly reason: 'malformed' | 'unplaced' | 'unknown_type' | 'unauthorized';
 }
 
 const ENTRY_EVENTS = new Set(['attempt.awaiting_policy', 'attempt.policy_reentered']);
@@ -174,12 +176,26 @@ export class TaskView {
   /** Rollbacks a failed audit proposed (`audit.rollback_proposed`), by the receipt they undo. */
   readonly auditRollbacks = new Map<string, AuditRollbackProposed>();
   readonly ignored: IgnoredEvent[] = [];
+  /**
+   * Director decisions in the log that failed their authority check (`@writ/runtime`
+   * ResolutionAuthority), by event id: folded as if absent, so a forged `approval.granted`
+   * resumes no attempt and is receipted by nobody.
+   */
+  readonly refusedResolutions: ReadonlyMap<string, ResolutionRefusal>;
+  /** Resolution events whose refusal is on the record (`approval.resolution_refused`). */
+  readonly recordedRefusals = new Set<string>();
   headSeq = 0;
 
-  constructor(readonly taskId: string) {}
+  constructor(
+    readonly taskId: string,
+    refused: ReadonlyMap<string, ResolutionRefusal> = new Map(),
+  ) {
+    this.refusedResolutions = refused;
+  }
 
-  static fold(taskId: string, events: readonly LoggedEvent[]): TaskView {
-    const view = new TaskView(taskId);
+  /** Folds the task's events; `refused` (event id → refusal) are left out, each noted in `ignored` as `unauthorized`. */
+  static fold(taskId: string, events: readonly LoggedEvent[], refused?: ReadonlyMap<string, ResolutionRefusal>): TaskView {
+    const view = new TaskView(taskId, refused);
     for (const event of events) view.apply(event);
     return view;
   }
@@ -208,6 +224,7 @@ export class TaskView {
 
   apply(event: LoggedEvent): void {
     this.headSeq = Math.max(this.headSeq, event.task_seq);
+    if (this.refusedResolutions.has(event.event_id)) return this.ignore(event, 'unauthorized');
     const domainEvent = { type: event.event_type, data: event.payload };
     const [family] = event.event_type.split('.', 1);
     switch (family) {
@@ -243,6 +260,10 @@ export class TaskView {
   private applyApproval(event: LoggedEvent, domainEvent: { type: string; data: unknown }): void {
     const approvalId = event.entity_type === 'approval' ? event.entity_id : stringField(event.payload, 'approval_id');
     if (approvalId === undefined) return this.ignore(event, 'unplaced');
+    if (event.event_type === 'approval.resolution_refused') {
+      const refused = stringField(event.payload, 'resolution_event_id');
+      if (refused !== undefined) this.recordedRefusals.add(refused);
+    }
     const approval = this.approvals.get(approvalId) ?? { approval_id: approvalId, state: approvalDecider.initialState() };
     approval.state = approvalDecider.evolve(approval.state, domainEvent);
     this.approvals.set(approvalId, approval);

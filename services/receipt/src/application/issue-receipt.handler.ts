@@ -1,8 +1,8 @@
 import { ReceiptIssued, parseContract, type IssueReceipt } from '@writ/contracts';
-import { causationIdOf, serviceDraft } from '@writ/runtime';
+import { ResolutionAuthorityError, causationIdOf, serviceDraft } from '@writ/runtime';
 import { approvalFacts, attemptFacts, issuedReceipts, recordedSnapshots } from './attempt-facts.js';
 import { buildReceiptBody } from './build-receipt.js';
-import type { Clock, CommandOrigin, CurrentSigner, ReceiptSigner, TaskLog } from './ports.js';
+import type { Clock, CommandOrigin, CurrentSigner, ReceiptSigner, ResolutionRefusals, TaskLog } from './ports.js';
 import { ReceiptServiceError } from './receipt-errors.js';
 import { sealReceipt } from './receipt-seal.js';
 
@@ -13,6 +13,8 @@ export interface IssueReceiptDeps {
   readonly clock: Clock;
   /** The receipt service principal: actor of the events. */
   readonly principalId: string;
+  /** Which director decisions in the task fail their authority check: never receipted, never bound (DESIGN invariant 9). */
+  readonly authority: ResolutionRefusals;
 }
 
 export type IssueReceiptOutcome = 'issued' | 'already_issued';
@@ -23,6 +25,11 @@ export type IssueReceiptOutcome = 'issued' | 'already_issued';
  * it, and append `receipt.issued`. Idempotent by receipt id (derived from the
  * attempt, cause and result); a lost race (EVENTSTORE_CONFLICT) is retried by the
  * bus, which re-reads and re-chains. Never changes task state.
+ *
+ * A director's decision in the log (`approval.granted` / `.denied`) is receipted and bound
+ * only when its recorded signature holds up (`@writ/runtime` ResolutionAuthority): the facts
+ * are gathered without the refused ones, and an `approval_resolved` receipt of an approval
+ * whose only resolution was refused is refused with that resolution's code (terminal).
  */
 export class IssueReceiptHandler {
   constructor(private readonly deps: IssueReceiptDeps) {}
@@ -33,18 +40,30 @@ export class IssueReceiptHandler {
       throw new ReceiptServiceError('RECEIPT_TASK_NOT_FOUND', `task ${command.task_id} has no events; nothing to receipt`, { details: { task_id: command.task_id } });
     }
     const receipts = issuedReceipts(history.events);
+    const refused = await this.deps.authority.refusals(history.events);
+    // The facts a receipt binds: the log less the director decisions nobody with authority made.
+    const trusted = refused.size === 0 ? history.events : history.events.filter((event) => !refused.has(event.event_id));
+    const approval = command.cause === 'approval_resolved' && command.approval_id !== undefined ? approvalFacts(trusted, command.approval_id) : undefined;
+    if (approval !== undefined && approval.resolution === null) {
+      const refusal = [...refused.values()].filter((candidate) => candidate.approval_id === command.approval_id).at(-1);
+      if (refusal !== undefined) {
+        throw new ResolutionAuthorityError(refusal.code, `approval ${refusal.approval_id} has no resolution to receipt: ${refusal.message}`, {
+          details: { ...refusal.details, resolution_event_id: refusal.event_id },
+        });
+      }
+    }
     const at = this.deps.clock().toISOString();
     // One key for this receipt: it is named in the body (signer_ref) and signs it.
     const signer = this.deps.signer();
     const body = buildReceiptBody({
       command,
-      facts: attemptFacts(history.events, command.attempt_id),
+      facts: attemptFacts(trusted, command.attempt_id),
       createdAt: at,
       prevReceiptHash: receipts.at(-1)?.receipt.receipt_hash ?? null,
       signerRef: signer.kid,
       snapshots: recordedSnapshots(history.events),
       taskReceipts: receipts.map((issued) => issued.receipt),
-      ...(command.cause === 'approval_resolved' && command.approval_id !== undefined ? { approval: approvalFacts(history.events, command.approval_id) } : {}),
+      ...(approval === undefined ? {} : { approval }),
     });
     const receiptId = body.receipt_id;
     if (receipts.some((issued) => issued.receipt.receipt_id === receiptId)) return 'already_issued';

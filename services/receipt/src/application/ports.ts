@@ -1,5 +1,5 @@
-import type { EventDraft } from '@writ/contracts';
-import type { TaskHistory } from '@writ/runtime';
+import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import type { ResolutionRefusal, TaskHistory } from '@writ/runtime';
 
 /** The task streams of the event log (`<prefix>.task.<task_id>`; outbound: `@writ/runtime`'s `EventStoreTaskLog`). */
 export interface TaskLog {
@@ -31,4 +31,9 @@ export type Clock = () => Date;
 export interface CommandOrigin {
   /** `Nats-Msg-Id` of the command, or another stable id of the message. */
   readonly commandId: string;
+}
+
+/** Which director decisions among a task's events fail their authority check (`@writ/runtime`'s ResolutionAuthority). */
+export interface ResolutionRefusals {
+  refusals(events: readonly EventEnvelope[]): Promise<ReadonlyMap<string, ResolutionRefusal>>;
 }

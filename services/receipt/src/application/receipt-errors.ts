@@ -1,4 +1,5 @@
 import { WritError } from '@writ/contracts';
+import { RESOLUTION_AUTHORITY_CODES, type ResolutionAuthorityCode } from '@writ/runtime';
 
 /** Codes the receipt service raises while issuing. */
 export type ReceiptServiceCode =
@@ -28,10 +29,11 @@ export class ReceiptServiceError extends WritError<ReceiptServiceCode> {
   }
 }
 
-/** Codes that can never succeed on redelivery: dead-lettered at once with the reason. */
-export const TERMINAL_CODES: readonly ReceiptServiceCode[] = Object.freeze([
+/** Codes that can never succeed on redelivery: dead-lettered at once with the reason (a refused resolution stays refused). */
+export const TERMINAL_CODES: readonly (ReceiptServiceCode | ResolutionAuthorityCode)[] = Object.freeze([
   'RECEIPT_TASK_NOT_FOUND',
   'RECEIPT_ATTEMPT_NOT_FOUND',
   'RECEIPT_GRANT_NOT_FOUND',
   'RECEIPT_APPROVAL_NOT_FOUND',
+  ...RESOLUTION_AUTHORITY_CODES,
 ]);
