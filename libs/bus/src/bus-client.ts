@@ -1,10 +1,10 @@
 import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
-import { connect, headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { trace } from '@opentelemetry/api';
 import { injectTraceContext, MessagingAttributes, withProducerSpan } from '@writ/telemetry';
 import { BusError, RemoteError } from './bus-errors.js';
 import { decodeJson, encodeJson } from './json-codec.js';
-import { natsConnectOptions } from './nats-credentials.js';
+import { connectBus } from './nats-credentials.js';
 import { publishError, requestError } from './nats-errors.js';
 import { ERROR_CODE_HEADER } from './request-responder.js';
 
@@ -93,7 +93,7 @@ export class BusClient {
     const servers = options.servers ?? process.env['NATS_URL'] ?? 'nats://127.0.0.1:4223';
     let nc: NatsConnection;
     try {
-      nc = await connect({ servers, ...(options.name === undefined ? {} : { name: options.name }), ...natsConnectOptions() });
+      nc = await connectBus({ servers, ...(options.name === undefined ? {} : { name: options.name }) });
     } catch (cause) {
       throw new BusError('BUS_CONNECTION_FAILED', `cannot connect to NATS at ${String(servers)}`, { cause });
     }

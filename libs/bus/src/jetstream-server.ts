@@ -10,14 +10,14 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream';
-import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { Server, type CustomTransportStrategy, type MessageHandler } from '@nestjs/microservices';
 import { trace } from '@opentelemetry/api';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { lastValueFrom } from 'rxjs';
 import type { JetStreamContext, RequestContext } from './bus-context.js';
 import { BusError } from './bus-errors.js';
-import { natsConnectOptions } from './nats-credentials.js';
+import { connectBus } from './nats-credentials.js';
 import {
   DEAD_LETTER_DELIVERIES,
   readHandlerOptions,
@@ -150,7 +150,7 @@ export class JetStreamServer
   private async connect(): Promise<NatsConnection> {
     const servers = this.options.servers ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL;
     try {
-      return await connect({ servers, name: this.options.serviceName, ...natsConnectOptions() });
+      return await connectBus({ servers, name: this.options.serviceName });
     } catch (cause) {
       throw new BusError('BUS_CONNECTION_FAILED', `cannot connect to NATS at ${String(servers)}`, { cause });
     }

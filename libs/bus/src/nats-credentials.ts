@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { credsAuthenticator, nkeyAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, errors, nkeyAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { BusError } from './bus-errors.js';
 
 /**
@@ -91,5 +91,25 @@ function readSecret(variable: string, path: string): string {
     return readFileSync(path, 'utf8');
   } catch (cause) {
     throw new BusError('BUS_CREDENTIALS_INVALID', `${variable} names ${path}, which cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'}); point it at the file writ init or writ principal add wrote`, { cause });
+  }
+}
+
+/** Attempts at a first connection that timed out (a server or a host busy at start-up), before giving up. */
+const CONNECT_ATTEMPTS = 3;
+
+/**
+ * Connects with the environment's credential (`natsConnectOptions`), retrying a
+ * first connection that timed out, a host saturated at start-up being the usual
+ * cause; a refusal (bad credential, authorization) fails at once, since
+ * retrying cannot fix it. The caller maps the final error onto its own code.
+ */
+export async function connectBus(options: ConnectionOptions, env: NatsCredentialEnvironment = process.env): Promise<NatsConnection> {
+  const settings = { ...options, ...natsConnectOptions(env) };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect(settings);
+    } catch (error) {
+      if (!(error instanceof errors.TimeoutError) || attempt >= CONNECT_ATTEMPTS) throw error;
+    }
   }
 }

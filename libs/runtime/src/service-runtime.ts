@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { natsConnectOptions } from '@writ/bus';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectBus } from '@writ/bus';
 import type { PrincipalRole } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
@@ -179,7 +179,7 @@ export async function connectNats(servers: string, name: string): Promise<NatsCo
     .map((server) => server.trim())
     .filter((server) => server !== '');
   try {
-    return await connect({ servers: list, name, ...natsConnectOptions() });
+    return await connectBus({ servers: list, name });
   } catch (cause) {
     // A URL may carry credentials (nats://user:password@host): never in an error.
     const shown = list.map((server) => server.replace(/\/\/[^/@\s]*@/, '//[REDACTED]@')).join(',');

@@ -1,8 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connect } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { JetStreamServer, natsConnectOptions } from '@writ/bus';
+import { JetStreamServer, connectBus } from '@writ/bus';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
 import { ExecutorError } from './application/executor-errors.js';
@@ -51,7 +50,7 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
   const config = { ...given, hostId: given.hostId ?? (await deriveHostId(given.cells.socketPath, given.cells.cellsRoot)) };
   let nc: NatsConnection;
   try {
-    nc = await connect({ servers: config.natsUrl, name: config.executorId, ...natsConnectOptions() });
+    nc = await connectBus({ servers: config.natsUrl, name: config.executorId });
   } catch (cause) {
     throw new ExecutorError('EXECUTOR_NOT_READY', `cannot connect to NATS at ${config.natsUrl}; is nats-server (with -js) running?`, { cause });
   }

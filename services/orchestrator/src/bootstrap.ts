@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { BusExceptionFilter, JetStreamServer, natsConnectOptions } from '@writ/bus';
+import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
 import { PrincipalRegistry, ResolutionAuthority, ensureWritStreams } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
@@ -46,7 +46,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
   let nc: NatsConnection | undefined;
   let app: INestApplication | undefined;
   try {
-    nc = await connect({ servers: env.WRIT_NATS_URL, name: 'orchestrator', ...natsConnectOptions() });
+    nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' });
     readiness.connected(nc);
     const store = await EventStore.open(nc, {
       stream: env.WRIT_EVENTS_STREAM,

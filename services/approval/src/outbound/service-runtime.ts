@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { natsConnectOptions } from '@writ/bus';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectBus } from '@writ/bus';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
 import { PrincipalRegistry, RotatingServiceKey, ensureWritStreams } from '@writ/runtime';
@@ -48,7 +48,7 @@ export class ServiceRuntime implements OnApplicationShutdown {
   ) {}
 
   static async start(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
-    const nc = await connect({ servers: options.natsUrl, name: `writ-${options.serviceName}`, ...natsConnectOptions() });
+    const nc = await connectBus({ servers: options.natsUrl, name: `writ-${options.serviceName}` });
     try {
       const { streams } = options;
       await ensureWritStreams(await jetstreamManager(nc), {
