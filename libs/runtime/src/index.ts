@@ -26,6 +26,7 @@ export { RotatingServiceKey, type KeyRotation, type KeyRotationResult, type Rota
 export { rotateKeyOnRequest, type KeyRotationRequestDeps, type ServiceKeyRotator } from './key-rotation-request.js';
 export { TaskSerializer } from './task-serializer.js';
 export { keyLifecycles, type KeyLifecycle } from './key-lifecycle.js';
+export { describeWindow, keyStandingAt, keyValidAt, keyWindows, type KeyStanding, type KeyWindow } from './key-history.js';
 export {
   PrincipalRegistry,
   evolvePrincipal,
