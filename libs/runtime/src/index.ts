@@ -19,7 +19,7 @@ export {
   type ServiceStreams,
 } from './service-environment.js';
 export { rooted, writSubjects, type BusStreamSubjects, type CommandSubjects, type WritSubjects } from './subject-root.js';
-export { ensureWritStreams, writStreamConfigs, type WritStreamsOptions } from './writ-streams.js';
+export { INGRESS_DUPLICATE_WINDOW_NS, ensureWritStreams, writStreamConfigs, type WritStreamsOptions } from './writ-streams.js';
 export { loadOrCreateServiceKey } from './service-key.js';
 export { KEYRING_LOCK_FILE, KEYRING_STATE_FILE, KeyringState, RetiringKey, ServiceKeyring, type OpenedKeyring, type ServiceKeyringOptions } from './service-keyring.js';
 export { RotatingServiceKey, type KeyRotation, type KeyRotationResult, type RotatingServiceKeyOptions } from './rotating-service-key.js';

@@ -93,7 +93,7 @@ export declare class Stack {
   cli(args: readonly string[]): Promise<string>;
   actionRequest(principal: Principal, overrides?: Record<string, unknown>): ActionRequestDocument;
   sign(principal: Principal, request: unknown, options?: { key?: Ed25519SigningKey }): Promise<string>;
-  submit(principal: Principal, request: ActionRequestDocument | undefined, options?: { msgId?: string; body?: string; subjectPrincipal?: string }): Promise<PubAck>;
+  submit(principal: Principal, request: ActionRequestDocument | undefined, options?: { key?: string; body?: string; subjectPrincipal?: string }): Promise<PubAck>;
   publishCommand(suffix: string, command: unknown, msgId?: string): Promise<PubAck>;
 
   http(route: string, init?: RequestInit): Promise<HttpAnswer>;
