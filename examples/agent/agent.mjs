@@ -4,7 +4,7 @@
 //   2. has an operator register it with `writ principal add` (the CLI signs with the operator's key,
 //      WRIT_OPERATOR_KEY / WRIT_OPERATOR_ID, and issues the agent's own bus credential),
 //   3. publishes signed ActionRequests (compact EdDSA JWS) to <root>.ingress.action.<its id>
-//      with Nats-Msg-Id = the request's id, and reads each outcome from GET /v1/actions/<id>:
+//      with Writ-Idempotency-Key = the request's id, and reads each outcome from GET /v1/actions/<id>:
 //      (a) an allowed command, (b) a destructive one that waits for a director's approval,
 //      (c) a network write that the policy denies.
 //
@@ -27,7 +27,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { jetstream } from '@nats-io/jetstream';
-import { connect, credsAuthenticator } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, headers } from '@nats-io/transport-node';
 
 const API = (process.env.WRIT_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
@@ -165,7 +165,11 @@ async function main() {
     const js = jetstream(nc);
     for (const [label, request] of Object.entries(requests)) {
       const subject = `${ROOT}.ingress.action.${agentId}`;
-      const ack = await js.publish(subject, signRequest(request), { msgID: request.action_request_id });
+      // The idempotency key goes in Writ-Idempotency-Key, not Nats-Msg-Id: JetStream dedupes msg ids across the
+      // whole ingress stream, so another principal publishing the same id first would make it drop this request.
+      const h = headers();
+      h.set('Writ-Idempotency-Key', request.action_request_id);
+      const ack = await js.publish(subject, signRequest(request), { headers: h });
       say(`${label}: published ${request.action_request_id} on ${subject} (stream ${ack.stream} seq ${ack.seq})`);
     }
   } finally {

@@ -183,7 +183,7 @@ function watch(stack) {
 const withTimeout = (promise, what) =>
   Promise.race([promise, delay(ACTION_TIMEOUT_MS, undefined, { ref: false }).then(() => ({ timedOut: what }))]);
 
-/** The task ingress opens for `<principal>:<Nats-Msg-Id>` (docs/governed-path.md step 1). */
+/** The task ingress opens for `<principal>:<idempotency key>` (docs/governed-path.md step 1). */
 const taskIdOf = (principalId, key) => `tsk-${createHash('sha256').update(`${principalId}:${key}`).digest('hex').slice(0, 32)}`;
 
 /**

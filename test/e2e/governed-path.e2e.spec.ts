@@ -50,10 +50,10 @@ beforeEach(({ onTestFailed }) => {
 
 const ofType = (type: string) => (event: EventEnvelope) => event.event_type === type;
 
-/** The ids ingress derives from `<principal>:<idempotency key>` (docs/governed-path.md step 1). */
-function ingressIds(principalId: string, key: string): { ingressId: string; taskId: string } {
-  const hash = sha256Hex(`${principalId}:${key}`).slice(0, 32);
-  return { ingressId: `ing-${hash}`, taskId: `tsk-${hash}` };
+/** The ids ingress derives (docs/governed-path.md step 1): the record of these bytes under `<principal>:<key>`, and the task of the key. */
+function ingressIds(principalId: string, key: string, body: string): { ingressId: string; taskId: string } {
+  const scoped = `${principalId}:${key}`;
+  return { ingressId: `ing-${sha256Hex(`${sha256Hex(body)}:${scoped}`).slice(0, 32)}`, taskId: `tsk-${sha256Hex(scoped).slice(0, 32)}` };
 }
 
 /** Collects the JSON documents published on a core NATS subject. */
@@ -520,8 +520,8 @@ describe('ingress refuses what it cannot authenticate or read', () => {
   }, 60_000);
 
   /** The request was recorded, rejected with `code`, and no task was created for it. */
-  async function expectRejected(principalId: string, msgId: string, actionRequestId: string | undefined, code: string): Promise<void> {
-    const { ingressId, taskId } = ingressIds(principalId, msgId);
+  async function expectRejected(principalId: string, key: string, body: string, actionRequestId: string | undefined, code: string): Promise<void> {
+    const { ingressId, taskId } = ingressIds(principalId, key, body);
     const rejected = await waitFor(async () => (await stack.entityEvents('ingress', ingressId)).find(ofType('ingress.rejected')), { what: `ingress.rejected of ${ingressId}`, timeoutMs: 30_000 });
     expect(rejected.payload).toMatchObject({ reason_code: code });
     expect((await stack.entityEvents('ingress', ingressId)).map((event) => event.event_type)).toEqual(['ingress.received', 'ingress.rejected']);
@@ -538,10 +538,11 @@ describe('ingress refuses what it cannot authenticate or read', () => {
       // given a request signed by someone else's key under the agent's kid
       const forger = await generateEd25519Key({ kid: agent.kid });
       const request = stack.actionRequest(agent);
+      const forged = await stack.sign(agent, request, { key: forger });
       // when it is published as the agent's
-      await stack.submit(agent, request, { body: await stack.sign(agent, request, { key: forger }) });
+      await stack.submit(agent, request, { body: forged });
       // then
-      await expectRejected(agent.id, request.action_request_id, request.action_request_id, 'INGRESS_SIGNATURE_INVALID');
+      await expectRejected(agent.id, request.action_request_id, forged, request.action_request_id, 'INGRESS_SIGNATURE_INVALID');
     },
     STEP_MS,
   );
@@ -553,10 +554,11 @@ describe('ingress refuses what it cannot authenticate or read', () => {
       const key = await generateEd25519Key({ kid: 'stranger-k1' });
       const stranger: Principal = { id: uniqueName('stranger').replaceAll('_', '-'), kid: key.kid, key, publicJwk: key.publicJwk };
       const request = stack.actionRequest(stranger);
+      const jws = await stack.sign(stranger, request);
       // when it is published
-      await stack.submit(stranger, request);
+      await stack.submit(stranger, request, { body: jws });
       // then
-      await expectRejected(stranger.id, request.action_request_id, request.action_request_id, 'INGRESS_PRINCIPAL_UNKNOWN');
+      await expectRejected(stranger.id, request.action_request_id, jws, request.action_request_id, 'INGRESS_PRINCIPAL_UNKNOWN');
     },
     STEP_MS,
   );
@@ -566,30 +568,32 @@ describe('ingress refuses what it cannot authenticate or read', () => {
     async () => {
       // given a correctly signed document missing what an ActionRequest needs
       const { action_class: _dropped, params: _params, ...incomplete } = stack.actionRequest(agent);
-      await stack.submit(agent, incomplete as typeof incomplete & { action_request_id: string });
-      await expectRejected(agent.id, incomplete.action_request_id, incomplete.action_request_id, 'INGRESS_REQUEST_INVALID');
+      const signed = await stack.sign(agent, incomplete);
+      await stack.submit(agent, incomplete as typeof incomplete & { action_request_id: string }, { body: signed });
+      await expectRejected(agent.id, incomplete.action_request_id, signed, incomplete.action_request_id, 'INGRESS_REQUEST_INVALID');
 
       // and bytes that are not a compact JWS at all
-      const msgId = uniqueName('garbage');
-      await stack.submit(agent, undefined, { body: '{"action_request_id": "not-a-jws"}', msgId });
-      await expectRejected(agent.id, msgId, undefined, 'INGRESS_REQUEST_INVALID');
+      const key = uniqueName('garbage');
+      const garbage = '{"action_request_id": "not-a-jws"}';
+      await stack.submit(agent, undefined, { body: garbage, key });
+      await expectRejected(agent.id, key, garbage, undefined, 'INGRESS_REQUEST_INVALID');
     },
     STEP_MS,
   );
 
   it(
-    'the same Nats-Msg-Id sent twice runs once: one task, one execution',
+    'the same request sent twice under one idempotency key runs once: one task, one execution',
     async () => {
       // given one signed request appending a line to count.txt
       const request = stack.actionRequest(agent, { target_resources: ['count.txt'], params: { argv: ['sh', '-c', 'echo ran >> count.txt'] } });
       const jws = await stack.sign(agent, request);
-      const { ingressId, taskId } = ingressIds(agent.id, request.action_request_id);
+      const { ingressId, taskId } = ingressIds(agent.id, request.action_request_id, jws);
 
-      // when it is published twice with the same Nats-Msg-Id, and once more over HTTP with it as Idempotency-Key
+      // when it is published twice under the same Writ-Idempotency-Key (both stored: ingress, not JetStream, dedupes), and once more over HTTP with it as Idempotency-Key
       const first = await stack.submit(agent, request, { body: jws });
       const second = await stack.submit(agent, request, { body: jws });
       expect(first.duplicate).toBe(false);
-      expect(second).toMatchObject({ duplicate: true, seq: first.seq });
+      expect(second.seq).toBeGreaterThan(first.seq);
       const action = await stack.waitForAction(request.action_request_id);
       const posted = await stack.http('/v1/actions', {
         method: 'POST',

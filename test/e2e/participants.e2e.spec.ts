@@ -70,12 +70,14 @@ async function post(route: string, body: unknown): Promise<{ status: number; bod
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-function ingressId(principalId: string, key: string): string {
-  return `ing-${sha256Hex(`${principalId}:${key}`).slice(0, 32)}`;
+/** The record ingress keeps of `body` under `<principal>:<key>` (docs/governed-path.md step 1). */
+function ingressId(principalId: string, key: string, body: string): string {
+  return `ing-${sha256Hex(`${sha256Hex(body)}:${principalId}:${key}`).slice(0, 32)}`;
 }
 
-async function outcome(principalId: string, key: string): Promise<EventEnvelope> {
-  const id = ingressId(principalId, key);
+/** The outcome of `request` as `stack.submit` publishes it (Ed25519 signs deterministically: signing again gives the same bytes). */
+async function outcome(principal: Parameters<typeof stack.sign>[0], request: { action_request_id: string }): Promise<EventEnvelope> {
+  const id = ingressId(principal.id, request.action_request_id, await stack.sign(principal, request));
   return waitFor(
     async () => {
       if ((await stack.store.headOfEntity('ingress', id)).taskSeq < 2) return undefined;
@@ -123,7 +125,7 @@ it(
     // when it reads inside its manifest, then ingress accepts and policy allows, naming the scope
     const inside = stack.actionRequest(seed, { action_class: 'read_local', target_resources: ['docs/a.md'], params: { path: 'docs/a.md' }, expected_effects: [] });
     await stack.submit(seed, inside);
-    const accepted = await outcome(seedId, inside.action_request_id);
+    const accepted = await outcome(seed, inside);
     expect(accepted.event_type).toBe('ingress.accepted');
     const allowed = await stack.waitForTaskEvent(accepted.payload['task_id'] as string, (event) => event.event_type === 'policy.evaluated', { timeoutMs: STEP_MS });
     expect((allowed.payload as unknown as PolicyEvaluated).policy_result).toMatchObject({ outcome: 'allow', participant_scope_ref: scopeRef });
@@ -132,7 +134,7 @@ it(
     // when it writes where its manifest grants only reading, then policy denies with the participant code
     const outside = stack.actionRequest(seed, { action_class: 'write_local', target_resources: ['docs/a.md'], params: { path: 'docs/a.md', content: 'x' }, expected_effects: [] });
     await stack.submit(seed, outside);
-    const second = await outcome(seedId, outside.action_request_id);
+    const second = await outcome(seed, outside);
     expect(second.event_type).toBe('ingress.accepted');
     const denied = await stack.waitForTaskEvent(second.payload['task_id'] as string, (event) => event.event_type === 'policy.evaluated', { timeoutMs: STEP_MS });
     expect((denied.payload as unknown as PolicyEvaluated).policy_result).toMatchObject({ outcome: 'deny', matched_rules: ['participant_path_denied'], participant_scope_ref: scopeRef });
@@ -162,7 +164,7 @@ it(
     expect(await post('/v1/seeds/retire/ingest', { last_will: await signDocument(will, child) })).toMatchObject({ status: 200, body: { status: 'retired' } });
     const late = stack.actionRequest(seed, { action_class: 'read_local', target_resources: ['docs/a.md'], params: { path: 'docs/a.md' }, expected_effects: [] });
     await stack.submit(seed, late);
-    const refused = await outcome(seedId, late.action_request_id);
+    const refused = await outcome(seed, late);
     expect(refused).toMatchObject({ event_type: 'ingress.rejected', payload: { reason_code: 'INGRESS_PARTICIPANT_INACTIVE' } });
   },
   STEP_MS * 3,

@@ -274,7 +274,7 @@ describe('writ action submit', () => {
     reason: 'cli test',
   });
 
-  it('signs the request and publishes it to <root>.ingress.action.<principal> with Nats-Msg-Id = action_request_id', async () => {
+  it('signs the request and publishes it to <root>.ingress.action.<principal> with Writ-Idempotency-Key = action_request_id (no Nats-Msg-Id: JetStream would dedupe it across principals)', async () => {
     // given a key and a request file without proposed_by / proposed_at
     const principal = uniqueName('agent');
     const key = await keypair(`${principal}-k1`);
@@ -289,7 +289,8 @@ describe('writ action submit', () => {
     // and the stored message is the compact JWS of the completed request, keyed by action_request_id
     const stored = await (await jetstreamManager(nc)).streams.getMessage(streams.ingress, { seq: ack.seq });
     expect(stored?.subject).toBe(`${root}.ingress.action.${principal}`);
-    expect(stored?.header.get('Nats-Msg-Id')).toBe(actionRequestId);
+    expect(stored?.header.get('Writ-Idempotency-Key')).toBe(actionRequestId);
+    expect(stored?.header.get('Nats-Msg-Id')).toBe('');
     const verified = await verifyJws(stored!.string(), await importEd25519PublicJwk(key.publicJwk));
     expect(JSON.parse(new TextDecoder().decode(verified.payload))).toMatchObject({ action_request_id: actionRequestId, proposed_by: principal, proposed_at: now.toISOString() });
   });

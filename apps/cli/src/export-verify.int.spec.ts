@@ -8,6 +8,7 @@ import { canonicalJson, generateEd25519Key, sha256Hex, signClaims, signJws, type
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { receiptServiceKey, sealTestReceipt } from '../test/receipt.fixture.js';
 import { ServiceProcess, operatorEnv } from '../test/service-process.fixture.js';
 import { run, type CliIo } from './main.js';
 
@@ -426,7 +427,8 @@ describe('writ verify --live', () => {
   it("given the log grew after the export, then the live head verifies and the bundle's tree is a prefix of it", async () => {
     // given another task's receipt sequenced after the export, and a head signed over it
     const other = uniqueName('task');
-    const key = await generateEd25519Key({ kid: uniqueName('k') });
+    // signed with the receipt service's own key, as the service would: the log admits nothing else
+    const key = await receiptServiceKey(join(dir, 'receipt.jwk.json'));
     const body = {
       receipt_id: uniqueName('rct'),
       task_id: other,
@@ -444,13 +446,9 @@ describe('writ verify --live', () => {
       result_summary: 'refused: nothing ran',
       created_at: at(),
       verifiability: 'signed',
-      signer_ref: key.kid,
       prev_receipt_hash: null,
     };
-    const canonical = canonicalJson(body);
-    const jws = await signJws(canonical, key, { typ: 'writ-receipt+jws' });
-    const [header, , signature] = jws.split('.');
-    const receipt = { ...body, receipt_hash: sha256Hex(canonical), signature: `${header}..${signature}` };
+    const { receipt, jws } = await sealTestReceipt(body, key);
     await store.append(other, [{ ...draft('receipt.issued', { type: 'receipt', id: body.receipt_id }, 'att-1', { receipt, jws, cause: 'refused' }, 'writ-receipt'), correlation_id: other }], 0);
     await waitFor(async () => ((await store.readEntity('transparency_log', logId)).filter(({ event }) => event.event_type === 'tlog.entry_appended').length >= 4 ? true : undefined), {
       what: 'the fourth leaf',

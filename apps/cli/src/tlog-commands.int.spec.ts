@@ -2,12 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { parseReceipt, type PublicEd25519Jwk } from '@writ/contracts';
-import { registerInLog } from '../test/principal.fixture.js';
-import { canonicalJson, generateEd25519Key, hexToBytes, sha256Hex, signJws, verifyInclusion } from '@writ/crypto';
+import { TransparencyLogEntryAppended, type PublicEd25519Jwk, type TransparencyLogReceiptRefused } from '@writ/contracts';
+import { generateEd25519Key, hexToBytes, merkleLeafHash, bytesToHex, verifyInclusion } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerInLog } from '../test/principal.fixture.js';
+import { receiptServiceKey, sealTestReceipt } from '../test/receipt.fixture.js';
 import { ServiceProcess, operatorEnv } from '../test/service-process.fixture.js';
 import { run, type CliIo } from './main.js';
 
@@ -15,8 +16,9 @@ import { run, type CliIo } from './main.js';
  * `writ tlog head|prove` against the real NATS and the BUILT receipt service
  * (services/receipt/dist/main.js, started as a child process on this test's
  * own subject root and streams; build it first: `npx nx run @writ/receipt:build`).
- * Receipts are appended to task streams as the receipt service appends them;
- * its sequencer makes them leaves of the transparency log.
+ * Receipts are appended to task streams as the receipt service appends them
+ * (signed with its key); its sequencer makes them leaves of the transparency
+ * log, and refuses forged ones.
  */
 
 const MiB = 1024 ** 2;
@@ -24,6 +26,7 @@ const MiB = 1024 ** 2;
 let nc: NatsConnection;
 let store: EventStore;
 let dir: string;
+let keyFile: string;
 let service: ServiceProcess | undefined;
 const root = uniqueName('t');
 const logId = uniqueName('log');
@@ -40,9 +43,13 @@ async function writ(argv: string[]) {
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }
 
-/** A `receipt.issued` as the receipt service appends it (signed here by a throwaway key: the log checks the hash, the CLI the leaf). */
-async function appendReceipt(): Promise<string> {
-  const key = await generateEd25519Key({ kid: uniqueName('k') });
+/**
+ * A `receipt.issued` appended around the receipt service, signed with its own
+ * key as the service would (`service`), or forged: a key it never had
+ * (`throwaway`) or a garbage signature (`garbage`).
+ */
+async function appendReceipt(signer: 'service' | 'throwaway' | 'garbage' = 'service'): Promise<{ receiptId: string; taskId: string; receiptHash: string; eventId: string }> {
+  const key = signer === 'throwaway' ? await generateEd25519Key({ kid: uniqueName('k') }) : await receiptServiceKey(keyFile);
   const taskId = uniqueName('task');
   const body = {
     receipt_id: uniqueName('rct'),
@@ -61,18 +68,21 @@ async function appendReceipt(): Promise<string> {
     result_summary: 'refused: nothing ran',
     created_at: new Date().toISOString(),
     verifiability: 'signed' as const,
-    signer_ref: key.kid,
     prev_receipt_hash: null,
   };
-  const canonical = canonicalJson(body);
-  const jws = await signJws(canonical, key, { typ: 'writ-receipt+jws' });
-  const [header, , signature] = jws.split('.');
-  const receipt = parseReceipt({ ...body, receipt_hash: sha256Hex(canonical), signature: `${header}..${signature}` });
+  let { receipt, jws } = await sealTestReceipt(body, key);
+  if (signer === 'garbage') {
+    const [header, payload] = jws.split('.');
+    const garbage = Buffer.from('g'.repeat(64)).toString('base64url');
+    jws = `${header}.${payload}.${garbage}`;
+    receipt = { ...receipt, signature: `${header}..${garbage}` };
+  }
+  const eventId = uniqueName('evt');
   await store.append(
     taskId,
     [
       {
-        event_id: uniqueName('evt'),
+        event_id: eventId,
         schema_version: 1,
         event_type: 'receipt.issued',
         entity_type: 'receipt',
@@ -89,14 +99,19 @@ async function appendReceipt(): Promise<string> {
     ],
     0,
   );
-  return body.receipt_id;
+  return { receiptId: body.receipt_id, taskId, receiptHash: receipt.receipt_hash ?? '', eventId };
+}
+
+/** The log's events of one type. */
+async function tlogEvents(type: string) {
+  return (await store.readEntity('transparency_log', logId).catch(() => [])).filter(({ event }) => event.event_type === type);
 }
 
 beforeAll(async () => {
   nc = await connectTestNats('cli-tlog-test');
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: `${root}.evt`, maxBytes: 64 * MiB });
   dir = await mkdtemp(join(tmpdir(), 'writ-cli-tlog-'));
-  for (let n = 0; n < 3; n++) receiptIds.push(await appendReceipt());
+  keyFile = join(dir, 'receipt.jwk.json');
   service = ServiceProcess.start('receipt', 
     {
       ...env,
@@ -106,17 +121,25 @@ beforeAll(async () => {
       WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
       WRIT_BUS_MAX_BYTES: String(8 * MiB),
       WRIT_BUS_PULL_EXPIRES_MS: '1000',
-      WRIT_RECEIPT_KEY_FILE: join(dir, 'receipt.jwk.json'),
+      WRIT_RECEIPT_KEY_FILE: keyFile,
       WRIT_TLOG_ID: logId,
     },
     join(dir, 'receipt.log'),
   );
+  // The service registers its principal (and key) as it starts; receipts are signed after that.
+  await waitFor(
+    async () => {
+      service?.assertRunning();
+      return (await store.readEntity('principal', 'writ-receipt').catch(() => [])).length > 0 ? true : undefined;
+    },
+    { what: 'the receipt service started', timeoutMs: 30_000, intervalMs: 100 },
+  );
+  for (let n = 0; n < 3; n++) receiptIds.push((await appendReceipt()).receiptId);
   // Ready once the three receipts are leaves.
   await waitFor(
     async () => {
       service?.assertRunning();
-      const events = await store.readEntity('transparency_log', logId).catch(() => []);
-      return events.filter(({ event }) => event.event_type === 'tlog.entry_appended').length >= receiptIds.length ? true : undefined;
+      return (await tlogEvents('tlog.entry_appended')).length >= receiptIds.length ? true : undefined;
     },
     { what: 'the receipts sequenced', timeoutMs: 30_000, intervalMs: 100 },
   );
@@ -184,5 +207,77 @@ describe('writ tlog prove', () => {
 
     const usage = await writ(['tlog', 'prove', receiptIds[0] ?? '', '--tree-size', 'two']);
     expect(usage.code).toBe(2);
+  });
+});
+
+describe('writ tlog prove of a forged receipt', () => {
+  it('given a receipt.issued with a garbage signature appended straight to a task stream, then the log refuses it (no leaf) and prove exits 1 with TLOG_RECEIPT_REFUSED', async () => {
+    // given
+    const forged = await appendReceipt('garbage');
+    const refusal = await waitFor(async () => (await tlogEvents('tlog.receipt_refused')).map(({ event }) => event.payload as TransparencyLogReceiptRefused).find((found) => found.receipt_id === forged.receiptId), {
+      what: 'the refusal of the forged receipt',
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
+    expect(refusal.code).toBe('TLOG_RECEIPT_SIGNATURE_INVALID');
+    expect((await tlogEvents('tlog.entry_appended')).some(({ event }) => (event.payload as { receipt_id?: unknown }).receipt_id === forged.receiptId)).toBe(false);
+    // when
+    const result = await writ(['tlog', 'prove', forged.receiptId]);
+    // then
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error TLOG_RECEIPT_REFUSED: /);
+  });
+
+  it('given a leaf for a forged receipt written into the log around the service (as an older release could have admitted it), then prove FAILs the receipt check even though the head and the inclusion verify', async () => {
+    // given: a receipt signed by a key the receipt service never had, refused by the sequencer ...
+    const forged = await appendReceipt('throwaway');
+    await waitFor(async () => ((await tlogEvents('tlog.receipt_refused')).some(({ event }) => (event.payload as TransparencyLogReceiptRefused).receipt_id === forged.receiptId) ? true : undefined), {
+      what: 'the refusal of the forged receipt',
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
+    // ... and a leaf for it appended to the log's own stream by a forger with publish rights
+    const head = await store.headOfEntity('transparency_log', logId);
+    const leaves = (await tlogEvents('tlog.entry_appended')).length;
+    const entry = TransparencyLogEntryAppended.parse({
+      log_id: logId,
+      leaf_index: leaves,
+      receipt_id: forged.receiptId,
+      task_id: forged.taskId,
+      receipt_hash: forged.receiptHash,
+      leaf_hash: bytesToHex(merkleLeafHash(hexToBytes(forged.receiptHash))),
+      receipt_event_id: forged.eventId,
+    });
+    await store.appendToEntity(
+      'transparency_log',
+      logId,
+      [
+        {
+          event_id: uniqueName('evt'),
+          schema_version: 1,
+          event_type: 'tlog.entry_appended',
+          entity_type: 'transparency_log',
+          entity_id: logId,
+          occurred_at: new Date().toISOString(),
+          actor_type: 'service',
+          actor_id: 'writ-receipt',
+          payload: entry,
+          causation_id: forged.eventId,
+          correlation_id: forged.taskId,
+        },
+      ],
+      head.taskSeq,
+    );
+    // when
+    const result = await waitFor(async () => {
+      const proved = await writ(['tlog', 'prove', forged.receiptId]);
+      return proved.stderr.startsWith('error RECEIPT_NOT_IN_LOG') ? undefined : proved;
+    }, { what: 'the forged leaf served', timeoutMs: 30_000, intervalMs: 100 });
+    // then
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^ {2}PASS {2}tree_head /m);
+    expect(result.stdout).toMatch(/^ {2}PASS {2}inclusion /m);
+    expect(result.stdout).toMatch(/^ {2}FAIL {2}receipt {3}.*is not signed by a key of writ-receipt valid at its created_at/m);
+    expect(result.stderr).toMatch(/^error CLI_TLOG_UNVERIFIED: /);
   });
 });

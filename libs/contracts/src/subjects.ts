@@ -4,6 +4,14 @@ export const EVENTS_SUBJECTS = 'writ.evt.>';
 /** Signed ActionRequests from agents, kept so ingress can be replayed and audited. */
 export const INGRESS_STREAM = 'WRIT_INGRESS';
 export const INGRESS_SUBJECTS = 'writ.ingress.>';
+/**
+ * The header an agent names its idempotency key in on `writ.ingress.action.<principal_id>`.
+ * Not `Nats-Msg-Id`: JetStream dedupes on that header alone, across the whole ingress
+ * stream and every principal's subject, so another principal who publishes the same
+ * id first makes the stream drop the genuine message (ingress still reads a
+ * `Nats-Msg-Id` as the key when this header is absent, for older clients).
+ */
+export const INGRESS_IDEMPOTENCY_KEY_HEADER = 'Writ-Idempotency-Key';
 /** Commands between services (work items; competing consumers). */
 export const COMMANDS_STREAM = 'WRIT_COMMANDS';
 export const COMMANDS_SUBJECTS = 'writ.cmd.>';

@@ -19,13 +19,14 @@ export {
   type ServiceStreams,
 } from './service-environment.js';
 export { rooted, writSubjects, type BusStreamSubjects, type CommandSubjects, type WritSubjects } from './subject-root.js';
-export { ensureWritStreams, writStreamConfigs, type WritStreamsOptions } from './writ-streams.js';
+export { INGRESS_DUPLICATE_WINDOW_NS, ensureWritStreams, writStreamConfigs, type WritStreamsOptions } from './writ-streams.js';
 export { loadOrCreateServiceKey } from './service-key.js';
 export { KEYRING_LOCK_FILE, KEYRING_STATE_FILE, KeyringState, RetiringKey, ServiceKeyring, type OpenedKeyring, type ServiceKeyringOptions } from './service-keyring.js';
 export { RotatingServiceKey, type KeyRotation, type KeyRotationResult, type RotatingServiceKeyOptions } from './rotating-service-key.js';
 export { rotateKeyOnRequest, type KeyRotationRequestDeps, type ServiceKeyRotator } from './key-rotation-request.js';
 export { TaskSerializer } from './task-serializer.js';
 export { keyLifecycles, type KeyLifecycle } from './key-lifecycle.js';
+export { describeWindow, keyStandingAt, keyValidAt, keyWindows, type KeyStanding, type KeyWindow } from './key-history.js';
 export {
   PrincipalRegistry,
   evolvePrincipal,
@@ -81,7 +82,7 @@ export {
 export { DEFAULT_NATS_SERVER, NatsAuthority, fileExists, pushAccountJwt, writeSecret, type AgentBusCredential, type NatsServerSettings } from './bus-auth/nats-authority.js';
 export { initWritHome, type WritHome, type WritHomeOptions } from './bus-auth/writ-home.js';
 export { TrustAnchoredPrincipals, decideRegistration, loadTrustAnchor, type RegistrationConflict, type RegistrationDecision } from './principal-admin.js';
-export { describeWindow, keyHistory, keyValidAt, type PrincipalEvents } from './key-history.js';
+export { keyHistory, type PrincipalEvents } from './key-history.js';
 export { APPROVAL_PACKET_FORMAT, approvalPacketDocument, approvalPacketHash, packetHashOfRef } from './approval-packet.js';
 export {
   DIRECTOR_DECISIONS,

@@ -9,7 +9,7 @@ import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PrincipalRegistry, ensureWritStreams, loadConfig, loadOrCreateServiceKey, registerServicePrincipal, writStreamConfigs } from './index.js';
+import { INGRESS_DUPLICATE_WINDOW_NS, PrincipalRegistry, ensureWritStreams, loadConfig, loadOrCreateServiceKey, registerServicePrincipal, writStreamConfigs } from './index.js';
 
 let nc: NatsConnection;
 const stream = uniqueName('WRIT_EVENTS_RT');
@@ -94,6 +94,9 @@ describe('ensureWritStreams', () => {
       const info = await jsm.streams.info(names.commands);
       expect(info.config.discard).toBe('new');
       expect(info.config.max_bytes).toBe(16 * 1024 ** 2);
+      // JetStream's dedupe on the ingress stream is stream-wide (one principal could shadow another's msg id): the least window it allows.
+      expect((await jsm.streams.info(names.ingress)).config.duplicate_window).toBe(INGRESS_DUPLICATE_WINDOW_NS);
+      expect(info.config.duplicate_window).toBe(120 * 1e9);
       expect(writStreamConfigs().map((c) => c.name)).toEqual(['WRIT_INGRESS', 'WRIT_COMMANDS', 'WRIT_DLQ']);
     } finally {
       await deleteStreams(nc, names.ingress, names.commands, names.dlq);

@@ -4,6 +4,15 @@ import { RuntimeError } from './runtime-errors.js';
 
 const DAY_NS = 24 * 60 * 60 * 1e9;
 const MINUTE_NS = 60 * 1e9;
+/**
+ * The ingress stream's duplicate window: the least JetStream accepts (100 ms).
+ * Its dedupe is keyed by `Nats-Msg-Id` alone across the whole stream, not per
+ * subject, so on the ingress stream one principal could make JetStream drop
+ * another's message by publishing its msg id first. Ingress dedupes by its own
+ * records (principal, key and bytes), and agents name their key in
+ * `Writ-Idempotency-Key`, which JetStream ignores.
+ */
+export const INGRESS_DUPLICATE_WINDOW_NS = 100 * 1e6;
 const GiB = 1024 ** 3;
 
 /**
@@ -34,7 +43,7 @@ export function writStreamConfigs(options: WritStreamsOptions = {}): StreamConfi
     duplicate_window: 2 * MINUTE_NS,
   };
   return [
-    { ...common, name: names.ingress, subjects: [subjects.ingress], max_age: 7 * DAY_NS },
+    { ...common, name: names.ingress, subjects: [subjects.ingress], max_age: 7 * DAY_NS, duplicate_window: INGRESS_DUPLICATE_WINDOW_NS },
     { ...common, name: names.commands, subjects: [subjects.commands], max_age: DAY_NS },
     { ...common, name: names.dlq, subjects: [subjects.dlq], max_age: 30 * DAY_NS },
   ] as StreamConfig[];

@@ -1,3 +1,4 @@
+import { jetstreamManager } from '@nats-io/jetstream';
 import { BusClient } from '@writ/bus';
 import { IngressAccepted, IngressReceived, IngressRejected, type IngressRejectionCode } from '@writ/contracts';
 import { generateEd25519Key } from '@writ/crypto';
@@ -5,6 +6,7 @@ import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   actionRequest,
+  idsOf,
   ingressOutcome,
   publishRaw,
   registerPrincipal,
@@ -15,7 +17,6 @@ import {
   type TestAgent,
   type TestIngress,
 } from '../test/fixtures.js';
-import { ingressIds } from './application/ingress-ids.js';
 import type { IngressReply } from './application/receive-action.handler.js';
 
 let t: TestIngress;
@@ -34,6 +35,21 @@ afterAll(async () => {
 });
 
 const subjectOf = (principalId: string) => t.config.subjects.ingressAction(principalId);
+
+/** A new task of `who`, accepted over NATS; its id. */
+async function acceptedTask(who: TestAgent): Promise<string> {
+  const request = actionRequest(who.id);
+  const jws = await sign(request, who.key);
+  await publishRaw(t.nc, subjectOf(who.id), jws, request.action_request_id);
+  return IngressAccepted.parse((await ingressOutcome(t.store, idsOf(who.id, request.action_request_id, jws).ingressId))[1]!.payload).task_id;
+}
+
+/** Messages of the ingress stream its durable has not handled yet (delivered and unacked, or not delivered). */
+async function consumerPending(): Promise<number> {
+  const jsm = await jetstreamManager(t.nc);
+  for await (const info of jsm.consumers.list(t.config.streams.ingress)) return info.num_pending + info.num_ack_pending;
+  return Number.POSITIVE_INFINITY;
+}
 const querySubject = () => t.config.subjects.submitAction;
 
 const TASK_PATH = [
@@ -53,11 +69,11 @@ describe('ingress over NATS (writ.ingress.action.<principal_id>)', () => {
     // given a registered agent and a signed request
     const request = actionRequest(agent.id);
     const jws = await sign(request, agent.key);
-    // when it is published with Nats-Msg-Id = action_request_id
+    // when it is published with Writ-Idempotency-Key = action_request_id
     const ack = await publishRaw(t.nc, subjectOf(agent.id), jws, request.action_request_id);
     expect(ack.duplicate).toBe(false);
     // then the ingress stream holds received, then accepted
-    const ids = ingressIds(agent.id, request.action_request_id);
+    const ids = idsOf(agent.id, request.action_request_id, jws);
     const ingress = await ingressOutcome(t.store, ids.ingressId);
     expect(ingress.map((e) => e.event_type)).toEqual(['ingress.received', 'ingress.accepted']);
     const received = IngressReceived.parse(ingress[0]!.payload);
@@ -81,15 +97,14 @@ describe('ingress over NATS (writ.ingress.action.<principal_id>)', () => {
 
   it('acts in an existing task of the same principal: a new step and attempt, no new task', async () => {
     // given a task the agent created
-    const first = actionRequest(agent.id);
-    await publishRaw(t.nc, subjectOf(agent.id), await sign(first, agent.key), first.action_request_id);
-    const taskId = IngressAccepted.parse((await ingressOutcome(t.store, ingressIds(agent.id, first.action_request_id).ingressId))[1]!.payload).task_id;
+    const taskId = await acceptedTask(agent);
     // when a second request names that task
     const { task: _task, ...rest } = actionRequest(agent.id);
     const second = { ...rest, task_id: taskId };
-    await publishRaw(t.nc, subjectOf(agent.id), await sign(second, agent.key), second.action_request_id);
+    const secondJws = await sign(second, agent.key);
+    await publishRaw(t.nc, subjectOf(agent.id), secondJws, second.action_request_id);
     // then it is accepted into the same task, with only step and attempt events added
-    const ids = ingressIds(agent.id, second.action_request_id);
+    const ids = idsOf(agent.id, second.action_request_id, secondJws);
     const accepted = IngressAccepted.parse((await ingressOutcome(t.store, ids.ingressId))[1]!.payload);
     expect(accepted).toMatchObject({ task_id: taskId, created_task: false });
     const types = (await t.store.read(taskId)).map((e) => e.event.event_type);
@@ -195,7 +210,7 @@ describe('ingress over NATS (writ.ingress.action.<principal_id>)', () => {
         // when it is published
         await publishRaw(t.nc, subjectOf(principal), body, key);
         // then ingress records it, refuses it with the code, and no task subject appears
-        const ids = ingressIds(principal, key);
+        const ids = idsOf(principal, key, body);
         const events = await ingressOutcome(t.store, ids.ingressId);
         expect(events.map((e) => e.event_type)).toEqual(['ingress.received', 'ingress.rejected']);
         expect(IngressRejected.parse(events[1]!.payload).reason_code).toBe(c.code);
@@ -206,9 +221,7 @@ describe('ingress over NATS (writ.ingress.action.<principal_id>)', () => {
 
     it('INGRESS_TASK_TERMINAL: a task that has ended', async () => {
       // given a task of the agent that the orchestrator failed
-      const first = actionRequest(agent.id);
-      await publishRaw(t.nc, subjectOf(agent.id), await sign(first, agent.key), first.action_request_id);
-      const taskId = IngressAccepted.parse((await ingressOutcome(t.store, ingressIds(agent.id, first.action_request_id).ingressId))[1]!.payload).task_id;
+      const taskId = await acceptedTask(agent);
       const head = await t.store.head(taskId);
       const at = new Date().toISOString();
       await t.store.append(
@@ -219,42 +232,44 @@ describe('ingress over NATS (writ.ingress.action.<principal_id>)', () => {
       // when the agent submits another action into it
       const { task: _task, ...rest } = actionRequest(agent.id);
       const request = { ...rest, task_id: taskId };
-      await publishRaw(t.nc, subjectOf(agent.id), await sign(request, agent.key), request.action_request_id);
+      const jws = await sign(request, agent.key);
+      await publishRaw(t.nc, subjectOf(agent.id), jws, request.action_request_id);
       // then it is refused and the task stream is unchanged
-      const events = await ingressOutcome(t.store, ingressIds(agent.id, request.action_request_id).ingressId);
+      const events = await ingressOutcome(t.store, idsOf(agent.id, request.action_request_id, jws).ingressId);
       expect(IngressRejected.parse(events[1]!.payload).reason_code).toBe('INGRESS_TASK_TERMINAL');
       expect((await t.store.head(taskId)).taskSeq).toBe(head.taskSeq + 1);
     });
 
     it('INGRESS_PRINCIPAL_MISMATCH: another principal acting in a task it does not own', async () => {
       // given a task of the agent, and a second registered agent
-      const first = actionRequest(agent.id);
-      await publishRaw(t.nc, subjectOf(agent.id), await sign(first, agent.key), first.action_request_id);
-      const taskId = IngressAccepted.parse((await ingressOutcome(t.store, ingressIds(agent.id, first.action_request_id).ingressId))[1]!.payload).task_id;
+      const taskId = await acceptedTask(agent);
       const intruder = await registerPrincipal(t.store);
       const headBefore = (await t.store.head(taskId)).taskSeq;
       // when the second agent submits an action into the first agent's task
       const { task: _task, ...rest } = actionRequest(intruder.id);
       const request = { ...rest, task_id: taskId };
-      await publishRaw(t.nc, subjectOf(intruder.id), await sign(request, intruder.key), request.action_request_id);
+      const jws = await sign(request, intruder.key);
+      await publishRaw(t.nc, subjectOf(intruder.id), jws, request.action_request_id);
       // then it is refused and the task is unchanged
-      const events = await ingressOutcome(t.store, ingressIds(intruder.id, request.action_request_id).ingressId);
+      const events = await ingressOutcome(t.store, idsOf(intruder.id, request.action_request_id, jws).ingressId);
       expect(IngressRejected.parse(events[1]!.payload).reason_code).toBe('INGRESS_PRINCIPAL_MISMATCH');
       expect((await t.store.head(taskId)).taskSeq).toBe(headBefore);
     });
   });
 
-  it('the same Nats-Msg-Id sent twice makes one task', async () => {
+  it('the same request sent twice under the same key makes one task: the second is a duplicate of the same bytes, answered from the record', async () => {
     // given a signed request
     const request = actionRequest(agent.id);
     const jws = await sign(request, agent.key);
     const tasksBefore = await taskSubjectCount(t.nc, t.config);
-    // when it is published twice with the same Nats-Msg-Id
+    // when it is published twice with the same Writ-Idempotency-Key (JetStream stores both: the header is not its msg id)
     const first = await publishRaw(t.nc, subjectOf(agent.id), jws, request.action_request_id);
     const second = await publishRaw(t.nc, subjectOf(agent.id), jws, request.action_request_id);
-    // then JetStream keeps one, ingress handles one, and one task exists
-    expect(second).toMatchObject({ duplicate: true, seq: first.seq });
-    const ids = ingressIds(agent.id, request.action_request_id);
+    expect(second.seq).toBeGreaterThan(first.seq);
+    // then ingress records one request, and one task exists
+    const ids = idsOf(agent.id, request.action_request_id, jws);
+    expect((await ingressOutcome(t.store, ids.ingressId)).map((e) => e.event_type)).toEqual(['ingress.received', 'ingress.accepted']);
+    await waitFor(async () => ((await consumerPending()) === 0 ? true : undefined), { what: 'both messages handled' });
     expect((await ingressOutcome(t.store, ids.ingressId)).map((e) => e.event_type)).toEqual(['ingress.received', 'ingress.accepted']);
     expect(await taskSubjectCount(t.nc, t.config)).toBe(tasksBefore + 1);
   });
@@ -264,13 +279,13 @@ describe('ingress over NATS (writ.ingress.action.<principal_id>)', () => {
     const request = actionRequest(agent.id);
     const jws = await sign(request, agent.key);
     await publishRaw(t.nc, subjectOf(agent.id), jws, request.action_request_id);
-    const original = await ingressOutcome(t.store, ingressIds(agent.id, request.action_request_id).ingressId);
+    const original = await ingressOutcome(t.store, idsOf(agent.id, request.action_request_id, jws).ingressId);
     const tasksBefore = await taskSubjectCount(t.nc, t.config);
     // when the same signed request is replayed under another idempotency key
     const replayKey = uniqueName('replay');
     await publishRaw(t.nc, subjectOf(agent.id), jws, replayKey);
     // then the replay is recorded and refused as a duplicate action_request_id, and no task is added
-    const replay = await ingressOutcome(t.store, ingressIds(agent.id, replayKey).ingressId);
+    const replay = await ingressOutcome(t.store, idsOf(agent.id, replayKey, jws).ingressId);
     const rejected = IngressRejected.parse(replay[1]!.payload);
     expect(rejected).toMatchObject({ reason_code: 'INGRESS_REQUEST_INVALID', action_request_id: request.action_request_id });
     expect(rejected.message).toContain(original[0]!.entity_id);
@@ -287,7 +302,7 @@ describe('ingress over request/reply (SubmitAction, what POST /v1/actions forwar
     const first = await bus.request<IngressReply>(querySubject(), command);
     const second = await bus.request<IngressReply>(querySubject(), command);
     // then the first is accepted into a new task and the second is that task's duplicate
-    const ids = ingressIds(agent.id, command.idempotency_key);
+    const ids = idsOf(agent.id, command.idempotency_key, command.jws);
     expect(first).toEqual({ ingress_id: ids.ingressId, status: 'accepted', action_request_id: request.action_request_id, task_id: ids.newTaskId });
     expect(second).toEqual({ ...first, status: 'duplicate' });
     const received = IngressReceived.parse((await t.store.readEntity('ingress', ids.ingressId))[0]!.event.payload);
@@ -304,7 +319,7 @@ describe('ingress over request/reply (SubmitAction, what POST /v1/actions forwar
   it('records and refuses a JWS over the size limit instead of failing the command', async () => {
     const key = uniqueName('big');
     const reply = await bus.request<IngressReply>(querySubject(), { jws: 'x'.repeat(300 * 1024), idempotency_key: key, principal_id: agent.id });
-    expect(reply).toMatchObject({ ingress_id: ingressIds(agent.id, key).ingressId, status: 'rejected', reason_code: 'INGRESS_TOO_LARGE' });
+    expect(reply).toMatchObject({ ingress_id: idsOf(agent.id, key, 'x'.repeat(300 * 1024)).ingressId, status: 'rejected', reason_code: 'INGRESS_TOO_LARGE' });
     const received = IngressReceived.parse((await t.store.readEntity('ingress', reply.ingress_id))[0]!.event.payload);
     expect(received.raw).toBe('');
     expect(received.raw_sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -328,7 +343,7 @@ describe('HTTP', () => {
     // then 202 accepted, then 200 duplicate of the same task
     expect(first.status).toBe(202);
     const body = (await first.json()) as IngressReply;
-    expect(body).toMatchObject({ status: 'accepted', task_id: ingressIds(agent.id, request.action_request_id).newTaskId });
+    expect(body).toMatchObject({ status: 'accepted', task_id: idsOf(agent.id, request.action_request_id, jws).newTaskId });
     expect(second.status).toBe(200);
     expect(await second.json()).toMatchObject({ status: 'duplicate', task_id: body.task_id });
   });

@@ -1,7 +1,6 @@
 import { IngressAccepted, IngressRejected, type ActionRequest } from '@writ/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionRequest, ingressOutcome, publishRaw, registerPrincipal, sign, startTestIngress, type TestAgent, type TestIngress } from '../test/fixtures.js';
-import { ingressIds } from './application/ingress-ids.js';
+import { actionRequest, idsOf, ingressOutcome, publishRaw, registerPrincipal, sign, startTestIngress, type TestAgent, type TestIngress } from '../test/fixtures.js';
 
 /**
  * Newly bound input (Hermit 11.5, 16.7): a request may name an earlier
@@ -27,8 +26,9 @@ const subjectOf = (principalId: string) => t.config.subjects.ingressAction(princ
 
 /** Submits `request` as `who` and waits for its outcome; returns the ingress events. */
 async function submit(who: TestAgent, request: ActionRequest) {
-  await publishRaw(t.nc, subjectOf(who.id), await sign(request, who.key), request.action_request_id);
-  return ingressOutcome(t.store, ingressIds(who.id, request.action_request_id).ingressId);
+  const jws = await sign(request, who.key);
+  await publishRaw(t.nc, subjectOf(who.id), jws, request.action_request_id);
+  return ingressOutcome(t.store, idsOf(who.id, request.action_request_id, jws).ingressId);
 }
 
 /** An accepted first request of the agent: its task and attempt. */
@@ -65,7 +65,7 @@ describe('ingress: a request that supersedes an earlier one', () => {
     const orphan = { ...actionRequest(agent.id), supersedes: first.request.action_request_id };
     const events = await submit(agent, orphan);
     await expectRefused(events, 'INGRESS_SUPERSEDES_INVALID');
-    expect((await t.store.head(ingressIds(agent.id, orphan.action_request_id).newTaskId)).taskSeq).toBe(0);
+    expect((await t.store.head(idsOf(agent.id, orphan.action_request_id, '').newTaskId)).taskSeq).toBe(0);
   });
 
   it('given supersedes naming no request of the task, then INGRESS_SUPERSEDES_INVALID and the task is unchanged', async () => {

@@ -1,11 +1,12 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import type { ActionRequest, EventEnvelope, PrincipalType } from '@writ/contracts';
-import { generateEd25519Key, signJws, type Ed25519SigningKey } from '@writ/crypto';
+import { INGRESS_IDEMPOTENCY_KEY_HEADER, type ActionRequest, type EventEnvelope, type PrincipalType } from '@writ/contracts';
+import { generateEd25519Key, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { createLogger } from '@writ/telemetry';
 import { createIngressApp, type IngressApp } from '../src/bootstrap.js';
+import { ingressIds, type IngressIds } from '../src/application/ingress-ids.js';
 import { loadIngressConfig, type IngressConfig } from '../src/config.js';
 
 const MiB = 1024 ** 2;
@@ -135,10 +136,26 @@ export function sign(request: unknown, key: Ed25519SigningKey): Promise<string> 
   return signJws(JSON.stringify(request), key);
 }
 
-/** Publishes a body to JetStream as an agent does: raw bytes, `Nats-Msg-Id` when given. */
-export async function publishRaw(nc: NatsConnection, subject: string, body: string | Uint8Array, msgId?: string): Promise<{ seq: number; duplicate: boolean }> {
+/**
+ * Publishes a body to JetStream as an agent does: raw bytes, the idempotency key
+ * in `Writ-Idempotency-Key` when given (`via: 'msg-id'`: in `Nats-Msg-Id`, as
+ * older clients do, which JetStream's stream-wide dedupe also sees).
+ */
+export async function publishRaw(
+  nc: NatsConnection,
+  subject: string,
+  body: string | Uint8Array,
+  key?: string,
+  via: 'header' | 'msg-id' = 'header',
+): Promise<{ seq: number; duplicate: boolean }> {
   const headers = natsHeaders();
-  return jetstream(nc).publish(subject, body, msgId === undefined ? { headers } : { msgID: msgId, headers });
+  if (key !== undefined && via === 'header') headers.set(INGRESS_IDEMPOTENCY_KEY_HEADER, key);
+  return jetstream(nc).publish(subject, body, key !== undefined && via === 'msg-id' ? { msgID: key, headers } : { headers });
+}
+
+/** The ids ingress derives for `body` (as the consumer decodes it) under `principal` and `key`. */
+export function idsOf(principal: string, key: string, body: string | Uint8Array): IngressIds {
+  return ingressIds(principal, key, sha256Hex(typeof body === 'string' ? body : new TextDecoder().decode(body)));
 }
 
 /** Waits until the ingress stream holds its outcome (accepted or rejected) and returns every ingress event. */

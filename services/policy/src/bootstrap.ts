@@ -4,12 +4,14 @@ import { ServiceRuntime, serviceHttp, serviceStreams, type ReadinessRegistry } f
 import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
+import { ProfileAuthority, builtinRecords } from './application/profile-authority.js';
 import { ProfileCatalog } from './application/profile-catalog.js';
 import { ProfileSync } from './application/profile-sync.js';
 import type { PolicyConfig } from './config.js';
 import { EventStoreProfileLog } from './outbound/event-store-profile-log.js';
 import { KvProfileBucket } from './outbound/kv-profile-bucket.js';
 import { LogParticipantScopes } from './outbound/log-participant-scopes.js';
+import { LogPrincipalKeyHistory } from './outbound/log-principal-keys.js';
 import { PolicyModule, SERVICE_NAME, type PolicyProfileStore } from './policy.module.js';
 
 export interface PolicyAppOptions {
@@ -68,6 +70,8 @@ export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOp
     const { catalog, watch } = profiles;
     runtime.readiness
       .add('policy_profiles', () => ({ ok: watch.loaded && watch.healthy, value: catalog.size }))
+      // A detail, never a failure: a record written around the apply request must not take policy out of rotation.
+      .add('policy_records_refused', () => ({ ok: true, value: catalog.refusals() }))
       .add('bus', runtime.bus.statusCheck())
       .add('consumers_bound', runtime.bus.durablesCheck(1));
     const service = await startServiceApp({
@@ -107,9 +111,11 @@ async function openProfileStore(config: PolicyConfig, runtime: ServiceRuntime, l
   const seeded = await sync.seedBuiltins();
   if (seeded.length > 0) logger.info({ profiles: seeded }, 'built-in policy profiles recorded in the log');
   await sync.reconcile();
-  const catalog = new ProfileCatalog();
+  const authority = new ProfileAuthority({ principals, keys: new LogPrincipalKeyHistory(runtime.store), skewSeconds: env.WRIT_POLICY_APPLY_FRESHNESS_SECONDS });
+  // The built-ins shipped in this code are in force from the start; a bucket record replaces one only if trusted.
+  const catalog = new ProfileCatalog({ trust: authority, builtins: builtinRecords(env.WRIT_POLICY_PRINCIPAL_ID) });
   const watch = await bucket.watch(catalog, logger);
   await watch.ready;
-  logger.info({ bucket: env.WRIT_POLICY_BUCKET, profiles: catalog.versions() }, 'policy profiles loaded');
-  return { catalog, log, sync, watch, principals };
+  logger.info({ bucket: env.WRIT_POLICY_BUCKET, profiles: catalog.versions(), refused: catalog.refusals() }, 'policy profiles loaded');
+  return { catalog, log, sync, watch, principals, authority };
 }

@@ -5,8 +5,8 @@ import { BUILTIN_POLICY_DOCUMENTS } from '@writ/kernel';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinVersion, recordOf } from '../test/profiles.js';
-import { append, createRig, disposeRig, registerPrincipal, signApplication, startApp, waitForEvents, type Rig, type TestPrincipal } from '../test/rig.js';
-import { commandRequest, evaluateCommandFor, ingressDrafts, taskIds } from '../test/task-fixtures.js';
+import { commandRequest, taskIds } from '../test/task-fixtures.js';
+import { createRig, evaluateUnder as evaluateUnderIn, disposeRig, registerPrincipal, signApplication, signedRecord, startApp, type Rig, type TestPrincipal } from '../test/rig.js';
 import { validateDocument } from './application/profile-documents.js';
 import type { PolicyApp } from './bootstrap.js';
 
@@ -23,7 +23,6 @@ let kv: KV;
 let director: TestPrincipal;
 
 const enc = new TextEncoder();
-const unique = (name: string) => `${name}-${Math.random().toString(16).slice(2, 8)}`;
 /** A fresh profile id (a lowercase Name that is also one subject token). */
 const profileId = (name: string) => uniqueName(name).toLowerCase();
 
@@ -62,15 +61,7 @@ async function loaded(id: string, version: string): Promise<void> {
   await waitFor(async () => (rig.apps.every((app) => app.profiles.get(id)?.record.version === version) ? true : undefined), { what: `${id}@${version} loaded everywhere` });
 }
 
-/** Appends a new task under `profile` asking to run `argv`, sends EvaluatePolicy, returns the PolicyResult. */
-async function evaluateUnder(profile: string, argv: string[]) {
-  const ids = taskIds(unique('t'));
-  const request = commandRequest(ids, argv, profile);
-  await append(rig, ids.task_id, ...ingressDrafts(ids, request));
-  await rig.bus.publish(rig.config.subjects.policyEvaluate, evaluateCommandFor(ids, request), { msgId: `${ids.attempt_id}:cmd:policy.evaluate:1` });
-  const [evaluated] = await waitForEvents(rig, ids.task_id, 'policy.evaluated');
-  return (evaluated!.payload as { policy_result: { outcome: string; policy_version: string; policy_profile_ref: string; matched_rules: string[] } }).policy_result;
-}
+const evaluateUnder = (profile: string, argv: string[]) => evaluateUnderIn(rig, profile, argv);
 
 beforeAll(async () => {
   rig = await createRig('profiles');
@@ -232,9 +223,9 @@ describe('the bucket as a view of the log', () => {
     await kv.put(id, enc.encode('{not json'));
     const tampered = { ...recordOf(document(id, 'deny')), document: document(id, 'require_approval') };
     await kv.put(id, enc.encode(canonicalJson(tampered)));
-    // a valid record of another profile afterwards: once it is loaded, the watch has seen both damaged ones
+    // a valid record of another profile afterwards (a director's, as the service would store it): once it is loaded, the watch has seen both damaged ones
     const sentinel = profileId('sentinel');
-    const sentinelRecord = recordOf(document(sentinel));
+    const sentinelRecord = await signedRecord(director, document(sentinel));
     await kv.put(sentinel, enc.encode(canonicalJson(sentinelRecord)));
     await loaded(sentinel, sentinelRecord.version);
     // then the previous version stays in use

@@ -6,6 +6,7 @@ import { ApplyProfileHandler } from './application/apply-profile.handler.js';
 import { EvaluateDryRunHandler } from './application/evaluate-dry-run.handler.js';
 import { EvaluatePolicyHandler } from './application/evaluate-policy.handler.js';
 import type { Clock, PrincipalDirectory, ProfileLog, TaskLog } from './application/ports.js';
+import type { ProfileAuthority } from './application/profile-authority.js';
 import type { ProfileCatalog } from './application/profile-catalog.js';
 import type { ProfileSync } from './application/profile-sync.js';
 import type { PolicyConfig } from './config.js';
@@ -29,6 +30,8 @@ export interface PolicyProfileStore {
   readonly sync: ProfileSync;
   readonly watch: ProfileWatch;
   readonly principals: PrincipalDirectory;
+  /** Who may have made a profile record (the catalog and the apply handler ask it). */
+  readonly authority: ProfileAuthority;
 }
 
 export interface PolicyResources {
@@ -97,6 +100,7 @@ export class PolicyModule {
               log: profiles.log,
               sync: profiles.sync,
               principals: profiles.principals,
+              authority: profiles.authority,
               clock,
               principalId: env.WRIT_POLICY_PRINCIPAL_ID,
               freshnessSeconds: env.WRIT_POLICY_APPLY_FRESHNESS_SECONDS,

@@ -1,11 +1,13 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BusClient } from '@writ/bus';
-import { POLICY_APPLICATION_JWS_TYPE, type EventDraft, type EventEnvelope, type PrincipalRegistered, type PrincipalRole, type PrincipalType } from '@writ/contracts';
+import { POLICY_APPLICATION_JWS_TYPE, type EventDraft, type EventEnvelope, type PolicyProfileRecord, type PrincipalRegistered, type PrincipalRole, type PrincipalType } from '@writ/contracts';
 import { generateEd25519Key, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { createLogger } from '@writ/telemetry';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { validateDocument } from '../src/application/profile-documents.js';
+import { commandRequest, evaluateCommandFor, ingressDrafts, taskIds } from './task-fixtures.js';
 import { createPolicyApp, type PolicyApp } from '../src/bootstrap.js';
 import { loadPolicyConfig, type PolicyConfig } from '../src/config.js';
 
@@ -139,4 +141,33 @@ export async function signApplication(
 ): Promise<string> {
   const application = { document, applied_by: options.appliedBy ?? signer.id, applied_at: (options.appliedAt ?? new Date()).toISOString() };
   return signJws(JSON.stringify(application), signer.key, { typ: options.typ ?? POLICY_APPLICATION_JWS_TYPE });
+}
+
+/** The record the policy service makes of an application it accepted (the signed document's content, the JWS kept), for tests that write it around the service. */
+export async function signedRecord(
+  signer: { id: string; key: Ed25519SigningKey },
+  document: unknown,
+  options: { appliedAt?: Date; previousVersion?: string | null } = {},
+): Promise<PolicyProfileRecord> {
+  const appliedAt = options.appliedAt ?? new Date();
+  const { document: parsed, version } = validateDocument(document);
+  return {
+    profile_id: parsed.id,
+    version,
+    document: parsed as Record<string, unknown>,
+    applied_by: signer.id,
+    applied_at: appliedAt.toISOString(),
+    previous_version: options.previousVersion ?? null,
+    application_jws: await signApplication(signer, document, { appliedAt }),
+  };
+}
+
+/** Appends a new task under `profile` asking to run `argv` (as ingress would), sends EvaluatePolicy (as the orchestrator would), returns the PolicyResult. */
+export async function evaluateUnder(rig: Rig, profile: string, argv: string[]) {
+  const ids = taskIds(uniqueName('t'));
+  const request = commandRequest(ids, argv, profile);
+  await append(rig, ids.task_id, ...ingressDrafts(ids, request));
+  await rig.bus.publish(rig.config.subjects.policyEvaluate, evaluateCommandFor(ids, request), { msgId: `${ids.attempt_id}:cmd:policy.evaluate:1` });
+  const [evaluated] = await waitForEvents(rig, ids.task_id, 'policy.evaluated');
+  return (evaluated!.payload as { policy_result: { outcome: string; policy_version: string; policy_profile_ref: string; matched_rules: string[] } }).policy_result;
 }

@@ -5,7 +5,7 @@ import { createLogger, type Logger } from '@writ/telemetry';
 import { IssueReceiptHandler } from './application/issue-receipt.handler.js';
 import type { Clock } from './application/ports.js';
 import { RotateKeyHandler } from './application/rotate-key.handler.js';
-import { TlogKeeper } from './application/tlog-keeper.js';
+import { TlogKeeper, type ReceiptOutcome } from './application/tlog-keeper.js';
 import { receiptSubjects, type ReceiptConfig, type ReceiptSubjects } from './config.js';
 import { TransparencyLogProcess } from './inbound/transparency-log.process.js';
 import { KeyReceiptSigner } from './outbound/receipt-signer.js';
@@ -40,7 +40,7 @@ export interface ReceiptAppOptions {
   /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
   readonly onShutdown?: () => Promise<void>;
   /** Called each time the sequencer has handled a `receipt.issued` (tests and the bench count them). */
-  readonly onSequenced?: (receiptId: string, outcome: 'appended' | 'already_sequenced') => void;
+  readonly onSequenced?: (receiptId: string, outcome: ReceiptOutcome) => void;
 }
 
 /**
@@ -94,12 +94,17 @@ export async function createReceiptApp(config: ReceiptConfig, options: ReceiptAp
       stream: config.streams.events,
       eventsPrefix: runtime.subjects.events,
       keeper: tlog,
+      principalId: config.principalId,
       treeHeadIntervalMs: config.tlog.treeHeadIntervalMs,
       logger,
       onSequenced: options.onSequenced,
     });
     const running = tlogProcess;
-    runtime.readiness.add('consumers_bound', runtime.bus.boundCheck(1)).add('tlog_sequencing', () => running.healthy);
+    runtime.readiness
+      .add('consumers_bound', runtime.bus.boundCheck(1))
+      .add('tlog_sequencing', () => running.healthy)
+      // A detail, never a failure: a forged receipt.issued must not take the service out of rotation.
+      .add('tlog_receipts_refused', () => ({ ok: true, value: tlog.refusals }));
     await tlogProcess.start();
     const service = await startServiceApp({
       serviceName: SERVICE_NAME,

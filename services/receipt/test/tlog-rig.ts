@@ -15,11 +15,14 @@ import {
   type EventEnvelope,
   type PrincipalKeyAdded,
   type PrincipalRegistered,
+  type TransparencyLogReceiptRefused,
 } from '@writ/contracts';
-import { KeySet, canonicalJson, generateEd25519Key, importEd25519PublicJwk, sha256Hex, signJws, verifyJws } from '@writ/crypto';
+import { KeySet, canonicalJson, generateEd25519Key, importEd25519PublicJwk, sha256Hex, signJws, verifyJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
+import { ServiceKeyring } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import type { ReceiptOutcome } from '../src/application/tlog-keeper.js';
 import { createReceiptApp, type ReceiptApp } from '../src/bootstrap.js';
 import { loadReceiptConfig, type ReceiptConfig } from '../src/config.js';
 
@@ -42,8 +45,15 @@ export interface SeededAttempt {
 /** One receipt the sequencer handled, and how. */
 export interface Sequenced {
   readonly receiptId: string;
-  readonly outcome: 'appended' | 'already_sequenced';
+  readonly outcome: ReceiptOutcome;
 }
+
+/** How `appendReceiptDirectly` signs: with the receipt service's own active key (as the service would), or as a forger. */
+export type DirectSigner =
+  | { readonly kind: 'service' }
+  | { readonly kind: 'throwaway' }
+  | { readonly kind: 'garbage' }
+  | { readonly kind: 'key'; readonly key: Ed25519SigningKey };
 
 export class TlogRig {
   readonly root = uniqueName('t');
@@ -211,16 +221,26 @@ export class TlogRig {
     );
   }
 
+  /** The receipt service's active signing key, as its key directory (shared by every instance of the rig) holds it. */
+  async serviceKey(): Promise<Ed25519SigningKey> {
+    const { keyring } = await ServiceKeyring.open({ dir: join(this.#keyDir, 'receipt'), newKid: () => 'never-generated' });
+    return keyring.active;
+  }
+
   /**
-   * Appends a `receipt.issued` straight to a task stream, as if the receipt
-   * service had crashed right after appending it: a well-formed receipt whose
-   * hash recomputes, signed by a throwaway key (the log checks the hash, not
-   * who signed).
+   * Appends a `receipt.issued` straight to a task stream, around the receipt
+   * service: as if it had crashed right after appending it (`signer: service`,
+   * the default: signed with its own key), or as a forger would (a throwaway
+   * key, or a garbage signature; the body always hashes to its receipt_hash).
    */
-  async appendReceiptDirectly(taskId = uniqueName('task')): Promise<{ receiptId: string; receiptHash: string; taskId: string; eventId: string; streamSeq: number }> {
-    const key = await generateEd25519Key({ kid: uniqueName('k') });
+  async appendReceiptDirectly(
+    taskId = uniqueName('task'),
+    options: { signer?: DirectSigner; createdAt?: string; receiptId?: string } = {},
+  ): Promise<{ receiptId: string; receiptHash: string; taskId: string; eventId: string; streamSeq: number }> {
+    const signer = options.signer ?? { kind: 'service' };
+    const key = signer.kind === 'service' ? await this.serviceKey() : signer.kind === 'key' ? signer.key : await generateEd25519Key({ kid: uniqueName('k') });
     const body = {
-      receipt_id: uniqueName('rct'),
+      receipt_id: options.receiptId ?? uniqueName('rct'),
       task_id: taskId,
       step_id: uniqueName('step'),
       attempt_id: uniqueName('att'),
@@ -233,21 +253,27 @@ export class TlogRig {
       capability_grant_ref: null,
       output_refs: [],
       result_code: 'refused' as const,
-      result_summary: 'refused: appended by the test while the receipt service was down',
-      created_at: new Date().toISOString(),
+      result_summary: 'refused: appended by the test around the receipt service',
+      created_at: options.createdAt ?? new Date().toISOString(),
       verifiability: 'signed' as const,
-      signer_ref: key.kid,
+      signer_ref: signer.kind === 'garbage' ? (await this.serviceKey()).kid : key.kid,
       prev_receipt_hash: null,
     };
     const canonical = canonicalJson(body);
-    const jws = await signJws(canonical, key, { typ: 'writ-receipt+jws' });
-    const [header, , signature] = jws.split('.');
-    const receipt = parseReceipt({ ...body, receipt_hash: sha256Hex(canonical), signature: `${header}..${signature}` });
+    let jws = await signJws(canonical, key, { typ: 'writ-receipt+jws' });
+    const [header, payload, signature] = jws.split('.');
+    if (signer.kind === 'garbage') jws = `${header}.${payload}.${Buffer.from('not a signature at all, just bytes of garbage'.repeat(2)).toString('base64url')}`;
+    const receipt = parseReceipt({ ...body, receipt_hash: sha256Hex(canonical), signature: `${header}..${jws.split('.')[2] ?? signature}` });
     const head = await this.store.head(taskId);
     const attempt = { taskId, stepId: body.step_id, attemptId: body.attempt_id };
     const result = await this.store.append(taskId, [this.#draft(attempt, 'receipt.issued', { type: 'receipt', id: body.receipt_id }, { receipt, jws, cause: 'refused' })], head.taskSeq);
     const [stored] = result.events;
     return { receiptId: body.receipt_id, receiptHash: receipt.receipt_hash ?? '', taskId, eventId: stored?.eventId ?? '', streamSeq: stored?.streamSeq ?? 0 };
+  }
+
+  /** The log's refusals (`tlog.receipt_refused`), as stored. */
+  async refusals(logId: string): Promise<TransparencyLogReceiptRefused[]> {
+    return (await this.tlogEvents(logId)).filter((event) => event.event_type === 'tlog.receipt_refused').map((event) => event.payload as TransparencyLogReceiptRefused);
   }
 
   /** The log's events, as stored. */

@@ -95,7 +95,7 @@ export declare class Stack {
   cli(args: readonly string[]): Promise<string>;
   actionRequest(principal: Principal, overrides?: Record<string, unknown>): ActionRequestDocument;
   sign(principal: Principal, request: unknown, options?: { key?: Ed25519SigningKey }): Promise<string>;
-  submit(principal: Principal, request: ActionRequestDocument | undefined, options?: { msgId?: string; body?: string; subjectPrincipal?: string }): Promise<PubAck>;
+  submit(principal: Principal, request: ActionRequestDocument | undefined, options?: { key?: string; body?: string; subjectPrincipal?: string }): Promise<PubAck>;
   publishCommand(suffix: string, command: unknown, msgId?: string): Promise<PubAck>;
   resolutionJws(director: Principal, taskId: string, approvalId: string, decision: 'grant' | 'deny', fields?: Record<string, unknown>): Promise<string>;
   resolveApproval(director: Principal, taskId: string, approvalId: string, decision: 'grant' | 'deny', fields?: Record<string, unknown>): Promise<HttpAnswer>;

@@ -22,7 +22,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, credsAuthenticator } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, headers } from '@nats-io/transport-node';
+import { INGRESS_IDEMPOTENCY_KEY_HEADER } from '@writ/contracts';
 import { generateEd25519Key, signJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { NatsAuthority, busLayout, ensureWritStreams, packetHashOfRef, servicePermissions, writeSecret } from '@writ/runtime';
@@ -376,14 +377,17 @@ export class Stack {
   }
 
   /**
-   * Publishes a signed request to `<root>.ingress.action.<principal>` with `Nats-Msg-Id`
-   * (default the request's id). `body` replaces the JWS (for malformed input).
+   * Publishes a signed request to `<root>.ingress.action.<principal>` with its idempotency
+   * key in `Writ-Idempotency-Key` (default the request's id; never `Nats-Msg-Id`, which
+   * JetStream dedupes across every principal's subject). `body` replaces the JWS (for malformed input).
    */
-  async submit(principal, request, { msgId = request?.action_request_id, body, subjectPrincipal = principal.id } = {}) {
+  async submit(principal, request, { key = request?.action_request_id, body, subjectPrincipal = principal.id } = {}) {
     const payload = body ?? (await this.sign(principal, request));
     // A registered agent publishes over its own credential; an unregistered one (a stranger) has none, so the harness's.
     const nc = this.#agentConnections.get(principal.id) ?? this.nc;
-    return jetstream(nc).publish(this.subject(`ingress.action.${subjectPrincipal}`), payload, { msgID: msgId });
+    const h = headers();
+    if (key !== undefined) h.set(INGRESS_IDEMPOTENCY_KEY_HEADER, key);
+    return jetstream(nc).publish(this.subject(`ingress.action.${subjectPrincipal}`), payload, { headers: h });
   }
 
   /**

@@ -1,10 +1,10 @@
-import { jetstream } from '@nats-io/jetstream';
 import { Id, WritError, parseActionRequest, parseContract } from '@writ/contracts';
 import { importEd25519PrivateJwk, signJws } from '@writ/crypto';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { connectNats } from '../event-log.js';
 import { readJsonFile } from '../files.js';
+import { publishSignedAction } from '../ingress-submission.js';
 
 export interface ActionSubmitOptions {
   /** Path of the PRIVATE JWK that signs. */
@@ -24,7 +24,7 @@ export type SubmitResult =
  * `writ action submit <file>`: fills `proposed_at` (now) and `proposed_by`
  * (when missing), checks the ActionRequest contract, signs it as a compact
  * EdDSA JWS and publishes it to `<root>.ingress.action.<principal>` with
- * `Nats-Msg-Id` = action_request_id (prints the JetStream ack), or POSTs it
+ * `Writ-Idempotency-Key` = action_request_id (prints the JetStream ack), or POSTs it
  * to `<url>/v1/actions` (prints the reply; a refusal exits non-zero with its code).
  */
 export async function actionSubmit(file: string, options: ActionSubmitOptions, conn: Connection, io: CliIo): Promise<SubmitResult> {
@@ -48,7 +48,7 @@ export async function actionSubmit(file: string, options: ActionSubmitOptions, c
   const subject = `${conn.subjectRoot}.ingress.action.${principal}`;
   const nc = await connectNats(conn);
   try {
-    const ack = await jetstream(nc).publish(subject, jws, { msgID: request.action_request_id });
+    const ack = await publishSignedAction(nc, subject, jws, request.action_request_id);
     const result = { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
     io.stdout(options.json === true ? JSON.stringify({ subject, action_request_id: request.action_request_id, ...result }) : JSON.stringify(result));
     return { channel: 'nats', subject, ack: result };

@@ -1,4 +1,3 @@
-import { jetstream } from '@nats-io/jetstream';
 import { Id, LIMITS, ReceiptIssued, parseActionRequest, parseContract, type ActionRequest, type EventEnvelope, type Receipt, type RollbackParams } from '@writ/contracts';
 import { importEd25519PrivateJwk, sha256Hex, signJws } from '@writ/crypto';
 import { CliError } from '../cli-errors.js';
@@ -6,6 +5,7 @@ import type { CliIo, Connection } from '../cli-io.js';
 import { attachEventLog, connectNats } from '../event-log.js';
 import { checkReceiptSignatures } from '../explain/task-log.js';
 import { readJsonFile } from '../files.js';
+import { actionRequestClaimed, publishSignedAction } from '../ingress-submission.js';
 import type { WritApi } from '../http-api.js';
 import { ReceiptView } from '../projection-api.js';
 
@@ -16,7 +16,7 @@ export interface RollbackOptions {
   readonly principal?: string;
   /** The receipt's task: skips the API lookup (the log alone is read). */
   readonly task?: string;
-  /** The ActionRequest id; default `rb-` + a hash of the receipt id (a second submission dedupes). */
+  /** The ActionRequest id; default `rb-` + a hash of the receipt id (a second submission is found already claimed and not sent). */
   readonly id?: string;
   /** Why, shown to approvers; default names the receipt and its method. */
   readonly reason?: string;
@@ -30,13 +30,14 @@ export interface RollbackSubmitted {
   readonly receipt_hash: string;
   readonly steps: RollbackParams['steps'];
   readonly subject: string;
-  readonly stream: string;
-  readonly seq: number;
-  /** JetStream already held a request with this id (its idempotency key): nothing new was submitted. */
+  /** Where JetStream stored the request; null when nothing was sent (`duplicate`). */
+  readonly stream: string | null;
+  readonly seq: number | null;
+  /** Ingress already holds a request of this id from this principal (its claim in the log): nothing new was submitted. */
   readonly duplicate: boolean;
 }
 
-/** The default ActionRequest id of a receipt's rollback: one per receipt, so submitting twice dedupes at ingress. */
+/** The default ActionRequest id of a receipt's rollback: one per receipt, so a second submission finds it already claimed at ingress. */
 export function rollbackRequestId(receiptId: string): string {
   return `rb-${sha256Hex(receiptId).slice(0, 40)}`;
 }
@@ -130,9 +131,11 @@ export async function rollback(receiptIdArg: string, options: RollbackOptions, c
     const key = await importEd25519PrivateJwk(await readJsonFile(io.cwd, options.key, 'private JWK'));
     const jws = await signJws(JSON.stringify(request), key);
     const subject = `${conn.subjectRoot}.ingress.action.${principal}`;
-    let ack;
+    // Submitted before (ingress holds its claim of this id): nothing is sent again.
+    const duplicate = await actionRequestClaimed(store, principal, request.action_request_id);
+    let ack: { stream: string; seq: number } | undefined;
     try {
-      ack = await jetstream(nc).publish(subject, jws, { msgID: request.action_request_id });
+      if (!duplicate) ack = await publishSignedAction(nc, subject, jws, request.action_request_id);
     } catch (cause) {
       throw new CliError('CLI_NATS_UNREACHABLE', `JetStream did not store the request on ${subject} (is ingress's stream up?)`, { cause });
     }
@@ -144,9 +147,9 @@ export async function rollback(receiptIdArg: string, options: RollbackOptions, c
       receipt_hash: params.receipt_hash,
       steps: params.steps,
       subject,
-      stream: ack.stream,
-      seq: ack.seq,
-      duplicate: ack.duplicate,
+      stream: ack?.stream ?? null,
+      seq: ack?.seq ?? null,
+      duplicate,
     };
     if (options.json === true) io.stdout(JSON.stringify(submitted));
     else printSubmitted(submitted, io);

@@ -1,11 +1,11 @@
-import { jetstream } from '@nats-io/jetstream';
 import { Brief, Id, Name, WritError, parseActionRequest, parseContract, type ActionRequest } from '@writ/contracts';
-import { importEd25519PrivateJwk, sha256Hex, signJws } from '@writ/crypto';
+import { importEd25519PrivateJwk, signJws } from '@writ/crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { attachEventLog, connectNats } from '../event-log.js';
 import { readJsonFile } from '../files.js';
+import { ingressIdsOf, publishSignedAction } from '../ingress-submission.js';
 import { cell } from '../format.js';
 
 export interface TaskCreateOptions {
@@ -43,10 +43,10 @@ const DEFAULT_PROFILE = 'local_edit_allowed';
  * checks the brief (every missing section listed at once), builds the TaskSpec
  * from it (title = mission, goal = purpose or the done criteria, files_owned =
  * `spec.scope.files_owned`, the brief itself) and sends the first action with
- * it, signed by the agent, to `<root>.ingress.action.<agent>` (Nats-Msg-Id =
+ * it, signed by the agent, to `<root>.ingress.action.<agent>` (Writ-Idempotency-Key =
  * action_request_id). Ingress records the brief in `task.created`; the task
  * then closes only on an accepted done claim (`writ task done`). Prints the
- * task id (ingress derives it from the agent and the msg id) and, unless
+ * task id (ingress derives it from the agent and the key) and, unless
  * `--wait 0`, what ingress decided.
  */
 export async function taskCreate(options: TaskCreateOptions, conn: Connection, io: CliIo): Promise<TaskCreateResult> {
@@ -80,15 +80,14 @@ export async function taskCreate(options: TaskCreateOptions, conn: Connection, i
   const key = await importEd25519PrivateJwk(await readJsonFile(io.cwd, options.key, 'private JWK'));
   const jws = await signJws(JSON.stringify(request), key);
 
-  // docs/governed-path.md step 1: ingress_id = ing- + the first 32 hex of SHA-256(<principal>:<Nats-Msg-Id>); the new task shares the hash.
-  const hash = sha256Hex(`${principal}:${request.action_request_id}`).slice(0, 32);
-  const ids = { task_id: `tsk-${hash}`, ingress_id: `ing-${hash}`, action_request_id: request.action_request_id };
+  // docs/governed-path.md step 1: the record of these bytes, and the task the key creates.
+  const ids = { ...ingressIdsOf(principal, request.action_request_id, jws), action_request_id: request.action_request_id };
   const subject = `${conn.subjectRoot}.ingress.action.${principal}`;
   const nc = await connectNats(conn);
   let result: TaskCreateResult;
   try {
     try {
-      await jetstream(nc).publish(subject, jws, { msgID: request.action_request_id });
+      await publishSignedAction(nc, subject, jws, request.action_request_id);
     } catch (cause) {
       throw new CliError('CLI_NATS_UNREACHABLE', `JetStream did not store the request on ${subject} (is ingress's stream up?)`, { cause });
     }

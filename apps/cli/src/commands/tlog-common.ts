@@ -1,17 +1,14 @@
 import {
   Id,
-  PrincipalKeyAdded,
-  PrincipalKeyRevoked,
-  PrincipalRegistered,
   TREE_HEAD_JWS_TYPE,
   TreeHead,
   hasErrorCode,
   parseContract,
   type EventEnvelope,
-  type PublicEd25519Jwk,
   type SignedTreeHead,
 } from '@writ/contracts';
 import { KeySet, canonicalJson, importEd25519PublicJwk, verifyJws } from '@writ/crypto';
+import { keyValidAt, keyWindows } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
 import { cell } from '../format.js';
@@ -28,35 +25,15 @@ export function receiptPrincipal(io: CliIo, flag: string | undefined): string {
   return parseContract('--principal', Id, flag ?? (io.env['WRIT_RECEIPT_PRINCIPAL_ID'] || 'writ-receipt'));
 }
 
-/** A key of the principal as the log tells it: its JWK and, once revoked, from when it no longer verifies. */
-interface PrincipalKey {
-  readonly jwk: PublicEd25519Jwk;
-  revokedAt: number | undefined;
-}
-
 /**
- * The keys a tree head dated `at` may be signed with, from the principal's
- * events: every key registered or added to it, less those revoked before `at`
- * (a key retired later still verifies what it signed while valid).
+ * The keys a tree head (or receipt) dated `at` may be signed with, from the
+ * principal's events: each key valid at `at` (`keyWindows` of @writ/runtime:
+ * added before it, not revoked before it; a key retired later still verifies
+ * what it signed while valid).
  */
 export async function keysValidAt(events: readonly Pick<EventEnvelope, 'event_type' | 'payload'>[], at: string): Promise<KeySet> {
-  const keys = new Map<string, PrincipalKey>();
-  for (const event of events) {
-    if (event.event_type === 'principal.registered') {
-      const parsed = PrincipalRegistered.safeParse(event.payload);
-      if (parsed.success) for (const jwk of parsed.data.keys) if (!keys.has(jwk.kid)) keys.set(jwk.kid, { jwk, revokedAt: undefined });
-    } else if (event.event_type === 'principal.key_added') {
-      const parsed = PrincipalKeyAdded.safeParse(event.payload);
-      if (parsed.success && !keys.has(parsed.data.key.kid)) keys.set(parsed.data.key.kid, { jwk: parsed.data.key, revokedAt: undefined });
-    } else if (event.event_type === 'principal.key_revoked') {
-      const parsed = PrincipalKeyRevoked.safeParse(event.payload);
-      const key = parsed.success ? keys.get(parsed.data.kid) : undefined;
-      if (parsed.success && key !== undefined && key.revokedAt === undefined) key.revokedAt = Date.parse(parsed.data.at);
-    }
-  }
-  const instant = Date.parse(at);
-  const valid = [...keys.values()].filter((key) => key.revokedAt === undefined || instant < key.revokedAt);
-  return KeySet.of(await Promise.all(valid.map((key) => importEd25519PublicJwk(key.jwk))));
+  const valid = keyWindows(events).filter((window) => keyValidAt(window, at));
+  return KeySet.of(await Promise.all(valid.map((window) => importEd25519PublicJwk(window.jwk))));
 }
 
 /**

@@ -76,7 +76,9 @@ export {
   InclusionProofReply,
   SignedTreeHead,
   TREE_HEAD_JWS_TYPE,
+  TlogRefusalCode,
   TransparencyLogEntryAppended,
+  TransparencyLogReceiptRefused,
   TransparencyLogTreeHeadSigned,
   TreeHead,
 } from './transparency-log.js';

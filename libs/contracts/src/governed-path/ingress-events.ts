@@ -23,6 +23,8 @@ export const IngressRejectionCode = z.enum([
   'INGRESS_SUPERSEDES_INVALID',
   /** The principal is a participant (a spawned seed) that is paused, retired, expired or failed: it no longer acts. */
   'INGRESS_PARTICIPANT_INACTIVE',
+  /** The idempotency key is held by another request of the same principal (other bytes): a new request needs a new key. */
+  'INGRESS_IDEMPOTENCY_CONFLICT',
 ]);
 export type IngressRejectionCode = z.infer<typeof IngressRejectionCode>;
 

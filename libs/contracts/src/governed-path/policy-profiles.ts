@@ -31,6 +31,14 @@ export const PolicyProfileRecord = z.strictObject({
   applied_at: Timestamp,
   /** The version this record replaced, null for the first. */
   previous_version: PolicyProfileVersion.nullable(),
+  /**
+   * The director's signed application this record was made from (the compact
+   * JWS `writ policy apply` sent, typ `writ-policy-apply+jws`), so whoever
+   * loads the record checks its author's authority itself (DESIGN invariant 9).
+   * Absent only on the built-ins the policy service seeds (trusted as the
+   * content shipped in its code) and on records of releases before it.
+   */
+  application_jws: z.string().min(1).max(256 * 1024).optional(),
 });
 export type PolicyProfileRecord = z.infer<typeof PolicyProfileRecord>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Id, Sha256Hex, Timestamp } from '../ids.js';
+import { Text } from '../text.js';
 
 /**
  * The receipt transparency log (Hermit 18.3 `signed_with_inclusion_proof`):
@@ -50,6 +51,46 @@ export const TransparencyLogEntryAppended = z.strictObject({
   receipt_event_id: Id,
 });
 export type TransparencyLogEntryAppended = z.infer<typeof TransparencyLogEntryAppended>;
+
+/**
+ * Why the receipt service refused to make a `receipt.issued` a leaf (DESIGN
+ * invariant 9: a receipt is not trusted for merely being in the log). Closed;
+ * readers branch on the code.
+ */
+export const TlogRefusalCode = z.enum([
+  /** The payload is not a `ReceiptIssued` carrying a valid Receipt. */
+  'TLOG_RECEIPT_INVALID',
+  /** `receipt_hash` is not SHA-256 of the receipt's RFC 8785 body. */
+  'TLOG_RECEIPT_HASH_MISMATCH',
+  /** No `signature` or `signer_ref`. */
+  'TLOG_RECEIPT_UNSIGNED',
+  /** Signed by a kid the receipt service principal never had (as its stream in the log says). */
+  'TLOG_RECEIPT_KEY_UNKNOWN',
+  /** A key of the receipt service principal, but not valid at the receipt's `created_at` (added later, or revoked before). */
+  'TLOG_RECEIPT_KEY_NOT_VALID',
+  /** The signature does not verify, signs another body, or is not the one `signer_ref` names. */
+  'TLOG_RECEIPT_SIGNATURE_INVALID',
+  /** The receipt names another task than the stream it was appended to. */
+  'TLOG_RECEIPT_TASK_MISMATCH',
+]);
+export type TlogRefusalCode = z.infer<typeof TlogRefusalCode>;
+
+/**
+ * `tlog.receipt_refused`: a `receipt.issued` of a task stream that the log
+ * will never make a leaf, and why. One per refused `receipt.issued` event, in
+ * the stream order the sequencer met it (sequencing goes on past it).
+ */
+export const TransparencyLogReceiptRefused = z.strictObject({
+  log_id: Id,
+  task_id: Id,
+  /** `event_id` of the refused `receipt.issued`. */
+  receipt_event_id: Id,
+  /** The receipt id the event claims, when it has a readable one (not trusted: it may be another receipt's). */
+  receipt_id: Id.nullable(),
+  code: TlogRefusalCode,
+  reason: Text,
+});
+export type TransparencyLogReceiptRefused = z.infer<typeof TransparencyLogReceiptRefused>;
 
 /** `tlog.tree_head_signed`: a signed tree head was published. */
 export const TransparencyLogTreeHeadSigned = SignedTreeHead;

@@ -28,7 +28,7 @@ export interface InboundAction {
   readonly subjectPrincipalId?: string | undefined;
   /** HTTP: the principal the caller names (`SubmitAction.principal_id`); else the JWS's `proposed_by`. */
   readonly claimedPrincipalId?: string | undefined;
-  /** `Nats-Msg-Id` / `SubmitAction.idempotency_key`; falls back to the claimed action_request_id. */
+  /** `Writ-Idempotency-Key` (or `Nats-Msg-Id`) / `SubmitAction.idempotency_key`; falls back to the claimed action_request_id. */
   readonly idempotencyKey?: string | undefined;
 }
 
@@ -60,6 +60,14 @@ export const DUPLICATE_ACTION_REQUEST_CODE: IngressRejectionCode = 'INGRESS_REQU
 /** Event type of the claim on `writ.evt.ingress.iar-…` (proposed for @writ/contracts as IngressRequestClaimed). */
 export const REQUEST_CLAIMED = 'ingress.request_claimed';
 
+/**
+ * Event type of the claim on `writ.evt.ingress.idk-…`: the first authenticated
+ * request carrying a principal's idempotency key holds it (`{ principal_id,
+ * idempotency_key, raw_sha256, ingress_id, at }`; proposed for @writ/contracts
+ * as IngressKeyClaimed).
+ */
+export const KEY_CLAIMED = 'ingress.key_claimed';
+
 const MAX_KEY = 256;
 const MAX_CLAIMED_PRINCIPAL = 256;
 const MAX_MESSAGE = 4_096;
@@ -84,14 +92,20 @@ type Recorded =
 /**
  * Step 1 of the governed path: load → decide (kernel) → append.
  *
- * 1. Derive `ingress_id` from the principal and the idempotency key. If its
- *    stream already ends in `ingress.accepted` / `ingress.rejected`, the
- *    message is a duplicate: nothing is appended.
+ * 1. Derive `ingress_id` from the principal, the idempotency key AND the
+ *    request's bytes (`ingressIds`). If its stream already ends in
+ *    `ingress.accepted` / `ingress.rejected`, the message is a duplicate of
+ *    those very bytes: nothing is appended, the recorded outcome is answered.
  * 2. Append `ingress.received` (raw JWS, channel, claimed principal) before
  *    anything else (invariant 1); a redelivery after a crash finds it and
  *    resumes from it (same raw, same time of receipt).
- * 3. Verify; a refusal appends `ingress.rejected` and nothing else.
- * 4. Claim the principal's action_request_id (first ingress wins), append the
+ * 3. Verify; a refusal before the signature verified appends `ingress.rejected`
+ *    and nothing else: it reserves no key.
+ * 4. Once the signature verified, claim the principal's idempotency key
+ *    (`ingress.key_claimed`, first authenticated request wins): held by other
+ *    bytes → `ingress.rejected` INGRESS_IDEMPOTENCY_CONFLICT. A refusal after
+ *    authentication (stale, invalid…) keeps the key it claimed.
+ * 5. Claim the principal's action_request_id (first ingress wins), append the
  *    task-stream events the kernel decides, then `ingress.accepted`.
  *
  * Idempotent by deterministic event ids and keys; a lost race throws
@@ -112,7 +126,7 @@ export class ReceiveActionHandler {
     const principalId = input.subjectPrincipalId ?? input.claimedPrincipalId ?? peek.proposedBy ?? '';
     const rawSha256 = sha256Hex(input.raw);
     const idempotencyKey = input.idempotencyKey ?? peek.actionRequestId ?? `sha256:${rawSha256}`;
-    const ids = ingressIds(principalId, idempotencyKey);
+    const ids = ingressIds(principalId, idempotencyKey, rawSha256);
 
     const recorded = await this.record(input, ids, principalId, idempotencyKey, rawSha256);
     if (recorded.kind === 'finished') return duplicateReply(ids.ingressId, recorded.events);
@@ -134,6 +148,19 @@ export class ReceiveActionHandler {
         this.principals,
         this.participants,
       );
+      // Only an authenticated request may hold the key; whatever the verdict after that, it holds it from now on.
+      if (verdict.ok || verdict.authenticated) {
+        const holder = await this.claimKey(ids, principalId, idempotencyKey, received.raw_sha256, recorded.receivedEventId);
+        if (holder !== 'ours') {
+          return this.reject(
+            ids,
+            recorded,
+            'INGRESS_IDEMPOTENCY_CONFLICT',
+            `idempotency key ${JSON.stringify(idempotencyKey.slice(0, 128))} of ${principalId} is held by another request (ingress ${holder.ingressId}); a new request needs a new key`,
+            verdict.ok ? verdict.request.action_request_id : verdict.actionRequestId,
+          );
+        }
+      }
       if (!verdict.ok) return this.reject(ids, recorded, verdict.code, verdict.message, verdict.actionRequestId);
       request = verdict.request;
       history = await this.readTask(request.task_id ?? ids.newTaskId);
@@ -307,13 +334,29 @@ export class ReceiveActionHandler {
   }
 
   /**
+   * First authenticated request to claim (principal, idempotency key) wins;
+   * the claim names its bytes (`raw_sha256`) and its record. Returns 'ours'
+   * when this record holds it (also after a crash and redelivery).
+   */
+  private async claimKey(ids: IngressIds, principalId: string, key: string, rawSha256: string, causationId: string): Promise<'ours' | { ingressId: string }> {
+    const now = this.clock.now().toISOString();
+    const payload = { principal_id: principalId, idempotency_key: key.slice(0, MAX_KEY), raw_sha256: rawSha256, ingress_id: ids.ingressId, at: now };
+    return this.firstClaim(ids.keyClaimId, KEY_CLAIMED, payload, ids.ingressId, causationId, now);
+  }
+
+  /**
    * First ingress to claim (principal, action_request_id) wins. Returns 'ours'
    * when this ingress holds the claim (also after a crash and redelivery).
    */
   private async claim(principalId: string, actionRequestId: string, ingressId: string, causationId: string, now: string): Promise<'ours' | { ingressId: string }> {
     const claimId = actionRequestClaimId(principalId, actionRequestId);
+    return this.firstClaim(claimId, REQUEST_CLAIMED, { action_request_id: actionRequestId, principal_id: principalId, ingress_id: ingressId, at: now }, ingressId, causationId, now);
+  }
+
+  /** Appends the claim as the first event of `claimId`'s stream, or reads who holds it. */
+  private async firstClaim(claimId: string, type: string, payload: Readonly<Record<string, unknown>> & { readonly ingress_id: string }, ingressId: string, causationId: string, now: string): Promise<'ours' | { ingressId: string }> {
     const draft = {
-      ...this.ingressDraft(claimId, REQUEST_CLAIMED, { action_request_id: actionRequestId, principal_id: principalId, ingress_id: ingressId, at: now }, causationId, ingressId, now),
+      ...this.ingressDraft(claimId, type, payload, causationId, ingressId, now),
       // Keyed by the claimant, so a rival's claim is a conflict, never mistaken for a dedupe of ours.
       event_id: `${claimId}-${ingressId}`,
       idempotency_key: `${claimId}:${ingressId}`,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionRequest, registerPrincipal, revokeKey, sign, startTestIngress, type TestAgent, type TestIngress } from '../../test/fixtures.js';
 import { EventStoreIngressLog } from '../outbound/event-log.js';
 import { LogPrincipalDirectory } from '../outbound/principal-directory.js';
+import { sha256Hex } from '@writ/crypto';
 import { ingressIds } from './ingress-ids.js';
 import type { Clock, IngressLog } from './ports.js';
 import { ReceiveActionHandler, type InboundAction } from './receive-action.handler.js';
@@ -55,6 +56,9 @@ function handler(log: IngressLog, clock: Clock = systemClock): ReceiveActionHand
   return new ReceiveActionHandler(log, new LogPrincipalDirectory(t.store), clock, settings);
 }
 
+/** The ids the handler derives for `input`. */
+const idsOfInput = (input: InboundAction) => ingressIds(input.subjectPrincipalId ?? '', input.idempotencyKey ?? '', sha256Hex(input.raw));
+
 async function inbound(request = actionRequest(agent.id)): Promise<{ input: InboundAction; actionRequestId: string }> {
   const raw = await sign(request, agent.key);
   return {
@@ -66,10 +70,10 @@ async function inbound(request = actionRequest(agent.id)): Promise<{ input: Inbo
 describe('a crash half way, then a redelivery', () => {
   it('finishes the task path once, after a crash between task appends', async () => {
     // given a run that stored 4 of the 9 task events and the claim, then died
-    const { input, actionRequestId } = await inbound();
+    const { input } = await inbound();
     const log = new EventStoreIngressLog(t.store);
     await expect(handler(crashingLog(log, { keepTaskEvents: 4 })).receive(input)).rejects.toBeInstanceOf(Crash);
-    const ids = ingressIds(agent.id, actionRequestId);
+    const ids = idsOfInput(input);
     expect((await t.store.read(ids.newTaskId)).length).toBe(4);
     // when the message is delivered again to a fresh handler
     const reply = await handler(log).receive(input);
@@ -106,7 +110,7 @@ describe('a crash half way, then a redelivery', () => {
     const reply = await handler(log).receive(input);
     // then the redelivery completes the accepted request instead of leaving half a task
     expect(reply.status).toBe('accepted');
-    expect((await t.store.head(ingressIds(late.id, request.action_request_id).newTaskId)).taskSeq).toBe(9);
+    expect((await t.store.head(idsOfInput(input).newTaskId)).taskSeq).toBe(9);
   });
 
   it('judges freshness against the time of receipt, so a late redelivery decides the same way', async () => {
@@ -119,13 +123,13 @@ describe('a crash half way, then a redelivery', () => {
     const reply = await handler(log, anHourLater).receive(input);
     // then it is still accepted (proposed_at was fresh when received)
     expect(reply.status).toBe('accepted');
-    const events = await t.store.readEntity('ingress', ingressIds(agent.id, actionRequestId).ingressId);
+    const events = await t.store.readEntity('ingress', idsOfInput(input).ingressId);
     expect(IngressAccepted.parse(events.at(-1)!.event.payload).action_request_id).toBe(actionRequestId);
   });
 
   it('two deliveries racing on the same request append one set of events', async () => {
     // given one request handled by two instances at once
-    const { input, actionRequestId } = await inbound();
+    const { input } = await inbound();
     const log = new EventStoreIngressLog(t.store);
     const run = async (h: ReceiveActionHandler) => {
       for (;;) {
@@ -141,7 +145,7 @@ describe('a crash half way, then a redelivery', () => {
     // then each saw it accepted (or finished), and the task path exists once
     for (const reply of replies) expect(['accepted', 'duplicate']).toContain(reply.status);
     expect(new Set(replies.map((r) => r.task_id)).size).toBe(1);
-    const ids = ingressIds(agent.id, actionRequestId);
+    const ids = idsOfInput(input);
     expect((await t.store.head(ids.newTaskId)).taskSeq).toBe(9);
     expect((await t.store.headOfEntity('ingress', ids.ingressId)).taskSeq).toBe(2);
   });

@@ -4,7 +4,7 @@ import { ingressIds } from './ingress-ids.js';
 import { planIntake, supersedesRefusal, taskStanding, type IntakeEvent, type IntakeInput } from './task-intake.js';
 
 const NOW = '2030-01-01T00:00:00Z';
-const ids = ingressIds('agent-1', 'ar-1');
+const ids = ingressIds('agent-1', 'ar-1', 'a'.repeat(64));
 
 const request: ActionRequest = {
   action_request_id: 'ar-1',
@@ -84,7 +84,7 @@ describe('planIntake', () => {
   });
 
   it('adds a step and an attempt to an existing task', () => {
-    const existing = stored(planIntake(input({ ids: ingressIds('agent-1', 'ar-0') })).events, ingressIds('agent-1', 'ar-0').newTaskId);
+    const existing = stored(planIntake(input({ ids: ingressIds('agent-1', 'ar-0', 'a'.repeat(64)) })).events, ingressIds('agent-1', 'ar-0', 'a'.repeat(64)).newTaskId);
     const { task: _task, ...rest } = request;
     const plan = planIntake(input({ request: { ...rest, task_id: existing[0]!.task_id }, history: existing }));
     expect(plan).toMatchObject({ taskId: existing[0]!.task_id, createsTask: false });

@@ -24,7 +24,19 @@ export type RequestSigner =
 
 export type Verification =
   | { readonly ok: true; readonly request: ActionRequest; readonly signer: RequestSigner; readonly kid: string }
-  | { readonly ok: false; readonly code: IngressRejectionCode; readonly message: string; readonly actionRequestId?: string };
+  | {
+      readonly ok: false;
+      readonly code: IngressRejectionCode;
+      readonly message: string;
+      readonly actionRequestId?: string;
+      /**
+       * The signature verified under a key of the principal the request is
+       * attributed to before it was refused (stale, invalid request, proposer
+       * mismatch, inactive participant): the principal really sent it, so it
+       * holds its idempotency key. False when authentication itself failed.
+       */
+      readonly authenticated: boolean;
+    };
 
 /**
  * The kids a participant's child key goes by: its RFC 7638 JWK thumbprint
@@ -42,8 +54,14 @@ const textDecoder = new TextDecoder('utf-8', { fatal: true });
 function reject(code: IngressRejectionCode, message: string, actionRequestId?: string): Verification {
   const bounded = message.length > LIMITS.text ? `${message.slice(0, LIMITS.text - 1)}…` : message;
   return actionRequestId !== undefined && ID.test(actionRequestId)
-    ? { ok: false, code, message: bounded, actionRequestId }
-    : { ok: false, code, message: bounded };
+    ? { ok: false, code, message: bounded, actionRequestId, authenticated: false }
+    : { ok: false, code, message: bounded, authenticated: false };
+}
+
+/** A refusal after the signature verified: the request is authentically the principal's (see `authenticated`). */
+function refuseAuthenticated(code: IngressRejectionCode, message: string, actionRequestId?: string): Verification {
+  const refusal = reject(code, message, actionRequestId);
+  return refusal.ok ? refusal : { ...refusal, authenticated: true };
 }
 
 type SignerKeys =
@@ -91,7 +109,9 @@ function inactive(participant: ParticipantSigner, receivedAt: Date): string | un
  * inside its TTL), ActionRequest contract, proposer = principal, freshness.
  * Never throws for untrusted input: every refusal is a coded result. The
  * claimed action_request_id is reported only once the signature verified,
- * so a forged request cannot mark someone else's action as rejected.
+ * so a forged request cannot mark someone else's action as rejected; and a
+ * refusal says whether the signature had verified (`authenticated`), since
+ * only an authenticated request may hold an idempotency key.
  */
 export async function verifyActionRequest(input: VerificationInput, principals: PrincipalDirectory, participants?: ParticipantSigners): Promise<Verification> {
   if (input.rawBytes > input.maxBytes) {
@@ -118,22 +138,22 @@ export async function verifyActionRequest(input: VerificationInput, principals: 
   const claimedId = peek.actionRequestId;
   if (signer.kind === 'participant') {
     const why = inactive(signer.participant, input.receivedAt);
-    if (why !== undefined) return reject('INGRESS_PARTICIPANT_INACTIVE', why, claimedId);
+    if (why !== undefined) return refuseAuthenticated('INGRESS_PARTICIPANT_INACTIVE', why, claimedId);
   }
   let json: unknown;
   try {
     json = JSON.parse(textDecoder.decode(payload));
   } catch {
-    return reject('INGRESS_REQUEST_INVALID', 'the JWS payload is not UTF-8 JSON');
+    return refuseAuthenticated('INGRESS_REQUEST_INVALID', 'the JWS payload is not UTF-8 JSON');
   }
   const parsed = safeParseActionRequest(json);
   if (!parsed.ok) {
     const paths = parsed.error.issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ');
-    return reject('INGRESS_REQUEST_INVALID', `the ActionRequest is invalid: ${paths}`, claimedId);
+    return refuseAuthenticated('INGRESS_REQUEST_INVALID', `the ActionRequest is invalid: ${paths}`, claimedId);
   }
   const request = parsed.value;
   if (request.proposed_by !== signerId) {
-    return reject(
+    return refuseAuthenticated(
       'INGRESS_PRINCIPAL_MISMATCH',
       `proposed_by ${request.proposed_by} is not the principal ${signerId} the request came from`,
       request.action_request_id,
@@ -141,7 +161,7 @@ export async function verifyActionRequest(input: VerificationInput, principals: 
   }
   const skewMs = Math.abs(Date.parse(request.proposed_at) - input.receivedAt.getTime());
   if (!(skewMs <= input.freshnessSeconds * 1_000)) {
-    return reject(
+    return refuseAuthenticated(
       'INGRESS_STALE',
       `proposed_at ${request.proposed_at} is more than ${input.freshnessSeconds} s from the time of receipt ${input.receivedAt.toISOString()}`,
       request.action_request_id,

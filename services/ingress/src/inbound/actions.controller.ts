@@ -23,8 +23,10 @@ const STATUS: Readonly<Record<IngressReply['status'], number>> = {
  * JWS as an agent publishes it (`application/jose` or `text/plain`), with the
  * idempotency key in `Idempotency-Key` (default: the claimed
  * action_request_id) and optionally `Writ-Principal`; or a `SubmitAction` JSON document.
- * 202 accepted, 200 duplicate, 422 rejected (body: the reply with its
- * reason_code), 400 `{ code: CONTRACT_INVALID }`, 503 on infrastructure failure.
+ * 202 accepted, 200 duplicate (the same bytes again), 422 rejected (body: the
+ * reply with its reason_code; 409 for INGRESS_IDEMPOTENCY_CONFLICT, the key
+ * held by another request), 400 `{ code: CONTRACT_INVALID }`, 503 on
+ * infrastructure failure.
  */
 @Controller('v1/actions')
 export class ActionsController {
@@ -47,7 +49,8 @@ export class ActionsController {
         : body;
     try {
       const reply = await submitAction(this.handler, payload);
-      res.status(STATUS[reply.status]);
+      // A key held by other bytes is a conflict, as the projection's public endpoint maps it.
+      res.status(reply.reason_code === 'INGRESS_IDEMPOTENCY_CONFLICT' ? HttpStatus.CONFLICT : STATUS[reply.status]);
       return reply;
     } catch (error) {
       const code = hasErrorCode(error) ? error.code : 'INGRESS_UNAVAILABLE';

@@ -73,7 +73,7 @@ describe('IngressActionConsumer', () => {
     await consumer.start();
     try {
       // when a message arrives
-      await publishRaw(nc, `${root}.ingress.${serviceName}.agent-8`, 'not-even-a-jws', 'msg-2');
+      await publishRaw(nc, `${root}.ingress.${serviceName}.agent-8`, 'not-even-a-jws', 'msg-2', 'msg-id');
       // then after maxDeliver attempts it is parked on the dead-letter subject
       const jsm = await jetstreamManager(nc);
       const letter = await waitFor(

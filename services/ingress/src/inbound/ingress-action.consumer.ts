@@ -22,6 +22,7 @@ import {
   type HandlerFailure,
   type RetrySettings,
 } from '@writ/bus';
+import { INGRESS_IDEMPOTENCY_KEY_HEADER } from '@writ/contracts';
 import { redactString, withConsumerSpan, type Logger } from '@writ/telemetry';
 import type { ReceiveActionHandler } from '../application/receive-action.handler.js';
 import { IngressError } from '../ingress-errors.js';
@@ -158,7 +159,7 @@ export class IngressActionConsumer {
     let failure: HandlerFailure | undefined;
     try {
       const token = message.subject.slice(message.subject.lastIndexOf('.') + 1);
-      const msgId = message.headers?.get(MSG_ID_HEADER);
+      const idempotencyKey = messageIdempotencyKey(message);
       // The span records a failure itself (redacted) and rethrows.
       const reply = await withConsumerSpan(message.headers, message.subject, () =>
         this.handler.receive({
@@ -166,7 +167,7 @@ export class IngressActionConsumer {
           raw: decoder.decode(message.data),
           rawBytes: message.data.byteLength,
           subjectPrincipalId: token,
-          idempotencyKey: msgId === undefined || msgId === '' ? undefined : msgId,
+          idempotencyKey,
         }),
       );
       this.log.info({ ingress_id: reply.ingress_id, status: reply.status, reason_code: reply.reason_code, task_id: reply.task_id }, 'ingress handled');
@@ -225,4 +226,19 @@ export class IngressActionConsumer {
     message.term();
     this.log.error({ code: failure.code, kind, seq: message.seq, deadLetterSubject: this.options.deadLetterSubject }, `ingress message dead-lettered (${kind}, ${failure.code})`);
   }
+}
+
+/**
+ * The idempotency key an agent named: `Writ-Idempotency-Key`, else (older
+ * clients) `Nats-Msg-Id`, else none (ingress falls back to the claimed
+ * action_request_id). Either way ingress scopes it to the principal and binds
+ * "duplicate" to the very bytes; only `Nats-Msg-Id` is also seen by
+ * JetStream's stream-wide dedupe (see INGRESS_IDEMPOTENCY_KEY_HEADER).
+ */
+function messageIdempotencyKey(message: JsMsg): string | undefined {
+  for (const header of [INGRESS_IDEMPOTENCY_KEY_HEADER, MSG_ID_HEADER]) {
+    const value = message.headers?.get(header);
+    if (value !== undefined && value !== '') return value;
+  }
+  return undefined;
 }

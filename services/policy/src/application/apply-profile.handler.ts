@@ -3,17 +3,18 @@ import { sha256Hex } from '@writ/crypto';
 import { SIGNED_REQUESTS, claimedSignedRequest, verifySignedRequest, type SignedRequestFailure } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import { PolicyServiceError } from './policy-service.errors.js';
+import { POLICY_AUTHOR_ROLE, type ProfileAuthority } from './profile-authority.js';
 import type { Clock, PrincipalDirectory, ProfileLog } from './ports.js';
 import { validateDocument } from './profile-documents.js';
 import { profileAppliedDraft, type ProfileSync } from './profile-sync.js';
 
-/** The only role that may change policy. */
-export const POLICY_AUTHOR_ROLE = 'director';
 
 export interface ApplyProfileHandlerOptions {
   readonly log: ProfileLog;
   readonly sync: ProfileSync;
   readonly principals: PrincipalDirectory;
+  /** Who may have made a record: the log's current record is a reference (unchanged, replay) only when trusted. */
+  readonly authority: Pick<ProfileAuthority, 'verify'>;
   readonly clock: Clock;
   /** The policy service's principal (`actor_id` of the events it appends). */
   readonly principalId: string;
@@ -60,8 +61,10 @@ export function claimedApplication(jws: string): PolicyProfileApplication {
  * 2. When: `applied_at` within ±freshness of the clock, and later than the
  *    current record's (a captured application cannot be replayed over a newer one).
  * 3. What: the kernel's PolicyProfileDocument (every issue reported).
- * 4. Content already current → `unchanged` (nothing appended, the bucket converged).
- *    Else `policy.profile_applied` is appended to `<events>.policy.<id>`
+ * 4. Content already current → `unchanged` (nothing appended, the bucket converged);
+ *    the log's latest record is "current" only when `authority` trusts it.
+ *    Else `policy.profile_applied` is appended to `<events>.policy.<id>`, the
+ *    record carrying the signed application (`application_jws`),
  *    guarded by the sequence read (a lost race re-reads), THEN the bucket is
  *    converged to it: the log is the truth, the bucket its view, and every
  *    policy instance reloads from the bucket without a restart.
@@ -92,7 +95,9 @@ export class ApplyProfileHandler {
     const rounds = this.options.maxConflicts ?? 5;
     for (let round = 0; round < rounds; round++) {
       const head = await this.options.log.head(profileId);
-      const current = head.record;
+      // The log's latest record counts (same content, later than) only if its author could have made it:
+      // a record appended around this service neither blocks an application nor passes for the current one.
+      const current = head.record !== null && (await this.#trusted(head.record)) ? head.record : null;
       if (current !== null && current.version === version) {
         await this.options.sync.converge(profileId);
         return { status: 'unchanged', profile_id: profileId, version, previous_version: current.previous_version };
@@ -110,7 +115,9 @@ export class ApplyProfileHandler {
         document,
         applied_by: application.applied_by,
         applied_at: application.applied_at,
-        previous_version: current?.version ?? null,
+        previous_version: head.record?.version ?? null,
+        // The signed application itself: whoever loads the record checks its author's authority (DESIGN invariant 9).
+        application_jws: request.application_jws,
       });
       const draft = profileAppliedDraft(record, { principalId: this.options.principalId, cause, occurredAt: now.toISOString() });
       try {
@@ -124,5 +131,17 @@ export class ApplyProfileHandler {
       return { status: 'applied', profile_id: profileId, version, previous_version: record.previous_version };
     }
     throw new PolicyServiceError('POLICY_STORE_UNAVAILABLE', `profile ${profileId} kept changing while being applied; retry`, { details: { profile_id: profileId } });
+  }
+
+  /** Whether the record's author could have made it; a refusal is logged (the record is passed over), a failure to tell propagates. */
+  async #trusted(record: PolicyProfileRecord): Promise<boolean> {
+    try {
+      await this.options.authority.verify(record);
+      return true;
+    } catch (error) {
+      if (!hasErrorCode(error) || !error.code.startsWith('POLICY_RECORD_')) throw error;
+      this.options.logger?.error({ profile_id: record.profile_id, version: record.version, code: error.code }, `${error.code}: the log's latest record of ${record.profile_id} is not trusted; the application does not take it as the current version`);
+      return false;
+    }
   }
 }

@@ -18,6 +18,16 @@ export type PolicyServiceErrorCode =
   | 'POLICY_APPLY_STALE'
   /** A record in the profile bucket is not a valid PolicyProfileRecord for its key (ignored: the previous version stays). */
   | 'POLICY_RECORD_INVALID'
+  /** A record carries no signed application and is not a built-in shipped in the service's code (refused: the previous version, or the built-in, stays). */
+  | 'POLICY_RECORD_UNSIGNED'
+  /** A record's signed application does not verify with a key its signer held when it was applied (refused). */
+  | 'POLICY_RECORD_SIGNATURE_INVALID'
+  /** A record's signer is not a registered director (unknown, another role, or an agent): it may not apply policy (refused). */
+  | 'POLICY_RECORD_SIGNER_NOT_ALLOWED'
+  /** A record is not what its signed application says: another document (content hash), profile, signer or time (refused). */
+  | 'POLICY_RECORD_MISMATCH'
+  /** A record older than the version in force (applied_at not later, or a built-in after a director's version): a replay (refused). */
+  | 'POLICY_RECORD_STALE'
   /** The profile bucket or the log could not be read or written now (retry; the log stays the truth). */
   | 'POLICY_STORE_UNAVAILABLE';
 

@@ -2,18 +2,11 @@ import { hasErrorCode } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { BUILTIN_POLICY_DOCUMENTS } from '@writ/kernel';
 import { describe, expect, it } from 'vitest';
-import { recordOf } from '../../test/profiles.js';
+import { recordOf, teamDocument } from '../../test/profiles.js';
 import { claimedApplication } from './apply-profile.handler.js';
-import { ProfileCatalog } from './profile-catalog.js';
 import { loadRecord, profileVersion, validateDocument, type ProfileIssue } from './profile-documents.js';
 
-const doc = (overrides: Record<string, unknown> = {}) => ({
-  id: 'team_profile',
-  description: 'Commands in the workspace.',
-  action_classes: { read_local: { outcome: 'allow' }, execute_command: { outcome: 'allow' } },
-  destructive_commands: 'require_approval',
-  ...overrides,
-});
+const doc = teamDocument;
 
 function thrown(fn: () => unknown): unknown {
   try {
@@ -77,43 +70,6 @@ describe('loadRecord', () => {
     ['an invalid document', 'team_profile', { ...record, document: { ...record.document, destructive_commands: 'sometimes' } }],
   ])('given %s, then it is POLICY_RECORD_INVALID', (_note, key, value) => {
     expect(hasErrorCode(thrown(() => loadRecord(key, value)), 'POLICY_RECORD_INVALID')).toBe(true);
-  });
-});
-
-describe('ProfileCatalog', () => {
-  const v1 = recordOf(doc());
-  const v2 = recordOf(doc({ destructive_commands: 'deny' }), { previous_version: v1.version });
-
-  it('given a valid record, then it is loaded; a newer one replaces it', () => {
-    const catalog = new ProfileCatalog();
-    expect(catalog.accept('team_profile', { operation: 'PUT', value: v1 })).toMatchObject({ status: 'loaded', version: v1.version, previous_version: null });
-    expect(catalog.accept('team_profile', { operation: 'PUT', value: v2 })).toMatchObject({ status: 'loaded', version: v2.version, previous_version: v1.version });
-    expect(catalog.get('team_profile')?.record.version).toBe(v2.version);
-  });
-
-  it('given a damaged record, or a value that is not JSON, then it is rejected and the previous version stays', () => {
-    const catalog = new ProfileCatalog();
-    catalog.accept('team_profile', { operation: 'PUT', value: v1 });
-    expect(catalog.accept('team_profile', { operation: 'PUT', value: { ...v2, version: v1.version } })).toMatchObject({ status: 'rejected', kept_version: v1.version });
-    expect(catalog.accept('team_profile', { operation: 'PUT', error: new SyntaxError('Unexpected token') })).toMatchObject({ status: 'rejected', kept_version: v1.version });
-    expect(catalog.get('team_profile')?.record.version).toBe(v1.version);
-  });
-
-  it('given a damaged record of a profile never loaded, then the profile stays unknown', () => {
-    const catalog = new ProfileCatalog();
-    expect(catalog.accept('team_profile', { operation: 'PUT', value: { nope: true } })).toMatchObject({ status: 'rejected', kept_version: null });
-    expect(catalog.get('team_profile')).toBeUndefined();
-  });
-
-  it('given a delete in the bucket, then the loaded version stays (the log still holds the profile)', () => {
-    const catalog = new ProfileCatalog();
-    catalog.accept('team_profile', { operation: 'PUT', value: v1 });
-    expect(catalog.accept('team_profile', { operation: 'DEL' })).toMatchObject({ status: 'deleted', kept_version: v1.version });
-    expect(catalog.get('team_profile')?.record.version).toBe(v1.version);
-  });
-
-  it('given a key named like an Object prototype member, then it is unknown, not inherited', () => {
-    expect(new ProfileCatalog().get('constructor')).toBeUndefined();
   });
 });
 

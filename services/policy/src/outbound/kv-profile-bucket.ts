@@ -75,8 +75,9 @@ export class KvProfileBucket implements ProfileBucket {
   /**
    * Follows the bucket into `catalog` (hot reload): every current value first,
    * then each change as it happens. `ready` resolves once the values present
-   * when the watch began are loaded. A record that fails validation is logged
-   * at error level and ignored: the version already loaded stays in use.
+   * when the watch began are loaded. A record the catalog refuses (invalid,
+   * not signed by a director, a replay) is logged at error level with its code
+   * and ignored: the version in force stays.
    */
   async watch(catalog: ProfileCatalog, logger: Logger): Promise<ProfileWatch> {
     const initiallyEmpty = (await this.kv.status()).values === 0;
@@ -94,7 +95,7 @@ export class KvProfileBucket implements ProfileBucket {
     const loop = (async () => {
       try {
         for await (const entry of iterator) {
-          applyEntry(catalog, entry, logger);
+          await applyEntry(catalog, entry, logger);
           if (!isReady && (entry.isUpdate || entry.delta === 0)) setReady();
         }
       } catch (error) {
@@ -131,9 +132,9 @@ export interface ProfileWatch {
   stop(): Promise<void>;
 }
 
-function applyEntry(catalog: ProfileCatalog, entry: KvWatchEntry, logger: Logger): void {
+async function applyEntry(catalog: ProfileCatalog, entry: KvWatchEntry, logger: Logger): Promise<void> {
   const parsed = entry.operation === 'PUT' ? parseValue(entry) : {};
-  const change = catalog.accept(entry.key, { operation: entry.operation, ...parsed });
+  const change = await catalog.accept(entry.key, { operation: entry.operation, ...parsed });
   const where = { profile_id: entry.key, revision: entry.revision };
   switch (change.status) {
     case 'loaded':
@@ -142,8 +143,8 @@ function applyEntry(catalog: ProfileCatalog, entry: KvWatchEntry, logger: Logger
     case 'unchanged':
       break;
     case 'rejected':
-      // Loud on purpose: someone wrote the bucket around the log, or it is damaged. Evaluation keeps the previous version.
-      logger.error({ ...where, err: change.error, kept_version: change.kept_version }, 'POLICY_RECORD_INVALID: policy profile record ignored; the previous version stays in use');
+      // Loud on purpose: someone wrote the bucket (or the log) around the apply request, or it is damaged. The version in force stays.
+      logger.error({ ...where, code: change.code, err: change.error, kept_version: change.kept_version }, `${change.code}: policy profile record refused; the version in force stays`);
       break;
     case 'deleted':
       logger.warn({ ...where, operation: entry.operation, kept_version: change.kept_version }, 'policy profile removed from the bucket around the log; the loaded version stays in use until a restart reconciles');

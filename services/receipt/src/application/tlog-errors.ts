@@ -18,6 +18,8 @@ export type TlogErrorCode =
   | 'TLOG_UNAVAILABLE'
   /** The receipt is not (yet) a leaf of the log: the sequencer has not reached it; ask again shortly. */
   | 'RECEIPT_NOT_IN_LOG'
+  /** The receipt is not a leaf, and a `receipt.issued` claiming its id was refused (`tlog.receipt_refused`: details.refusal holds its code). */
+  | 'TLOG_RECEIPT_REFUSED'
   /** A requested tree size is larger than the log, smaller than the leaf it should include, or `first_size` > `second_size`. */
   | 'TLOG_TREE_SIZE_INVALID'
   /** No signed tree head was published at the requested size: ask without `tree_size`, or with the size of a published head. */

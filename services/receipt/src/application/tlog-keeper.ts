@@ -9,12 +9,14 @@ import {
   type GetConsistencyProof,
   type GetInclusionProof,
   type TransparencyLogEntryAppended,
+  type TransparencyLogReceiptRefused,
 } from '@writ/contracts';
 import { serviceDraft } from '@writ/runtime';
 import type { Clock } from './ports.js';
 import { TlogError } from './tlog-errors.js';
 import type { StoredTlogEvent, TlogEventLog } from './tlog-ports.js';
-import { TLOG_EVENTS, TransparencyLog, receiptNotInLog, type IssuedReceipt, type LastLeaf } from './transparency-log.js';
+import type { ReceiptRefusal } from './receipt-admission.js';
+import { TLOG_EVENTS, TransparencyLog, receiptNotInLog, receiptRefused, type IssuedReceipt, type LastLeaf } from './transparency-log.js';
 import { signTreeHead, type TreeHeadSigner } from './tree-head.js';
 
 export interface TlogKeeperDeps {
@@ -30,6 +32,8 @@ export interface TlogKeeperDeps {
 }
 
 export type SequenceOutcome = 'appended' | 'already_sequenced';
+/** What became of a `receipt.issued`: a leaf (now or before), or refused (now or before). */
+export type ReceiptOutcome = SequenceOutcome | 'refused' | 'already_refused';
 
 /** Appends lost to another writer in a row before an operation gives up (and is retried by its caller). */
 const MAX_LOST_RACES = 64;
@@ -105,6 +109,11 @@ export class TlogKeeper {
     return this.#state.lastLeaf;
   }
 
+  /** `receipt.issued` events refused so far (`tlog.receipt_refused`). */
+  get refusals(): number {
+    return this.#state.refusals;
+  }
+
   /** The corruption that stopped the log, if any. */
   get failure(): TlogError | undefined {
     return this.#failure;
@@ -146,6 +155,24 @@ export class TlogKeeper {
   }
 
   /**
+   * Records that a `receipt.issued` will never be a leaf, and why
+   * (`tlog.receipt_refused`), unless that event is already recorded refused.
+   * Appended like a leaf, guarded by the log's sequence, so every instance
+   * records it once.
+   */
+  refuse(refusal: ReceiptRefusal): Promise<'refused' | 'already_refused'> {
+    return this.#exclusive(async () => {
+      for (let lost = 0; ; lost++) {
+        this.#usable();
+        const planned = this.#state.planRefusal(refusal);
+        if (planned === null) return 'already_refused';
+        if (await this.#append(this.#refusalDraft(planned))) return 'refused';
+        this.#giveUpAfter(lost, `record the refusal of ${refusal.receipt_event_id}`);
+      }
+    });
+  }
+
+  /**
    * Signs and appends a tree head when the tree grew since the latest one
    * (`grown`: only if it has leaves; `current`: also the first head of an
    * empty log). Returns the latest head afterwards (undefined: none yet).
@@ -171,8 +198,11 @@ export class TlogKeeper {
     return this.#exclusive(async () => {
       this.#usable();
       if (this.#state.leafIndexOf(query.receipt_id) === undefined) await this.#catchUp();
-      // Checked before a head is signed: asking about an unknown receipt publishes nothing.
-      if (this.#state.leafIndexOf(query.receipt_id) === undefined) throw receiptNotInLog(this.logId, query.receipt_id, this.#state.size);
+      // Checked before a head is signed: asking about an unknown or refused receipt publishes nothing.
+      if (this.#state.leafIndexOf(query.receipt_id) === undefined) {
+        const refusal = this.#state.refusalOf(query.receipt_id);
+        throw refusal === undefined ? receiptNotInLog(this.logId, query.receipt_id, this.#state.size) : receiptRefused(this.logId, query.receipt_id, refusal);
+      }
       const head = query.tree_size === undefined ? await this.#currentHead() : await this.#publishedHead(query.tree_size);
       const proof = this.#state.inclusionProof(query.receipt_id, head.tree_size);
       return parseContract('InclusionProofReply', InclusionProofReply, { proof, tree_head: head });
@@ -344,6 +374,20 @@ export class TlogKeeper {
       payload: entry,
       causationId: entry.receipt_event_id,
       correlationId: entry.task_id,
+    });
+  }
+
+  #refusalDraft(refusal: TransparencyLogReceiptRefused): EventDraft {
+    return serviceDraft({
+      key: `${this.logId}:${TLOG_EVENTS.receiptRefused}:${refusal.receipt_event_id}`,
+      eventType: TLOG_EVENTS.receiptRefused,
+      entityType: 'transparency_log',
+      entityId: this.logId,
+      occurredAt: this.deps.clock().toISOString(),
+      actorId: this.deps.principalId,
+      payload: refusal,
+      causationId: refusal.receipt_event_id,
+      correlationId: refusal.task_id,
     });
   }
 

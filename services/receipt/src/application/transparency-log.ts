@@ -3,6 +3,7 @@ import {
   InclusionProof,
   SignedTreeHead,
   TransparencyLogEntryAppended,
+  TransparencyLogReceiptRefused,
   TransparencyLogTreeHeadSigned,
   TreeHead,
   safeParseContract,
@@ -16,6 +17,7 @@ import { TlogError } from './tlog-errors.js';
 export const TLOG_EVENTS = Object.freeze({
   entryAppended: 'tlog.entry_appended',
   treeHeadSigned: 'tlog.tree_head_signed',
+  receiptRefused: 'tlog.receipt_refused',
 });
 
 /** The leaf hash of a receipt: SHA-256(0x00 ‖ the 32 bytes of its `receipt_hash`), hex. */
@@ -60,6 +62,9 @@ export class TransparencyLog {
   readonly #tree = new MerkleTree();
   readonly #leafByReceipt = new Map<string, number>();
   readonly #headBySize = new Map<number, SignedTreeHead>();
+  /** Refused `receipt.issued` events by event id, and the latest refusal of each receipt id they claimed. */
+  readonly #refusalByEvent = new Map<string, TransparencyLogReceiptRefused>();
+  readonly #refusalByReceipt = new Map<string, TransparencyLogReceiptRefused>();
   #latestHead: SignedTreeHead | undefined;
   #lastLeaf: LastLeaf | undefined;
   #seq = 0;
@@ -89,6 +94,20 @@ export class TransparencyLog {
     return this.#leafByReceipt.get(receiptId);
   }
 
+  /** Refused `receipt.issued` events so far. */
+  get refusals(): number {
+    return this.#refusalByEvent.size;
+  }
+
+  /**
+   * The latest refusal of a `receipt.issued` claiming this receipt id, if any.
+   * Not an answer on its own: a forged event may claim a real receipt's id, so
+   * a leaf of that id always wins (ask `leafIndexOf` first).
+   */
+  refusalOf(receiptId: string): TransparencyLogReceiptRefused | undefined {
+    return this.#refusalByReceipt.get(receiptId);
+  }
+
   /** The signed tree head published at `treeSize`, if any. */
   headAt(treeSize: number): SignedTreeHead | undefined {
     return this.#headBySize.get(treeSize);
@@ -108,6 +127,7 @@ export class TransparencyLog {
     }
     if (event.event_type === TLOG_EVENTS.entryAppended) this.#applyEntry(this.#parse(TransparencyLogEntryAppended, event));
     else if (event.event_type === TLOG_EVENTS.treeHeadSigned) this.#applyHead(this.#parse(TransparencyLogTreeHeadSigned, event));
+    else if (event.event_type === TLOG_EVENTS.receiptRefused) this.#applyRefusal(this.#parse(TransparencyLogReceiptRefused, event));
     else {
       throw new TlogError('TLOG_EVENT_INVALID', `event ${event.event_type} at task_seq ${event.task_seq} does not belong in transparency log ${this.logId}`, {
         details: { log_id: this.logId, task_seq: event.task_seq, event_type: event.event_type },
@@ -128,6 +148,17 @@ export class TransparencyLog {
       leaf_hash: receiptLeafHash(receipt.receipt_hash),
       receipt_event_id: receipt.receipt_event_id,
     };
+  }
+
+  /**
+   * The record of a refused `receipt.issued`, or null when that event is
+   * already recorded as refused (refusing is idempotent per event). A refusal
+   * never blocks a leaf: the receipt of another, valid `receipt.issued` with
+   * the same id is still sequenced.
+   */
+  planRefusal(refusal: Omit<TransparencyLogReceiptRefused, 'log_id'>): TransparencyLogReceiptRefused | null {
+    if (this.#refusalByEvent.has(refusal.receipt_event_id)) return null;
+    return { log_id: this.logId, ...refusal };
   }
 
   /**
@@ -219,6 +250,14 @@ export class TransparencyLog {
     this.#latestHead = head;
   }
 
+  /** A refusal changes no leaf and no head; a second one of the same event keeps the first. */
+  #applyRefusal(refusal: TransparencyLogReceiptRefused): void {
+    this.#checkLogId(refusal.log_id, 'refusal');
+    if (this.#refusalByEvent.has(refusal.receipt_event_id)) return;
+    this.#refusalByEvent.set(refusal.receipt_event_id, refusal);
+    if (refusal.receipt_id !== null) this.#refusalByReceipt.set(refusal.receipt_id, refusal);
+  }
+
   #checkLogId(logId: string, what: string): void {
     if (logId !== this.logId) {
       throw new TlogError('TLOG_EVENT_INVALID', `a ${what} of log ${logId} is stored in log ${this.logId}`, { details: { log_id: this.logId, found: logId } });
@@ -241,6 +280,13 @@ export class TransparencyLog {
 export function receiptNotInLog(logId: string, receiptId: string, size: number): TlogError {
   return new TlogError('RECEIPT_NOT_IN_LOG', `receipt ${receiptId} is not in transparency log ${logId} (yet): it is sequenced shortly after it is issued; ask again`, {
     details: { log_id: logId, receipt_id: receiptId, tree_size: size },
+  });
+}
+
+/** TLOG_RECEIPT_REFUSED: a `receipt.issued` claiming this receipt id was refused, and no valid one is a leaf. */
+export function receiptRefused(logId: string, receiptId: string, refusal: TransparencyLogReceiptRefused): TlogError {
+  return new TlogError('TLOG_RECEIPT_REFUSED', `a receipt.issued claiming receipt ${receiptId} (event ${refusal.receipt_event_id} of task ${refusal.task_id}) was refused by transparency log ${logId}: ${refusal.code}: ${refusal.reason}`, {
+    details: { log_id: logId, receipt_id: receiptId, refusal: refusal.code, receipt_event_id: refusal.receipt_event_id, task_id: refusal.task_id },
   });
 }
 

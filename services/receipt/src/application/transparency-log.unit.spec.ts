@@ -183,3 +183,42 @@ describe('tree head signing', () => {
     await expect(verifyJws(signed.jws, KeySet.of([toEd25519PublicKey(other)]), { typ: TREE_HEAD_JWS_TYPE })).rejects.toSatisfy((error) => hasErrorCode(error));
   });
 });
+
+describe('refused receipts (tlog.receipt_refused)', () => {
+  const refusal = (n: number, overrides: Record<string, unknown> = {}) => ({
+    task_id: receipt(n).task_id,
+    receipt_event_id: receipt(n).receipt_event_id,
+    receipt_id: receipt(n).receipt_id,
+    code: 'TLOG_RECEIPT_SIGNATURE_INVALID' as const,
+    reason: 'the signature does not verify',
+    ...overrides,
+  });
+  const refused = (payload: unknown) => ({ event_type: TLOG_EVENTS.receiptRefused, payload });
+
+  it('given a refusal folded, then it changes no leaf and no root, names the refused receipt, and is planned once per event', () => {
+    const log = logWith(2);
+    const root = log.rootHash();
+    const planned = log.planRefusal(refusal(7));
+    expect(planned).toEqual({ log_id: LOG, ...refusal(7) });
+    fold(log, refused(planned));
+
+    expect([log.size, log.rootHash(), log.refusals]).toEqual([2, root, 1]);
+    expect(log.refusalOf('rct-7')).toMatchObject({ code: 'TLOG_RECEIPT_SIGNATURE_INVALID', receipt_event_id: 'evt-7' });
+    expect(log.planRefusal(refusal(7))).toBeNull();
+    expect(log.lastLeaf).toEqual({ task_id: receipt(1).task_id, receipt_event_id: 'evt-1' });
+  });
+
+  it('given a refusal claiming the id of a receipt, then that receipt can still become a leaf (a forged event never shadows the real one)', () => {
+    const log = logWith(0);
+    fold(log, refused({ log_id: LOG, ...refusal(0, { receipt_event_id: 'evt-forged' }) }));
+    expect(log.planEntry(receipt(0))).toMatchObject({ leaf_index: 0, receipt_id: 'rct-0' });
+  });
+
+  it('given a second refusal of the same event, then the first stays; a refusal of another log or off its contract is TLOG_EVENT_INVALID', () => {
+    const log = logWith(1);
+    fold(log, refused({ log_id: LOG, ...refusal(3) }), refused({ log_id: LOG, ...refusal(3, { code: 'TLOG_RECEIPT_KEY_UNKNOWN' }) }));
+    expect([log.refusals, log.refusalOf('rct-3')?.code]).toEqual([1, 'TLOG_RECEIPT_SIGNATURE_INVALID']);
+    expect(codeOf(() => fold(log, refused({ log_id: 'other', ...refusal(4) })))).toBe('TLOG_EVENT_INVALID');
+    expect(codeOf(() => fold(log, refused({ log_id: LOG, ...refusal(4, { code: 'NOT_A_CODE' }) })))).toBe('TLOG_EVENT_INVALID');
+  });
+});

@@ -1,31 +1,11 @@
 import type { Receipt } from '@writ/contracts';
 import { KeySet, generateEd25519Key, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ReceiptBody } from './build-receipt.js';
+import { receiptBody } from '../../test/receipt-body.js';
 import { RECEIPT_JWS_TYPE, canonicalReceiptBody, detachedForm, sealReceipt } from './receipt-seal.js';
 import { verifyReceipt, verifyReceiptChain } from './verify-receipt.js';
 
-const body = (signerRef: string, overrides: Partial<ReceiptBody> = {}): ReceiptBody => ({
-  receipt_id: 'rct-1',
-  task_id: 'task-1',
-  step_id: 'step-1',
-  attempt_id: 'att-1',
-  receipt_class: 'command_execution',
-  action_request_ref: 'action_request:ar-1',
-  input_refs: [],
-  environment_ref: null,
-  policy_result_ref: 'policy_result:pr-1',
-  approval_ref: null,
-  capability_grant_ref: 'grant:gnt-1',
-  output_refs: [],
-  result_code: 'succeeded',
-  result_summary: 'succeeded: exited 0',
-  created_at: '2030-01-01T00:00:00Z',
-  verifiability: 'signed',
-  signer_ref: signerRef,
-  prev_receipt_hash: null,
-  ...overrides,
-});
+const body = receiptBody;
 
 let key: Ed25519SigningKey;
 let keys: KeySet;

@@ -1,15 +1,14 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { backoffDelay } from '@writ/bus';
-import { EventEnvelope, ReceiptIssued } from '@writ/contracts';
-import { sha256Hex } from '@writ/crypto';
+import { EventEnvelope } from '@writ/contracts';
+import { importEd25519PublicJwk, type Ed25519PublicKey } from '@writ/crypto';
 import type { EventStore } from '@writ/eventstore';
+import { WakeableSleep, keyWindows, type KeyWindow } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
-import { canonicalReceiptBody } from '../application/receipt-seal.js';
-import type { TlogKeeper } from '../application/tlog-keeper.js';
-import type { IssuedReceipt } from '../application/transparency-log.js';
+import { admitReceiptIssued, type ReceiptSignerKeys } from '../application/receipt-admission.js';
+import type { ReceiptOutcome, TlogKeeper } from '../application/tlog-keeper.js';
 import { OrderedFollower, type FollowStep } from './ordered-follower.js';
-import { WakeableSleep } from '@writ/runtime';
 
 export interface ReceiptSequencerOptions {
   readonly nc: NatsConnection;
@@ -19,9 +18,15 @@ export interface ReceiptSequencerOptions {
   /** `<prefix>.task.>`. */
   readonly taskSubjects: string;
   readonly keeper: TlogKeeper;
+  /** The receipt service principal: only a receipt signed by one of its keys (valid at the receipt's created_at) becomes a leaf. */
+  readonly principalId: string;
   readonly logger: Logger;
-  /** Called after each receipt is handled (tests and the bench count them). */
-  readonly onSequenced?: (receiptId: string, outcome: 'appended' | 'already_sequenced') => void;
+  /**
+   * Called after each `receipt.issued` is handled (tests and the bench count
+   * them): its receipt id (for a refused event without a readable one, the
+   * event id) and what became of it.
+   */
+  readonly onSequenced?: (receiptId: string, outcome: ReceiptOutcome) => void;
 }
 
 /** Between tries of a failed append: 100 ms, doubling, at most 5 s. */
@@ -40,14 +45,23 @@ const RECEIPT_ISSUED_MARK = '"event_type":"receipt.issued"';
  * keeper skips receipts already in the log (restart, or another instance
  * that was quicker). A failed append is retried with backoff, never skipped.
  *
- * A `receipt.issued` whose `receipt_hash` does not recompute from its body is
- * not logged (a forged or corrupt event must not gain an inclusion proof); it
- * is reported as an error.
+ * Admission (DESIGN invariant 9: nothing is trusted for merely being in the
+ * log): a `receipt.issued` becomes a leaf only when `admitReceiptIssued`
+ * accepts it — a ReceiptIssued of the stream's own task, whose hash recomputes
+ * from its body, signed by the key its `signer_ref` names, a key of the
+ * receipt service principal valid at its `created_at` (that principal's
+ * stream, read from the log for each receipt). Anything else is recorded as
+ * `tlog.receipt_refused` with its TLOG_RECEIPT_* code, logged at error level,
+ * and the scan goes on: a forged event never gains an inclusion proof and
+ * never stalls the sequencer. A message that is not an event envelope at all
+ * is logged and passed over (it names no event to refuse).
  */
 export class ReceiptSequencer {
   #follower: OrderedFollower | undefined;
   #stopping = false;
   readonly #pause = new WakeableSleep();
+  /** Imported public keys of the receipt principal, by kid and x. */
+  readonly #imported = new Map<string, Promise<Ed25519PublicKey>>();
 
   constructor(private readonly options: ReceiptSequencerOptions) {}
 
@@ -94,13 +108,13 @@ export class ReceiptSequencer {
   async #handle(message: JsMsg): Promise<FollowStep> {
     const text = message.string();
     if (!text.includes(RECEIPT_ISSUED_MARK)) return 'next';
-    const receipt = this.#issuedReceipt(text, message.seq);
-    if (receipt === undefined) return 'next';
+    const event = this.#issuedEvent(text, message.seq);
+    if (event === undefined) return 'next';
     for (let failures = 0; ; ) {
       if (this.#stopping) return 'stop';
       try {
-        const outcome = await this.options.keeper.sequence(receipt);
-        this.options.onSequenced?.(receipt.receipt_id, outcome);
+        const { id, outcome } = await this.#settle(event);
+        this.options.onSequenced?.(id, outcome);
         return 'next';
       } catch (error) {
         if (this.options.keeper.failure !== undefined) {
@@ -109,29 +123,54 @@ export class ReceiptSequencer {
         }
         if (this.#stopping) return 'stop';
         failures += 1;
-        this.options.logger.warn({ err: error, receipt_id: receipt.receipt_id, failures }, 'receipt not sequenced yet; retrying');
+        this.options.logger.warn({ err: error, event_id: event.event_id, failures }, 'receipt not sequenced yet; retrying');
         await this.#pause.sleep(backoffDelay(failures, RETRY_BACKOFF));
       }
     }
   }
 
-  #issuedReceipt(text: string, streamSeq: number): IssuedReceipt | undefined {
-    const { logger } = this.options;
+  /** Admits the receipt (a leaf) or records its refusal. A failure to read the principal or to append throws (retried, never skipped). */
+  async #settle(event: EventEnvelope): Promise<{ id: string; outcome: ReceiptOutcome }> {
+    const { keeper, logger } = this.options;
+    const admission = await admitReceiptIssued(event, await this.#signerKeys());
+    if (admission.ok) return { id: admission.receipt.receipt_id, outcome: await keeper.sequence(admission.receipt) };
+    const { refusal } = admission;
+    const outcome = await keeper.refuse(refusal);
+    if (outcome === 'refused') {
+      logger.error(
+        { code: refusal.code, log_id: keeper.logId, task_id: refusal.task_id, event_id: refusal.receipt_event_id, receipt_id: refusal.receipt_id, reason: refusal.reason },
+        `${refusal.code}: a receipt.issued was refused by the transparency log (no leaf)`,
+      );
+    }
+    return { id: refusal.receipt_id ?? refusal.receipt_event_id, outcome };
+  }
+
+  /** The receipt principal's key windows as its stream says now (the event store's read cache makes an unchanged stream one message get). */
+  async #signerKeys(): Promise<ReceiptSignerKeys> {
+    const { principalId, store } = this.options;
+    const windows = keyWindows((await store.readEntity('principal', principalId)).map(({ event }) => event));
+    return { principalId, windows, publicKey: (window) => this.#publicKey(window) };
+  }
+
+  #publicKey(window: KeyWindow): Promise<Ed25519PublicKey> {
+    const cacheKey = `${window.jwk.kid}:${window.jwk.x}`;
+    let key = this.#imported.get(cacheKey);
+    if (key === undefined) {
+      key = importEd25519PublicJwk(window.jwk);
+      key.catch(() => this.#imported.delete(cacheKey));
+      this.#imported.set(cacheKey, key);
+    }
+    return key;
+  }
+
+  #issuedEvent(text: string, streamSeq: number): EventEnvelope | undefined {
     let event: EventEnvelope;
-    let payload: ReceiptIssued;
     try {
       event = EventEnvelope.parse(JSON.parse(text));
-      if (event.event_type !== 'receipt.issued') return undefined;
-      payload = ReceiptIssued.parse(event.payload);
     } catch (error) {
-      logger.error({ err: error, stream_seq: streamSeq }, 'a receipt.issued that breaks its contract is not logged');
+      this.options.logger.error({ err: error, stream_seq: streamSeq }, 'a message on a task stream that is not an event envelope is not logged');
       return undefined;
     }
-    const { receipt } = payload;
-    if (receipt.receipt_hash === undefined || sha256Hex(canonicalReceiptBody(receipt)) !== receipt.receipt_hash) {
-      logger.error({ stream_seq: streamSeq, task_id: event.task_id, receipt_id: receipt.receipt_id }, 'a receipt.issued whose receipt_hash does not recompute from its body is not logged');
-      return undefined;
-    }
-    return { receipt_id: receipt.receipt_id, task_id: event.task_id, receipt_hash: receipt.receipt_hash, receipt_event_id: event.event_id };
+    return event.event_type === 'receipt.issued' ? event : undefined;
   }
 }

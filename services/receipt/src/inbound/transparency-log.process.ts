@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import type { EventStore } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
-import type { TlogKeeper } from '../application/tlog-keeper.js';
+import type { ReceiptOutcome, TlogKeeper } from '../application/tlog-keeper.js';
 import { ReceiptSequencer } from './receipt-sequencer.js';
 import { TlogFollower } from './tlog-follower.js';
 import { TreeHeadTimer } from './tree-head.timer.js';
@@ -15,8 +15,10 @@ export interface TransparencyLogProcessOptions {
   readonly eventsPrefix: string;
   readonly keeper: TlogKeeper;
   readonly treeHeadIntervalMs: number;
+  /** The receipt service principal, whose keys alone may sign a receipt the log admits. */
+  readonly principalId: string;
   readonly logger: Logger;
-  readonly onSequenced?: (receiptId: string, outcome: 'appended' | 'already_sequenced') => void;
+  readonly onSequenced?: (receiptId: string, outcome: ReceiptOutcome) => void;
 }
 
 /**
@@ -34,7 +36,7 @@ export class TransparencyLogProcess implements BeforeApplicationShutdown {
   constructor(private readonly options: TransparencyLogProcessOptions) {
     const { nc, store, stream, eventsPrefix, keeper, logger } = options;
     this.#follower = new TlogFollower({ nc, stream, subject: `${eventsPrefix}.transparency_log.${keeper.logId}`, keeper, logger });
-    this.#sequencer = new ReceiptSequencer({ nc, store, stream, taskSubjects: `${eventsPrefix}.task.>`, keeper, logger, onSequenced: options.onSequenced });
+    this.#sequencer = new ReceiptSequencer({ nc, store, stream, taskSubjects: `${eventsPrefix}.task.>`, keeper, principalId: options.principalId, logger, onSequenced: options.onSequenced });
     this.#timer = new TreeHeadTimer({ keeper, intervalMs: options.treeHeadIntervalMs, logger });
   }
 
