@@ -1,9 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ActionRequest, EventDraft, PrincipalRole, PublicEd25519Jwk } from '@writ/contracts';
@@ -13,37 +10,25 @@ import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testi
 import { stringify as toYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo, type SimulationReport } from './main.js';
-import { operatorEnv } from '../test/service-process.fixture.js';
+import { ServiceProcess, operatorEnv } from '../test/service-process.fixture.js';
 
 /**
  * `writ policy apply|list|show|simulate` against the real NATS and the BUILT
  * policy service (services/policy/dist/main.js, started as a child process on
  * this test's own subject root, streams and bucket; build it first:
- * `npx nx run @writ/policy:build`). The director is registered with the CLI.
+ * `npx nx run @writ/policy:build`). The director is registered as an operator's registration is recorded.
  */
 
 const MiB = 1024 ** 2;
-const POLICY_MAIN = fileURLToPath(new URL('../../../services/policy/dist/main.js', import.meta.url));
 
 let nc: NatsConnection;
 let store: EventStore;
 let dir: string;
-let service: ChildProcess | undefined;
-let serviceLog: string;
+let service: ServiceProcess | undefined;
 const root = uniqueName('t');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
 const bucket = uniqueName('POL');
 const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223', WRIT_POLICY_BUCKET: bucket };
-
-/** The parent's environment without anything Writ or Node would read in place of this test's own. */
-function inherited(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('WRIT_') || key.startsWith('OTEL_') || key.startsWith('VITEST') || key === 'NODE_OPTIONS' || key === 'LOG_LEVEL') continue;
-    if (value !== undefined) out[key] = value;
-  }
-  return out;
-}
 
 /** Runs `writ <argv>` in process, capturing its output. */
 async function writ(argv: string[], overrides: Partial<Record<string, string>> = {}) {
@@ -65,15 +50,12 @@ async function principal(role: PrincipalRole): Promise<{ id: string; key: string
 }
 
 beforeAll(async () => {
-  if (!existsSync(POLICY_MAIN)) throw new Error(`${POLICY_MAIN} is missing: build the policy service first (npx nx run @writ/policy:build)`);
   nc = await connectTestNats('cli-policy-test');
   store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: `${root}.evt`, maxBytes: 64 * MiB });
   dir = await mkdtemp(join(tmpdir(), 'writ-cli-policy-'));
-  serviceLog = join(dir, 'policy.log');
-  const fd = openSync(serviceLog, 'a');
-  service = spawn(process.execPath, [POLICY_MAIN], {
-    env: {
-      ...inherited(),
+  service = ServiceProcess.start(
+    'policy',
+    {
       ...env,
       WRIT_INGRESS_STREAM: streams.ingress,
       WRIT_COMMANDS_STREAM: streams.commands,
@@ -81,19 +63,14 @@ beforeAll(async () => {
       WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
       WRIT_BUS_MAX_BYTES: String(8 * MiB),
       WRIT_POLICY_BUCKET_MAX_BYTES: String(8 * MiB),
-      WRIT_HTTP_HOST: '127.0.0.1',
-      WRIT_HTTP_PORT: '0',
       WRIT_BUS_PULL_EXPIRES_MS: '1000',
-      OTEL_SDK_DISABLED: 'true',
-      LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', fd, fd],
-  });
-  closeSync(fd);
+    join(dir, 'policy.log'),
+  );
   // Ready once it answers a dry run (the profiles are loaded before it listens).
   await waitFor(
     async () => {
-      if (service?.exitCode !== null) throw new Error(`the policy service exited: ${readFileSync(serviceLog, 'utf8').slice(-2_000)}`);
+      service?.assertRunning();
       const reply = await nc.request(`${root}.qry.policy.evaluate`, '{}', { timeout: 1_000 }).catch(() => undefined);
       return reply === undefined ? undefined : true;
     },
@@ -102,11 +79,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (service !== undefined && service.exitCode === null) {
-    const exited = new Promise((resolve) => service?.once('exit', resolve));
-    service.kill('SIGTERM');
-    await exited;
-  }
+  await service?.stop();
   await deleteStreams(nc, ...Object.values(streams), `KV_${bucket}`);
   await nc.close();
   await rm(dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** A service the CLI's tests start: the BUILT one (the CLI never imports a service); `npx nx run @writ/<service>:build` first. */
-export type TestedService = 'receipt' | 'ingress';
+export type TestedService = 'receipt' | 'ingress' | 'policy';
 
 export const serviceMain = (service: TestedService): string => fileURLToPath(new URL(`../../../services/${service}/dist/main.js`, import.meta.url));
 
