@@ -41,6 +41,8 @@ scripts/build-cell-image.sh
 scripts/writ-nats.sh
 # The operator's environment (writ init): its NATS URL and credential, principal, key, trust anchor.
 set -a; . var/writ/writ.env; set +a
+# Streams are the operator's to create and reconfigure (a service's credential may only create a missing one).
+say "streams: $(writ streams ensure)"
 
 probe() { node -e "fetch('http://127.0.0.1:$1/$2').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; }
 healthy() { probe "$1" healthz; }

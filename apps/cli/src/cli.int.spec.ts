@@ -236,6 +236,27 @@ describe('writ principal revoke', () => {
   });
 });
 
+describe('writ streams ensure', () => {
+  it('given bus streams with limits of an older release, then the operator brings them to the configured ones (which a service credential may not)', async () => {
+    // given an ingress stream whose duplicate window is not the one configured
+    const names = { ingress: uniqueName('SING'), commands: uniqueName('SCMD'), dlq: uniqueName('SDLQ') };
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: names.ingress, subjects: [`${root}x.ingress.>`], duplicate_window: 5 * 60 * 1e9, max_bytes: 8 * MiB });
+    const streamEnv = { WRIT_SUBJECT_ROOT: `${root}x`, WRIT_EVENTS_STREAM: uniqueName('SEVT'), WRIT_INGRESS_STREAM: names.ingress, WRIT_COMMANDS_STREAM: names.commands, WRIT_DLQ_STREAM: names.dlq, WRIT_BUS_MAX_BYTES: String(8 * MiB), WRIT_EVENTS_MAX_BYTES: String(64 * MiB) };
+    try {
+      // when the operator ensures the streams
+      const result = await writ(['streams', 'ensure', '--json'], streamEnv);
+      // then the log is created and the ingress stream runs the configured window
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ events: `${streamEnv.WRIT_EVENTS_STREAM} created` });
+      expect((await jsm.streams.info(names.ingress)).config.duplicate_window).not.toBe(5 * 60 * 1e9);
+      expect((await writ(['streams', 'ensure'], streamEnv)).code).toBe(0);
+    } finally {
+      await deleteStreams(nc, names.ingress, names.commands, names.dlq, streamEnv.WRIT_EVENTS_STREAM);
+    }
+  });
+});
+
 describe('writ doctor', () => {
   it("given Writ's NATS and no services on the given host, then auth and the credential pass, every service fails with its next step, and it exits CLI_DOCTOR_FAILED", async () => {
     const result = await writ(['doctor', '--json', '--host', '127.0.0.9'], { WRIT_URL: '' });

@@ -13,6 +13,7 @@ import { approvalResolve, type ApprovalDecision } from './commands/approval-reso
 import { APPROVAL_STATUS_FILTERS, approvalsList } from './commands/approvals-list.js';
 import { approvalsShow } from './commands/approvals-show.js';
 import { doctor } from './commands/doctor.js';
+import { streamsEnsure } from './commands/streams-ensure.js';
 import { init } from './commands/init.js';
 import { principalAdd } from './commands/principal-add.js';
 import { principalKeygen } from './commands/principal-keygen.js';
@@ -46,6 +47,7 @@ export { connectionFrom, processIo, type CliIo, type Connection } from './cli-io
 export { actionSubmit, type ActionSubmitOptions, type SubmitResult } from './commands/action-submit.js';
 export { doctor, type DoctorCheck, type DoctorOptions, type DoctorReport } from './commands/doctor.js';
 export { init, type InitOptions } from './commands/init.js';
+export { streamsEnsure, type StreamsEnsureOptions } from './commands/streams-ensure.js';
 export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome, type PrincipalAddResult } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
 export { principalRevoke, type PrincipalRevokeOptions, type PrincipalRevokeResult } from './commands/principal-revoke.js';
@@ -138,6 +140,17 @@ function program(io: CliIo): Command {
     .option('--json', 'print the report as JSON')
     .action(async (options: { host?: string; nats?: string; json?: boolean }) => {
       await doctor(options, connectionFrom(io, options.nats), io);
+    });
+
+  writ
+    .command('streams')
+    .description('the event log and the bus streams (operator)')
+    .command('ensure')
+    .description("as the operator: create the log and bus streams, or bring their limits to the configured ones (services may create a missing stream, never reconfigure one)")
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
+    .option('--json', 'print the outcome as JSON')
+    .action(async (options: { nats?: string; json?: boolean }) => {
+      await streamsEnsure(options, connectionFrom(io, options.nats), io);
     });
 
   const principal = writ.command('principal').description('principals and their keys (writ.evt.principal.<id>)');
