@@ -82,9 +82,11 @@ const FOLLOW_FETCH_EXPIRES_MS = 30_000;
  * How long the server keeps a scan's ephemeral consumer after its last pull. A
  * scan does not delete its consumer: deleting consumers is the operator's alone
  * (a service's bus credential may not, docs/security.md), so the server reaps
- * it; the bound outlives the longest pull, so a live follow is never reaped.
+ * it. The bound outlives the scan's longest pull (a live follow is never
+ * reaped) and no more, since every consumer left costs the server on each
+ * append to the stream until it goes.
  */
-const SCAN_CONSUMER_INACTIVE_MS = FOLLOW_FETCH_EXPIRES_MS + 15_000;
+const SCAN_CONSUMER_GRACE_MS = 5_000;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -525,12 +527,12 @@ export class EventStore {
         filter_subjects: filter,
         deliver_policy: DeliverPolicy.StartSequence,
         opt_start_seq: fromSeq,
-        inactive_threshold: Math.max(SCAN_CONSUMER_INACTIVE_MS, this.config.requestTimeoutMs + 15_000),
+        inactive_threshold: (untilSeq === null ? FOLLOW_FETCH_EXPIRES_MS : Math.max(1_000, this.config.requestTimeoutMs)) + SCAN_CONSUMER_GRACE_MS,
       });
     } catch (error) {
       throw fromNatsError(error, { operation, subject: filter });
     }
-    // Nothing to close: each fetch is complete when it ends, and the server reaps the consumer after SCAN_CONSUMER_INACTIVE_MS.
+    // Nothing to close: each fetch is complete when it ends, and the server reaps the consumer once it is idle (SCAN_CONSUMER_GRACE_MS).
     for (;;) {
       if (signal?.aborted) return;
       let batch;
