@@ -29,6 +29,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { natsConnectOptions } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
 import { integerOption, quantile } from './bench-stats.mjs';
 
@@ -165,7 +166,7 @@ async function scenario(title, variants, total, workers) {
   table(title, Object.fromEntries(names.map((n) => [n, summarize(runs[n])])));
 }
 
-const nc = await connect({ servers: NATS_URL, name: 'eventstore-bench', noAsyncTraces: NO_ASYNC_TRACES });
+const nc = await connect({ servers: NATS_URL, name: 'eventstore-bench', noAsyncTraces: NO_ASYNC_TRACES, ...natsConnectOptions() });
 const jsm = await jetstreamManager(nc);
 try {
   const store = await EventStore.open(nc, { stream, subjectPrefix: prefix, maxBytes: 2 * 1024 ** 3 });

@@ -183,7 +183,7 @@ async function fullPath(cellsRootFull, variant) {
   const { EventStore } = await import('@writ/eventstore');
   const { registerServicePrincipal } = await import('@writ/runtime');
   const { generateEd25519Key, signClaims } = await import('@writ/crypto');
-  const { BusClient } = await import('@writ/bus');
+  const { BusClient, natsConnectOptions } = await import('@writ/bus');
   const { createLogger } = await import('@writ/telemetry');
   const { jetstreamManager } = await import('@nats-io/jetstream');
 
@@ -330,7 +330,7 @@ async function fullPath(cellsRootFull, variant) {
     await client.close?.();
     await executor.close();
     const { connect } = await import('@nats-io/transport-node');
-    const admin = await connect({ servers: config.natsUrl });
+    const admin = await connect({ servers: config.natsUrl, ...natsConnectOptions() });
     const jsm = await jetstreamManager(admin);
     for (const stream of [config.streams.events, config.streams.ingress, config.streams.commands, config.streams.dlq, `OBJ_${config.artifacts.bucket}`]) {
       await jsm.streams.delete(stream).catch(() => undefined);

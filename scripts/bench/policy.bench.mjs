@@ -38,6 +38,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { natsConnectOptions } from '@writ/bus';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { BUILTIN_POLICY_DOCUMENTS, evaluatePolicy, preparePolicyProfile, versionPolicyProfile } from '@writ/kernel';
 import { integerOption, quantile } from './bench-stats.mjs';
@@ -280,7 +281,8 @@ async function answering(nc, subject, child, logFile, what) {
 // subscription callback like the policy service's DryRunResponder (an async iterator costs more).
 const ECHO = `
 import { connect } from '@nats-io/transport-node';
-const nc = await connect({ servers: process.env.BENCH_NATS_URL, name: 'policy-bench-echo' });
+import { natsConnectOptions } from '@writ/bus';
+const nc = await connect({ servers: process.env.BENCH_NATS_URL, name: 'policy-bench-echo', ...natsConnectOptions() });
 const reply = new Uint8Array(Number(process.env.BENCH_REPLY_BYTES)).fill(120);
 nc.subscribe(process.env.BENCH_SUBJECT, { queue: 'echo', callback: (error, m) => { if (error === null) m.respond(reply); } });
 process.once('SIGTERM', () => void nc.drain().then(() => process.exit(0)));
@@ -289,7 +291,7 @@ process.once('SIGTERM', () => void nc.drain().then(() => process.exit(0)));
 // ---- run ----------------------------------------------------------------------------------------
 
 const dir = await mkdtemp(path.join(os.tmpdir(), `writ-${root}-`));
-const nc = await connect({ servers: NATS_URL, name: 'policy-bench', noAsyncTraces: NO_ASYNC_TRACES });
+const nc = await connect({ servers: NATS_URL, name: 'policy-bench', noAsyncTraces: NO_ASYNC_TRACES, ...natsConnectOptions() });
 const jsm = await jetstreamManager(nc);
 let policy;
 let echo;

@@ -28,6 +28,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { natsConnectOptions } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
 import { createProjectionApp, loadProjectionConfig } from '@writ/projection';
 import { createLogger } from '@writ/telemetry';
@@ -65,7 +66,7 @@ const config = loadProjectionConfig({
   WRIT_PG_POOL_SIZE: '4',
 });
 
-const nc = await connect({ servers: NATS_URL, name: 'projection-bench' });
+const nc = await connect({ servers: NATS_URL, name: 'projection-bench', ...natsConnectOptions() });
 const jsm = await jetstreamManager(nc);
 const db = new pg.Client({ connectionString: PG_URL });
 await db.connect();

@@ -38,6 +38,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { natsConnectOptions } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
 import { integerOption, quantile } from './bench-stats.mjs';
 
@@ -283,7 +284,7 @@ function collect(nc, subject, type, count, keyOf) {
 // ---- run ----------------------------------------------------------------------------------------
 
 const dir = await mkdtemp(path.join(os.tmpdir(), `writ-${root}-`));
-const nc = await connect({ servers: NATS_URL, name: 'receipts-bench' });
+const nc = await connect({ servers: NATS_URL, name: 'receipts-bench', ...natsConnectOptions() });
 const jsm = await jetstreamManager(nc);
 const js = jetstream(nc);
 let service;
