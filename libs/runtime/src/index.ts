@@ -63,3 +63,14 @@ export {
   type VerifiedSignedRequest,
 } from './signed-request.js';
 export { WakeableSleep } from './wakeable-sleep.js';
+export { QuarantineLedger } from './quarantine-ledger.js';
+export {
+  ConsumerStallWatch,
+  assessConsumer,
+  type ConsumerProgress,
+  type ConsumerRef,
+  type ConsumerSample,
+  type ConsumerStallWatchOptions,
+  type StallAssessment,
+  type StalledConsumer,
+} from './consumer-stall.js';
