@@ -186,11 +186,13 @@ export class DurableConsumer {
       return this.deadLetter(message, failure, 'exhausted');
     }
 
-    let payload: unknown;
-    try {
-      payload = decodeJson(message.data);
-    } catch (error) {
-      return this.fail(message, span, toHandlerFailure(error));
+    let payload: unknown = message.data;
+    if (!this.deps.settings.rawPayload) {
+      try {
+        payload = decodeJson(message.data);
+      } catch (error) {
+        return this.fail(message, span, toHandlerFailure(error));
+      }
     }
 
     // Keep the message ours while the handler runs, however long it takes.
