@@ -96,9 +96,19 @@ export class ReceiptSequencer {
     if (!text.includes(RECEIPT_ISSUED_MARK)) return 'next';
     const receipt = this.#issuedReceipt(text, message.seq);
     if (receipt === undefined) return 'next';
+    let onChain = false;
     for (let failures = 0; ; ) {
       if (this.#stopping) return 'stop';
       try {
+        // Only the task chain's own receipt.issued gains a leaf: a copy or rival stored beside it is quarantined (invariant 10).
+        if (!onChain) {
+          const entry = await this.options.store.entryAt(message.subject, message.seq);
+          if (entry.kind !== 'event') {
+            this.options.logger.warn({ stream_seq: message.seq, task_id: receipt.task_id, receipt_id: receipt.receipt_id, reason: entry.record.reason }, 'a receipt.issued that is not an event of its task chain is not logged');
+            return 'next';
+          }
+          onChain = true;
+        }
         const outcome = await this.options.keeper.sequence(receipt);
         this.options.onSequenced?.(receipt.receipt_id, outcome);
         return 'next';
