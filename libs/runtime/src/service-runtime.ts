@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { PrincipalRole } from '@writ/contracts';
+import type { PrincipalRole, QuarantineRecord } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
@@ -8,7 +8,7 @@ import { PrincipalRegistry, registerServicePrincipal } from './principal-registr
 import { RotatingServiceKey } from './rotating-service-key.js';
 import { ConsumerStallWatch, type ConsumerRef } from './consumer-stall.js';
 import { QuarantineLedger } from './quarantine-ledger.js';
-import { BusWatch, ReadinessRegistry, natsConnected } from './readiness.js';
+import { BusWatch, ReadinessRegistry, natsConnected, type BusServer } from './readiness.js';
 import { RuntimeError } from './runtime-errors.js';
 import { loadOrCreateServiceKey } from './service-key.js';
 import type { ServiceStreams } from './service-environment.js';
@@ -99,6 +99,12 @@ export class ServiceRuntime {
       .add('streams_ensured', () => true)
       .add('quarantined', this.quarantine.check())
       .add('consumers_stalled', this.stalls.check());
+  }
+
+  /** Follows a bus server: its status and durables (readiness, stall watch) and the messages it quarantines. */
+  attachBus(server: BusServer & { on(event: 'quarantine', listener: (record: QuarantineRecord) => void): unknown }): void {
+    this.bus.attach(server);
+    server.on('quarantine', (record) => this.quarantine.record(record, 'bus'));
   }
 
   /** Watches a durable the bus server does not own (a service's own consumer) for stalls too. */

@@ -86,8 +86,7 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
       connection: runtime.nc,
       logger: options.logger,
     });
-    runtime.bus.attach(server);
-    server.on('quarantine', (record) => runtime.quarantine.record(record, 'bus'));
+    runtime.attachBus(server);
     const microservice = app.connectMicroservice({ strategy: server }, { deferInitialization: true });
     microservice.useGlobalFilters(new BusExceptionFilter());
     (microservice as { setIsInitHookCalled?: (called: boolean) => void }).setIsInitHookCalled?.(true);
