@@ -1,22 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { EventDraft, EventEnvelope } from '@writ/contracts';
-import { taskDraft } from '../test/support/drafts.js';
-import { ChainScanner, GENESIS, NOT_JSON, computeEventHash, sealEvent, type ChainAggregate, type ChainLink, type MessageVerdict } from './event-chain.js';
+import type { EventDraft } from '@writ/contracts';
+import { sealedChain, taskDraft } from '../test/support/drafts.js';
+import { ChainScanner, NOT_JSON, computeEventHash, sealEvent, type ChainAggregate, type ChainLink, type MessageVerdict } from './event-chain.js';
 
 const TASK = 'task-1';
 const TASK_AGGREGATE: ChainAggregate = { entityType: 'task', entityId: TASK };
 
-function chainOf(drafts: readonly EventDraft[], taskId = TASK): Record<string, unknown>[] {
-  const events: EventEnvelope[] = [];
-  let link: ChainLink = GENESIS;
-  for (const draft of drafts) {
-    const event = sealEvent(draft, taskId, link);
-    events.push(event);
-    link = { taskSeq: event.task_seq, hash: event.hash };
-  }
-  return events.map((event) => JSON.parse(JSON.stringify(event)) as Record<string, unknown>);
-}
+/** The chain as stored JSON reads back. */
+const chainOf = (drafts: readonly EventDraft[], taskId = TASK): Record<string, unknown>[] =>
+  sealedChain(drafts, taskId).map((event) => JSON.parse(JSON.stringify(event)) as Record<string, unknown>);
 
 const honest = (length: number) => chainOf(Array.from({ length }, (_, n) => taskDraft(TASK, { payload: { n } })));
 const link = (event: Record<string, unknown>): ChainLink => ({ taskSeq: event['task_seq'] as number, hash: event['hash'] as string });
