@@ -608,6 +608,8 @@ export class EventStore {
     // Each aggregate's place in its chain, least recently seen forgotten first. From the stream's start every subject is
     // seen from its first message; otherwise (or once forgotten) an aggregate is first read as `read` reads it.
     const cursors = new Map<string, ReplayCursor>();
+    // Subjects whose cursor was forgotten: seen again, they are read, not started afresh.
+    const forgotten = new Set<string>();
     for await (const raw of this.#scan(`${this.config.subjectPrefix}.>`, fromStreamSeq, until, options.signal)) {
       const aggregate = this.#aggregateOf(raw.subject);
       if (aggregate === undefined) {
@@ -616,8 +618,13 @@ export class EventStore {
       }
       let cursor = cursors.get(raw.subject);
       if (cursor === undefined) {
-        cursor = fromStreamSeq === 1 && cursors.size < REPLAY_CURSORS ? { scanner: scannerAt(aggregate, EMPTY_STATE), known: undefined, broken: undefined } : await this.#cursor(aggregate);
-        if (cursors.size >= REPLAY_CURSORS) cursors.delete(cursors.keys().next().value!);
+        const firstSight = fromStreamSeq === 1 && !forgotten.has(raw.subject);
+        cursor = firstSight ? { scanner: scannerAt(aggregate, EMPTY_STATE), known: undefined, broken: undefined } : await this.#cursor(aggregate);
+        if (cursors.size >= REPLAY_CURSORS) {
+          const oldest = cursors.keys().next().value!;
+          cursors.delete(oldest);
+          forgotten.add(oldest);
+        }
       }
       cursors.delete(raw.subject);
       cursors.set(raw.subject, cursor);
