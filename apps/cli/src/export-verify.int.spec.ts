@@ -535,6 +535,24 @@ describe('writ verify --task', () => {
     expect(result.stderr).toMatch(/^error CLI_BUNDLE_UNVERIFIED: task \S+ \(live log\) does not verify: events\.chain /);
   });
 
+  it('given junk stored on a task subject between its events, then the live chain passes and each junk message is listed as QUARANTINED, not as a break', async () => {
+    // given a task of one event, bytes that are not JSON and JSON that is not an envelope on its subject, then one more event appended after them
+    const junked = uniqueName('task');
+    await store.append(junked, [{ ...draft('task.note_added', { type: 'task', id: junked }, 'att-0', { note: 'before' }), correlation_id: junked }], 0);
+    const notJson = (await jetstream(nc).publish(`${root}.evt.task.${junked}`, new Uint8Array([0xff, 0xfe]))).seq;
+    const notEvent = (await jetstream(nc).publish(`${root}.evt.task.${junked}`, JSON.stringify({ hello: 'world' }))).seq;
+    await store.append(junked, [{ ...draft('task.note_added', { type: 'task', id: junked }, 'att-0', { note: 'after' }), correlation_id: junked }], 1);
+    // when
+    const result = await writ(['verify', '--task', junked]);
+    // then
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^ {2}PASS\s+events\.chain\s+2 events on \S+: every hash recomputes and links to its predecessor \(head task_seq 2\), 2 other message\(s\) on it quarantined$/m);
+    expect(result.stdout).toMatch(new RegExp(`^ {2}QUARANTINED\\s+events\\.quarantine\\s+stream seq ${notJson}: QUARANTINE_NOT_JSON, `, 'm'));
+    expect(result.stdout).toMatch(new RegExp(`^ {2}QUARANTINED\\s+events\\.quarantine\\s+stream seq ${notEvent}: QUARANTINE_NOT_ENVELOPE, `, 'm'));
+    expect(result.stdout).not.toMatch(/^ {2}(FAIL|SKIP) /m);
+  });
+
   it('given neither a file nor --task, or both, then it is a usage error', async () => {
     expect((await writ(['verify'])).code).toBe(2);
     expect((await writ(['verify', 'bundle.json', '--task', taskId])).code).toBe(2);

@@ -169,7 +169,7 @@ describe('writ projections rebuild', () => {
 });
 
 describe('writ projections status', () => {
-  it('prints the checkpoint, the lag, rows and checksum per view and the last rebuild, asking for checksums unless told not to', async () => {
+  it('prints the checkpoint, the lag, rows and checksum per view, the last rebuild and what was quarantined, asking for checksums unless told not to', async () => {
     const server = await startApi({
       'GET /v1/projections/status': (request) => ({
         json: {
@@ -182,6 +182,14 @@ describe('writ projections status', () => {
             { view: 'tasks', rows: 3, checksum: request.query.get('checksums') === 'true' ? checksum('d') : null },
           ],
           last_rebuild: job({ state: 'swapped', phase: 'done', swapped_at_seq: 118 }),
+          quarantined: {
+            total: 2,
+            by_reason: { QUARANTINE_NOT_JSON: 1, QUARANTINE_WRONG_SUBJECT: 1 },
+            latest: [
+              { stream: 'WRIT_EVENTS', subject: 'writ.evt.task.t-1', stream_seq: 97, reason: 'QUARANTINE_NOT_JSON', sha256: 'e'.repeat(64), bytes: 4, detail: 'the bytes are not UTF-8 JSON' },
+              { stream: 'WRIT_EVENTS', subject: 'writ.evt.junk.x', stream_seq: 12, reason: 'QUARANTINE_WRONG_SUBJECT', sha256: 'f'.repeat(64), bytes: 9, detail: 'not an aggregate' },
+            ],
+          },
         },
       }),
     });
@@ -194,6 +202,9 @@ describe('writ projections status', () => {
       expect.stringMatching(/^actions\s+7\s+c{32}$/),
       expect.stringMatching(/^tasks\s+3\s+d{32}$/),
       `last rebuild: rebuild-1 swapped (2 views, started ${NOW.toISOString()}, swapped in at stream seq 118)`,
+      'quarantined: 2 message(s) of the log passed over as not events (1 QUARANTINE_NOT_JSON, 1 QUARANTINE_WRONG_SUBJECT)',
+      `  stream seq 97  QUARANTINE_NOT_JSON  writ.evt.task.t-1  4 bytes  sha256 ${'e'.repeat(16)}…`,
+      `  stream seq 12  QUARANTINE_WRONG_SUBJECT  writ.evt.junk.x  9 bytes  sha256 ${'f'.repeat(16)}…`,
     ]);
     const cheap = await writ(['projections', 'status', '--no-checksums', '--json', '--url', server.url]);
     expect(JSON.parse(cheap.stdout)).toMatchObject({ views: [{ view: 'actions', checksum: null }, { view: 'tasks', checksum: null }] });

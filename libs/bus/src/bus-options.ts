@@ -60,6 +60,12 @@ export interface ConsumerOptions {
   readonly pullExpiresMs?: number;
   /** Dead-letter subject; default `writ.dlq.<serviceName>.<pattern token>`. A stream must capture it. */
   readonly deadLetterSubject?: string;
+  /**
+   * Hand the handler the message's bytes undecoded (a `Uint8Array`) instead of
+   * parsed JSON, for a handler that judges what it is given itself (default
+   * false: a body that is not JSON is dead-lettered before the handler runs).
+   */
+  readonly rawPayload?: boolean;
 }
 
 /** Server-wide defaults for every handler; `durable` is per handler only (a durable binds one pattern). */
@@ -126,6 +132,7 @@ export interface ConsumerSettings {
   readonly pullBatch: number;
   readonly pullExpiresMs: number;
   readonly deadLetterSubject: string;
+  readonly rawPayload: boolean;
 }
 
 function positiveInt(name: string, value: number): number {
@@ -184,5 +191,6 @@ export function resolveConsumerSettings(
     pullBatch: positiveInt('pullBatch', merged.pullBatch ?? concurrency),
     pullExpiresMs: atLeast('pullExpiresMs', merged.pullExpiresMs ?? DEFAULTS.pullExpiresMs, 1_000),
     deadLetterSubject: merged.deadLetterSubject ?? defaultDeadLetterSubject(server.serviceName, pattern, server.deadLetterPrefix),
+    rawPayload: merged.rawPayload ?? false,
   };
 }

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { headers as natsHeaders } from '@nats-io/transport-node';
+import type { QuarantineReason, QuarantineRecord } from '@writ/contracts';
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
 import { injectTraceContext, redactString } from '@writ/telemetry';
 import type { DeadLetterKind } from './ack-policy.js';
@@ -99,4 +101,28 @@ export async function publishDeadLetter(js: JetStreamClient, letter: DeadLetter,
   for (const [name, value] of letter.headers) headers.append(name, value);
   injectTraceContext(headers);
   return js.publish(letter.subject, body, { msgID: letter.msgId, headers });
+}
+
+/**
+ * The handler failures that mean the message itself is junk for its subject
+ * (invariant 10): its dead letter is its quarantine, with this reason.
+ */
+const QUARANTINE_BY_CODE: Readonly<Record<string, QuarantineReason>> = {
+  BUS_PAYLOAD_INVALID: 'QUARANTINE_NOT_JSON',
+  CONTRACT_INVALID: 'QUARANTINE_NOT_ENVELOPE',
+};
+
+/** The quarantine record of a message dead-lettered at once for what it is (never the bytes: only their SHA-256), or undefined for any other failure. */
+export function quarantineOf(input: Pick<DeadLetterInput, 'kind' | 'failure' | 'stream' | 'subject' | 'streamSequence'>, body: Uint8Array): QuarantineRecord | undefined {
+  const reason = input.kind === 'terminal' ? QUARANTINE_BY_CODE[input.failure.code] : undefined;
+  if (reason === undefined) return undefined;
+  return {
+    stream: input.stream,
+    subject: input.subject,
+    stream_seq: input.streamSequence,
+    reason,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    bytes: body.byteLength,
+    detail: headerSafe(`dead-lettered (${input.failure.code}): ${input.failure.message}`).slice(0, 500),
+  };
 }

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildDeadLetter, DeadLetterHeaders, type DeadLetterInput } from './dead-letter.js';
+import { buildDeadLetter, DeadLetterHeaders, quarantineOf, type DeadLetterInput } from './dead-letter.js';
 
 const input = (overrides: Partial<DeadLetterInput> = {}): DeadLetterInput => ({
   deadLetterSubject: 'writ.dlq.executor.writ_cmd_executor_run-00000000',
@@ -58,5 +59,33 @@ describe('buildDeadLetter', () => {
     expect(value).not.toMatch(/[\r\n]/);
     expect(value).not.toContain('hunter2');
     expect(value.length).toBeLessThanOrEqual(1024);
+  });
+});
+
+describe('quarantineOf', () => {
+  const body = new TextEncoder().encode('not json');
+
+  it.each([
+    { note: 'a body that is not JSON, dead-lettered at once', kind: 'terminal' as const, code: 'BUS_PAYLOAD_INVALID', want: 'QUARANTINE_NOT_JSON' },
+    { note: "a body that is not its subject's contract, dead-lettered at once", kind: 'terminal' as const, code: 'CONTRACT_INVALID', want: 'QUARANTINE_NOT_ENVELOPE' },
+    { note: 'a handler that failed until its retries ran out (not junk: a failure)', kind: 'exhausted' as const, code: 'CONTRACT_INVALID', want: undefined },
+    { note: 'any other terminal failure', kind: 'terminal' as const, code: 'EXECUTOR_GRANT_INVALID', want: undefined },
+  ])('given $note, then its quarantine reason is $want', ({ kind, code, want }) => {
+    const record = quarantineOf(input({ kind, failure: { code, message: 'why' } }), body);
+    expect(record?.reason).toBe(want);
+  });
+
+  it('records where the message is and the SHA-256 of its bytes, never the bytes', () => {
+    const record = quarantineOf(input({ kind: 'terminal', failure: { code: 'BUS_PAYLOAD_INVALID', message: 'message body is not UTF-8 JSON (8 bytes)' } }), body);
+    expect(record).toEqual({
+      stream: 'WRIT_CMD',
+      subject: 'writ.cmd.executor.run',
+      stream_seq: 42,
+      reason: 'QUARANTINE_NOT_JSON',
+      sha256: createHash('sha256').update(body).digest('hex'),
+      bytes: 8,
+      detail: 'dead-lettered (BUS_PAYLOAD_INVALID): message body is not UTF-8 JSON (8 bytes)',
+    });
+    expect(JSON.stringify(record)).not.toContain('not json');
   });
 });

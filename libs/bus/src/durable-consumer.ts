@@ -5,7 +5,8 @@ import { backoffDelay, decideAck, type DeadLetterKind } from './ack-policy.js';
 import { JetStreamContext } from './bus-context.js';
 import { BusError } from './bus-errors.js';
 import type { ConsumerSettings } from './bus-options.js';
-import { buildDeadLetter, publishDeadLetter } from './dead-letter.js';
+import type { QuarantineRecord } from '@writ/contracts';
+import { buildDeadLetter, publishDeadLetter, quarantineOf } from './dead-letter.js';
 import { toHandlerFailure, type HandlerFailure } from './handler-failure.js';
 import { decodeJson } from './json-codec.js';
 
@@ -32,6 +33,8 @@ export interface DurableConsumerDeps {
   readonly logger: Logger;
   readonly tracer: Tracer;
   readonly onDeadLetter: (event: DeadLetterEvent) => void;
+  /** A message dead-lettered for what it is (not JSON, not its subject's contract): quarantined. */
+  readonly onQuarantine: (record: QuarantineRecord) => void;
   readonly onError: (error: unknown) => void;
 }
 
@@ -68,6 +71,10 @@ export class DurableConsumer {
 
   get pattern(): string {
     return this.deps.settings.pattern;
+  }
+
+  get stream(): string {
+    return this.deps.stream;
   }
 
   /**
@@ -179,11 +186,13 @@ export class DurableConsumer {
       return this.deadLetter(message, failure, 'exhausted');
     }
 
-    let payload: unknown;
-    try {
-      payload = decodeJson(message.data);
-    } catch (error) {
-      return this.fail(message, span, toHandlerFailure(error));
+    let payload: unknown = message.data;
+    if (!this.deps.settings.rawPayload) {
+      try {
+        payload = decodeJson(message.data);
+      } catch (error) {
+        return this.fail(message, span, toHandlerFailure(error));
+      }
     }
 
     // Keep the message ours while the handler runs, however long it takes.
@@ -261,6 +270,8 @@ export class DurableConsumer {
       { ...this.where(message), code: failure.code, kind, deadLetterSubject: letter.subject },
       `message dead-lettered (${kind}, ${failure.code}): ${failure.message}`,
     );
+    const quarantined = quarantineOf({ kind, failure, stream, subject: message.subject, streamSequence: message.info.streamSequence }, message.data);
+    if (quarantined !== undefined) this.deps.onQuarantine(quarantined);
     this.deps.onDeadLetter({
       deadLetterSubject: letter.subject,
       kind,

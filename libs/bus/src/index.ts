@@ -17,7 +17,7 @@ export {
   type RetrySettings,
 } from './ack-policy.js';
 export { toHandlerFailure, type HandlerFailure } from './handler-failure.js';
-export { DeadLetterHeaders } from './dead-letter.js';
+export { DeadLetterHeaders, quarantineOf } from './dead-letter.js';
 export type { DeadLetterEvent } from './durable-consumer.js';
 export { defaultDeadLetterSubject, durableName, patternToken } from './consumer-names.js';
 export { ERROR_CODE_HEADER } from './request-responder.js';

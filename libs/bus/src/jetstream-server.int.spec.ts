@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Controller, Injectable, type INestMicroservice, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { ContractError, hasErrorCode, WritError } from '@writ/contracts';
+import { ContractError, hasErrorCode, WritError, type QuarantineRecord } from '@writ/contracts';
 import { createLogger } from '@writ/telemetry';
 import { connectTestNats, deleteStreams, NATS_URL, uniqueName, waitFor } from '@writ/testing';
 import { filter, firstValueFrom, Subject } from 'rxjs';
@@ -212,17 +212,21 @@ describe('JetStreamServer (real NestJS app, real NATS 2.9)', () => {
     await waitSettled(rig, server.boundConsumers()[0]?.durable ?? '', ack.seq);
   });
 
-  it('dead-letters a body that is not JSON without calling the handler', async () => {
+  it('dead-letters a body that is not JSON without calling the handler, as a quarantined message, and goes on with the next', async () => {
     const subject = `${rig.prefix}.cmd.garbled`;
-    let called = false;
-    await startApp(rig, [eventController(subject, () => void (called = true))]);
+    const handled: unknown[] = [];
+    const { server } = await startApp(rig, [eventController(subject, (payload) => void handled.push(payload))]);
+    const quarantined = new Promise<QuarantineRecord>((resolve) => server.on('quarantine', resolve));
 
-    await jetstream(rig.nc).publish(subject, new TextEncoder().encode('{not json'), { msgID: 'raw-1' });
+    const junk = await jetstream(rig.nc).publish(subject, new TextEncoder().encode('{not json'), { msgID: 'raw-1' });
+    const next = await rig.client.publish(subject, { after: 'junk' }, { msgId: 'raw-2' });
     const [letter] = await dlqMessages(rig, 1);
 
     expect(letter?.header.get(DeadLetterHeaders.ERROR_CODE)).toBe('BUS_PAYLOAD_INVALID');
     expect(letter?.string()).toBe('{not json');
-    expect(called).toBe(false);
+    expect(await quarantined).toMatchObject({ subject, stream_seq: junk.seq, reason: 'QUARANTINE_NOT_JSON', bytes: 9 });
+    await waitSettled(rig, server.boundConsumers()[0]?.durable ?? '', next.seq);
+    expect(handled).toEqual([{ after: 'junk' }]);
   });
 
   it('dead-letters a message whose earlier attempts never reported back (a crashed process) without handling it again', async () => {

@@ -13,6 +13,7 @@ import {
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { Server, type CustomTransportStrategy, type MessageHandler } from '@nestjs/microservices';
 import { trace } from '@opentelemetry/api';
+import type { QuarantineRecord } from '@writ/contracts';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { lastValueFrom } from 'rxjs';
 import type { JetStreamContext, RequestContext } from './bus-context.js';
@@ -39,6 +40,8 @@ export type JetStreamServerEvents = {
   error: (error: unknown) => void;
   /** A message was stored on its dead-letter subject and terminated. */
   'dead-letter': (event: DeadLetterEvent) => void;
+  /** A message was dead-lettered for what it is (not JSON, not its subject's contract): quarantined (invariant 10). */
+  quarantine: (record: QuarantineRecord) => void;
 };
 
 const DEFAULT_NATS_URL = 'nats://127.0.0.1:4223';
@@ -112,8 +115,8 @@ export class JetStreamServer
   }
 
   /** Durable names bound by this server, by pattern (useful for operators and tests). */
-  boundConsumers(): ReadonlyArray<{ readonly pattern: string; readonly durable: string }> {
-    return this.consumers.map((consumer) => ({ pattern: consumer.pattern, durable: consumer.durable }));
+  boundConsumers(): ReadonlyArray<{ readonly pattern: string; readonly durable: string; readonly stream: string }> {
+    return this.consumers.map((consumer) => ({ pattern: consumer.pattern, durable: consumer.durable, stream: consumer.stream }));
   }
 
   private async start(): Promise<void> {
@@ -192,6 +195,7 @@ export class JetStreamServer
       logger: this.log,
       tracer: this.tracer,
       onDeadLetter: (event) => this.events.emit('dead-letter', event),
+      onQuarantine: (record) => this.events.emit('quarantine', record),
       onError: (error) => this.events.emit('error', error),
     });
   }

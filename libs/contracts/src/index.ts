@@ -44,6 +44,7 @@ export {
 
 // First-class objects and wire messages
 export { EntityType, EventDraft, EventEnvelope, EventType } from './event-envelope.js';
+export { QuarantineCounts, QuarantineReason, QuarantineRecord } from './quarantine.js';
 export { Principal } from './principal.js';
 export { ContinuationAnchor, ParallelismMode, Task, TaskPriority } from './task.js';
 export { Step } from './step.js';

@@ -1,4 +1,4 @@
-import { EventEnvelope, type EventDraft } from '@writ/contracts';
+import { EventEnvelope, type EventDraft, type QuarantineReason } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 
 /**
@@ -63,60 +63,171 @@ export function sealEvent(draft: EventDraft, taskId: string, prev: ChainLink): E
 }
 
 /**
- * Checks a stream of raw stored events, in stored order: each parses as an
- * envelope, belongs to `taskId` (when given), its hash recomputes over the raw
- * content (so an added field counts as a modification), `task_seq` runs 1, 2, 3…
- * and `prev_event_hash` links to the previous event's `hash`. Reports the first
+ * Checks a stream of raw stored events, in stored order, strictly: every
+ * message must be the chain's next event — it parses as an envelope, belongs
+ * to `taskId` (when given), its hash recomputes over the raw content (so an
+ * added field counts as a modification), `task_seq` runs 1, 2, 3… and
+ * `prev_event_hash` links to the previous event's `hash`. Reports the first
  * offending position. `from` continues a chain already verified up to that
  * link (a suffix read after a cached prefix): `task_seq` then runs on from it.
+ *
+ * What a bundle carries must be exactly a chain, so this is its check; the
+ * live log, which anyone allowed to publish on a subject can add junk to, is
+ * read with `ChainScanner` instead (junk quarantined, breaks still breaks).
  */
 export function verifyEventChain(events: readonly unknown[], options: { taskId?: string; from?: ChainLink } = {}): ChainReport {
-  let prev: ChainLink = options.from ?? GENESIS;
-  const hashBySeq = new Map<number, string>();
-  const broken = (index: number, reason: ChainBreakReason, detail: string): ChainReport => ({
-    ok: false,
-    length: events.length,
-    index,
-    taskSeq: (options.from?.taskSeq ?? 0) + index + 1,
-    reason,
-    detail,
-  });
-
+  const scanner = new ChainScanner({ entityType: 'task', entityId: options.taskId ?? null }, options.from === undefined ? undefined : { head: options.from, hashes: [] });
   for (let index = 0; index < events.length; index++) {
-    const raw = events[index];
-    const expected = prev.taskSeq + 1;
-    const parsed = EventEnvelope.safeParse(raw);
-    if (!parsed.success) return broken(index, 'unparseable', 'not a valid event envelope');
+    const verdict = scanner.classify(events[index], () => events.slice(index + 1));
+    if (verdict.kind === 'event') continue;
+    const reason = verdict.kind === 'broken' ? verdict.reason : STRICT_BREAK[verdict.reason];
+    return { ok: false, length: events.length, index, taskSeq: (options.from?.taskSeq ?? 0) + index + 1, reason, detail: verdict.detail };
+  }
+  return { ok: true, length: events.length, head: scanner.head };
+}
+
+/** In a strict check every quarantine is a break; this is the break each stands for. */
+const STRICT_BREAK: Readonly<Record<QuarantineReason, ChainBreakReason>> = {
+  QUARANTINE_NOT_JSON: 'unparseable',
+  QUARANTINE_NOT_ENVELOPE: 'unparseable',
+  QUARANTINE_WRONG_SUBJECT: 'misfiled',
+  QUARANTINE_WRONG_AGGREGATE: 'misfiled',
+  QUARANTINE_HASH_MISMATCH: 'modified',
+  QUARANTINE_DUPLICATE: 'duplicated',
+  QUARANTINE_FORKED: 'forked',
+  QUARANTINE_CHAIN_BROKEN: 'forked',
+};
+
+/** A body that was not UTF-8 JSON, as a reader hands it to `ChainScanner.classify`. */
+export const NOT_JSON: unique symbol = Symbol('writ.eventstore.not-json');
+
+/** The aggregate a subject belongs to; `entityId` null checks no binding (a strict check without a task id). */
+export interface ChainAggregate {
+  readonly entityType: string;
+  readonly entityId: string | null;
+}
+
+/** What one stored message is to its aggregate's chain. */
+export type MessageVerdict =
+  /** The chain's next event (the head moves to it). */
+  | { readonly kind: 'event'; readonly event: EventEnvelope }
+  /** Not an event of this chain, and the chain is whole without it: skipped, with the reason. */
+  | { readonly kind: 'quarantined'; readonly reason: QuarantineReason; readonly detail: string }
+  /** What a changed, dropped, reordered or forked event looks like: the chain is broken here. */
+  | { readonly kind: 'broken'; readonly reason: ChainBreakReason; readonly taskSeq: number; readonly detail: string };
+
+/**
+ * The rule that tells junk from tampering (docs/verification.md, "Quarantine"),
+ * applied to one aggregate's stored messages in stream order. The log is
+ * append-only, so a message stored after the chain reached a position can
+ * neither change nor remove what the chain holds; a hash chain proves nothing
+ * about bytes it does not link. Hence:
+ *
+ * - junk, quarantined: bytes that are not JSON, not an envelope, or an
+ *   envelope of another aggregate; an envelope for a `task_seq` the chain
+ *   already holds (a duplicate, or a rival stored after the chain's own); an
+ *   envelope whose hash does not recompute and that does not sit where the
+ *   chain's next event belongs (its link and position vouch for nothing);
+ * - a break, never skipped: an envelope of this aggregate at the next
+ *   `task_seq` that links to the head but whose hash does not recompute (the
+ *   next event, changed: `modified`); an intact envelope at the next
+ *   `task_seq` that links elsewhere (`forked`: a rewritten predecessor or a
+ *   second history); an intact envelope beyond the next `task_seq`
+ *   (`dropped` / `reordered`, or `modified` when a quarantined message sits
+ *   where the missing event would be: an event whose bytes changed).
+ *
+ * So changing a stored event's bytes is detected as long as any event after
+ * it remains (its successor no longer fits), and always when the change keeps
+ * the shape of that event; what no chain can tell apart is the destruction of
+ * the last event from junk appended after it (as no chain detects a
+ * truncation): receipts' signed chain heads cover the events before them.
+ */
+export class ChainScanner {
+  readonly #aggregate: ChainAggregate;
+  #head: ChainLink;
+  /** The chain's hashes from `task_seq` `#firstSeq` on (a continued chain knows only what it was given). */
+  readonly #hashes: string[];
+  readonly #firstSeq: number;
+  /** Whether a message was quarantined since the head event: then a missing event is one whose bytes changed. */
+  #junkSinceHead = false;
+
+  constructor(aggregate: ChainAggregate, from?: { readonly head: ChainLink; readonly hashes: readonly string[]; readonly junkSinceHead?: boolean }) {
+    this.#aggregate = aggregate;
+    this.#head = from?.head ?? GENESIS;
+    this.#hashes = [...(from?.hashes ?? [])];
+    this.#firstSeq = this.#head.taskSeq - this.#hashes.length + 1;
+    this.#junkSinceHead = from?.junkSinceHead ?? false;
+  }
+
+  /** The last event accepted (genesis before the first). */
+  get head(): ChainLink {
+    return this.#head;
+  }
+
+  /**
+   * The verdict on the next stored message (its body decoded from JSON, or
+   * `NOT_JSON`). `later`: the messages stored after it, when known, to tell a
+   * reordered event from a dropped one (asked only then).
+   */
+  classify(value: unknown, later: () => readonly unknown[] = () => []): MessageVerdict {
+    if (value === NOT_JSON) return this.#junk('QUARANTINE_NOT_JSON', 'the bytes are not UTF-8 JSON');
+    const parsed = EventEnvelope.safeParse(value);
+    if (!parsed.success) return this.#junk('QUARANTINE_NOT_ENVELOPE', `not an event envelope (${parsed.error.issues[0]?.path.join('.') || 'body'})`);
     const event = parsed.data;
-    if (options.taskId !== undefined && event.task_id !== options.taskId) {
-      return broken(index, 'misfiled', `task_id ${event.task_id} in the stream of ${options.taskId}`);
-    }
+    const binding = this.#bindingIssue(event);
+    if (binding !== undefined) return this.#junk('QUARANTINE_WRONG_AGGREGATE', binding);
     let recomputed: string;
     try {
-      recomputed = computeEventHash(raw as Record<string, unknown>);
+      recomputed = computeEventHash(value as Record<string, unknown>);
     } catch {
-      return broken(index, 'unparseable', 'content cannot be canonicalized');
+      return this.#junk('QUARANTINE_NOT_ENVELOPE', 'content cannot be canonicalized');
     }
-    if (recomputed !== event.hash) return broken(index, 'modified', `hash of task_seq ${event.task_seq} does not recompute`);
-    if (event.task_seq < expected) {
-      const earlier = hashBySeq.get(event.task_seq);
-      return earlier === event.hash
-        ? broken(index, 'duplicated', `task_seq ${event.task_seq} stored twice with identical content`)
-        : broken(index, 'forked', `task_seq ${event.task_seq} stored twice with different content`);
+    const intact = recomputed === event.hash;
+    const next = this.#head.taskSeq + 1;
+    const seq = event.task_seq;
+    if (seq < next) {
+      if (!intact) return this.#junk('QUARANTINE_HASH_MISMATCH', `task_seq ${seq}, which the chain holds, with a hash that does not recompute`);
+      const held = this.#hashes[seq - this.#firstSeq];
+      if (held === event.hash) return this.#junk('QUARANTINE_DUPLICATE', `task_seq ${seq} stored twice with identical content`);
+      return this.#junk('QUARANTINE_FORKED', `task_seq ${seq} stored twice with different content; the chain keeps the one stored first`);
     }
-    if (event.task_seq > expected) {
-      const appearsLater = events.slice(index + 1).some((later) => taskSeqOf(later) === expected);
-      return appearsLater
-        ? broken(index, 'reordered', `task_seq ${event.task_seq} stored before ${expected}`)
-        : broken(index, 'dropped', `task_seq ${expected} is missing`);
+    const links = event.prev_event_hash === this.#head.hash;
+    if (seq === next) {
+      if (intact && links) {
+        this.#hashes.push(event.hash);
+        this.#head = { taskSeq: seq, hash: event.hash };
+        this.#junkSinceHead = false;
+        return { kind: 'event', event };
+      }
+      if (links) return this.#broken('modified', `hash of task_seq ${seq} does not recompute`);
+      if (intact) return this.#broken('forked', `prev_event_hash of task_seq ${seq} does not link to the stored task_seq ${this.#head.taskSeq}`);
+      return this.#junk('QUARANTINE_HASH_MISMATCH', `claims task_seq ${seq}, but neither does its hash recompute nor does it link to task_seq ${this.#head.taskSeq}`);
     }
-    if (event.prev_event_hash !== prev.hash) {
-      return broken(index, 'forked', `prev_event_hash of task_seq ${event.task_seq} does not link to the stored task_seq ${prev.taskSeq}`);
-    }
-    hashBySeq.set(event.task_seq, event.hash);
-    prev = { taskSeq: event.task_seq, hash: event.hash };
+    if (!intact) return this.#junk('QUARANTINE_HASH_MISMATCH', `claims task_seq ${seq} past the chain's next ${next}, with a hash that does not recompute`);
+    if (this.#junkSinceHead) return this.#broken('modified', `task_seq ${next} is missing and a message where it belongs is not an intact event: an event whose bytes changed`);
+    return later().some((raw) => taskSeqOf(raw) === next)
+      ? this.#broken('reordered', `task_seq ${seq} stored before ${next}`)
+      : this.#broken('dropped', `task_seq ${next} is missing`);
   }
-  return { ok: true, length: events.length, head: prev };
+
+  #bindingIssue(event: EventEnvelope): string | undefined {
+    const { entityType, entityId } = this.#aggregate;
+    if (entityId === null) return undefined;
+    if (event.task_id !== entityId) return `task_id ${event.task_id} in the stream of ${entityId}`;
+    if (entityType !== 'task' && (event.entity_type !== entityType || event.entity_id !== entityId)) {
+      return `an event about ${event.entity_type} ${event.entity_id} in the stream of ${entityType} ${entityId}`;
+    }
+    return undefined;
+  }
+
+  #junk(reason: QuarantineReason, detail: string): MessageVerdict {
+    this.#junkSinceHead = true;
+    return { kind: 'quarantined', reason, detail };
+  }
+
+  #broken(reason: ChainBreakReason, detail: string): MessageVerdict {
+    return { kind: 'broken', reason, taskSeq: this.#head.taskSeq + 1, detail };
+  }
 }
 
 function taskSeqOf(raw: unknown): unknown {

@@ -1,21 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EventEnvelope, type EventDraft } from '@writ/contracts';
-import { taskDraft } from '../test/support/drafts.js';
-import { GENESIS, computeEventHash, sealEvent, verifyEventChain, type ChainBreakReason, type ChainLink } from './event-chain.js';
+import { sealedChain, taskDraft } from '../test/support/drafts.js';
+import { GENESIS, computeEventHash, sealEvent, verifyEventChain, type ChainBreakReason } from './event-chain.js';
 
 const TASK = 'task-1';
 
-function chainOf(drafts: readonly EventDraft[], taskId = TASK): EventEnvelope[] {
-  const events: EventEnvelope[] = [];
-  let link: ChainLink = GENESIS;
-  for (const draft of drafts) {
-    const event = sealEvent(draft, taskId, link);
-    events.push(event);
-    link = { taskSeq: event.task_seq, hash: event.hash };
-  }
-  return events;
-}
+const chainOf = (drafts: readonly EventDraft[], taskId = TASK): EventEnvelope[] => sealedChain(drafts, taskId);
 
 function chain(length: number): EventEnvelope[] {
   return chainOf(Array.from({ length }, (_, n) => taskDraft(TASK, { payload: { n } })));

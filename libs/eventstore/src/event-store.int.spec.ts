@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { taskDraft } from '../test/support/drafts.js';
 import { testStreamNames } from '../test/support/test-stream.js';
@@ -9,6 +10,10 @@ import { sealEvent } from './event-chain.js';
 import { EventStore, type StoredEvent } from './event-store.js';
 import { isEventStoreError } from './eventstore-errors.js';
 import type { EventStoreConfigInput } from './stream-config.js';
+
+function link(event: EventEnvelope): { taskSeq: number; hash: string } {
+  return { taskSeq: event.task_seq, hash: event.hash };
+}
 
 describe('EventStore (real NATS)', () => {
   let nc: NatsConnection;
@@ -397,17 +402,19 @@ describe('EventStore (real NATS)', () => {
       expect(await store.read(taskId)).toEqual(await (await sibling(store)).read(taskId));
     });
 
-    it('given a cached task, when a rival event lands after it, then the read verifies the whole chain again and refuses the fork', async () => {
+    it('given a cached task, when a rival event 3 lands after it, then the read keeps the chain and quarantines the rival as a fresh store does', async () => {
       // given a task read (and cached) with three events
       const store = await openStore();
       const taskId = uniqueName('task');
       await store.append(taskId, drafts(taskId, 3), 0);
-      const events = (await store.read(taskId)).map((stored) => stored.event);
+      const events = await store.read(taskId);
       // when a second event 3 is stored after them
       const subject = `${store.config.subjectPrefix}.task.${taskId}`;
-      await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, { taskSeq: events[1]!.task_seq, hash: events[1]!.hash }));
-      // then
-      await expect(store.read(taskId)).rejects.toMatchObject({ code: 'EVENTSTORE_CHAIN_BROKEN', details: { reason: 'forked' } });
+      const seq = await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, { taskSeq: events[1]!.event.task_seq, hash: events[1]!.event.hash }));
+      // then the cached read and a fresh one agree: the chain stands, the rival is quarantined as a late fork branch
+      expect(await store.read(taskId)).toEqual(events);
+      expect(await (await sibling(store)).read(taskId)).toEqual(events);
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: true, length: 3, quarantined: [{ stream_seq: seq, reason: 'QUARANTINE_FORKED' }] });
     });
 
     it('given the cache turned off, when a task is read twice, then both reads verify and agree', async () => {
@@ -428,9 +435,6 @@ describe('EventStore (real NATS)', () => {
       return { taskId, subject: `${store.config.subjectPrefix}.task.${taskId}`, events: (await store.read(taskId)).map((s) => s.event) };
     }
 
-    function link(event: EventEnvelope): { taskSeq: number; hash: string } {
-      return { taskSeq: event.task_seq, hash: event.hash };
-    }
 
     it('catches an event modified after sealing, and refuses to read or extend that task', async () => {
       // given a third event whose payload was altered after it was sealed
@@ -464,21 +468,152 @@ describe('EventStore (real NATS)', () => {
       expect(await store.verifyChain(taskId)).toMatchObject({ ok: false, reason: 'reordered', taskSeq: 3, streamSeq: seq });
     });
 
-    it('catches a fork: a second event 2 written after event 1', async () => {
-      // given a rival event 2 that a second writer got in (e.g. across a leader change)
+    it('surfaces a late rival for event 2 as a quarantined fork branch, never merged, and catches a fork that goes on', async () => {
+      // given a rival event 2 that a second writer got in after the first (e.g. across a leader change)
       const store = await openStore();
       const { taskId, subject, events } = await honestTask(store);
-      const seq = await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, link(events[0]!)));
-      // then the fork is surfaced, never merged
+      const rival = sealEvent(taskDraft(taskId), taskId, link(events[0]!));
+      const rivalSeq = await publishRaw(subject, rival);
+      // then the chain keeps the event 2 stored first and the rival is quarantined, with its reason
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: true, length: 2, quarantined: [{ stream_seq: rivalSeq, reason: 'QUARANTINE_FORKED' }] });
+      expect((await store.read(taskId)).map((s) => s.event.hash)).toEqual(events.map((e) => e.hash));
+      // when the second writer goes on from its rival, then the chain is broken there: two histories, never merged
+      const seq = await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, link(rival)));
       expect(await store.verifyChain(taskId)).toMatchObject({ ok: false, reason: 'forked', taskSeq: 3, streamSeq: seq });
       await expect(store.read(taskId)).rejects.toMatchObject({ code: 'EVENTSTORE_CHAIN_BROKEN', details: { reason: 'forked' } });
     });
 
-    it('catches a message that is not an event at all', async () => {
+    it('catches an event whose bytes were replaced by junk, as soon as an event follows it', async () => {
+      // given a chain whose third event reached the log as junk (its bytes changed), and a fourth chained onto the real third
       const store = await openStore();
-      const { taskId, subject } = await honestTask(store);
-      const seq = await publishRaw(subject, { hello: 'world' });
-      expect(await store.verifyChain(taskId)).toMatchObject({ ok: false, reason: 'unparseable', taskSeq: 3, streamSeq: seq });
+      const { taskId, subject, events } = await honestTask(store);
+      const third = sealEvent(taskDraft(taskId), taskId, link(events[1]!));
+      const junkSeq = await publishRaw(subject, { hello: 'world' });
+      const seq = await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, link(third)));
+      // then the junk alone is not a break, but the event that needs what it replaced is
+      expect(await store.verifyChain(taskId)).toMatchObject({
+        ok: false,
+        reason: 'modified',
+        taskSeq: 3,
+        streamSeq: seq,
+        quarantined: [{ stream_seq: junkSeq, reason: 'QUARANTINE_NOT_ENVELOPE' }],
+      });
+    });
+  });
+
+  describe('quarantine (invariant 10)', () => {
+    async function publishBytes(subject: string, bytes: Uint8Array | string): Promise<number> {
+      return (await jetstream(nc).publish(subject, bytes)).seq;
+    }
+
+    it('given junk between the events of a task, when it is read, verified and appended to, then the junk is skipped and the chain goes on', async () => {
+      // given a task with two events, then bytes that are not JSON, JSON that is not an envelope and another task's event
+      const store = await openStore();
+      const reported: string[] = [];
+      store.onQuarantine((record) => reported.push(`${record.stream_seq}:${record.reason}`));
+      const taskId = uniqueName('task');
+      const subject = `${store.config.subjectPrefix}.task.${taskId}`;
+      await store.append(taskId, drafts(taskId, 2), 0);
+      const notJson = await publishBytes(subject, new Uint8Array([0xff, 0xfe, 0x00, 0x7b]));
+      const notEnvelope = await publishRaw(subject, { hello: 'world' });
+      const foreign = await publishRaw(subject, sealEvent(taskDraft('other-task'), 'other-task', { taskSeq: 0, hash: null }));
+      // when the task is read
+      const events = await store.read(taskId);
+      // then it is the two events, and each junk message is reported once with its reason and the SHA-256 of its bytes
+      expect(events.map((s) => s.event.task_seq)).toEqual([1, 2]);
+      expect(reported).toEqual([`${notJson}:QUARANTINE_NOT_JSON`, `${notEnvelope}:QUARANTINE_NOT_ENVELOPE`, `${foreign}:QUARANTINE_WRONG_AGGREGATE`]);
+      const verification = await store.verifyChain(taskId);
+      expect(verification).toMatchObject({ ok: true, length: 2, head: { taskSeq: 2, streamSeq: foreign } });
+      expect(verification.quarantined[0]).toEqual({
+        stream: store.config.stream,
+        subject,
+        stream_seq: notJson,
+        reason: 'QUARANTINE_NOT_JSON',
+        sha256: sha256Hex(new Uint8Array([0xff, 0xfe, 0x00, 0x7b])),
+        bytes: 4,
+        detail: 'the bytes are not UTF-8 JSON',
+      });
+      // and the head is the last event, guarded by the last message (the junk)
+      expect(await store.head(taskId)).toEqual({ taskSeq: 2, streamSeq: foreign, hash: events[1]!.event.hash });
+      // when an event is appended after the junk, then it links to the last event and the task reads on, also from a fresh store
+      const appended = await store.append(taskId, drafts(taskId, 1), 2);
+      expect(appended).toMatchObject({ taskSeq: 3 });
+      const fresh = await (await sibling(store)).read(taskId);
+      expect(fresh.map((s) => [s.event.task_seq, s.event.prev_event_hash])).toEqual([
+        [1, null],
+        [2, events[0]!.event.hash],
+        [3, events[1]!.event.hash],
+      ]);
+      expect(reported).toHaveLength(3);
+    });
+
+    it('given a writer that read the task, when junk lands before its append, then the append still lands on the chain (no conflict)', async () => {
+      // given a task read by a writer (its head cached) and junk stored after that read
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 1), 0);
+      await store.read(taskId);
+      const junk = await publishBytes(`${store.config.subjectPrefix}.task.${taskId}`, 'garbage');
+      // when it appends at the head it read
+      const result = await store.append(taskId, drafts(taskId, 2), 1);
+      // then both events land after the junk, linked to the chain
+      expect(result.events.map((e) => [e.taskSeq, e.streamSeq > junk])).toEqual([
+        [2, true],
+        [3, true],
+      ]);
+      expect(await store.verifyChain(taskId)).toMatchObject({ ok: true, length: 3, quarantined: [{ stream_seq: junk }] });
+    });
+
+    it('given junk before the first event of a new aggregate, when the aggregate is created, then it is created', async () => {
+      const store = await openStore();
+      const principalId = uniqueName('principal');
+      await publishBytes(`${store.config.subjectPrefix}.principal.${principalId}`, 'not an event');
+      const draft = taskDraft(principalId, { entity_type: 'principal', entity_id: principalId });
+      await expect(store.appendToEntity('principal', principalId, [draft], 0)).resolves.toMatchObject({ taskSeq: 1 });
+      expect((await store.readEntity('principal', principalId)).map((s) => s.event.event_id)).toEqual([draft.event_id]);
+    });
+
+    it('given junk anywhere on the log, when it is replayed from the start or the middle, then every message comes once: events, and junk as quarantined', async () => {
+      // given two tasks, junk on one of them, junk on a subject that names no aggregate, and a late rival
+      const store = await openStore();
+      const prefix = store.config.subjectPrefix;
+      const [a, b] = [uniqueName('task'), uniqueName('task')];
+      await store.append(a, drafts(a, 2), 0);
+      const onTask = await publishBytes(`${prefix}.task.${a}`, 'junk');
+      await store.append(b, drafts(b, 1), 0);
+      const nowhere = await publishBytes(`${prefix}.junk.x`, '{"not":"an event"}');
+      await store.append(a, drafts(a, 1), 2);
+      const first = (await store.read(a))[0]!;
+      const rival = await publishRaw(`${prefix}.task.${a}`, { ...first.event, payload: { n: 'rival' }, hash: 'f'.repeat(64) });
+      // when replayed from the start
+      const entries = [];
+      for await (const entry of store.replayLog(1)) entries.push(entry.kind === 'event' ? `${entry.streamSeq}:event` : `${entry.streamSeq}:${entry.record.reason}`);
+      // then every message is there, in order, judged
+      expect(entries).toEqual(['1:event', '2:event', `${onTask}:QUARANTINE_NOT_JSON`, '4:event', `${nowhere}:QUARANTINE_WRONG_SUBJECT`, '6:event', `${rival}:QUARANTINE_HASH_MISMATCH`]);
+      // and the same from the middle, from another process, and one message at a time
+      const middle = [];
+      for await (const entry of (await sibling(store)).replayLog(onTask)) middle.push(entry.kind === 'event' ? `${entry.streamSeq}:event` : `${entry.streamSeq}:${entry.record.reason}`);
+      expect(middle).toEqual(entries.slice(2));
+      const other = await sibling(store);
+      expect((await other.entryAt(`${prefix}.task.${a}`, onTask)).kind).toBe('quarantined');
+      expect(await other.entryAt(`${prefix}.task.${a}`, 6)).toMatchObject({ kind: 'event', event: { task_seq: 3 } });
+      expect(await other.entryAt(`${prefix}.junk.x`, nowhere)).toMatchObject({ kind: 'quarantined', record: { reason: 'QUARANTINE_WRONG_SUBJECT' } });
+      // and `replay` hands over the events only
+      expect((await store.replay(1, () => undefined)).count).toBe(4);
+    });
+
+    it('given an aggregate whose chain is broken, when replayed, then its messages from the break on are quarantined as CHAIN_BROKEN, the rest of the log goes on', async () => {
+      const store = await openStore();
+      const prefix = store.config.subjectPrefix;
+      const [a, b] = [uniqueName('task'), uniqueName('task')];
+      await store.append(a, drafts(a, 1), 0);
+      const events = (await store.read(a)).map((s) => s.event);
+      const broken = await publishRaw(`${prefix}.task.${a}`, { ...sealEvent(taskDraft(a), a, link(events[0]!)), payload: { altered: true } });
+      await store.append(b, drafts(b, 1), 0);
+      const entries = [];
+      for await (const entry of store.replayLog(1)) entries.push(entry.kind === 'event' ? 'event' : entry.record.reason);
+      expect(entries).toEqual(['event', 'QUARANTINE_CHAIN_BROKEN', 'event']);
+      expect(broken).toBe(2);
     });
   });
 
@@ -558,12 +693,13 @@ describe('EventStore (real NATS)', () => {
       expect(seen.map((s) => s.event.task_seq)).toEqual([1, 2]);
     });
 
-    it('stops at a message that is not an event instead of skipping it', async () => {
+    it('skips a message that is not an event instead of stopping at it', async () => {
       const store = await openStore();
       const taskId = uniqueName('task');
       await store.append(taskId, drafts(taskId, 1), 0);
       await publishRaw(`${store.config.subjectPrefix}.task.${taskId}`, 'garbage');
-      await expect(store.replay(1, () => undefined)).rejects.toMatchObject({ code: 'EVENTSTORE_CHAIN_BROKEN', details: { reason: 'unparseable', streamSeq: 2 } });
+      await store.append(taskId, drafts(taskId, 1), 1);
+      expect(await store.replay(1, () => undefined)).toEqual({ count: 2, lastStreamSeq: 3 });
     });
   });
 

@@ -6,10 +6,13 @@ import {
   Id,
   safeParseContract,
   type ParseResult,
+  type QuarantineReason,
+  type QuarantineRecord,
 } from '@writ/contracts';
+import { sha256Hex } from '@writ/crypto';
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type PubAck, type StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { GENESIS, computeEventHash, sealEvent, verifyEventChain, type ChainBreakReason, type ChainLink, type ChainReport } from './event-chain.js';
+import { ChainScanner, GENESIS, NOT_JSON, computeEventHash, sealEvent, type ChainBreakReason, type ChainLink } from './event-chain.js';
 import {
   EventStoreError,
   JS_WRONG_LAST_SEQUENCE,
@@ -38,18 +41,37 @@ export type AppendResult = {
   readonly events: readonly AppendedEvent[];
 };
 
+/**
+ * A chain as verified from the whole stored subject. `length` counts the
+ * chain's events; `quarantined` lists the messages skipped as junk (the rule:
+ * `ChainScanner`), which never make a chain invalid.
+ */
 export type ChainVerification =
-  | { readonly ok: true; readonly subject: string; readonly length: number; readonly head: StreamHead }
+  | { readonly ok: true; readonly subject: string; readonly length: number; readonly head: StreamHead; readonly quarantined: readonly QuarantineRecord[] }
   | {
       readonly ok: false;
       readonly subject: string;
       readonly length: number;
+      /** Position of the breaking message among the subject's stored messages (0-based). */
       readonly index: number;
       readonly taskSeq: number;
       readonly streamSeq: number;
       readonly reason: ChainBreakReason;
       readonly detail: string;
+      readonly quarantined: readonly QuarantineRecord[];
     };
+
+/**
+ * One message of the log as a replay or `entryAt` sees it: an event of its
+ * aggregate's chain, or a message quarantined with its reason (junk, or a
+ * message of an aggregate whose chain is broken at or before it).
+ */
+export type LogEntry =
+  | { readonly kind: 'event'; readonly streamSeq: number; readonly subject: string; readonly event: EventEnvelope }
+  | { readonly kind: 'quarantined'; readonly streamSeq: number; readonly subject: string; readonly record: QuarantineRecord };
+
+/** Told once per process about each message a read, replay or verification quarantined. */
+export type QuarantineListener = (record: QuarantineRecord) => void;
 
 export type ReplayOptions = {
   /** Keep waiting for new events after catching up, until `signal` aborts. Default: stop at the end seen at the start. */
@@ -71,7 +93,37 @@ type Aggregate = {
   readonly subject: string;
 };
 
-type RawStored = { readonly streamSeq: number; readonly subject: string; readonly value: unknown };
+/** A stored message: its body decoded from JSON (`NOT_JSON` when it is not), and its bytes for the quarantine record. */
+type RawStored = { readonly streamSeq: number; readonly subject: string; readonly value: unknown; readonly data: Uint8Array };
+
+/** Where a subject's chain breaks: the message, and what it looks like. */
+type ChainBreakAt = { readonly reason: ChainBreakReason; readonly taskSeq: number; readonly streamSeq: number; readonly index: number; readonly detail: string };
+
+/**
+ * One aggregate's stored messages, read and judged up to `lastStreamSeq` (the
+ * subject's last message when read, and so the append guard): the chain's
+ * events, the messages quarantined beside them, and the break, if the chain
+ * breaks (nothing after it is judged).
+ */
+type ChainState = {
+  readonly events: readonly StoredEvent[];
+  readonly quarantined: readonly QuarantineRecord[];
+  readonly broken: ChainBreakAt | undefined;
+  /** How many messages were examined (for `index`). */
+  readonly examined: number;
+  readonly lastStreamSeq: number;
+  /** SHA-256 of the message at `lastStreamSeq`, to recognise it at the next read (a recreated stream reuses sequences). */
+  readonly lastDigest: string | null;
+};
+
+const EMPTY_STATE: ChainState = { events: [], quarantined: [], broken: undefined, examined: 0, lastStreamSeq: 0, lastDigest: null };
+
+/** How often an append whose guard was lost only to junk on its subject is retried with the new guard. */
+const JUNK_GUARD_RETRIES = 5;
+/** Messages remembered as already reported to the quarantine listeners. */
+const REPORTED_QUARANTINES = 10_000;
+/** Aggregates a replay keeps its place in at once (one it forgot is judged again from the store). */
+const REPLAY_CURSORS = 4_096;
 
 /** Where the chain of an append starts, and the guard the server must see. */
 type AppendStart = { readonly link: ChainLink; readonly guard: number };
@@ -88,7 +140,8 @@ const FOLLOW_FETCH_EXPIRES_MS = 30_000;
  */
 const SCAN_CONSUMER_GRACE_MS = 5_000;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// Fatal: bytes that are not UTF-8 are junk, not text with replacement characters.
+const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Per-aggregate append-only event log on one JetStream stream.
@@ -104,6 +157,14 @@ const decoder = new TextDecoder();
  * dedupe only holds inside the duplicate window. Hence `read` verifies the
  * whole chain and refuses a fork instead of folding it, and callers stay
  * idempotent by their own keys.
+ *
+ * Anyone allowed to publish on a subject can store bytes that are no event
+ * (invariant 10). Every read judges each stored message with `ChainScanner`:
+ * junk is quarantined (skipped, reported once to `onQuarantine` listeners)
+ * and never stalls a reader or an append; what looks like a changed event is
+ * still a break (`EVENTSTORE_CHAIN_BROKEN`). The append guard is the
+ * subject's last message, junk included, while `prev_event_hash` links the
+ * last event of the chain.
  */
 export class EventStore {
   readonly config: EventStoreConfig;
@@ -112,7 +173,10 @@ export class EventStore {
   readonly #js: JetStreamClient;
   readonly #jsm: JetStreamManager;
   readonly #heads: HeadCache;
-  readonly #reads: ReadCache<StoredEvent>;
+  readonly #reads: ReadCache<ChainState>;
+  readonly #listeners = new Set<QuarantineListener>();
+  /** Stream sequences already reported to the listeners, oldest first. */
+  readonly #reported = new Set<number>();
 
   private constructor(config: EventStoreConfig, stream: EnsureStreamOutcome, js: JetStreamClient, jsm: JetStreamManager) {
     this.config = config;
@@ -120,7 +184,7 @@ export class EventStore {
     this.#js = js;
     this.#jsm = jsm;
     this.#heads = new HeadCache(config.headCacheSize);
-    this.#reads = new ReadCache<StoredEvent>(config.readCacheEvents);
+    this.#reads = new ReadCache<ChainState>(config.readCacheEvents);
   }
 
   /**
@@ -169,7 +233,11 @@ export class EventStore {
     return this.#append(this.#entity(entityType, entityId), drafts, expectedSeq);
   }
 
-  /** The task's last stored event (task_seq 0 and hash null when it has none). */
+  /**
+   * The task's last event (task_seq 0 and hash null when it has none); its
+   * `streamSeq` is the subject's last stored message, which may be junk after
+   * the event: the append guard.
+   */
   async head(taskId: string): Promise<StreamHead> {
     return this.#readHead(this.#task(taskId));
   }
@@ -181,7 +249,8 @@ export class EventStore {
   /**
    * The task's events in order, up to its last event at the time of the call.
    * The chain is verified first; a broken one throws `EVENTSTORE_CHAIN_BROKEN`
-   * rather than being handed to a fold.
+   * rather than being handed to a fold. Junk stored on the subject is skipped
+   * (and reported to the quarantine listeners).
    */
   async read(taskId: string): Promise<StoredEvent[]> {
     return this.#read(this.#task(taskId));
@@ -191,7 +260,7 @@ export class EventStore {
     return this.#read(this.#entity(entityType, entityId));
   }
 
-  /** Re-reads the task's log and reports whether it is a valid chain, or where it first breaks. */
+  /** Re-reads the task's log (no cache) and reports whether it is a valid chain, or where it first breaks, with the messages it quarantined. */
   async verifyChain(taskId: string): Promise<ChainVerification> {
     return this.#verify(this.#task(taskId));
   }
@@ -202,8 +271,10 @@ export class EventStore {
 
   /**
    * Every event of the stream from `fromStreamSeq` on, in stream order, either
-   * as an async iterable or into a handler (awaited one at a time). Events are
-   * parsed, not chain-verified: that is per aggregate, `verifyChain`'s job.
+   * as an async iterable or into a handler (awaited one at a time). Each
+   * message is judged on its aggregate's chain, exactly as `read` judges it:
+   * only chain events are handed over; quarantined messages (and those of an
+   * aggregate whose chain is broken) are skipped — `replayLog` shows them.
    */
   replay(fromStreamSeq: number, options?: ReplayOptions): AsyncIterable<StoredEvent>;
   replay(fromStreamSeq: number, handler: ReplayHandler, options?: ReplayOptions): Promise<ReplaySummary>;
@@ -218,6 +289,39 @@ export class EventStore {
     }
     if (typeof handlerOrOptions === 'function') return this.#replayInto(fromStreamSeq, handlerOrOptions, options ?? {});
     return this.#replay(fromStreamSeq, handlerOrOptions ?? {});
+  }
+
+  /**
+   * The stream from `fromStreamSeq` on as `LogEntry`s, one per stored message
+   * in stream order: every chain event, and every other message as
+   * quarantined with its reason (so a reader that counts positions, such as a
+   * projection's checkpoint, moves past junk instead of stalling on it).
+   */
+  replayLog(fromStreamSeq: number, options: ReplayOptions = {}): AsyncIterable<LogEntry> {
+    if (!Number.isSafeInteger(fromStreamSeq) || fromStreamSeq < 1) return failingIterable(requestInvalid(`fromStreamSeq must be a positive integer, got ${fromStreamSeq}`));
+    return this.#replayLog(fromStreamSeq, options);
+  }
+
+  /**
+   * What the message stored at `streamSeq` on `subject` is (a consumer's
+   * delivery): its aggregate's chain event, or quarantined with the reason.
+   * Reads the aggregate as `read` does (cached).
+   */
+  async entryAt(subject: string, streamSeq: number): Promise<LogEntry> {
+    const aggregate = this.#aggregateOf(subject);
+    if (aggregate === undefined) return this.#quarantinedEntry(this.#wrongSubject(await this.#rawAt(subject, streamSeq)), true);
+    const state = await this.#state(aggregate);
+    const judged = judgedIn(state, streamSeq);
+    if (judged?.kind === 'event') return { kind: 'event', streamSeq, subject, event: judged.event };
+    if (judged?.kind === 'quarantined') return this.#quarantinedEntry(judged.record, false);
+    if (state.broken === undefined || streamSeq < state.broken.streamSeq) throw requestInvalid(`no message on ${subject} at stream seq ${streamSeq}`);
+    return this.#quarantinedEntry(this.#record(await this.#rawAt(subject, streamSeq), 'QUARANTINE_CHAIN_BROKEN', brokenDetail(state.broken)), true);
+  }
+
+  /** Calls `listener` once for each message this process quarantines from now on; returns the unsubscribe. */
+  onQuarantine(listener: QuarantineListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   // ---- append ---------------------------------------------------------------------------------
@@ -247,8 +351,12 @@ export class EventStore {
     let link = start.link;
     let guard = start.guard;
     let lastWasWrite = false;
-    // Fresh writes, in order: each was guarded by the one before, so together they are exactly what follows `start.guard` on the subject.
+    // Fresh writes, in order: each was guarded by the one before, so together they are exactly what follows `start.guard` on the subject
+    // (unless junk landed between two of them: then `contiguous` is false and the cached read is not extended).
     const written: StoredEvent[] = [];
+    let lastBytes: Uint8Array | undefined;
+    let contiguous = true;
+    let junkRetries = 0;
 
     for (let index = 0; index < parsed.length; index++) {
       const { envelope, bytes } = sealed[index]!;
@@ -262,7 +370,16 @@ export class EventStore {
       } catch (error) {
         this.#heads.forget(subject);
         if (jetStreamApiCode(error) === JS_WRONG_LAST_SEQUENCE) {
-          throw await this.#conflict(aggregate, link.taskSeq, appended, error);
+          // Lost only to junk (the chain's head is still `link`): the junk is the new guard, the link stays.
+          const head = await this.#headOrNull(aggregate);
+          if (head !== null && head.taskSeq === link.taskSeq && head.hash === link.hash && head.streamSeq !== guard && junkRetries < JUNK_GUARD_RETRIES) {
+            junkRetries++;
+            guard = head.streamSeq;
+            contiguous = false;
+            index--;
+            continue;
+          }
+          throw conflictError(subject, link.taskSeq, head?.taskSeq ?? null, appended, error);
         }
         throw fromNatsError(error, {
           operation: 'append',
@@ -287,6 +404,7 @@ export class EventStore {
         link = { taskSeq: envelope.task_seq, hash: envelope.hash };
         lastWasWrite = true;
         written.push({ streamSeq: ack.seq, subject, event: envelope });
+        lastBytes = bytes;
       }
       guard = ack.seq;
     }
@@ -295,7 +413,7 @@ export class EventStore {
     // anywhere in the history, so it is not cached as the head.
     if (lastWasWrite) this.#heads.advance(subject, { taskSeq: link.taskSeq, streamSeq: guard, hash: link.hash });
     else this.#heads.forget(subject);
-    this.#extendRead(subject, start.guard, written);
+    if (contiguous && lastWasWrite && lastBytes !== undefined) this.#extendRead(subject, start.guard, written, lastBytes);
     return { subject, taskSeq: link.taskSeq, streamSeq: guard, hash: link.hash ?? '', events: appended };
   }
 
@@ -345,110 +463,120 @@ export class EventStore {
     return out;
   }
 
-  async #conflict(aggregate: Aggregate, expectedSeq: number, appended: readonly AppendedEvent[], cause: unknown): Promise<EventStoreError> {
-    let actual: number | null = null;
+  /** The head after a lost guard, or null when it cannot be read (the conflict then says so). Also primes the caches for the caller's re-read. */
+  async #headOrNull(aggregate: Aggregate): Promise<StreamHead | null> {
     try {
-      // Also primes the head cache, so the caller's re-read-and-retry costs no extra read here.
-      actual = (await this.#readHead(aggregate)).taskSeq;
+      return await this.#readHead(aggregate);
     } catch {
-      actual = null;
+      return null;
     }
-    return conflictError(aggregate.subject, expectedSeq, actual, appended, cause);
   }
 
   // ---- reads ----------------------------------------------------------------------------------
 
+  /** The chain's head, with the subject's last message as the guard; a broken chain throws. */
   async #readHead(aggregate: Aggregate): Promise<StreamHead> {
-    const message = await this.#getMessage(aggregate, { last_by_subj: aggregate.subject });
-    if (message === null) {
-      this.#heads.replace(aggregate.subject, EMPTY_HEAD);
-      return EMPTY_HEAD;
-    }
-    const stored = checkedStored(aggregate, message);
-    const head = { taskSeq: stored.event.task_seq, streamSeq: message.seq, hash: stored.event.hash };
-    this.#heads.replace(aggregate.subject, head);
-    return head;
+    const state = await this.#state(aggregate);
+    if (state.broken !== undefined) throw brokenError(aggregate.subject, state.broken);
+    return headOf(state);
   }
 
   async #readStoredAt(aggregate: Aggregate, streamSeq: number): Promise<StoredEvent> {
-    const message = await this.#getMessage(aggregate, { seq: streamSeq });
+    const message = await this.#getMessage(aggregate.subject, { seq: streamSeq });
     if (message === null || message.subject !== aggregate.subject) {
       throw chainBroken(aggregate.subject, 'misfiled', null, streamSeq, 'the event reported as a duplicate is not stored on this subject');
     }
     return checkedStored(aggregate, message);
   }
 
-  async #getMessage(aggregate: Aggregate, query: { last_by_subj: string } | { seq: number }): Promise<StoredMsg | null> {
+  async #getMessage(subject: string, query: { last_by_subj: string } | { seq: number } | { seq: number; next_by_subj: string }): Promise<StoredMsg | null> {
     try {
-      return await this.#jsm.streams.getMessage(this.config.stream, query);
+      // `next_by_subj` is in the server's message-get API since 2.8; the client types only list it for direct gets.
+      return await this.#jsm.streams.getMessage(this.config.stream, query as { seq: number });
     } catch (error) {
-      throw fromNatsError(error, { operation: 'read event', subject: aggregate.subject });
+      throw fromNatsError(error, { operation: 'read event', subject });
     }
   }
 
-  /**
-   * The aggregate's verified events up to its last stored message. A cached
-   * prefix (`ReadCache`) is trusted, being append-only and verified when it
-   * was read; only the messages after it are fetched (none, or just the last
-   * message, cost one message get) and must link to it. A suffix that does
-   * not, or a subject whose last message is older than the cache, is read and
-   * verified in full, so a fork or a recreated stream is still reported.
-   */
+  /** The aggregate's chain events; a broken chain throws `EVENTSTORE_CHAIN_BROKEN`. */
   async #read(aggregate: Aggregate): Promise<StoredEvent[]> {
+    const state = await this.#state(aggregate);
+    if (state.broken !== undefined) throw brokenError(aggregate.subject, state.broken);
+    return [...state.events];
+  }
+
+  /**
+   * The aggregate's stored messages judged up to its last one. A cached state
+   * (`ReadCache`) is trusted, the log being append-only and the state judged
+   * when it was read; only the messages after it are fetched (none costs one
+   * message get, one costs two) and judged on from it, which yields exactly
+   * what judging the whole subject again would. A subject whose last message
+   * is not the one the cache ends with (a recreated stream) is read in full.
+   * A broken state is returned, not thrown (and not cached).
+   */
+  async #state(aggregate: Aggregate): Promise<ChainState> {
     const { subject } = aggregate;
-    const last = await this.#getMessage(aggregate, { last_by_subj: subject });
+    const last = await this.#getMessage(subject, { last_by_subj: subject });
     if (last === null) {
       this.#reads.forget(subject);
       this.#heads.replace(subject, EMPTY_HEAD);
-      return [];
+      return EMPTY_STATE;
     }
     const cached = this.#reads.get(subject);
-    const cachedHead = cached?.events.at(-1);
-    let events: readonly StoredEvent[] | undefined;
-    if (cached !== undefined && cachedHead !== undefined && last.seq >= cached.lastStreamSeq) {
-      const lastValue = decodeJson(last.data);
-      if (last.seq === cached.lastStreamSeq) {
-        if ((lastValue as { hash?: unknown } | null)?.hash === cachedHead.event.hash) events = cached.events;
-      } else {
-        const isNext = taskSeqOfValue(lastValue) === cachedHead.event.task_seq + 1;
-        const suffix = isNext ? [{ streamSeq: last.seq, subject: last.subject, value: lastValue }] : await this.#collect(subject, cached.lastStreamSeq + 1, last.seq);
-        const verified = this.#verified(aggregate, suffix, { taskSeq: cachedHead.event.task_seq, hash: cachedHead.event.hash });
-        if (verified !== undefined) events = [...cached.events, ...verified];
+    let state: ChainState | undefined;
+    if (cached !== undefined && last.seq === cached.lastStreamSeq && sha256Hex(last.data) === cached.lastDigest) {
+      state = cached;
+    } else if (cached !== undefined && last.seq > cached.lastStreamSeq) {
+      const first = await this.#getMessage(subject, { seq: cached.lastStreamSeq + 1, next_by_subj: subject });
+      if (first !== null) {
+        const suffix = first.seq === last.seq ? [this.#raw(last)] : await this.#collect(subject, first.seq, last.seq);
+        state = this.#judge(aggregate, suffix, cached);
       }
     }
-    if (events === undefined) {
-      const raws = await this.#collect(subject, 1, last.seq);
-      events = this.#verified(aggregate, raws, GENESIS, true) ?? [];
+    state ??= this.#judge(aggregate, await this.#collect(subject, 1, last.seq), EMPTY_STATE);
+    if (state.broken === undefined) {
+      this.#heads.replace(subject, headOf(state));
+      if (state !== cached) this.#reads.set(subject, state);
+    } else {
+      this.#heads.forget(subject);
+      this.#reads.forget(subject);
     }
-    const head = events.at(-1);
-    this.#heads.replace(subject, head ? { taskSeq: head.event.task_seq, streamSeq: head.streamSeq, hash: head.event.hash } : EMPTY_HEAD);
-    if (head !== undefined) this.#reads.set(subject, { events, lastStreamSeq: head.streamSeq });
-    return [...events];
+    return state;
   }
 
-  /**
-   * `raws` verified as the chain continuing from `from`, parsed. A break is
-   * thrown (`EVENTSTORE_CHAIN_BROKEN`) when `throwOnBreak`; otherwise it is
-   * undefined, for the caller to fall back to a full read.
-   */
-  #verified(aggregate: Aggregate, raws: readonly RawStored[], from: ChainLink, throwOnBreak = false): StoredEvent[] | undefined {
-    const report = verifyEventChain(
-      raws.map((raw) => raw.value),
-      { taskId: aggregate.entityId, from },
-    );
-    if (!report.ok) {
-      if (!throwOnBreak) return undefined;
-      throw chainBroken(aggregate.subject, report.reason, report.taskSeq, raws[report.index]?.streamSeq ?? null, report.detail);
+  /** `raws` (the subject's messages after `from`'s last) judged on from `from`; newly quarantined messages are reported. */
+  #judge(aggregate: Aggregate, raws: readonly RawStored[], from: ChainState): ChainState {
+    if (from.broken !== undefined || raws.length === 0) return from;
+    const scanner = scannerAt(aggregate, from);
+    const events = [...from.events];
+    const quarantined = [...from.quarantined];
+    let broken: ChainBreakAt | undefined;
+    let examined = from.examined;
+    for (let index = 0; index < raws.length && broken === undefined; index++) {
+      const raw = raws[index]!;
+      const verdict = scanner.classify(raw.value, () => raws.slice(index + 1).map((later) => later.value));
+      if (verdict.kind === 'event') events.push({ streamSeq: raw.streamSeq, subject: raw.subject, event: verdict.event });
+      else if (verdict.kind === 'quarantined') quarantined.push(this.#record(raw, verdict.reason, verdict.detail));
+      else broken = { reason: verdict.reason, taskSeq: verdict.taskSeq, streamSeq: raw.streamSeq, index: examined, detail: verdict.detail };
+      examined++;
     }
-    return raws.map((raw) => ({ streamSeq: raw.streamSeq, subject: raw.subject, event: EventEnvelope.parse(raw.value) }));
+    this.#report(quarantined.slice(from.quarantined.length));
+    const last = raws.at(-1)!;
+    return { events, quarantined, broken, examined, lastStreamSeq: last.streamSeq, lastDigest: sha256Hex(last.data) };
   }
 
-  /** A cached read of `subject` that ended at `guard` grows by this process's own fresh writes after it. */
-  #extendRead(subject: string, guard: number, written: readonly StoredEvent[]): void {
+  /** A cached state that ended at `guard` grows by this process's own fresh writes after it. */
+  #extendRead(subject: string, guard: number, written: readonly StoredEvent[], lastBytes: Uint8Array): void {
     if (written.length === 0) return;
     const cached = this.#reads.get(subject);
     if (cached === undefined || cached.lastStreamSeq !== guard) return;
-    this.#reads.set(subject, { events: [...cached.events, ...written], lastStreamSeq: written.at(-1)!.streamSeq });
+    this.#reads.set(subject, {
+      ...cached,
+      events: [...cached.events, ...written],
+      examined: cached.examined + written.length,
+      lastStreamSeq: written.at(-1)!.streamSeq,
+      lastDigest: sha256Hex(lastBytes),
+    });
   }
 
   async #collect(subject: string, fromSeq: number, untilSeq: number): Promise<RawStored[]> {
@@ -458,35 +586,25 @@ export class EventStore {
   }
 
   async #verify(aggregate: Aggregate): Promise<ChainVerification> {
-    const raws = await this.#readRaw(aggregate);
-    const report: ChainReport = verifyEventChain(
-      raws.map((raw) => raw.value),
-      { taskId: aggregate.entityId },
-    );
-    if (report.ok) {
-      const streamSeq = raws.at(-1)?.streamSeq ?? 0;
-      return { ok: true, subject: aggregate.subject, length: report.length, head: { taskSeq: report.head.taskSeq, streamSeq, hash: report.head.hash } };
-    }
+    const last = await this.#getMessage(aggregate.subject, { last_by_subj: aggregate.subject });
+    const state = last === null ? EMPTY_STATE : this.#judge(aggregate, await this.#collect(aggregate.subject, 1, last.seq), EMPTY_STATE);
+    const { subject } = aggregate;
+    if (state.broken === undefined) return { ok: true, subject, length: state.events.length, head: headOf(state), quarantined: state.quarantined };
+    const { broken } = state;
     return {
       ok: false,
-      subject: aggregate.subject,
-      length: report.length,
-      index: report.index,
-      taskSeq: report.taskSeq,
-      streamSeq: raws[report.index]?.streamSeq ?? 0,
-      reason: report.reason,
-      detail: report.detail,
+      subject,
+      length: state.examined,
+      index: broken.index,
+      taskSeq: broken.taskSeq,
+      streamSeq: broken.streamSeq,
+      reason: broken.reason,
+      detail: broken.detail,
+      quarantined: state.quarantined,
     };
   }
 
-  /** Every stored message of the aggregate up to its last one at the time of the call, undecoded beyond JSON. */
-  async #readRaw(aggregate: Aggregate): Promise<RawStored[]> {
-    const last = await this.#getMessage(aggregate, { last_by_subj: aggregate.subject });
-    if (last === null) return [];
-    return this.#collect(aggregate.subject, 1, last.seq);
-  }
-
-  async *#replay(fromStreamSeq: number, options: ReplayOptions): AsyncGenerator<StoredEvent> {
+  async *#replayLog(fromStreamSeq: number, options: ReplayOptions): AsyncGenerator<LogEntry> {
     let until: number | null = null;
     if (options.follow !== true) {
       try {
@@ -496,10 +614,59 @@ export class EventStore {
       }
       if (until < fromStreamSeq) return;
     }
+    // Each aggregate's place in its chain, least recently seen forgotten first. From the stream's start every subject is
+    // seen from its first message; otherwise (or once forgotten) an aggregate is first read as `read` reads it.
+    const cursors = new Map<string, ReplayCursor>();
+    // Subjects whose cursor was forgotten: seen again, they are read, not started afresh.
+    const forgotten = new Set<string>();
     for await (const raw of this.#scan(`${this.config.subjectPrefix}.>`, fromStreamSeq, until, options.signal)) {
-      const parsed = EventEnvelope.safeParse(raw.value);
-      if (!parsed.success) throw chainBroken(raw.subject, 'unparseable', null, raw.streamSeq, 'not a valid event envelope');
-      yield { streamSeq: raw.streamSeq, subject: raw.subject, event: parsed.data };
+      const aggregate = this.#aggregateOf(raw.subject);
+      if (aggregate === undefined) {
+        yield this.#quarantinedEntry(this.#wrongSubject(raw), true);
+        continue;
+      }
+      let cursor = cursors.get(raw.subject);
+      if (cursor === undefined) {
+        const firstSight = fromStreamSeq === 1 && !forgotten.has(raw.subject);
+        cursor = firstSight ? { scanner: scannerAt(aggregate, EMPTY_STATE), known: undefined, broken: undefined } : await this.#cursor(aggregate);
+        if (cursors.size >= REPLAY_CURSORS) {
+          const oldest = cursors.keys().next().value!;
+          cursors.delete(oldest);
+          forgotten.add(oldest);
+        }
+      }
+      cursors.delete(raw.subject);
+      cursors.set(raw.subject, cursor);
+      yield this.#advance(cursor, raw);
+    }
+  }
+
+  /** An aggregate's replay cursor from its state as read now: what is judged is looked up, what comes later is judged on. */
+  async #cursor(aggregate: Aggregate): Promise<ReplayCursor> {
+    const state = await this.#state(aggregate);
+    return { scanner: scannerAt(aggregate, state), known: state, broken: state.broken };
+  }
+
+  /** The entry of `raw`, moving the cursor on. */
+  #advance(cursor: ReplayCursor, raw: RawStored): LogEntry {
+    if (cursor.known !== undefined && raw.streamSeq <= cursor.known.lastStreamSeq) {
+      const judged = judgedIn(cursor.known, raw.streamSeq);
+      if (judged?.kind === 'event') return { kind: 'event', streamSeq: raw.streamSeq, subject: raw.subject, event: judged.event };
+      if (judged?.kind === 'quarantined') return this.#quarantinedEntry(judged.record, true);
+      return this.#quarantinedEntry(this.#record(raw, 'QUARANTINE_CHAIN_BROKEN', brokenDetail(cursor.known.broken)), true);
+    }
+    cursor.known = undefined;
+    if (cursor.broken !== undefined) return this.#quarantinedEntry(this.#record(raw, 'QUARANTINE_CHAIN_BROKEN', brokenDetail(cursor.broken)), true);
+    const verdict = cursor.scanner.classify(raw.value);
+    if (verdict.kind === 'event') return { kind: 'event', streamSeq: raw.streamSeq, subject: raw.subject, event: verdict.event };
+    if (verdict.kind === 'quarantined') return this.#quarantinedEntry(this.#record(raw, verdict.reason, verdict.detail), true);
+    cursor.broken = { reason: verdict.reason, taskSeq: verdict.taskSeq, streamSeq: raw.streamSeq, index: -1, detail: verdict.detail };
+    return this.#quarantinedEntry(this.#record(raw, 'QUARANTINE_CHAIN_BROKEN', brokenDetail(cursor.broken)), true);
+  }
+
+  async *#replay(fromStreamSeq: number, options: ReplayOptions): AsyncGenerator<StoredEvent> {
+    for await (const entry of this.#replayLog(fromStreamSeq, options)) {
+      if (entry.kind === 'event') yield { streamSeq: entry.streamSeq, subject: entry.subject, event: entry.event };
     }
   }
 
@@ -547,7 +714,7 @@ export class EventStore {
       try {
         for await (const message of batch) {
           received++;
-          yield { streamSeq: message.seq, subject: message.subject, value: decodeJson(message.data) };
+          yield { streamSeq: message.seq, subject: message.subject, value: decodeJson(message.data), data: message.data };
           if (untilSeq !== null && message.seq >= untilSeq) return;
         }
       } catch (error) {
@@ -562,7 +729,62 @@ export class EventStore {
     }
   }
 
+  // ---- quarantine -----------------------------------------------------------------------------
+
+  #raw(message: StoredMsg): RawStored {
+    return { streamSeq: message.seq, subject: message.subject, value: decodeJson(message.data), data: message.data };
+  }
+
+  async #rawAt(subject: string, streamSeq: number): Promise<RawStored> {
+    const message = await this.#getMessage(subject, { seq: streamSeq });
+    if (message === null || message.subject !== subject) throw requestInvalid(`no message on ${subject} at stream seq ${streamSeq}`);
+    return this.#raw(message);
+  }
+
+  /** The record of a quarantined message: where, why, and the SHA-256 of its bytes (never the bytes). */
+  #record(raw: RawStored, reason: QuarantineReason, detail: string): QuarantineRecord {
+    return { stream: this.config.stream, subject: raw.subject, stream_seq: raw.streamSeq, reason, sha256: sha256Hex(raw.data), bytes: raw.data.byteLength, detail: detail.slice(0, 500) };
+  }
+
+  /** A message on the log under a subject that names no aggregate. */
+  #wrongSubject(raw: RawStored): QuarantineRecord {
+    return this.#record(raw, 'QUARANTINE_WRONG_SUBJECT', `${raw.subject} is not ${this.config.subjectPrefix}.<entity_type>.<id>`);
+  }
+
+  #quarantinedEntry(record: QuarantineRecord, report: boolean): LogEntry {
+    if (report) this.#report([record]);
+    return { kind: 'quarantined', streamSeq: record.stream_seq, subject: record.subject, record };
+  }
+
+  /** Tells the listeners about each record once per process (a bounded memory: a long-lived process may tell again much later). */
+  #report(records: readonly QuarantineRecord[]): void {
+    for (const record of records) {
+      if (this.#reported.has(record.stream_seq)) continue;
+      this.#reported.add(record.stream_seq);
+      if (this.#reported.size > REPORTED_QUARANTINES) this.#reported.delete(this.#reported.values().next().value!);
+      for (const listener of this.#listeners) {
+        try {
+          listener(record);
+        } catch {
+          // A listener's failure is its own; the read goes on.
+        }
+      }
+    }
+  }
+
   // ---- aggregates -----------------------------------------------------------------------------
+
+  /** The aggregate a subject of the log names (`<prefix>.<entity_type>.<id>`), or undefined for any other subject. */
+  #aggregateOf(subject: string): Aggregate | undefined {
+    const prefix = `${this.config.subjectPrefix}.`;
+    if (!subject.startsWith(prefix)) return undefined;
+    const tokens = subject.slice(prefix.length).split('.');
+    if (tokens.length !== 2) return undefined;
+    const type = EntityType.safeParse(tokens[0]);
+    const id = Id.safeParse(tokens[1]);
+    if (!type.success || !id.success) return undefined;
+    return { entityType: type.data, entityId: id.data, subject };
+  }
 
   #task(taskId: string): Aggregate {
     const id = unwrap(safeParseContract('task_id', Id, taskId));
@@ -581,18 +803,64 @@ function unwrap<T>(result: ParseResult<T>): T {
   return result.value;
 }
 
-function taskSeqOfValue(value: unknown): unknown {
-  return typeof value === 'object' && value !== null ? (value as { task_seq?: unknown }).task_seq : undefined;
-}
-
 function decodeJson(data: Uint8Array): unknown {
   try {
     return JSON.parse(decoder.decode(data)) as unknown;
   } catch {
-    // Left for the chain check to report as unparseable, with its position.
-    return undefined;
+    // Left for the chain scanner to judge (junk), with its position.
+    return NOT_JSON;
   }
 }
+
+/** Where a replay is in one aggregate's chain: messages up to `known.lastStreamSeq` are looked up, later ones judged by `scanner`. */
+type ReplayCursor = { readonly scanner: ChainScanner; known: ChainState | undefined; broken: ChainBreakAt | undefined };
+
+/** A scanner that continues after what `state` judged. */
+function scannerAt(aggregate: Aggregate, state: ChainState): ChainScanner {
+  const head = state.events.at(-1);
+  return new ChainScanner(aggregate, {
+    head: head === undefined ? GENESIS : { taskSeq: head.event.task_seq, hash: head.event.hash },
+    hashes: state.events.map((stored) => stored.event.hash),
+    junkSinceHead: (state.quarantined.at(-1)?.stream_seq ?? 0) > (head?.streamSeq ?? 0),
+  });
+}
+
+/** The chain's head; `streamSeq` is the subject's last message (junk included): the append guard. */
+function headOf(state: ChainState): StreamHead {
+  const head = state.events.at(-1);
+  return head === undefined ? { ...EMPTY_HEAD, streamSeq: state.lastStreamSeq } : { taskSeq: head.event.task_seq, streamSeq: state.lastStreamSeq, hash: head.event.hash };
+}
+
+/** What `state` made of the message at `streamSeq`: an event, a quarantined message, or undefined (after a break, or never examined). */
+function judgedIn(state: ChainState, streamSeq: number): { kind: 'event'; event: EventEnvelope } | { kind: 'quarantined'; record: QuarantineRecord } | undefined {
+  const event = findBySeq(state.events, (stored) => stored.streamSeq, streamSeq);
+  if (event !== undefined) return { kind: 'event', event: event.event };
+  const record = findBySeq(state.quarantined, (entry) => entry.stream_seq, streamSeq);
+  return record === undefined ? undefined : { kind: 'quarantined', record };
+}
+
+/** Binary search of a list sorted by stream sequence. */
+function findBySeq<T>(items: readonly T[], seqOf: (item: T) => number, streamSeq: number): T | undefined {
+  let low = 0;
+  let high = items.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const seq = seqOf(items[middle]!);
+    if (seq === streamSeq) return items[middle];
+    if (seq < streamSeq) low = middle + 1;
+    else high = middle - 1;
+  }
+  return undefined;
+}
+
+function brokenDetail(broken: ChainBreakAt | undefined): string {
+  return broken === undefined ? 'the chain could not be judged here' : `the chain is broken (${broken.reason}) at task_seq ${broken.taskSeq} / stream seq ${broken.streamSeq}: ${broken.detail}`;
+}
+
+function brokenError(subject: string, broken: ChainBreakAt): EventStoreError<'EVENTSTORE_CHAIN_BROKEN'> {
+  return chainBroken(subject, broken.reason, broken.taskSeq, broken.streamSeq, broken.detail);
+}
+
 
 /** A stored message as this aggregate's envelope, whose hash still recomputes; anything else is a broken chain. */
 function checkedStored(aggregate: Aggregate, message: StoredMsg): StoredEvent {
@@ -632,7 +900,7 @@ function requestInvalid(reason: string): EventStoreError<'EVENTSTORE_REQUEST_INV
   return new EventStoreError('EVENTSTORE_REQUEST_INVALID', reason, { reason });
 }
 
-function failingIterable(error: unknown): AsyncIterable<StoredEvent> {
+function failingIterable<T>(error: unknown): AsyncIterable<T> {
   return {
     [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(error) }),
   };

@@ -2,6 +2,8 @@ export {
   EventStore,
   type AppendResult,
   type ChainVerification,
+  type LogEntry,
+  type QuarantineListener,
   type ReplayHandler,
   type ReplayOptions,
   type ReplaySummary,
@@ -16,13 +18,17 @@ export {
   type EventStoreConfigInput,
 } from './stream-config.js';
 export {
+  ChainScanner,
   GENESIS,
+  NOT_JSON,
   computeEventHash,
   sealEvent,
   verifyEventChain,
   type ChainBreakReason,
+  type ChainAggregate,
   type ChainLink,
   type ChainReport,
+  type MessageVerdict,
 } from './event-chain.js';
 export {
   EventStoreError,

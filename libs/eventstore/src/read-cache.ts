@@ -1,8 +1,14 @@
-/** What a process already read and verified of one aggregate: its events in order, up to the stored message `lastStreamSeq`. */
-export type CachedRead<E> = {
-  readonly events: readonly E[];
+/** What a process already read and verified of one aggregate: its events (and the messages it quarantined) in order, up to the stored message `lastStreamSeq`. */
+export type CachedRead = {
+  readonly events: readonly unknown[];
+  readonly quarantined?: readonly unknown[];
   readonly lastStreamSeq: number;
 };
+
+/** What an entry costs against the bound: every message it keeps. */
+function sizeOf(entry: CachedRead): number {
+  return entry.events.length + (entry.quarantined?.length ?? 0);
+}
 
 /**
  * Aggregates recently read, with their verified events, least recently used
@@ -12,16 +18,16 @@ export type CachedRead<E> = {
  * cached head, and anything else (a fork, a recreated stream) falls back to a
  * full read, which verifies the whole chain again.
  */
-export class ReadCache<E> {
+export class ReadCache<T extends CachedRead> {
   readonly #maxEvents: number;
-  readonly #entries = new Map<string, CachedRead<E>>();
+  readonly #entries = new Map<string, T>();
   #events = 0;
 
   constructor(maxEvents: number) {
     this.#maxEvents = maxEvents;
   }
 
-  get(subject: string): CachedRead<E> | undefined {
+  get(subject: string): T | undefined {
     const entry = this.#entries.get(subject);
     if (entry !== undefined) {
       this.#entries.delete(subject);
@@ -30,11 +36,11 @@ export class ReadCache<E> {
     return entry;
   }
 
-  set(subject: string, entry: CachedRead<E>): void {
+  set(subject: string, entry: T): void {
     this.forget(subject);
-    if (entry.events.length > this.#maxEvents) return;
+    if (sizeOf(entry) > this.#maxEvents) return;
     this.#entries.set(subject, entry);
-    this.#events += entry.events.length;
+    this.#events += sizeOf(entry);
     while (this.#events > this.#maxEvents) {
       const oldest = this.#entries.keys().next();
       if (oldest.done) break;
@@ -46,7 +52,7 @@ export class ReadCache<E> {
     const entry = this.#entries.get(subject);
     if (entry === undefined) return;
     this.#entries.delete(subject);
-    this.#events -= entry.events.length;
+    this.#events -= sizeOf(entry);
   }
 
   /** Cached events in all entries (for tests and metrics). */

@@ -106,3 +106,14 @@ export {
   type ResolutionRefusal,
   type ResolvedApproval,
 } from './resolution-authority.js';
+export { QuarantineLedger } from './quarantine-ledger.js';
+export {
+  ConsumerStallWatch,
+  assessConsumer,
+  type ConsumerProgress,
+  type ConsumerRef,
+  type ConsumerSample,
+  type ConsumerStallWatchOptions,
+  type StallAssessment,
+  type StalledConsumer,
+} from './consumer-stall.js';

@@ -12,7 +12,7 @@ import {
   type PublicEd25519Jwk,
 } from '@writ/contracts';
 import { KeySet, importEd25519PublicJwk, type Ed25519PublicKey, type Ed25519SigningKey } from '@writ/crypto';
-import type { EventStore } from '@writ/eventstore';
+import { ChainScanner, NOT_JSON, type EventStore } from '@writ/eventstore';
 import { principalHistory, type PrincipalHistory } from './resolution-authority.js';
 
 /** A principal as the log describes it now. */
@@ -75,6 +75,8 @@ export interface PrincipalRegistryOptions {
 export class PrincipalRegistry {
   readonly #records = new Map<string, PrincipalRecord>();
   readonly #imported = new Map<string, Ed25519PublicKey>();
+  /** Where the follower is in each principal's chain; null once it broke. */
+  readonly #chains = new Map<string, ChainScanner | null>();
   readonly #store: EventStore;
   #messages: ConsumerMessages | undefined;
   #loop: Promise<void> | undefined;
@@ -98,12 +100,7 @@ export class PrincipalRegistry {
     const messages = registry.#messages;
     registry.#loop = (async () => {
       for await (const message of messages) {
-        try {
-          const event = message.json<EventEnvelope>();
-          registry.#apply(event.entity_id, event);
-        } catch {
-          // Not an envelope: the event store's chain checks surface it; the registry skips it.
-        }
+        registry.#follow(message.subject, () => message.json<unknown>());
         if (message.info.pending === 0) caughtUp();
       }
     })();
@@ -172,6 +169,37 @@ export class PrincipalRegistry {
   async close(): Promise<void> {
     await this.#messages?.close();
     await this.#loop?.catch(() => undefined);
+  }
+
+  /**
+   * Folds the message if it is the next event of its principal's chain,
+   * judged by the rule every reader of the log applies (`ChainScanner`): junk
+   * and a rival for a held position are skipped, not folded — the registry
+   * authorizes with what it folds. The follower sees every principal's
+   * messages from the first, in order, so the judging needs no reads. A
+   * principal whose chain breaks is forgotten and no longer followed: a
+   * lookup then reads it from the log, which refuses a broken chain.
+   */
+  #follow(subject: string, data: () => unknown): void {
+    const principalId = subject.slice(subject.lastIndexOf('.') + 1);
+    let scanner = this.#chains.get(subject);
+    if (scanner === null) return;
+    if (scanner === undefined) {
+      scanner = new ChainScanner({ entityType: 'principal', entityId: principalId });
+      this.#chains.set(subject, scanner);
+    }
+    let value: unknown;
+    try {
+      value = data();
+    } catch {
+      value = NOT_JSON;
+    }
+    const verdict = scanner.classify(value);
+    if (verdict.kind === 'event') this.#apply(principalId, verdict.event);
+    else if (verdict.kind === 'broken') {
+      this.#chains.set(subject, null);
+      this.#records.delete(principalId);
+    }
   }
 
   #apply(principalId: string, event: Pick<EventEnvelope, 'event_type' | 'payload'>): void {

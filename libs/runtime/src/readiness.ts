@@ -1,8 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamServerStatus } from '@writ/bus';
 
-/** What one check shows in the report. */
-export type ReadinessValue = boolean | string | number | readonly string[];
+/** What one check shows in the report (counts by name, e.g. quarantined messages by reason). */
+export type ReadinessValue = boolean | string | number | readonly string[] | Readonly<Record<string, number>>;
 
 /** A check that shows more than pass / fail: `value` is reported, `ok` decides. */
 export interface ReadinessResult {
@@ -56,7 +56,7 @@ export function natsConnected(nc: NatsConnection): ReadinessCheck {
 /** The part of a bus server readiness looks at (`JetStreamServer`). */
 export interface BusServer {
   readonly status: { subscribe(observer: (status: JetStreamServerStatus) => void): { unsubscribe(): void } };
-  boundConsumers(): ReadonlyArray<{ readonly pattern: string; readonly durable: string }>;
+  boundConsumers(): ReadonlyArray<{ readonly pattern: string; readonly durable: string; readonly stream?: string }>;
 }
 
 /**
@@ -89,6 +89,11 @@ export class BusWatch {
   /** Durable names of the consumers bound so far. */
   durables(): string[] {
     return this.#server?.boundConsumers().map((consumer) => consumer.durable) ?? [];
+  }
+
+  /** The consumers bound so far with their streams (what the stall watch samples). */
+  consumers(): { readonly stream: string; readonly durable: string }[] {
+    return (this.#server?.boundConsumers() ?? []).flatMap((consumer) => (consumer.stream === undefined ? [] : [{ stream: consumer.stream, durable: consumer.durable }]));
   }
 
   /** Shows the bus status; passes when `connected`. */

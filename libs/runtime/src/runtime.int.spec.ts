@@ -1,11 +1,11 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { hasErrorCode } from '@writ/contracts';
 import { generateEd25519Key, signJws, verifyJws } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
+import { EventStore, sealEvent } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,52 @@ describe('PrincipalRegistry', () => {
       await registerServicePrincipal(store, { principalId: late, displayName: 'late', key: k1 });
       expect((await registry.lookup(late))?.principal_type).toBe('service');
       expect(await registry.lookup(uniqueName('nobody'))).toBeUndefined();
+    } finally {
+      await registry.close();
+    }
+  });
+});
+
+describe('PrincipalRegistry with junk on a principal subject (invariant 10)', () => {
+  it('given junk and a late rival key event on a principal subject, then lookups, the follower and new registrations see the chain only', async () => {
+    // given a service principal, then bytes that are not JSON, JSON that is not an envelope,
+    // and an intact rival for task_seq 1 adding a key of its own, all on its subject
+    const k1 = await generateEd25519Key({ kid: 'svc-k1' });
+    const principalId = uniqueName('svc');
+    const subject = `${prefix}.principal.${principalId}`;
+    await registerServicePrincipal(store, { principalId, displayName: 'approval', key: k1 });
+    const js = jetstream(nc);
+    await js.publish(subject, new Uint8Array([0xc3, 0x28]));
+    await js.publish(subject, JSON.stringify({ principal: 'mallory' }));
+    const evil = await generateEd25519Key({ kid: 'evil-k1' });
+    const rival = sealEvent(
+      {
+        event_id: uniqueName('evt'),
+        schema_version: 1,
+        event_type: 'principal.key_added',
+        entity_type: 'principal',
+        entity_id: principalId,
+        occurred_at: new Date().toISOString(),
+        actor_type: 'service',
+        actor_id: principalId,
+        payload: { key: evil.publicJwk, added_by: principalId, at: new Date().toISOString() },
+        causation_id: null,
+        correlation_id: principalId,
+      },
+      principalId,
+      { taskSeq: 0, hash: null },
+    );
+    await js.publish(subject, JSON.stringify(rival));
+    // when a registry starts, and the principal rotates its key afterwards
+    const registry = await PrincipalRegistry.start(nc, store, { stream, subjectPrefix: prefix });
+    try {
+      expect((await registry.verificationKeys(principalId)).kids()).toEqual(['svc-k1']);
+      const k2 = await generateEd25519Key({ kid: 'svc-k2' });
+      expect(await registerServicePrincipal(store, { principalId, displayName: 'approval', key: k2 })).toBe('key_added');
+      // then the follower folds the new key and never the rival's, and so does a fresh read
+      await waitFor(async () => ((await registry.verificationKeys(principalId)).size === 2 ? true : undefined), { what: 'the rotated key' });
+      expect((await registry.verificationKeys(principalId)).kids().sort()).toEqual(['svc-k1', 'svc-k2']);
+      expect([...((await registry.current(principalId))?.keys.keys() ?? [])].sort()).toEqual(['svc-k1', 'svc-k2']);
     } finally {
       await registry.close();
     }

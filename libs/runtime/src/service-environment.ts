@@ -49,6 +49,10 @@ function commonShape(httpPort: number) {
     WRIT_EVENTS_READ_CACHE: envInt(0).default(50_000),
     /** JetStream replicas of the event log and the bus streams: 1 on one server, 3 in a cluster. */
     WRIT_STREAM_REPLICAS: envInt(1, 5).default(1),
+    /** A durable consumer with work waiting whose ack floor has not moved for this long is stalled: `/readyz` fails (docs/operations.md). */
+    WRIT_CONSUMER_STALL_SECONDS: envInt(1).default(120),
+    /** How often the service samples its consumers for stalls. */
+    WRIT_CONSUMER_STALL_CHECK_MS: envInt(100).default(5_000),
   };
 }
 
@@ -117,6 +121,10 @@ export interface ServiceStreams {
   /** Events kept by the event store's read cache (`WRIT_EVENTS_READ_CACHE`). */
   readonly eventsReadCache: number;
   readonly busMaxBytes: number;
+  /** A consumer with work and no progress for this long is stalled (`WRIT_CONSUMER_STALL_SECONDS`; default 120 s). */
+  readonly consumerStallMs?: number;
+  /** How often consumers are sampled for stalls (`WRIT_CONSUMER_STALL_CHECK_MS`; default 5 s). */
+  readonly consumerStallCheckMs?: number;
 }
 
 export function serviceStreams(env: ServiceEnvironment): ServiceStreams {
@@ -130,6 +138,8 @@ export function serviceStreams(env: ServiceEnvironment): ServiceStreams {
     eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
     eventsReadCache: env.WRIT_EVENTS_READ_CACHE,
     busMaxBytes: 'WRIT_BUS_MAX_BYTES' in env ? env.WRIT_BUS_MAX_BYTES : env.WRIT_BUS_STREAMS_MAX_BYTES,
+    consumerStallMs: env.WRIT_CONSUMER_STALL_SECONDS * 1000,
+    consumerStallCheckMs: env.WRIT_CONSUMER_STALL_CHECK_MS,
   });
 }
 

@@ -32,6 +32,8 @@ describe('serviceEnvironment', () => {
       WRIT_EVENTS_READ_CACHE: 50_000,
       WRIT_BUS_MAX_BYTES: GiB,
       WRIT_STREAM_REPLICAS: 1,
+      WRIT_CONSUMER_STALL_SECONDS: 120,
+      WRIT_CONSUMER_STALL_CHECK_MS: 5_000,
     });
     expect(serviceHttp(env)).toEqual({ host: '127.0.0.1', port: 8083 });
     expect(serviceStreams(env)).toEqual({
@@ -44,6 +46,8 @@ describe('serviceEnvironment', () => {
       eventsMaxBytes: 10 * GiB,
       eventsReadCache: 50_000,
       busMaxBytes: GiB,
+      consumerStallMs: 120_000,
+      consumerStallCheckMs: 5_000,
     });
   });
 

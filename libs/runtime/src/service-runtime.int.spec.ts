@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { hasErrorCode, type WritError } from '@writ/contracts';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
@@ -42,7 +43,7 @@ describe('ServiceRuntime', () => {
       expect((await first.jsm.streams.info(streams.dlq)).config.subjects).toEqual([`${root}.dlq.>`]);
       expect((await first.jsm.streams.info(streams.events)).config.subjects).toEqual([`${root}.evt.>`]);
       expect(first.subjects.commands.policyEvaluate).toBe(`${root}.cmd.policy.evaluate`);
-      expect(first.readiness.report().checks).toEqual({ nats_connected: true, streams_ensured: true });
+      expect(first.readiness.report().checks).toEqual({ nats_connected: true, streams_ensured: true, quarantined: { total: 0 }, consumers_stalled: [] });
     } finally {
       await first.close();
       await second.close();
@@ -51,6 +52,23 @@ describe('ServiceRuntime', () => {
     await first.close();
     expect(first.connected).toBe(false);
     expect(first.readiness.report().ready).toBe(false);
+  });
+
+  it('given junk on a task subject, when the service reads the task, then readiness counts it as quarantined, once, and stays ready', async () => {
+    const runtime = await ServiceRuntime.start({ serviceName: 'probe', natsUrl: NATS_URL, subjectRoot: root, streams, logger: quiet });
+    try {
+      // given a task with junk after its first event
+      const taskId = uniqueName('task');
+      await runtime.store.append(taskId, [serviceDraft({ key: `${taskId}:note`, eventType: 'task.note_added', entityType: 'task', entityId: taskId, occurredAt: new Date().toISOString(), actorId: 'probe', payload: {}, causationId: null, correlationId: taskId })], 0);
+      await jetstream(runtime.nc).publish(`${streams.eventsPrefix}.task.${taskId}`, 'junk');
+      // when it is read twice
+      await runtime.store.read(taskId);
+      await runtime.store.read(taskId);
+      // then the junk is counted once, by reason, and the service is still ready
+      expect(runtime.readiness.report()).toMatchObject({ ready: true, checks: { quarantined: { total: 1, QUARANTINE_NOT_JSON: 1 } } });
+    } finally {
+      await runtime.close();
+    }
   });
 
   it('given a signing key file, then the key is created once and registered for the service principal', async () => {

@@ -1,13 +1,15 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectBus } from '@writ/bus';
-import type { PrincipalRole } from '@writ/contracts';
+import type { PrincipalRole, QuarantineRecord } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
 import { PrincipalRegistry, registerServicePrincipal } from './principal-registry.js';
 import { RotatingServiceKey } from './rotating-service-key.js';
-import { BusWatch, ReadinessRegistry, natsConnected } from './readiness.js';
+import { ConsumerStallWatch, type ConsumerRef } from './consumer-stall.js';
+import { QuarantineLedger } from './quarantine-ledger.js';
+import { BusWatch, ReadinessRegistry, natsConnected, type BusServer } from './readiness.js';
 import { RuntimeError } from './runtime-errors.js';
 import { loadOrCreateServiceKey } from './service-key.js';
 import type { ServiceStreams } from './service-environment.js';
@@ -57,8 +59,9 @@ export interface RotatingKeyOptions {
  * and subject root), and on request its signing key (registered as a service
  * principal in the log, where every verifier finds it) and the principal
  * registry. Also the readiness every service reports (`nats_connected`,
- * `streams_ensured`; the service adds its consumers) and the watch on its bus
- * server.
+ * `streams_ensured`, `quarantined` — the messages its readers skipped as
+ * junk, by reason — and `consumers_stalled`; the service adds its consumers)
+ * and the watch on its bus server.
  *
  * Closed after the bus has drained: provide it in the composition root
  * (`onApplicationShutdown` runs after Nest closed the microservice and HTTP),
@@ -67,6 +70,11 @@ export interface RotatingKeyOptions {
 export class ServiceRuntime {
   readonly readiness = new ReadinessRegistry();
   readonly bus = new BusWatch();
+  /** What this process quarantined (invariant 10): counted for readiness, logged once each. */
+  readonly quarantine: QuarantineLedger;
+  /** The bus's durables and those `watchConsumer` adds, sampled for stalls. */
+  readonly stalls: ConsumerStallWatch;
+  readonly #watched: ConsumerRef[] = [];
   #registry: PrincipalRegistry | undefined;
   #keys: RotatingServiceKey | undefined;
   #closing: Promise<void> | undefined;
@@ -78,7 +86,31 @@ export class ServiceRuntime {
     readonly subjects: WritSubjects,
     private readonly options: ServiceRuntimeOptions,
   ) {
-    this.readiness.add('nats_connected', natsConnected(nc)).add('streams_ensured', () => true);
+    this.quarantine = new QuarantineLedger(options.logger);
+    store.onQuarantine((record) => this.quarantine.record(record, 'eventstore'));
+    this.stalls = new ConsumerStallWatch(jsm, {
+      stallAfterMs: options.streams.consumerStallMs ?? DEFAULT_STALL_MS,
+      checkMs: options.streams.consumerStallCheckMs ?? DEFAULT_STALL_CHECK_MS,
+      consumers: () => [...this.bus.consumers(), ...this.#watched],
+      logger: options.logger,
+    });
+    this.stalls.start();
+    this.readiness
+      .add('nats_connected', natsConnected(nc))
+      .add('streams_ensured', () => true)
+      .add('quarantined', this.quarantine.check())
+      .add('consumers_stalled', this.stalls.check());
+  }
+
+  /** Follows a bus server: its status and durables (readiness, stall watch) and the messages it quarantines. */
+  attachBus(server: BusServer & { on(event: 'quarantine', listener: (record: QuarantineRecord) => void): unknown }): void {
+    this.bus.attach(server);
+    server.on('quarantine', (record) => this.quarantine.record(record, 'bus'));
+  }
+
+  /** Watches a durable the bus server does not own (a service's own consumer) for stalls too. */
+  watchConsumer(consumer: ConsumerRef): void {
+    this.#watched.push(consumer);
   }
 
   /**
@@ -163,6 +195,7 @@ export class ServiceRuntime {
     this.#closing ??= (async () => {
       const { logger } = this.options;
       this.bus.detach();
+      await this.stalls.stop();
       await this.#keys?.stop();
       await this.#registry?.close().catch((error: unknown) => logger.warn({ err: error }, 'principal registry did not close cleanly'));
       if (!this.nc.isClosed()) await this.nc.drain().catch((error: unknown) => logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
@@ -171,6 +204,9 @@ export class ServiceRuntime {
     return this.#closing;
   }
 }
+
+const DEFAULT_STALL_MS = 120_000;
+const DEFAULT_STALL_CHECK_MS = 5_000;
 
 /** Connects to the comma-separated `servers`; RUNTIME_NATS_UNAVAILABLE when none answers. */
 export async function connectNats(servers: string, name: string): Promise<NatsConnection> {

@@ -1,8 +1,9 @@
 import 'reflect-metadata';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
-import { NatsArtifactStore, ResolutionAuthority } from '@writ/runtime';
+import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { ApprovalModule } from './approval.module.js';
 import { CancelApprovalHandler } from './application/cancel-approval.handler.js';
@@ -73,6 +74,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
   });
 
   let app: INestApplication | undefined;
+  let stalls: ConsumerStallWatch | undefined;
   try {
     // Every handler folds the log with forged or unauthorized director decisions left out (invariant 9).
     const log = new TrustedTaskLog(new EventStoreTaskLog(runtime.store), new ResolutionAuthority(runtime.registry));
@@ -104,6 +106,18 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     });
     let busStatus: JetStreamServerStatus = 'connecting';
     server.status.subscribe((status) => (busStatus = status));
+    // What it skipped as junk, and whether a durable stalls, is what /readyz tells beside the wiring (invariant 10).
+    const quarantine = new QuarantineLedger(logger);
+    runtime.store.onQuarantine((record) => quarantine.record(record, 'eventstore'));
+    server.on('quarantine', (record) => quarantine.record(record, 'bus'));
+    stalls = new ConsumerStallWatch(await jetstreamManager(runtime.nc), {
+      stallAfterMs: config.consumerStall.afterMs,
+      checkMs: config.consumerStall.checkMs,
+      consumers: () => server.boundConsumers(),
+      logger,
+    });
+    stalls.start();
+    const watch = stalls;
     const expectedConsumers = 3;
 
     app = await NestFactory.create(
@@ -132,8 +146,9 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
               nats_connected: runtime.connected,
               streams_ensured: true,
               consumers_bound: busStatus === 'connected' && server.boundConsumers().length === expectedConsumers && expiryTimer.bound,
+              consumers_not_stalled: watch.stalled.length === 0,
             };
-            return { ready: Object.values(checks).every(Boolean), checks };
+            return { ready: Object.values(checks).every(Boolean), checks, consumers_stalled: watch.stalled.map((consumer) => consumer.durable), quarantined: quarantine.counts() };
           },
         },
         logger,
@@ -158,9 +173,13 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
       principalId: config.principalId,
       kid: runtime.key.kid,
       activeKid: () => runtime.keys.active.kid,
-      close: () => started.close(),
+      close: async () => {
+        await watch.stop();
+        await started.close();
+      },
     };
   } catch (error) {
+    await stalls?.stop();
     if (app !== undefined) await app.close().catch(() => undefined);
     await runtime.close();
     throw error;

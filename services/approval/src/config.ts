@@ -67,6 +67,10 @@ export const ApprovalEnvironment = z
     WRIT_GRANT_AUDIENCE: z.string().regex(/^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$/).default('writ-executor'),
     /** How long one state-witness observation (`<root>.qry.executor.observe`) may take before the executor counts as unavailable. */
     WRIT_APPROVAL_OBSERVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    /** A durable with work waiting whose ack floor has not moved for this long is stalled: `/readyz` fails (docs/operations.md). */
+    WRIT_CONSUMER_STALL_SECONDS: z.coerce.number().int().min(1).default(120),
+    /** How often the durables are sampled for stalls. */
+    WRIT_CONSUMER_STALL_CHECK_MS: z.coerce.number().int().min(100).default(5_000),
   })
   .transform((env) => {
     const root = env.WRIT_SUBJECT_ROOT;
@@ -98,6 +102,7 @@ export const ApprovalEnvironment = z
       grantTtlSeconds: env.WRIT_GRANT_TTL_SECONDS,
       grantAudience: env.WRIT_GRANT_AUDIENCE,
       observeTimeoutMs: env.WRIT_APPROVAL_OBSERVE_TIMEOUT_MS,
+      consumerStall: { afterMs: env.WRIT_CONSUMER_STALL_SECONDS * 1000, checkMs: env.WRIT_CONSUMER_STALL_CHECK_MS },
     };
   });
 export type ApprovalConfig = z.output<typeof ApprovalEnvironment>;

@@ -371,6 +371,14 @@ describe('HTTP', () => {
       const response = await fetch(`${t.ingress.url}/readyz`);
       return response.status === 200 ? ((await response.json()) as { checks: Record<string, boolean> }) : undefined;
     });
-    expect(ready.checks).toEqual({ nats_connected: true, streams_ensured: true, consumer_bound: true, responders_listening: true, participant_timer_bound: true });
+    expect(ready.checks).toEqual({
+      nats_connected: true,
+      streams_ensured: true,
+      quarantined: { total: 0 },
+      consumers_stalled: [],
+      consumer_bound: true,
+      responders_listening: true,
+      participant_timer_bound: true,
+    });
   });
 });

@@ -96,6 +96,8 @@ export class IngressModule {
       logger,
     );
     runtime.readiness.add('consumer_bound', () => consumer.bound);
+    // Not a bus durable, so the stall watch is told about it (readiness then says when it stalls).
+    runtime.watchConsumer({ stream: config.streams.ingress, durable: consumer.durable });
 
     // Seed 002: spawn / heartbeat / retire / crash verification of participants (docs/spawn-retire.md).
     const participants = new EventStoreParticipantLog(runtime.store);

@@ -5,7 +5,7 @@ import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { PrincipalRegistry, ResolutionAuthority, ensureWritStreams } from '@writ/runtime';
+import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -45,6 +45,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
   const readiness = new Readiness(1);
   let nc: NatsConnection | undefined;
   let app: INestApplication | undefined;
+  let stalls: ConsumerStallWatch | undefined;
   try {
     nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' });
     readiness.connected(nc);
@@ -79,6 +80,18 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },
     );
     const server = new JetStreamServer({ serviceName: 'orchestrator', connection: nc, logger });
+    // What it skipped as junk, and whether its durable stalls, is what /readyz tells beside the wiring (invariant 10).
+    const quarantine = new QuarantineLedger(logger);
+    store.onQuarantine((record) => quarantine.record(record, 'eventstore'));
+    server.on('quarantine', (record) => quarantine.record(record, 'bus'));
+    stalls = new ConsumerStallWatch(await jetstreamManager(nc), {
+      stallAfterMs: env.WRIT_CONSUMER_STALL_SECONDS * 1000,
+      checkMs: env.WRIT_CONSUMER_STALL_CHECK_MS,
+      consumers: () => server.boundConsumers(),
+      logger,
+    });
+    stalls.start();
+    readiness.watching(stalls, quarantine);
     // Deferred, so the filter is in place before the handlers are bound: without it, error codes never reach the ack table.
     const microservice = app.connectMicroservice({ strategy: server }, { deferInitialization: true });
     microservice.useGlobalFilters(new BusExceptionFilter());
@@ -95,6 +108,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       url,
       close: () => {
         closing ??= (async () => {
+          await stalls?.stop();
           await running.close();
           readiness.stop();
         })();
@@ -102,6 +116,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       },
     };
   } catch (error) {
+    await stalls?.stop();
     await app?.close().catch(() => undefined);
     if (nc !== undefined && !nc.isClosed()) await nc.close();
     throw error;

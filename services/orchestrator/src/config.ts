@@ -51,6 +51,10 @@ export const OrchestratorEnv = z.object({
   WRIT_ORCHESTRATOR_CONCURRENCY: int(1).max(256).default(16),
   /** ±seconds around the orchestrator's clock a signed claim's `claimed_at` must lie in (docs/task-claims.md). */
   WRIT_CLAIM_FRESHNESS_SECONDS: int(1).max(86_400).default(300),
+  /** A durable with work waiting whose ack floor has not moved for this long is stalled: `/readyz` fails (docs/operations.md). */
+  WRIT_CONSUMER_STALL_SECONDS: int(1).default(120),
+  /** How often the durables are sampled for stalls. */
+  WRIT_CONSUMER_STALL_CHECK_MS: int(100).default(5_000),
 });
 export type OrchestratorEnv = z.output<typeof OrchestratorEnv>;
 

@@ -85,7 +85,10 @@ describe('orchestrator service: health', () => {
     expect(health.status).toBe(200);
     const ready = await fetch(`${orchestrator.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ ready: true, checks: { nats_connected: true, streams_ensured: true, bus: 'connected', consumers_bound: ['orchestrator'] } });
+    expect(await ready.json()).toMatchObject({
+      ready: true,
+      checks: { nats_connected: true, streams_ensured: true, bus: 'connected', consumers_bound: ['orchestrator'], consumers_stalled: [], quarantined: { total: 0 } },
+    });
   });
 });
 

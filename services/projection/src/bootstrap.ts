@@ -72,6 +72,7 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
       natsConnected: () => !runtime.nc.isClosed() && runtime.bus.status === 'connected',
       streamsEnsured: () => true,
       boundConsumers: () => runtime.bus.durables(),
+      stalledConsumers: () => runtime.stalls.stalled.map((consumer) => `${consumer.durable}: ${consumer.pending} message(s) waiting, no progress for ${Math.round(consumer.stuckMs / 1000)} s`),
     };
     const service = await startServiceApp({
       serviceName: SERVICE_NAME,

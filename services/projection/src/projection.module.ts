@@ -115,6 +115,7 @@ export class ProjectionModule {
               log,
               publisher: new NatsUpdatePublisher(resources.runtime.nc, config.subjects.projections, logger),
               eventsPrefix: config.subjects.eventsPrefix,
+              eventsStream: config.streams.events,
               logger,
             }),
           inject: [TypeormProjectionStore, JetStreamEventLog],
@@ -126,7 +127,8 @@ export class ProjectionModule {
         },
         {
           provide: Readiness,
-          useFactory: (store: TypeormProjectionStore, log: JetStreamEventLog) => new Readiness({ wiring: resources.wiring, store, log, model: store }),
+          useFactory: (store: TypeormProjectionStore, log: JetStreamEventLog) =>
+            new Readiness({ wiring: resources.wiring, store, log, model: store, ...(config.streams.consumerStallMs === undefined ? {} : { stallAfterMs: config.streams.consumerStallMs }) }),
           inject: [TypeormProjectionStore, JetStreamEventLog],
         },
         { provide: LagGauge, useFactory: (readiness: Readiness) => new LagGauge(() => readiness.lag(), logger), inject: [Readiness] },

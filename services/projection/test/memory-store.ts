@@ -1,5 +1,6 @@
 import { applyEvent } from '../src/application/apply-event.js';
-import type { EventLog, ProjectionSnapshot, ProjectionStore, ProjectionTx, ViewChecksum } from '../src/application/ports.js';
+import type { QuarantineRecord } from '@writ/contracts';
+import type { EventLog, ProjectionSnapshot, ProjectionStore, ProjectionTx, QuarantineSummary, ViewChecksum } from '../src/application/ports.js';
 import type { ProjectedEvent, RawStoredEvent } from '../src/application/projected-event.js';
 import type { RowChange } from '../src/application/project-event.js';
 import { VIEW_NAMES, VIEWS, type Locator, type ViewName, type ViewRows } from '../src/application/views/index.js';
@@ -18,6 +19,8 @@ function keyOf(view: ViewName, row: Row): string {
 export class MemoryProjectionStore implements ProjectionStore {
   tables = new Map<ViewName, Map<string, Row>>(VIEW_NAMES.map((view) => [view, new Map()]));
   lastSeq = 0;
+  /** Quarantine records by stream sequence. */
+  quarantine = new Map<number, QuarantineRecord>();
   /** Fails the next transactions with this error (a database outage). */
   failWith: Error | undefined;
 
@@ -25,6 +28,7 @@ export class MemoryProjectionStore implements ProjectionStore {
     if (this.failWith !== undefined) throw this.failWith;
     const tables = new Map([...this.tables].map(([view, rows]) => [view, new Map(rows)]));
     let lastSeq = this.lastSeq;
+    const quarantine = new Map(this.quarantine);
     const tx: ProjectionTx = {
       lockCheckpoint: async () => lastSeq,
       load: async <K extends ViewName>(view: K, locator: Locator) => {
@@ -39,11 +43,22 @@ export class MemoryProjectionStore implements ProjectionStore {
       setCheckpoint: async (seq: number) => {
         lastSeq = seq;
       },
+      quarantine: async (record: QuarantineRecord) => {
+        if (!quarantine.has(record.stream_seq)) quarantine.set(record.stream_seq, record);
+      },
     };
     const result = await work(tx);
     this.tables = tables;
     this.lastSeq = lastSeq;
+    this.quarantine = quarantine;
     return result;
+  }
+
+  async quarantined(latest: number): Promise<QuarantineSummary> {
+    const records = [...this.quarantine.values()].sort((a, b) => b.stream_seq - a.stream_seq);
+    const byReason: Record<string, number> = {};
+    for (const record of records) byReason[record.reason] = (byReason[record.reason] ?? 0) + 1;
+    return { total: records.length, by_reason: byReason, latest: records.slice(0, latest) };
   }
 
   async checkpoint(): Promise<number> {
@@ -77,6 +92,12 @@ export class MemoryLog implements EventLog {
 
   async *replay(from: number): AsyncGenerator<RawStoredEvent> {
     for (const event of [...this.events]) if (event.streamSeq >= from) yield event;
+  }
+
+  async entryAt(subject: string, streamSeq: number): Promise<RawStoredEvent> {
+    const event = this.events.find((e) => e.streamSeq === streamSeq && e.subject === subject);
+    if (event === undefined) throw Object.assign(new Error(`no message at ${streamSeq}`), { code: 'PROJECTION_LOG_UNAVAILABLE' });
+    return event;
   }
 
   async lastSeq(): Promise<number> {

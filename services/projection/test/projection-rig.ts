@@ -39,7 +39,8 @@ export interface Rig {
   dispose(): Promise<void>;
 }
 
-export async function createRig(): Promise<Rig> {
+/** `env`: more of the service's variables (they win over the rig's). */
+export async function createRig(env: Record<string, string> = {}): Promise<Rig> {
   const nc = await connectTestNats('projection-test');
   const jsm = await jetstreamManager(nc);
   const root = uniqueName('t');
@@ -61,6 +62,7 @@ export async function createRig(): Promise<Rig> {
     WRIT_UPSTREAM_TIMEOUT_MS: '1000',
     WRIT_PROJECTOR_BACKOFF_MS: '50',
     WRIT_BUS_PULL_EXPIRES_MS: '1000',
+    ...env,
   });
   const store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
   const db = new pg.Client({ connectionString: TEST_PG_URL });

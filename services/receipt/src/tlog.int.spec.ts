@@ -1,6 +1,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import { ConsistencyProofReply, InclusionProofReply, SignedTreeHead, hasErrorCode, type TransparencyLogEntryAppended } from '@writ/contracts';
 import { bytesToHex, hexToBytes, merkleRoot, sha256Hex, verifyConsistency, verifyInclusion } from '@writ/crypto';
+import { GENESIS, sealEvent } from '@writ/eventstore';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TlogRig, type Sequenced } from '../test/tlog-rig.js';
@@ -201,11 +202,20 @@ describe('receipt transparency log', () => {
     await expect(rig.startService(forgedLog)).rejects.toSatisfy((error) => hasErrorCode(error, 'TLOG_LEAF_HASH_MISMATCH'));
   });
 
-  it('given a log whose stream holds a message that is not a sealed event of the log, then start-up refuses with TLOG_CHAIN_BROKEN', async () => {
-    const brokenLog = uniqueName('broken');
-    // Written around the event store, as a forger with publish rights on the stream could.
-    await jetstream(rig.nc).publish(`${rig.root}.evt.transparency_log.${brokenLog}`, JSON.stringify({ event_type: 'tlog.entry_appended', note: 'not an event envelope' }));
+  it('given junk on a log stream, then start-up skips it and the log serves (invariant 10); given an event of the log whose bytes changed, then start-up refuses with TLOG_CHAIN_BROKEN', async () => {
+    // given a message that is not an event envelope on a log's stream, written around the event store as anyone with publish rights could
+    const junkLog = uniqueName('junk');
+    await jetstream(rig.nc).publish(`${rig.root}.evt.transparency_log.${junkLog}`, JSON.stringify({ event_type: 'tlog.entry_appended', note: 'not an event envelope' }));
+    // then the log starts, skipping it, and serves
+    const instance = await rig.startService(junkLog);
+    expect(instance.tlog.failure).toBeUndefined();
+    await rig.closeService(instance);
 
+    // given the log's first event as its writer sealed it, stored with its payload changed afterwards
+    const brokenLog = uniqueName('broken');
+    const sealed = sealEvent(tlogDraft(brokenLog, 'tlog.head_signed', { note: 'as sealed' }), brokenLog, GENESIS);
+    await jetstream(rig.nc).publish(`${rig.root}.evt.transparency_log.${brokenLog}`, JSON.stringify({ ...sealed, payload: { note: 'changed' } }));
+    // then start-up refuses it: a changed event is a break, never junk
     await expect(rig.startService(brokenLog)).rejects.toSatisfy((error) => hasErrorCode(error, 'TLOG_CHAIN_BROKEN'));
   });
 });

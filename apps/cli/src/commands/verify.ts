@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Id, hasErrorCode, parseContract, type NotAssertedStatement, type ReceiptBundle } from '@writ/contracts';
+import { Id, hasErrorCode, parseContract, type NotAssertedStatement, type QuarantineRecord, type ReceiptBundle } from '@writ/contracts';
 import { KeySet } from '@writ/crypto';
 import { principalHistory } from '@writ/runtime';
 import { collectBundle, liveLogChecks, parseWaitSeconds, taskEvents } from '../bundle-source.js';
@@ -29,7 +29,17 @@ export interface VerifyReport extends BundleVerification {
   readonly not_asserted: readonly NotAssertedStatement[];
 }
 
-const LABEL: Readonly<Record<BundleCheck['status'], string>> = { pass: 'PASS', fail: 'FAIL', skip: 'SKIP', unanchored: 'UNANCHORED' };
+const LABEL: Readonly<Record<BundleCheck['status'], string>> = { pass: 'PASS', fail: 'FAIL', skip: 'SKIP', unanchored: 'UNANCHORED', quarantined: 'QUARANTINED' };
+
+/** One line per message of the task's subject that is not an event of its chain (invariant 10): shown, never a break. */
+function quarantineChecks(records: readonly QuarantineRecord[], subject: string): BundleCheck[] {
+  return records.map((record) => ({
+    check: 'events.quarantine',
+    subject,
+    status: 'quarantined',
+    detail: `stream seq ${record.stream_seq}: ${record.reason}, ${record.detail} (${record.bytes} bytes, sha256 ${record.sha256.slice(0, 16)}…): not an event of this task, skipped by every reader`,
+  }));
+}
 
 /** The checks grouped under their subject, one line each: `  PASS        receipt.hash        detail`. */
 export function printChecks(checks: readonly BundleCheck[], io: CliIo): void {
@@ -124,21 +134,25 @@ export async function verify(file: string | undefined, options: VerifyOptions, c
       // The whole stream, past the last receipt too: a break anywhere is reported, not thrown.
       const chain = await store.verifyChain(taskId);
       if (chain.length === 0) throw new CliError('CLI_TASK_NOT_FOUND', `the log holds no event of task ${taskId}`, { details: { task_id: taskId } });
+      const skipped = chain.quarantined.length === 0 ? '' : `, ${chain.quarantined.length} other message(s) on it quarantined`;
       const live: BundleCheck = chain.ok
-        ? { check: 'events.chain', subject: source, status: 'pass', detail: `${chain.length} events on ${chain.subject}: every hash recomputes and links to its predecessor (head task_seq ${chain.head.taskSeq})` }
+        ? { check: 'events.chain', subject: source, status: 'pass', detail: `${chain.length} events on ${chain.subject}: every hash recomputes and links to its predecessor (head task_seq ${chain.head.taskSeq})${skipped}` }
         : { check: 'events.chain', subject: source, status: 'fail', code: 'BUNDLE_CHAIN_BROKEN', detail: `${chain.reason} at task_seq ${chain.taskSeq} (stream seq ${chain.streamSeq}): ${chain.detail}` };
+      const chainChecks = [live, ...quarantineChecks(chain.quarantined, source)];
       const bundle = chain.ok ? await collectBundle(nc, store, conn, taskId, { waitMs, io }).catch(noReceiptsYet) : undefined;
       // The directors' decisions past the last receipt (all of them, with no receipt yet), against the principals in the live log.
       const lookup = async (id: string) => principalHistory(id, (await store.readEntity('principal', id)).map(({ event }) => event));
       const unreceipted = chain.ok ? await approvalAuthorityChecks(await taskEvents(store, taskId), lookup, { source: 'the live log', from: bundle?.events.length ?? 0 }) : [];
       if (!chain.ok) {
-        verification = { ok: false, anchored: false, checks: [live] };
+        verification = { ok: false, anchored: false, checks: chainChecks };
       } else if (bundle === undefined) {
-        const checks: BundleCheck[] = [live, ...unreceipted, { check: 'receipts.complete', subject: source, status: 'pass', detail: 'the task has no receipt yet: its event chain and its approvals are all there is to check' }];
-        verification = { ok: checks.every((entry) => entry.status === 'pass'), anchored: false, checks };
+        // Quarantined messages are reported, never a failure: only the chain itself and the approvals decide.
+        const decisive = [live, ...unreceipted];
+        const checks: BundleCheck[] = [...chainChecks, ...unreceipted, { check: 'receipts.complete', subject: source, status: 'pass', detail: 'the task has no receipt yet: its event chain and its approvals are all there is to check' }];
+        verification = { ok: decisive.every((entry) => entry.status === 'pass'), anchored: false, checks };
       } else {
         const offline = await verifyBundle(bundle, trustOptions);
-        verification = { ...offline, ok: offline.ok && unreceipted.every((entry) => entry.status === 'pass'), checks: [live, ...offline.checks, ...unreceipted] };
+        verification = { ...offline, ok: offline.ok && unreceipted.every((entry) => entry.status === 'pass'), checks: [...chainChecks, ...offline.checks, ...unreceipted] };
         notAsserted = bundle.not_asserted;
       }
     } finally {

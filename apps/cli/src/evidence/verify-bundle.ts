@@ -40,6 +40,7 @@ export type BundleCheckName =
   | 'bundle.seal'
   | 'keys.history'
   | 'events.chain'
+  | 'events.quarantine'
   | 'receipts.complete'
   | 'approval.authority'
   | 'receipt.event'
@@ -90,9 +91,11 @@ export type BundleCheckCode =
 /**
  * `unanchored`: the check could not be anchored outside the bundle (no
  * trusted JWKS was given): shown, never counted as a pass. `skip`: the check
- * needs one that failed.
+ * needs one that failed. `quarantined`: a message stored on the task's
+ * subject that is not an event of its chain, skipped by every reader
+ * (invariant 10): shown, neither a pass nor a failure.
  */
-export type BundleCheckStatus = 'pass' | 'fail' | 'skip' | 'unanchored';
+export type BundleCheckStatus = 'pass' | 'fail' | 'skip' | 'unanchored' | 'quarantined';
 
 export interface BundleCheck {
   readonly check: BundleCheckName;
@@ -271,7 +274,7 @@ export async function verifyBundle(value: unknown, options: BundleVerifyOptions 
   const anchor = checkTrust(used, options);
   checks.push(anchor);
   return {
-    ok: checks.every((entry) => entry.status === 'pass' || entry.status === 'unanchored'),
+    ok: checks.every((entry) => entry.status === 'pass' || entry.status === 'unanchored' || entry.status === 'quarantined'),
     anchored: anchor.status === 'pass',
     checks,
     bundle: {

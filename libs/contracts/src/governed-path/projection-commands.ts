@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { QuarantineCounts, QuarantineRecord } from '../quarantine.js';
 import { Id, Timestamp } from '../ids.js';
 
 /**
@@ -109,5 +110,7 @@ export const ProjectionStatus = z.strictObject({
   lag_ms: Count,
   views: z.array(ProjectionViewStatus),
   last_rebuild: ProjectionRebuildJob.nullable(),
+  /** The messages of the log the views passed over as junk (invariant 10): counted by reason, the latest few records. */
+  quarantined: QuarantineCounts.extend({ latest: z.array(QuarantineRecord).max(100) }),
 });
 export type ProjectionStatus = z.infer<typeof ProjectionStatus>;

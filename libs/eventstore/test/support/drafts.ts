@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { EventDraft } from '@writ/contracts';
+import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import { GENESIS, sealEvent, type ChainLink } from '../../src/event-chain.js';
 
 /** A valid draft of a task event; each call gets a fresh event_id. */
 export function taskDraft(taskId: string, overrides: Partial<EventDraft> = {}): EventDraft {
@@ -17,4 +18,16 @@ export function taskDraft(taskId: string, overrides: Partial<EventDraft> = {}): 
     correlation_id: 'corr-1',
     ...overrides,
   };
+}
+
+/** `drafts` sealed in order as one aggregate's chain. */
+export function sealedChain(drafts: readonly EventDraft[], taskId: string): EventEnvelope[] {
+  const events: EventEnvelope[] = [];
+  let link: ChainLink = GENESIS;
+  for (const draft of drafts) {
+    const event = sealEvent(draft, taskId, link);
+    events.push(event);
+    link = { taskSeq: event.task_seq, hash: event.hash };
+  }
+  return events;
 }

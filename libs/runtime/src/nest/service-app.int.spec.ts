@@ -106,7 +106,7 @@ describe('startServiceApp', () => {
     expect((await fetch(`${probe.service.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${probe.service.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ready: true, status: 'ready', checks: { nats_connected: true, streams_ensured: true, consumers_bound: true } });
+    expect(await ready.json()).toEqual({ ready: true, status: 'ready', checks: { nats_connected: true, streams_ensured: true, quarantined: { total: 0 }, consumers_stalled: [], consumers_bound: true } });
   });
 
   it('given a command, then its handler runs; given one that fails with a code, then the code reaches the ack table (dead-lettered at once)', async () => {

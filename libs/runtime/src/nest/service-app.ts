@@ -86,7 +86,7 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
       connection: runtime.nc,
       logger: options.logger,
     });
-    runtime.bus.attach(server);
+    runtime.attachBus(server);
     const microservice = app.connectMicroservice({ strategy: server }, { deferInitialization: true });
     microservice.useGlobalFilters(new BusExceptionFilter());
     (microservice as { setIsInitHookCalled?: (called: boolean) => void }).setIsInitHookCalled?.(true);

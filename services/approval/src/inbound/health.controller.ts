@@ -1,9 +1,14 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
+import type { QuarantineCounts } from '@writ/contracts';
 
 /** What `/readyz` reports: each check and whether all pass. */
 export interface ReadinessReport {
   readonly ready: boolean;
   readonly checks: Readonly<Record<string, boolean>>;
+  /** The durables stalled on the server (work waiting, ack floor still); `checks.consumers_not_stalled` is false while any is. */
+  readonly consumers_stalled?: readonly string[];
+  /** What the process skipped as junk (invariant 10), by reason; never makes it unready. */
+  readonly quarantined?: QuarantineCounts;
 }
 
 export interface ReadinessProbe {

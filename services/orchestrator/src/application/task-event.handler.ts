@@ -49,11 +49,16 @@ export class TaskEventHandler {
         details: { task_id: taskId, head_seq: headSeq, event_seq: trigger.task_seq },
       });
     }
+    // The stored event is the one decided on (the delivered copy is only a pointer to it); a delivered
+    // envelope that is not the chain's event at its task_seq (a late rival, a copy with other bytes) is quarantined: nothing to do.
+    const stored = events.find((event) => event.task_seq === trigger.task_seq);
+    if (stored === undefined || stored.hash !== trigger.hash) {
+      this.options.logger?.warn({ task_id: taskId, task_seq: trigger.task_seq, event_id: trigger.event_id }, 'delivered event is not the chain event at its task_seq: quarantined, not handled');
+      return { task_id: taskId, trigger: trigger.event_type, appended: [], published: [] };
+    }
     // A director's decision counts only when its recorded signature holds up: the others are folded as absent.
     const refused = await this.options.authority.refusals(events);
     const view = TaskView.fold(taskId, events, refused);
-    // The stored event is the one decided on (the delivered copy is only a pointer to it).
-    const stored = events.find((event) => event.task_seq === trigger.task_seq) ?? trigger;
     const plan = planTask(view, {
       trigger: stored,
       now: clock().toISOString(),

@@ -1,3 +1,4 @@
+import type { QuarantineRecord } from '@writ/contracts';
 import type { ProjectionStore, ProjectionTx } from './ports.js';
 import type { ProjectedEvent } from './projected-event.js';
 import { foldPlan, planEvent, type RowChange, type RowPlan } from './project-event.js';
@@ -16,8 +17,9 @@ export type ApplyOutcome =
  * lock the checkpoint, check the event is the next one, then for each row it
  * touches load it, fold (pure) and write it, and move the checkpoint. A crash
  * anywhere leaves both as they were, so a redelivery re-applies it exactly
- * once. `event` undefined advances the checkpoint past an event that is not
- * an envelope (nothing to fold; it is dead-lettered by the caller).
+ * once. `event` undefined advances the checkpoint past a message that is not
+ * an event (nothing to fold); its `quarantined` record, when given, is
+ * written in the same transaction (invariant 10: passed over, recorded).
  *
  * The log's stream sequences are contiguous (the stream denies deletes and
  * purges), so "the next event" is checkpoint + 1. `views` limits the folding
@@ -28,6 +30,7 @@ export async function applyEvent(
   streamSeq: number,
   event: ProjectedEvent | undefined,
   views: readonly ViewName[] = VIEW_NAMES,
+  quarantined?: QuarantineRecord,
 ): Promise<ApplyOutcome> {
   return store.transaction(async (tx): Promise<ApplyOutcome> => {
     const checkpoint = await tx.lockCheckpoint();
@@ -39,15 +42,17 @@ export async function applyEvent(
       await tx.prefetch?.(plans);
       changes = await foldInto(tx, event, plans);
     }
+    if (quarantined !== undefined) await tx.quarantine(quarantined);
     await tx.setCheckpoint(streamSeq);
     return { kind: 'applied', changes };
   });
 }
 
-/** One event of a batch: its stream sequence, and its envelope (undefined: not an envelope, passed over). */
+/** One event of a batch: its stream sequence, and its envelope (undefined: not an event, passed over, with its quarantine record when the log gave one). */
 export interface BatchEvent {
   readonly streamSeq: number;
   readonly event: ProjectedEvent | undefined;
+  readonly quarantined?: QuarantineRecord;
 }
 
 /**
@@ -68,7 +73,10 @@ export async function applyBatch(store: ProjectionStore, batch: readonly BatchEv
     const planned = batch.map((item) => (item.event === undefined ? [] : planEvent(item.event, views)));
     await tx.prefetch?.(planned.flat());
     const changes: RowChange[] = [];
-    for (const [index, item] of batch.entries()) if (item.event !== undefined) changes.push(...(await foldInto(tx, item.event, planned[index] ?? [])));
+    for (const [index, item] of batch.entries()) {
+      if (item.event !== undefined) changes.push(...(await foldInto(tx, item.event, planned[index] ?? [])));
+      if (item.quarantined !== undefined) await tx.quarantine(item.quarantined);
+    }
     await tx.setCheckpoint(first.streamSeq + batch.length - 1);
     return { kind: 'applied', changes };
   });

@@ -1,4 +1,4 @@
-import type { ProjectionRebuildJob } from '@writ/contracts';
+import type { ProjectionRebuildJob, QuarantineCounts, QuarantineRecord } from '@writ/contracts';
 import type { RawStoredEvent } from './projected-event.js';
 import type { RowChange, RowPlan } from './project-event.js';
 import type {
@@ -36,6 +36,13 @@ export interface ProjectionTx {
   /** A hint: the rows these plans name will be loaded (an adapter may read them in bulk first). */
   prefetch?(plans: readonly RowPlan[]): Promise<void>;
   setCheckpoint(streamSeq: number): Promise<void>;
+  /** Records a message of the log passed over as junk (once per stream sequence). */
+  quarantine(record: QuarantineRecord): Promise<void>;
+}
+
+/** The messages of the log the projection passed over as junk: counted by reason, the latest first. */
+export interface QuarantineSummary extends QuarantineCounts {
+  readonly latest: readonly QuarantineRecord[];
 }
 
 export interface ViewChecksum {
@@ -57,12 +64,20 @@ export interface ProjectionStore {
   checkpoint(): Promise<number>;
   /** The checkpoint and the checksums of `views` (default all). */
   snapshot(views?: readonly ViewName[]): Promise<ProjectionSnapshot>;
+  /** What was quarantined so far (the `latest` few records). */
+  quarantined(latest: number): Promise<QuarantineSummary>;
 }
 
 /** The event log, read-only. */
 export interface EventLog {
-  /** Every event from `fromStreamSeq` to the end of the log as it was when the replay started, in stream order. */
+  /**
+   * Every message from `fromStreamSeq` to the end of the log as it was when
+   * the replay started, in stream order: events, and junk with its
+   * `quarantined` record (every position, so the checkpoint moves past junk).
+   */
   replay(fromStreamSeq: number): AsyncIterable<RawStoredEvent>;
+  /** The message delivered at `streamSeq` on `subject`, judged as the replay judges it. */
+  entryAt(subject: string, streamSeq: number): Promise<RawStoredEvent>;
   /** The log's last stream sequence (0 when empty). */
   lastSeq(): Promise<number>;
   /** When the log stored the event at `streamSeq` (its stream timestamp), or undefined when there is none. */

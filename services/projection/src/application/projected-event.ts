@@ -1,4 +1,5 @@
-import { ContractError, EventEnvelope, Id, safeParseContract } from '@writ/contracts';
+import { createHash } from 'node:crypto';
+import { ContractError, EventEnvelope, Id, safeParseContract, type QuarantineRecord } from '@writ/contracts';
 
 /**
  * One event of the log as the folds see it: the stored envelope, where the log
@@ -17,9 +18,30 @@ export interface ProjectedEvent {
 export interface RawStoredEvent {
   readonly streamSeq: number;
   readonly subject: string;
+  /** The stored envelope (undefined for a quarantined message). */
   readonly payload: unknown;
   /** Messages the consumer still held behind this one when it was delivered (a backlog); absent from a replay. */
   readonly pending?: number;
+  /** Set when the log judged the message junk (invariant 10): passed over and recorded, never folded. */
+  readonly quarantined?: QuarantineRecord;
+}
+
+/**
+ * The quarantine record of a message a log handed over unjudged that is not
+ * an event (a log that does not judge, as in unit tests): its SHA-256 is of
+ * its JSON text, as the bytes are not at hand.
+ */
+export function unjudgedQuarantine(raw: RawStoredEvent, stream: string, error: ContractError): QuarantineRecord {
+  const text = JSON.stringify(raw.payload) ?? '';
+  return {
+    stream,
+    subject: raw.subject,
+    stream_seq: raw.streamSeq,
+    reason: error.contract === 'EventSubject' ? 'QUARANTINE_WRONG_SUBJECT' : 'QUARANTINE_NOT_ENVELOPE',
+    sha256: createHash('sha256').update(text).digest('hex'),
+    bytes: Buffer.byteLength(text),
+    detail: `not an event: ${error.issues[0]?.path ?? ''} ${error.issues[0]?.message ?? ''}`.trim().slice(0, 500),
+  };
 }
 
 /**

@@ -4,10 +4,14 @@ import type { Readiness } from './readiness.js';
 import type { RebuildJobs } from './rebuild-job.js';
 import { VIEW_NAMES } from './views/index.js';
 
+/** Quarantine records shown with the status (the latest first). */
+const LATEST_QUARANTINED = 10;
+
 /**
  * `GET /v1/projections/status` (and `writ projections status`): the lag in
  * events and time, each view's rows (and, when asked, its checksum: a scan of
- * every row, so not by default), and the last rebuild job.
+ * every row, so not by default), the last rebuild job, and the messages of
+ * the log passed over as junk.
  */
 export class ProjectionStatusReader {
   constructor(
@@ -29,6 +33,7 @@ export class ProjectionStatusReader {
     // Checksums are of the rows at their snapshot's checkpoint: that is the one reported with them.
     if (checkpoint !== undefined) lag = { ...lag, checkpoint, events_behind: Math.max(0, lag.last_stream_seq - checkpoint) };
     const lastRebuild = await this.deps.rebuilds.latest();
-    return { ...lag, views, last_rebuild: lastRebuild ?? null };
+    const quarantined = await this.deps.store.quarantined(LATEST_QUARANTINED);
+    return { ...lag, views, last_rebuild: lastRebuild ?? null, quarantined: { ...quarantined, latest: [...quarantined.latest] } };
   }
 }

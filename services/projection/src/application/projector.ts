@@ -1,9 +1,9 @@
-import { ContractError, hasErrorCode } from '@writ/contracts';
+import { hasErrorCode, type ContractError, type QuarantineRecord } from '@writ/contracts';
 import type { Logger } from '@writ/telemetry';
 import { applyBatch, applyEvent, type ApplyOutcome, type BatchEvent } from './apply-event.js';
 import type { EventLog, ProjectionStore, UpdatePublisher } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
-import { toProjectedEvent, type ProjectedEvent, type RawStoredEvent } from './projected-event.js';
+import { toProjectedEvent, unjudgedQuarantine, type ProjectedEvent, type RawStoredEvent } from './projected-event.js';
 
 export interface ProjectorDeps {
   readonly store: ProjectionStore;
@@ -11,8 +11,13 @@ export interface ProjectorDeps {
   readonly publisher: UpdatePublisher;
   /** Subject prefix of the log (`<root>.evt`). */
   readonly eventsPrefix: string;
+  /** The log's stream, named in the record of junk a log hands over unjudged. */
+  readonly eventsStream?: string;
   readonly logger: Logger;
 }
+
+/** What the durable consumer tells about a delivery: where the message is (the log says what it is). */
+export type Delivery = Pick<RawStoredEvent, 'subject' | 'streamSeq' | 'pending'>;
 
 export type ProjectorOutcome = 'applied' | 'skipped';
 
@@ -26,7 +31,8 @@ export const CATCH_UP_BATCH = 200;
  */
 export const BACKLOG_CATCH_UP = 16;
 
-type Parsed = { readonly ok: true; readonly event: ProjectedEvent } | { readonly ok: false; readonly error: ContractError };
+/** A message as the folds take it: an event, or junk passed over with its record. */
+type Judged = { readonly event: ProjectedEvent | undefined; readonly quarantined?: QuarantineRecord };
 
 /**
  * Folds the log into the read models, one event at a time, each in one
@@ -36,8 +42,10 @@ type Parsed = { readonly ok: true; readonly event: ProjectedEvent } | { readonly
  * - above checkpoint + 1 → the events in between are read from the log and
  *   applied first (a failed event retried later, a dead-lettered one, a
  *   restored database), so the checkpoint only ever moves by one, in log order;
- * - not an envelope → the checkpoint moves past it and it is dead-lettered
- *   (`CONTRACT_INVALID`), so one bad message never stalls the views;
+ * - not an event of its aggregate's chain, as the log judges it (junk, a late
+ *   rival, an aggregate whose chain is broken) → the checkpoint moves past it
+ *   and it is recorded in `quarantined_messages` in the same transaction, so
+ *   one bad message never stalls the views (invariant 10);
  * - with `BACKLOG_CATCH_UP` or more messages behind it → everything the log
  *   holds is applied first, `CATCH_UP_BATCH` events per transaction.
  */
@@ -54,35 +62,29 @@ export class Projector {
 
   constructor(private readonly deps: ProjectorDeps) {}
 
-  async handle(raw: RawStoredEvent): Promise<ProjectorOutcome> {
-    const parsed = this.parse(raw);
-    if (raw.streamSeq > this.committed && (raw.pending ?? 0) >= BACKLOG_CATCH_UP) {
+  async handle(delivery: Delivery): Promise<ProjectorOutcome> {
+    if (delivery.streamSeq > this.committed && (delivery.pending ?? 0) >= BACKLOG_CATCH_UP) {
       // Behind by a backlog: batches of the log's events per transaction; the deliveries behind this one are then skipped.
       await this.catchUp();
-      if (raw.streamSeq <= this.committed) {
-        if (!parsed.ok) throw parsed.error;
-        return 'applied';
-      }
+      if (delivery.streamSeq <= this.committed) return 'applied';
     }
-    if (raw.streamSeq <= this.committed) {
-      if (!parsed.ok) throw parsed.error;
-      return 'skipped';
-    }
-    let outcome = await this.step(raw.streamSeq, parsed);
+    if (delivery.streamSeq <= this.committed) return 'skipped';
+    // The delivered bytes are not trusted as an event: the log judges the message on its aggregate's chain.
+    const judged = this.judge(await this.deps.log.entryAt(delivery.subject, delivery.streamSeq));
+    let outcome = await this.step(delivery.streamSeq, judged);
     if (outcome.kind === 'gap') {
-      await this.catchUp(raw.streamSeq - 1);
-      outcome = await this.step(raw.streamSeq, parsed);
+      await this.catchUp(delivery.streamSeq - 1);
+      outcome = await this.step(delivery.streamSeq, judged);
       if (outcome.kind === 'gap') {
-        throw new ProjectionError('PROJECTION_LOG_UNAVAILABLE', `the log did not yield the events before stream seq ${raw.streamSeq}; retrying`, {
-          details: { streamSeq: raw.streamSeq, checkpoint: outcome.checkpoint },
+        throw new ProjectionError('PROJECTION_LOG_UNAVAILABLE', `the log did not yield the events before stream seq ${delivery.streamSeq}; retrying`, {
+          details: { streamSeq: delivery.streamSeq, checkpoint: outcome.checkpoint },
         });
       }
     }
     if (outcome.kind === 'applied') {
-      this.committed = Math.max(this.committed, raw.streamSeq);
+      this.committed = Math.max(this.committed, delivery.streamSeq);
       this.deps.publisher.publish(outcome.changes);
     }
-    if (!parsed.ok) throw parsed.error;
     return outcome.kind;
   }
 
@@ -91,8 +93,8 @@ export class Projector {
    * (default: the end of the log when called), in batches of consecutive
    * events per transaction (the rows are those of one event at a time; only
    * the commits are fewer), publishing each batch's changes after its commit.
-   * A message that is not an envelope is passed over (logged), as `handle`
-   * passes over it. Returns how many events it applied.
+   * A message that is not an event is passed over and recorded, as `handle`
+   * passes over it. Returns how many messages it applied.
    */
   async catchUp(untilSeq?: number): Promise<number> {
     const checkpoint = await this.deps.store.checkpoint();
@@ -118,8 +120,7 @@ export class Projector {
     };
     for await (const raw of this.deps.log.replay(checkpoint + 1)) {
       if (raw.streamSeq > until) break;
-      const parsed = this.parse(raw);
-      batch.push({ streamSeq: raw.streamSeq, event: parsed.ok ? parsed.event : undefined });
+      batch.push({ streamSeq: raw.streamSeq, ...this.judge(raw) });
       if (batch.length >= CATCH_UP_BATCH) await flush();
     }
     await flush();
@@ -127,19 +128,20 @@ export class Projector {
     return applied;
   }
 
-  private parse(raw: RawStoredEvent): Parsed {
+  /** The folds' view of a message the log handed over: its event, or its quarantine record. */
+  private judge(raw: RawStoredEvent): Judged {
+    if (raw.quarantined !== undefined) return { event: undefined, quarantined: raw.quarantined };
     try {
-      return { ok: true, event: toProjectedEvent(raw, this.deps.eventsPrefix) };
+      return { event: toProjectedEvent(raw, this.deps.eventsPrefix) };
     } catch (error) {
-      if (hasErrorCode(error, 'CONTRACT_INVALID')) {
-        this.deps.logger.warn({ streamSeq: raw.streamSeq, subject: raw.subject, code: error.code }, 'not an event envelope: passed over (and dead-lettered when delivered)');
-        return { ok: false, error: error as ContractError };
-      }
-      throw error;
+      if (!hasErrorCode(error, 'CONTRACT_INVALID')) throw error;
+      const quarantined = unjudgedQuarantine(raw, this.deps.eventsStream ?? 'events', error as ContractError);
+      this.deps.logger.warn({ streamSeq: raw.streamSeq, subject: raw.subject, reason: quarantined.reason, sha256: quarantined.sha256 }, 'not an event: passed over and recorded as quarantined');
+      return { event: undefined, quarantined };
     }
   }
 
-  private step(streamSeq: number, parsed: Parsed): Promise<ApplyOutcome> {
-    return applyEvent(this.deps.store, streamSeq, parsed.ok ? parsed.event : undefined);
+  private step(streamSeq: number, judged: Judged): Promise<ApplyOutcome> {
+    return applyEvent(this.deps.store, streamSeq, judged.event, undefined, judged.quarantined);
   }
 }

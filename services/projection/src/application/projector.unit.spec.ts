@@ -62,12 +62,25 @@ describe('Projector', () => {
     expect(await projector.handle(events[3]!)).toBe('skipped');
   });
 
-  it('moves past a message that is not an event envelope and dead-letters it (CONTRACT_INVALID)', async () => {
-    const { store, projector, events } = rig();
-    for (const event of events.slice(0, 2)) await projector.handle(event);
-    const junk = { streamSeq: 3, subject: `${PREFIX}.task.${ids.task}`, payload: { hello: 'world' } };
-    await expect(projector.handle(junk)).rejects.toSatisfy((error) => hasErrorCode(error, 'CONTRACT_INVALID'));
+  it('given junk the log judged (invariant 10), when it is delivered, then the checkpoint moves past it, its record is kept, and nothing is retried or dead-lettered', async () => {
+    // given a log with junk at stream seq 3
+    const events = raws();
+    const record = { stream: 'EVENTS', subject: events[2]!.subject, stream_seq: 3, reason: 'QUARANTINE_NOT_JSON' as const, sha256: 'a'.repeat(64), bytes: 4, detail: 'the bytes are not UTF-8 JSON' };
+    const logged = [...events.slice(0, 2), { streamSeq: 3, subject: events[2]!.subject, payload: undefined, quarantined: record }, ...events.slice(2).map((e) => ({ ...e, streamSeq: e.streamSeq + 1 }))];
+    const { store, projector } = rig(logged);
+    // when every message is delivered
+    for (const message of logged) expect(await projector.handle(message)).toBe('applied');
+    // then all were passed, the junk is recorded, and the rows are those of the log without it
+    expect(store.lastSeq).toBe(logged.length);
+    expect(await store.quarantined(10)).toEqual({ total: 1, by_reason: { QUARANTINE_NOT_JSON: 1 }, latest: [record] });
+    expect(store.row('actions', ids.actionRequest)?.status).toBe('succeeded');
+  });
+
+  it('given a log that hands over a message unjudged that is not an envelope, then it is passed over and recorded as quarantined too', async () => {
+    const { store, projector, events } = rig([...raws().slice(0, 2), { streamSeq: 3, subject: `${PREFIX}.task.${ids.task}`, payload: { hello: 'world' } }]);
+    for (const event of events) await projector.handle(event);
     expect(store.lastSeq).toBe(3);
+    expect((await store.quarantined(1)).by_reason).toEqual({ QUARANTINE_NOT_ENVELOPE: 1 });
   });
 
   it('a database outage applies nothing and surfaces PROJECTION_DB_UNAVAILABLE-like failures unchanged for a retry', async () => {
@@ -85,8 +98,9 @@ describe('Projector', () => {
     const { store, projector } = rig([...events.slice(0, 2), junk, ...events.slice(3)]);
     expect(await projector.catchUp()).toBe(events.length);
     expect(store.lastSeq).toBe(events.length);
-    // and its later delivery is still dead-lettered
-    await expect(projector.handle(junk)).rejects.toSatisfy((error) => hasErrorCode(error, 'CONTRACT_INVALID'));
+    expect((await store.quarantined(10)).latest.map((r) => r.stream_seq)).toEqual([3]);
+    // and its later delivery is a redelivery, skipped
+    expect(await projector.handle(junk)).toBe('skipped');
   });
 
   it('given a delivery with a backlog behind it, when it is handled, then the log is applied in batches, the rows are those of a one-by-one fold, and the deliveries behind it are skipped', async () => {

@@ -26,3 +26,29 @@ describe('Readiness.lag', () => {
     expect(await readiness.lag()).toEqual({ last_stream_seq: 21, checkpoint: 21, events_behind: 0, lag_ms: 0 });
   });
 });
+
+describe('Readiness.check', () => {
+  const quietModel = { ping: async () => undefined } as unknown as ReadModel;
+
+  it('given the views behind with the checkpoint still past the bound, then it is not ready and says the views are stalled; once they move, it is ready again', async () => {
+    // given the views at 16 of 21, measured at second 20 and again at second 200 (bound 60 s)
+    const store = new MemoryProjectionStore();
+    const events = toProjectedEvents(happyPath(storyIds('rd1')));
+    for (const event of events.slice(0, 16)) await applyEvent(store, event.streamSeq, event);
+    let now = 20_000;
+    const readiness = new Readiness({ wiring, store, log: new MemoryLog(raws), model: quietModel, now: () => new Date(now), stallAfterMs: 60_000 });
+    await expect(readiness.check()).resolves.toMatchObject({ status: 'ready', quarantined: { total: 0 } });
+    now = 200_000;
+    // then it is not ready, naming the stall
+    await expect(readiness.check()).rejects.toMatchObject({ code: 'PROJECTION_NOT_READY', details: { problems: [expect.stringMatching(/views are stalled: stuck after stream seq 16 for 180 s while 5 message/)] } });
+    // when the checkpoint moves, then it is ready
+    await applyEvent(store, 17, events[16]);
+    await expect(readiness.check()).resolves.toMatchObject({ status: 'ready' });
+  });
+
+  it('given a consumer stalled on the server, then it is not ready and names it', async () => {
+    const store = new MemoryProjectionStore();
+    const readiness = new Readiness({ wiring: { ...wiring, stalledConsumers: () => ['projection__writ_evt: 3 message(s) waiting, no progress for 200 s'] }, store, log: new MemoryLog([]), model: quietModel });
+    await expect(readiness.check()).rejects.toMatchObject({ details: { problems: ['consumer stalled: projection__writ_evt: 3 message(s) waiting, no progress for 200 s'] } });
+  });
+});

@@ -1,8 +1,8 @@
-import { hasErrorCode } from '@writ/contracts';
+import { hasErrorCode, type ContractError } from '@writ/contracts';
 import { applyBatch, type BatchEvent } from './apply-event.js';
 import type { EventLog, ProjectionSnapshot, ProjectionStore, ViewChecksum } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
-import { toProjectedEvent, type RawStoredEvent } from './projected-event.js';
+import { toProjectedEvent, unjudgedQuarantine, type RawStoredEvent } from './projected-event.js';
 import { VIEW_NAMES, type ViewName } from './views/index.js';
 
 export interface ViewComparison {
@@ -17,7 +17,7 @@ export interface RebuildReport {
   readonly lastSeq: number;
   readonly identical: boolean;
   readonly views: readonly ViewComparison[];
-  /** Messages of the log that are not event envelopes, passed over as the live projector passes over them. */
+  /** Messages of the log that are not events (quarantined), passed over as the live projector passes over them. */
   readonly skipped: number;
 }
 
@@ -59,8 +59,8 @@ export interface ReplayOptions {
  * Replays the log into `target` from its checkpoint + 1 up to `untilSeq`,
  * with the very same folds the live projector runs, in batches of
  * consecutive events per transaction (`applyBatch`: identical rows, fewer
- * commits). A message that is not an event envelope is passed over and
- * counted, exactly as the live projector moves its checkpoint past it. Ends
+ * commits). A message that is not an event is passed over, counted and
+ * recorded, exactly as the live projector moves its checkpoint past it. Ends
  * with the target's checkpoint at `untilSeq`, or throws
  * `PROJECTION_LOG_UNAVAILABLE` when the log does not yield those events.
  */
@@ -99,12 +99,16 @@ export async function replayInto(options: ReplayOptions): Promise<ReplayProgress
 }
 
 function parse(raw: RawStoredEvent, eventsPrefix: string, onSkip: () => void): BatchEvent {
+  if (raw.quarantined !== undefined) {
+    onSkip();
+    return { streamSeq: raw.streamSeq, event: undefined, quarantined: raw.quarantined };
+  }
   try {
     return { streamSeq: raw.streamSeq, event: toProjectedEvent(raw, eventsPrefix) };
   } catch (error) {
     if (!hasErrorCode(error, 'CONTRACT_INVALID')) throw error;
     onSkip();
-    return { streamSeq: raw.streamSeq, event: undefined };
+    return { streamSeq: raw.streamSeq, event: undefined, quarantined: unjudgedQuarantine(raw, 'events', error as ContractError) };
   }
 }
 

@@ -7,21 +7,23 @@ import { Projector } from '../application/projector.js';
 /**
  * The projector's durable consumer of `<root>.evt.>` (concurrency 1: stream
  * order). The subject comes from config, so the class is made per app.
+ * The bytes are not decoded here (`rawPayload`): whatever they are, the
+ * projector asks the log what the message at that position is, so junk is
+ * passed over and recorded (acked), never dead-lettered or retried.
  * Outcomes go through the bus's ack table: success → ack (also for a
- * skipped redelivery); `CONTRACT_INVALID` (not an envelope) → dead-letter at
- * once; `PROJECTION_DB_UNAVAILABLE` / `PROJECTION_LOG_UNAVAILABLE` and any
- * other code → redelivery with backoff. Nothing uncoded escapes (the bus's
- * exception filter is on the microservice: `startServiceApp`).
+ * skipped redelivery); `PROJECTION_DB_UNAVAILABLE` / `PROJECTION_LOG_UNAVAILABLE`
+ * and any other code → redelivery with backoff. Nothing uncoded escapes (the
+ * bus's exception filter is on the microservice: `startServiceApp`).
  */
 export function createProjectorListener(pattern: string, options: ConsumerOptions): Type {
   @Controller()
   class ProjectorListener {
     constructor(@Inject(Projector) private readonly projector: Projector) {}
 
-    @EventPattern<string>(pattern, busOptions({ ...options, concurrency: 1 }))
-    async onEvent(@Payload() payload: unknown, @Ctx() context: JetStreamContext): Promise<void> {
+    @EventPattern<string>(pattern, busOptions({ ...options, concurrency: 1, rawPayload: true }))
+    async onEvent(@Payload() _bytes: Uint8Array, @Ctx() context: JetStreamContext): Promise<void> {
       try {
-        await this.projector.handle({ payload, subject: context.subject, streamSeq: context.streamSequence, pending: context.getMessage().info.pending });
+        await this.projector.handle({ subject: context.subject, streamSeq: context.streamSequence, pending: context.getMessage().info.pending });
       } catch (error) {
         if (isWritCoded(error)) throw error;
         throw new ProjectionError('PROJECTION_INTERNAL', `projecting stream seq ${context.streamSequence} failed unexpectedly`, { cause: error });

@@ -90,6 +90,11 @@ export class TlogKeeper {
     return this.deps.logId;
   }
 
+  /** The last event folded (its task_seq and hash): where the follower's chain goes on from. */
+  get head(): { readonly taskSeq: number; readonly hash: string | null } {
+    return { taskSeq: this.#state.seq, hash: this.#lastHash };
+  }
+
   /** Stream sequence of the last event folded: the follower starts after it. */
   get streamSeq(): number {
     return this.#streamSeq;

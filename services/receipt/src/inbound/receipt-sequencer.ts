@@ -110,9 +110,19 @@ export class ReceiptSequencer {
     if (!text.includes(RECEIPT_ISSUED_MARK)) return 'next';
     const event = this.#issuedEvent(text, message.seq);
     if (event === undefined) return 'next';
+    let onChain = false;
     for (let failures = 0; ; ) {
       if (this.#stopping) return 'stop';
       try {
+        // Only the task chain's own receipt.issued is judged for a leaf: a copy or rival stored beside it is quarantined (invariant 10).
+        if (!onChain) {
+          const entry = await this.options.store.entryAt(message.subject, message.seq);
+          if (entry.kind !== 'event') {
+            this.options.logger.warn({ stream_seq: message.seq, task_id: event.task_id, event_id: event.event_id, reason: entry.record.reason }, 'a receipt.issued that is not an event of its task chain is not logged');
+            return 'next';
+          }
+          onChain = true;
+        }
         const { id, outcome } = await this.#settle(event);
         this.options.onSequenced?.(id, outcome);
         return 'next';

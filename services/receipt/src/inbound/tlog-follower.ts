@@ -1,7 +1,6 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EventEnvelope } from '@writ/contracts';
-import { computeEventHash } from '@writ/eventstore';
+import { ChainScanner, NOT_JSON } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
 import { TlogError } from '../application/tlog-errors.js';
 import type { TlogKeeper } from '../application/tlog-keeper.js';
@@ -18,14 +17,19 @@ export interface TlogFollowerOptions {
 
 /**
  * Keeps the keeper's tree equal to the log's stream: every event appended
- * after the rebuild (by another instance, or this one) is read back, its
- * hash recomputed, and folded in order. A corrupt event stops the log (the
- * keeper refuses proofs from then on) and this follower.
+ * after the rebuild (by another instance, or this one) is read back, judged
+ * on the log's chain as every reader of the log judges it (`ChainScanner`),
+ * and folded in order. Junk on the subject is skipped (quarantined,
+ * invariant 10); a break — what a changed event looks like — stops the log
+ * (the keeper refuses proofs from then on) and this follower.
  */
 export class TlogFollower {
   readonly #follower: OrderedFollower;
+  /** Where the stream's chain is, from the keeper's head at start. */
+  readonly #chain: ChainScanner;
 
   constructor(private readonly options: TlogFollowerOptions) {
+    this.#chain = new ChainScanner({ entityType: 'transparency_log', entityId: options.keeper.logId }, { head: options.keeper.head, hashes: [] });
     this.#follower = new OrderedFollower({
       nc: options.nc,
       stream: options.stream,
@@ -51,35 +55,28 @@ export class TlogFollower {
 
   #ingest(message: JsMsg): FollowStep {
     const { keeper, logger } = this.options;
+    let value: unknown;
     try {
-      keeper.ingest({ streamSeq: message.seq, event: verifiedEnvelope(message, keeper.logId) });
+      value = message.json<unknown>();
+    } catch {
+      value = NOT_JSON;
+    }
+    const verdict = this.#chain.classify(value);
+    if (verdict.kind === 'quarantined') {
+      logger.warn({ log_id: keeper.logId, stream_seq: message.seq, reason: verdict.reason }, `not an event of the transparency log, skipped: ${verdict.detail}`);
+      return 'next';
+    }
+    try {
+      if (verdict.kind === 'broken') {
+        throw new TlogError('TLOG_CHAIN_BROKEN', `stream seq ${message.seq} of log ${keeper.logId} breaks its chain (${verdict.reason}): ${verdict.detail}`, {
+          details: { log_id: keeper.logId, stream_seq: message.seq },
+        });
+      }
+      keeper.ingest({ streamSeq: message.seq, event: verdict.event });
       return 'next';
     } catch (error) {
       logger.error({ err: error, log_id: keeper.logId, stream_seq: message.seq }, 'transparency log failed verification: no proof is served from it until it is repaired and the service restarted');
       return 'stop';
     }
   }
-}
-
-/** The message as an envelope whose hash recomputes over what is stored; TLOG_CHAIN_BROKEN otherwise. */
-function verifiedEnvelope(message: JsMsg, logId: string): EventEnvelope {
-  let raw: unknown;
-  try {
-    raw = message.json<unknown>();
-  } catch (cause) {
-    throw new TlogError('TLOG_CHAIN_BROKEN', `stream seq ${message.seq} of log ${logId} is not JSON`, { cause, details: { log_id: logId, stream_seq: message.seq } });
-  }
-  const parsed = EventEnvelope.safeParse(raw);
-  let recomputed: string | undefined;
-  try {
-    recomputed = computeEventHash(raw as Record<string, unknown>);
-  } catch {
-    recomputed = undefined;
-  }
-  if (!parsed.success || recomputed !== parsed.data.hash || parsed.data.task_id !== logId) {
-    throw new TlogError('TLOG_CHAIN_BROKEN', `stream seq ${message.seq} of log ${logId} is not an event of this log whose hash recomputes`, {
-      details: { log_id: logId, stream_seq: message.seq },
-    });
-  }
-  return parsed.data;
 }

@@ -4,6 +4,7 @@ import { ProjectionError, isWritCoded } from '../../application/projection-error
 import { ENTITIES } from './entities.js';
 import { CreateProjectionViews1751760000000 } from './migrations/1751760000000-create-projection-views.js';
 import { AddQueueCatalogTimelineCellViews1764150000000 } from './migrations/1764150000000-add-queue-catalog-timeline-cell-views.js';
+import { AddQuarantinedMessages1765200000000 } from './migrations/1765200000000-add-quarantined-messages.js';
 
 export interface ProjectionDatabaseConfig {
   readonly url: string;
@@ -12,7 +13,7 @@ export interface ProjectionDatabaseConfig {
   readonly poolSize: number;
 }
 
-export const MIGRATIONS = [CreateProjectionViews1751760000000, AddQueueCatalogTimelineCellViews1764150000000];
+export const MIGRATIONS = [CreateProjectionViews1751760000000, AddQueueCatalogTimelineCellViews1764150000000, AddQuarantinedMessages1765200000000];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { ProjectionSnapshot, ProjectionStore, ProjectionTx, ReadModel, ViewChecksum } from '../../application/ports.js';
+import type { QuarantineReason, QuarantineRecord } from '@writ/contracts';
+import type { ProjectionSnapshot, ProjectionStore, ProjectionTx, QuarantineSummary, ReadModel, ViewChecksum } from '../../application/ports.js';
 import type { RowChange, RowPlan } from '../../application/project-event.js';
 import {
   VIEW_NAMES,
@@ -66,7 +67,7 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
   async transaction<T>(work: (tx: ProjectionTx) => Promise<T>): Promise<T> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        const tx = new TypeormProjectionTx(manager, this.schemaName, this.table('checkpoints'), this.projector);
+        const tx = new TypeormProjectionTx(manager, this.schemaName, this.table('checkpoints'), this.table('quarantined_messages'), this.projector);
         const result = await work(tx);
         // The rows the work changed, written back before the commit (with the checkpoint, all or nothing).
         await tx.flush();
@@ -100,6 +101,23 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
         return { lastSeq: rows[0] === undefined ? 0 : Number(rows[0].last_seq), views: checksums };
       }),
     );
+  }
+
+  async quarantined(latest: number): Promise<QuarantineSummary> {
+    return this.run('count the quarantined messages', async () => {
+      const counts: Array<{ reason: QuarantineReason; count: number }> = await this.dataSource.query(
+        `SELECT reason, count(*)::int AS count FROM ${this.table('quarantined_messages')} GROUP BY reason ORDER BY reason`,
+      );
+      const rows: Array<Omit<QuarantineRecord, 'stream_seq'> & { stream_seq: string }> = await this.dataSource.query(
+        `SELECT stream_seq, stream, subject, reason, sha256, bytes, detail FROM ${this.table('quarantined_messages')} ORDER BY stream_seq DESC LIMIT $1`,
+        [latest],
+      );
+      return {
+        total: counts.reduce((sum, row) => sum + row.count, 0),
+        by_reason: Object.fromEntries(counts.map((row) => [row.reason, row.count])),
+        latest: rows.map((row) => ({ ...row, stream_seq: Number(row.stream_seq) })),
+      };
+    });
   }
 
   // ---- ReadModel --------------------------------------------------------------------------------
@@ -277,6 +295,7 @@ class TypeormProjectionTx implements ProjectionTx {
     private readonly manager: EntityManager,
     schema: string,
     private readonly checkpoints: string,
+    private readonly quarantinedMessages: string,
     private readonly projector: string,
   ) {
     this.rows = new RowCache(manager, schema);
@@ -306,5 +325,12 @@ class TypeormProjectionTx implements ProjectionTx {
 
   async setCheckpoint(streamSeq: number): Promise<void> {
     await this.manager.query(`UPDATE ${this.checkpoints} SET last_seq = $2, updated_at = now() WHERE projector = $1`, [this.projector, streamSeq]);
+  }
+
+  async quarantine(record: QuarantineRecord): Promise<void> {
+    await this.manager.query(
+      `INSERT INTO ${this.quarantinedMessages} (stream_seq, stream, subject, reason, sha256, bytes, detail) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (stream_seq) DO NOTHING`,
+      [record.stream_seq, record.stream, record.subject, record.reason, record.sha256, record.bytes, record.detail],
+    );
   }
 }

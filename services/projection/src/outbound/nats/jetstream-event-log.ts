@@ -1,5 +1,5 @@
 import { hasErrorCode } from '@writ/contracts';
-import type { EventStore } from '@writ/eventstore';
+import type { EventStore, LogEntry } from '@writ/eventstore';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { EventLog } from '../../application/ports.js';
 import { ProjectionError } from '../../application/projection-errors.js';
@@ -12,7 +12,18 @@ function logError(operation: string, error: unknown): ProjectionError {
   });
 }
 
-/** The event log through the event store's replay (ordered, parsed envelopes) and the stream's state. */
+/** A judged message of the log as the folds take it. */
+function toRaw(entry: LogEntry): RawStoredEvent {
+  return entry.kind === 'event'
+    ? { streamSeq: entry.streamSeq, subject: entry.subject, payload: entry.event }
+    : { streamSeq: entry.streamSeq, subject: entry.subject, payload: undefined, quarantined: entry.record };
+}
+
+/**
+ * The event log through the event store: every message in stream order,
+ * judged on its aggregate's chain as every reader judges it (events, and junk
+ * with its quarantine record), and the stream's state.
+ */
 export class JetStreamEventLog implements EventLog {
   constructor(
     private readonly store: EventStore,
@@ -21,11 +32,17 @@ export class JetStreamEventLog implements EventLog {
 
   async *replay(fromStreamSeq: number): AsyncGenerator<RawStoredEvent> {
     try {
-      for await (const stored of this.store.replay(fromStreamSeq)) {
-        yield { streamSeq: stored.streamSeq, subject: stored.subject, payload: stored.event };
-      }
+      for await (const entry of this.store.replayLog(fromStreamSeq)) yield toRaw(entry);
     } catch (error) {
       throw logError('replay', error);
+    }
+  }
+
+  async entryAt(subject: string, streamSeq: number): Promise<RawStoredEvent> {
+    try {
+      return toRaw(await this.store.entryAt(subject, streamSeq));
+    } catch (error) {
+      throw logError('read a message of', error);
     }
   }
 
