@@ -1,7 +1,6 @@
-import { signJws } from '@writ/crypto';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SERVICES, startStack, type Principal, type Stack } from './support/stack.mjs';
+import { SERVICES, startStack, type Stack } from './support/stack.mjs';
 
 /**
  * Invariant 10 end to end, with the seven built services as processes on the real NATS,
@@ -37,15 +36,6 @@ beforeEach(({ onTestFailed }) => {
   });
 });
 
-/** A director's signed resolution, posted to `POST /v1/approvals/<id>/grant`. */
-async function grant(director: Principal, approvalId: string, taskId: string) {
-  const resolution = { approval_id: approvalId, decision: 'grant', resolved_by: director.id, resolved_at: new Date().toISOString(), note: 'e2e grant after junk' };
-  return stack.http(`/v1/approvals/${approvalId}/grant`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task_id: taskId, resolution_jws: await signJws(JSON.stringify(resolution), director.key) }),
-  });
-}
 
 describe('junk on the log and the bus (invariant 10)', () => {
   it(
@@ -82,7 +72,7 @@ describe('junk on the log and the bus (invariant 10)', () => {
       ];
 
       // when a director grants it
-      expect(await grant(director, String(waiting.approval_id), taskId)).toMatchObject({ status: 200, body: { status: 'granted' } });
+      expect(await stack.resolveApproval(director, taskId, String(waiting.approval_id), 'grant', { note: 'e2e grant after junk' })).toMatchObject({ status: 200, body: { status: 'granted' } });
 
       // then the same attempt runs and the task completes, receipted
       const done = await stack.waitForAction(request.action_request_id, { until: (row) => row.receipt_id !== null });
