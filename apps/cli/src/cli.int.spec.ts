@@ -375,6 +375,8 @@ describe('the writ bin', () => {
     // when the real bin runs in a child process
     const { stdout } = await execFileAsync(process.execPath, [BIN, 'principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', jwkFile], {
       env: { ...process.env, ...env },
+      // The agent's bus credential is written to the working directory: the test's, never the repository.
+      cwd: dir,
     });
     // then it exits 0, prints the id, and the principal is in the log
     expect(stdout.trim()).toBe(id);
