@@ -187,7 +187,7 @@ async function main() {
     say(`(b) grant it as a director (see examples/agent/README.md for registering one):`);
     say(`      node examples/agent/approve.mjs grant ${id} --task ${destructive.task_id} --director <director-id> --key <director-private-jwk-file>`);
     say(`    or: curl -sX POST ${API}/v1/approvals/${id}/grant -H 'content-type: application/json' \\`);
-    say(`          -d '{"task_id":"${destructive.task_id}","resolution_jws":"<EdDSA JWS by the director over {approval_id, decision, resolved_by, resolved_at}>"}'`);
+    say(`          -d '{"task_id":"${destructive.task_id}","resolution_jws":"<EdDSA JWS by the director over {approval_id, decision, packet_hash, resolved_by, resolved_at}>"}'`);
   }
 
   const denied = await outcome(requests.denied.action_request_id, settled);
