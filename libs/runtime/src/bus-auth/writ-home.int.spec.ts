@@ -34,6 +34,8 @@ describe('writ init (initWritHome)', () => {
     expect(config).toMatch(/^host: "127\.0\.0\.1"$/m);
     expect(config).toMatch(/^port: 4223$/m);
     expect(made.natsUrl).toBe('nats://127.0.0.1:4223');
+    // and the projection's schema is this deployment's own (a new home is a new, empty log)
+    expect(await readFile(made.envFile, 'utf8')).toMatch(/^WRIT_PG_SCHEMA=writ_[a-z2-7]{12}$/m);
   });
 
   it('given a second run, then nothing is created or changed', async () => {

@@ -126,7 +126,10 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
         `WRIT_TRUST_ANCHOR=${trustAnchor}`,
         `WRIT_OPERATOR_ID=${operatorId}`,
         `WRIT_OPERATOR_KEY=${operatorKey}`,
-        'export WRIT_HOME WRIT_NATS_URL WRIT_NATS_CREDS WRIT_TRUST_ANCHOR WRIT_OPERATOR_ID WRIT_OPERATOR_KEY',
+        '# The projection\'s schema is this deployment\'s own: its checkpoint belongs to this log, never to another',
+        '# deployment sharing the database (a new WRIT_HOME starts a new, empty log).',
+        `WRIT_PG_SCHEMA=${projectionSchema(authority.writAccount)}`,
+        'export WRIT_HOME WRIT_NATS_URL WRIT_NATS_CREDS WRIT_TRUST_ANCHOR WRIT_OPERATOR_ID WRIT_OPERATOR_KEY WRIT_PG_SCHEMA',
         '',
       ].join('\n'),
     false,
@@ -144,4 +147,9 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
     envFile,
     created,
   };
+}
+
+/** `writ_<12 characters of the Writ account's key>`: a Postgres schema name no other deployment's writ init makes. */
+function projectionSchema(writAccount: string): string {
+  return `writ_${writAccount.slice(1, 13).toLowerCase()}`;
 }
