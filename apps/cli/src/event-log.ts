@@ -1,13 +1,13 @@
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { EventStore } from '@writ/eventstore';
-import { natsConnectOptions } from '@writ/runtime';
+import { connectBus } from '@writ/runtime';
 import { CliError } from './cli-errors.js';
 import type { Connection } from './cli-io.js';
 
 export async function connectNats(conn: Connection): Promise<NatsConnection> {
   try {
-    return await connect({ servers: conn.natsUrl, name: 'writ-cli', timeout: 5_000, ...natsConnectOptions(conn.env) });
+    return await connectBus({ servers: conn.natsUrl, name: 'writ-cli', timeout: 5_000 }, conn.env);
   } catch (cause) {
     throw new CliError('CLI_NATS_UNREACHABLE', `cannot reach NATS at ${conn.natsUrl} (set --nats or WRIT_NATS_URL)`, { cause });
   }

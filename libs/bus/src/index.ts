@@ -39,4 +39,4 @@ export {
   type HeldTimerOutcome,
   type HeldTimerOutcomeKind,
 } from './held-timer.js';
-export { connectBus, inboxPrefixOf, natsConnectOptions, type NatsCredentialEnvironment } from './nats-credentials.js';
+export { connectBus, inboxPrefixOf, natsConnectOptions, userJwtOf, type NatsCredentialEnvironment } from './nats-credentials.js';

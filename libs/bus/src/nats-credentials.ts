@@ -65,8 +65,7 @@ export function natsConnectOptions(env: NatsCredentialEnvironment = process.env)
  * fall inside it; undefined for any other credential.
  */
 export function inboxPrefixOf(creds: string): string | undefined {
-  const jwt = /-----BEGIN NATS USER JWT-----\s*([A-Za-z0-9_.-]+)\s*------END NATS USER JWT------/.exec(creds)?.[1];
-  const payload = jwt?.split('.')[1];
+  const payload = userJwtOf(creds)?.split('.')[1];
   if (payload === undefined) return undefined;
   try {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { nats?: { sub?: { allow?: unknown } } };
@@ -80,6 +79,11 @@ export function inboxPrefixOf(creds: string): string | undefined {
     // Not a JWT we can read: nats.js's default inbox, and the server decides.
   }
   return undefined;
+}
+
+/** The user JWT a `.creds` text carries (undefined when it carries none). */
+export function userJwtOf(creds: string): string | undefined {
+  return /-----BEGIN NATS USER JWT-----\s*([A-Za-z0-9_.-]+)\s*------END NATS USER JWT------/.exec(creds)?.[1];
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

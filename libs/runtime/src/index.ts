@@ -64,7 +64,7 @@ export {
   type VerifiedSignedRequest,
 } from './signed-request.js';
 export { WakeableSleep } from './wakeable-sleep.js';
-export { natsConnectOptions } from '@writ/bus';
+export { connectBus, natsConnectOptions } from '@writ/bus';
 export {
   DEFAULT_SERVICE_PRINCIPALS,
   WRIT_SERVICES,

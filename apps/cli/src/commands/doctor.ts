@@ -68,6 +68,7 @@ async function natsChecks(conn: Connection): Promise<DoctorCheck[]> {
   } catch (error) {
     return [{ check: 'nats_credential', ok: false, detail: (error as Error).message, fix: 'point WRIT_NATS_CREDS at a credential writ init or writ principal add wrote (. var/writ/writ.env)' }];
   }
+  // Deliberately without a credential: the probe that Writ's server refuses anonymous clients.
   const anonymous = await connect({ servers: conn.natsUrl, reconnect: false, timeout: 3_000, name: 'writ-doctor-anonymous' }).then(
     async (nc) => {
       await nc.close();

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { connect } from '@nats-io/transport-node';
 import { COMMANDS, Id, PrincipalRegistrationOutcome, PrincipalRole, PrincipalType, PublicEd25519Jwk, Title, parseContract } from '@writ/contracts';
 import { importEd25519PublicJwk } from '@writ/crypto';
 import {
@@ -10,13 +9,12 @@ import {
   dashboardPermissions,
   directorPermissions,
   fileExists,
-  natsConnectOptions,
-  pushAccountJwt,
   writeSecret,
 } from '@writ/runtime';
 import { z } from 'zod';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
+import { pushAccount, writHome } from '../bus-authority.js';
 import { readJsonFile } from '../files.js';
 import { directorSigner, sendSignedRequest } from '../signed-request.js';
 
@@ -117,20 +115,8 @@ async function issueCredential(authority: NatsAuthority, input: z.output<typeof 
   if (kind === 'dashboard') return authority.writUserCreds(inboxToken(input.id), dashboardPermissions(layout));
   const agent = await authority.issueAgent(input.id, layout, agentPermissions(input.id, layout));
   // The agent's account must be on the server before its credential can connect.
-  const system = await connect({ servers: conn.natsUrl, name: 'writ-cli-system', timeout: 5_000, ...natsConnectOptions({ ...conn.env, WRIT_NATS_CREDS: resolve(writHome(io), 'creds', 'system.creds') }) }).catch((cause: unknown) => {
-    throw new CliError('CLI_NATS_UNREACHABLE', `cannot reach NATS at ${conn.natsUrl} with the system credential of ${writHome(io)}`, { cause });
-  });
-  try {
-    await pushAccountJwt(system, agent.accountJwt);
-  } finally {
-    await system.drain().catch(() => undefined);
-  }
+  await pushAccount(conn, io, agent.accountJwt);
   return agent.creds;
-}
-
-/** The operator's deployment directory (`writ init`): WRIT_HOME, else ./var/writ. */
-function writHome(io: CliIo): string {
-  return resolve(io.cwd, io.env['WRIT_HOME'] || 'var/writ');
 }
 
 /** A principal id as one subject token (its inbox `_INBOX.<token>`). */

@@ -1,8 +1,7 @@
-import { resolve } from 'node:path';
-import { connect } from '@nats-io/transport-node';
 import { COMMANDS, Id, PrincipalRevocationOutcome, parseContract } from '@writ/contracts';
-import { NatsAuthority, SIGNED_REQUESTS, natsConnectOptions, pushAccountJwt } from '@writ/runtime';
+import { NatsAuthority, SIGNED_REQUESTS } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
+import { pushAccount, writHome } from '../bus-authority.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { directorSigner, sendSignedRequest } from '../signed-request.js';
 
@@ -46,18 +45,10 @@ export async function principalRevoke(idArg: string, options: PrincipalRevokeOpt
 
   let busRevoked = false;
   if (options.kid === undefined || options.kid.length === 0) {
-    const home = resolve(io.cwd, io.env['WRIT_HOME'] || 'var/writ');
-    const accountJwt = await (await NatsAuthority.load(home)).revokeAgent(principalId, io.now());
+    const accountJwt = await (await NatsAuthority.load(writHome(io))).revokeAgent(principalId, io.now());
     if (accountJwt !== undefined) {
-      const system = await connect({ servers: conn.natsUrl, name: 'writ-cli-system', timeout: 5_000, ...natsConnectOptions({ ...conn.env, WRIT_NATS_CREDS: resolve(home, 'creds', 'system.creds') }) }).catch((cause: unknown) => {
-        throw new CliError('CLI_NATS_UNREACHABLE', `cannot reach NATS at ${conn.natsUrl} with the system credential of ${home}`, { cause });
-      });
-      try {
-        await pushAccountJwt(system, accountJwt);
-        busRevoked = true;
-      } finally {
-        await system.drain().catch(() => undefined);
-      }
+      await pushAccount(conn, io, accountJwt);
+      busRevoked = true;
     }
   }
   const result: PrincipalRevokeResult = { ...reply, bus_revoked: busRevoked };

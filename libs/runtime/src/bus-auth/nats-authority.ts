@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createAccount, createOperator, createUser, decode, encodeAccount, encodeOperator, encodeUser, fmtCreds, fromSeed, type KeyPair } from '@nats-io/jwt';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { userJwtOf } from '@writ/bus';
 import { RuntimeError } from '../runtime-errors.js';
 import { agentIngressSubject, type BusLayout, type SubjectPermissions } from './bus-permissions.js';
 
@@ -174,7 +175,7 @@ export class NatsAuthority {
    * service's credential when a release changed what the service may do.
    */
   static credsGrant(creds: string, permissions: SubjectPermissions | 'all'): boolean {
-    const jwt = /-----BEGIN NATS USER JWT-----\s*([A-Za-z0-9_.-]+)\s*------END NATS USER JWT------/.exec(creds)?.[1];
+    const jwt = userJwtOf(creds);
     if (jwt === undefined) return false;
     try {
       const claims = decode<{ pub?: unknown; sub?: unknown; resp?: unknown }>(jwt).nats;
