@@ -124,11 +124,12 @@ function program(io: CliIo): Command {
     .option('--home <dir>', 'where (default WRIT_HOME or ./var/writ)')
     .option('--port <port>', "Writ's NATS port (default 4223)")
     .option('--host <address>', "the address Writ's NATS listens on (default 127.0.0.1)")
+    .option('--monitor-port <port>', "Writ's NATS monitoring port (default 8223, loopback only)")
     .option('--operator <id>', "the first operator's principal id (default operator)")
     .option('--tls-cert <file>', 'TLS for client connections: the server certificate (PEM)')
     .option('--tls-key <file>', 'TLS for client connections: the server key (PEM)')
     .option('--json', 'print the paths as JSON')
-    .action(async (options: { home?: string; port?: string; host?: string; operator?: string; tlsCert?: string; tlsKey?: string; json?: boolean }) => {
+    .action(async (options: { home?: string; port?: string; host?: string; monitorPort?: string; operator?: string; tlsCert?: string; tlsKey?: string; json?: boolean }) => {
       await init(options, io);
     });
 

@@ -9,6 +9,8 @@ export interface InitOptions {
   /** Writ's NATS port (default 4223) and listen address (default 127.0.0.1). */
   readonly port?: string;
   readonly host?: string;
+  /** Writ's NATS monitoring port (default 8223; loopback only). */
+  readonly monitorPort?: string;
   /** The first operator's principal id (default `operator`). */
   readonly operator?: string;
   /** TLS for client connections: the server's certificate and key (PEM). */
@@ -26,13 +28,14 @@ export interface InitOptions {
  */
 export async function init(options: InitOptions, io: CliIo): Promise<WritHome> {
   const home = resolve(io.cwd, options.home ?? (io.env['WRIT_HOME'] || 'var/writ'));
-  const port = options.port === undefined ? undefined : Number(options.port);
-  if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65_535)) throw new CliError('CLI_USAGE', `--port ${options.port} is not a TCP port`);
+  const port = tcpPort('--port', options.port);
+  const monitorPort = tcpPort('--monitor-port', options.monitorPort);
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) throw new CliError('CLI_USAGE', '--tls-cert and --tls-key go together');
   const result = await initWritHome({
     home,
     server: {
       ...(port === undefined ? {} : { port }),
+      ...(monitorPort === undefined ? {} : { monitorPort }),
       ...(options.host === undefined ? {} : { host: options.host }),
       ...(options.tlsCert === undefined || options.tlsKey === undefined ? {} : { tls: { certFile: resolve(io.cwd, options.tlsCert), keyFile: resolve(io.cwd, options.tlsKey) } }),
     },
@@ -54,4 +57,11 @@ export async function init(options: InitOptions, io: CliIo): Promise<WritHome> {
     ].join('\n'),
   );
   return result;
+}
+
+function tcpPort(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new CliError('CLI_USAGE', `${flag} ${text} is not a TCP port`);
+  return port;
 }

@@ -194,6 +194,9 @@ const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 /** Interval of the exit-status poll after an exec's stream has ended. */
 const EXIT_POLL_MS = 5;
+/** How long an opener waits for another opener's claim of a pooled cell to write its binding (a claim is three renames and a file). */
+const POOLED_CLAIM_GRACE_MS = 5_000;
+const BINDING_POLL_MS = 25;
 /** How long a new in-cell supervisor may take to say it is ready. */
 const SUPERVISOR_READY_MS = 10_000;
 /** Interval of the record poll after a supervisor was lost mid-run. */
@@ -344,7 +347,7 @@ export class CellRuntime {
           return handle(existing.Id, true);
         }
         if (options.network === undefined && existing.Config.Labels?.[CELL_POOL_LABELS.pool] === '1' && existing.State.Running && existing.Image === image.image_id) {
-          const binding = await this.#readBinding(paths);
+          const binding = await this.#awaitBinding(paths, existing.Id);
           if (binding?.container_id === existing.Id && existing.Config.Labels[CELL_LABELS.spec] === binding.spec_sha256) {
             await this.#prepareWorkspace(paths);
             return handle(existing.Id, true, binding.spec_sha256);
@@ -541,6 +544,23 @@ export class CellRuntime {
       return parsed.version === 1 && typeof parsed.container_id === 'string' && typeof parsed.spec_sha256 === 'string' ? (parsed as CellBinding) : undefined;
     } catch {
       return undefined;
+    }
+  }
+
+  /**
+   * The binding of a pooled cell that already carries the task's name. Another opener
+   * (an executor of the same host) may be between the rename and the binding of its
+   * claim: removing the cell then would make both openers fail in turn. So the binding
+   * is awaited for a grace period; past it the cell is an orphan of a claim that died
+   * midway, and the caller replaces it.
+   */
+  async #awaitBinding(paths: CellHostPaths, containerId: string): Promise<CellBinding | undefined> {
+    const deadline = performance.now() + POOLED_CLAIM_GRACE_MS;
+    for (;;) {
+      const binding = await this.#readBinding(paths);
+      if (binding !== undefined && binding.container_id === containerId) return binding;
+      if (binding !== undefined || performance.now() >= deadline) return binding;
+      await delay(BINDING_POLL_MS);
     }
   }
 
