@@ -41,6 +41,8 @@ scripts/build-cell-image.sh
 scripts/writ-nats.sh
 # The operator's environment (writ init): its NATS URL and credential, principal, key, trust anchor.
 set -a; . var/writ/writ.env; set +a
+# Each service reports it on /healthz; writ doctor flags services of different releases.
+export WRIT_COMMIT=${WRIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || true)}
 # Streams are the operator's to create and reconfigure (a service's credential may only create a missing one).
 say "streams: $(writ streams ensure)"
 

@@ -48,6 +48,7 @@ export {
 } from './readiness.js';
 export { ServiceRuntime, connectNats, type RotatingKeyOptions, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
 export { isProcessEntry } from './process-entry.js';
+export { buildInfo, processBuildInfo, type BuildInfo } from './build-info.js';
 export { NatsArtifactStore, artifactObjectName, artifactUri, type ArtifactBucketOptions, type ArtifactStoreFailure, type StoredArtifact } from './artifact-store.js';
 export {
   SIGNED_REQUESTS,

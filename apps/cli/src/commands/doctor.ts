@@ -21,10 +21,18 @@ export interface DoctorCheck {
   readonly fix?: string;
 }
 
+/** What one service said about itself on `/healthz` (absent when it did not answer). */
+export interface ServiceBuild {
+  readonly url: string;
+  readonly version?: string;
+  readonly commit?: string;
+}
+
 export interface DoctorReport {
   readonly ok: boolean;
   readonly nats_url: string;
   readonly api_url: string;
+  readonly services: Readonly<Record<string, ServiceBuild>>;
   readonly checks: readonly DoctorCheck[];
 }
 
@@ -43,9 +51,15 @@ export async function doctor(options: DoctorOptions, conn: Connection, io: CliIo
   const apiUrl = (io.env['WRIT_URL'] || `http://${host}:${SERVICE_PORTS.projection}`).replace(/\/+$/, '');
   const checks: DoctorCheck[] = [];
   checks.push(...(await natsChecks(conn)));
-  for (const [service, port] of Object.entries(SERVICE_PORTS)) checks.push(await serviceCheck(service, service === 'projection' ? apiUrl : `http://${host}:${port}`));
+  const services: Record<string, ServiceBuild> = {};
+  for (const [service, port] of Object.entries(SERVICE_PORTS)) {
+    const url = service === 'projection' ? apiUrl : `http://${host}:${port}`;
+    services[service] = { url, ...(await serviceBuild(url)) };
+    checks.push(await serviceCheck(service, url, services[service]));
+  }
+  checks.push(releaseCheck(services));
   checks.push(await trustAnchorCheck(io));
-  const report: DoctorReport = { ok: checks.every((check) => check.ok), nats_url: conn.natsUrl, api_url: apiUrl, checks };
+  const report: DoctorReport = { ok: checks.every((check) => check.ok), nats_url: conn.natsUrl, api_url: apiUrl, services, checks };
   if (options.json === true) {
     io.stdout(JSON.stringify(report));
   } else {
@@ -107,7 +121,32 @@ async function natsChecks(conn: Connection): Promise<DoctorCheck[]> {
   return checks;
 }
 
-async function serviceCheck(service: string, url: string): Promise<DoctorCheck> {
+/** The version a service reports on `/healthz` (empty when it does not answer: serviceCheck says why). */
+async function serviceBuild(url: string): Promise<{ version?: string; commit?: string }> {
+  try {
+    const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(3_000) });
+    const body = (await response.json()) as { version?: unknown; commit?: unknown };
+    return { ...(typeof body.version === 'string' ? { version: body.version } : {}), ...(typeof body.commit === 'string' ? { commit: body.commit } : {}) };
+  } catch {
+    return {};
+  }
+}
+
+/** One release runs everywhere: services of different versions (a half-finished upgrade) disagree on contracts. */
+export function releaseCheck(services: Readonly<Record<string, ServiceBuild>>): DoctorCheck {
+  const releases = new Map<string, string[]>();
+  for (const [service, build] of Object.entries(services)) {
+    if (build.version === undefined) continue;
+    const release = build.commit === undefined ? build.version : `${build.version} (${build.commit})`;
+    releases.set(release, [...(releases.get(release) ?? []), service]);
+  }
+  if (releases.size <= 1) return { check: 'release', ok: true, detail: releases.size === 0 ? 'no service reported its version' : `every answering service runs ${[...releases.keys()][0]}` };
+  const detail = [...releases].map(([release, names]) => `${release}: ${names.join(', ')}`).join('; ');
+  return { check: 'release', ok: false, detail: `services run different releases: ${detail}`, fix: 'finish the upgrade: restart every service from one build (scripts/writ-up.sh restarts them all)' };
+}
+
+async function serviceCheck(service: string, url: string, build: ServiceBuild): Promise<DoctorCheck> {
+  const version = build.version === undefined ? '' : ` (${build.version}${build.commit === undefined ? '' : ` ${build.commit}`})`;
   try {
     const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3_000) });
     const body = (await response.json().catch(() => ({}))) as { checks?: Record<string, unknown> };
@@ -115,7 +154,7 @@ async function serviceCheck(service: string, url: string): Promise<DoctorCheck> 
       .filter(([, value]) => value === false || (typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false))
       .map(([name]) => name);
     return response.ok
-      ? { check: `service ${service}`, ok: true, detail: `ready at ${url}` }
+      ? { check: `service ${service}`, ok: true, detail: `ready at ${url}${version}` }
       : { check: `service ${service}`, ok: false, detail: `not ready at ${url} (${response.status}${failing.length > 0 ? `: ${failing.join(', ')}` : ''})`, fix: `read var/log/${service}.log` };
   } catch (error) {
     return { check: `service ${service}`, ok: false, detail: `no answer at ${url}/readyz (${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message})`, fix: 'start the stack: scripts/writ-up.sh' };

@@ -1,5 +1,6 @@
 import { Controller, Get, HttpStatus, Inject, Res } from '@nestjs/common';
 import { ReadinessRegistry, type ReadinessReport } from '../readiness.js';
+import { processBuildInfo, type BuildInfo } from '../build-info.js';
 
 /** The part of the HTTP response the controller sets (Express's `Response`). */
 interface StatusResponse {
@@ -17,8 +18,8 @@ export class HealthController {
   constructor(@Inject(ReadinessRegistry) private readonly readiness: ReadinessRegistry) {}
 
   @Get('healthz')
-  healthz(): { status: 'ok' } {
-    return { status: 'ok' };
+  healthz(): { status: 'ok' } & BuildInfo {
+    return { status: 'ok', ...processBuildInfo() };
   }
 
   @Get('readyz')

@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import type { QuarantineCounts } from '@writ/contracts';
+import { processBuildInfo, type BuildInfo } from '@writ/runtime';
 
 /** What `/readyz` reports: each check and whether all pass. */
 export interface ReadinessReport {
@@ -23,8 +24,8 @@ export class HealthController {
   constructor(@Inject(READINESS) private readonly readiness: ReadinessProbe) {}
 
   @Get('healthz')
-  healthz(): { status: 'ok' } {
-    return { status: 'ok' };
+  healthz(): { status: 'ok' } & BuildInfo {
+    return { status: 'ok', ...processBuildInfo() };
   }
 
   @Get('readyz')

@@ -1,5 +1,6 @@
 import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ExecutorReadiness, type ReadinessReport } from '../outbound/readiness.js';
+import { processBuildInfo, type BuildInfo } from '@writ/runtime';
 
 /**
  * `/healthz`: the process is up. `/readyz`: it can take work — NATS connected,
@@ -12,8 +13,8 @@ export class HealthController {
 
   @Get('healthz')
   @HttpCode(200)
-  healthz(): { status: 'ok' } {
-    return { status: 'ok' };
+  healthz(): { status: 'ok' } & BuildInfo {
+    return { status: 'ok', ...processBuildInfo() };
   }
 
   @Get('readyz')

@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { Readiness, type ReadinessReport } from '../outbound/readiness.js';
+import { processBuildInfo, type BuildInfo } from '@writ/runtime';
 
 /** `/healthz`: the process is up. `/readyz`: NATS connected, streams ensured, consumers bound (503 otherwise). */
 @Controller()
@@ -7,8 +8,8 @@ export class HealthController {
   constructor(@Inject(Readiness) private readonly readiness: Readiness) {}
 
   @Get('healthz')
-  healthz(): { status: 'ok' } {
-    return { status: 'ok' };
+  healthz(): { status: 'ok' } & BuildInfo {
+    return { status: 'ok', ...processBuildInfo() };
   }
 
   @Get('readyz')
