@@ -234,6 +234,32 @@ describe('writ principal revoke', () => {
     // and a second revocation appends nothing
     expect(JSON.parse((await writ(['principal', 'revoke', agent, '--json'])).stdout)).toMatchObject({ kids_revoked: [] });
   });
+
+  it("given two directors connected with their credentials, when the operator revokes one, then only that one's bus access is cut, and every other party keeps working", async () => {
+    // given two directors, each registered with the bus credential the operator issued it, both connected
+    const [revokedId, keptId] = [uniqueName('director'), uniqueName('director')];
+    const connections = [];
+    for (const id of [revokedId, keptId]) {
+      const key = await keypair(`${id}-k1`);
+      expect((await writ(['principal', 'add', '--id', id, '--type', 'user', '--role', 'director', '--jwk', key.publicFile])).code).toBe(0);
+      const creds = await readFile(join(dir, `${id}.creds`));
+      connections.push({ creds, live: await connect({ servers: env.WRIT_NATS_URL ?? NATS_URL, authenticator: credsAuthenticator(creds), reconnect: false }) });
+    }
+    const [revoked, kept] = connections as [(typeof connections)[number], (typeof connections)[number]];
+    // when the operator revokes the first
+    const result = await writ(['principal', 'revoke', revokedId, '--json']);
+    // then its keys are revoked and its bus credential cut: its live connection closes, a new one is refused
+    expect(JSON.parse(result.stdout)).toEqual({ principal_id: revokedId, kids_revoked: [`${revokedId}-k1`], bus_revoked: true });
+    await waitFor(() => (revoked.live.isClosed() ? true : undefined), { timeoutMs: 10_000, what: 'the revoked director disconnected' });
+    await expect(connect({ servers: env.WRIT_NATS_URL ?? NATS_URL, authenticator: credsAuthenticator(revoked.creds), reconnect: false, timeout: 3_000 })).rejects.toThrow();
+    // and the other director, the operator and the services are untouched (the re-signed Writ account kept its exports and signing key)
+    expect(kept.live.isClosed()).toBe(false);
+    await kept.live.flush();
+    const again = await connect({ servers: env.WRIT_NATS_URL ?? NATS_URL, authenticator: credsAuthenticator(kept.creds), reconnect: false, timeout: 3_000 });
+    await again.close();
+    await kept.live.close();
+    expect(JSON.parse((await writ(['principal', 'revoke', revokedId, '--json'])).stdout)).toMatchObject({ kids_revoked: [] });
+  });
 });
 
 describe('writ streams ensure', () => {

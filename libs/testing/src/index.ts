@@ -1,2 +1,3 @@
 export { NATS_URL, connectTestNats, deleteStreams, testNatsAuth, uniqueName } from './real-nats.js';
 export { waitFor } from './wait-for.js';
+export { freePort } from './free-port.js';

@@ -111,8 +111,8 @@ function credentialKind(input: z.output<typeof Input>): CredentialKind | undefin
 async function issueCredential(authority: NatsAuthority, input: z.output<typeof Input>, conn: Connection, io: CliIo): Promise<string> {
   const layout = busLayout({ root: conn.subjectRoot, eventsPrefix: conn.eventsPrefix });
   const kind = credentialKind(input);
-  if (kind === 'director') return authority.writUserCreds(inboxToken(input.id), directorPermissions(inboxToken(input.id), layout));
-  if (kind === 'dashboard') return authority.writUserCreds(inboxToken(input.id), dashboardPermissions(layout));
+  if (kind === 'director') return authority.issueWritUser(input.id, inboxToken(input.id), directorPermissions(inboxToken(input.id), layout));
+  if (kind === 'dashboard') return authority.issueWritUser(input.id, inboxToken(input.id), dashboardPermissions(layout));
   const agent = await authority.issueAgent(input.id, layout, agentPermissions(input.id, layout));
   // The agent's account must be on the server before its credential can connect.
   await pushAccount(conn, io, agent.accountJwt);

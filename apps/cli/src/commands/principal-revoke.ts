@@ -17,17 +17,18 @@ export interface PrincipalRevokeOptions {
 }
 
 export interface PrincipalRevokeResult extends PrincipalRevocationOutcome {
-  /** The agent's bus credential was cut (its NATS account disabled, its users revoked). */
+  /** The principal's bus credentials were cut (an agent's NATS account disabled; a director's or dashboard's users revoked in the Writ account). */
   readonly bus_revoked: boolean;
 }
 
 /**
  * `writ principal revoke <id>`: an operator-signed PrincipalRevocation sent to
  * ingress (which appends one `principal.key_revoked` per key: signatures by
- * them are refused from the next request on), then, when every key of an
- * agent is revoked, its bus credential is cut: its NATS account is pushed
- * disabled with every user revoked, so the server closes its live connections
- * at once and refuses the credential from then on. Idempotent.
+ * them are refused from the next request on), then, when every key of a
+ * principal is revoked, its bus credentials are cut: an agent's NATS account
+ * is pushed disabled with every user revoked; a director's or dashboard's
+ * users are revoked in the Writ account. Either way the server closes their
+ * live connections at once and refuses the credentials from then on. Idempotent.
  */
 export async function principalRevoke(idArg: string, options: PrincipalRevokeOptions, conn: Connection, io: CliIo): Promise<PrincipalRevokeResult> {
   const principalId = parseContract('principal id', Id, idArg);
@@ -45,7 +46,9 @@ export async function principalRevoke(idArg: string, options: PrincipalRevokeOpt
 
   let busRevoked = false;
   if (options.kid === undefined || options.kid.length === 0) {
-    const accountJwt = await (await NatsAuthority.load(writHome(io))).revokeAgent(principalId, io.now());
+    const authority = await NatsAuthority.load(writHome(io));
+    // An agent has its own account (disabled whole); a director or dashboard is a user of the Writ account (revoked in it).
+    const accountJwt = (await authority.revokeAgent(principalId, io.now())) ?? (await authority.revokeWritUsers(principalId, io.now()));
     if (accountJwt !== undefined) {
       await pushAccount(conn, io, accountJwt);
       busRevoked = true;

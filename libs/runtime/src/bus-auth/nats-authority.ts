@@ -40,6 +40,20 @@ export interface AgentBusCredential {
   readonly creds: string;
 }
 
+/**
+ * The users of the Writ account issued to principals (directors, operators,
+ * dashboards: `writ principal add`) and the ones revoked, under
+ * `<home>/nats/writ-users.json`; `roots` are the subject roots the account
+ * exports (from `writ init`), so a re-signed account JWT exports the same.
+ */
+interface WritUsersRecord {
+  readonly roots: readonly string[] | null;
+  readonly users: Readonly<Record<string, readonly string[]>>;
+  readonly revoked: Readonly<Record<string, number>>;
+}
+
+const NO_WRIT_USERS: WritUsersRecord = Object.freeze({ roots: null, users: {}, revoked: {} });
+
 interface AgentRecord {
   readonly principal_id: string;
   readonly subject: string;
@@ -129,9 +143,67 @@ export class NatsAuthority {
    * agent account imports its own subject only; only the operator signs
    * accounts, so no agent can import another's).
    */
-  writAccountJwt(roots: readonly string[]): Promise<string> {
+  async writAccountJwt(roots: readonly string[]): Promise<string> {
     const exports = [...new Set(roots)].map((root) => ({ name: `ingress ${root}`, subject: `${root}.ingress.action.*`, type: 'service' as const, response_type: 'Singleton' as const }));
-    return encodeAccount('WRIT', this.writ, { limits: WRIT_ACCOUNT_LIMITS, signing_keys: [this.writSigner.getPublicKey()], exports }, { signer: this.operator });
+    const { revoked } = await this.#writUsers();
+    return encodeAccount(
+      'WRIT',
+      this.writ,
+      { limits: WRIT_ACCOUNT_LIMITS, signing_keys: [this.writSigner.getPublicKey()], exports, ...(Object.keys(revoked).length === 0 ? {} : { revocations: { ...revoked } }) },
+      { signer: this.operator },
+    );
+  }
+
+  /** Records the subject roots the Writ account exports (kept once written: `writ init` decides them). */
+  async rememberRoots(roots: readonly string[]): Promise<void> {
+    const record = await this.#writUsers();
+    if (record.roots !== null) return;
+    await this.#saveWritUsers({ ...record, roots: [...roots] });
+  }
+
+  /**
+   * A user of the Writ account for a principal (a director's or a dashboard's
+   * credential), remembered under the principal so that revoking it cuts
+   * every credential ever issued to it.
+   */
+  async issueWritUser(principalId: string, name: string, permissions: SubjectPermissions): Promise<string> {
+    const user = createUser();
+    const record = await this.#writUsers();
+    await this.#saveWritUsers({ ...record, users: { ...record.users, [principalId]: [...(record.users[principalId] ?? []), user.getPublicKey()] } });
+    const jwt = await encodeUser(name, user, this.writ, natsPermissions(permissions), { signer: this.writSigner });
+    return new TextDecoder().decode(fmtCreds(jwt, user));
+  }
+
+  /**
+   * The Writ account JWT with every user issued to the principal revoked (and
+   * every earlier revocation kept): pushed, the server disconnects those users
+   * at once and refuses their credentials from then on, across restarts (the
+   * full resolver keeps the newer JWT over the config's preload). Undefined
+   * when the principal was never issued a Writ-account credential.
+   */
+  async revokeWritUsers(principalId: string, at: Date): Promise<string | undefined> {
+    const record = await this.#writUsers();
+    const users = record.users[principalId] ?? [];
+    if (users.length === 0) return undefined;
+    if (record.roots === null) {
+      throw new RuntimeError('RUNTIME_BUS_AUTHORITY_MISSING', `${this.dir}/writ-users.json names no exported subject roots: run \`writ init\` on this home once more, then revoke again`);
+    }
+    const seconds = Math.ceil(at.getTime() / 1000);
+    await this.#saveWritUsers({ ...record, revoked: { ...record.revoked, ...Object.fromEntries(users.map((user) => [user, record.revoked[user] ?? seconds])) } });
+    return this.writAccountJwt(record.roots);
+  }
+
+  async #writUsers(): Promise<WritUsersRecord> {
+    try {
+      return { ...NO_WRIT_USERS, ...(JSON.parse(await readFile(join(this.dir, 'writ-users.json'), 'utf8')) as Partial<WritUsersRecord>) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return NO_WRIT_USERS;
+      throw error;
+    }
+  }
+
+  async #saveWritUsers(record: WritUsersRecord): Promise<void> {
+    await writeSecret(join(this.dir, 'writ-users.json'), `${JSON.stringify(record, null, 2)}\n`);
   }
 
   /** The server's configuration: operator mode, full resolver preloaded with the system and Writ accounts. */

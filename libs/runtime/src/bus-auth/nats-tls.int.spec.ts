@@ -1,12 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { connect } from '@nats-io/transport-node';
 import { natsConnectOptions } from '@writ/bus';
-import { waitFor } from '@writ/testing';
+import { freePort, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initWritHome, type WritHome } from './writ-home.js';
 
@@ -20,14 +19,6 @@ const run = promisify(execFile);
 let dir: string;
 let home: WritHome;
 let server: ChildProcess | undefined;
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'writ-tls-'));

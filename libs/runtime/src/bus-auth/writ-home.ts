@@ -77,6 +77,7 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
   };
   await ensure(join(natsDir, 'operator.jwt'), () => authority.operatorJwt(), false);
   const serverConfig = join(natsDir, 'nats-server.conf');
+  await authority.rememberRoots(roots);
   await ensure(serverConfig, () => authority.serverConfig(server, roots), false);
 
   const credsFile = (name: string) => join(home, 'creds', `${name}.creds`);
