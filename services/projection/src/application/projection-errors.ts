@@ -28,6 +28,8 @@ export type ProjectionErrorCode =
   | 'PROJECTION_NATS_UNAVAILABLE'
   /** The event log could not be read (catch-up, rebuild, lag). */
   | 'PROJECTION_LOG_UNAVAILABLE'
+  /** The views' checkpoint is beyond the end of the log: they were folded from another log (a recreated stream, another deployment's schema). */
+  | 'PROJECTION_CHECKPOINT_AHEAD'
   /** Not ready: NATS down, streams not ensured, consumer not bound, or Postgres down. */
   | 'PROJECTION_NOT_READY'
   /** A rebuild target schema is the live one, or already exists. */

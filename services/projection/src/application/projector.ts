@@ -99,6 +99,16 @@ export class Projector {
   async catchUp(untilSeq?: number): Promise<number> {
     const checkpoint = await this.deps.store.checkpoint();
     const until = untilSeq ?? (await this.deps.log.lastSeq());
+    if (untilSeq === undefined && checkpoint > until) {
+      // Read in this order, the log's end only grows after the checkpoint was read: views ahead of it were folded from
+      // another log, and every event of this one up to their checkpoint would be skipped as a redelivery. Never fold on.
+      throw new ProjectionError(
+        'PROJECTION_CHECKPOINT_AHEAD',
+        `the views are at stream seq ${checkpoint} but the log ends at ${until}: they were folded from another log (the stream was recreated, or another deployment shares this schema). ` +
+          'Point WRIT_PG_SCHEMA at a schema of its own (writ init gives each deployment one) or drop this schema, then start again: the views are rebuilt from the log',
+        { details: { checkpoint, log_last_seq: until } },
+      );
+    }
     if (checkpoint >= until) return 0;
     let applied = 0;
     let batch: BatchEvent[] = [];

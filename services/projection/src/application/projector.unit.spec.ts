@@ -41,6 +41,20 @@ describe('Projector', () => {
     expect(published.changes.filter((c) => c.view === 'actions').at(-1)?.row).toMatchObject({ status: 'succeeded' });
   });
 
+  it('given views folded from a longer log (a recreated stream, another deployment), when catching up at start, then it refuses with PROJECTION_CHECKPOINT_AHEAD and folds nothing', async () => {
+    // given views whose checkpoint is past the end of this log
+    const { store, published, projector, events } = rig();
+    for (const event of events) await projector.handle(event);
+    const shorter = new Projector({ store, log: new MemoryLog(events.slice(0, 3)), publisher: published, eventsPrefix: PREFIX, logger: quiet });
+    const before = await store.snapshot();
+    // when it catches up at start
+    const refused = await shorter.catchUp().catch((error: unknown) => error);
+    // then it refuses by code, naming both positions, and the views are untouched
+    expect(hasErrorCode(refused, 'PROJECTION_CHECKPOINT_AHEAD')).toBe(true);
+    expect((refused as Error).message).toMatch(new RegExp(`at stream seq ${events.length} but the log ends at 3`));
+    expect(await store.snapshot()).toEqual(before);
+  });
+
   it('skips a redelivered event at or below the checkpoint: nothing written, nothing published', async () => {
     const { store, published, projector, events } = rig();
     for (const event of events) await projector.handle(event);
