@@ -93,8 +93,13 @@ export const ExecutorEnv = z.object({
   WRIT_EVENTS_READ_CACHE: int(0).default(50_000),
   /** Byte bound of each bus stream (ingress, commands, dead letters). */
   WRIT_BUS_STREAMS_MAX_BYTES: int(1).default(GiB),
-  /** JetStream replicas of the streams and the artifact bucket: 1 on one server, 3 in a cluster. */
-  WRIT_REPLICAS: int(1, 5).default(1),
+  /** JetStream replicas of the streams and the artifact bucket: 1 on one server, 3 in a cluster (one name for every service). */
+  WRIT_STREAM_REPLICAS: int(1, 5).default(1),
+  /** The executor's former name of WRIT_STREAM_REPLICAS: refused rather than read, so a cluster is never configured half one way. */
+  WRIT_REPLICAS: z
+    .string()
+    .optional()
+    .refine((value) => value === undefined, 'was renamed WRIT_STREAM_REPLICAS (the name every service reads): set that instead and unset WRIT_REPLICAS'),
 
   /** This process, as recorded in `execution.completed.executor_id`. */
   WRIT_EXECUTOR_ID: Id.default(() => defaultExecutorId()),
@@ -434,7 +439,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
       eventsReadCache: env.WRIT_EVENTS_READ_CACHE,
       busMaxBytes: env.WRIT_BUS_STREAMS_MAX_BYTES,
-      replicas: env.WRIT_REPLICAS,
+      replicas: env.WRIT_STREAM_REPLICAS,
     },
     executorId: env.WRIT_EXECUTOR_ID,
     ...(env.WRIT_EXECUTOR_HOST_ID === undefined ? {} : { hostId: env.WRIT_EXECUTOR_HOST_ID }),

@@ -34,6 +34,20 @@ describe('executor config', () => {
     expect(config.executorId).toMatch(/^executor-[A-Za-z0-9_-]+$/);
   });
 
+  it('given WRIT_STREAM_REPLICAS, the name every service reads, then the streams use it; the old WRIT_REPLICAS is refused by name', () => {
+    expect(loadExecutorConfig({ WRIT_STREAM_REPLICAS: '3' }).streams.replicas).toBe(3);
+    expect(loadExecutorConfig({}).streams.replicas).toBe(1);
+    const refused = (() => {
+      try {
+        return loadExecutorConfig({ WRIT_REPLICAS: '3' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(hasErrorCode(refused, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+    expect((refused as Error).message).toMatch(/WRIT_REPLICAS.*renamed WRIT_STREAM_REPLICAS/);
+  });
+
   it('given an empty environment, then cells get the Lazarus defaults: invitation 15 min, active 4 h renewable to 24 h, grace 30 min, archive 30 days, substitutes off', () => {
     expect(loadExecutorConfig({}).cellLifecycle).toEqual({
       policy: {
