@@ -101,19 +101,88 @@ function readSecret(variable: string, path: string): string {
 /** Attempts at a first connection that timed out (a server or a host busy at start-up), before giving up. */
 const CONNECT_ATTEMPTS = 3;
 
+/** How long a service waits at start for the server and its JetStream (`WRIT_BUS_START_TIMEOUT_MS`, default 60 s). */
+export const BUS_START_TIMEOUT_MS_DEFAULT = 60_000;
+const START_POLL_MS = 250;
+const START_POLL_MAX_MS = 2_000;
+
+export interface BusStartOptions {
+  /**
+   * A service starting: wait (up to `WRIT_BUS_START_TIMEOUT_MS`) for a server that is
+   * down or restarting (connection refused or timed out) and then for its JetStream
+   * to answer, instead of exiting. A service restarted while the server restarts
+   * (a crash of both, a node replaced) then comes up on its own. Without it (the
+   * CLI), a refused connection fails at once.
+   */
+  readonly waitForServer?: boolean;
+  /** Told why the start is waiting (for the service's log). */
+  readonly onWait?: (reason: string) => void;
+}
+
 /**
  * Connects with the environment's credential (`natsConnectOptions`), retrying a
  * first connection that timed out, a host saturated at start-up being the usual
  * cause; a refusal (bad credential, authorization) fails at once, since
- * retrying cannot fix it. The caller maps the final error onto its own code.
+ * retrying cannot fix it. With `waitForServer`, see `BusStartOptions`. The
+ * caller maps the final error onto its own code.
  */
-export async function connectBus(options: ConnectionOptions, env: NatsCredentialEnvironment = process.env): Promise<NatsConnection> {
+export async function connectBus(options: ConnectionOptions, env: NatsCredentialEnvironment = process.env, start: BusStartOptions = {}): Promise<NatsConnection> {
   const settings = { ...options, ...natsConnectOptions(env) };
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await connect(settings);
-    } catch (error) {
-      if (!(error instanceof errors.TimeoutError) || attempt >= CONNECT_ATTEMPTS) throw error;
+  if (start.waitForServer !== true) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await connect(settings);
+      } catch (error) {
+        if (!(error instanceof errors.TimeoutError) || attempt >= CONNECT_ATTEMPTS) throw error;
+      }
     }
   }
+  const timeoutMs = startTimeoutMs(env);
+  const deadline = Date.now() + timeoutMs;
+  let pause = START_POLL_MS;
+  const wait = async (reason: string, cause: unknown) => {
+    if (Date.now() + pause > deadline) {
+      throw new BusError('BUS_CONNECTION_FAILED', `${reason} for ${timeoutMs} ms (WRIT_BUS_START_TIMEOUT_MS): is Writ's nats-server running at ${String(settings.servers)}? (scripts/writ-nats.sh)`, { cause });
+    }
+    start.onWait?.(reason);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(START_POLL_MAX_MS, pause * 2);
+  };
+  let nc: NatsConnection | undefined;
+  while (nc === undefined) {
+    try {
+      nc = await connect(settings);
+    } catch (error) {
+      const transient = error instanceof errors.TimeoutError || (error instanceof errors.ConnectionError && /refused|closed|reset/i.test(error.message));
+      if (!transient) throw error;
+      await wait('the NATS server did not accept the connection', error);
+    }
+  }
+  // Connected is not ready: right after a server restart JetStream is still recovering its streams, and every
+  // stream or consumer call of the start-up would time out. `$JS.API.INFO` answers once it serves the account.
+  for (;;) {
+    try {
+      const reply = await nc.request('$JS.API.INFO', '', { timeout: 2_000 });
+      const answer = reply.json<{ error?: { code?: number; description?: string } }>();
+      if (answer.error === undefined) return nc;
+      await wait(`JetStream answered ${answer.error.code ?? '?'} ${answer.error.description ?? ''}`.trim(), undefined);
+    } catch (error) {
+      if (error instanceof BusError) {
+        await nc.close().catch(() => undefined);
+        throw error;
+      }
+      await wait('JetStream did not answer yet', error).catch(async (failure: unknown) => {
+        await nc.close().catch(() => undefined);
+        throw failure;
+      });
+    }
+  }
+}
+
+function startTimeoutMs(env: NatsCredentialEnvironment): number {
+  const text = env['WRIT_BUS_START_TIMEOUT_MS'];
+  if (text === undefined || text === '') return BUS_START_TIMEOUT_MS_DEFAULT;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new BusError('BUS_CONFIG_INVALID', `WRIT_BUS_START_TIMEOUT_MS=${text} is not a whole number of milliseconds`);
+  return value;
 }

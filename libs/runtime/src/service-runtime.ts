@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectBus } from '@writ/bus';
+import { connectBus, type BusStartOptions } from '@writ/bus';
 import type { PrincipalRole, QuarantineRecord } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
@@ -119,7 +119,7 @@ export class ServiceRuntime {
    * closed again and the error thrown.
    */
   static async start(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
-    const nc = await connectNats(options.natsUrl, options.connectionName ?? options.serviceName);
+    const nc = await connectNats(options.natsUrl, options.connectionName ?? options.serviceName, { waitForServer: true });
     try {
       const { streams } = options;
       const subjects = writSubjects(options.subjectRoot, streams.eventsPrefix);
@@ -209,13 +209,13 @@ const DEFAULT_STALL_MS = 120_000;
 const DEFAULT_STALL_CHECK_MS = 5_000;
 
 /** Connects to the comma-separated `servers`; RUNTIME_NATS_UNAVAILABLE when none answers. */
-export async function connectNats(servers: string, name: string): Promise<NatsConnection> {
+export async function connectNats(servers: string, name: string, start: BusStartOptions = {}): Promise<NatsConnection> {
   const list = servers
     .split(',')
     .map((server) => server.trim())
     .filter((server) => server !== '');
   try {
-    return await connectBus({ servers: list, name });
+    return await connectBus({ servers: list, name }, process.env, start);
   } catch (cause) {
     // A URL may carry credentials (nats://user:password@host): never in an error.
     const shown = list.map((server) => server.replace(/\/\/[^/@\s]*@/, '//[REDACTED]@')).join(',');

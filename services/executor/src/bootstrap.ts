@@ -50,7 +50,7 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
   const config = { ...given, hostId: given.hostId ?? (await deriveHostId(given.cells.socketPath, given.cells.cellsRoot)) };
   let nc: NatsConnection;
   try {
-    nc = await connectBus({ servers: config.natsUrl, name: config.executorId });
+    nc = await connectBus({ servers: config.natsUrl, name: config.executorId }, process.env, { waitForServer: true });
   } catch (cause) {
     throw new ExecutorError('EXECUTOR_NOT_READY', `cannot connect to NATS at ${config.natsUrl}; is nats-server (with -js) running?`, { cause });
   }

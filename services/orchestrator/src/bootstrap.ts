@@ -47,7 +47,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
   let app: INestApplication | undefined;
   let stalls: ConsumerStallWatch | undefined;
   try {
-    nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' });
+    nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' }, process.env, { waitForServer: true });
     readiness.connected(nc);
     const store = await EventStore.open(nc, {
       stream: env.WRIT_EVENTS_STREAM,

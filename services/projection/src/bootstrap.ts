@@ -50,7 +50,7 @@ function natsUnavailable(error: unknown): never {
 }
 
 async function connectProjectionNats(config: ProjectionConfig): Promise<NatsConnection> {
-  return connectNats(config.nats.url, SERVICE_NAME).catch(natsUnavailable);
+  return connectNats(config.nats.url, SERVICE_NAME, { waitForServer: true }).catch(natsUnavailable);
 }
 
 /**

@@ -48,7 +48,7 @@ export class ServiceRuntime implements OnApplicationShutdown {
   ) {}
 
   static async start(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
-    const nc = await connectBus({ servers: options.natsUrl, name: `writ-${options.serviceName}` });
+    const nc = await connectBus({ servers: options.natsUrl, name: `writ-${options.serviceName}` }, process.env, { waitForServer: true });
     try {
       const { streams } = options;
       await ensureWritStreams(await jetstreamManager(nc), {

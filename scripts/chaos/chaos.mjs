@@ -1,0 +1,440 @@
+#!/usr/bin/env node
+// Whole-stack chaos, checked from outside (issue 13). Against the stack scripts/writ-up.sh
+// started, N agents publish signed ActionRequests over their own bus credentials — allowed
+// commands, commands that wait for a director (granted or denied by a registered director
+// through `writ approve` / `writ deny`), and network writes the policy denies — while this
+// script SIGKILLs a random Writ service every few seconds and restarts it exactly as it ran
+// (same command line, environment and directory, read from /proc before the kill), and, on a
+// schedule, kills and restarts Writ's nats-server and restarts PostgreSQL (immediate mode).
+// Every command that runs appends one token unique to its action to `chaos.txt` in its task's
+// workspace, so a side effect that ran twice, or a receipt that says something that did not
+// happen, shows on disk.
+//
+// At the end, from outside: every published action terminal (none stuck), every one receipted,
+// no token twice, no receipt statement contradicted by the workspace (succeeded ⇒ ran once;
+// failed / refused / cancelled ⇒ never "ran" for a command that did not), every task verifies
+// (`writ verify --task`), and the projections rebuild equal to the live views
+// (`writ projections rebuild`). Prints the figures; exits 1 on any loss or false statement.
+//
+//   . var/writ/writ.env && node scripts/chaos/chaos.mjs [--agents 6] [--actions 400]
+//        [--kill-every 3] [--nats-restarts 3] [--pg-restarts 3] [--rate 4]
+//        [--approval-share 0.1] [--denied-share 0.1] [--settle-timeout 900] [--verify-sample all|N]
+//        [--services projection,ingress,...] [--json]
+//
+// Needs: the stack up (scripts/writ-up.sh, which leaves var/run/<service>.pid), the operator's
+// environment (. var/writ/writ.env), root (it reads the cells' workspaces under WRIT_CELLS_ROOT,
+// default /var/lib/writ/cells, and restarts PostgreSQL with pg_ctlcluster). HTTP reads send
+// WRIT_HTTP_AUTHORIZATION when it is set. Progress every 10 s on stderr; the report on stdout.
+
+import { execFile, spawn } from 'node:child_process';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { openSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, credsAuthenticator, headers } from '@nats-io/transport-node';
+
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const WRIT_CLI = path.join(REPO, 'apps', 'cli', 'bin', 'writ.mjs');
+const SERVICES = ['projection', 'ingress', 'orchestrator', 'policy', 'approval', 'executor', 'receipt'];
+const TERMINAL = new Set(['rejected', 'succeeded', 'failed', 'denied', 'unknown_outcome', 'cancelled', 'superseded']);
+
+const { values: flags } = parseArgs({
+  options: {
+    agents: { type: 'string', default: '6' },
+    actions: { type: 'string', default: '400' },
+    'kill-every': { type: 'string', default: '3' },
+    'nats-restarts': { type: 'string', default: '3' },
+    'pg-restarts': { type: 'string', default: '3' },
+    rate: { type: 'string', default: '4' },
+    'approval-share': { type: 'string', default: '0.1' },
+    'denied-share': { type: 'string', default: '0.1' },
+    'settle-timeout': { type: 'string', default: '900' },
+    'verify-sample': { type: 'string', default: 'all' },
+    services: { type: 'string', default: SERVICES.join(',') },
+    json: { type: 'boolean', default: false },
+  },
+});
+const number = (name, min) => {
+  const value = Number(flags[name]);
+  if (!Number.isFinite(value) || value < min) throw new Error(`--${name} ${flags[name]}: a number ≥ ${min}`);
+  return value;
+};
+const settings = {
+  agents: number('agents', 1),
+  actions: number('actions', 1),
+  killEveryMs: number('kill-every', 0) * 1000,
+  natsRestarts: number('nats-restarts', 0),
+  pgRestarts: number('pg-restarts', 0),
+  rate: number('rate', 0.1),
+  approvalShare: number('approval-share', 0),
+  deniedShare: number('denied-share', 0),
+  settleTimeoutMs: number('settle-timeout', 1) * 1000,
+  verifySample: flags['verify-sample'] === 'all' ? Infinity : number('verify-sample', 0),
+  services: flags.services.split(',').filter((name) => name !== ''),
+};
+for (const name of settings.services) if (!SERVICES.includes(name)) throw new Error(`--services: ${name} is not a Writ service (${SERVICES.join(', ')})`);
+
+const env = process.env;
+const HOME = env.WRIT_HOME ?? path.join(REPO, 'var', 'writ');
+const API = (env.WRIT_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+const NATS_URL = env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
+const ROOT = env.WRIT_SUBJECT_ROOT ?? 'writ';
+const CELLS_ROOT = env.WRIT_CELLS_ROOT ?? '/var/lib/writ/cells';
+const started = Date.now();
+const log = (text) => process.stderr.write(`[chaos +${((Date.now() - started) / 1000).toFixed(0)}s] ${text}\n`);
+
+if (env.WRIT_OPERATOR_KEY === undefined || env.WRIT_NATS_CREDS === undefined) {
+  console.error('[chaos] the operator environment is not set: . var/writ/writ.env first (and the stack up: scripts/writ-up.sh)');
+  process.exit(2);
+}
+
+// ---- the CLI, as an operator or a director --------------------------------------------------------
+
+async function writ(args, extraEnv = {}) {
+  const { stdout } = await run(process.execPath, [WRIT_CLI, ...args], { env: { ...env, ...extraEnv }, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+  return stdout;
+}
+
+async function httpGet(pathname) {
+  const response = await fetch(`${API}${pathname}`, { headers: env.WRIT_HTTP_AUTHORIZATION ? { authorization: env.WRIT_HTTP_AUTHORIZATION } : {}, signal: AbortSignal.timeout(5_000) });
+  if (response.status === 404) return undefined;
+  if (!response.ok) throw new Error(`GET ${pathname}: HTTP ${response.status}`);
+  return response.json();
+}
+
+// ---- principals: agents with their own keys and bus credentials, one director -----------------------
+
+function newKey(kid) {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return { kid, privateKey, publicJwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'EdDSA', use: 'sig' }, privateJwk: { ...privateKey.export({ format: 'jwk' }), kid, alg: 'EdDSA', use: 'sig' } };
+}
+
+async function registerPrincipals(dir) {
+  const suffix = randomUUID().slice(0, 8);
+  const agents = [];
+  for (let index = 0; index < settings.agents; index++) {
+    const id = `chaos-agent-${suffix}-${index}`;
+    const key = newKey(`${id}-k1`);
+    const jwkFile = path.join(dir, `${id}.pub.json`);
+    await writeFile(jwkFile, JSON.stringify(key.publicJwk));
+    await writ(['principal', 'add', '--id', id, '--type', 'agent', '--role', 'executor', '--jwk', jwkFile, '--creds-out', path.join(dir, `${id}.creds`)]);
+    agents.push({ id, key, creds: await readFile(path.join(dir, `${id}.creds`)) });
+  }
+  const directorId = `chaos-director-${suffix}`;
+  const director = newKey(`${directorId}-k1`);
+  await writeFile(path.join(dir, 'director.pub.json'), JSON.stringify(director.publicJwk));
+  await writeFile(path.join(dir, 'director.jwk.json'), JSON.stringify(director.privateJwk), { mode: 0o600 });
+  await writ(['principal', 'add', '--id', directorId, '--type', 'user', '--role', 'director', '--jwk', path.join(dir, 'director.pub.json'), '--no-creds']);
+  return { agents, director: { id: directorId, keyFile: path.join(dir, 'director.jwk.json') } };
+}
+
+// ---- actions ----------------------------------------------------------------------------------------
+
+const b64url = (data) => Buffer.from(data).toString('base64url');
+function signRequest(agent, request) {
+  const signingInput = `${b64url(JSON.stringify({ alg: 'EdDSA', kid: agent.key.kid }))}.${b64url(JSON.stringify(request))}`;
+  return `${signingInput}.${b64url(sign(null, Buffer.from(signingInput), agent.key.privateKey))}`;
+}
+
+/** One action of the mix: `allowed`, `approval` (granted or denied by the director) or `denied` (network write). */
+function planAction(agent, index) {
+  const token = `chaos-${randomUUID()}`;
+  const roll = (index * 0.6180339887) % 1; // evenly spread, reproducible mix
+  const kind = roll < settings.deniedShare ? 'denied' : roll < settings.deniedShare + settings.approvalShare ? 'approval' : 'allowed';
+  const base = {
+    action_request_id: `ar-${randomUUID()}`,
+    task: { title: `chaos ${index}`, goal: 'survive the chaos', policy_profile: 'local_edit_allowed', files_owned: ['**'] },
+    reason: 'chaos run',
+    proposed_by: agent.id,
+    proposed_at: new Date().toISOString(),
+  };
+  const request =
+    kind === 'denied'
+      ? { ...base, step: { kind: 'publish_result', title: 'post' }, action_class: 'network_write', target_resources: ['https://example.com/chaos'], params: { url: 'https://example.com/chaos', method: 'POST', body: token }, expected_effects: ['posted'], reversibility_hint: 'irreversible' }
+      : kind === 'approval'
+        ? { ...base, step: { kind: 'edit', title: 'destructive' }, action_class: 'execute_command', target_resources: ['build', 'chaos.txt'], params: { argv: ['sh', '-c', `echo ${token} >> chaos.txt; rm -rf build`] }, expected_effects: ['build/ is gone'], reversibility_hint: 'irreversible' }
+        : { ...base, step: { kind: 'edit', title: 'append a token' }, action_class: 'execute_command', target_resources: ['chaos.txt'], params: { argv: ['sh', '-c', `echo ${token} >> chaos.txt`] }, expected_effects: ['chaos.txt holds the token'], reversibility_hint: 'reversible' };
+  return { id: request.action_request_id, agent, kind, token, request, grant: kind === 'approval' ? index % 2 === 0 : undefined, published: false, row: undefined, resolved: false };
+}
+
+/** Publishes until JetStream acknowledges it: across a NATS restart an agent retries with the same idempotency key. */
+async function publish(connection, action) {
+  const subject = `${ROOT}.ingress.action.${action.agent.id}`;
+  const h = headers();
+  h.set('Writ-Idempotency-Key', action.id);
+  const body = signRequest(action.agent, action.request);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await jetstream(connection.nc).publish(subject, body, { headers: h, timeout: 5_000 });
+      action.published = true;
+      return;
+    } catch (error) {
+      if (attempt % 10 === 0) log(`${action.id}: publish still failing (${error.message}); retrying`);
+      await delay(500);
+    }
+  }
+}
+
+// ---- the killer -----------------------------------------------------------------------------------
+
+async function processOf(pid) {
+  const [cmdline, environ, cwd] = await Promise.all([readFile(`/proc/${pid}/cmdline`, 'utf8'), readFile(`/proc/${pid}/environ`, 'utf8'), readlink(`/proc/${pid}/cwd`)]);
+  const argv = cmdline.split('\0').filter((part) => part !== '');
+  const processEnv = Object.fromEntries(environ.split('\0').filter((line) => line.includes('=')).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+  return { argv, env: processEnv, cwd };
+}
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function waitGone(pid) {
+  for (let i = 0; i < 200 && alive(pid); i++) await delay(50);
+}
+
+/** SIGKILLs a service and starts it again as it ran (its pid file updated): the README's way, without its build steps. */
+async function killService(name, counts) {
+  const pidFile = path.join(REPO, 'var', 'run', `${name}.pid`);
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return log(`${name}: no running process in ${pidFile}; skipped`);
+  const proc = await processOf(pid);
+  process.kill(pid, 'SIGKILL');
+  await waitGone(pid);
+  const logFd = openSync(path.join(REPO, 'var', 'log', `${name}.log`), 'a');
+  const child = spawn(proc.argv[0], proc.argv.slice(1), { cwd: proc.cwd, env: proc.env, detached: true, stdio: ['ignore', logFd, logFd] });
+  child.unref();
+  await writeFile(pidFile, `${child.pid}\n`);
+  counts.kills[name] = (counts.kills[name] ?? 0) + 1;
+}
+
+async function restartNats(counts) {
+  const pidFile = path.join(HOME, 'nats', 'nats-server.pid');
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+    process.kill(pid, 'SIGKILL');
+    await waitGone(pid);
+  }
+  await run(path.join(REPO, 'scripts', 'writ-nats.sh'), [], { cwd: REPO, env: { ...env, WRIT_HOME: HOME }, timeout: 120_000 });
+  counts.natsRestarts++;
+}
+
+async function restartPostgres(counts) {
+  const { stdout } = await run('pg_lsclusters', ['--no-header']);
+  const [version, cluster] = stdout.trim().split('\n')[0].split(/\s+/);
+  await run('pg_ctlcluster', [version, cluster, 'restart', '-m', 'immediate'], { timeout: 120_000 });
+  counts.pgRestarts++;
+}
+
+function chaosLoop(counts, durationMs, signal) {
+  const tasks = [];
+  if (settings.killEveryMs > 0 && settings.services.length > 0) {
+    tasks.push(
+      (async () => {
+        while (!signal.aborted) {
+          await delay(settings.killEveryMs, undefined, { signal }).catch(() => undefined);
+          if (signal.aborted) break;
+          const name = settings.services[Math.floor(Math.random() * settings.services.length)];
+          await killService(name, counts).catch((error) => log(`kill ${name} failed: ${error.message}`));
+        }
+      })(),
+    );
+  }
+  // `times` restarts spread evenly over the submission window.
+  const loopStart = Date.now();
+  const scheduled = (times, what, restart) =>
+    (async () => {
+      for (let i = 1; i <= times && !signal.aborted; i++) {
+        await delay(Math.max(0, loopStart + (durationMs * i) / (times + 1) - Date.now()), undefined, { signal }).catch(() => undefined);
+        if (signal.aborted) break;
+        log(`restarting ${what}`);
+        await restart(counts).catch((error) => log(`restart ${what} failed: ${error.message}`));
+      }
+    })();
+  tasks.push(scheduled(settings.natsRestarts, "Writ's nats-server", restartNats));
+  tasks.push(scheduled(settings.pgRestarts, 'PostgreSQL', restartPostgres));
+  return Promise.all(tasks);
+}
+
+// ---- outcomes and checks ----------------------------------------------------------------------------
+
+async function poll(actions) {
+  for (const action of actions) {
+    if (!action.published || (action.row !== undefined && TERMINAL.has(action.row.status) && (action.row.status === 'rejected' || action.row.receipt_id !== null))) continue;
+    action.row = await httpGet(`/v1/actions/${action.id}`).catch(() => action.row);
+  }
+}
+
+async function resolveApprovals(actions, director) {
+  for (const action of actions) {
+    if (action.kind !== 'approval' || action.resolved || action.row?.status !== 'awaiting_approval' || !action.row.approval_id) continue;
+    try {
+      await writ([action.grant ? 'approve' : 'deny', action.row.approval_id, '--principal', director.id, '--key', director.keyFile, '--task', action.row.task_id]);
+      action.resolved = true;
+    } catch (error) {
+      // Not open yet, or a service down: the next round tries again.
+      if (!/not (yet )?open|not found|NOT_FOUND|UNAVAILABLE|ECONNREFUSED/i.test(String(error.stderr ?? error.message))) log(`${action.id}: ${action.grant ? 'approve' : 'deny'} failed: ${String(error.stderr ?? error.message).trim().split('\n')[0]}`);
+    }
+  }
+}
+
+/** How many times the action's token is in its task's workspace (every chaos.txt under the task's cell directory). */
+async function tokenCount(action) {
+  const taskId = action.row?.task_id;
+  if (!taskId) return 0;
+  let count = 0;
+  const walk = async (dir, depth) => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory() && depth < 6 && entry.name !== '.lazarus') await walk(file, depth + 1);
+      else if (entry.isFile() && entry.name === 'chaos.txt') count += (await readFile(file, 'utf8')).split('\n').filter((line) => line === action.token).length;
+    }
+  };
+  await walk(path.join(CELLS_ROOT, taskId), 0);
+  return count;
+}
+
+/** What the receipt states against what the workspace shows; a string when they disagree. */
+function falseStatement(resultCode, count) {
+  if (count > 1) return `the token is in the workspace ${count} times`;
+  if (resultCode === 'succeeded' && count !== 1) return 'receipt says succeeded, the command never ran';
+  if (resultCode === 'failed' && count === 0) return 'receipt says the action ran and failed, the command never ran';
+  if ((resultCode === 'refused' || resultCode === 'cancelled') && count > 0) return `receipt says ${resultCode}, the command ran`;
+  return undefined;
+}
+
+async function verifyTask(taskId) {
+  try {
+    await writ(['verify', '--task', taskId, '--json', '--wait', '60']);
+    return true;
+  } catch (error) {
+    log(`writ verify --task ${taskId} failed: ${String(error.stdout ?? error.message).slice(0, 300)}`);
+    return false;
+  }
+}
+
+// ---- main -----------------------------------------------------------------------------------------
+
+async function main() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'writ-chaos-'));
+  const counts = { kills: {}, natsRestarts: 0, pgRestarts: 0 };
+  try {
+    log(`doctor: ${(await writ(['doctor'])).trim().split('\n').at(-1)}`);
+    const { agents, director } = await registerPrincipals(dir);
+    log(`registered ${agents.length} agents and director ${director.id}`);
+    const connections = await Promise.all(agents.map(async (agent) => ({ agent, nc: await connect({ servers: NATS_URL, name: agent.id, authenticator: credsAuthenticator(agent.creds), maxReconnectAttempts: -1, reconnectTimeWait: 250 }) })));
+    const actions = Array.from({ length: settings.actions }, (_, index) => planAction(agents[index % agents.length], index));
+    const submitMs = (settings.actions / settings.rate) * 1000;
+
+    const stop = new AbortController();
+    const chaos = chaosLoop(counts, submitMs, stop.signal);
+    const progress = setInterval(() => {
+      const terminal = actions.filter((a) => a.row && TERMINAL.has(a.row.status)).length;
+      log(`published ${actions.filter((a) => a.published).length}/${actions.length}, terminal ${terminal}, kills ${Object.values(counts.kills).reduce((s, n) => s + n, 0)}, nats restarts ${counts.natsRestarts}, pg restarts ${counts.pgRestarts}`);
+    }, 10_000);
+    const pollLoop = (async () => {
+      while (!stop.signal.aborted || actions.some((a) => a.published && !(a.row && TERMINAL.has(a.row.status)))) {
+        await poll(actions).catch(() => undefined);
+        await resolveApprovals(actions, director).catch(() => undefined);
+        if (Date.now() - started > submitMs + settings.settleTimeoutMs) break;
+        await delay(1_000);
+      }
+    })();
+    // Submission at the configured rate, each agent over its own connection.
+    const publishes = [];
+    for (const [index, action] of actions.entries()) {
+      await delay(Math.max(0, (index * 1000) / settings.rate - (Date.now() - started)));
+      publishes.push(publish(connections.find((c) => c.agent === action.agent), action));
+    }
+    await Promise.all(publishes);
+    log('every action published; chaos stops, waiting for outcomes');
+    stop.abort();
+    await chaos;
+    await pollLoop;
+    clearInterval(progress);
+    await Promise.all(connections.map((c) => c.nc.close().catch(() => undefined)));
+    for (let i = 0; i < 3; i++) await poll(actions).catch(() => undefined);
+
+    // Checks from outside.
+    const stuck = actions.filter((a) => !(a.row && TERMINAL.has(a.row.status)));
+    const unreceipted = actions.filter((a) => a.row && TERMINAL.has(a.row.status) && a.row.status !== 'rejected' && a.row.receipt_id === null);
+    const statements = [];
+    let duplicates = 0;
+    let ran = 0;
+    for (const action of actions) {
+      if (action.row?.receipt_id == null) continue;
+      const receipt = await httpGet(`/v1/receipts/${action.row.receipt_id}`).catch(() => undefined);
+      const count = await tokenCount(action);
+      if (count > 1) duplicates++;
+      if (count >= 1) ran++;
+      const wrong = falseStatement(receipt?.result_code, count);
+      if (wrong !== undefined) statements.push({ action: action.id, task: action.row.task_id, kind: action.kind, status: action.row.status, wrong });
+    }
+    const tasks = [...new Set(actions.map((a) => a.row?.task_id).filter(Boolean))].slice(0, settings.verifySample);
+    let verified = 0;
+    for (const taskId of tasks) if (await verifyTask(taskId)) verified++;
+    let rebuild = 'equal';
+    try {
+      await writ(['projections', 'rebuild', '--json']);
+    } catch (error) {
+      rebuild = `differs or failed: ${String(error.stderr ?? error.message).trim().split('\n')[0]}`;
+    }
+
+    const byStatus = {};
+    for (const action of actions) byStatus[action.row?.status ?? 'unknown'] = (byStatus[action.row?.status ?? 'unknown'] ?? 0) + 1;
+    const report = {
+      ok: stuck.length === 0 && unreceipted.length === 0 && duplicates === 0 && statements.length === 0 && verified === tasks.length && rebuild === 'equal',
+      settings: { ...settings, verifySample: Number.isFinite(settings.verifySample) ? settings.verifySample : 'all' },
+      seconds: Math.round((Date.now() - started) / 1000),
+      actions: actions.length,
+      by_status: byStatus,
+      stuck: stuck.map((a) => ({ action: a.id, status: a.row?.status ?? 'never projected', task: a.row?.task_id })),
+      unreceipted: unreceipted.map((a) => a.id),
+      commands_ran: ran,
+      duplicate_effects: duplicates,
+      false_statements: statements,
+      verified: `${verified}/${tasks.length}`,
+      rebuild,
+      chaos: { service_kills: counts.kills, nats_restarts: counts.natsRestarts, postgres_restarts: counts.pgRestarts },
+    };
+    if (flags.json) console.log(JSON.stringify(report, null, 2));
+    else {
+      console.log(`chaos: ${report.actions} actions in ${report.seconds} s, ${Object.values(counts.kills).reduce((s, n) => s + n, 0)} service kills ${JSON.stringify(counts.kills)}, ${counts.natsRestarts} nats-server and ${counts.pgRestarts} PostgreSQL restarts`);
+      console.log(`  by status          ${JSON.stringify(byStatus)}`);
+      console.log(`  stuck              ${stuck.length}${stuck.length ? ` ${JSON.stringify(report.stuck.slice(0, 5))}` : ''}`);
+      console.log(`  unreceipted        ${unreceipted.length}`);
+      console.log(`  duplicate effects  ${duplicates} (commands that ran: ${ran})`);
+      console.log(`  false statements   ${statements.length}${statements.length ? ` ${JSON.stringify(statements.slice(0, 5))}` : ''}`);
+      console.log(`  verified tasks     ${report.verified}`);
+      console.log(`  rebuild            ${rebuild}`);
+      console.log(report.ok ? 'PASS: nothing lost, nothing false' : 'FAIL');
+    }
+    return report.ok ? 0 : 1;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(`[chaos] ${error.stack ?? error}`);
+    process.exit(2);
+  },
+);
