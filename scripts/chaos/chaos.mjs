@@ -342,6 +342,7 @@ async function main() {
     const actions = Array.from({ length: settings.actions }, (_, index) => planAction(agents[index % agents.length], index));
     const submitMs = (settings.actions / settings.rate) * 1000;
 
+    const submitStart = Date.now();
     const stop = new AbortController();
     const chaos = chaosLoop(counts, submitMs, stop.signal);
     const progress = setInterval(() => {
@@ -352,17 +353,19 @@ async function main() {
       while (!stop.signal.aborted || actions.some((a) => a.published && !(a.row && TERMINAL.has(a.row.status)))) {
         await poll(actions).catch(() => undefined);
         await resolveApprovals(actions, director).catch(() => undefined);
-        if (Date.now() - started > submitMs + settings.settleTimeoutMs) break;
+        if (Date.now() - submitStart > submitMs + settings.settleTimeoutMs) break;
         await delay(1_000);
       }
     })();
     // Submission at the configured rate, each agent over its own connection.
     const publishes = [];
     for (const [index, action] of actions.entries()) {
-      await delay(Math.max(0, (index * 1000) / settings.rate - (Date.now() - started)));
+      await delay(Math.max(0, (index * 1000) / settings.rate - (Date.now() - submitStart)));
       publishes.push(publish(connections.find((c) => c.agent === action.agent), action));
     }
     await Promise.all(publishes);
+    // The chaos lasts the whole submission window even when the last publish came early.
+    await delay(Math.max(0, submitStart + submitMs - Date.now()));
     log('every action published; chaos stops, waiting for outcomes');
     stop.abort();
     await chaos;
@@ -397,7 +400,10 @@ async function main() {
     }
 
     const byStatus = {};
-    for (const action of actions) byStatus[action.row?.status ?? 'unknown'] = (byStatus[action.row?.status ?? 'unknown'] ?? 0) + 1;
+    for (const action of actions) {
+      const key = `${action.kind}${action.kind === 'approval' ? (action.grant ? '(grant)' : '(deny)') : ''}:${action.row?.status ?? 'unknown'}`;
+      byStatus[key] = (byStatus[key] ?? 0) + 1;
+    }
     const report = {
       ok: stuck.length === 0 && unreceipted.length === 0 && duplicates === 0 && statements.length === 0 && verified === tasks.length && rebuild === 'equal',
       settings: { ...settings, verifySample: Number.isFinite(settings.verifySample) ? settings.verifySample : 'all' },
