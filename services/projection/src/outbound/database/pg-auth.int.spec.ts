@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { pgAuthMethod } from '@writ/runtime';
+import { ensurePgServiceRole, generatePgPassword, pgAuthMethod, writeSecret } from '@writ/runtime';
 import { connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,6 +96,26 @@ describe('Postgres: each Writ service role logs in with its own scram-sha-256 pa
       expect(await sqlstateOf(client.query(`CREATE TABLE "${mySchema}"."mine" (v text); INSERT INTO "${mySchema}"."mine" VALUES ('ok')`))).toBeUndefined();
     } finally {
       await client.end();
+    }
+  });
+
+  it('given a rotated password (role first, then the file), then the running pool logs in again with the new one, without a restart, and the old one is refused', async () => {
+    const db = await openProjectionDatabase({ ...mine.connection, schema: mySchema, poolSize: 1 });
+    try {
+      const old = await passwordOf(mine);
+      const fresh = generatePgPassword();
+      await withTestAdmin((admin) => ensurePgServiceRole((sql, params) => admin.query(sql, params === undefined ? undefined : [...params]), { role: mine.role, schema: mySchema, database, password: fresh }));
+      await writeSecret(mine.passwordFile, `${fresh}\n`);
+      // the live session survives a rotation; end it, as a revocation would
+      await withTestAdmin((admin) => admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [mine.role]));
+      let rows: Array<{ user: string }> | undefined;
+      for (let attempt = 0; attempt < 5 && rows === undefined; attempt += 1) {
+        rows = await db.query('SELECT current_user AS user').catch(() => undefined);
+      }
+      expect(rows).toEqual([{ user: mine.role }]);
+      expect(await sqlstateOf(connectAs(mine, old))).toBe('28P01');
+    } finally {
+      await db.destroy();
     }
   });
 
