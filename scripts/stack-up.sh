@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Brings up what Writ needs on a Debian machine, and says what it does:
 #   nats-server installed (Writ's own is started by scripts/writ-nats.sh, with auth,
-#   on 127.0.0.1:4223), PostgreSQL on 127.0.0.1:5432, Docker Engine on /var/run/docker.sock.
+#   on 127.0.0.1:4223), PostgreSQL on 127.0.0.1:5432 (Writ's service roles, group
+#   writ_services, must log in with a scram-sha-256 password: a pg_hba.conf rule
+#   placed before every other), Docker Engine on /var/run/docker.sock.
 # Idempotent: anything already running is left as it is. Needs root for the
 # installs (apt-get) and for dockerd.
 #
@@ -61,6 +63,31 @@ for db in ${WRIT_PG_DATABASES:-writ writ_test}; do
     psql -h 127.0.0.1 -U postgres -qc "create database \"$db\""
   fi
 done
+
+# Writ's services log in as their own roles (`writ pg setup`, the test harnesses), all members of
+# writ_services, with a scram-sha-256 password that is really checked: these rules come before
+# any other line (the first matching line decides), so the trust this machine gives loopback
+# connections never reaches a Writ role. docs/security.md ("Postgres").
+if ! psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_roles where rolname = 'writ_services'" | grep -q 1; then
+  say "PostgreSQL: creating the group role writ_services (NOLOGIN; Writ's service roles are its members)"
+  psql -h 127.0.0.1 -U postgres -qc 'create role writ_services nologin nosuperuser nocreatedb nocreaterole noreplication nobypassrls' 2>/dev/null \
+    || psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_roles where rolname = 'writ_services'" | grep -q 1
+fi
+hba=$(psql -h 127.0.0.1 -U postgres -tAc 'show hba_file')
+writ_rules=$(printf '%s\n' \
+  'host  all +writ_services 127.0.0.1/32 scram-sha-256 # writ: service roles need their password' \
+  'host  all +writ_services ::1/128      scram-sha-256 # writ: service roles need their password' \
+  'local all +writ_services              scram-sha-256 # writ: service roles need their password')
+if [ "$(grep -vE '^[[:space:]]*(#|$)' "$hba" | head -n 3)" = "$writ_rules" ]; then
+  say "PostgreSQL: scram-sha-256 required of Writ's service roles (first rules of $hba)"
+else
+  say "PostgreSQL: requiring scram-sha-256 of Writ's service roles (+writ_services) before any other rule of $hba"
+  sed -i '/# writ: service roles need their password$/d' "$hba"
+  { printf '%s\n' "$writ_rules"; cat "$hba"; } >"$hba.writ" && cat "$hba.writ" >"$hba" && rm -f "$hba.writ"
+  psql -h 127.0.0.1 -U postgres -qtAc 'select pg_reload_conf()' >/dev/null
+  errors=$(psql -h 127.0.0.1 -U postgres -tAc 'select count(*) from pg_hba_file_rules where error is not null')
+  [ "$errors" = 0 ] || { say "FAILED: $hba has $errors invalid line(s) after the change (select * from pg_hba_file_rules where error is not null)"; exit 1; }
+fi
 
 # --- Docker Engine -----------------------------------------------------------
 if [ "${WRIT_SKIP_DOCKER:-0}" = 1 ]; then

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Brings Writ up on this machine from a fresh clone: the stack (PostgreSQL,
 # Docker, nats-server installed), Node 24 and the toolchain, every project built,
-# Writ's own NATS with auth (writ init, port 4223: scripts/writ-nats.sh), the cell
-# image built offline, the first operator registered, and the seven services
+# Writ's own NATS with auth (writ init, port 4223: scripts/writ-nats.sh), the
+# projection's own Postgres role (writ pg setup: scram-sha-256, its password under
+# WRIT_HOME/pg), the cell image built offline, the first operator registered, and the seven services
 # started in the background, each with its own least-privilege bus credential,
 # listening on loopback. Idempotent: a service already answering /healthz is left
 # running. Prints where everything is.
@@ -43,6 +44,13 @@ scripts/writ-nats.sh
 set -a; . var/writ/writ.env; set +a
 # Each service reports it on /healthz; writ doctor flags services of different releases.
 export WRIT_COMMIT=${WRIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || true)}
+# Postgres: the projection logs in as its own role with the password writ init generated
+# (scram-sha-256, checked: scripts/stack-up.sh's pg_hba.conf rule); writ pg setup creates or updates
+# the role over the admin connection (WRIT_PG_ADMIN_URL, default the machine's postgres superuser).
+pg_json=$(writ pg setup --json) || { say "FAILED: writ pg setup (above)"; exit 1; }
+pg_url=$(printf '%s' "$pg_json" | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).projectionUrl))')
+pg_password_file="$WRIT_HOME/pg/projection.password"
+say "postgres: projection role ${WRIT_PG_SCHEMA}_projection (scram-sha-256; password file $pg_password_file, 0600)"
 # Streams are the operator's to create and reconfigure (a service's credential may only create a missing one).
 say "streams: $(writ streams ensure)"
 
@@ -53,7 +61,9 @@ for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   if healthy "$port"; then say "$name: already up on :$port"; continue; fi
   say "$name: starting on 127.0.0.1:$port (log var/log/$name.log, bus credential $WRIT_HOME/creds/$name.creds)"
-  WRIT_HTTP_PORT=$port WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" nohup node "services/$name/dist/main.js" >>"var/log/$name.log" 2>&1 &
+  pg_env=()
+  [ "$name" = projection ] && pg_env=(WRIT_PG_URL="$pg_url" WRIT_PG_PASSWORD_FILE="$pg_password_file")
+  env WRIT_HTTP_PORT="$port" WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" "${pg_env[@]}" nohup node "services/$name/dist/main.js" >>"var/log/$name.log" 2>&1 &
   echo $! >"var/run/$name.pid"
 done
 for entry in "${services[@]}"; do

@@ -9,7 +9,9 @@
 //   npx node scripts/bench/projection.bench.mjs [--events 10000] [--rounds 3] [--batch 500]
 // Options may also come from the environment (BENCH_EVENTS, BENCH_ROUNDS, BENCH_BATCH);
 // NATS from WRIT_NATS_URL (default nats://127.0.0.1:4223), Postgres from
-// WRIT_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/writ_test).
+// WRIT_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/writ_test): an ADMIN connection
+// that makes the projection its own role (scram-sha-256, a generated password in a 0600 file, as
+// `writ pg setup` does), which the service logs in as; the raw inserts run on the admin connection.
 //
 // What it measures, each round alternating the two:
 //   rebuild  `writ projections rebuild` as the CLI drives it (request/reply on
@@ -25,11 +27,15 @@
 
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { natsConnectOptions } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
+import { dropPgServiceRole, ensurePgServiceRole, generatePgPassword, pgServiceRole, writeSecret } from '@writ/runtime';
 import { createProjectionApp, loadProjectionConfig } from '@writ/projection';
 import { createLogger } from '@writ/telemetry';
 import pg from 'pg';
@@ -50,6 +56,18 @@ const schema = `bench_proj_${id}`;
 const streams = { events: `BENCH_EVT_${id}`, ingress: `BENCH_ING_${id}`, commands: `BENCH_CMD_${id}`, dlq: `BENCH_DLQ_${id}` };
 const MiB = 1024 ** 2;
 
+const db = new pg.Client({ connectionString: PG_URL });
+await db.connect();
+const adminQuery = (sql, params) => db.query(sql, params === undefined ? undefined : [...params]);
+const pgAdmin = new URL(PG_URL);
+const pgDatabase = decodeURIComponent(pgAdmin.pathname.slice(1));
+const pgRole = pgServiceRole(schema, 'projection');
+const pgDir = await mkdtemp(path.join(tmpdir(), 'writ-bench-pg-'));
+const pgPasswordFile = path.join(pgDir, 'projection.password');
+const pgPassword = generatePgPassword();
+await writeSecret(pgPasswordFile, `${pgPassword}\n`);
+await ensurePgServiceRole(adminQuery, { role: pgRole, schema, database: pgDatabase, password: pgPassword });
+
 const config = loadProjectionConfig({
   WRIT_NATS_URL: NATS_URL,
   WRIT_SUBJECT_ROOT: root,
@@ -61,15 +79,14 @@ const config = loadProjectionConfig({
   WRIT_DLQ_STREAM: streams.dlq,
   WRIT_EVENTS_MAX_BYTES: String(512 * MiB),
   WRIT_BUS_STREAMS_MAX_BYTES: String(16 * MiB),
-  WRIT_PG_URL: PG_URL,
+  WRIT_PG_URL: `postgres://${pgRole}@${pgAdmin.host}/${encodeURIComponent(pgDatabase)}`,
+  WRIT_PG_PASSWORD_FILE: pgPasswordFile,
   WRIT_PG_SCHEMA: schema,
   WRIT_PG_POOL_SIZE: '4',
 });
 
 const nc = await connect({ servers: NATS_URL, name: 'projection-bench', ...natsConnectOptions() });
 const jsm = await jetstreamManager(nc);
-const db = new pg.Client({ connectionString: PG_URL });
-await db.connect();
 let app;
 
 async function append(store, stories, concurrency = 16) {
@@ -186,7 +203,9 @@ try {
   await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
   const left = await db.query(`SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE $1`, [`${schema}\\_%`]).catch(() => ({ rows: [] }));
   for (const row of left.rows) await db.query(`DROP SCHEMA IF EXISTS "${row.schema_name}" CASCADE`).catch(() => undefined);
+  await dropPgServiceRole(adminQuery, pgRole).catch(() => undefined);
   await db.end().catch(() => undefined);
+  await rm(pgDir, { recursive: true, force: true });
   for (const stream of Object.values(streams)) await jsm.streams.delete(stream).catch(() => undefined);
   await nc.close();
 }

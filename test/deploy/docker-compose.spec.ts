@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const composeText = readFileSync(`${root}docker-compose.yml`, 'utf8');
 const compose = parse(composeText, { merge: true }) as {
-  services: Record<string, { build?: { dockerfile: string; args: Record<string, string> }; environment?: Record<string, string>; volumes?: string[]; ports?: string[]; user?: string }>;
+  services: Record<string, { build?: { dockerfile: string; args: Record<string, string> }; environment?: Record<string, string>; volumes?: string[]; ports?: string[]; user?: string; secrets?: string[] }>;
+  secrets?: Record<string, { file?: string }>;
 };
 const serviceNames = readdirSync(`${root}services`, { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && existsSync(`${root}services/${entry.name}/package.json`))
@@ -42,6 +43,24 @@ describe('docker-compose.yml', () => {
     const published = Object.entries(compose.services).flatMap(([name, s]) => (s.ports ?? []).map((p) => `${name}=${p}`));
     expect(published.sort()).toEqual(['nats=127.0.0.1:4222:4222', 'projection=127.0.0.1:8080:8080']);
     expect(composeText).not.toMatch(/PRIVATE KEY|"d"\s*:|password\s*[:=]\s*\S+/i);
+  });
+
+  it('runs Postgres with scram-sha-256 only, and the projection logs in as its own role with a password file, no password in any URL', () => {
+    const postgres = compose.services['postgres']?.environment ?? {};
+    expect(postgres['POSTGRES_HOST_AUTH_METHOD']).toBe('scram-sha-256');
+    expect(postgres['POSTGRES_INITDB_ARGS']).toBe('--auth-host=scram-sha-256 --auth-local=scram-sha-256');
+    expect(postgres['POSTGRES_PASSWORD_FILE']).toBe('/run/secrets/writ_pg_admin');
+    expect(composeText).not.toMatch(/\btrust\b/);
+    // The secrets are the files writ init generated, not values in this file.
+    expect(compose.secrets).toEqual({ writ_pg_admin: { file: './var/writ/pg/admin.password' }, writ_pg_projection: { file: './var/writ/pg/projection.password' } });
+    const projection = compose.services['projection']?.environment ?? {};
+    expect(projection['WRIT_PG_URL']).toBe('postgres://writ_projection@postgres:5432/writ');
+    expect(projection['WRIT_PG_PASSWORD_FILE']).toBe('/run/writ-pg/projection.password');
+    expect(compose.services['projection']?.secrets ?? []).not.toContain('writ_pg_admin');
+    for (const [name, service] of Object.entries(compose.services)) {
+      for (const value of Object.values(service.environment ?? {})) expect(String(value), name).not.toMatch(/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/);
+    }
+    expect(existsSync(`${root}deploy/postgres/writ-roles.sh`)).toBe(true);
   });
 
   it('is accepted by docker-compose itself', () => {

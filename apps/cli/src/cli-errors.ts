@@ -52,6 +52,8 @@ export type CliErrorCode =
   | 'CLI_SERVICE_UNAVAILABLE'
   /** The bus credential in use (WRIT_NATS_CREDS) may not publish or subscribe where the command must: the server refused it. */
   | 'CLI_BUS_FORBIDDEN'
+  /** `writ pg setup`: the admin connection failed, or Postgres refused to create or alter a service role. */
+  | 'CLI_PG_SETUP_FAILED'
   /** `writ doctor`: at least one check failed (each printed with its next step). */
   | 'CLI_DOCTOR_FAILED'
   /** `explain` / `decisions`: the id names no task in the log, nor an action request of a known task. */

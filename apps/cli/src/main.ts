@@ -15,6 +15,7 @@ import { approvalsShow } from './commands/approvals-show.js';
 import { doctor } from './commands/doctor.js';
 import { streamsEnsure } from './commands/streams-ensure.js';
 import { init } from './commands/init.js';
+import { pgSetup } from './commands/pg-setup.js';
 import { principalAdd } from './commands/principal-add.js';
 import { principalKeygen } from './commands/principal-keygen.js';
 import { principalRevoke } from './commands/principal-revoke.js';
@@ -47,6 +48,7 @@ export { connectionFrom, processIo, type CliIo, type Connection } from './cli-io
 export { actionSubmit, type ActionSubmitOptions, type SubmitResult } from './commands/action-submit.js';
 export { doctor, type DoctorCheck, type DoctorOptions, type DoctorReport } from './commands/doctor.js';
 export { init, type InitOptions } from './commands/init.js';
+export { DEFAULT_PG_ADMIN_URL, pgSetup, type PgSetupOptions, type PgSetupResult } from './commands/pg-setup.js';
 export { streamsEnsure, type StreamsEnsureOptions } from './commands/streams-ensure.js';
 export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome, type PrincipalAddResult } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
@@ -131,6 +133,19 @@ function program(io: CliIo): Command {
     .option('--json', 'print the paths as JSON')
     .action(async (options: { home?: string; port?: string; host?: string; monitorPort?: string; operator?: string; tlsCert?: string; tlsKey?: string; json?: boolean }) => {
       await init(options, io);
+    });
+
+  writ
+    .command('pg')
+    .description("Postgres (operator)")
+    .command('setup')
+    .description("as a Postgres admin: create or update each Postgres-using service's own role (scram-sha-256, the password writ init generated under <home>/pg/, 0600) and give it the deployment's schema; --rotate sets a new password (idempotent; prints paths, never a password)")
+    .option('--home <dir>', 'the deployment (default WRIT_HOME or ./var/writ)')
+    .option('--admin-url <url>', `an admin connection (default WRIT_PG_ADMIN_URL or postgres://postgres@127.0.0.1:5432/writ); its database is the roles'`)
+    .option('--rotate', "generate a new password, set it on the role, then replace the file (the projection reads it on each new connection)")
+    .option('--json', 'print the outcome as JSON')
+    .action(async (options: { home?: string; adminUrl?: string; rotate?: boolean; json?: boolean }) => {
+      await pgSetup(options, io);
     });
 
   writ

@@ -81,6 +81,20 @@ export {
   type WritService,
 } from './bus-auth/bus-permissions.js';
 export { DEFAULT_NATS_SERVER, NatsAuthority, fileExists, pushAccountJwt, writeSecret, type AgentBusCredential, type NatsServerSettings } from './bus-auth/nats-authority.js';
+export {
+  PG_SERVICE_GROUP,
+  dropPgServiceRole,
+  ensurePgServiceRole,
+  generatePgPassword,
+  pgAuthMethod,
+  pgServiceRole,
+  readPgPassword,
+  scramSha256Verifier,
+  type PgAdminQuery,
+  type PgAuthMethod,
+  type PgServiceRoleOutcome,
+  type PgServiceRoleSpec,
+} from './pg-auth/pg-roles.js';
 export { initWritHome, type WritHome, type WritHomeOptions } from './bus-auth/writ-home.js';
 export { TrustAnchoredPrincipals, decideRegistration, loadTrustAnchor, type RegistrationConflict, type RegistrationDecision } from './principal-admin.js';
 export { keyHistory, type PrincipalEvents } from './key-history.js';

@@ -114,7 +114,7 @@ export interface RebuildOptions {
  */
 export async function rebuildIntoFreshSchema(config: ProjectionConfig, options: RebuildOptions = {}): Promise<RebuildReport & { readonly targetSchema: string }> {
   const targetSchema = options.targetSchema ?? `${config.pg.schema.slice(0, 40)}_rebuild_${randomBytes(4).toString('hex')}`;
-  if (targetSchema === config.pg.schema || (await schemaExists(config.pg.url, targetSchema))) {
+  if (targetSchema === config.pg.schema || (await schemaExists(config.pg, targetSchema))) {
     throw new ProjectionError('PROJECTION_REBUILD_TARGET_INVALID', `schema ${targetSchema} is the live one or exists already; name a fresh schema`);
   }
   const nc = await connectProjectionNats(config);
@@ -135,7 +135,7 @@ export async function rebuildIntoFreshSchema(config: ProjectionConfig, options: 
   } finally {
     await target?.destroy().catch(() => undefined);
     await live?.destroy().catch(() => undefined);
-    if (options.keep !== true) await dropProjectionSchema(config.pg.url, targetSchema).catch(() => undefined);
+    if (options.keep !== true) await dropProjectionSchema(config.pg, targetSchema).catch(() => undefined);
     await nc.close().catch(() => undefined);
   }
 }

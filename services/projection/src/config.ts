@@ -25,7 +25,14 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080, busMaxBytesVar
   WRIT_PROJECTOR_BACKOFF_MS: positiveInt(1_000),
   /** How long one pull from the durable stays open; bounds an idle graceful stop. */
   WRIT_BUS_PULL_EXPIRES_MS: busConsumerVariables.WRIT_BUS_PULL_EXPIRES_MS,
-  WRIT_PG_URL: z.string().min(1).default('postgres://postgres@127.0.0.1:5432/writ'),
+  /** Host, port, database and role; no password (a URL with one is refused, without echoing it): that is WRIT_PG_PASSWORD_FILE's. */
+  WRIT_PG_URL: z
+    .string()
+    .min(1)
+    .default('postgres://postgres@127.0.0.1:5432/writ')
+    .refine((url) => !/^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url), 'must not carry a password: put it in the file WRIT_PG_PASSWORD_FILE names'),
+  /** The role's password, in a 0600 file (`writ init` writes `<WRIT_HOME>/pg/projection.password`); read on each new connection. */
+  WRIT_PG_PASSWORD_FILE: z.string().min(1).optional(),
   WRIT_PG_SCHEMA: PgSchema.default('writ'),
   WRIT_PG_POOL_SIZE: positiveInt(10),
   /** How long a forwarded request (POST /v1/actions, approval resolution) waits for ingress or approval. */
@@ -59,7 +66,7 @@ export interface ProjectionConfig {
   /** The log and the bus streams (ensured at start: the consumer's dead letters need WRIT_DLQ). */
   readonly streams: ServiceStreams;
   readonly projector: { readonly maxDeliver: number; readonly backoffMs: number; readonly pullExpiresMs: number };
-  readonly pg: { readonly url: string; readonly schema: string; readonly poolSize: number };
+  readonly pg: { readonly url: string; readonly passwordFile?: string; readonly schema: string; readonly poolSize: number };
   readonly upstreamTimeoutMs: number;
   readonly rebuild: { readonly swapLockTimeoutMs: number };
 }
@@ -86,7 +93,12 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
       backoffMs: env.WRIT_PROJECTOR_BACKOFF_MS,
       pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS,
     },
-    pg: { url: env.WRIT_PG_URL, schema: env.WRIT_PG_SCHEMA, poolSize: env.WRIT_PG_POOL_SIZE },
+    pg: {
+      url: env.WRIT_PG_URL,
+      ...(env.WRIT_PG_PASSWORD_FILE === undefined ? {} : { passwordFile: env.WRIT_PG_PASSWORD_FILE }),
+      schema: env.WRIT_PG_SCHEMA,
+      poolSize: env.WRIT_PG_POOL_SIZE,
+    },
     upstreamTimeoutMs: env.WRIT_UPSTREAM_TIMEOUT_MS,
     rebuild: { swapLockTimeoutMs: env.WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS },
   };

@@ -44,4 +44,18 @@ describe('projection config', () => {
     const paths = ((failure as { details?: { issues?: Array<{ path: string }> } }).details?.issues ?? []).map((issue) => issue.path);
     expect(paths.sort()).toEqual(['WRIT_HTTP_PORT', 'WRIT_PG_SCHEMA', 'WRIT_SUBJECT_ROOT']);
   });
+
+  it('takes the Postgres password from a file, and refuses a WRIT_PG_URL that carries one without echoing it', () => {
+    const config = loadProjectionConfig({ WRIT_PG_URL: 'postgres://writ_x_projection@127.0.0.1:5432/writ', WRIT_PG_PASSWORD_FILE: '/var/writ/pg/projection.password' });
+    expect(config.pg).toMatchObject({ url: 'postgres://writ_x_projection@127.0.0.1:5432/writ', passwordFile: '/var/writ/pg/projection.password' });
+    let failure: unknown;
+    try {
+      loadProjectionConfig({ WRIT_PG_URL: 'postgres://writ_x_projection:hunter2-secret@127.0.0.1:5432/writ' });
+    } catch (error) {
+      failure = error;
+    }
+    expect(hasErrorCode(failure, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+    expect((failure as Error).message).toMatch(/WRIT_PG_URL: must not carry a password/);
+    expect(JSON.stringify({ message: (failure as Error).message, details: (failure as { details?: unknown }).details })).not.toContain('hunter2-secret');
+  });
 });

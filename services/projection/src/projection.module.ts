@@ -140,7 +140,7 @@ export class ProjectionModule {
               live: store,
               log,
               targets: new PostgresRebuildTargets(resources.dataSource, config.pg, config.rebuild.swapLockTimeoutMs),
-              jobs: new PostgresRebuildJobStore(resources.dataSource, config.pg.url, logger),
+              jobs: new PostgresRebuildJobStore(resources.dataSource, config.pg, logger),
               eventsPrefix: config.subjects.eventsPrefix,
               logger,
               now: () => new Date(),

@@ -1,16 +1,72 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { EventStore } from '@writ/eventstore';
+import { dropPgServiceRole, ensurePgServiceRole, generatePgPassword, pgServiceRole, writeSecret } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
 import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { createProjectionApp, type ProjectionApp } from '../src/bootstrap.js';
 import { loadProjectionConfig, type ProjectionConfig } from '../src/config.js';
-import { dropProjectionSchema } from '../src/outbound/database/projection-database.js';
+import { dropProjectionSchema, type PgConnectionConfig } from '../src/outbound/database/projection-database.js';
 import type { StoryEvent } from './governed-path.fixture.js';
 
+/** The ADMIN connection tests set up and inspect with (as an operator would); the service under test logs in as its own role (`createTestPgRole`). */
 export const TEST_PG_URL = process.env['WRIT_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/writ_test';
 const MiB = 1024 ** 2;
+
+/** A service role of its own for one test, as `writ pg setup` makes one for a deployment. */
+export interface TestPgRole {
+  readonly role: string;
+  /** `postgres://<role>@<host>/<database>`: no password in it. */
+  readonly url: string;
+  /** The 0600 file holding the role's generated password. */
+  readonly passwordFile: string;
+  readonly connection: PgConnectionConfig;
+  /** Drops the role and everything it owns (its schemas), and the password file. */
+  dispose(): Promise<void>;
+}
+
+/** Runs `work` over an admin connection to TEST_PG_URL. */
+export async function withTestAdmin<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: TEST_PG_URL });
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Creates `<schema>_projection` (scram-sha-256, a generated password in a 0600
+ * file, member of writ_services, owner of `schema`) over the admin connection.
+ * The role's password is checked only if `scripts/stack-up.sh` put Writ's
+ * pg_hba.conf rule in place; `pg-auth.int.spec.ts` fails with that fix if not.
+ */
+export async function createTestPgRole(schema: string): Promise<TestPgRole> {
+  const role = pgServiceRole(schema, 'projection');
+  const admin = new URL(TEST_PG_URL);
+  const database = decodeURIComponent(admin.pathname.replace(/^\//, ''));
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'writ-pg-'));
+  const passwordFile = path.join(dir, 'projection.password');
+  const password = generatePgPassword();
+  await writeSecret(passwordFile, `${password}\n`);
+  await withTestAdmin((client) => ensurePgServiceRole((sql, params) => client.query(sql, params === undefined ? undefined : [...params]), { role, schema, database, password }));
+  const url = `postgres://${role}@${admin.host}/${encodeURIComponent(database)}`;
+  return {
+    role,
+    url,
+    passwordFile,
+    connection: { url, passwordFile },
+    async dispose() {
+      await withTestAdmin((client) => dropPgServiceRole((sql, params) => client.query(sql, params === undefined ? undefined : [...params]), role)).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 /**
  * One test's own world on the real servers: a subject root, its four streams
@@ -46,7 +102,10 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
   const root = uniqueName('t');
   const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
   const schema = uniqueName('proj');
+  const pgRole = await createTestPgRole(schema);
   const config = loadProjectionConfig({
+    // Writ's NATS for this checkout (npm test sets it; scripts/writ-nats.sh may run it on another port than 4223).
+    ...(process.env['WRIT_NATS_URL'] === undefined ? {} : { WRIT_NATS_URL: process.env['WRIT_NATS_URL'] }),
     WRIT_SUBJECT_ROOT: root,
     WRIT_HTTP_PORT: '0',
     WRIT_HTTP_HOST: '127.0.0.1',
@@ -56,7 +115,9 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
     WRIT_DLQ_STREAM: streams.dlq,
     WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
     WRIT_BUS_STREAMS_MAX_BYTES: String(16 * MiB),
-    WRIT_PG_URL: TEST_PG_URL,
+    // The service logs in as its own role with its password file, as in a deployment.
+    WRIT_PG_URL: pgRole.url,
+    WRIT_PG_PASSWORD_FILE: pgRole.passwordFile,
     WRIT_PG_SCHEMA: schema,
     WRIT_PG_POOL_SIZE: '4',
     WRIT_UPSTREAM_TIMEOUT_MS: '1000',
@@ -133,6 +194,7 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
       for (const name of [schema, ...(left.rows as Array<{ schema_name: string }>).map((row) => row.schema_name)]) {
         await dropProjectionSchema(TEST_PG_URL, name).catch(() => undefined);
       }
+      await pgRole.dispose();
       await deleteStreams(nc, streams.events, streams.ingress, streams.commands, streams.dlq);
       await nc.close();
     },

@@ -78,6 +78,8 @@ export declare class Stack {
   readonly cellsRoot: string;
   readonly logDir: string;
   readonly pgSchema: string;
+  /** The projection's own Postgres role (`<schema>_projection`, scram-sha-256, its password in a 0600 file under the stack's directory). */
+  readonly pgRole: string;
   readonly env: Readonly<Record<string, string>>;
   readonly services: Readonly<Record<ServiceName, StartedService>>;
   readonly nc: NatsConnection;

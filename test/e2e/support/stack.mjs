@@ -26,7 +26,18 @@ import { connect, credsAuthenticator, headers } from '@nats-io/transport-node';
 import { INGRESS_IDEMPOTENCY_KEY_HEADER } from '@writ/contracts';
 import { generateEd25519Key, signJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
-import { NatsAuthority, busLayout, ensureWritStreams, packetHashOfRef, servicePermissions, writeSecret } from '@writ/runtime';
+import {
+  NatsAuthority,
+  busLayout,
+  dropPgServiceRole,
+  ensurePgServiceRole,
+  ensureWritStreams,
+  generatePgPassword,
+  packetHashOfRef,
+  pgServiceRole,
+  servicePermissions,
+  writeSecret,
+} from '@writ/runtime';
 import { testNatsAuth, uniqueName, waitFor } from '@writ/testing';
 import Docker from 'dockerode';
 import pg from 'pg';
@@ -53,6 +64,7 @@ const OPERATOR = Object.freeze({
   key: process.env['WRIT_OPERATOR_KEY'] ?? path.join(WRIT_HOME, 'operator', 'operator.jwk.json'),
   trustAnchor: process.env['WRIT_TRUST_ANCHOR'] ?? path.join(WRIT_HOME, 'trust-anchor.json'),
 });
+/** The harness's ADMIN connection (it creates the projection's role and schema, as `writ pg setup` does, and drops them); the projection logs in as its own role. */
 const PG_URL = process.env['WRIT_E2E_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/writ_test';
 
 /** Distinct free TCP ports on 127.0.0.1: every listener stays open until all are picked, so none repeats. */
@@ -120,7 +132,7 @@ function stackEnvironment(layout, extra) {
     WRIT_CELLS_ROOT: layout.cellsRoot,
     WRIT_APPROVAL_KEY_FILE: path.join(layout.keysDir, 'approval.jwk.json'),
     WRIT_RECEIPT_KEY_FILE: path.join(layout.keysDir, 'receipt.jwk.json'),
-    WRIT_PG_URL: layout.pgUrl,
+    // WRIT_PG_URL (the projection's own role) and WRIT_PG_PASSWORD_FILE are set once the role exists (Stack#createPgRole).
     WRIT_PG_SCHEMA: layout.pgSchema,
     WRIT_PG_POOL_SIZE: '4',
     // Short pulls: a SIGTERM'd service with nothing in flight stops within a second.
@@ -231,6 +243,7 @@ export class Stack {
     this.store = await EventStore.open(this.nc, { stream: this.streams.events, subjectPrefix: this.subject('evt'), maxBytes: this.layout.maxBytes });
     this.#pg = new pg.Client({ connectionString: this.layout.pgUrl });
     await this.#pg.connect();
+    await this.#createPgRole();
 
     await this.#issueServiceCredentials(names);
 
@@ -255,6 +268,24 @@ export class Stack {
       await writeSecret(file, await authority.writUserCreds(`svc-${name}`, servicePermissions(name, bus)));
       this.credentials[name] = file;
     }
+  }
+
+  /**
+   * The projection's own Postgres role (`<schema>_projection`, scram-sha-256, a generated password
+   * in a 0600 file, owner of the stack's schema), made over the admin connection as `writ pg setup`
+   * makes a deployment's: the service logs in with it, never as the admin.
+   */
+  async #createPgRole() {
+    const admin = new URL(this.layout.pgUrl);
+    const database = decodeURIComponent(admin.pathname.replace(/^\//, ''));
+    this.pgRole = pgServiceRole(this.pgSchema, 'projection');
+    const password = generatePgPassword();
+    await mkdir(path.join(this.layout.dir, 'pg'), { recursive: true, mode: 0o700 });
+    const passwordFile = path.join(this.layout.dir, 'pg', 'projection.password');
+    await writeSecret(passwordFile, `${password}\n`);
+    await ensurePgServiceRole((sql, params) => this.#pg.query(sql, params === undefined ? undefined : [...params]), { role: this.pgRole, schema: this.pgSchema, database, password });
+    this.env.WRIT_PG_URL = `postgres://${this.pgRole}@${admin.host}/${encodeURIComponent(database)}`;
+    this.env.WRIT_PG_PASSWORD_FILE = passwordFile;
   }
 
   #spawn(name, port) {
@@ -535,6 +566,7 @@ export class Stack {
     }
     if (this.#pg) {
       await this.#pg.query(`DROP SCHEMA IF EXISTS "${this.pgSchema}" CASCADE`).catch((error) => problems.push(`schema: ${error.message}`));
+      if (this.pgRole) await dropPgServiceRole((sql, params) => this.#pg.query(sql, params === undefined ? undefined : [...params]), this.pgRole).catch((error) => problems.push(`role: ${error.message}`));
       await this.#pg.end().catch(() => undefined);
     } else {
       const client = new pg.Client({ connectionString: this.layout.pgUrl });

@@ -6,6 +6,7 @@ import { TrustAnchor } from '@writ/contracts';
 import { natsConnectOptions } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
+import { postgresAuthCheck } from './doctor-postgres.js';
 
 export interface DoctorOptions {
   /** Host of the services' HTTP ports (default 127.0.0.1). */
@@ -59,6 +60,7 @@ export async function doctor(options: DoctorOptions, conn: Connection, io: CliIo
   }
   checks.push(releaseCheck(services));
   checks.push(await trustAnchorCheck(io));
+  checks.push(await postgresAuthCheck(io));
   const report: DoctorReport = { ok: checks.every((check) => check.ok), nats_url: conn.natsUrl, api_url: apiUrl, services, checks };
   if (options.json === true) {
     io.stdout(JSON.stringify(report));

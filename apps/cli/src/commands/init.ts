@@ -53,6 +53,7 @@ export async function init(options: InitOptions, io: CliIo): Promise<WritHome> {
       `operator bus     ${result.creds.operator}`,
       `dashboard bus    ${result.creds.dashboard} (read-only on writ.proj.>)`,
       `service creds    ${Object.values(result.creds.services).join(', ')}`,
+      `postgres         schema ${result.pg.schema}, projection role ${result.pg.roles.projection}: password ${result.pg.passwordFiles.projection} (0600; writ pg setup creates the role)`,
       `environment      . ${result.envFile}`,
     ].join('\n'),
   );

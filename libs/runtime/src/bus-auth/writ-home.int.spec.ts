@@ -36,6 +36,17 @@ describe('writ init (initWritHome)', () => {
     expect(made.natsUrl).toBe('nats://127.0.0.1:4223');
     // and the projection's schema is this deployment's own (a new home is a new, empty log)
     expect(await readFile(made.envFile, 'utf8')).toMatch(/^WRIT_PG_SCHEMA=writ_[a-z2-7]{12}$/m);
+    // and its Postgres passwords are generated, 0600 in a 0700 directory, and named nowhere but their files
+    expect(await mode(join(home, 'pg'))).toBe(0o700);
+    expect(made.pg.roles.projection).toBe(`${made.pg.schema}_projection`);
+    const env = await readFile(made.envFile, 'utf8');
+    for (const file of Object.values(made.pg.passwordFiles)) {
+      expect(await mode(file), file).toBe(0o600);
+      const password = (await readFile(file, 'utf8')).trim();
+      expect(password).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(env).not.toContain(password);
+      expect(JSON.stringify(made)).not.toContain(password);
+    }
   });
 
   it('given a second run, then nothing is created or changed', async () => {

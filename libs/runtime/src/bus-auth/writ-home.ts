@@ -4,6 +4,7 @@ import { TrustAnchor, type PublicEd25519Jwk } from '@writ/contracts';
 import { exportEd25519PrivateJwk, generateEd25519Key } from '@writ/crypto';
 import { WRIT_SERVICES, busLayout, dashboardPermissions, servicePermissions, type BusLayout, type SubjectPermissions, type WritService } from './bus-permissions.js';
 import { DEFAULT_NATS_SERVER, NatsAuthority, fileExists as exists, writeSecret, type NatsServerSettings } from './nats-authority.js';
+import { generatePgPassword, pgServiceRole } from '../pg-auth/pg-roles.js';
 
 /** What `writ init` is asked to set up. */
 export interface WritHomeOptions {
@@ -43,6 +44,17 @@ export interface WritHome {
   readonly trustAnchor: string;
   /** `. <home>/writ.env` sets WRIT_HOME, WRIT_NATS_URL, WRIT_NATS_CREDS (operator), WRIT_TRUST_ANCHOR, WRIT_OPERATOR_ID / _KEY. */
   readonly envFile: string;
+  /**
+   * Postgres: the deployment's schema, and each Postgres-using service's role and
+   * password file (0600; `writ pg setup` creates the role with it). `admin` is the
+   * superuser password of a Postgres Writ runs itself (docker-compose), unused
+   * with the machine's own.
+   */
+  readonly pg: {
+    readonly schema: string;
+    readonly roles: { readonly projection: string };
+    readonly passwordFiles: { readonly projection: string; readonly admin: string };
+  };
   /** The files this run created or reissued (empty on a re-run of the same release: nothing else is overwritten). */
   readonly created: readonly string[];
 }
@@ -63,7 +75,7 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
   const operatorId = options.operatorId ?? 'operator';
   const created: string[] = [];
   await mkdir(home, { recursive: true, mode: 0o700 });
-  for (const dir of ['creds', 'operator']) await mkdir(join(home, dir), { recursive: true, mode: 0o700 });
+  for (const dir of ['creds', 'operator', 'pg']) await mkdir(join(home, dir), { recursive: true, mode: 0o700 });
 
   const { authority } = await NatsAuthority.ensure(home);
   const natsDir = NatsAuthority.directory(home);
@@ -114,6 +126,11 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
     false,
   );
 
+  // Postgres passwords: generated here, never printed, read by the service from the file.
+  const pgSchema = projectionSchema(authority.writAccount);
+  const pgPasswordFiles = { projection: join(home, 'pg', 'projection.password'), admin: join(home, 'pg', 'admin.password') };
+  for (const file of Object.values(pgPasswordFiles)) await ensure(file, async () => `${generatePgPassword()}\n`, true);
+
   const natsUrl = `${server.tls === undefined ? 'nats' : 'tls'}://${server.host === '0.0.0.0' ? '127.0.0.1' : server.host}:${server.port}`;
   const envFile = join(home, 'writ.env');
   await ensure(
@@ -146,6 +163,7 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
     operatorPublicKey,
     trustAnchor,
     envFile,
+    pg: { schema: pgSchema, roles: { projection: pgServiceRole(pgSchema, 'projection') }, passwordFiles: pgPasswordFiles },
     created,
   };
 }

@@ -1,3 +1,4 @@
+import { readPgPassword } from '@writ/runtime';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { ProjectionError, isWritCoded } from '../../application/projection-errors.js';
@@ -6,8 +7,18 @@ import { CreateProjectionViews1751760000000 } from './migrations/1751760000000-c
 import { AddQueueCatalogTimelineCellViews1764150000000 } from './migrations/1764150000000-add-queue-catalog-timeline-cell-views.js';
 import { AddQuarantinedMessages1765200000000 } from './migrations/1765200000000-add-quarantined-messages.js';
 
-export interface ProjectionDatabaseConfig {
+/**
+ * Where Postgres is and who logs in: `url` names host, port, database and
+ * role (`postgres://<role>@<host>:<port>/<db>`); the password comes from
+ * `passwordFile` (0600, read on every new connection, so a rotated password
+ * is picked up without a restart), never from the URL of a service.
+ */
+export interface PgConnectionConfig {
   readonly url: string;
+  readonly passwordFile?: string;
+}
+
+export interface ProjectionDatabaseConfig extends PgConnectionConfig {
   /** The Postgres schema holding the views (created if missing). */
   readonly schema: string;
   readonly poolSize: number;
@@ -28,21 +39,58 @@ function quoted(schema: string): string {
 export function databaseError(operation: string, error: unknown): unknown {
   if (isWritCoded(error)) return error;
   const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : undefined;
-  return new ProjectionError('PROJECTION_DB_UNAVAILABLE', `Postgres failed to ${operation}${code === undefined ? '' : ` (SQLSTATE ${code})`}; check WRIT_PG_URL and the database`, {
+  return new ProjectionError('PROJECTION_DB_UNAVAILABLE', `Postgres failed to ${operation}${code === undefined ? '' : ` (SQLSTATE ${code})`}; check WRIT_PG_URL, WRIT_PG_PASSWORD_FILE and the database`, {
     cause: error,
     details: { operation, ...(code === undefined ? {} : { sqlstate: code }) },
   });
 }
 
-async function withClient<T>(url: string, operation: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, application_name: 'writ-projection' });
+/** The connection's parts, parsed here (never handed to a driver as a string, so no driver error can echo it). */
+export interface PgConnectionOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly database: string;
+  readonly password?: string | (() => Promise<string>);
+  /** From `?sslmode=`: `disable` → false, `no-verify` → no certificate check, `require` / `verify-ca` / `verify-full` → verified TLS. */
+  readonly ssl?: boolean | { readonly rejectUnauthorized: false };
+}
+
+/** A URL (`postgres[ql]://[user[:password]@]host[:port]/database[?host=/socket/dir]`) and a password file as driver options. */
+export function pgConnectionOptions(connection: string | PgConnectionConfig): PgConnectionOptions {
+  const { url, passwordFile } = typeof connection === 'string' ? { url: connection, passwordFile: undefined } : connection;
+  let parsed: URL;
   try {
+    parsed = new URL(url);
+  } catch {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'WRIT_PG_URL is not a URL (postgres://<role>@<host>:<port>/<database>)');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'WRIT_PG_URL must be a postgres:// URL');
+  }
+  const password = passwordFile !== undefined ? () => readPgPassword(passwordFile) : parsed.password === '' ? undefined : decodeURIComponent(parsed.password);
+  const sslmode = parsed.searchParams.get('sslmode');
+  const ssl = sslmode === null || sslmode === 'prefer' || sslmode === 'allow' ? undefined : sslmode === 'disable' ? false : sslmode === 'no-verify' ? ({ rejectUnauthorized: false } as const) : true;
+  return {
+    host: parsed.searchParams.get('host') ?? (decodeURIComponent(parsed.hostname) || '127.0.0.1'),
+    port: parsed.port === '' ? 5432 : Number(parsed.port),
+    user: decodeURIComponent(parsed.username) || 'postgres',
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || 'postgres',
+    ...(password === undefined ? {} : { password }),
+    ...(ssl === undefined ? {} : { ssl }),
+  };
+}
+
+async function withClient<T>(connection: string | PgConnectionConfig, operation: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  let client: pg.Client | undefined;
+  try {
+    client = new pg.Client({ ...pgConnectionOptions(connection), application_name: 'writ-projection' });
     await client.connect();
     return await work(client);
   } catch (error) {
     throw databaseError(operation, error);
   } finally {
-    await client.end().catch(() => undefined);
+    await client?.end().catch(() => undefined);
   }
 }
 
@@ -54,10 +102,12 @@ async function withClient<T>(url: string, operation: string, work: (client: pg.C
  */
 export async function openProjectionDatabase(config: ProjectionDatabaseConfig): Promise<DataSource> {
   const schema = quoted(config.schema);
-  await withClient(config.url, 'create the projection schema', (client) => client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`));
+  await withClient(config, 'create the projection schema', (client) => client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`));
+  const { user, ...connection } = pgConnectionOptions(config);
   const dataSource = new DataSource({
     type: 'postgres',
-    url: config.url,
+    ...connection,
+    username: user,
     schema: config.schema,
     entities: ENTITIES,
     migrations: MIGRATIONS,
@@ -77,16 +127,17 @@ export async function openProjectionDatabase(config: ProjectionDatabaseConfig): 
 }
 
 /** Whether `schema` exists (a rebuild refuses to reuse one). */
-export async function schemaExists(url: string, schema: string): Promise<boolean> {
+export async function schemaExists(connection: string | PgConnectionConfig, schema: string): Promise<boolean> {
   quoted(schema);
-  return withClient(url, 'look up a schema', async (client) => {
-    const result = await client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema]);
+  return withClient(connection, 'look up a schema', async (client) => {
+    // pg_namespace, not information_schema: a schema the role may not see (another deployment's) exists too.
+    const result = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     return (result.rowCount ?? 0) > 0;
   });
 }
 
 /** Drops a projection schema and everything in it (tests, rebuild targets). */
-export async function dropProjectionSchema(url: string, schema: string): Promise<void> {
+export async function dropProjectionSchema(connection: string | PgConnectionConfig, schema: string): Promise<void> {
   const name = quoted(schema);
-  await withClient(url, 'drop a projection schema', (client) => client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`));
+  await withClient(connection, 'drop a projection schema', (client) => client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`));
 }

@@ -3,7 +3,7 @@ import type { Logger } from '@writ/telemetry';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { RebuildJobStore, RebuildLock } from '../../application/ports.js';
-import { databaseError } from './projection-database.js';
+import { databaseError, pgConnectionOptions, type PgConnectionConfig } from './projection-database.js';
 
 /** First key of the rebuild lock (`pg_try_advisory_lock(int4, int4)`): "WRIT"; the second is `hashtext(<live schema>)`. */
 const LOCK_CLASS = 0x57524954;
@@ -21,7 +21,7 @@ export class PostgresRebuildJobStore implements RebuildJobStore {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly url: string,
+    private readonly connection: PgConnectionConfig,
     private readonly logger: Logger,
   ) {
     this.schema = String((dataSource.options as { schema?: string }).schema ?? 'public');
@@ -32,10 +32,11 @@ export class PostgresRebuildJobStore implements RebuildJobStore {
   }
 
   async tryLock(): Promise<RebuildLock | undefined> {
-    const client = new pg.Client({ connectionString: this.url, application_name: 'writ-projection-rebuild' });
-    // A connection lost while the job runs loses the lock with it; it must not crash the process.
-    client.on('error', (error) => this.logger.warn({ err: error }, 'the rebuild lock connection failed; the lock is released'));
+    let client: pg.Client | undefined;
     try {
+      client = new pg.Client({ ...pgConnectionOptions(this.connection), application_name: 'writ-projection-rebuild' });
+      // A connection lost while the job runs loses the lock with it; it must not crash the process.
+      client.on('error', (error) => this.logger.warn({ err: error }, 'the rebuild lock connection failed; the lock is released'));
       await client.connect();
       const result = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked', [LOCK_CLASS, this.schema]);
       if (result.rows[0]?.locked !== true) {
@@ -43,16 +44,17 @@ export class PostgresRebuildJobStore implements RebuildJobStore {
         return undefined;
       }
     } catch (error) {
-      await client.end().catch(() => undefined);
+      await client?.end().catch(() => undefined);
       throw databaseError('take the rebuild lock', error);
     }
+    const held = client;
     let released = false;
     return {
       release: async () => {
         if (released) return;
         released = true;
-        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, this.schema]).catch(() => undefined);
-        await client.end().catch(() => undefined);
+        await held.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, this.schema]).catch(() => undefined);
+        await held.end().catch(() => undefined);
       },
     };
   }

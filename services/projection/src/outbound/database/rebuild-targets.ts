@@ -37,7 +37,7 @@ export class PostgresRebuildTargets implements RebuildTargets {
 
   async create(): Promise<RebuildTarget> {
     const schema = `${this.config.schema.slice(0, 40)}_rebuild_${randomBytes(4).toString('hex')}`;
-    if (await schemaExists(this.config.url, schema)) {
+    if (await schemaExists(this.config, schema)) {
       throw new ProjectionError('PROJECTION_REBUILD_TARGET_INVALID', `schema ${schema} exists already; retry the rebuild`);
     }
     const dataSource = await openProjectionDatabase({ ...this.config, schema, poolSize: 2 });
@@ -96,6 +96,6 @@ class PostgresRebuildTarget implements RebuildTarget {
 
   async discard(): Promise<void> {
     if (this.dataSource.isInitialized) await this.dataSource.destroy().catch(() => undefined);
-    await dropProjectionSchema(this.config.url, this.schema);
+    await dropProjectionSchema(this.config, this.schema);
   }
 }

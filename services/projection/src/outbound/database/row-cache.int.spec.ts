@@ -1,7 +1,7 @@
 import { uniqueName } from '@writ/testing';
 import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_PG_URL } from '../../../test/projection-rig.js';
+import { TEST_PG_URL, createTestPgRole, type TestPgRole } from '../../../test/projection-rig.js';
 import type { CellRow, GrantRow } from '../../application/views/index.js';
 import { dropProjectionSchema, openProjectionDatabase } from './projection-database.js';
 import { RowCache } from './row-cache.js';
@@ -59,14 +59,17 @@ const cell = (participants: CellRow['participants']): CellRow => ({
 describe('RowCache (real Postgres)', () => {
   const schema = uniqueName('rowcache');
   let db: DataSource;
+  let role: TestPgRole;
 
   beforeAll(async () => {
-    db = await openProjectionDatabase({ url: TEST_PG_URL, schema, poolSize: 2 });
+    role = await createTestPgRole(schema);
+    db = await openProjectionDatabase({ ...role.connection, schema, poolSize: 2 });
   });
 
   afterAll(async () => {
     await db?.destroy();
     await dropProjectionSchema(TEST_PG_URL, schema);
+    await role?.dispose();
   });
 
   it('given rows in the database and rows saved in the transaction, when loaded by key or by other columns, then each answer is what the database would give after the saves', async () => {
