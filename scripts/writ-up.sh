@@ -11,7 +11,8 @@
 #   scripts/writ-up.sh            start (then runs the example agent; WRIT_SKIP_EXAMPLE=1 skips it)
 #   scripts/writ-up.sh --down     stop the services it started, and Writ's NATS
 #
-# Logs: var/log/<service>.log   PIDs: var/run/<service>.pid   (var/ is not committed)
+# Logs: var/log/<service>.log   PIDs: var/run/<service>.pid (and .supervisor.pid: each service runs under
+# scripts/writ-service.sh, which restarts it when it dies)   (var/ is not committed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -23,11 +24,15 @@ mkdir -p var/log var/run
 
 stop_all() {
   for entry in "${services[@]}"; do
-    name=${entry%%:*}; pidfile="var/run/$name.pid"
-    if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    name=${entry%%:*}; pidfile="var/run/$name.pid"; supervisor="var/run/$name.supervisor.pid"
+    # The supervisor (scripts/writ-service.sh) stops the service, lets it drain, and restarts nothing after.
+    if [ -f "$supervisor" ] && kill -0 "$(cat "$supervisor")" 2>/dev/null; then
+      say "stopping $name (supervisor pid $(cat "$supervisor"))"; kill -TERM "$(cat "$supervisor")" || true
+      for _ in $(seq 1 60); do kill -0 "$(cat "$supervisor" 2>/dev/null || echo 0)" 2>/dev/null || break; sleep 0.25; done
+    elif [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
       say "stopping $name (pid $(cat "$pidfile"))"; kill -TERM "$(cat "$pidfile")" || true
     fi
-    rm -f "$pidfile"
+    rm -f "$pidfile" "$supervisor"
   done
 }
 if [ "${1:-}" = "--down" ]; then stop_all; scripts/writ-nats.sh --down; exit 0; fi
@@ -63,8 +68,8 @@ for entry in "${services[@]}"; do
   say "$name: starting on 127.0.0.1:$port (log var/log/$name.log, bus credential $WRIT_HOME/creds/$name.creds)"
   pg_env=()
   [ "$name" = projection ] && pg_env=(WRIT_PG_URL="$pg_url" WRIT_PG_PASSWORD_FILE="$pg_password_file")
-  env WRIT_HTTP_PORT="$port" WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" "${pg_env[@]}" nohup node "services/$name/dist/main.js" >>"var/log/$name.log" 2>&1 &
-  echo $! >"var/run/$name.pid"
+  # Supervised: a service that dies (a crash, a kill, a start that gave up) is started again (scripts/writ-service.sh).
+  env WRIT_HTTP_PORT="$port" WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" "${pg_env[@]}" setsid nohup scripts/writ-service.sh "$name" >/dev/null 2>&1 </dev/null &
 done
 for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}

@@ -203,11 +203,22 @@ async function waitGone(pid) {
   for (let i = 0; i < 200 && alive(pid); i++) await delay(50);
 }
 
-/** SIGKILLs a service and starts it again as it ran (its pid file updated): the README's way, without its build steps. */
+/**
+ * SIGKILLs a service. Under its supervisor (scripts/writ-up.sh runs each service through
+ * scripts/writ-service.sh) the supervisor starts it again, as in production; a service
+ * started without one is started again here as it ran (command line, environment, directory).
+ */
 async function killService(name, counts) {
   const pidFile = path.join(REPO, 'var', 'run', `${name}.pid`);
-  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return log(`${name}: no running process in ${pidFile}; skipped`);
+  const readPid = async (file) => Number((await readFile(file, 'utf8').catch(() => '')).trim());
+  const pid = await readPid(pidFile);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return log(`${name}: no running process in ${pidFile} (its supervisor may be restarting it); skipped`);
+  const supervisor = await readPid(path.join(REPO, 'var', 'run', `${name}.supervisor.pid`));
+  if (Number.isInteger(supervisor) && supervisor > 0 && alive(supervisor)) {
+    process.kill(pid, 'SIGKILL');
+    counts.kills[name] = (counts.kills[name] ?? 0) + 1;
+    return;
+  }
   const proc = await processOf(pid);
   process.kill(pid, 'SIGKILL');
   await waitGone(pid);
