@@ -103,7 +103,7 @@ export type RunActionOutcome =
   | { readonly status: 'refused'; readonly code: ExecutorRefusalCode }
   | { readonly status: 'executed'; readonly outcome: ExecutionCompleted['outcome']; readonly use_no: number }
   | { readonly status: 'unknown-recorded'; readonly use_no: number }
-  | { readonly status: 'already-done'; readonly reason: 'completed' | 'refused' | 'in-flight' }
+  | { readonly status: 'already-done'; readonly reason: 'completed' | 'refused' }
   /** Another host holds the task's cell: the command was stored on that host's subject, nothing claimed here. */
   | { readonly status: 'forwarded'; readonly host_id: string };
 
@@ -135,8 +135,12 @@ export class RunActionHandler {
   readonly #deps: RunActionDeps;
   readonly #settings: RunActionSettings;
   readonly #sleep: (ms: number) => Promise<void>;
-  /** Uses this process is working on: a second delivery of one of them leaves it alone. */
-  readonly #inFlight = new Set<string>();
+  /**
+   * Uses this process is working on, each with the work that settles it. A second delivery of
+   * one of them waits for that work, then reads the log again: it resolves (and the bus acks
+   * it) only once the use is recorded, or once it has settled the use itself.
+   */
+  readonly #inFlight = new Map<string, Promise<unknown>>();
   readonly #stopping = new AbortController();
   /** Per task, one action at a time in its cell (so each diff is its own), and no close under it. */
   readonly #serializer: TaskSerializer;
@@ -159,12 +163,26 @@ export class RunActionHandler {
 
   async handle(command: RunAction, delivery: DeliveryInfo = {}): Promise<RunActionOutcome> {
     const useId = useIdFor(command);
-    if (this.#inFlight.has(useId)) return { status: 'already-done', reason: 'in-flight' };
-    this.#inFlight.add(useId);
+    // Never answered before the use is recorded: acked here, a delivery whose use the other work
+    // then fails to settle (a crash of it, a failed append) would leave the use claimed forever.
+    // The bus keeps this message ours (working()) while it waits.
+    return this.#exclusive(useId, () => this.#handle(command, useId, delivery.hops ?? 0));
+  }
+
+  /**
+   * Runs `work` as the only work of this process on `useId`: after whatever work on it is in
+   * flight has ended (however it ended), so that `work` starts from a fresh read of the log.
+   */
+  async #exclusive<T>(useId: string, work: () => Promise<T>): Promise<T> {
+    for (let earlier = this.#inFlight.get(useId); earlier !== undefined; earlier = this.#inFlight.get(useId)) {
+      await earlier.catch(() => undefined);
+    }
+    const running = work();
+    this.#inFlight.set(useId, running);
     try {
-      return await this.#handle(command, useId, delivery.hops ?? 0);
+      return await running;
     } finally {
-      this.#inFlight.delete(useId);
+      if (this.#inFlight.get(useId) === running) this.#inFlight.delete(useId);
     }
   }
 
@@ -330,20 +348,18 @@ export class RunActionHandler {
     let settled = 0;
     await Promise.all(
       entries.map(async ({ useId, command }) => {
-        if (this.#inFlight.has(useId)) return;
-        this.#inFlight.add(useId);
         try {
-          const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
-          if (history.claim === undefined || history.completion !== undefined) {
-            await this.#forget(command.task_id, useId);
-            return;
-          }
-          await this.#settleClaim(command, useId, history.claim, true);
-          settled += 1;
+          await this.#exclusive(useId, async () => {
+            const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
+            if (history.claim === undefined || history.completion !== undefined) {
+              await this.#forget(command.task_id, useId);
+              return;
+            }
+            await this.#settleClaim(command, useId, history.claim, true);
+            settled += 1;
+          });
         } catch (error) {
           this.#deps.logger?.error({ err: error, use_id: useId, task_id: command.task_id }, 'reconciliation of a journaled use failed; a redelivery or the next start retries it');
-        } finally {
-          this.#inFlight.delete(useId);
         }
       }),
     );
