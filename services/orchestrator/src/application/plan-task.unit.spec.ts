@@ -10,6 +10,8 @@ import {
   grantRefusedDraft,
   ingressDrafts,
   instant,
+  laterUseClaimedDraft,
+  notRunDrafts,
   logged,
   outcomeResolvedDraft,
   policyEvaluatedDraft,
@@ -302,52 +304,17 @@ describe('planTask: grant, execution, receipt', () => {
 });
 
 describe('planTask: a use proven never started is not a result of the action (issue 13)', () => {
-  /** The executor's append for use `useNo` proven never started: its release, then its `not_run` completion. */
-  function notRun(log: Log, useNo: number): EventDraft[] {
-    const base = executionCompletedDraft(log.ids, { outcome: 'not_run', exitCode: null, changedFiles: [] });
-    const grantId = (base.payload as { grant_id: string }).grant_id;
-    const released: EventDraft = {
-      ...base,
-      event_id: `fx-released-${useNo}`,
-      event_type: 'grant.use_released',
-      entity_type: 'grant',
-      entity_id: grantId,
-      payload: { use_id: `use-${log.ids.attempt_id}${useNo === 1 ? '' : `-${useNo}`}`, use_no: useNo, reason_code: 'CELL_USE_FENCED', reason: 'never started', at: instant(7) },
-      idempotency_key: `released-${useNo}`,
-    };
-    const completed: EventDraft = {
-      ...base,
-      event_id: `fx-not-run-${useNo}`,
-      payload: { ...base.payload, use_no: useNo, artifacts: [], error: { code: 'CELL_USE_FENCED', message: 'never started' } },
-      idempotency_key: `not-run-${useNo}`,
-    };
-    return [released, completed];
-  }
-  /** A later use (`useNo` ≥ 2) of the same grant claimed, as the executor appends it. */
-  function claimed(log: Log, useNo: number): EventDraft {
-    const grantId = `gnt-${log.ids.attempt_id}`;
-    return {
-      ...useClaimedDraft(log.ids, attachedGrant.get(log) as EventDraft, requests.get(log) as ReturnType<typeof commandRequest>, { at: instant(8) }),
-      event_id: `fx-claimed-${useNo}`,
-      payload: { use_id: `use-${log.ids.attempt_id}-${useNo}`, use_no: useNo, task_id: log.ids.task_id, attempt_id: log.ids.attempt_id, action_class: 'execute_command', at: instant(8) },
-      entity_id: grantId,
-      idempotency_key: `claimed-${useNo}`,
-    };
-  }
-  const attachedGrant = new Map<Log, EventDraft>();
-  const requests = new Map<Log, ReturnType<typeof commandRequest>>();
-  function running(name: string): Log {
+  /** An attached grant whose first use is claimed: the attempt is executing. */
+  function running(name: string): { log: Log; request: ReturnType<typeof commandRequest> } {
     const { log, request, grant } = attachedTask(name);
-    attachedGrant.set(log, grant);
-    requests.set(log, request);
     log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }));
     log.step('grant.use_claimed');
-    return log;
+    return { log, request };
   }
 
   it('given a claimed use proven never started (not_run, released), then the attempt stays executing and the executor is asked to run it again as run 2, with the same grant', () => {
-    const log = running('nr1');
-    log.add(...notRun(log, 1));
+    const { log } = running('nr1');
+    log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
     const plan = log.step('execution.completed');
     expect(plan.events).toEqual([]);
     const command = only(plan);
@@ -357,12 +324,10 @@ describe('planTask: a use proven never started is not a result of the action (is
   });
 
   it('given the second run completes, then the attempt settles on that run alone: succeeded, never "failed"', () => {
-    const log = running('nr2');
-    log.add(...notRun(log, 1));
+    const { log, request } = running('nr2');
+    log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
     log.step('execution.completed');
-    log.add(claimed(log, 2), { ...executionCompletedDraft(log.ids, { at: instant(9) }), event_id: 'fx-completed-2', idempotency_key: 'completed-2' });
-    const completedTwo = log.drafts.at(-1) as EventDraft;
-    completedTwo.payload = { ...completedTwo.payload, use_no: 2 };
+    log.add(laterUseClaimedDraft(log.ids, 2, request, { at: instant(8) }), executionCompletedDraft(log.ids, { at: instant(9), useNo: 2 }));
     const settled = log.step('execution.completed');
     expect(types(settled)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
     expect(settled.events[1]?.payload).toMatchObject({ result_code: 'succeeded' });
@@ -370,10 +335,10 @@ describe('planTask: a use proven never started is not a result of the action (is
   });
 
   it(`given ${MAX_RUNS_PER_GRANT} runs in a row that never started, then the attempt ends errored (it did not complete), and its failure never says it ran`, () => {
-    const log = running('nr3');
+    const { log, request } = running('nr3');
     for (let useNo = 1; useNo <= MAX_RUNS_PER_GRANT; useNo += 1) {
-      if (useNo > 1) log.add(claimed(log, useNo));
-      log.add(...notRun(log, useNo));
+      if (useNo > 1) log.add(laterUseClaimedDraft(log.ids, useNo, request, { at: instant(8) }));
+      log.add(...notRunDrafts(log.ids, useNo, { at: instant(8) }));
       const plan = log.step('execution.completed');
       if (useNo < MAX_RUNS_PER_GRANT) expect(only(plan)).toMatchObject({ payload: { run_no: useNo + 1 } });
       else expect(plan.commands).toEqual([]);
@@ -386,8 +351,8 @@ describe('planTask: a use proven never started is not a result of the action (is
   });
 
   it('given the run after a not_run is refused (the grant expired meanwhile), then the attempt ends errored without asking again', () => {
-    const log = running('nr4');
-    log.add(...notRun(log, 1));
+    const { log } = running('nr4');
+    log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
     log.step('execution.completed');
     log.add(grantRefusedDraft(log.ids));
     const plan = log.step('grant.refused');
