@@ -298,6 +298,7 @@ export class ExecutorModule {
               },
               {
                 executorId: config.executorId,
+                hostId,
                 principalId: config.principalId,
                 grantIssuer: config.grant.issuer,
                 grantAudience: config.grant.audience,

@@ -25,8 +25,8 @@ export const GrantEvent = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('grant.use_claimed'),
-    // `executor_id`: the executor that claimed it (its restart, on the same host, can prove the use never started there).
-    data: z.strictObject({ use_id: Id, use_no: z.int().min(1).max(1_000), task_id: Id, attempt_id: Id, action_class: ActionClass, executor_id: Id.optional(), at }),
+    // `executor_id` / `host_id`: who claimed it, and on which host (its restart there can prove the use never started).
+    data: z.strictObject({ use_id: Id, use_no: z.int().min(1).max(1_000), task_id: Id, attempt_id: Id, action_class: ActionClass, executor_id: Id.optional(), host_id: Id.optional(), at }),
   }),
   /**
    * A claimed use proven never to have started (its claimer is gone, and the exec was fenced or

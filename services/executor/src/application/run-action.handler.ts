@@ -34,6 +34,8 @@ import { TaskSerializer } from './task-serializer.js';
 export interface RunActionSettings {
   /** `execution.completed.executor_id`: this process. */
   readonly executorId: string;
+  /** The host holding this executor's cells (named in its claims; absent: one host per executor id). */
+  readonly hostId?: string;
   /** The executor service principal: actor of its events, producer of its artifacts. */
   readonly principalId: string;
   readonly grantIssuer: string;
@@ -215,11 +217,12 @@ export class RunActionHandler {
         // Journaled on this host before the claim: a crash after it leaves something to reconcile.
         if (plan.kind === 'run') await this.#deps.journal?.write(useId, command);
         // Named in the claim: after a crash, this executor (same id, same host) can prove the use never started here.
-        const claimData = { ...decision.data, executor_id: this.#settings.executorId };
+        const host = this.#settings.hostId === undefined ? {} : { host_id: this.#settings.hostId };
+        const claimData = { ...decision.data, executor_id: this.#settings.executorId, ...host };
         const claimed = await this.#deps.log.append(command.task_id, [claimDraft(command, useId, claimData, context)], history.head);
         // The log already held this very claim: another delivery got there first; the next round settles it.
         if (claimed.duplicate) continue;
-        const claim: ClaimRecord = { use_id: useId, use_no: decision.data.use_no, at: now.toISOString(), event_id: `${useId}-claimed`, executor_id: this.#settings.executorId };
+        const claim: ClaimRecord = { use_id: useId, use_no: decision.data.use_no, at: now.toISOString(), event_id: `${useId}-claimed`, executor_id: this.#settings.executorId, ...host };
         return await this.#runClaimed(command, useId, claim, plan, claimed.head);
       } catch (error) {
         // Someone appended to the task since our read: re-read and decide again.
@@ -301,7 +304,8 @@ export class RunActionHandler {
       const now = this.#deps.clock();
       if (this.#deps.records !== undefined) {
         const started = findStarted(stream, useId);
-        const ours = claim.executor_id === this.#settings.executorId;
+        // Claimed by this executor id on this host: a duplicated WRIT_EXECUTOR_ID on another host is not "us".
+        const ours = claim.executor_id === this.#settings.executorId && (claim.host_id === undefined || this.#settings.hostId === undefined || claim.host_id === this.#settings.hostId);
         // The record is ours to read when this executor journaled the use, claimed it, or made the exec (same id, same host).
         const hostsCell = await this.#deps.records.hostsCell(command.task_id);
         const local = (journaled || ours || started?.data.executor_id === this.#settings.executorId) && hostsCell;

@@ -8,6 +8,7 @@ import type { ExecutorApp } from '../bootstrap.js';
 import { claimDraft, startedDraft, useIdFor, type DraftContext } from '../application/event-drafts.js';
 import { EventStoreTaskLog } from '../outbound/event-log.js';
 import { cellHostPaths, prepareUseRecord, useRecordDir } from '../outbound/cells/index.js';
+import { deriveHostId } from '../outbound/host-identity.js';
 import { FileUseJournal } from '../outbound/use-journal.js';
 import { ExecutorRig, newIds, request, runAction, type Ids } from '../../test/executor-rig.js';
 
@@ -27,6 +28,8 @@ const EXECUTOR = 'executor-windows-a';
 const rig = new ExecutorRig();
 let log: EventStoreTaskLog;
 let context: DraftContext;
+/** This host's id as the executor derives it (Docker engine id and cells root): the one its claims name. */
+let hostId: string;
 
 beforeAll(async () => {
   await rig.open('crash-windows', {
@@ -36,6 +39,7 @@ beforeAll(async () => {
   });
   await rig.openLog({ kid: 'approval-windows', displayName: 'approval (crash windows)' });
   log = new EventStoreTaskLog(rig.store);
+  hostId = await deriveHostId(rig.config.cells.socketPath, rig.cellsRoot);
   context = { actorId: rig.config.principalId, occurredAt: new Date().toISOString() };
   // The streams, the durable and its consumer exist once one executor has started.
   await rig.stopExecutor(await rig.startExecutor({ executorId: EXECUTOR }));
@@ -76,7 +80,7 @@ async function markerLines(taskId: string, name: string): Promise<number> {
 }
 
 /** What a killed executor left in the log and on the host after claiming `command`'s use. */
-async function leftClaimed(command: RunAction, claimedBy: string | undefined = EXECUTOR): Promise<string> {
+async function leftClaimed(command: RunAction, claimedBy: string | undefined = EXECUTOR, claimedOn: string = hostId): Promise<string> {
   const useId = useIdFor(command);
   await new FileUseJournal(rig.cellsRoot, EXECUTOR).write(useId, command);
   const at = new Date().toISOString();
@@ -86,7 +90,7 @@ async function leftClaimed(command: RunAction, claimedBy: string | undefined = E
     task_id: command.task_id,
     attempt_id: command.attempt_id,
     action_class: command.action_request.action_class,
-    ...(claimedBy === undefined ? {} : { executor_id: claimedBy }),
+    ...(claimedBy === undefined ? {} : { executor_id: claimedBy, host_id: claimedOn }),
     at,
   };
   const head = (await log.read(command.task_id)).at(-1)?.task_seq ?? 0;
@@ -211,6 +215,24 @@ describe('crash windows of one use, settled by the executor started again (issue
     expect(events.filter((e) => e.event_type === 'grant.use_claimed')).toHaveLength(2);
     expect(await markerLines(ids.task_id, 'c')).toBe(1);
     await stop(app);
+  }, 300_000);
+
+  it('(a′) given a use claimed under this executor id on another host (a duplicated WRIT_EXECUTOR_ID), when this executor starts and the RunAction is redelivered, then nothing is proven: unknown at the claim window, never released, never run here', async () => {
+    // given: the same executor id, another host's claim; journaled here too (this host tried the use and lost the claim)
+    const ids = newIds('win-a2');
+    const command = await markerCommand(ids, 'a2');
+    const useId = await leftClaimed(command, EXECUTOR, 'host-elsewhere');
+    const seq = await rig.publishRunAction(command, `${useId}-redelivered`);
+
+    // when: a short use window, so the wait for it ends within the test
+    await start({ actionTimeoutMs: 2_000 });
+    await rig.waitSettled(seq, { timeoutMs: 120_000 });
+
+    // then
+    const events = await rig.events(ids.task_id);
+    expect(ExecutionCompleted.parse(events.find(completionOf(useId))?.payload)).toMatchObject({ outcome: 'unknown' });
+    expect(events.some((e) => e.event_type === 'grant.use_released')).toBe(false);
+    expect(await markerLines(ids.task_id, 'a2')).toBe(0);
   }, 300_000);
 
   it('(d) given a use claimed by another executor (no cell here) and journaled by this one, when it starts again and the RunAction is redelivered while its reconciliation waits, then the delivery is acked only once the use is recorded', async () => {
