@@ -353,16 +353,19 @@ export class RunActionHandler {
   }
 
   /**
-   * Startup reconciliation: every use this executor journaled on this host and left
-   * behind (a crash, kill -9) is settled — from its record, fenced, awaited to its
-   * deadline, or unknown. Uses never claimed are dropped from the journal (a redelivery
-   * decides them). Runs each use like a delivery would, under the same in-flight guard.
+   * Journal reconciliation, at start and then on the journal sweep: every use this executor
+   * journaled on this host and left behind (a crash, kill -9, a delivery that failed past the
+   * bus's retries) is settled — from its record, as not run, awaited to its deadline, or
+   * unknown. Uses never claimed are dropped from the journal (a redelivery decides them). A
+   * use some work of this process is on is left to that work (which records it, or leaves
+   * it to the next sweep); the others run like a delivery would, under the same guard.
    */
   async reconcileJournal(): Promise<{ readonly settled: number }> {
     const entries = (await this.#deps.journal?.list()) ?? [];
     let settled = 0;
     await Promise.all(
       entries.map(async ({ useId, command }) => {
+        if (this.#inFlight.has(useId)) return;
         try {
           await this.#exclusive(useId, async () => {
             const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);

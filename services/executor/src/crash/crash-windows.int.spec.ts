@@ -5,6 +5,7 @@ import { ExecutionCompleted, type EventEnvelope, type RunAction } from '@writ/co
 import { waitFor } from '@writ/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutorApp } from '../bootstrap.js';
+import { DEFAULT_CELL_LIFECYCLE } from '../config.js';
 import { claimDraft, startedDraft, useIdFor, type DraftContext } from '../application/event-drafts.js';
 import { EventStoreTaskLog } from '../outbound/event-log.js';
 import { cellHostPaths, prepareUseRecord, useRecordDir } from '../outbound/cells/index.js';
@@ -233,6 +234,18 @@ describe('crash windows of one use, settled by the executor started again (issue
     expect(ExecutionCompleted.parse(events.find(completionOf(useId))?.payload)).toMatchObject({ outcome: 'unknown' });
     expect(events.some((e) => e.event_type === 'grant.use_released')).toBe(false);
     expect(await markerLines(ids.task_id, 'a2')).toBe(0);
+  }, 300_000);
+
+  it('(e) given a running executor whose claimed use lost its delivery unsettled (nothing of it in flight), when its journal sweep runs, then the use is settled without a restart', async () => {
+    // given: running, with a short sweep interval; then a use of its own left claimed, no delivery anywhere
+    await start({ cellLifecycle: { ...(rig.config.cellLifecycle ?? DEFAULT_CELL_LIFECYCLE), sweepIntervalMs: 200 } });
+    const ids = newIds('win-e');
+    const command = await markerCommand(ids, 'e');
+    const useId = await leftClaimed(command);
+
+    // then: the sweep proves it never started here, and records so
+    const done = await rig.waitForTaskEvent(ids.task_id, 'the use settled by the journal sweep', completionOf(useId), { timeoutMs: 30_000 });
+    expect(ExecutionCompleted.parse(done.payload)).toMatchObject({ outcome: 'not_run' });
   }, 300_000);
 
   it('(d) given a use claimed by another executor (no cell here) and journaled by this one, when it starts again and the RunAction is redelivered while its reconciliation waits, then the delivery is acked only once the use is recorded', async () => {
