@@ -69,7 +69,7 @@ export { ApprovalEvent, Fingerprints, InvalidationCause, StateWitness, type Appr
 export { ApprovalError, type ApprovalErrorCode } from './approval/approval.errors.js';
 
 // Grant
-export { grantDecider, isGrantExhausted, type ClaimedUse, type GrantCommand, type GrantRecord, type GrantState } from './grant/grant.decider.js';
+export { consumedUses, grantDecider, isGrantExhausted, type ClaimedUse, type GrantCommand, type GrantRecord, type GrantState } from './grant/grant.decider.js';
 export { GrantEvent, type GrantEventType } from './grant/grant.events.js';
 export { assertGrantUse, checkGrantUse, hostInScope, pathInScope, repoRefInScope, type GrantResources, type GrantUse, type GrantUseCheck, type RepoRefUse } from './grant/grant-use.js';
 export { GrantError, type GrantErrorCode, type GrantRefusalCode } from './grant/grant.errors.js';

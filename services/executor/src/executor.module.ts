@@ -22,7 +22,7 @@ import { observeListener } from './inbound/observe.listener.js';
 import { resolveOutcomeListener } from './inbound/resolve-outcome.listener.js';
 import { ResolveOutcomeHandler } from './application/resolve-outcome.handler.js';
 import { runActionListener } from './inbound/run-action.listener.js';
-import { BUS_STREAMS, EXECUTOR_CONFIG, EXECUTOR_LOGGER, EXECUTOR_OPTIONS, NATS_CONNECTION } from './executor.tokens.js';
+import { BUS_STREAMS, EXECUTOR_CONFIG, EXECUTOR_LOGGER, EXECUTOR_OPTIONS, JOURNAL_SWEEP_TIMER, NATS_CONNECTION } from './executor.tokens.js';
 import { artifactStoreFailure } from './outbound/artifact-store.js';
 import { CELL_DEFAULTS, CellPool, CellRuntime, type CellRuntimeOptions } from './outbound/cells/index.js';
 import { EventStoreCellLog } from './outbound/cell-event-log.js';
@@ -69,16 +69,19 @@ class ExecutorLifecycle implements OnApplicationBootstrap, OnModuleDestroy, OnAp
     @Inject(EXECUTOR_OPTIONS) private readonly options: ExecutorOptions,
     @Inject(ExecutorCells) private readonly cells: ExecutorCells,
     @Inject(CellSweepTimer) private readonly sweepTimer: CellSweepTimer,
+    @Inject(JOURNAL_SWEEP_TIMER) private readonly journalSweep: CellSweepTimer,
   ) {}
 
   onApplicationBootstrap(): void {
     this.sweepTimer.start();
+    this.journalSweep.start();
   }
 
   /** Before the bus drains: a delivery waiting on another process's claim hands it back; no sweep starts any more. */
   async onModuleDestroy(): Promise<void> {
     this.handler.stop();
     await this.sweepTimer.stop();
+    await this.journalSweep.stop();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -249,6 +252,15 @@ export class ExecutorModule {
           useFactory: (lifecycle: CellLifecycle, logger: Logger) => new CellSweepTimer(lifecycle, (config.cellLifecycle ?? DEFAULT_CELL_LIFECYCLE).sweepIntervalMs, logger),
         },
         {
+          // A journaled use whose delivery is gone unsettled (its message dead-lettered after repeated
+          // failures, its completion append failing past the bus's retries) is settled here, on the
+          // cell sweep's interval, without waiting for the next start (issue 13).
+          provide: JOURNAL_SWEEP_TIMER,
+          inject: [RunActionHandler, EXECUTOR_LOGGER],
+          useFactory: (handler: RunActionHandler, logger: Logger) =>
+            new CellSweepTimer({ sweep: () => handler.reconcileJournal() }, (config.cellLifecycle ?? DEFAULT_CELL_LIFECYCLE).sweepIntervalMs, logger),
+        },
+        {
           provide: CloseCellHandler,
           inject: [ExecutorCells, TaskSerializer, CellLifecycle, CellRouter, EXECUTOR_LOGGER],
           useFactory: (cells: ExecutorCells, serializer: TaskSerializer, lifecycle: CellLifecycle, router: CellRouter, logger: Logger) => new CloseCellHandler({ cells, serializer, lifecycle, routing: router, logger }),
@@ -298,6 +310,7 @@ export class ExecutorModule {
               },
               {
                 executorId: config.executorId,
+                hostId,
                 principalId: config.principalId,
                 grantIssuer: config.grant.issuer,
                 grantAudience: config.grant.audience,

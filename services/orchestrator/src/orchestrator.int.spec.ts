@@ -10,6 +10,8 @@ import {
   executionCompletedDraft,
   grantIssuedDraft,
   ingressDrafts,
+  laterUseClaimedDraft,
+  notRunDrafts,
   policyEvaluatedDraft,
   receiptIssuedDraft,
   taskIds,
@@ -314,6 +316,34 @@ describe('orchestrator service: the governed path', () => {
     expect(log).not.toContain('task.completed');
     const runs = rig.published.filter((p) => p.subject === subjects().executorRun && p.payload['attempt_id'] === ids.attempt_id);
     expect(runs).toHaveLength(1);
+  });
+});
+
+describe('orchestrator service: a use proven never started is not a result of the action (issue 13)', () => {
+  it('given a claimed use recorded not_run and released, then the attempt stays executing and RunAction run 2 of the same grant is issued once; its completion settles the attempt succeeded', async () => {
+    // given: executing on its grant
+    const ids = taskIds(name('not-run'));
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    const grant = await toGrantAttached(ids, request);
+    await append(rig, ids.task_id, useClaimedDraft(ids, grant, request));
+    await waitForEvents(rig, ids.task_id, 'attempt.executing');
+
+    // when: the executor proves the use never started
+    await append(rig, ids.task_id, ...notRunDrafts(ids, 1));
+
+    // then: run 2, a new use of the same grant; no observation, no failure
+    const again = await waitForCommandWhere(rig, subjects().executorRun, (command) => command['attempt_id'] === ids.attempt_id && command['run_no'] === 2, 'RunAction run 2');
+    expect(again).toMatchObject({ ...ids, grant_id: `gnt-${ids.attempt_id}`, run_no: 2, action_request: { action_request_id: request.action_request_id } });
+    await waitForIdle(rig);
+    expect(await types(ids)).not.toContain('attempt.observing');
+    expect(await types(ids)).not.toContain('attempt.failed');
+
+    // and: run 2 claimed and completed → settled on it
+    await append(rig, ids.task_id, laterUseClaimedDraft(ids, 2, request), executionCompletedDraft(ids, { useNo: 2 }));
+    const [pending] = await waitForEvents(rig, ids.task_id, 'attempt.receipt_pending');
+    expect(pending?.payload).toMatchObject({ result_code: 'succeeded' });
+    const runs = (await commandsFor(subjects().executorRun, ids)).map((command) => command['run_no'] ?? 1);
+    expect(runs).toEqual([1, 2]);
   });
 });
 

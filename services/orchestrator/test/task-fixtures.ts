@@ -425,13 +425,14 @@ const HASH = 'a'.repeat(64);
 /** What the executor appends after running. */
 export function executionCompletedDraft(
   ids: TaskIds,
-  options: { at?: string; outcome?: ExecutionCompleted['outcome']; exitCode?: number | null; changedFiles?: ExecutionCompleted['changed_files'] } = {},
+  options: { at?: string; outcome?: ExecutionCompleted['outcome']; exitCode?: number | null; changedFiles?: ExecutionCompleted['changed_files']; useNo?: number } = {},
 ): EventDraft {
+  const useNo = options.useNo ?? 1;
   const at = options.at ?? new Date().toISOString();
   const outcome = options.outcome ?? 'completed';
   const payload: ExecutionCompleted = {
     grant_id: grantId(ids),
-    use_no: 1,
+    use_no: useNo,
     executor_id: 'executor-test',
     outcome,
     exit_code: options.exitCode === undefined ? (outcome === 'unknown' ? null : 0) : options.exitCode,
@@ -459,7 +460,28 @@ export function executionCompletedDraft(
     environment: null,
     at,
   } as ExecutionCompleted;
-  return draft(ids, { entity_type: 'attempt', entity_id: ids.attempt_id, step_id: ids.step_id, attempt_id: ids.attempt_id }, 'execution.completed', payload, `${ids.attempt_id}:execution.completed`, at, EXECUTOR);
+  return draft(ids, { entity_type: 'attempt', entity_id: ids.attempt_id, step_id: ids.step_id, attempt_id: ids.attempt_id }, 'execution.completed', payload, `${ids.attempt_id}:execution.completed${useNo === 1 ? '' : `:${useNo}`}`, at, EXECUTOR);
+}
+
+/**
+ * What the executor appends for use `useNo` proven never to have started (issue 13), in one
+ * append: `grant.use_released`, then `execution.completed` with outcome `not_run`.
+ */
+export function notRunDrafts(ids: TaskIds, useNo = 1, options: { at?: string } = {}): EventDraft[] {
+  const at = options.at ?? new Date().toISOString();
+  const useId = `use-${ids.attempt_id}${useNo === 1 ? '' : `-${useNo}`}`;
+  const grant = { entity_type: 'grant' as const, entity_id: grantId(ids), step_id: ids.step_id, attempt_id: ids.attempt_id };
+  const released = draft(ids, grant, 'grant.use_released', { use_id: useId, use_no: useNo, reason_code: 'CELL_USE_FENCED', reason: 'never started; released', at }, `${useId}:grant.use_released`, at, EXECUTOR);
+  const completed = executionCompletedDraft(ids, { at, outcome: 'not_run', exitCode: null, changedFiles: [], useNo });
+  const payload = { ...(completed.payload as ExecutionCompleted), artifacts: [], error: { code: 'CELL_USE_FENCED', message: 'never started; released' } };
+  return [released, { ...completed, payload }];
+}
+
+/** A later use (`useNo` ≥ 2) of the attempt's grant claimed by the executor, after earlier uses were released. */
+export function laterUseClaimedDraft(ids: TaskIds, useNo: number, request: ActionRequest, options: { at?: string } = {}): EventDraft {
+  const at = options.at ?? new Date().toISOString();
+  const payload = { use_id: `use-${ids.attempt_id}-${useNo}`, use_no: useNo, task_id: ids.task_id, attempt_id: ids.attempt_id, action_class: request.action_class, at };
+  return draft(ids, { entity_type: 'grant', entity_id: grantId(ids), step_id: ids.step_id, attempt_id: ids.attempt_id }, 'grant.use_claimed', payload, `${grantId(ids)}:grant.use_claimed:${useNo}`, at, EXECUTOR);
 }
 
 /** What the receipt service appends. */

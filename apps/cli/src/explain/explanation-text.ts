@@ -113,7 +113,12 @@ function actionLines(action: ActionExplanation): string[] {
   const execution = evidence.execution;
   if (execution === null) out.push(line(i, 'execution', 'nothing ran'));
   else {
-    const ran = execution.outcome === 'unknown' ? 'outcome unknown' : `${execution.outcome}, exit ${execution.exit_code ?? '-'}${execution.timed_out ? ', timed out' : ''}, ${Math.round(execution.duration_ms)} ms`;
+    const ran =
+      execution.outcome === 'unknown'
+        ? 'outcome unknown'
+        : execution.outcome === 'not_run'
+          ? 'never started (proven not run; its use was released for a new one)'
+          : `${execution.outcome}, exit ${execution.exit_code ?? '-'}${execution.timed_out ? ', timed out' : ''}, ${Math.round(execution.duration_ms)} ms`;
     out.push(line(i, 'execution', `${ran} (event ${execution.event_id}, executor ${execution.executor_id}, ${execution.at})`));
     if (execution.error !== null) out.push(line(i, 'executor said', `${execution.error.code}: ${execution.error.message}`));
     out.push(line(i, 'stdout', `sha256 ${execution.stdout_sha256}`));

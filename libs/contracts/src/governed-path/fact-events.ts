@@ -76,12 +76,15 @@ export type CellEnvironment = z.infer<typeof CellEnvironment>;
 /**
  * `execution.completed` on the task stream. `outcome: unknown` means the effect
  * may or may not have happened (Hermit 19.4): it is observed, never re-run silently.
+ * `not_run`: the use is proven never to have started (its claimer died, and the exec was
+ * fenced or never created; `grant.use_released` in the same append): not a result of the
+ * action, which goes on with a new use of the grant (issue 13).
  */
 export const ExecutionCompleted = z.strictObject({
   grant_id: Id,
   use_no: z.int().min(1),
   executor_id: Id,
-  outcome: z.enum(['completed', 'errored', 'unknown']),
+  outcome: z.enum(['completed', 'errored', 'unknown', 'not_run']),
   exit_code: z.int().nullable(),
   timed_out: z.boolean(),
   duration_ms: z.number().nonnegative(),

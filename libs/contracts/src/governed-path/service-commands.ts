@@ -152,6 +152,12 @@ export const RunAction = z.strictObject({
   grant_id: Id,
   grant_jws: z.string().min(1).max(16 * 1024),
   action_request: ActionRequest,
+  /**
+   * The run of the attempt under this grant, from 2 when an earlier use was proven never to
+   * have started (`not_run`): another command, so another use id, claimed and checked anew.
+   * Absent on the first run (so its use id is what it always was).
+   */
+  run_no: z.int().min(2).max(16).optional(),
 });
 export type RunAction = z.infer<typeof RunAction>;
 

@@ -327,7 +327,7 @@ function decideFor(command: AttemptCommand, state: AttemptRecord, now: number): 
     case 'record-receipt': {
       const receiptRef = command.data.receipt_ref;
       if (state.status === 'receipt_pending' && state.result_code === 'failed') {
-        return [{ type: 'attempt.failed', data: { reason_code: 'execution_failed', reason: 'the action ran and failed', receipt_ref: receiptRef, at } }];
+        return [{ type: 'attempt.failed', data: { ...failureOf(state), receipt_ref: receiptRef, at } }];
       }
       requireEdge(state, 'attempt.succeeded', command.type);
       return [{ type: 'attempt.succeeded', data: { receipt_ref: receiptRef, at } }];
@@ -347,6 +347,26 @@ function decideFor(command: AttemptCommand, state: AttemptRecord, now: number): 
     }
     default:
       return unknownCommand((command as { type?: unknown }).type, 'the attempt decider');
+  }
+}
+
+/**
+ * Why a settled attempt failed, saying only what its execution record shows (issue 13: a receipt
+ * never states "ran" for an action that did not): an exit status → it ran and failed; errored →
+ * it did not complete (it could not start, or was stopped); an unknown outcome resolved as failed
+ * → resolved on evidence, not observed.
+ */
+function failureOf(state: AttemptRecord): { readonly reason_code: string; readonly reason: string } {
+  if (state.unknown_outcome_receipt_ref !== null) {
+    return { reason_code: 'outcome_resolved_failed', reason: 'the outcome was unknown; it was resolved as failed on evidence outside the log' };
+  }
+  switch (state.execution_outcome) {
+    case 'completed':
+      return { reason_code: 'execution_failed', reason: 'the action ran and failed' };
+    case 'errored':
+      return { reason_code: 'execution_errored', reason: 'the action did not complete: it could not start, or it was stopped (its execution record says which)' };
+    default:
+      return { reason_code: 'execution_failed', reason: 'the action failed' };
   }
 }
 

@@ -19,6 +19,19 @@ const stateOf = (events: readonly AttemptEvent[]) => fold(attemptDecider, events
 const toPolicy = [A.create(), A.lease(), A.submit(2)];
 const approvalWait = [...toPolicy, A.policy(3, { outcome: 'require_approval', risk_band: 'high', witness_required: true }, { approval_id: 'approval-1' })];
 
+describe('attempt decider: a failed attempt states only what its execution record shows (issue 13)', () => {
+  const executing = [...toPolicy, A.policy(3, { outcome: 'allow' }), A.grant(4), A.execute(5)];
+  it.each([
+    ['completed', 'execution_failed', 'the action ran and failed'],
+    ['errored', 'execution_errored', 'the action did not complete: it could not start, or it was stopped (its execution record says which)'],
+  ] as const)('given outcome %s settled as failed, when the receipt is recorded, then attempt.failed %s', (outcome, code, reason) => {
+    const events = run([A.outcome(6, outcome), A.settle(7, 'failed'), A.receipt(8)], run(executing));
+    expect(events.at(-1)).toMatchObject({ type: 'attempt.failed', data: { reason_code: code, reason } });
+    // Never "ran" for an action that did not complete.
+    if (outcome === 'errored') expect(JSON.stringify(events.at(-1))).not.toContain('ran');
+  });
+});
+
 describe('attempt decider: the direct path (Hermit 11.1, 12.3)', () => {
   it('given an allowed request, when the attempt runs to its receipt, then it walks every state and succeeds', () => {
     const events = run([...toPolicy, A.policy(3, { outcome: 'allow' }), A.grant(4), A.execute(5), A.outcome(6, 'completed'), A.settle(7, 'succeeded'), A.receipt(8)]);
@@ -174,7 +187,8 @@ describe('attempt decider: unknown outcome (Hermit 19.3, 19.4)', () => {
 
   it('given an unknown outcome settled on evidence, then the receipt closes the attempt', () => {
     const events = run([A.unknownReceipt(7), A.settle(8, 'failed', ['artifact:observation-1']), A.receipt(9)], uncertain);
-    expect(stateOf(events)).toMatchObject({ status: 'failed', result_code: 'failed', receipt_ref: 'receipt:r-1', failure: { code: 'execution_failed' } });
+    // Resolved, not observed: the reason says so (never "ran and failed").
+    expect(stateOf(events)).toMatchObject({ status: 'failed', result_code: 'failed', receipt_ref: 'receipt:r-1', failure: { code: 'outcome_resolved_failed' } });
   });
 
   it('given a known outcome, when an unknown-outcome receipt is recorded, then ATTEMPT_OUTCOME_NOT_UNCERTAIN', () => {

@@ -16,7 +16,9 @@ import { GrantEvent } from './grant.events.js';
 export type GrantCommand =
   | Command<'issue-grant', { readonly claims: CapabilityGrantClaims }>
   | Command<'claim-grant-use', { readonly use_id: string; readonly use: Omit<GrantUse, 'now'> }>
-  | Command<'revoke-grant', { readonly revoked_by: string; readonly reason: string }>;
+  | Command<'revoke-grant', { readonly revoked_by: string; readonly reason: string }>
+  /** A claimed use proven never to have started gives its use back (`grant.use_released`); only the executor proves it. */
+  | Command<'release-grant-use', { readonly use_id: string; readonly reason_code: string; readonly reason: string }>;
 
 export type GrantCommandType = GrantCommand['type'];
 
@@ -29,6 +31,13 @@ export interface ClaimedUse {
   readonly use_id: string;
   readonly use_no: number;
   readonly at: string;
+  /** Set when the use was released (proven never started): it no longer counts against `max_uses`. */
+  readonly released_at?: string;
+}
+
+/** Uses that count against `max_uses`: claimed and not released. */
+export function consumedUses(state: GrantRecord): number {
+  return state.uses.filter((use) => use.released_at === undefined).length;
 }
 
 export interface GrantRecord {
@@ -50,7 +59,7 @@ export function initialState(): GrantState {
 
 /** True when every allowed use was claimed. */
 export function isGrantExhausted(state: GrantState): boolean {
-  return state.status !== 'initial' && state.uses.length >= state.claims.max_uses;
+  return state.status !== 'initial' && consumedUses(state) >= state.claims.max_uses;
 }
 
 export function decide(command: GrantCommand, state: GrantState): GrantEvent[] {
@@ -77,10 +86,25 @@ export function decide(command: GrantCommand, state: GrantState): GrantEvent[] {
       if (state.status === 'revoked') {
         return emit(GrantEvent, [{ type: 'grant.refused', data: { use_id: useId, code: 'GRANT_REVOKED', message: `grant ${state.grant_id} was revoked`, at } }]);
       }
-      const check = checkGrantUse(state.claims, { ...use, now: at }, state.uses.length);
+      const check = checkGrantUse(state.claims, { ...use, now: at }, consumedUses(state));
       if (!check.ok) return emit(GrantEvent, [{ type: 'grant.refused', data: { use_id: useId, code: check.code, message: check.message.slice(0, 4_096), at } }]);
+      // Numbered after every claim, released ones included: a use number names one use of the grant for good.
+      const useNo = state.uses.length + 1;
       return emit(GrantEvent, [
-        { type: 'grant.use_claimed', data: { use_id: useId, use_no: check.use_no, task_id: use.task_id, attempt_id: use.attempt_id, action_class: use.action_class, at } },
+        { type: 'grant.use_claimed', data: { use_id: useId, use_no: useNo, task_id: use.task_id, attempt_id: use.attempt_id, action_class: use.action_class, at } },
+      ]);
+    }
+    case 'release-grant-use': {
+      if (state.status === 'initial') throw new GrantError('GRANT_NOT_FOUND', 'release-grant-use needs an issued grant');
+      const claimed = state.uses.find((use) => use.use_id === command.data.use_id);
+      if (claimed === undefined || claimed.released_at !== undefined) {
+        throw new GrantError('GRANT_USE_NOT_RELEASABLE', `use ${command.data.use_id} of grant ${state.grant_id} is ${claimed === undefined ? 'not claimed' : 'already released'}`, {
+          details: { use_id: command.data.use_id },
+        });
+      }
+      // Released even when revoked or expired: the use never ran; whether a new one may is the claim's check.
+      return emit(GrantEvent, [
+        { type: 'grant.use_released', data: { use_id: claimed.use_id, use_no: claimed.use_no, reason_code: command.data.reason_code, reason: command.data.reason.slice(0, 4_096), at } },
       ]);
     }
     case 'revoke-grant':
@@ -104,12 +128,18 @@ export const evolve = totalEvolve<GrantState, GrantEvent>(GrantEvent, (state, ev
       if (
         state.status !== 'issued' ||
         event.data.use_no !== state.uses.length + 1 ||
-        event.data.use_no > state.claims.max_uses ||
+        consumedUses(state) >= state.claims.max_uses ||
         state.uses.some((use) => use.use_id === event.data.use_id)
       ) {
         return undefined;
       }
       return { ...state, uses: [...state.uses, { use_id: event.data.use_id, use_no: event.data.use_no, at: event.data.at }] };
+    case 'grant.use_released': {
+      const index = state.uses.findIndex((use) => use.use_id === event.data.use_id && use.use_no === event.data.use_no && use.released_at === undefined);
+      if (index < 0) return undefined;
+      const uses = state.uses.map((use, i) => (i === index ? { ...use, released_at: event.data.at } : use));
+      return { ...state, uses };
+    }
     case 'grant.refused':
       return { ...state, refusals: state.refusals + 1 };
     case 'grant.revoked':

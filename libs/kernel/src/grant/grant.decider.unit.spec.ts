@@ -4,7 +4,7 @@ import { at, deciderSpec, meta } from '../../test/decider-spec.js';
 import { evolveIsTotal, modelCheck } from '../../test/model.js';
 import { claims } from '../../test/samples.js';
 import { fold } from '../shared/decider.js';
-import { grantDecider, type GrantCommand, type GrantRecord } from './grant.decider.js';
+import { consumedUses, grantDecider, type GrantCommand, type GrantRecord } from './grant.decider.js';
 import type { GrantEvent } from './grant.events.js';
 
 const spec = deciderSpec(grantDecider);
@@ -65,13 +65,54 @@ describe('grant decider (Hermit 8.12, 16.6)', () => {
   });
 });
 
-const CODES = ['GRANT_NOT_FOUND', 'GRANT_ALREADY_ISSUED', 'GRANT_CLAIMS_INVALID', 'GRANT_AUTHORITY_MISSING', 'GRANT_REVOKED', 'GRANT_EXPIRED'];
+describe('grant decider: a use proven never started is released (issue 13)', () => {
+  const one: GrantEvent = { type: 'grant.issued', data: { claims: claims({ max_uses: 1 }), at: at(0) } };
+  const release = (use_id: string, s = 20): GrantCommand => ({
+    type: 'release-grant-use',
+    data: { use_id, reason_code: 'CELL_USE_FENCED', reason: 'fenced before it started; it never ran' },
+    metadata: meta(s),
+  });
+  const claimedOnce = (): GrantEvent[] => [one, ...grantDecider.decide(claim('use-1'), fold(grantDecider, [one]))];
+
+  it('given max_uses 1 and its use claimed, when the use is released, then grant.use_released names the use and its number', () => {
+    spec.given(claimedOnce()).when(release('use-1')).then([
+      { type: 'grant.use_released', data: { use_id: 'use-1', use_no: 1, reason_code: 'CELL_USE_FENCED', reason: 'fenced before it started; it never ran', at: at(20) } },
+    ]);
+  });
+
+  it('given max_uses 1 and its only use released, when a new use is claimed, then it is claimed as use 2 under the same checks (the grant is not exhausted)', () => {
+    const released = [...claimedOnce(), ...grantDecider.decide(release('use-1'), fold(grantDecider, claimedOnce()))];
+    expect(spec.given(released).when(claim('use-2', 30)).thenEvents()).toMatchObject([{ type: 'grant.use_claimed', data: { use_id: 'use-2', use_no: 2 } }]);
+    // The same checks: past its expiry the new use is refused, released use or not.
+    expect(spec.given(released).when(claim('use-2', 301)).thenEvents()).toMatchObject([{ type: 'grant.refused', data: { code: 'GRANT_EXPIRED' } }]);
+  });
+
+  it('given max_uses 1 and its use claimed, not released, when another use is claimed, then GRANT_EXHAUSTED', () => {
+    expect(spec.given(claimedOnce()).when(claim('use-2', 30)).thenEvents()).toMatchObject([{ type: 'grant.refused', data: { code: 'GRANT_EXHAUSTED' } }]);
+  });
+
+  it('given a use never claimed or already released, when it is released, then GRANT_USE_NOT_RELEASABLE', () => {
+    spec.given(claimedOnce()).when(release('use-9')).thenThrows('GRANT_USE_NOT_RELEASABLE');
+    const released = [...claimedOnce(), ...grantDecider.decide(release('use-1'), fold(grantDecider, claimedOnce()))];
+    spec.given(released).when(release('use-1', 21)).thenThrows('GRANT_USE_NOT_RELEASABLE');
+  });
+
+  it('given a released use, when the same use is claimed again, then nothing: a use id is claimed once, for good', () => {
+    const released = [...claimedOnce(), ...grantDecider.decide(release('use-1'), fold(grantDecider, claimedOnce()))];
+    spec.given(released).when(claim('use-1', 30)).then([]);
+  });
+});
+
+const CODES = ['GRANT_NOT_FOUND', 'GRANT_ALREADY_ISSUED', 'GRANT_CLAIMS_INVALID', 'GRANT_AUTHORITY_MISSING', 'GRANT_REVOKED', 'GRANT_EXPIRED', 'GRANT_USE_NOT_RELEASABLE'];
 const item: fc.Arbitrary<(s: number) => GrantCommand> = fc.oneof(
   fc.integer({ min: 1, max: 3 }).map((max_uses) => (s: number) => ({ type: 'issue-grant', data: { claims: claims({ max_uses }) }, metadata: meta(s) }) as GrantCommand),
   fc.tuple(fc.constantFrom('u-1', 'u-2', 'u-3', 'u-4'), fc.constantFrom('attempt-1', 'attempt-2'), fc.constantFrom('src/a.ts', 'lib/x', 'src/../..')).map(
     ([id, attempt, path]) => (s: number) => claim(id, s, { ...useData, attempt_id: attempt, resources: { paths: [path] } }),
   ),
   fc.constant((s: number) => ({ type: 'revoke-grant', data: { revoked_by: 'writ-orchestrator', reason: 'drift' }, metadata: meta(s) }) as GrantCommand),
+  fc.constantFrom('u-1', 'u-2', 'u-3', 'u-4').map(
+    (id) => (s: number) => ({ type: 'release-grant-use', data: { use_id: id, reason_code: 'CELL_USE_FENCED', reason: 'never started' }, metadata: meta(s) }) as GrantCommand,
+  ),
 );
 const commands = fc
   .tuple(fc.array(item, { maxLength: 15 }), fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 15, maxLength: 15 }))
@@ -81,11 +122,12 @@ const commands = fc
   });
 
 describe('grant decider model', () => {
-  it('property: claimed uses never exceed max_uses, never follow expiry or revocation, and are bound to the grant attempt', () => {
+  it('property: uses not released never exceed max_uses, never follow expiry or revocation, and are bound to the grant attempt', () => {
     modelCheck(grantDecider, commands, CODES, (step) => {
       const { before, after } = step;
       if (after.status === 'initial') return;
-      expect(after.uses.length).toBeLessThanOrEqual(after.claims.max_uses);
+      expect(consumedUses(after)).toBeLessThanOrEqual(after.claims.max_uses);
+      after.uses.forEach((use, i) => expect(use.use_no).toBe(i + 1));
       for (const event of step.events ?? []) {
         if (event.type !== 'grant.use_claimed') continue;
         expect(before.status).toBe('issued');

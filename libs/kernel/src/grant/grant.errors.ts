@@ -36,6 +36,8 @@ export type GrantErrorCode =
   /** The claims are not valid `CapabilityGrantClaims`. */
   | 'GRANT_CLAIMS_INVALID'
   /** A grant is minted only after a direct allow or a granted approval: neither reference is present (Hermit 16.6). */
-  | 'GRANT_AUTHORITY_MISSING';
+  | 'GRANT_AUTHORITY_MISSING'
+  /** `release-grant-use` of a use the grant never claimed, or already released. */
+  | 'GRANT_USE_NOT_RELEASABLE';
 
 export class GrantError extends KernelError<GrantErrorCode> {}

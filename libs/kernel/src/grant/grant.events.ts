@@ -25,8 +25,15 @@ export const GrantEvent = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('grant.use_claimed'),
-    data: z.strictObject({ use_id: Id, use_no: z.int().min(1).max(1_000), task_id: Id, attempt_id: Id, action_class: ActionClass, at }),
+    // `executor_id` / `host_id`: who claimed it, and on which host (its restart there can prove the use never started).
+    data: z.strictObject({ use_id: Id, use_no: z.int().min(1).max(1_000), task_id: Id, attempt_id: Id, action_class: ActionClass, executor_id: Id.optional(), host_id: Id.optional(), at }),
   }),
+  /**
+   * A claimed use proven never to have started (its claimer is gone, and the exec was fenced or
+   * never created): it no longer counts against `max_uses`, so the attempt goes on with a new
+   * use of the same grant, checked again like any use. Its `execution.completed` says `not_run`.
+   */
+  z.strictObject({ type: z.literal('grant.use_released'), data: z.strictObject({ use_id: Id, use_no: z.int().min(1).max(1_000), reason_code: z.string().max(64).regex(/^[A-Z][A-Z0-9_]*$/), reason: Text, at }) }),
   z.strictObject({ type: z.literal('grant.refused'), data: z.strictObject({ use_id: Id, code: GrantRefusal, message: Text, at }) }),
   z.strictObject({ type: z.literal('grant.revoked'), data: z.strictObject({ revoked_by: Id, reason: Text, at }) }),
 ]);

@@ -59,6 +59,23 @@ export function refusalDraft(command: RunAction, useId: string, data: { use_id: 
 }
 
 /**
+ * `grant.use_released` (the kernel's event data), about the grant; caused by the claim. Appended
+ * with the use's `execution.completed` (outcome `not_run`), in one append: never one without the other.
+ */
+export function releaseDraft(command: RunAction, useId: string, claimEventId: string, data: Record<string, unknown>, context: DraftContext): EventDraft {
+  return {
+    ...base(command, context),
+    event_id: `${useId}-released`,
+    event_type: 'grant.use_released',
+    entity_type: 'grant',
+    entity_id: command.grant_id,
+    payload: data,
+    causation_id: claimEventId,
+    idempotency_key: `${useId}:grant.use_released`,
+  };
+}
+
+/**
  * `execution.completed`, about the attempt; caused by the claim. One per use:
  * the real outcome and an `unknown` recorded after a crash share the key, so
  * whichever is appended first is the only one.

@@ -8,6 +8,10 @@ export interface ClaimRecord {
   /** When the claim was decided (payload `at`). */
   readonly at: string;
   readonly event_id: string;
+  /** The executor that claimed it (`grant.use_claimed.executor_id`), when the claim names one. */
+  readonly executor_id?: string;
+  /** The host it was claimed on (`grant.use_claimed.host_id`), when the claim names one. */
+  readonly host_id?: string;
 }
 
 /** What the task stream says about one grant and one use of it. */
@@ -58,7 +62,16 @@ export function readGrantHistory(stream: readonly EventEnvelope[], grantId: stri
       const useNo = payload['use_no'];
       const at = payload['at'];
       if (typeof useNo === 'number' && Number.isInteger(useNo) && useNo >= 1 && typeof at === 'string') {
-        claim = { use_id: useId, use_no: useNo, at, event_id: event.event_id };
+        const executorId = payload['executor_id'];
+        const hostId = payload['host_id'];
+        claim = {
+          use_id: useId,
+          use_no: useNo,
+          at,
+          event_id: event.event_id,
+          ...(typeof executorId === 'string' ? { executor_id: executorId } : {}),
+          ...(typeof hostId === 'string' ? { host_id: hostId } : {}),
+        };
       }
     } else if (event.event_type === 'grant.refused' && payload['use_id'] === useId && refusal === undefined) {
       refusal = { code: String(payload['code']), event_id: event.event_id };

@@ -1,12 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GrantConstraints, hasErrorCode, safeParseCapabilityGrantClaims, ExecutionCompleted, ExecutionStarted, LIMITS, type CapabilityGrantClaims, type EventEnvelope, type RollbackParams, type RunAction } from '@writ/contracts';
+import { GrantConstraints, hasErrorCode, safeParseCapabilityGrantClaims, ExecutionCompleted, ExecutionStarted, LIMITS, type CapabilityGrantClaims, type EventDraft, type EventEnvelope, type RollbackParams, type RunAction } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { grantDecider, type CellRole } from '@writ/kernel';
 import type { Logger } from '@writ/telemetry';
 import type { CellExecResult, CellUser, WorkspaceDiff, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import { diffSnapshots } from '../outbound/cells/index.js';
 import { execLimits, planAction, requestedSecretHandles, useCapabilities, useResources, type ActionPlan } from './action-plan.js';
-import { claimDraft, completionDraft, refusalDraft, startedDraft, useIdFor, type DraftContext } from './event-drafts.js';
+import { claimDraft, completionDraft, refusalDraft, releaseDraft, startedDraft, useIdFor, type DraftContext } from './event-drafts.js';
 import {
   artifactRecord,
   changedFilesOf,
@@ -34,6 +34,8 @@ import { TaskSerializer } from './task-serializer.js';
 export interface RunActionSettings {
   /** `execution.completed.executor_id`: this process. */
   readonly executorId: string;
+  /** The host holding this executor's cells (named in its claims; absent: one host per executor id). */
+  readonly hostId?: string;
   /** The executor service principal: actor of its events, producer of its artifacts. */
   readonly principalId: string;
   readonly grantIssuer: string;
@@ -103,7 +105,7 @@ export type RunActionOutcome =
   | { readonly status: 'refused'; readonly code: ExecutorRefusalCode }
   | { readonly status: 'executed'; readonly outcome: ExecutionCompleted['outcome']; readonly use_no: number }
   | { readonly status: 'unknown-recorded'; readonly use_no: number }
-  | { readonly status: 'already-done'; readonly reason: 'completed' | 'refused' | 'in-flight' }
+  | { readonly status: 'already-done'; readonly reason: 'completed' | 'refused' }
   /** Another host holds the task's cell: the command was stored on that host's subject, nothing claimed here. */
   | { readonly status: 'forwarded'; readonly host_id: string };
 
@@ -135,8 +137,12 @@ export class RunActionHandler {
   readonly #deps: RunActionDeps;
   readonly #settings: RunActionSettings;
   readonly #sleep: (ms: number) => Promise<void>;
-  /** Uses this process is working on: a second delivery of one of them leaves it alone. */
-  readonly #inFlight = new Set<string>();
+  /**
+   * Uses this process is working on, each with the work that settles it. A second delivery of
+   * one of them waits for that work, then reads the log again: it resolves (and the bus acks
+   * it) only once the use is recorded, or once it has settled the use itself.
+   */
+  readonly #inFlight = new Map<string, Promise<unknown>>();
   readonly #stopping = new AbortController();
   /** Per task, one action at a time in its cell (so each diff is its own), and no close under it. */
   readonly #serializer: TaskSerializer;
@@ -159,12 +165,26 @@ export class RunActionHandler {
 
   async handle(command: RunAction, delivery: DeliveryInfo = {}): Promise<RunActionOutcome> {
     const useId = useIdFor(command);
-    if (this.#inFlight.has(useId)) return { status: 'already-done', reason: 'in-flight' };
-    this.#inFlight.add(useId);
+    // Never answered before the use is recorded: acked here, a delivery whose use the other work
+    // then fails to settle (a crash of it, a failed append) would leave the use claimed forever.
+    // The bus keeps this message ours (working()) while it waits.
+    return this.#exclusive(useId, () => this.#handle(command, useId, delivery.hops ?? 0));
+  }
+
+  /**
+   * Runs `work` as the only work of this process on `useId`: after whatever work on it is in
+   * flight has ended (however it ended), so that `work` starts from a fresh read of the log.
+   */
+  async #exclusive<T>(useId: string, work: () => Promise<T>): Promise<T> {
+    for (let earlier = this.#inFlight.get(useId); earlier !== undefined; earlier = this.#inFlight.get(useId)) {
+      await earlier.catch(() => undefined);
+    }
+    const running = work();
+    this.#inFlight.set(useId, running);
     try {
-      return await this.#handle(command, useId, delivery.hops ?? 0);
+      return await running;
     } finally {
-      this.#inFlight.delete(useId);
+      if (this.#inFlight.get(useId) === running) this.#inFlight.delete(useId);
     }
   }
 
@@ -196,10 +216,13 @@ export class RunActionHandler {
         if (plan.kind === 'run') await this.#deps.cells.ensureImage();
         // Journaled on this host before the claim: a crash after it leaves something to reconcile.
         if (plan.kind === 'run') await this.#deps.journal?.write(useId, command);
-        const claimed = await this.#deps.log.append(command.task_id, [claimDraft(command, useId, decision.data, context)], history.head);
+        // Named in the claim: after a crash, this executor (same id, same host) can prove the use never started here.
+        const host = this.#settings.hostId === undefined ? {} : { host_id: this.#settings.hostId };
+        const claimData = { ...decision.data, executor_id: this.#settings.executorId, ...host };
+        const claimed = await this.#deps.log.append(command.task_id, [claimDraft(command, useId, claimData, context)], history.head);
         // The log already held this very claim: another delivery got there first; the next round settles it.
         if (claimed.duplicate) continue;
-        const claim: ClaimRecord = { use_id: useId, use_no: decision.data.use_no, at: now.toISOString(), event_id: `${useId}-claimed` };
+        const claim: ClaimRecord = { use_id: useId, use_no: decision.data.use_no, at: now.toISOString(), event_id: `${useId}-claimed`, executor_id: this.#settings.executorId, ...host };
         return await this.#runClaimed(command, useId, claim, plan, claimed.head);
       } catch (error) {
         // Someone appended to the task since our read: re-read and decide again.
@@ -249,7 +272,7 @@ export class RunActionHandler {
   async #runClaimed(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan, head: number): Promise<RunActionOutcome> {
     this.#deps.logger?.info({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'grant use claimed; running');
     const payload = await this.#serialized(command.task_id, () => this.#execute(command, useId, claim, plan));
-    await this.#recordCompletion(command, useId, claim, payload, undefined);
+    await this.#recordCompletion(command, useId, claim, payload, undefined, payload.outcome === 'not_run' ? payload.error : undefined);
     await this.#forget(command.task_id, useId);
     void head;
     return { status: 'executed', outcome: payload.outcome, use_no: claim.use_no };
@@ -281,8 +304,16 @@ export class RunActionHandler {
       const now = this.#deps.clock();
       if (this.#deps.records !== undefined) {
         const started = findStarted(stream, useId);
-        // The record is ours to read when this executor journaled the use or the exec (same id, same host).
-        const local = (journaled || started?.data.executor_id === this.#settings.executorId) && (await this.#deps.records.hostsCell(command.task_id));
+        // Claimed by this executor id on this host: a duplicated WRIT_EXECUTOR_ID on another host is not "us".
+        const ours = claim.executor_id === this.#settings.executorId && (claim.host_id === undefined || this.#settings.hostId === undefined || claim.host_id === this.#settings.hostId);
+        // The record is ours to read when this executor journaled the use, claimed it, or made the exec (same id, same host).
+        const hostsCell = await this.#deps.records.hostsCell(command.task_id);
+        const local = (journaled || ours || started?.data.executor_id === this.#settings.executorId) && hostsCell;
+        // Claimed by this executor (an earlier run of it: this process is not running it), and no cell
+        // here: nothing was started, since an exec is only ever made in the task's cell on the claimer's host.
+        if (ours && !hostsCell && started === undefined) {
+          return this.#recordReconciled(command, useId, claim, { kind: 'not-run', how: 'its claimer stopped before the task cell existed on its host' }, undefined);
+        }
         if (started !== undefined) {
           const journaledDeadline = Date.parse(started.data.deadline) + this.#settings.claimPollMs;
           if (Number.isFinite(journaledDeadline)) deadline = Math.min(deadline, journaledDeadline);
@@ -290,8 +321,10 @@ export class RunActionHandler {
         const record = local ? await this.#deps.records.read(command.task_id, useId, this.#settings.outputCapBytes) : undefined;
         pgid = record?.pgid ?? pgid;
         const step = reconcileStep({ record, local, now: now.getTime(), deadline });
-        if (step.kind === 'fence' && (await this.#deps.records.fence(command.task_id, useId))) return this.#recordReconciled(command, useId, claim, { kind: 'not-run' }, started?.data.started_at);
-        if (step.kind === 'not-run' || step.kind === 'from-record') return this.#recordReconciled(command, useId, claim, step, started?.data.started_at);
+        const fenced = { kind: 'not-run', how: 'it was fenced before its process started, so it never runs' } as const;
+        if (step.kind === 'fence' && (await this.#deps.records.fence(command.task_id, useId))) return this.#recordReconciled(command, useId, claim, fenced, started?.data.started_at);
+        if (step.kind === 'not-run') return this.#recordReconciled(command, useId, claim, fenced, started?.data.started_at);
+        if (step.kind === 'from-record') return this.#recordReconciled(command, useId, claim, step, started?.data.started_at);
         if (step.kind === 'unknown') reason = step.reason;
         if (step.kind === 'fence') continue; // the wrapper's run/ was there first: it started; read again
       }
@@ -320,10 +353,12 @@ export class RunActionHandler {
   }
 
   /**
-   * Startup reconciliation: every use this executor journaled on this host and left
-   * behind (a crash, kill -9) is settled — from its record, fenced, awaited to its
-   * deadline, or unknown. Uses never claimed are dropped from the journal (a redelivery
-   * decides them). Runs each use like a delivery would, under the same in-flight guard.
+   * Journal reconciliation, at start and then on the journal sweep: every use this executor
+   * journaled on this host and left behind (a crash, kill -9, a delivery that failed past the
+   * bus's retries) is settled — from its record, as not run, awaited to its deadline, or
+   * unknown. Uses never claimed are dropped from the journal (a redelivery decides them). A
+   * use some work of this process is on is left to that work (which records it, or leaves
+   * it to the next sweep); the others run like a delivery would, under the same guard.
    */
   async reconcileJournal(): Promise<{ readonly settled: number }> {
     const entries = (await this.#deps.journal?.list()) ?? [];
@@ -331,19 +366,18 @@ export class RunActionHandler {
     await Promise.all(
       entries.map(async ({ useId, command }) => {
         if (this.#inFlight.has(useId)) return;
-        this.#inFlight.add(useId);
         try {
-          const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
-          if (history.claim === undefined || history.completion !== undefined) {
-            await this.#forget(command.task_id, useId);
-            return;
-          }
-          await this.#settleClaim(command, useId, history.claim, true);
-          settled += 1;
+          await this.#exclusive(useId, async () => {
+            const history = readGrantHistory(await this.#deps.log.read(command.task_id), command.grant_id, useId);
+            if (history.claim === undefined || history.completion !== undefined) {
+              await this.#forget(command.task_id, useId);
+              return;
+            }
+            await this.#settleClaim(command, useId, history.claim, true);
+            settled += 1;
+          });
         } catch (error) {
           this.#deps.logger?.error({ err: error, use_id: useId, task_id: command.task_id }, 'reconciliation of a journaled use failed; a redelivery or the next start retries it');
-        } finally {
-          this.#inFlight.delete(useId);
         }
       }),
     );
@@ -355,17 +389,21 @@ export class RunActionHandler {
     command: RunAction,
     useId: string,
     claim: ClaimRecord,
-    step: { readonly kind: 'not-run' } | Extract<ReturnType<typeof reconcileStep>, { kind: 'from-record' }>,
+    step: { readonly kind: 'not-run'; readonly how: string } | Extract<ReturnType<typeof reconcileStep>, { kind: 'from-record' }>,
     startedAt: string | undefined,
   ): Promise<RunActionOutcome> {
     const now = this.#deps.clock();
     const base = this.#completionBase(command, claim, now);
     let payload: ExecutionCompleted;
+    let released: { readonly code: string; readonly message: string } | undefined;
     if (step.kind === 'not-run') {
-      payload = emptyCompletion(base, {
-        outcome: 'errored',
-        error: { code: 'CELL_USE_FENCED', message: `use ${claim.use_no} of grant ${command.grant_id} never started; it was fenced during reconciliation and will never run` },
-      });
+      // Not a result of the action: nothing ran. The use is given back to the grant in the same
+      // append, and the attempt goes on with a new use (the orchestrator's next run).
+      released = {
+        code: 'CELL_USE_FENCED',
+        message: `use ${claim.use_no} of grant ${command.grant_id} never started: ${step.how}; it was released, and the action goes on with a new use`,
+      };
+      payload = emptyCompletion(base, { outcome: 'not_run', error: released });
     } else {
       const { record } = step;
       // Secret values are redacted only on the live path (the cell port resolves them): a
@@ -400,7 +438,7 @@ export class RunActionHandler {
       });
     }
     this.#deps.logger?.warn({ task_id: command.task_id, use_id: useId, outcome: payload.outcome, exit_code: payload.exit_code }, 'claimed use reconciled');
-    const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined);
+    const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined, released);
     await this.#forget(command.task_id, useId);
     return recorded ? { status: 'executed', outcome: payload.outcome, use_no: claim.use_no } : { status: 'already-done', reason: 'completed' };
   }
@@ -543,6 +581,8 @@ export class RunActionHandler {
         ...(plan.egressHosts === undefined ? {} : { egressHosts: plan.egressHosts }),
       });
     } catch (error) {
+      // Fenced by a reconciler before it started: never ran, never will; the reconciler records the same `not_run`.
+      if (hasErrorCode(error, 'CELL_USE_FENCED')) return outcome({ outcome: 'not_run', error: errorOf(error), duration_ms: elapsed(started) });
       if (hasErrorCode(error, ...NOT_STARTED)) return errored(error, { duration_ms: elapsed(started) });
       execError = error;
     }
@@ -712,7 +752,14 @@ export class RunActionHandler {
    * retried here rather than handed to the bus. Resolves false when another
    * completion of the use was there first.
    */
-  async #recordCompletion(command: RunAction, useId: string, claim: ClaimRecord, payload: ExecutionCompleted, head: number | undefined): Promise<boolean> {
+  async #recordCompletion(
+    command: RunAction,
+    useId: string,
+    claim: ClaimRecord,
+    payload: ExecutionCompleted,
+    head: number | undefined,
+    release?: { readonly code: string; readonly message: string },
+  ): Promise<boolean> {
     const parsed = ExecutionCompleted.safeParse(fitCompletion(payload));
     if (!parsed.success) {
       throw new ExecutorError('EXECUTOR_INTERNAL', `the executor built an invalid execution.completed for use ${claim.use_no} of grant ${command.grant_id}`, {
@@ -720,8 +767,10 @@ export class RunActionHandler {
         details: { grant_id: command.grant_id, use_no: claim.use_no },
       });
     }
-    const draft = completionDraft(command, useId, claim.event_id, parsed.data, this.#context(this.#deps.clock()));
-    let expected = head;
+    const context = this.#context(this.#deps.clock());
+    const draft = completionDraft(command, useId, claim.event_id, parsed.data, context);
+    let drafts: EventDraft[] = [draft];
+    let expected = release === undefined ? head : undefined;
     let lastError: unknown;
     for (let attempt = 1; attempt <= COMPLETION_ATTEMPTS; attempt += 1) {
       if (expected === undefined) {
@@ -733,11 +782,13 @@ export class RunActionHandler {
           await this.#sleep(Math.min(2_000, 50 * attempt));
           continue;
         }
-        if (readGrantHistory(stream, command.grant_id, useId).completion !== undefined) return false;
+        const history = readGrantHistory(stream, command.grant_id, useId);
+        if (history.completion !== undefined) return false;
+        if (release !== undefined) drafts = [...this.#releaseDrafts(command, useId, claim, history, release, context), draft];
         expected = stream.at(-1)?.task_seq ?? 0;
       }
       try {
-        const appended = await this.#deps.log.append(command.task_id, [draft], expected);
+        const appended = await this.#deps.log.append(command.task_id, drafts, expected);
         return !appended.duplicate;
       } catch (error) {
         lastError = error;
@@ -749,6 +800,25 @@ export class RunActionHandler {
       cause: lastError,
       details: { task_id: command.task_id, grant_id: command.grant_id, use_no: claim.use_no },
     });
+  }
+
+  /**
+   * `grant.use_released` of a use proven never started, as the kernel decides it from the grant's
+   * history (none when the kernel has no such use to release: the completion still says `not_run`).
+   */
+  #releaseDrafts(command: RunAction, useId: string, claim: ClaimRecord, history: GrantHistory, release: { readonly code: string; readonly message: string }, context: DraftContext): EventDraft[] {
+    const claims = history.recorded ?? claimsOfClaimedGrant(command.grant_jws);
+    if (claims === undefined) return [];
+    try {
+      const events = grantDecider.decide(
+        { type: 'release-grant-use', data: { use_id: useId, reason_code: release.code, reason: release.message }, metadata: { now: context.occurredAt } },
+        grantStateFor(history, claims),
+      );
+      return events.map((event) => releaseDraft(command, useId, claim.event_id, event.data as Record<string, unknown>, context));
+    } catch (error) {
+      this.#deps.logger?.warn({ err: error, task_id: command.task_id, use_id: useId }, 'the kernel released nothing for a use that never started');
+      return [];
+    }
   }
 
   #context(now: Date): DraftContext {

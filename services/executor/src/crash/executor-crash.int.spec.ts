@@ -124,19 +124,19 @@ describe('an executor killed with SIGKILL in the middle of 100 actions', () => {
     // then: every use ends, exactly once
     await waitFor(async () => ((await completions(sent)).size === sent.length ? true : undefined), { timeoutMs: 300_000, intervalMs: 500, what: 'every use completed' });
     const byGrant = await completions(sent);
-    const outcomes = { completed: 0, errored: 0, unknown: 0 };
+    const outcomes = { completed: 0, errored: 0, unknown: 0, not_run: 0 };
     for (const s of sent) {
       const ended = byGrant.get(s.command.grant_id) ?? [];
       expect(ended, `execution.completed of ${s.marker}`).toHaveLength(1);
       const [completion] = ended as [ExecutionCompleted];
-      expect(['completed', 'errored', 'unknown']).toContain(completion.outcome);
+      expect(['completed', 'errored', 'unknown', 'not_run']).toContain(completion.outcome);
       outcomes[completion.outcome] += 1;
       const lines = await markerLines(s);
       // No side effect ran twice; an action recorded as having run to exit 0 ran exactly once.
       expect(lines, `marker of ${s.marker}`).toBeLessThanOrEqual(1);
       if (completion.outcome === 'completed' && completion.exit_code === 0) expect(lines, `marker of ${s.marker}`).toBe(1);
-      // Fenced before it started: it never ran.
-      if (completion.error?.code === 'CELL_USE_FENCED') expect(lines).toBe(0);
+      // Proven never started (fenced, or claimed and no cell yet): it never ran, and the receipt must not say it did.
+      if (completion.outcome === 'not_run') expect(lines).toBe(0);
     }
     expect(outcomes.completed).toBeGreaterThanOrEqual(50);
     await killHard(executor);

@@ -1,6 +1,7 @@
 import {
   CancelApproval,
   EvaluatePolicy,
+  ExecutionCompleted,
   IssueGrant,
   IssueReceipt,
   LIMITS,
@@ -87,6 +88,12 @@ type DecidedEvent = { readonly type: string; readonly data: Record<string, unkno
 
 /** A reconcile that keeps producing transitions for one attempt is a bug: stop it. */
 const MAX_TRANSITIONS_PER_ATTEMPT = 16;
+/**
+ * Runs of one attempt under one grant (the first and those after a use proven never started,
+ * `not_run`): past it, a use that keeps not starting ends the attempt as errored (it did not
+ * complete) instead of looping. Matches `RunAction.run_no`'s bound.
+ */
+export const MAX_RUNS_PER_GRANT = 4;
 
 const clip = (text: string, max = LIMITS.text) => (text.length > max ? `${text.slice(0, max - 3)}...` : text);
 
@@ -403,8 +410,23 @@ class Planner {
     const grantId = state.grant?.grant_id;
     const execution = last(attempt.executions.filter((e) => e.value.grant_id === grantId));
     if (execution === undefined) return undefined;
+    if (execution.value.outcome === 'not_run') {
+      // Not a result of the action (issue 13): its use never started and was released; the attempt
+      // stays executing while the next run (`#commandFor`, execution.completed) claims a new use.
+      // Only when that cannot happen does it end, as errored (it did not complete), never as "ran".
+      const runs = this.#notRun(attempt, grantId).length;
+      const grant = grantId === undefined ? undefined : this.view.grants.get(grantId);
+      const refusedAfter = grant?.refusal !== null && grant?.refusal !== undefined && (grant.refused_seq ?? 0) > execution.seq;
+      if (runs < MAX_RUNS_PER_GRANT && !refusedAfter) return undefined;
+      return this.#attempt(state, { type: 'report-execution-outcome', data: { outcome: 'errored', output_refs: [] } }, `observe:${grantId}:not-run`);
+    }
     const outputRefs = execution.value.artifacts.map((artifact) => `artifact:${artifact.artifact_id}`).slice(0, LIMITS.listItems);
     return this.#attempt(state, { type: 'report-execution-outcome', data: { outcome: execution.value.outcome, output_refs: outputRefs } }, `observe:${grantId}`);
+  }
+
+  /** The attempt's executions under `grantId` proven never to have started (`not_run`), in log order. */
+  #notRun(attempt: AttemptView, grantId: string | undefined): Fact<ExecutionCompleted>[] {
+    return attempt.executions.filter((e) => e.value.grant_id === grantId && e.value.outcome === 'not_run');
   }
 
   #afterObservation(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
@@ -621,6 +643,7 @@ class Planner {
     const trigger = this.context.trigger;
     if (CloseCellReason.safeParse(trigger.event_type).success) return this.#taskEnded(trigger.event_type);
     if (trigger.event_type.startsWith('approval.')) return this.#approvalCommands(trigger);
+    if (trigger.event_type === 'execution.completed') return this.#rerunCommands(trigger);
     if (!trigger.event_type.startsWith('attempt.')) return [];
     const attemptId = trigger.attempt_id ?? (trigger.entity_type === 'attempt' ? trigger.entity_id : undefined);
     const attempt = attemptId === undefined ? undefined : this.view.attempts.get(attemptId);
@@ -729,6 +752,36 @@ class Planner {
       default:
         return undefined;
     }
+  }
+
+  /**
+   * After a use proven never to have started (`execution.completed` outcome `not_run`, its use
+   * released): the same attempt runs again under its grant, as run `n + 1` (another command, so
+   * another use, which the executor verifies and claims like any), while the attempt is still
+   * executing on that grant. Nothing is re-run after any other outcome.
+   */
+  #rerunCommands(trigger: LoggedEvent): PlannedCommand[] {
+    const parsed = ExecutionCompleted.safeParse(trigger.payload);
+    if (!parsed.success || parsed.data.outcome !== 'not_run') return [];
+    const attemptId = trigger.attempt_id ?? this.view.grants.get(parsed.data.grant_id)?.attempt_id;
+    const attempt = attemptId === undefined ? undefined : this.view.attempts.get(attemptId);
+    if (attempt === undefined || attempt.state.status !== 'executing') return [];
+    const state = attempt.state;
+    const grant = state.grant === null ? undefined : this.view.grants.get(state.grant.grant_id);
+    if (grant === undefined || grant.grant_id !== parsed.data.grant_id || grant.jws === null) return [];
+    // Only after the latest execution: a redelivered older not_run starts nothing new.
+    const executions = attempt.executions.filter((e) => e.value.grant_id === grant.grant_id);
+    if (last(executions)?.event_id !== trigger.event_id) return [];
+    const runNo = this.#notRun(attempt, grant.grant_id).length + 1;
+    if (runNo > MAX_RUNS_PER_GRANT) return [];
+    const ids = { task_id: this.view.taskId, step_id: state.step_id, attempt_id: state.attempt_id };
+    return [
+      {
+        command: 'executorRun',
+        msgId: `${state.attempt_id}:cmd:executor.run:${grant.grant_id}:${runNo}`,
+        payload: parseContract('RunAction', RunAction, { ...ids, grant_id: grant.grant_id, grant_jws: grant.jws, action_request: requestOf(state), run_no: runNo }),
+      },
+    ];
   }
 
   /**

@@ -10,6 +10,8 @@ import {
   grantRefusedDraft,
   ingressDrafts,
   instant,
+  laterUseClaimedDraft,
+  notRunDrafts,
   logged,
   outcomeResolvedDraft,
   policyEvaluatedDraft,
@@ -20,7 +22,7 @@ import {
   type TaskIds,
 } from '../../test/task-fixtures.js';
 import { approvalIdFor } from './ids.js';
-import { planTask, type Plan, type PlannedCommand } from './plan-task.js';
+import { MAX_RUNS_PER_GRANT, planTask, type Plan, type PlannedCommand } from './plan-task.js';
 import { TaskView } from './task-view.js';
 
 const NOW = instant(10);
@@ -298,6 +300,65 @@ describe('planTask: grant, execution, receipt', () => {
       expect(again.events).toEqual([]);
       expect(again.commands).toEqual([]);
     }
+  });
+});
+
+describe('planTask: a use proven never started is not a result of the action (issue 13)', () => {
+  /** An attached grant whose first use is claimed: the attempt is executing. */
+  function running(name: string): { log: Log; request: ReturnType<typeof commandRequest> } {
+    const { log, request, grant } = attachedTask(name);
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }));
+    log.step('grant.use_claimed');
+    return { log, request };
+  }
+
+  it('given a claimed use proven never started (not_run, released), then the attempt stays executing and the executor is asked to run it again as run 2, with the same grant', () => {
+    const { log } = running('nr1');
+    log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
+    const plan = log.step('execution.completed');
+    expect(plan.events).toEqual([]);
+    const command = only(plan);
+    expect(command).toMatchObject({ command: 'executorRun', msgId: 'att-nr1:cmd:executor.run:gnt-att-nr1:2', payload: { grant_id: 'gnt-att-nr1', run_no: 2 } });
+    // handled again (a redelivery): the same command, the same msg id; nothing appended
+    expect(only(log.handle('execution.completed')).msgId).toBe(command.msgId);
+  });
+
+  it('given the second run completes, then the attempt settles on that run alone: succeeded, never "failed"', () => {
+    const { log, request } = running('nr2');
+    log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
+    log.step('execution.completed');
+    log.add(laterUseClaimedDraft(log.ids, 2, request, { at: instant(8) }), executionCompletedDraft(log.ids, { at: instant(9), useNo: 2 }));
+    const settled = log.step('execution.completed');
+    expect(types(settled)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
+    expect(settled.events[1]?.payload).toMatchObject({ result_code: 'succeeded' });
+    expect(settled.commands.filter((c) => c.command === 'executorRun')).toEqual([]);
+  });
+
+  it(`given ${MAX_RUNS_PER_GRANT} runs in a row that never started, then the attempt ends errored (it did not complete), and its failure never says it ran`, () => {
+    const { log, request } = running('nr3');
+    for (let useNo = 1; useNo <= MAX_RUNS_PER_GRANT; useNo += 1) {
+      if (useNo > 1) log.add(laterUseClaimedDraft(log.ids, useNo, request, { at: instant(8) }));
+      log.add(...notRunDrafts(log.ids, useNo, { at: instant(8) }));
+      const plan = log.step('execution.completed');
+      if (useNo < MAX_RUNS_PER_GRANT) expect(only(plan)).toMatchObject({ payload: { run_no: useNo + 1 } });
+      else expect(plan.commands).toEqual([]);
+    }
+    expect(log.drafts.filter((d) => d.event_type === 'attempt.observing').at(-1)?.payload).toMatchObject({ execution_outcome: 'errored' });
+    log.add(receiptIssuedDraft(log.ids, 'failed'));
+    const failed = log.step('receipt.issued');
+    expect(failed.events[0]).toMatchObject({ event_type: 'attempt.failed', payload: { reason_code: 'execution_errored' } });
+    expect(String((failed.events[0]?.payload as { reason: string }).reason)).not.toContain('ran and failed');
+  });
+
+  it('given the run after a not_run is refused (the grant expired meanwhile), then the attempt ends errored without asking again', () => {
+    const { log } = running('nr4');
+    log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
+    log.step('execution.completed');
+    log.add(grantRefusedDraft(log.ids));
+    const plan = log.step('grant.refused');
+    expect(types(plan)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
+    expect(plan.events[0]?.payload).toMatchObject({ execution_outcome: 'errored' });
+    expect(plan.commands).toEqual([]);
   });
 });
 

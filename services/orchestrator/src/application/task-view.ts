@@ -88,6 +88,8 @@ export interface GrantView {
   state: GrantState;
   /** The executor's last refusal of this grant, if any. */
   refusal: { readonly code: string; readonly message: string } | null;
+  /** task_seq of that refusal (a refusal after a `not_run` ends the re-runs). */
+  refused_seq: number | null;
   /** When the first use was claimed (the executor's clock, from the event). */
   first_use_at: string | null;
 }
@@ -284,6 +286,7 @@ export class TaskView {
         // The kernel's grant.issued is `{ claims, at }`; the JWS rides beside it.
         state: grantDecider.evolve(grantDecider.initialState(), { type: 'grant.issued', data: { claims, at } }),
         refusal: null,
+        refused_seq: null,
         first_use_at: null,
       });
       return;
@@ -299,6 +302,7 @@ export class TaskView {
     if (event.event_type === 'grant.refused') {
       const refusal = GrantRefusedPayload.safeParse(event.payload);
       grant.refusal = refusal.success ? { code: refusal.data.code, message: refusal.data.message } : { code: 'GRANT_REFUSED', message: 'the executor refused the grant' };
+      grant.refused_seq = event.task_seq;
     }
   }
 

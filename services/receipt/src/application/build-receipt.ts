@@ -138,7 +138,15 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
   let summary: string;
   if (execution === null) summary = `${actionClass}: dispatched under grant ${grantId}; no execution was recorded, the outcome is unknown`;
   else {
-    const ran = execution.timed_out ? `timed out after ${Math.round(execution.duration_ms)} ms` : `exited ${execution.exit_code ?? 'without a code'} after ${Math.round(execution.duration_ms)} ms`;
+    // Only what the record shows (issue 13): "exited" only with an exit status; a use proven never started says so.
+    const ran =
+      execution.outcome === 'not_run'
+        ? `never started (use ${execution.use_no} was proven not run and released)`
+        : execution.timed_out
+          ? `timed out after ${Math.round(execution.duration_ms)} ms`
+          : execution.exit_code === null
+            ? `did not complete (no exit status) after ${Math.round(execution.duration_ms)} ms`
+            : `exited ${execution.exit_code} after ${Math.round(execution.duration_ms)} ms`;
     const changed = `${execution.changed_files.length} file(s) changed`;
     const error = execution.error === undefined ? '' : `; ${execution.error.code}`;
     summary = `${actionClass}: ${execution.outcome === 'unknown' ? 'outcome unknown' : ran}; ${changed}${error}`;

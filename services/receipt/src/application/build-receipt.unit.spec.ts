@@ -150,6 +150,40 @@ describe('buildReceiptBody: an unknown outcome resolved by a director (Hermit 19
   });
 });
 
+describe('buildReceiptBody: a receipt states only what the execution record shows (issue 13)', () => {
+  const input = (facts: AttemptFacts) => ({ command: command('settled'), facts, createdAt: '2030-01-01T00:10:00Z', prevReceiptHash: null, signerRef: 'k1' });
+  const HASH = 'b'.repeat(64);
+  const completed = (outcome: 'not_run' | 'errored', code: string): NonNullable<AttemptFacts['execution']> => ({
+    eventId: 'use-1-completed',
+    completed: {
+      grant_id: 'gnt-1',
+      use_no: 1,
+      executor_id: 'executor-1',
+      outcome,
+      exit_code: null,
+      timed_out: false,
+      duration_ms: 0,
+      stdout_sha256: HASH,
+      stderr_sha256: HASH,
+      changed_files: [],
+      artifacts: [],
+      environment: null,
+      error: { code, message: 'never started' },
+      at: '2030-01-01T00:01:00Z',
+    },
+  });
+
+  it.each([
+    ['not_run', 'CELL_USE_FENCED', 'never started'],
+    ['errored', 'EXECUTOR_SECRET_UNAVAILABLE', 'did not complete'],
+  ] as const)('given an execution %s without an exit status settled as failed, then the summary says %s, never that it exited', (outcome, code, says) => {
+    const body = buildReceiptBody(input({ ...noFacts, grant: { jti: 'gnt-1' } as AttemptFacts['grant'], execution: completed(outcome, code), observedOutcome: 'errored', settledResult: 'failed' }));
+    expect(body.result_code).toBe('failed');
+    expect(body.result_summary).toContain(says);
+    expect(body.result_summary).not.toContain('exited');
+  });
+});
+
 describe('attemptFacts', () => {
   const envelope = (eventType: string, entity: [EventEnvelope['entity_type'], string], payload: Record<string, unknown>, attemptId?: string): EventEnvelope => ({
     event_id: `evt-${eventType}`,

@@ -51,7 +51,8 @@ export function actionNotAsserted(input: ActionStatementsInput): string[] {
   }
   if (input.grant !== null && !input.grant.jwsRecorded) out.push("the grant's signed form: grant.issued carries its claims but no JWS");
   const execution = input.execution;
-  if (execution !== null && execution.outcome !== 'unknown') {
+  // A use proven never started ran nowhere: nothing about how it ran is left unasserted.
+  if (execution !== null && execution.outcome !== 'unknown' && execution.outcome !== 'not_run') {
     const egress = execution.environment?.egress_hosts ?? [];
     if (execution.environment === null) out.push("the isolation the action ran under: the cell's environment was not read back");
     else if (egress.length > 0) out.push(`the effect on the hosts the cell could reach (${egress.slice(0, 8).join(', ')}): Writ observed only the cell's exit status, outputs and workspace`);

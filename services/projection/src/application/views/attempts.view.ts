@@ -21,7 +21,7 @@ export interface AttemptRow {
   readonly risk_band: string | null;
   readonly approval_id: string | null;
   readonly grant_id: string | null;
-  /** How the executor saw the run end (`completed`, `errored`, `unknown`), then a director's resolution of an unknown one. */
+  /** How the executor saw the run end (`completed`, `errored`, `unknown`, `not_run`: a use that never started, run again), then a director's resolution of an unknown one. */
   readonly execution_outcome: string | null;
   /** The settled result (`succeeded` / `failed`, `attempt.receipt_pending`). */
   readonly result_code: string | null;

@@ -20,12 +20,12 @@ export interface GrantRow {
   readonly expires_at: string | null;
   readonly max_uses: number;
   readonly uses: number;
-  /** `active`, `exhausted` (max_uses claimed) or `revoked`. */
+  /** `active`, `exhausted` (max_uses claimed and not released) or `revoked`. `uses` counts claims, released ones included. */
   readonly status: 'active' | 'exhausted' | 'revoked';
   readonly updated_at: string;
 }
 
-const GRANT_EVENTS = new Set(['grant.issued', 'grant.use_claimed', 'grant.refused', 'grant.revoked']);
+const GRANT_EVENTS = new Set(['grant.issued', 'grant.use_claimed', 'grant.use_released', 'grant.refused', 'grant.revoked']);
 
 function grantIdOf(event: ProjectedEvent): string | null {
   const { envelope } = event;
@@ -74,6 +74,10 @@ function fold(row: GrantRow | undefined, event: ProjectedEvent): GrantRow | unde
       const uses = Math.max(row.uses, intField(data, 'use_no') ?? row.uses + 1);
       return patch(row, { uses, status: uses >= row.max_uses ? 'exhausted' : row.status }, at);
     }
+    case 'grant.use_released':
+      // A use proven never started gives its use back: the next claim (a new use number) may take it.
+      if (row === undefined || row.status === 'revoked') return row;
+      return patch(row, { status: 'active' }, at);
     case 'grant.revoked':
       return row === undefined ? row : patch(row, { status: 'revoked' }, at);
     default:

@@ -30,6 +30,16 @@ describe('grants view', () => {
     expect(store.row('grants', ids.grant)).toMatchObject({ uses: 1, status: 'exhausted' });
   });
 
+  it('given its only use released (proven never started), then the grant is active again; the next use exhausts it (issue 13)', async () => {
+    const claimed = grantUseClaimed(ids, 8);
+    const release = withPayload(grantUseClaimed(ids, 9), { use_id: 'use-1', use_no: 1, reason_code: 'CELL_USE_FENCED', reason: 'never started', at: '2030-01-01T00:00:09Z' });
+    const released = { ...release, draft: { ...release.draft, event_type: 'grant.use_released' } };
+    const afterRelease = await foldStory(toProjectedEvents([...untilGrant(), claimed, released]));
+    expect(afterRelease.row('grants', ids.grant)).toMatchObject({ uses: 1, status: 'active' });
+    const afterSecond = await foldStory(toProjectedEvents([...untilGrant(), claimed, released, grantUseClaimed(ids, 10, 2)]));
+    expect(afterSecond.row('grants', ids.grant)).toMatchObject({ uses: 2, status: 'exhausted' });
+  });
+
   it('stays active while uses remain', async () => {
     const story = [...happyPath(ids).slice(0, 11), grantIssued(ids, 6, 3), grantUseClaimed(ids, 8, 1), grantUseClaimed(ids, 9, 2)];
     const store = await foldStory(toProjectedEvents(story));
