@@ -1,4 +1,4 @@
-import { createPublicKey, KeyObject, sign, verify } from 'node:crypto';
+import { createPublicKey, verify, webcrypto, type KeyObject } from 'node:crypto';
 import {
   AuthorService,
   PrincipalKeyAdded,
@@ -23,18 +23,30 @@ import type { Ed25519SigningKey } from '@writ/crypto';
 /** Signs events for one service principal with its current key. */
 export interface EventSealer {
   readonly principalId: string;
+  /** The kid that signs now. */
   readonly kid: string;
-  seal(hash: string): EventSeal;
+  seal(hash: string): Promise<EventSeal>;
 }
 
-/** A sealer over a service's signing key (the WebCrypto key is used through Node's KeyObject, without export). */
-export function eventSealer(principalId: string, key: Ed25519SigningKey): EventSealer {
-  const privateKey = KeyObject.from(key.privateKey as Parameters<typeof KeyObject.from>[0]);
-  const { kid } = key;
+const encoder = new TextEncoder();
+
+/**
+ * A sealer over a service's signing key, or over a provider of its current
+ * key (a rotating key: read at each seal, so a rotation switches it). Signs
+ * with WebCrypto: the private key is never exported.
+ */
+export function eventSealer(principalId: string, key: Ed25519SigningKey | (() => Ed25519SigningKey)): EventSealer {
+  const current = typeof key === 'function' ? key : () => key;
   return {
     principalId,
-    kid,
-    seal: (hash) => ({ principal_id: principalId, kid, sig: sign(null, Buffer.from(eventSealInput(hash)), privateKey).toString('base64url') }),
+    get kid() {
+      return current().kid;
+    },
+    seal: async (hash) => {
+      const active = current();
+      const signature = await webcrypto.subtle.sign('Ed25519', active.privateKey, encoder.encode(eventSealInput(hash)));
+      return { principal_id: principalId, kid: active.kid, sig: Buffer.from(signature).toString('base64url') };
+    },
   };
 }
 
@@ -150,6 +162,20 @@ export class Authorship {
     if (entry.revokedAt !== null && streamSeq !== undefined && streamSeq > entry.revokedAt) return `sealed with key ${seal.kid} of ${seal.principal_id} after its revocation`;
     if (!sealVerifies(seal, event.hash, entry.key)) return `the seal of ${seal.principal_id} (${seal.kid}) does not verify over the event's hash`;
     return undefined;
+  }
+
+  /**
+   * Who may append `eventType` on `aggregate`, and whether `sealer` is one of
+   * them (what an append checks before it writes anything).
+   */
+  mayAppend(aggregate: SealedAggregate, eventType: string, sealer: EventSealer | undefined): { readonly ok: boolean; readonly authors: readonly string[] | 'self' } {
+    const subject = aggregate.entityId;
+    const servicePrincipal = aggregate.entityType === 'principal' && subject !== null && this.#services.has(subject);
+    const authors = authorsOf(aggregate.entityType, eventType, { servicePrincipal });
+    if (sealer === undefined) return { ok: false, authors };
+    if (authors === 'self') return { ok: sealer.principalId === subject, authors };
+    const service = this.#services.get(sealer.principalId);
+    return { ok: service !== undefined && authors.includes(service), authors };
   }
 
   /** Whether an aggregate is a service principal's own subject (its scanner then keeps the keys its chain registers). */

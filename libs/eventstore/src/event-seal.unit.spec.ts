@@ -30,14 +30,16 @@ function registration(principalId: string, key: Ed25519SigningKey): EventDraft {
 }
 
 /** `drafts` chained on `aggregateId`, each sealed by its sealer (or left unsealed), as stored JSON reads back. */
-function chain(aggregateId: string, drafts: readonly (readonly [EventDraft, EventSealer | undefined])[], from: ChainLink = GENESIS): Record<string, unknown>[] {
+async function chain(aggregateId: string, drafts: readonly (readonly [EventDraft, EventSealer | undefined])[], from: ChainLink = GENESIS): Promise<Record<string, unknown>[]> {
   let link = from;
-  return drafts.map(([draft, sealer]) => {
+  const out: Record<string, unknown>[] = [];
+  for (const [draft, sealer] of drafts) {
     const event: EventEnvelope = sealEvent(draft, aggregateId, link);
-    if (sealer !== undefined) event.seal = sealer.seal(event.hash);
+    if (sealer !== undefined) event.seal = await sealer.seal(event.hash);
     link = { taskSeq: event.task_seq, hash: event.hash };
-    return JSON.parse(JSON.stringify(event)) as Record<string, unknown>;
-  });
+    out.push(JSON.parse(JSON.stringify(event)) as Record<string, unknown>);
+  }
+  return out;
 }
 
 const summary = (verdicts: readonly MessageVerdict[]) => verdicts.map((v) => (v.kind === 'event' ? 'event' : v.kind === 'quarantined' ? `quarantined:${v.reason}` : `broken:${v.reason}`));
@@ -53,7 +55,7 @@ async function world() {
   const sealers = Object.fromEntries(Object.entries(SERVICES).map(([service, id]) => [service, eventSealer(id, keys[service as keyof typeof SERVICES])])) as Record<keyof typeof SERVICES, EventSealer>;
   const authorship = new Authorship({ servicePrincipals: SERVICES });
   for (const [service, id] of Object.entries(SERVICES)) {
-    const [registered] = chain(id, [[registration(id, keys[service as keyof typeof SERVICES]), sealers[service as keyof typeof SERVICES]]]);
+    const [registered] = await chain(id, [[registration(id, keys[service as keyof typeof SERVICES]), sealers[service as keyof typeof SERVICES]]]);
     authorship.learn(id, [{ streamSeq: 1, event: registered as unknown as EventEnvelope }]);
   }
   return { keys, sealers, authorship };
@@ -64,7 +66,7 @@ const draft = (event_type: string) => taskDraft(TASK, { event_type, actor_type: 
 describe('event seal: who appended an event is provable (docs/security.md, Authorship)', () => {
   it('given a sealed event, then its hash is the same as unsealed (the seal is outside the hashed content)', async () => {
     const { sealers } = await world();
-    const [sealed] = chain(TASK, [[draft('grant.issued'), sealers.approval]]);
+    const [sealed] = await chain(TASK, [[draft('grant.issued'), sealers.approval]]);
     const { seal: _seal, ...unsealed } = sealed!;
     expect(computeEventHash(sealed!)).toBe(sealed!['hash']);
     expect(computeEventHash(unsealed)).toBe(sealed!['hash']);
@@ -72,7 +74,7 @@ describe('event seal: who appended an event is provable (docs/security.md, Autho
 
   it('given events sealed by their own services, then each is an event of the chain', async () => {
     const { sealers, authorship } = await world();
-    const messages = chain(TASK, [
+    const messages = await chain(TASK, [
       [draft('task.created'), sealers.ingress],
       [draft('policy.evaluated'), sealers.policy],
       [draft('grant.issued'), sealers.approval],
@@ -83,33 +85,33 @@ describe('event seal: who appended an event is provable (docs/security.md, Autho
     expect(summary(judge({ entityType: 'task', entityId: TASK }, messages, authorship))).toEqual(Array(6).fill('event'));
   });
 
-  type Forgery = { note: string; forge: (w: Awaited<ReturnType<typeof world>>, link: ChainLink) => Record<string, unknown> };
+  type Forgery = { note: string; forge: (w: Awaited<ReturnType<typeof world>>, link: ChainLink) => Promise<Record<string, unknown>> };
   const forgeries: Forgery[] = [
-    { note: 'grant.issued with no seal', forge: (_w, link) => chain(TASK, [[draft('grant.issued'), undefined]], link)[0]! },
-    { note: "grant.issued sealed by policy's own key", forge: (w, link) => chain(TASK, [[draft('grant.issued'), w.sealers.policy]], link)[0]! },
-    { note: 'execution.completed sealed by policy', forge: (w, link) => chain(TASK, [[draft('execution.completed'), w.sealers.policy]], link)[0]! },
-    { note: 'receipt.issued sealed by policy', forge: (w, link) => chain(TASK, [[draft('receipt.issued'), w.sealers.policy]], link)[0]! },
-    { note: 'policy.evaluated sealed by the executor', forge: (w, link) => chain(TASK, [[draft('policy.evaluated'), w.sealers.executor]], link)[0]! },
+    { note: 'grant.issued with no seal', forge: async (_w, link) => (await chain(TASK, [[draft('grant.issued'), undefined]], link))[0]! },
+    { note: "grant.issued sealed by policy's own key", forge: async (w, link) => (await chain(TASK, [[draft('grant.issued'), w.sealers.policy]], link))[0]! },
+    { note: 'execution.completed sealed by policy', forge: async (w, link) => (await chain(TASK, [[draft('execution.completed'), w.sealers.policy]], link))[0]! },
+    { note: 'receipt.issued sealed by policy', forge: async (w, link) => (await chain(TASK, [[draft('receipt.issued'), w.sealers.policy]], link))[0]! },
+    { note: 'policy.evaluated sealed by the executor', forge: async (w, link) => (await chain(TASK, [[draft('policy.evaluated'), w.sealers.executor]], link))[0]! },
     {
       note: "grant.issued claiming approval's principal and kid, signed by policy's key",
-      forge: (w, link) => {
-        const [event] = chain(TASK, [[draft('grant.issued'), w.sealers.policy]], link);
+      forge: async (w, link) => {
+        const [event] = await chain(TASK, [[draft('grant.issued'), w.sealers.policy]], link);
         return { ...event!, seal: { ...(event!['seal'] as object), principal_id: SERVICES.approval, kid: w.keys.approval.kid } };
       },
     },
     {
       note: "grant.issued with approval's genuine seal of another event (a replayed seal)",
-      forge: (w, link) => {
-        const [genuine] = chain(TASK, [[draft('grant.issued'), w.sealers.approval]], link);
-        const [forged] = chain(TASK, [[draft('grant.issued'), undefined]], link);
+      forge: async (w, link) => {
+        const [genuine] = await chain(TASK, [[draft('grant.issued'), w.sealers.approval]], link);
+        const [forged] = await chain(TASK, [[draft('grant.issued'), undefined]], link);
         return { ...forged!, seal: genuine!['seal'] };
       },
     },
-    { note: 'an event type no service appends, sealed by approval', forge: (w, link) => chain(TASK, [[draft('grant.minted'), w.sealers.approval]], link)[0]! },
+    { note: 'an event type no service appends, sealed by approval', forge: async (w, link) => (await chain(TASK, [[draft('grant.minted'), w.sealers.approval]], link))[0]! },
     {
       note: 'sealed by a principal that is no Writ service',
-      forge: (w, link) => {
-        const [event] = chain(TASK, [[draft('grant.issued'), eventSealer('agent-1', w.keys.approval)]], link);
+      forge: async (w, link) => {
+        const [event] = await chain(TASK, [[draft('grant.issued'), eventSealer('agent-1', w.keys.approval)]], link);
         return event!;
       },
     },
@@ -117,24 +119,24 @@ describe('event seal: who appended an event is provable (docs/security.md, Autho
 
   it.each(forgeries)('given a properly chained $note, then it is quarantined AUTHOR_UNPROVEN, and the genuine next event still chains', async ({ forge }) => {
     const w = await world();
-    const [first] = chain(TASK, [[draft('task.created'), w.sealers.ingress]]);
+    const [first] = await chain(TASK, [[draft('task.created'), w.sealers.ingress]]);
     const head = { taskSeq: 1, hash: first!['hash'] as string };
-    const forged = forge(w, head);
-    const [genuine] = chain(TASK, [[draft('policy.evaluated'), w.sealers.policy]], head);
+    const forged = await forge(w, head);
+    const [genuine] = await chain(TASK, [[draft('policy.evaluated'), w.sealers.policy]], head);
     expect(summary(judge({ entityType: 'task', entityId: TASK }, [first, forged, genuine], w.authorship))).toEqual(['event', 'quarantined:QUARANTINE_AUTHOR_UNPROVEN', 'event']);
   });
 
   it('given a forged intact event beyond the next task_seq, then it is quarantined, not a break (an outsider cannot brick a task)', async () => {
     const w = await world();
-    const [first] = chain(TASK, [[draft('task.created'), w.sealers.ingress]]);
-    const far = chain(TASK, [[draft('grant.issued'), undefined]], { taskSeq: 7, hash: first!['hash'] as string })[0];
-    const [genuine] = chain(TASK, [[draft('attempt.awaiting_policy'), w.sealers.orchestrator]], { taskSeq: 1, hash: first!['hash'] as string });
+    const [first] = await chain(TASK, [[draft('task.created'), w.sealers.ingress]]);
+    const far = (await chain(TASK, [[draft('grant.issued'), undefined]], { taskSeq: 7, hash: first!['hash'] as string }))[0];
+    const [genuine] = await chain(TASK, [[draft('attempt.awaiting_policy'), w.sealers.orchestrator]], { taskSeq: 1, hash: first!['hash'] as string });
     expect(summary(judge({ entityType: 'task', entityId: TASK }, [first, far, genuine], w.authorship))).toEqual(['event', 'quarantined:QUARANTINE_AUTHOR_UNPROVEN', 'event']);
   });
 
   it('given a genuine sealed event whose bytes changed, then it is still a break (tampering is not junk)', async () => {
     const w = await world();
-    const [a, b, c] = chain(TASK, [
+    const [a, b, c] = await chain(TASK, [
       [draft('task.created'), w.sealers.ingress],
       [draft('policy.evaluated'), w.sealers.policy],
       [draft('grant.issued'), w.sealers.approval],
@@ -145,12 +147,12 @@ describe('event seal: who appended an event is provable (docs/security.md, Autho
   it('given a key revoked at a stream position, then what it sealed before still verifies and what it sealed after does not', async () => {
     const w = await world();
     const revocation = { event_type: 'principal.key_revoked', payload: { kid: w.keys.approval.kid, reason: 'retired', revoked_by: SERVICES.approval, at: '2026-11-25T12:00:00.000Z' } };
-    const [registered] = chain(SERVICES.approval, [[registration(SERVICES.approval, w.keys.approval), w.sealers.approval]]);
+    const [registered] = await chain(SERVICES.approval, [[registration(SERVICES.approval, w.keys.approval), w.sealers.approval]]);
     w.authorship.learn(SERVICES.approval, [
       { streamSeq: 1, event: registered as unknown as EventEnvelope },
       { streamSeq: 10, event: revocation as unknown as EventEnvelope },
     ]);
-    const [grant] = chain(TASK, [[draft('grant.issued'), w.sealers.approval]]);
+    const [grant] = await chain(TASK, [[draft('grant.issued'), w.sealers.approval]]);
     const scannerAt = (streamSeq: number) => new ChainScanner({ entityType: 'task', entityId: TASK }, undefined, w.authorship).classify(grant, undefined, streamSeq).kind;
     expect(scannerAt(9)).toBe('event');
     expect(scannerAt(11)).toBe('quarantined');
@@ -163,7 +165,7 @@ describe('event seal: who appended an event is provable (docs/security.md, Autho
       const w = await world();
       const next = await generateEd25519Key({ kid: 'writ-policy-k2' });
       const added = { ...draft('principal.key_added'), entity_type: 'principal' as const, entity_id: SERVICES.policy, payload: { key: next.publicJwk, added_by: SERVICES.policy, at: '2026-11-25T12:00:00.000Z' } };
-      const messages = chain(SERVICES.policy, [
+      const messages = await chain(SERVICES.policy, [
         [registration(SERVICES.policy, w.keys.policy), w.sealers.policy],
         [added, w.sealers.policy],
       ]);
@@ -174,7 +176,7 @@ describe('event seal: who appended an event is provable (docs/security.md, Autho
       const w = await world();
       const rogue = await generateEd25519Key({ kid: 'rogue' });
       const added = { ...draft('principal.key_added'), entity_type: 'principal' as const, entity_id: SERVICES.policy, payload: { key: rogue.publicJwk, added_by: SERVICES.policy, at: '2026-11-25T12:00:00.000Z' } };
-      const messages = chain(SERVICES.policy, [
+      const messages = await chain(SERVICES.policy, [
         [registration(SERVICES.policy, w.keys.policy), w.sealers.policy],
         [added, eventSealer(SERVICES.policy, rogue)],
       ]);
@@ -183,14 +185,14 @@ describe('event seal: who appended an event is provable (docs/security.md, Autho
 
     it("given a registration sealed by ingress's key, then it is quarantined (only the service registers itself)", async () => {
       const w = await world();
-      const messages = chain(SERVICES.policy, [[registration(SERVICES.policy, w.keys.policy), eventSealer(SERVICES.ingress, w.keys.ingress)]]);
+      const messages = await chain(SERVICES.policy, [[registration(SERVICES.policy, w.keys.policy), eventSealer(SERVICES.ingress, w.keys.ingress)]]);
       expect(summary(judge(aggregate, messages, new Authorship({ servicePrincipals: SERVICES })))).toEqual(['quarantined:QUARANTINE_AUTHOR_UNPROVEN']);
     });
   });
 
   it('given a bundle with a forged event, when strictly verified with the authorship, then it fails author_unproven', async () => {
     const w = await world();
-    const events = chain(TASK, [
+    const events = await chain(TASK, [
       [draft('task.created'), w.sealers.ingress],
       [draft('grant.issued'), w.sealers.policy],
     ]);

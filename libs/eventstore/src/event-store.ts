@@ -367,6 +367,19 @@ export class EventStore {
     if (msgIds.length > 1 && new Set(msgIds).size !== msgIds.length) {
       throw requestInvalid('two events of one append share an idempotency key (or event_id); the second would be dropped as a duplicate');
     }
+    if (this.authorship !== undefined) {
+      for (const draft of parsed) {
+        const allowed = this.authorship.mayAppend(aggregate, draft.event_type, this.#sealer);
+        if (!allowed.ok) {
+          const who = this.#sealer?.principalId ?? null;
+          throw new EventStoreError(
+            'EVENTSTORE_AUTHOR_NOT_ALLOWED',
+            `${who ?? 'an unsealed store'} may not append ${draft.event_type} on ${aggregate.subject} (${allowed.authors === 'self' ? 'only the principal itself' : allowed.authors.join(' or ') || 'no service'} may: EVENT_AUTHORSHIP); nothing was appended`,
+            { subject: aggregate.subject, eventType: draft.event_type, principalId: who, authors: allowed.authors },
+          );
+        }
+      }
+    }
     if (aggregate.entityType !== 'task') {
       const stray = parsed.find((draft) => draft.entity_type !== aggregate.entityType || draft.entity_id !== aggregate.entityId);
       if (stray) throw requestInvalid(`event ${stray.event_id} is about ${stray.entity_type} ${stray.entity_id}, not ${aggregate.entityType} ${aggregate.entityId}`);
@@ -376,7 +389,7 @@ export class EventStore {
     const cached = this.#heads.get(aggregate.subject);
     const start = cached !== undefined && cached.taskSeq === expectedSeq ? { link: cached, guard: cached.streamSeq } : await this.#appendStart(aggregate, expectedSeq, cached);
     // Seal and size every event before the first publish, so that a bad batch writes nothing.
-    let sealed = this.#sealAll(aggregate, parsed, 0, start.link);
+    let sealed = await this.#sealAll(aggregate, parsed, 0, start.link);
     const { subject } = aggregate;
     const appended: AppendedEvent[] = [];
     let link = start.link;
@@ -426,7 +439,7 @@ export class EventStore {
         appended.push({ eventId: stored.event.event_id, taskSeq: stored.event.task_seq, streamSeq: ack.seq, hash: stored.event.hash, duplicate: true });
         const storedLink = { taskSeq: stored.event.task_seq, hash: stored.event.hash };
         if (stored.event.hash !== envelope.hash && index + 1 < parsed.length) {
-          sealed = [...sealed.slice(0, index + 1), ...this.#sealAll(aggregate, parsed, index + 1, storedLink)];
+          sealed = [...sealed.slice(0, index + 1), ...(await this.#sealAll(aggregate, parsed, index + 1, storedLink))];
         }
         link = storedLink;
         lastWasWrite = false;
@@ -469,7 +482,7 @@ export class EventStore {
     return { link: { taskSeq: expectedSeq, hash: null }, guard: head.streamSeq - 1 };
   }
 
-  #sealAll(aggregate: Aggregate, drafts: readonly EventDraft[], from: number, start: ChainLink): { envelope: EventEnvelope; bytes: Uint8Array }[] {
+  async #sealAll(aggregate: Aggregate, drafts: readonly EventDraft[], from: number, start: ChainLink): Promise<{ envelope: EventEnvelope; bytes: Uint8Array }[]> {
     const out: { envelope: EventEnvelope; bytes: Uint8Array }[] = [];
     let link = start;
     for (let index = from; index < drafts.length; index++) {
@@ -480,7 +493,7 @@ export class EventStore {
       } catch (cause) {
         throw new ContractError(`EventDraft[${index}]`, [{ path: 'payload', code: 'not_json', message: 'payload must be JSON (no NaN, Infinity, bigint, cycles or lone surrogates)' }], cause);
       }
-      if (this.#sealer !== undefined) envelope.seal = this.#sealer.seal(envelope.hash);
+      if (this.#sealer !== undefined) envelope.seal = await this.#sealer.seal(envelope.hash);
       const bytes = encoder.encode(JSON.stringify(envelope));
       if (bytes.byteLength > this.config.maxMsgSize) {
         throw new EventStoreError(

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectBus } from '@writ/bus';
 import type { PrincipalRole, QuarantineRecord } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
+import { EventStore, eventSealer, type AuthorshipOptions } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
 import { PrincipalRegistry, registerServicePrincipal } from './principal-registry.js';
 import { RotatingServiceKey } from './rotating-service-key.js';
@@ -29,6 +29,12 @@ export interface ServiceRuntimeOptions {
   readonly logger: Logger;
   /** Runs last when the runtime closes, after NATS drained (e.g. flush telemetry). */
   readonly onClose?: () => Promise<void>;
+  /**
+   * Check every event's author as the log is read (docs/security.md,
+   * "Authorship"): each service's principal id. An event whose seal does not
+   * prove a service allowed to author it is quarantined and never handed on.
+   */
+  readonly authorship?: AuthorshipOptions;
 }
 
 export interface SigningKeyOptions {
@@ -136,7 +142,7 @@ export class ServiceRuntime {
         maxBytes: streams.eventsMaxBytes,
         readCacheEvents: streams.eventsReadCache,
         replicas: streams.replicas,
-      });
+      }, options.authorship === undefined ? {} : { authorship: options.authorship });
       return new ServiceRuntime(nc, jsm, store, subjects, options);
     } catch (error) {
       await nc.close().catch(() => undefined);
@@ -147,11 +153,14 @@ export class ServiceRuntime {
   /**
    * Loads (or creates) the service's signing key and makes sure the log holds
    * it for the service principal: registered on first start, added after a
-   * rotation, otherwise unchanged.
+   * rotation, otherwise unchanged. The key seals every event the service
+   * appends from then on, its own registration first (any service principal:
+   * this is how each service gets its sealing key).
    */
   async useSigningKey(options: SigningKeyOptions): Promise<Ed25519SigningKey> {
     // The kid is only used when the key is generated: one per key, so a regenerated key is registered, never shadowed.
     const { key, created } = await loadOrCreateServiceKey(options.keyFile, `${options.principalId}-${Date.now().toString(36)}`);
+    this.store.sealWith(eventSealer(options.principalId, key));
     const registration = await registerServicePrincipal(this.store, {
       principalId: options.principalId,
       displayName: options.displayName,
