@@ -349,6 +349,18 @@ export class EventStore {
     return this.#quarantinedEntry(this.#record(await this.#rawAt(subject, streamSeq), 'QUARANTINE_CHAIN_BROKEN', brokenDetail(state.broken)), true);
   }
 
+  /**
+   * Before a reader outside the store judges `value`, stored on `subject`,
+   * with `ChainScanner` and this store's `authorship`: makes sure the keys of
+   * the service that sealed it are known (read from its principal's subject
+   * when not). Nothing to do without authorship.
+   */
+  async knowAuthorsOf(subject: string, value: unknown): Promise<void> {
+    const aggregate = this.#aggregateOf(subject);
+    if (aggregate === undefined || this.authorship === undefined) return;
+    await this.#learnAuthors(aggregate, [{ streamSeq: 0, subject, value, data: new Uint8Array() }]);
+  }
+
   /** Calls `listener` once for each message this process quarantines from now on; returns the unsubscribe. */
   onQuarantine(listener: QuarantineListener): () => void {
     this.#listeners.add(listener);

@@ -11,6 +11,7 @@ import { ConsumerStallWatch, type ConsumerRef } from './consumer-stall.js';
 import { QuarantineLedger } from './quarantine-ledger.js';
 import { BusWatch, ReadinessRegistry, natsConnected, type BusServer } from './readiness.js';
 import { RuntimeError } from './runtime-errors.js';
+import { serviceAuthorship, useSealKey } from './service-authorship.js';
 import { loadOrCreateServiceKey } from './service-key.js';
 import type { ServiceStreams } from './service-environment.js';
 import { writSubjects, type WritSubjects } from './subject-root.js';
@@ -33,8 +34,10 @@ export interface ServiceRuntimeOptions {
    * Check every event's author as the log is read (docs/security.md,
    * "Authorship"): each service's principal id. An event whose seal does not
    * prove a service allowed to author it is quarantined and never handed on.
+   * Default: as the environment says (`serviceAuthorship`: `WRIT_AUTHORSHIP`);
+   * null: never.
    */
-  readonly authorship?: AuthorshipOptions;
+  readonly authorship?: AuthorshipOptions | null;
 }
 
 export interface SigningKeyOptions {
@@ -142,7 +145,7 @@ export class ServiceRuntime {
         maxBytes: streams.eventsMaxBytes,
         readCacheEvents: streams.eventsReadCache,
         replicas: streams.replicas,
-      }, options.authorship === undefined ? {} : { authorship: options.authorship });
+      }, authorshipOf(options.authorship));
       return new ServiceRuntime(nc, jsm, store, subjects, options);
     } catch (error) {
       await nc.close().catch(() => undefined);
@@ -168,6 +171,18 @@ export class ServiceRuntime {
       roles: options.roles,
     });
     this.options.logger.info({ principal_id: options.principalId, kid: key.kid, key_created: created, registration }, 'service principal ready');
+    return key;
+  }
+
+  /**
+   * Gives the service its sealing key (`useSealKey`: `WRIT_SEAL_KEY_DIR`, made
+   * on first start, registered on its principal's own subject); every event
+   * it appends is sealed from then on. Approval and receipt seal with their
+   * rotating key instead (`useRotatingKey`).
+   */
+  async useSealKey(options: { readonly principalId: string; readonly displayName: string }): Promise<Ed25519SigningKey> {
+    const { key, created, registration } = await useSealKey(this.store, { ...options, keyFile: serviceAuthorship().sealKeyFile(options.principalId) });
+    this.options.logger.info({ principal_id: options.principalId, kid: key.kid, key_created: created, registration }, 'service seal key ready');
     return key;
   }
 
@@ -212,6 +227,13 @@ export class ServiceRuntime {
     })();
     return this.#closing;
   }
+}
+
+/** The store's authorship: as given, none for null, else as the environment says. */
+function authorshipOf(option: AuthorshipOptions | null | undefined): { authorship?: AuthorshipOptions } {
+  if (option === null) return {};
+  const authorship = option ?? serviceAuthorship().store;
+  return authorship === undefined ? {} : { authorship };
 }
 
 const DEFAULT_STALL_MS = 120_000;
