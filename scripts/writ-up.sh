@@ -51,7 +51,8 @@ for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   if healthy "$port"; then say "$name: already up on :$port"; continue; fi
   say "$name: starting on 127.0.0.1:$port (log var/log/$name.log, bus credential $WRIT_HOME/creds/$name.creds)"
-  WRIT_HTTP_PORT=$port WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" nohup node "services/$name/dist/main.js" >>"var/log/$name.log" 2>&1 &
+  # WRIT_AUTHORSHIP=enforce: every read checks each event's seal against who may write it (docs/security.md, "Authorship").
+  WRIT_AUTHORSHIP=enforce WRIT_HTTP_PORT=$port WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" nohup node "services/$name/dist/main.js" >>"var/log/$name.log" 2>&1 &
   echo $! >"var/run/$name.pid"
 done
 for entry in "${services[@]}"; do
