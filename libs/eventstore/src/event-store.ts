@@ -17,6 +17,7 @@ import {
   EventStoreError,
   JS_WRONG_LAST_SEQUENCE,
   fromNatsError,
+  isEventStoreError,
   jetStreamApiCode,
   type AppendedEvent,
 } from './eventstore-errors.js';
@@ -802,8 +803,9 @@ export class EventStore {
    * principal that sealed one of them with a kid the authorship does not know
    * (or knows for too long) are read from that principal's own subject, whose
    * events are checked against the keys its own chain registers (so reading
-   * them needs no other key). A principal that cannot be read leaves its keys
-   * unknown: its events are then unproven, never trusted.
+   * them needs no other key). A principal whose chain is broken leaves its
+   * keys unknown: its events are then unproven, never trusted; a log that
+   * cannot be read fails the read (retry), never judges without the keys.
    */
   async #learnAuthors(aggregate: Aggregate, raws: readonly RawStored[]): Promise<void> {
     const authorship = this.authorship;
@@ -817,9 +819,13 @@ export class EventStore {
       let state: ChainState;
       try {
         state = await this.#state(this.#entity('principal', principalId));
-      } catch {
-        continue;
+      } catch (error) {
+        // A principal whose chain is broken registers no key. Anything else (the log unreachable) fails the read: a
+        // genuine event judged without its keys would be quarantined for good, and the chain would break on it.
+        if (isEventStoreError(error) && error.code === 'EVENTSTORE_CHAIN_BROKEN') continue;
+        throw error;
       }
+      if (state.broken !== undefined) continue;
       authorship.learn(principalId, state.events);
     }
   }

@@ -198,7 +198,11 @@ export class PrincipalRegistry {
     try {
       await this.#store.knowAuthorsOf(subject, value);
     } catch {
-      // Keys that cannot be read leave the author unproven: the message is quarantined, never trusted.
+      // The sealer's keys cannot be read now: judging without them would drop a genuine event for good. The
+      // principal is no longer followed; a lookup reads it from the log, which checks it when it can.
+      this.#chains.set(subject, null);
+      this.#records.delete(principalId);
+      return;
     }
     const verdict = scanner.classify(value, undefined, streamSeq);
     if (verdict.kind === 'event') this.#apply(principalId, verdict.event);

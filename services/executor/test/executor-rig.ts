@@ -11,7 +11,7 @@ import { generateEd25519Key, signClaims, type Ed25519SigningKey } from '@writ/cr
 import { EventStore } from '@writ/eventstore';
 import { registerServicePrincipal } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import Docker from 'dockerode';
 import { expect } from 'vitest';
 import { createExecutorApp, type CreateExecutorAppOptions, type ExecutorApp } from '../src/bootstrap.js';
@@ -24,6 +24,8 @@ const MiB = 1024 ** 2;
 /** The environment of one test file's executor: unique subject root, streams and bucket, small streams, HTTP on a free port. */
 export function testEnv(cellsRoot: string, env: Record<string, string> = {}): Record<string, string> {
   return {
+    // The NATS the tests connect to (WRIT_NATS_URL), not the default port.
+    WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: uniqueName('t'),
     WRIT_EVENTS_STREAM: uniqueName('EXEC_EV'),
     WRIT_INGRESS_STREAM: uniqueName('EXEC_IN'),

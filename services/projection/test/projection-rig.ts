@@ -2,7 +2,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { EventStore } from '@writ/eventstore';
 import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import pg from 'pg';
 import { createProjectionApp, type ProjectionApp } from '../src/bootstrap.js';
 import { loadProjectionConfig, type ProjectionConfig } from '../src/config.js';
@@ -47,6 +47,8 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
   const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
   const schema = uniqueName('proj');
   const config = loadProjectionConfig({
+    // The NATS the tests connect to (WRIT_NATS_URL), not the default port.
+    WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: root,
     WRIT_HTTP_PORT: '0',
     WRIT_HTTP_HOST: '127.0.0.1',
