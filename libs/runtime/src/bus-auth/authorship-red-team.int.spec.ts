@@ -6,7 +6,7 @@ import { generateEd25519Key, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore, eventSealer, sealEvent, type EventSealer } from '@writ/eventstore';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerServicePrincipal } from '../principal-registry.js';
+import { PrincipalRegistry, registerServicePrincipal } from '../principal-registry.js';
 import { busLayout, servicePermissions, userInbox, type BusLayout, type WritService } from './bus-permissions.js';
 import { NatsAuthority } from './nats-authority.js';
 
@@ -32,6 +32,7 @@ let authority: NatsAuthority;
 let operator: NatsConnection;
 /** What a reader (here the projection's credential, which reads everything) makes of the log. */
 let reader: EventStore;
+let readerNc: NatsConnection;
 const parties = new Map<WritService, Party>();
 const opened: NatsConnection[] = [];
 const quarantined: QuarantineRecord[] = [];
@@ -106,7 +107,8 @@ beforeAll(async () => {
   // The operator creates the log (services may not reconfigure it); each service then opens it as it is.
   await EventStore.open(operator, storeConfig);
   for (const service of SERVICES) parties.set(service, await startService(service));
-  reader = await EventStore.open(await serviceConnection('projection'), storeConfig, { authorship: { servicePrincipals: layout.servicePrincipals } });
+  readerNc = await serviceConnection('projection');
+  reader = await EventStore.open(readerNc, storeConfig, { authorship: { servicePrincipals: layout.servicePrincipals } });
   reader.onQuarantine((record) => quarantined.push(record));
 });
 
@@ -188,5 +190,30 @@ describe('every event\'s author is provable', () => {
     const unchecked = await EventStore.open(party('orchestrator').nc, storeConfig);
     expect(await typesOf(unchecked, taskId)).toEqual(['task.created', 'grant.issued']);
     expect(await typesOf(reader, taskId)).toEqual(['task.created']);
+  });
+
+  it("given an unsealed principal.registered of a director written with ingress's credential, then the principal registry never folds it, while ingress's sealed registration is", async () => {
+    const forgedId = `dir-${randomUUID().slice(0, 8)}`;
+    const genuineId = `dir-${randomUUID().slice(0, 8)}`;
+    const directorKey = await generateEd25519Key({ kid: 'dir-k1' });
+    const registration = (id: string): EventDraft => ({
+      ...draft(id, 'principal.registered', 'operator'),
+      entity_type: 'principal',
+      entity_id: id,
+      actor_type: 'user',
+      payload: { principal_id: id, principal_type: 'user', display_name: id, roles: ['director'], keys: [directorKey.publicJwk], registered_by: 'operator', at: new Date().toISOString() },
+    });
+    const forged = sealEvent(registration(forgedId), forgedId, { taskSeq: 0, hash: null });
+    await jetstream(party('ingress').nc).publish(`${layout.eventsPrefix}.principal.${forgedId}`, JSON.stringify(forged), { msgID: randomUUID() });
+    await party('ingress').store.appendToEntity('principal', genuineId, [registration(genuineId)], 0);
+
+    const registry = await PrincipalRegistry.start(readerNc, reader, { stream, subjectPrefix: layout.eventsPrefix });
+    try {
+      expect(await registry.lookup(forgedId)).toBeUndefined();
+      expect(await registry.hasRole(forgedId, 'director')).toBe(false);
+      expect(await registry.hasRole(genuineId, 'director')).toBe(true);
+    } finally {
+      await registry.close();
+    }
   });
 });
