@@ -349,7 +349,7 @@ describe('a destructive command', () => {
   );
 
   it(
-    "a forged approval.granted on the task's subject: unsealed (a stolen bus credential) it is quarantined AUTHOR_UNPROVEN; sealed with the approval service's stolen key it mints no grant and fails writ verify --task; the real director's grant then runs it",
+    "a forged approval.granted on the task's subject: unsealed (a stolen bus credential) it is quarantined AUTHOR_UNPROVEN, as is a grant.issued sealed with the policy service's key; sealed with the approval service's stolen key it mints no grant and fails writ verify --task; the real director's grant then runs it",
     async () => {
       // given rm -rf scratch waiting for approval, alone in its task
       const { request, waiting } = await awaitingApproval({ target_resources: ['scratch'], params: { argv: ['rm', '-rf', 'scratch'] } });
@@ -379,6 +379,11 @@ describe('a destructive command', () => {
       const forgedId = uniqueName('evt-forged').replaceAll('_', '-');
       const unsealed = sealEvent(forgery(unsealedId), taskId, { taskSeq: head.task_seq, hash: head.hash });
       const unsealedAck = await stack.js.publish(stack.subject(`evt.task.${taskId}`), JSON.stringify(unsealed));
+      // and, with the policy service's credential and sealing key, a grant.issued for the attempt (policy may not mint grants)
+      const grantDraft: EventDraft = { ...forgery(uniqueName('evt-grant').replaceAll('_', '-')), event_type: 'grant.issued', entity_type: 'grant', entity_id: uniqueName('grant').replaceAll('_', '-'), actor_id: 'writ-policy', payload: { at } };
+      const grantForgery = sealEvent(grantDraft, taskId, { taskSeq: head.task_seq, hash: head.hash });
+      grantForgery.seal = await eventSealer('writ-policy', await stack.sealKey('writ-policy')).seal(grantForgery.hash);
+      const grantAck = await stack.js.publish(stack.subject(`evt.task.${taskId}`), JSON.stringify(grantForgery));
       const sealed = sealEvent(forgery(forgedId), taskId, { taskSeq: head.task_seq, hash: head.hash });
       sealed.seal = await eventSealer('writ-approval', await stack.approvalKey()).seal(sealed.hash);
       await stack.js.publish(stack.subject(`evt.task.${taskId}`), JSON.stringify(sealed));
@@ -386,6 +391,10 @@ describe('a destructive command', () => {
       // then the unsealed one is no event of the task for any reader
       const entry = await stack.store.entryAt(stack.subject(`evt.task.${taskId}`), unsealedAck.seq);
       expect(entry).toMatchObject({ kind: 'quarantined', record: { reason: 'QUARANTINE_AUTHOR_UNPROVEN' } });
+      expect(await stack.store.entryAt(stack.subject(`evt.task.${taskId}`), grantAck.seq)).toMatchObject({
+        kind: 'quarantined',
+        record: { reason: 'QUARANTINE_AUTHOR_UNPROVEN', detail: expect.stringContaining('appended by approval, not policy') },
+      });
       // then the orchestrator records the refusal with its code, and nothing is granted, run or receipted on it
       const refused = await stack.waitForTaskEvent(taskId, (event) => event.event_type === 'approval.resolution_refused', { what: 'the refusal of the forged grant' });
       expect(refused.payload).toMatchObject({ resolution_event_id: forgedId, code: 'APPROVAL_RESOLUTION_UNSIGNED' });

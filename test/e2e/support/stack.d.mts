@@ -106,6 +106,8 @@ export declare class Stack {
   taskEvents(taskId: string): Promise<EventEnvelope[]>;
   /** The approval service's active signing key (what a party that stole it holds; red-team scenarios). */
   approvalKey(): Promise<Ed25519SigningKey>;
+  /** A service's sealing key (`<principal>.seal.jwk.json` in the stack's key directory). */
+  sealKey(principalId: string): Promise<Ed25519SigningKey>;
   entityEvents(entityType: string, entityId: string): Promise<EventEnvelope[]>;
   waitForTaskEvent(taskId: string, match: (event: EventEnvelope) => boolean, options?: { what?: string; timeoutMs?: number }): Promise<EventEnvelope>;
   eventSubjects(filter?: string): Promise<Record<string, number>>;

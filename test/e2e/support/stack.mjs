@@ -347,6 +347,11 @@ export class Stack {
     return importEd25519PrivateJwk(JSON.parse(await readFile(path.join(dir, `${active}.jwk.json`), 'utf8')));
   }
 
+  /** A service's sealing key (`WRIT_SEAL_KEY_DIR`): what a party that stole it holds (red-team scenarios). */
+  async sealKey(principalId) {
+    return importEd25519PrivateJwk(JSON.parse(await readFile(path.join(this.layout.keysDir, `${principalId}.seal.jwk.json`), 'utf8')));
+  }
+
   /** Runs the `writ` CLI against this stack; resolves with its stdout, rejects with its stderr. */
   async cli(args) {
     const bin = path.join(REPO_ROOT, 'apps', 'cli', 'bin', 'writ.mjs');
