@@ -69,7 +69,8 @@ for entry in "${services[@]}"; do
   pg_env=()
   [ "$name" = projection ] && pg_env=(WRIT_PG_URL="$pg_url" WRIT_PG_PASSWORD_FILE="$pg_password_file")
   # Supervised: a service that dies (a crash, a kill, a start that gave up) is started again (scripts/writ-service.sh).
-  env WRIT_HTTP_PORT="$port" WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" "${pg_env[@]}" setsid nohup scripts/writ-service.sh "$name" >/dev/null 2>&1 </dev/null &
+  # WRIT_AUTHORSHIP=enforce: every read checks each event's seal against who may write it (docs/security.md, "Authorship").
+  env WRIT_AUTHORSHIP=enforce WRIT_HTTP_PORT="$port" WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" "${pg_env[@]}" setsid nohup scripts/writ-service.sh "$name" >/dev/null 2>&1 </dev/null &
 done
 for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Subscription } from '@nats-io/transport-node';
-import { ExecutionCompleted, type EventEnvelope, type RunAction } from '@writ/contracts';
+import { ExecutionCompleted, type EventDraft, type EventEnvelope, type RunAction } from '@writ/contracts';
 import { KeySet, generateEd25519Key, sha256Hex, verifyJws } from '@writ/crypto';
+import { eventSealer, sealEvent } from '@writ/eventstore';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, jwsPayload, startStack, type Principal, type Stack } from './support/stack.mjs';
@@ -348,39 +349,52 @@ describe('a destructive command', () => {
   );
 
   it(
-    "a forged approval.granted appended straight to the task's subject mints no grant and fails writ verify --task; the real director's grant then runs it",
+    "a forged approval.granted on the task's subject: unsealed (a stolen bus credential) it is quarantined AUTHOR_UNPROVEN, as is a grant.issued sealed with the policy service's key; sealed with the approval service's stolen key it mints no grant and fails writ verify --task; the real director's grant then runs it",
     async () => {
       // given rm -rf scratch waiting for approval, alone in its task
       const { request, waiting } = await awaitingApproval({ target_resources: ['scratch'], params: { argv: ['rm', '-rf', 'scratch'] } });
       const taskId = String(waiting.task_id);
       const approvalId = String(waiting.approval_id);
 
-      // when someone who can write the log appends approval.granted to the task's subject, as the approval service would, unsigned
+      // when someone who can write the log appends approval.granted to the task's subject, as the approval service would, unsigned by any director:
+      // once with no seal (a bus credential alone), once sealed with the approval service's own key (its key stolen too), both chained on the head
       const head = (await stack.taskEvents(taskId)).at(-1) as EventEnvelope;
       const at = new Date().toISOString();
+      const forgery = (eventId: string): EventDraft => ({
+        event_id: eventId,
+        schema_version: 1,
+        event_type: 'approval.granted',
+        entity_type: 'approval',
+        entity_id: approvalId,
+        step_id: head.step_id,
+        attempt_id: String(waiting.attempt_id),
+        occurred_at: at,
+        actor_type: 'service',
+        actor_id: 'writ-approval',
+        payload: { resolved_by: director.id, witness_validated: false, at },
+        causation_id: null,
+        correlation_id: taskId,
+      });
+      const unsealedId = uniqueName('evt-unsealed').replaceAll('_', '-');
       const forgedId = uniqueName('evt-forged').replaceAll('_', '-');
-      await stack.store.append(
-        taskId,
-        [
-          {
-            event_id: forgedId,
-            schema_version: 1,
-            event_type: 'approval.granted',
-            entity_type: 'approval',
-            entity_id: approvalId,
-            step_id: head.step_id,
-            attempt_id: String(waiting.attempt_id),
-            occurred_at: at,
-            actor_type: 'service',
-            actor_id: 'writ-approval',
-            payload: { resolved_by: director.id, witness_validated: false, at },
-            causation_id: null,
-            correlation_id: taskId,
-          },
-        ],
-        head.task_seq,
-      );
+      const unsealed = sealEvent(forgery(unsealedId), taskId, { taskSeq: head.task_seq, hash: head.hash });
+      const unsealedAck = await stack.js.publish(stack.subject(`evt.task.${taskId}`), JSON.stringify(unsealed));
+      // and, with the policy service's credential and sealing key, a grant.issued for the attempt (policy may not mint grants)
+      const grantDraft: EventDraft = { ...forgery(uniqueName('evt-grant').replaceAll('_', '-')), event_type: 'grant.issued', entity_type: 'grant', entity_id: uniqueName('grant').replaceAll('_', '-'), actor_id: 'writ-policy', payload: { at } };
+      const grantForgery = sealEvent(grantDraft, taskId, { taskSeq: head.task_seq, hash: head.hash });
+      grantForgery.seal = await eventSealer('writ-policy', await stack.sealKey('writ-policy')).seal(grantForgery.hash);
+      const grantAck = await stack.js.publish(stack.subject(`evt.task.${taskId}`), JSON.stringify(grantForgery));
+      const sealed = sealEvent(forgery(forgedId), taskId, { taskSeq: head.task_seq, hash: head.hash });
+      sealed.seal = await eventSealer('writ-approval', await stack.approvalKey()).seal(sealed.hash);
+      await stack.js.publish(stack.subject(`evt.task.${taskId}`), JSON.stringify(sealed));
 
+      // then the unsealed one is no event of the task for any reader
+      const entry = await stack.store.entryAt(stack.subject(`evt.task.${taskId}`), unsealedAck.seq);
+      expect(entry).toMatchObject({ kind: 'quarantined', record: { reason: 'QUARANTINE_AUTHOR_UNPROVEN' } });
+      expect(await stack.store.entryAt(stack.subject(`evt.task.${taskId}`), grantAck.seq)).toMatchObject({
+        kind: 'quarantined',
+        record: { reason: 'QUARANTINE_AUTHOR_UNPROVEN', detail: expect.stringContaining('appended by approval, not policy') },
+      });
       // then the orchestrator records the refusal with its code, and nothing is granted, run or receipted on it
       const refused = await stack.waitForTaskEvent(taskId, (event) => event.event_type === 'approval.resolution_refused', { what: 'the refusal of the forged grant' });
       expect(refused.payload).toMatchObject({ resolution_event_id: forgedId, code: 'APPROVAL_RESOLUTION_UNSIGNED' });
@@ -394,6 +408,14 @@ describe('a destructive command', () => {
         (error: Error) => error.message,
       );
       expect(verified).toMatch(/approval\.authority \(approval [^)]+\) APPROVAL_RESOLUTION_UNSIGNED/);
+      // and the unsealed one is shown for what it is, and was never acted upon
+      const report = await stack.cli(['verify', '--task', taskId]).then(
+        (stdout) => stdout,
+        // It fails (the sealed forgery): its report is on stdout all the same.
+        (error: Error) => String((error.cause as { stdout?: unknown } | undefined)?.stdout ?? ''),
+      );
+      expect(report).toMatch(/QUARANTINED\s+events\.author\s+stream seq \d+: author unproven \(approval\.granted carries no service seal/);
+      expect((await stack.taskEvents(taskId)).filter((event) => event.event_type === 'approval.resolution_refused').map((event) => event.payload['resolution_event_id'])).toEqual([forgedId]);
 
       // when the real director grants it
       const granted = await resolve(director, approvalId, taskId, 'grant');

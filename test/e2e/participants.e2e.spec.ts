@@ -36,33 +36,10 @@ beforeEach(({ onTestFailed }) => {
 
 type Unsigned<T> = Omit<T, 'signature'>;
 
-/** A director principal registered in the log with a fresh key (as `writ principal add` records it). */
+/** A director principal registered through `writ principal add` (operator-signed, appended and sealed by ingress). */
 async function registerDirector(): Promise<{ id: string; key: Ed25519SigningKey }> {
-  const id = uniqueName('director').replaceAll('_', '-');
-  const key = await generateEd25519Key({ kid: `${id}-k1` });
-  const at = new Date().toISOString();
-  await stack.store.appendToEntity(
-    'principal',
-    id,
-    [
-      {
-        event_id: `${id}-registered`,
-        schema_version: 1,
-        event_type: 'principal.registered',
-        entity_type: 'principal',
-        entity_id: id,
-        occurred_at: at,
-        actor_type: 'user',
-        actor_id: 'operator',
-        payload: { principal_id: id, principal_type: 'user', display_name: id, roles: ['director'], keys: [key.publicJwk], registered_by: 'operator', at },
-        causation_id: null,
-        correlation_id: id,
-        idempotency_key: `principal.registered:${id}`,
-      },
-    ],
-    0,
-  );
-  return { id, key };
+  const director = await stack.registerPrincipal({ type: 'user', roles: ['director'] });
+  return { id: director.id, key: director.key };
 }
 
 async function post(route: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {

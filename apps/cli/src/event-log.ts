@@ -1,7 +1,7 @@
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { EventStore } from '@writ/eventstore';
-import { connectBus } from '@writ/runtime';
+import { connectBus, serviceAuthorship } from '@writ/runtime';
 import { CliError } from './cli-errors.js';
 import type { Connection } from './cli-io.js';
 
@@ -17,7 +17,10 @@ export async function connectNats(conn: Connection): Promise<NatsConnection> {
  * The event log as it is deployed. An operator tool must not reconfigure it:
  * `EventStore.open` brings a stream to the settings it is given, so they are
  * read from the stream itself (nothing changes), and a missing stream is an
- * error rather than a new log created with defaults.
+ * error rather than a new log created with defaults. Authors are checked as
+ * the deployment's services check them (`WRIT_AUTHORSHIP=enforce`): an event
+ * whose seal proves no service allowed to write it shows as quarantined
+ * (`QUARANTINE_AUTHOR_UNPROVEN`), never as the task's event.
  */
 export async function attachEventLog(nc: NatsConnection, conn: Connection): Promise<EventStore> {
   const jsm = await jetstreamManager(nc);
@@ -31,6 +34,7 @@ export async function attachEventLog(nc: NatsConnection, conn: Connection): Prom
     throw cause;
   }
   const c = info.config;
+  const { store: authorship } = serviceAuthorship(conn.env);
   return EventStore.open(nc, {
     stream: conn.eventsStream,
     subjectPrefix: conn.eventsPrefix,
@@ -40,5 +44,5 @@ export async function attachEventLog(nc: NatsConnection, conn: Connection): Prom
     maxBytes: c.max_bytes,
     maxMsgs: c.max_msgs,
     maxMsgSize: c.max_msg_size,
-  });
+  }, authorship === undefined ? {} : { authorship });
 }

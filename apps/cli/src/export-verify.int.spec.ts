@@ -6,7 +6,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { CapabilityGrantClaims, ExecutionCompleted, IssueReceipt, PolicyEvaluated, PrincipalRegistered, type EventEnvelope } from '@writ/contracts';
 import { canonicalJson, generateEd25519Key, sha256Hex, signClaims, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiptServiceKey, sealTestReceipt } from '../test/receipt.fixture.js';
 import { ServiceProcess, operatorEnv } from '../test/service-process.fixture.js';
@@ -26,7 +26,7 @@ const MiB = 1024 ** 2;
 const root = uniqueName('t');
 const logId = uniqueName('log');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
-const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
+const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: NATS_URL };
 const APPROVAL = 'writ-approval';
 
 let nc: NatsConnection;

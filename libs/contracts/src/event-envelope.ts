@@ -51,14 +51,40 @@ export const EventDraft = z.object({
 export type EventDraft = z.infer<typeof EventDraft>;
 
 /**
+ * The appending service's seal on an event: an Ed25519 signature over the
+ * event's `hash` (`eventSealInput`), by a key registered on the service
+ * principal's own subject. It proves which service appended the event (the
+ * actor fields say on whose behalf); readers refuse an event whose seal does
+ * not verify with a key of a service allowed to author its type
+ * (`event-authorship.ts`). Like `hash`, it is outside the hashed content: one
+ * signature per event, over 32 bytes, on the hot path of every append.
+ */
+export const EventSeal = z.strictObject({
+  /** The service principal that appended the event (`writ-policy`). */
+  principal_id: Id,
+  /** The kid of its key that signed. */
+  kid: z.string().min(1).max(128),
+  /** base64url Ed25519 signature (64 bytes) over `eventSealInput(hash)`. */
+  sig: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'must be a base64url Ed25519 signature'),
+});
+export type EventSeal = z.infer<typeof EventSeal>;
+
+/** What a seal signs: the event's hash, under a label, so that no other Writ signature can stand for a seal. */
+export function eventSealInput(hash: string): string {
+  return `writ.event-seal.v1:${hash}`;
+}
+
+/**
  * The stored event (Hermit 8.4 minimum and recommended fields).
- * `hash` is SHA-256 over the RFC 8785 canonical form of every other field;
- * `prev_event_hash` links to the previous event of the same task (null for the first).
+ * `hash` is SHA-256 over the RFC 8785 canonical form of every other field
+ * except `seal`; `prev_event_hash` links to the previous event of the same
+ * task (null for the first); `seal` proves the appending service.
  */
 export const EventEnvelope = EventDraft.extend({
   task_id: Id,
   task_seq: z.number().int().positive(),
   prev_event_hash: Sha256Hex.nullable(),
   hash: Sha256Hex,
+  seal: EventSeal.optional(),
 }).meta({ title: 'EventEnvelope', description: 'A stored, hash-chained event of the log (Hermit 8.4).' });
 export type EventEnvelope = z.infer<typeof EventEnvelope>;

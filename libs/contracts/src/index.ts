@@ -43,7 +43,8 @@ export {
 } from './states.js';
 
 // First-class objects and wire messages
-export { EntityType, EventDraft, EventEnvelope, EventType } from './event-envelope.js';
+export { EntityType, EventDraft, EventEnvelope, EventSeal, EventType, eventSealInput } from './event-envelope.js';
+export { AuthorService, EVENT_AUTHORSHIP, authorsOf, type AuthorshipRule, type EventAuthors } from './event-authorship.js';
 export { QuarantineCounts, QuarantineReason, QuarantineRecord } from './quarantine.js';
 export { Principal } from './principal.js';
 export { ContinuationAnchor, ParallelismMode, Task, TaskPriority } from './task.js';

@@ -24,6 +24,13 @@ export const QuarantineReason = z.enum([
   'QUARANTINE_FORKED',
   /** On an aggregate whose chain is broken at or before it: it cannot be verified, so it is not folded. */
   'QUARANTINE_CHAIN_BROKEN',
+  /**
+   * An envelope whose seal is missing or does not verify with a registered key
+   * of a service allowed to append its event type on its aggregate
+   * (`event-authorship.ts`): written with a stolen or another service's bus
+   * credential. Never acted upon; the chain goes on without it.
+   */
+  'QUARANTINE_AUTHOR_UNPROVEN',
 ]);
 export type QuarantineReason = z.infer<typeof QuarantineReason>;
 

@@ -1,5 +1,6 @@
 import { EventEnvelope, type EventDraft, type QuarantineReason } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
+import { foldKeys, type Authorship, type PrincipalKeys } from './event-seal.js';
 
 /**
  * Pure hash-chain rules of one aggregate's event stream (no I/O), so that the
@@ -26,7 +27,9 @@ export type ChainBreakReason =
    */
   | 'forked'
   /** A `task_seq` repeats with identical content (dedupe failed, e.g. across a leader change). */
-  | 'duplicated';
+  | 'duplicated'
+  /** Its seal does not prove a service allowed to author it (a forged event in a bundle). */
+  | 'author_unproven';
 
 /** The end of a chain: the last `task_seq` and its `hash` (0 and null before the first event). */
 export type ChainLink = { readonly taskSeq: number; readonly hash: string | null };
@@ -46,9 +49,9 @@ export type ChainReport =
       readonly detail: string;
     };
 
-/** SHA-256 hex over the RFC 8785 form of every field except `hash`. */
+/** SHA-256 hex over the RFC 8785 form of every field except `hash` and `seal` (the seal signs the hash). */
 export function computeEventHash(event: Readonly<Record<string, unknown>>): string {
-  const { hash: _ignored, ...unsealed } = event;
+  const { hash: _ignored, seal: _seal, ...unsealed } = event;
   return sha256Hex(canonicalJson(unsealed));
 }
 
@@ -75,8 +78,12 @@ export function sealEvent(draft: EventDraft, taskId: string, prev: ChainLink): E
  * live log, which anyone allowed to publish on a subject can add junk to, is
  * read with `ChainScanner` instead (junk quarantined, breaks still breaks).
  */
-export function verifyEventChain(events: readonly unknown[], options: { taskId?: string; from?: ChainLink } = {}): ChainReport {
-  const scanner = new ChainScanner({ entityType: 'task', entityId: options.taskId ?? null }, options.from === undefined ? undefined : { head: options.from, hashes: [] });
+export function verifyEventChain(events: readonly unknown[], options: { taskId?: string; from?: ChainLink; authorship?: Authorship } = {}): ChainReport {
+  const scanner = new ChainScanner(
+    { entityType: 'task', entityId: options.taskId ?? null },
+    options.from === undefined ? undefined : { head: options.from, hashes: [] },
+    options.authorship,
+  );
   for (let index = 0; index < events.length; index++) {
     const verdict = scanner.classify(events[index], () => events.slice(index + 1));
     if (verdict.kind === 'event') continue;
@@ -96,6 +103,7 @@ const STRICT_BREAK: Readonly<Record<QuarantineReason, ChainBreakReason>> = {
   QUARANTINE_DUPLICATE: 'duplicated',
   QUARANTINE_FORKED: 'forked',
   QUARANTINE_CHAIN_BROKEN: 'forked',
+  QUARANTINE_AUTHOR_UNPROVEN: 'author_unproven',
 };
 
 /** A body that was not UTF-8 JSON, as a reader hands it to `ChainScanner.classify`. */
@@ -150,9 +158,29 @@ export class ChainScanner {
   readonly #firstSeq: number;
   /** Whether a message was quarantined since the head event: then a missing event is one whose bytes changed. */
   #junkSinceHead = false;
+  readonly #authorship: Authorship | undefined;
+  /** On a service principal's own subject, the keys its chain registered so far (what its next event's seal is checked with). */
+  readonly #own: PrincipalKeys | undefined;
 
-  constructor(aggregate: ChainAggregate, from?: { readonly head: ChainLink; readonly hashes: readonly string[]; readonly junkSinceHead?: boolean }) {
+  /**
+   * `authorship`: every envelope's seal is checked too (docs/security.md,
+   * "Authorship"); one whose author is unproven is junk
+   * (`QUARANTINE_AUTHOR_UNPROVEN`), judged before its hash or position, so
+   * that only an allowed service can ever make a message the chain needs.
+   * On a service principal's subject, `from.events` are the chain's events
+   * before the head (whose keys seal what follows).
+   */
+  constructor(
+    aggregate: ChainAggregate,
+    from?: { readonly head: ChainLink; readonly hashes: readonly string[]; readonly junkSinceHead?: boolean; readonly events?: readonly { readonly streamSeq: number; readonly event: EventEnvelope }[] },
+    authorship?: Authorship,
+  ) {
     this.#aggregate = aggregate;
+    this.#authorship = authorship;
+    if (authorship?.isServicePrincipalSubject(aggregate) === true) {
+      this.#own = new Map();
+      for (const { streamSeq, event } of from?.events ?? []) foldKeys(this.#own, event, streamSeq);
+    }
     this.#head = from?.head ?? GENESIS;
     this.#hashes = [...(from?.hashes ?? [])];
     this.#firstSeq = this.#head.taskSeq - this.#hashes.length + 1;
@@ -167,15 +195,20 @@ export class ChainScanner {
   /**
    * The verdict on the next stored message (its body decoded from JSON, or
    * `NOT_JSON`). `later`: the messages stored after it, when known, to tell a
-   * reordered event from a dropped one (asked only then).
+   * reordered event from a dropped one (asked only then). `streamSeq`: where
+   * the log stores it, when known (a seal by a key revoked before it fails).
    */
-  classify(value: unknown, later: () => readonly unknown[] = () => []): MessageVerdict {
+  classify(value: unknown, later: () => readonly unknown[] = () => [], streamSeq?: number): MessageVerdict {
     if (value === NOT_JSON) return this.#junk('QUARANTINE_NOT_JSON', 'the bytes are not UTF-8 JSON');
     const parsed = EventEnvelope.safeParse(value);
     if (!parsed.success) return this.#junk('QUARANTINE_NOT_ENVELOPE', `not an event envelope (${parsed.error.issues[0]?.path.join('.') || 'body'})`);
     const event = parsed.data;
     const binding = this.#bindingIssue(event);
     if (binding !== undefined) return this.#junk('QUARANTINE_WRONG_AGGREGATE', binding);
+    if (this.#authorship !== undefined) {
+      const unproven = this.#authorship.unproven(this.#aggregate, event, this.#own, streamSeq);
+      if (unproven !== undefined) return this.#junk('QUARANTINE_AUTHOR_UNPROVEN', unproven);
+    }
     let recomputed: string;
     try {
       recomputed = computeEventHash(value as Record<string, unknown>);
@@ -197,6 +230,7 @@ export class ChainScanner {
         this.#hashes.push(event.hash);
         this.#head = { taskSeq: seq, hash: event.hash };
         this.#junkSinceHead = false;
+        if (this.#own !== undefined) foldKeys(this.#own, event, streamSeq ?? null);
         return { kind: 'event', event };
       }
       if (links) return this.#broken('modified', `hash of task_seq ${seq} does not recompute`);

@@ -17,9 +17,11 @@ import {
   EventStoreError,
   JS_WRONG_LAST_SEQUENCE,
   fromNatsError,
+  isEventStoreError,
   jetStreamApiCode,
   type AppendedEvent,
 } from './eventstore-errors.js';
+import { Authorship, type AuthorshipOptions, type EventSealer } from './event-seal.js';
 import { EMPTY_HEAD, HeadCache, type StreamHead } from './head-cache.js';
 import { ReadCache } from './read-cache.js';
 import { ensureEventStream, parseEventStoreConfig, type EnsureStreamOutcome, type EventStoreConfig, type EventStoreConfigInput } from './stream-config.js';
@@ -86,6 +88,18 @@ export type ReplaySummary = {
 };
 
 export type ReplayHandler = (stored: StoredEvent) => void | Promise<void>;
+
+/** Who the store is and whom it believes (docs/security.md, "Authorship"). */
+export type EventStoreAuthorship = {
+  /** Seals every event this store appends (the service's registered key); also settable later with `sealWith`. */
+  readonly sealer?: EventSealer;
+  /**
+   * Checks every event read: its seal must verify with a registered key of a
+   * service allowed to author it, else it is quarantined
+   * (`QUARANTINE_AUTHOR_UNPROVEN`). Without it, nothing is checked.
+   */
+  readonly authorship?: Authorship | AuthorshipOptions;
+};
 
 type Aggregate = {
   readonly entityType: EntityType;
@@ -177,9 +191,14 @@ export class EventStore {
   readonly #listeners = new Set<QuarantineListener>();
   /** Stream sequences already reported to the listeners, oldest first. */
   readonly #reported = new Set<number>();
+  /** What every read checks each event's author against; undefined: authorship is not checked. */
+  readonly authorship: Authorship | undefined;
+  #sealer: EventSealer | undefined;
 
-  private constructor(config: EventStoreConfig, stream: EnsureStreamOutcome, js: JetStreamClient, jsm: JetStreamManager) {
+  private constructor(config: EventStoreConfig, stream: EnsureStreamOutcome, js: JetStreamClient, jsm: JetStreamManager, authorship: EventStoreAuthorship) {
     this.config = config;
+    this.authorship = authorship.authorship === undefined || authorship.authorship instanceof Authorship ? authorship.authorship : new Authorship(authorship.authorship);
+    this.#sealer = authorship.sealer;
     this.stream = stream;
     this.#js = js;
     this.#jsm = jsm;
@@ -191,7 +210,7 @@ export class EventStore {
    * Validates the config, creates or updates the stream (idempotent), and
    * returns a store on the caller's connection (the caller closes it).
    */
-  static async open(nc: NatsConnection, input: EventStoreConfigInput = {}): Promise<EventStore> {
+  static async open(nc: NatsConnection, input: EventStoreConfigInput = {}, authorship: EventStoreAuthorship = {}): Promise<EventStore> {
     const config = parseEventStoreConfig(input);
     let jsm: JetStreamManager;
     try {
@@ -200,7 +219,20 @@ export class EventStore {
       throw fromNatsError(error, { operation: 'connect to JetStream' });
     }
     const stream = await ensureEventStream(jsm, config);
-    return new EventStore(config, stream, jetstream(nc, { timeout: config.requestTimeoutMs }), jsm);
+    return new EventStore(config, stream, jetstream(nc, { timeout: config.requestTimeoutMs }), jsm, authorship);
+  }
+
+  /**
+   * Seals every event appended from now on with `sealer` (a service's key,
+   * once registered; after a rotation, the new active key). Undefined: events
+   * are appended unsealed, which readers that check authorship refuse.
+   */
+  sealWith(sealer: EventSealer | undefined): void {
+    this.#sealer = sealer;
+  }
+
+  get sealer(): EventSealer | undefined {
+    return this.#sealer;
   }
 
   /**
@@ -318,6 +350,18 @@ export class EventStore {
     return this.#quarantinedEntry(this.#record(await this.#rawAt(subject, streamSeq), 'QUARANTINE_CHAIN_BROKEN', brokenDetail(state.broken)), true);
   }
 
+  /**
+   * Before a reader outside the store judges `value`, stored on `subject`,
+   * with `ChainScanner` and this store's `authorship`: makes sure the keys of
+   * the service that sealed it are known (read from its principal's subject
+   * when not). Nothing to do without authorship.
+   */
+  async knowAuthorsOf(subject: string, value: unknown): Promise<void> {
+    const aggregate = this.#aggregateOf(subject);
+    if (aggregate === undefined || this.authorship === undefined) return;
+    await this.#learnAuthors(aggregate, [{ streamSeq: 0, subject, value, data: new Uint8Array() }]);
+  }
+
   /** Calls `listener` once for each message this process quarantines from now on; returns the unsubscribe. */
   onQuarantine(listener: QuarantineListener): () => void {
     this.#listeners.add(listener);
@@ -336,6 +380,19 @@ export class EventStore {
     if (msgIds.length > 1 && new Set(msgIds).size !== msgIds.length) {
       throw requestInvalid('two events of one append share an idempotency key (or event_id); the second would be dropped as a duplicate');
     }
+    if (this.authorship !== undefined) {
+      for (const draft of parsed) {
+        const allowed = this.authorship.mayAppend(aggregate, draft.event_type, this.#sealer);
+        if (!allowed.ok) {
+          const who = this.#sealer?.principalId ?? null;
+          throw new EventStoreError(
+            'EVENTSTORE_AUTHOR_NOT_ALLOWED',
+            `${who ?? 'an unsealed store'} may not append ${draft.event_type} on ${aggregate.subject} (${allowed.authors === 'self' ? 'only the principal itself' : allowed.authors.join(' or ') || 'no service'} may: EVENT_AUTHORSHIP); nothing was appended`,
+            { subject: aggregate.subject, eventType: draft.event_type, principalId: who, authors: allowed.authors },
+          );
+        }
+      }
+    }
     if (aggregate.entityType !== 'task') {
       const stray = parsed.find((draft) => draft.entity_type !== aggregate.entityType || draft.entity_id !== aggregate.entityId);
       if (stray) throw requestInvalid(`event ${stray.event_id} is about ${stray.entity_type} ${stray.entity_id}, not ${aggregate.entityType} ${aggregate.entityId}`);
@@ -345,7 +402,7 @@ export class EventStore {
     const cached = this.#heads.get(aggregate.subject);
     const start = cached !== undefined && cached.taskSeq === expectedSeq ? { link: cached, guard: cached.streamSeq } : await this.#appendStart(aggregate, expectedSeq, cached);
     // Seal and size every event before the first publish, so that a bad batch writes nothing.
-    let sealed = this.#sealAll(aggregate, parsed, 0, start.link);
+    let sealed = await this.#sealAll(aggregate, parsed, 0, start.link);
     const { subject } = aggregate;
     const appended: AppendedEvent[] = [];
     let link = start.link;
@@ -395,7 +452,7 @@ export class EventStore {
         appended.push({ eventId: stored.event.event_id, taskSeq: stored.event.task_seq, streamSeq: ack.seq, hash: stored.event.hash, duplicate: true });
         const storedLink = { taskSeq: stored.event.task_seq, hash: stored.event.hash };
         if (stored.event.hash !== envelope.hash && index + 1 < parsed.length) {
-          sealed = [...sealed.slice(0, index + 1), ...this.#sealAll(aggregate, parsed, index + 1, storedLink)];
+          sealed = [...sealed.slice(0, index + 1), ...(await this.#sealAll(aggregate, parsed, index + 1, storedLink))];
         }
         link = storedLink;
         lastWasWrite = false;
@@ -438,7 +495,7 @@ export class EventStore {
     return { link: { taskSeq: expectedSeq, hash: null }, guard: head.streamSeq - 1 };
   }
 
-  #sealAll(aggregate: Aggregate, drafts: readonly EventDraft[], from: number, start: ChainLink): { envelope: EventEnvelope; bytes: Uint8Array }[] {
+  async #sealAll(aggregate: Aggregate, drafts: readonly EventDraft[], from: number, start: ChainLink): Promise<{ envelope: EventEnvelope; bytes: Uint8Array }[]> {
     const out: { envelope: EventEnvelope; bytes: Uint8Array }[] = [];
     let link = start;
     for (let index = from; index < drafts.length; index++) {
@@ -449,6 +506,7 @@ export class EventStore {
       } catch (cause) {
         throw new ContractError(`EventDraft[${index}]`, [{ path: 'payload', code: 'not_json', message: 'payload must be JSON (no NaN, Infinity, bigint, cycles or lone surrogates)' }], cause);
       }
+      if (this.#sealer !== undefined) envelope.seal = await this.#sealer.seal(envelope.hash);
       const bytes = encoder.encode(JSON.stringify(envelope));
       if (bytes.byteLength > this.config.maxMsgSize) {
         throw new EventStoreError(
@@ -530,10 +588,15 @@ export class EventStore {
       const first = await this.#getMessage(subject, { seq: cached.lastStreamSeq + 1, next_by_subj: subject });
       if (first !== null) {
         const suffix = first.seq === last.seq ? [this.#raw(last)] : await this.#collect(subject, first.seq, last.seq);
+        await this.#learnAuthors(aggregate, suffix);
         state = this.#judge(aggregate, suffix, cached);
       }
     }
-    state ??= this.#judge(aggregate, await this.#collect(subject, 1, last.seq), EMPTY_STATE);
+    if (state === undefined) {
+      const raws = await this.#collect(subject, 1, last.seq);
+      await this.#learnAuthors(aggregate, raws);
+      state = this.#judge(aggregate, raws, EMPTY_STATE);
+    }
     if (state.broken === undefined) {
       this.#heads.replace(subject, headOf(state));
       if (state !== cached) this.#reads.set(subject, state);
@@ -547,14 +610,14 @@ export class EventStore {
   /** `raws` (the subject's messages after `from`'s last) judged on from `from`; newly quarantined messages are reported. */
   #judge(aggregate: Aggregate, raws: readonly RawStored[], from: ChainState): ChainState {
     if (from.broken !== undefined || raws.length === 0) return from;
-    const scanner = scannerAt(aggregate, from);
+    const scanner = scannerAt(aggregate, from, this.authorship);
     const events = [...from.events];
     const quarantined = [...from.quarantined];
     let broken: ChainBreakAt | undefined;
     let examined = from.examined;
     for (let index = 0; index < raws.length && broken === undefined; index++) {
       const raw = raws[index]!;
-      const verdict = scanner.classify(raw.value, () => raws.slice(index + 1).map((later) => later.value));
+      const verdict = scanner.classify(raw.value, () => raws.slice(index + 1).map((later) => later.value), raw.streamSeq);
       if (verdict.kind === 'event') events.push({ streamSeq: raw.streamSeq, subject: raw.subject, event: verdict.event });
       else if (verdict.kind === 'quarantined') quarantined.push(this.#record(raw, verdict.reason, verdict.detail));
       else broken = { reason: verdict.reason, taskSeq: verdict.taskSeq, streamSeq: raw.streamSeq, index: examined, detail: verdict.detail };
@@ -587,7 +650,12 @@ export class EventStore {
 
   async #verify(aggregate: Aggregate): Promise<ChainVerification> {
     const last = await this.#getMessage(aggregate.subject, { last_by_subj: aggregate.subject });
-    const state = last === null ? EMPTY_STATE : this.#judge(aggregate, await this.#collect(aggregate.subject, 1, last.seq), EMPTY_STATE);
+    let state = EMPTY_STATE;
+    if (last !== null) {
+      const raws = await this.#collect(aggregate.subject, 1, last.seq);
+      await this.#learnAuthors(aggregate, raws);
+      state = this.#judge(aggregate, raws, EMPTY_STATE);
+    }
     const { subject } = aggregate;
     if (state.broken === undefined) return { ok: true, subject, length: state.events.length, head: headOf(state), quarantined: state.quarantined };
     const { broken } = state;
@@ -628,7 +696,7 @@ export class EventStore {
       let cursor = cursors.get(raw.subject);
       if (cursor === undefined) {
         const firstSight = fromStreamSeq === 1 && !forgotten.has(raw.subject);
-        cursor = firstSight ? { scanner: scannerAt(aggregate, EMPTY_STATE), known: undefined, broken: undefined } : await this.#cursor(aggregate);
+        cursor = firstSight ? { scanner: scannerAt(aggregate, EMPTY_STATE, this.authorship), known: undefined, broken: undefined } : await this.#cursor(aggregate);
         if (cursors.size >= REPLAY_CURSORS) {
           const oldest = cursors.keys().next().value!;
           cursors.delete(oldest);
@@ -637,6 +705,7 @@ export class EventStore {
       }
       cursors.delete(raw.subject);
       cursors.set(raw.subject, cursor);
+      await this.#learnAuthors(aggregate, [raw]);
       yield this.#advance(cursor, raw);
     }
   }
@@ -644,7 +713,7 @@ export class EventStore {
   /** An aggregate's replay cursor from its state as read now: what is judged is looked up, what comes later is judged on. */
   async #cursor(aggregate: Aggregate): Promise<ReplayCursor> {
     const state = await this.#state(aggregate);
-    return { scanner: scannerAt(aggregate, state), known: state, broken: state.broken };
+    return { scanner: scannerAt(aggregate, state, this.authorship), known: state, broken: state.broken };
   }
 
   /** The entry of `raw`, moving the cursor on. */
@@ -657,7 +726,7 @@ export class EventStore {
     }
     cursor.known = undefined;
     if (cursor.broken !== undefined) return this.#quarantinedEntry(this.#record(raw, 'QUARANTINE_CHAIN_BROKEN', brokenDetail(cursor.broken)), true);
-    const verdict = cursor.scanner.classify(raw.value);
+    const verdict = cursor.scanner.classify(raw.value, undefined, raw.streamSeq);
     if (verdict.kind === 'event') return { kind: 'event', streamSeq: raw.streamSeq, subject: raw.subject, event: verdict.event };
     if (verdict.kind === 'quarantined') return this.#quarantinedEntry(this.#record(raw, verdict.reason, verdict.detail), true);
     cursor.broken = { reason: verdict.reason, taskSeq: verdict.taskSeq, streamSeq: raw.streamSeq, index: -1, detail: verdict.detail };
@@ -726,6 +795,38 @@ export class EventStore {
       if (received === 0 && untilSeq !== null) {
         throw new EventStoreError('EVENTSTORE_UNAVAILABLE', `${operation} stalled: no events arrived before the deadline`, { operation, subject: filter });
       }
+    }
+  }
+
+  /**
+   * Before `raws` of `aggregate` are judged: the keys of every service
+   * principal that sealed one of them with a kid the authorship does not know
+   * (or knows for too long) are read from that principal's own subject, whose
+   * events are checked against the keys its own chain registers (so reading
+   * them needs no other key). A principal whose chain is broken leaves its
+   * keys unknown: its events are then unproven, never trusted; a log that
+   * cannot be read fails the read (retry), never judges without the keys.
+   */
+  async #learnAuthors(aggregate: Aggregate, raws: readonly RawStored[]): Promise<void> {
+    const authorship = this.authorship;
+    if (authorship === undefined) return;
+    const done = new Set<string>();
+    for (const raw of raws) {
+      const principalId = authorship.stale(raw.value);
+      if (principalId === undefined || done.has(principalId)) continue;
+      done.add(principalId);
+      if (aggregate.entityType === 'principal' && aggregate.entityId === principalId) continue;
+      let state: ChainState;
+      try {
+        state = await this.#state(this.#entity('principal', principalId));
+      } catch (error) {
+        // A principal whose chain is broken registers no key. Anything else (the log unreachable) fails the read: a
+        // genuine event judged without its keys would be quarantined for good, and the chain would break on it.
+        if (isEventStoreError(error) && error.code === 'EVENTSTORE_CHAIN_BROKEN') continue;
+        throw error;
+      }
+      if (state.broken !== undefined) continue;
+      authorship.learn(principalId, state.events);
     }
   }
 
@@ -816,13 +917,18 @@ function decodeJson(data: Uint8Array): unknown {
 type ReplayCursor = { readonly scanner: ChainScanner; known: ChainState | undefined; broken: ChainBreakAt | undefined };
 
 /** A scanner that continues after what `state` judged. */
-function scannerAt(aggregate: Aggregate, state: ChainState): ChainScanner {
+function scannerAt(aggregate: Aggregate, state: ChainState, authorship: Authorship | undefined): ChainScanner {
   const head = state.events.at(-1);
-  return new ChainScanner(aggregate, {
-    head: head === undefined ? GENESIS : { taskSeq: head.event.task_seq, hash: head.event.hash },
-    hashes: state.events.map((stored) => stored.event.hash),
-    junkSinceHead: (state.quarantined.at(-1)?.stream_seq ?? 0) > (head?.streamSeq ?? 0),
-  });
+  return new ChainScanner(
+    aggregate,
+    {
+      head: head === undefined ? GENESIS : { taskSeq: head.event.task_seq, hash: head.event.hash },
+      hashes: state.events.map((stored) => stored.event.hash),
+      junkSinceHead: (state.quarantined.at(-1)?.stream_seq ?? 0) > (head?.streamSeq ?? 0),
+      events: state.events,
+    },
+    authorship,
+  );
 }
 
 /** The chain's head; `streamSeq` is the subject's last message (junk included): the append guard. */

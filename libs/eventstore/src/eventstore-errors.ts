@@ -63,6 +63,17 @@ export type EventStoreErrorDetails = {
   EVENTSTORE_CONFIG_INVALID: {
     issues: readonly { path: string; message: string }[];
   };
+  /**
+   * This store's sealer is a service that may not author the event type on
+   * that aggregate (`EVENT_AUTHORSHIP`): every reader would quarantine it, so
+   * nothing is appended. A bug of the caller, or a table that misses a type.
+   */
+  EVENTSTORE_AUTHOR_NOT_ALLOWED: {
+    subject: string;
+    eventType: string;
+    principalId: string | null;
+    authors: readonly string[] | 'self';
+  };
 };
 
 export type EventStoreErrorCode = keyof EventStoreErrorDetails;

@@ -1,6 +1,7 @@
 export {
   EventStore,
   type AppendResult,
+  type EventStoreAuthorship,
   type ChainVerification,
   type LogEntry,
   type QuarantineListener,
@@ -38,3 +39,4 @@ export {
   type EventStoreErrorDetails,
 } from './eventstore-errors.js';
 export type { StreamHead } from './head-cache.js';
+export { Authorship, eventSealer, foldKeys, sealVerifies, type AuthorshipOptions, type EventSealer, type PrincipalKeys } from './event-seal.js';

@@ -132,3 +132,4 @@ export {
   type StallAssessment,
   type StalledConsumer,
 } from './consumer-stall.js';
+export { serviceAuthorship, useSealKey, type ServiceAuthorship } from './service-authorship.js';

@@ -100,7 +100,7 @@ export class PrincipalRegistry {
     const messages = registry.#messages;
     registry.#loop = (async () => {
       for await (const message of messages) {
-        registry.#follow(message.subject, () => message.json<unknown>());
+        await registry.#follow(message.subject, message.seq, () => message.json<unknown>());
         if (message.info.pending === 0) caughtUp();
       }
     })();
@@ -180,12 +180,13 @@ export class PrincipalRegistry {
    * principal whose chain breaks is forgotten and no longer followed: a
    * lookup then reads it from the log, which refuses a broken chain.
    */
-  #follow(subject: string, data: () => unknown): void {
+  async #follow(subject: string, streamSeq: number, data: () => unknown): Promise<void> {
     const principalId = subject.slice(subject.lastIndexOf('.') + 1);
     let scanner = this.#chains.get(subject);
     if (scanner === null) return;
     if (scanner === undefined) {
-      scanner = new ChainScanner({ entityType: 'principal', entityId: principalId });
+      // The store's authorship too: a principal event whose author is unproven is never folded (the registry authorizes with it).
+      scanner = new ChainScanner({ entityType: 'principal', entityId: principalId }, undefined, this.#store.authorship);
       this.#chains.set(subject, scanner);
     }
     let value: unknown;
@@ -194,7 +195,16 @@ export class PrincipalRegistry {
     } catch {
       value = NOT_JSON;
     }
-    const verdict = scanner.classify(value);
+    try {
+      await this.#store.knowAuthorsOf(subject, value);
+    } catch {
+      // The sealer's keys cannot be read now: judging without them would drop a genuine event for good. The
+      // principal is no longer followed; a lookup reads it from the log, which checks it when it can.
+      this.#chains.set(subject, null);
+      this.#records.delete(principalId);
+      return;
+    }
+    const verdict = scanner.classify(value, undefined, streamSeq);
     if (verdict.kind === 'event') this.#apply(principalId, verdict.event);
     else if (verdict.kind === 'broken') {
       this.#chains.set(subject, null);

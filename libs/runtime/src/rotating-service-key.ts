@@ -1,6 +1,6 @@
 import { hasErrorCode, type PrincipalKeyAdded, type PrincipalKeyRevoked, type PrincipalRole, type PublicEd25519Jwk } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
-import type { EventStore } from '@writ/eventstore';
+import { eventSealer, type EventStore } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
 import { derivedId } from './event-drafts.js';
 import { evolvePrincipal, registerServicePrincipal, type PrincipalRecord } from './principal-registry.js';
@@ -87,6 +87,8 @@ export class RotatingServiceKey {
       newKid: () => `${options.principalId.slice(0, 100)}-${clock().getTime().toString(36)}`,
     });
     const key = new RotatingServiceKey(store, opened.keyring, options);
+    // The service's key seals every event it appends (its registration first, which the key it registers proves), following rotations.
+    store.sealWith(eventSealer(options.principalId, () => opened.keyring.active));
     const registration = await registerServicePrincipal(store, {
       principalId: options.principalId,
       displayName: options.displayName,

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectBus, type BusStartOptions } from '@writ/bus';
 import type { PrincipalRole, QuarantineRecord } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
-import { EventStore } from '@writ/eventstore';
+import { EventStore, eventSealer, type AuthorshipOptions } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
 import { PrincipalRegistry, registerServicePrincipal } from './principal-registry.js';
 import { RotatingServiceKey } from './rotating-service-key.js';
@@ -11,6 +11,7 @@ import { ConsumerStallWatch, type ConsumerRef } from './consumer-stall.js';
 import { QuarantineLedger } from './quarantine-ledger.js';
 import { BusWatch, ReadinessRegistry, natsConnected, type BusServer } from './readiness.js';
 import { RuntimeError } from './runtime-errors.js';
+import { serviceAuthorship, useSealKey } from './service-authorship.js';
 import { loadOrCreateServiceKey } from './service-key.js';
 import type { ServiceStreams } from './service-environment.js';
 import { writSubjects, type WritSubjects } from './subject-root.js';
@@ -29,6 +30,14 @@ export interface ServiceRuntimeOptions {
   readonly logger: Logger;
   /** Runs last when the runtime closes, after NATS drained (e.g. flush telemetry). */
   readonly onClose?: () => Promise<void>;
+  /**
+   * Check every event's author as the log is read (docs/security.md,
+   * "Authorship"): each service's principal id. An event whose seal does not
+   * prove a service allowed to author it is quarantined and never handed on.
+   * Default: as the environment says (`serviceAuthorship`: `WRIT_AUTHORSHIP`);
+   * null: never.
+   */
+  readonly authorship?: AuthorshipOptions | null;
 }
 
 export interface SigningKeyOptions {
@@ -136,7 +145,7 @@ export class ServiceRuntime {
         maxBytes: streams.eventsMaxBytes,
         readCacheEvents: streams.eventsReadCache,
         replicas: streams.replicas,
-      });
+      }, authorshipOf(options.authorship));
       return new ServiceRuntime(nc, jsm, store, subjects, options);
     } catch (error) {
       await nc.close().catch(() => undefined);
@@ -147,11 +156,14 @@ export class ServiceRuntime {
   /**
    * Loads (or creates) the service's signing key and makes sure the log holds
    * it for the service principal: registered on first start, added after a
-   * rotation, otherwise unchanged.
+   * rotation, otherwise unchanged. The key seals every event the service
+   * appends from then on, its own registration first (any service principal:
+   * this is how each service gets its sealing key).
    */
   async useSigningKey(options: SigningKeyOptions): Promise<Ed25519SigningKey> {
     // The kid is only used when the key is generated: one per key, so a regenerated key is registered, never shadowed.
     const { key, created } = await loadOrCreateServiceKey(options.keyFile, `${options.principalId}-${Date.now().toString(36)}`);
+    this.store.sealWith(eventSealer(options.principalId, key));
     const registration = await registerServicePrincipal(this.store, {
       principalId: options.principalId,
       displayName: options.displayName,
@@ -159,6 +171,18 @@ export class ServiceRuntime {
       roles: options.roles,
     });
     this.options.logger.info({ principal_id: options.principalId, kid: key.kid, key_created: created, registration }, 'service principal ready');
+    return key;
+  }
+
+  /**
+   * Gives the service its sealing key (`useSealKey`: `WRIT_SEAL_KEY_DIR`, made
+   * on first start, registered on its principal's own subject); every event
+   * it appends is sealed from then on. Approval and receipt seal with their
+   * rotating key instead (`useRotatingKey`).
+   */
+  async useSealKey(options: { readonly principalId: string; readonly displayName: string }): Promise<Ed25519SigningKey> {
+    const { key, created, registration } = await useSealKey(this.store, { ...options, keyFile: serviceAuthorship().sealKeyFile(options.principalId) });
+    this.options.logger.info({ principal_id: options.principalId, kid: key.kid, key_created: created, registration }, 'service seal key ready');
     return key;
   }
 
@@ -203,6 +227,13 @@ export class ServiceRuntime {
     })();
     return this.#closing;
   }
+}
+
+/** The store's authorship: as given, none for null, else as the environment says. */
+function authorshipOf(option: AuthorshipOptions | null | undefined): { authorship?: AuthorshipOptions } {
+  if (option === null) return {};
+  const authorship = option ?? serviceAuthorship().store;
+  return authorship === undefined ? {} : { authorship };
 }
 
 const DEFAULT_STALL_MS = 120_000;

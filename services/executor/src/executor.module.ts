@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams, NatsArtifactStore, PrincipalRegistry } from '@writ/runtime';
+import { ensureWritStreams, NatsArtifactStore, PrincipalRegistry, serviceAuthorship, useSealKey } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
 import { CellRouter, MAX_FORWARD_HOPS } from './application/cell-routing.js';
@@ -154,14 +154,23 @@ export class ExecutorModule {
         {
           provide: EventStore,
           inject: [NATS_CONNECTION],
-          useFactory: (nc: NatsConnection) =>
-            EventStore.open(nc, {
-              stream: config.streams.events,
-              subjectPrefix: config.subjects.eventsPrefix,
-              maxBytes: config.streams.eventsMaxBytes,
-              readCacheEvents: config.streams.eventsReadCache,
-              replicas: config.streams.replicas,
-            }),
+          useFactory: async (nc: NatsConnection) => {
+            const authorship = serviceAuthorship();
+            const store = await EventStore.open(
+              nc,
+              {
+                stream: config.streams.events,
+                subjectPrefix: config.subjects.eventsPrefix,
+                maxBytes: config.streams.eventsMaxBytes,
+                readCacheEvents: config.streams.eventsReadCache,
+                replicas: config.streams.replicas,
+              },
+              authorship.store === undefined ? {} : { authorship: authorship.store },
+            );
+            // Every event the executor appends is sealed by its key (docs/security.md, "Authorship").
+            await useSealKey(store, { principalId: config.principalId, displayName: 'Writ executor', keyFile: authorship.sealKeyFile(config.principalId) });
+            return store;
+          },
         },
         {
           provide: BUS_STREAMS,

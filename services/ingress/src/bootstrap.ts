@@ -46,6 +46,8 @@ export async function createIngressApp(config: IngressConfig, options: IngressAp
     onClose: options.onShutdown,
   });
   try {
+    // Every event ingress appends is sealed by its key (docs/security.md, "Authorship").
+    await runtime.useSealKey({ principalId: config.principalId, displayName: 'Writ ingress' });
     const module = IngressModule.forRoot({ config, runtime, logger, clock: options.clock, participantExpiry: options.participantExpiry, trustAnchor });
     let respondersListening = false;
     runtime.readiness.add('responders_listening', () => respondersListening);

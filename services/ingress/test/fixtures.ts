@@ -3,7 +3,7 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-
 import { INGRESS_IDEMPOTENCY_KEY_HEADER, type ActionRequest, type EventEnvelope, type PrincipalType } from '@writ/contracts';
 import { generateEd25519Key, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { createLogger } from '@writ/telemetry';
 import { createIngressApp, type IngressApp } from '../src/bootstrap.js';
 import { ingressIds, type IngressIds } from '../src/application/ingress-ids.js';
@@ -26,6 +26,8 @@ export async function startTestIngress(env: Record<string, string> = {}): Promis
   const root = uniqueName('t');
   const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
   const config = loadIngressConfig({
+    // The NATS the tests connect to (WRIT_NATS_URL), not the default port.
+    WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: root,
     WRIT_HTTP_HOST: '127.0.0.1',
     WRIT_HTTP_PORT: '0',

@@ -5,7 +5,7 @@ import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams } from '@writ/runtime';
+import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, serviceAuthorship, useSealKey } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -49,12 +49,19 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
   try {
     nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' }, process.env, { waitForServer: true });
     readiness.connected(nc);
-    const store = await EventStore.open(nc, {
-      stream: env.WRIT_EVENTS_STREAM,
-      subjectPrefix: config.subjects.events,
-      maxBytes: env.WRIT_EVENTS_MAX_BYTES,
-      replicas: env.WRIT_STREAM_REPLICAS,
-    });
+    const authorship = serviceAuthorship();
+    const store = await EventStore.open(
+      nc,
+      {
+        stream: env.WRIT_EVENTS_STREAM,
+        subjectPrefix: config.subjects.events,
+        maxBytes: env.WRIT_EVENTS_MAX_BYTES,
+        replicas: env.WRIT_STREAM_REPLICAS,
+      },
+      authorship.store === undefined ? {} : { authorship: authorship.store },
+    );
+    // Every event the orchestrator appends is sealed by its key (docs/security.md, "Authorship").
+    await useSealKey(store, { principalId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID, displayName: 'Writ orchestrator', keyFile: authorship.sealKeyFile(env.WRIT_ORCHESTRATOR_PRINCIPAL_ID) });
     await ensureWritStreams(await jetstreamManager(nc), {
       names: { ingress: env.WRIT_INGRESS_STREAM, commands: env.WRIT_COMMANDS_STREAM, dlq: env.WRIT_DLQ_STREAM },
       subjects: { ingress: config.subjects.ingressAll, commands: config.subjects.commandsAll, dlq: config.subjects.dlqAll },

@@ -65,6 +65,8 @@ export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOp
   let profiles: PolicyProfileStore | undefined;
   let participants: LogParticipantScopes | undefined;
   try {
+    // Every event policy appends is sealed by its key (docs/security.md, "Authorship").
+    await runtime.useSealKey({ principalId: env.WRIT_POLICY_PRINCIPAL_ID, displayName: 'Writ policy' });
     profiles = await openProfileStore(config, runtime, logger, options.clock ?? (() => new Date()));
     participants = await LogParticipantScopes.start(runtime.nc, runtime.store, { stream: runtime.store.config.stream, subjectPrefix: runtime.store.config.subjectPrefix, logger });
     const { catalog, watch } = profiles;

@@ -5,7 +5,7 @@ import { POLICY_APPLICATION_JWS_TYPE, type EventDraft, type EventEnvelope, type 
 import { generateEd25519Key, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { validateDocument } from '../src/application/profile-documents.js';
 import { commandRequest, evaluateCommandFor, ingressDrafts, taskIds } from './task-fixtures.js';
 import { createPolicyApp, type PolicyApp } from '../src/bootstrap.js';
@@ -29,6 +29,8 @@ export interface Rig {
 export async function createRig(name: string): Promise<Rig> {
   const nc = await connectTestNats(`policy-${name}`);
   const config = loadPolicyConfig({
+    // The NATS the tests connect to (WRIT_NATS_URL), not the default port.
+    WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: uniqueName('t'),
     WRIT_EVENTS_STREAM: uniqueName('EVT'),
     WRIT_INGRESS_STREAM: uniqueName('ING'),

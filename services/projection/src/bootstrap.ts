@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication } from '@nestjs/common';
 import { hasErrorCode } from '@writ/contracts';
 import { EventStore } from '@writ/eventstore';
-import { ServiceRuntime, connectNats } from '@writ/runtime';
+import { ServiceRuntime, connectNats, serviceAuthorship } from '@writ/runtime';
 import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { DataSource } from 'typeorm';
@@ -122,7 +122,8 @@ export async function rebuildIntoFreshSchema(config: ProjectionConfig, options: 
   let target: DataSource | undefined;
   try {
     const jsm = await jetstreamManager(nc);
-    const eventStore = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix });
+    const { store: authorship } = serviceAuthorship();
+    const eventStore = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix }, authorship === undefined ? {} : { authorship });
     live = await openProjectionDatabase(config.pg);
     target = await openProjectionDatabase({ ...config.pg, schema: targetSchema });
     const report = await rebuildProjection({

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { EventStore } from '@writ/eventstore';
 import { dropPgServiceRole, ensurePgServiceRole, generatePgPassword, pgServiceRole, writeSecret } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -104,8 +104,8 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
   const schema = uniqueName('proj');
   const pgRole = await createTestPgRole(schema);
   const config = loadProjectionConfig({
-    // Writ's NATS for this checkout (npm test sets it; scripts/writ-nats.sh may run it on another port than 4223).
-    ...(process.env['WRIT_NATS_URL'] === undefined ? {} : { WRIT_NATS_URL: process.env['WRIT_NATS_URL'] }),
+    // The NATS the tests connect to (WRIT_NATS_URL), not the default port.
+    WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: root,
     WRIT_HTTP_PORT: '0',
     WRIT_HTTP_HOST: '127.0.0.1',

@@ -106,6 +106,10 @@ export declare class Stack {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the action row as JSON
   waitForAction(actionRequestId: string, options?: { statuses?: readonly string[]; until?: (row: any) => boolean; timeoutMs?: number }): Promise<any>;
   taskEvents(taskId: string): Promise<EventEnvelope[]>;
+  /** The approval service's active signing key (what a party that stole it holds; red-team scenarios). */
+  approvalKey(): Promise<Ed25519SigningKey>;
+  /** A service's sealing key (`<principal>.seal.jwk.json` in the stack's key directory). */
+  sealKey(principalId: string): Promise<Ed25519SigningKey>;
   entityEvents(entityType: string, entityId: string): Promise<EventEnvelope[]>;
   waitForTaskEvent(taskId: string, match: (event: EventEnvelope) => boolean, options?: { what?: string; timeoutMs?: number }): Promise<EventEnvelope>;
   eventSubjects(filter?: string): Promise<Record<string, number>>;

@@ -14,7 +14,7 @@
 
 import { spawn, execFile } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +24,7 @@ import { promisify } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, headers } from '@nats-io/transport-node';
 import { INGRESS_IDEMPOTENCY_KEY_HEADER } from '@writ/contracts';
-import { generateEd25519Key, signJws } from '@writ/crypto';
+import { generateEd25519Key, importEd25519PrivateJwk, signJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import {
   NatsAuthority,
@@ -133,6 +133,9 @@ function stackEnvironment(layout, extra) {
     WRIT_APPROVAL_KEY_FILE: path.join(layout.keysDir, 'approval.jwk.json'),
     WRIT_RECEIPT_KEY_FILE: path.join(layout.keysDir, 'receipt.jwk.json'),
     // WRIT_PG_URL (the projection's own role) and WRIT_PG_PASSWORD_FILE are set once the role exists (Stack#createPgRole).
+    // Every service seals what it appends and refuses what another service could not have written (docs/security.md, "Authorship").
+    WRIT_SEAL_KEY_DIR: layout.keysDir,
+    WRIT_AUTHORSHIP: 'enforce',
     WRIT_PG_SCHEMA: layout.pgSchema,
     WRIT_PG_POOL_SIZE: '4',
     // Short pulls: a SIGTERM'd service with nothing in flight stops within a second.
@@ -240,7 +243,12 @@ export class Stack {
       subjects: { ingress: this.subject('ingress.>'), commands: this.subject('cmd.>'), dlq: this.subject('dlq.>') },
       maxBytes: this.layout.maxBytes,
     });
-    this.store = await EventStore.open(this.nc, { stream: this.streams.events, subjectPrefix: this.subject('evt'), maxBytes: this.layout.maxBytes });
+    // The harness reads the log as the services do (WRIT_AUTHORSHIP=enforce): a forged event is quarantined here too.
+    this.store = await EventStore.open(
+      this.nc,
+      { stream: this.streams.events, subjectPrefix: this.subject('evt'), maxBytes: this.layout.maxBytes },
+      { authorship: { servicePrincipals: busLayout().servicePrincipals } },
+    );
     this.#pg = new pg.Client({ connectionString: this.layout.pgUrl });
     await this.#pg.connect();
     await this.#createPgRole();
@@ -359,6 +367,22 @@ export class Stack {
     return { id, kid: key.kid, key, publicJwk: key.publicJwk, credsFile };
   }
 
+  /**
+   * The approval service's active signing key, read from its key directory:
+   * what a party that stole that service's key (not only its bus credential)
+   * holds. For red-team scenarios beyond authorship.
+   */
+  async approvalKey() {
+    const dir = path.join(this.layout.keysDir, 'approval');
+    const { active } = JSON.parse(await readFile(path.join(dir, 'keyring.json'), 'utf8'));
+    return importEd25519PrivateJwk(JSON.parse(await readFile(path.join(dir, `${active}.jwk.json`), 'utf8')));
+  }
+
+  /** A service's sealing key (`WRIT_SEAL_KEY_DIR`): what a party that stole it holds (red-team scenarios). */
+  async sealKey(principalId) {
+    return importEd25519PrivateJwk(JSON.parse(await readFile(path.join(this.layout.keysDir, `${principalId}.seal.jwk.json`), 'utf8')));
+  }
+
   /** Runs the `writ` CLI against this stack; resolves with its stdout, rejects with its stderr. */
   async cli(args) {
     const bin = path.join(REPO_ROOT, 'apps', 'cli', 'bin', 'writ.mjs');
@@ -371,6 +395,8 @@ export class Stack {
       WRIT_NATS_CREDS: OPERATOR.creds,
       WRIT_OPERATOR_ID: OPERATOR.id,
       WRIT_OPERATOR_KEY: OPERATOR.key,
+      // The CLI reads the log as the services do: an event whose author is unproven is quarantined.
+      WRIT_AUTHORSHIP: 'enforce',
     };
     try {
       const { stdout } = await execFileAsync(process.execPath, [bin, ...args], { cwd: this.layout.dir, env, timeout: 60_000 });

@@ -31,13 +31,21 @@ export interface VerifyReport extends BundleVerification {
 
 const LABEL: Readonly<Record<BundleCheck['status'], string>> = { pass: 'PASS', fail: 'FAIL', skip: 'SKIP', unanchored: 'UNANCHORED', quarantined: 'QUARANTINED' };
 
-/** One line per message of the task's subject that is not an event of its chain (invariant 10): shown, never a break. */
+/**
+ * One line per message of the task's subject that is not an event of its
+ * chain (invariant 10): shown, never a break. An event whose author is
+ * unproven (a forgery with a stolen service credential) says so: it was never
+ * acted upon, and the task's evidence stands without it.
+ */
 function quarantineChecks(records: readonly QuarantineRecord[], subject: string): BundleCheck[] {
   return records.map((record) => ({
-    check: 'events.quarantine',
+    check: record.reason === 'QUARANTINE_AUTHOR_UNPROVEN' ? 'events.author' : 'events.quarantine',
     subject,
     status: 'quarantined',
-    detail: `stream seq ${record.stream_seq}: ${record.reason}, ${record.detail} (${record.bytes} bytes, sha256 ${record.sha256.slice(0, 16)}…): not an event of this task, skipped by every reader`,
+    detail:
+      record.reason === 'QUARANTINE_AUTHOR_UNPROVEN'
+        ? `stream seq ${record.stream_seq}: author unproven (${record.detail}; ${record.bytes} bytes, sha256 ${record.sha256.slice(0, 16)}…): written with a credential that may not write it, skipped by every reader, never acted upon`
+        : `stream seq ${record.stream_seq}: ${record.reason}, ${record.detail} (${record.bytes} bytes, sha256 ${record.sha256.slice(0, 16)}…): not an event of this task, skipped by every reader`,
   }));
 }
 

@@ -41,6 +41,7 @@ export type BundleCheckName =
   | 'keys.history'
   | 'events.chain'
   | 'events.quarantine'
+  | 'events.author'
   | 'receipts.complete'
   | 'approval.authority'
   | 'receipt.event'

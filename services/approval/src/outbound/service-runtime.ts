@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectBus } from '@writ/bus';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
-import { PrincipalRegistry, RotatingServiceKey, ensureWritStreams } from '@writ/runtime';
+import { PrincipalRegistry, RotatingServiceKey, ensureWritStreams, serviceAuthorship } from '@writ/runtime';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import type { Logger } from '@writ/telemetry';
 
@@ -63,7 +63,7 @@ export class ServiceRuntime implements OnApplicationShutdown {
         replicas: streams.replicas,
         ...(streams.eventsMaxBytes === undefined ? {} : { maxBytes: streams.eventsMaxBytes }),
         ...(streams.eventsReadCache === undefined ? {} : { readCacheEvents: streams.eventsReadCache }),
-      });
+      }, authorshipStore());
       const { key: keys } = await RotatingServiceKey.start(store, {
         principalId: options.principal.id,
         displayName: options.principal.displayName,
@@ -101,4 +101,10 @@ export class ServiceRuntime implements OnApplicationShutdown {
     await this.registry.close().catch((error: unknown) => this.logger.warn({ err: error }, 'principal registry did not close cleanly'));
     if (!this.nc.isClosed()) await this.nc.drain().catch((error: unknown) => this.logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
   }
+}
+
+/** The event store's authorship check, as the environment says (`WRIT_AUTHORSHIP`); the rotating key seals. */
+function authorshipStore(): { authorship?: NonNullable<ReturnType<typeof serviceAuthorship>['store']> } {
+  const { store } = serviceAuthorship();
+  return store === undefined ? {} : { authorship: store };
 }
