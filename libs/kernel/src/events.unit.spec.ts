@@ -1,4 +1,4 @@
-import { EventType } from '@writ/contracts';
+import { EventType, authorsOf } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
 import { ApprovalEvent, ATTEMPT_TRANSITIONS, AttemptEvent, GrantEvent, StepEvent, TaskEvent } from './index.js';
 
@@ -19,6 +19,11 @@ describe('event types', () => {
       expect(EventType.safeParse(type).success, type).toBe(true);
       expect(type.startsWith(`${context}.`), type).toBe(true);
     }
+  });
+
+  it('given every event type the kernel decides, then the authorship table names who appends it on a task (none is left to deny-by-default)', () => {
+    // A type missing from EVENT_AUTHORSHIP would make its own writer's store refuse to append it under WRIT_AUTHORSHIP=enforce.
+    for (const [, types] of CONTEXTS) for (const type of types) expect(authorsOf('task', type), type).not.toEqual([]);
   });
 
   it('given every context, then no event type is declared twice', () => {
