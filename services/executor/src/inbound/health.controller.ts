@@ -1,4 +1,5 @@
 import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
 import { ExecutorReadiness, type ReadinessReport } from '../outbound/readiness.js';
 
 /**
@@ -6,6 +7,7 @@ import { ExecutorReadiness, type ReadinessReport } from '../outbound/readiness.j
  * streams and the artifact bucket ensured, the run consumer bound, the cell
  * image present (else 503 with the failing checks and how to fix them).
  */
+@PublicRoute()
 @Controller()
 export class HealthController {
   constructor(@Inject(ExecutorReadiness) private readonly readiness: ExecutorReadiness) {}

@@ -1,7 +1,9 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
 import { Readiness, type ReadinessReport } from '../outbound/readiness.js';
 
 /** `/healthz`: the process is up. `/readyz`: NATS connected, streams ensured, consumers bound (503 otherwise). */
+@PublicRoute()
 @Controller()
 export class HealthController {
   constructor(@Inject(Readiness) private readonly readiness: Readiness) {}

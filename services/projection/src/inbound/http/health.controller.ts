@@ -1,6 +1,8 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
 import { Readiness, type ReadyReport } from '../../application/readiness.js';
 
+@PublicRoute()
 @Controller()
 export class HealthController {
   constructor(@Inject(Readiness) private readonly readiness: Readiness) {}
