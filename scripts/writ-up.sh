@@ -64,7 +64,7 @@ writ principal add --id "$WRIT_OPERATOR_ID" --type user --role operator --jwk "$
 say "operator $WRIT_OPERATOR_ID registered (key $WRIT_OPERATOR_KEY)"
 # The dashboards' HTTP identity (writ init made its key): an observer, it reads the whole API and changes nothing.
 if [ -f "$WRIT_HOME/dashboard/dashboard.pub.json" ]; then
-  writ principal add --id dashboard --type service --role observer --jwk "$WRIT_HOME/dashboard/dashboard.pub.json" --no-creds >/dev/null
+  writ principal add --id dashboard --type system --role observer --jwk "$WRIT_HOME/dashboard/dashboard.pub.json" --no-creds >/dev/null
   say "dashboard registered (observer; its HTTP token: writ http token --principal dashboard --key $WRIT_HOME/dashboard/dashboard.jwk.json)"
 fi
 if [ "${WRIT_SKIP_EXAMPLE:-0}" != 1 ] && [ -f examples/agent/agent.mjs ]; then

@@ -210,7 +210,7 @@ describe('an allowed execute_command', () => {
       // given agent A's succeeded action, agent B, and a dashboard (an observer with its own key)
       const agentA = await stack.registerPrincipal();
       const agentB = await stack.registerPrincipal();
-      const dashboard = await stack.registerPrincipal({ id: uniqueName('dashboard').replaceAll('_', '-'), type: 'service', roles: ['observer'] });
+      const dashboard = await stack.registerPrincipal({ id: uniqueName('dashboard').replaceAll('_', '-'), type: 'system', roles: ['observer'] });
       const { request, action } = await run(agentA);
       expect(action.status).toBe('succeeded');
       const route = `/v1/actions/${request.action_request_id}`;

@@ -54,10 +54,10 @@ const COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  */
 export async function verifyHttpBearer<P extends SignedRequestPrincipal>(authorization: string | undefined, deps: HttpTokenVerification<P>): Promise<HttpCaller<P>> {
   if (authorization === undefined || authorization.trim() === '') {
-    throw new HttpAuthError('HTTP_AUTH_MISSING', 'this API needs a credential: Authorization: Bearer <token> (mint one with `writ http token`)');
+    throw new HttpAuthError('HTTP_AUTH_MISSING', 'this API needs a credential: a bearer token in the Authorization header (mint one with `writ http token`)');
   }
   const match = BEARER.exec(authorization);
-  if (match === null) throw new HttpAuthError('HTTP_AUTH_MISSING', 'the Authorization header must be `Bearer <token>` (mint one with `writ http token`)');
+  if (match === null) throw new HttpAuthError('HTTP_AUTH_MISSING', 'the Authorization header must carry a bearer token (mint one with `writ http token`)');
   const token = match[1] as string;
   if (!COMPACT.test(token)) throw new HttpAuthError('HTTP_AUTH_MALFORMED', 'the bearer token is not a compact JWS');
   const [headerPart, payloadPart] = token.split('.') as [string, string, string];

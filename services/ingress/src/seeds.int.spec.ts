@@ -37,7 +37,7 @@ beforeAll(async () => {
   bus = new BusClient(t.nc);
   parent = await seedKey();
   parentId = (await registerPrincipal(t.store, { id: uniqueName('director'), type: 'user', key: parent.key })).id;
-  reader = await registerPrincipal(t.store, { id: uniqueName('dashboard'), type: 'service', roles: ['observer'] });
+  reader = await registerPrincipal(t.store, { id: uniqueName('dashboard'), type: 'system', roles: ['observer'] });
   agent = await registerPrincipal(t.store, { id: uniqueName('agent'), type: 'agent' });
 });
 

@@ -82,7 +82,7 @@ describe('HTTP reads need a credential, scoped to what the principal may see', (
     agentA = await register(rig, a.principal, 'agent', ['executor']);
     agentB = await register(rig, b.principal, 'agent', ['executor']);
     director = await register(rig, uniqueName('director'), 'user', ['director']);
-    observer = await register(rig, uniqueName('dashboard'), 'service', ['observer']);
+    observer = await register(rig, uniqueName('dashboard'), 'system', ['observer']);
     revoked = await register(rig, uniqueName('revoked'), 'user', ['observer']);
     await rig.append(happyPath(a, fakeJws(actionRequest(a))));
     const last = await rig.append(happyPath(b, fakeJws(actionRequest(b))));

@@ -41,7 +41,7 @@ export interface WritHome {
   readonly operatorKey: string;
   readonly operatorPublicKey: string;
   /**
-   * The dashboard's HTTP identity: principal `dashboard`, role observer (reads everything, changes
+   * The dashboard's HTTP identity: principal `dashboard`, type `system` (not `service`: /v1/keys serves service keys), role observer (reads everything, changes
    * nothing), its PRIVATE JWK (0600) and public JWK. scripts/writ-up.sh registers it; it signs the
    * dashboard's bearer tokens (`writ http token --principal dashboard --key <dashboardKey>`).
    */
