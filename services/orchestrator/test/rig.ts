@@ -4,7 +4,7 @@ import { hasErrorCode, type EventDraft, type EventEnvelope } from '@writ/contrac
 import { EventStore } from '@writ/eventstore';
 import { ensureWritStreams } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { createOrchestratorApp, type OrchestratorApp } from '../src/bootstrap.js';
 import { loadOrchestratorConfig, type OrchestratorConfig } from '../src/config.js';
 import { DIRECTOR, directorRegisteredDraft } from './task-fixtures.js';
@@ -28,6 +28,7 @@ export async function createRig(name: string): Promise<Rig> {
   const nc = await connectTestNats(`orchestrator-${name}`);
   const root = uniqueName('t');
   const config = loadOrchestratorConfig({
+    WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: root,
     WRIT_EVENTS_STREAM: uniqueName('EVT'),
     WRIT_INGRESS_STREAM: uniqueName('ING'),
