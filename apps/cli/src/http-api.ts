@@ -25,8 +25,8 @@ const CLI_TOKEN_TTL_SECONDS = 120;
 
 /**
  * The bearer credential of a command (docs/security.md, "HTTP reads"): a fresh
- * token for each request, signed by the caller's key (`--principal` / `--key`,
- * else the operator of WRIT_OPERATOR_ID / WRIT_OPERATOR_KEY from writ.env), for
+ * token for each request, signed by the caller's key (`--principal` with its
+ * `--key`, else the operator of WRIT_OPERATOR_ID / WRIT_OPERATOR_KEY from writ.env), for
  * this deployment's API (`writ-http:<WRIT_SUBJECT_ROOT>`). Without a key,
  * WRIT_HTTP_AUTHORIZATION is sent as is when set (a token minted elsewhere), else nothing.
  */
@@ -36,7 +36,8 @@ export function httpCredential(io: CliIo, caller: ApiCaller = {}): () => Promise
     const preset = io.env['WRIT_HTTP_AUTHORIZATION'] || undefined;
     return async () => preset;
   }
-  const principalId = parseContract('--principal', Id, caller.principal ?? (io.env['WRIT_OPERATOR_ID'] || 'operator'));
+  // A --principal without its --key (rollback's proposer, say) does not read: the operator of writ.env does.
+  const principalId = parseContract('--principal', Id, (caller.key === undefined ? undefined : caller.principal) ?? (io.env['WRIT_OPERATOR_ID'] || 'operator'));
   const audience = httpAudience(io.env['WRIT_SUBJECT_ROOT'] || 'writ');
   let key: Promise<Ed25519SigningKey> | undefined;
   return async () => {
