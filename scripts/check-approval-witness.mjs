@@ -44,7 +44,11 @@ const check = (name, ok, why = '') => {
 const b64u = (value) => Buffer.from(value).toString('base64url');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Who reads the API (GET): the director, with a bearer token it signs (typ writ-http+jws); set once it exists. */
+let reader;
+
 async function http(method, path, body, headers = {}) {
+  if (method === 'GET' && reader !== undefined && path !== '/v1/keys') headers = { authorization: reader.bearer(), ...headers };
   try {
     const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await response.text();
@@ -73,11 +77,15 @@ function principal(kind, roles) {
   } catch (error) {
     check(`writ principal add ${id} (${roles.join(', ')})`, false, String(error.stderr ?? error).slice(0, 300));
   }
-  const jws = (payload) => {
-    const input = `${b64u(JSON.stringify({ alg: 'EdDSA', kid }))}.${b64u(JSON.stringify(payload))}`;
+  const jws = (payload, header = {}) => {
+    const input = `${b64u(JSON.stringify({ alg: 'EdDSA', kid, ...header }))}.${b64u(JSON.stringify(payload))}`;
     return `${input}.${b64u(sign(null, Buffer.from(input), privateKey))}`;
   };
-  return { id, jws };
+  const bearer = () => {
+    const iat = Math.floor(Date.now() / 1000);
+    return `Bearer ${jws({ sub: id, iss: id, aud: `writ-http:${process.env.WRIT_SUBJECT_ROOT ?? 'writ'}`, iat, exp: iat + 120 }, { typ: 'writ-http+jws' })}`;
+  };
+  return { id, jws, bearer };
 }
 
 /** Polls GET /v1/actions/<id> until `until(row)` holds; returns the last row seen. */
@@ -134,6 +142,7 @@ if (!check('the stack answers GET /v1/keys', keys.status === 200, `status ${keys
 }
 const agent = principal('agent', ['executor']);
 const director = principal('director', ['director']);
+reader = director;
 
 // 1. grant: unchanged workspace → witness validated → the same attempt runs.
 console.log('# 1. grant with the resources unchanged');

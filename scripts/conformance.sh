@@ -27,6 +27,11 @@ fi
 say "registering $agent (signed by operator $WRIT_OPERATOR_ID; its bus credential: $dir/agent.creds)"
 writ principal add --id "$agent" --type agent --role executor --jwk "$dir/agent.pub.json" --creds-out "$dir/agent.creds" >/dev/null
 
-say "node $smoke (as $agent, with its own credential)"
-WRIT_NATS_CREDS="$dir/agent.creds" WRIT_AGENT_ID="$agent" WRIT_AGENT_KEY="$dir/agent.jwk.json" \
+# Its HTTP credential: a bearer token signed by its own key (it reads its own actions and receipts only),
+# living 10 minutes: the smoke's run (a minute or two) fits well inside it.
+say "minting $agent's HTTP token (writ http token --ttl 10m)"
+http_auth=$(writ http token --principal "$agent" --key "$dir/agent.jwk.json" --ttl 10m)
+
+say "node $smoke (as $agent, with its own credentials)"
+WRIT_NATS_CREDS="$dir/agent.creds" WRIT_AGENT_ID="$agent" WRIT_AGENT_KEY="$dir/agent.jwk.json" WRIT_HTTP_AUTHORIZATION="$http_auth" \
   WRIT_OPERATOR_ID='' WRIT_OPERATOR_KEY='' node "$smoke"

@@ -80,11 +80,17 @@ done
 # Idempotent: the operator signs its own registration with the trust anchor's key (ingress checks it).
 writ principal add --id "$WRIT_OPERATOR_ID" --type user --role operator --jwk "$WRIT_HOME/operator/$WRIT_OPERATOR_ID.pub.json" --no-creds >/dev/null
 say "operator $WRIT_OPERATOR_ID registered (key $WRIT_OPERATOR_KEY)"
+# The dashboards' HTTP identity (writ init made its key): an observer, it reads the whole API and changes nothing.
+if [ -f "$WRIT_HOME/dashboard/dashboard.pub.json" ]; then
+  writ principal add --id dashboard --type system --role observer --jwk "$WRIT_HOME/dashboard/dashboard.pub.json" --no-creds >/dev/null
+  say "dashboard registered (observer; its HTTP token: writ http token --principal dashboard --key $WRIT_HOME/dashboard/dashboard.jwk.json)"
+fi
 if [ "${WRIT_SKIP_EXAMPLE:-0}" != 1 ] && [ -f examples/agent/agent.mjs ]; then
   say "running the example agent (examples/agent/agent.mjs)"
   node examples/agent/agent.mjs || say "the example agent reported a failure (see above)"
 fi
 writ doctor || { say "FAILED: writ doctor found a problem (above, with its next step)"; exit 1; }
 say "Writ is up: API http://127.0.0.1:8080 (GET /v1/keys, POST /v1/actions), NATS $WRIT_NATS_URL (auth on: credentials in $WRIT_HOME/creds)"
+say "read the API: curl -H \"Authorization: \$(writ http token)\" http://127.0.0.1:8080/v1/approvals?status=pending  (a token lives 5 min, at most 15)"
 say "act as the operator: . $WRIT_HOME/writ.env   register an agent: writ principal add --id <id> --type agent --role executor --jwk <public JWK> (writes <id>.creds)"
 say "stop it with: scripts/writ-up.sh --down"

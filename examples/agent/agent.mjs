@@ -4,7 +4,8 @@
 //   2. has an operator register it with `writ principal add` (the CLI signs with the operator's key,
 //      WRIT_OPERATOR_KEY / WRIT_OPERATOR_ID, and issues the agent's own bus credential),
 //   3. publishes signed ActionRequests (compact EdDSA JWS) to <root>.ingress.action.<its id>
-//      with Writ-Idempotency-Key = the request's id, and reads each outcome from GET /v1/actions/<id>:
+//      with Writ-Idempotency-Key = the request's id, and reads each outcome from GET /v1/actions/<id>
+//      with a bearer token it signs itself (typ writ-http+jws; it reads its own actions and tasks only):
 //      (a) an allowed command, (b) a destructive one that waits for a director's approval,
 //      (c) a network write that the policy denies.
 //
@@ -53,6 +54,17 @@ function signRequest(request) {
   return `${signingInput}.${b64url(sign(null, Buffer.from(signingInput), privateKey))}`;
 }
 
+/**
+ * `Bearer <token>` for the HTTP API (docs/security.md, "HTTP reads"): EdDSA, typ writ-http+jws, kid = its key,
+ * sub = iss = the agent, aud = writ-http:<root>, living 5 minutes. A fresh one per request costs one signature.
+ */
+function bearer() {
+  const iat = Math.floor(Date.now() / 1000);
+  const claims = { sub: agentId, iss: agentId, aud: `writ-http:${ROOT}`, iat, exp: iat + 300 };
+  const signingInput = `${b64url(JSON.stringify({ alg: 'EdDSA', typ: 'writ-http+jws', kid }))}.${b64url(JSON.stringify(claims))}`;
+  return `Bearer ${signingInput}.${b64url(sign(null, Buffer.from(signingInput), privateKey))}`;
+}
+
 // ---- 2. registration through the CLI --------------------------------------------------------------
 
 /** Registers the agent (signed by the operator, appended by ingress) and answers its bus credential (`.creds` text). */
@@ -90,7 +102,7 @@ function actionRequest(overrides) {
 }
 
 async function getAction(id) {
-  const response = await fetch(`${API}/v1/actions/${id}`);
+  const response = await fetch(`${API}/v1/actions/${id}`, { headers: { authorization: bearer() } });
   return response.status === 200 ? response.json() : undefined;
 }
 
@@ -107,7 +119,7 @@ async function outcome(id, done) {
 /** True once the approval service opened the approval (`approval.requested` in the task's timeline). */
 async function approvalOpened(taskId, approvalId) {
   for (const deadline = Date.now() + TIMEOUT_MS; Date.now() < deadline; await delay(250)) {
-    const response = await fetch(`${API}/v1/tasks/${taskId}?limit=1000`);
+    const response = await fetch(`${API}/v1/tasks/${taskId}?limit=1000`, { headers: { authorization: bearer() } });
     const task = response.status === 200 ? await response.json() : { events: [] };
     if (task.events.some((event) => event.event_type === 'approval.requested' && event.payload?.approval_id === approvalId)) return true;
   }
@@ -183,7 +195,7 @@ async function main() {
   show('(b) destructive command', destructive);
   if (destructive?.status === 'awaiting_approval' && (await approvalOpened(destructive.task_id, destructive.approval_id))) {
     const id = destructive.approval_id;
-    say(`(b) waits for a director. Pending approvals: curl -s '${API}/v1/approvals?status=pending'`);
+    say(`(b) waits for a director. Pending approvals: curl -s -H "Authorization: $(writ http token)" '${API}/v1/approvals?status=pending'`);
     say(`(b) grant it as a director (see examples/agent/README.md for registering one):`);
     say(`      node examples/agent/approve.mjs grant ${id} --task ${destructive.task_id} --director <director-id> --key <director-private-jwk-file>`);
     say(`    or: curl -sX POST ${API}/v1/approvals/${id}/grant -H 'content-type: application/json' \\`);

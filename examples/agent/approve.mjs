@@ -10,7 +10,9 @@
 //   node examples/agent/approve.mjs deny  <approval_id> --task <task_id> --director <id> --key <private-jwk-file>
 //
 // The key file is the PRIVATE JWK `writ principal keygen --out` wrote; the director must be
-// registered with role director (README.md). Environment: WRIT_URL (http://127.0.0.1:8080).
+// registered with role director (README.md). Environment: WRIT_URL (http://127.0.0.1:8080),
+// WRIT_SUBJECT_ROOT (writ: the API's audience, writ-http:<root>). The packet is read with a bearer
+// token the director signs (typ writ-http+jws).
 
 import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -51,7 +53,11 @@ const canonical = (value) =>
 
 // The packet the director decides on, and its hash: SHA-256 of the packet document
 // { format: 'writ.approval-packet/1', packet, state_witness? }, which must be the one packet_ref names.
-const shown = await fetch(`${API}/v1/approvals/${approvalId}`, { headers: { accept: 'application/json' } });
+const iat = Math.floor(Date.now() / 1000);
+const claims = { sub: values.director, iss: values.director, aud: `writ-http:${process.env.WRIT_SUBJECT_ROOT ?? 'writ'}`, iat, exp: iat + 120 };
+const tokenInput = `${b64url(JSON.stringify({ alg: 'EdDSA', typ: 'writ-http+jws', kid: jwk.kid }))}.${b64url(JSON.stringify(claims))}`;
+const authorization = `Bearer ${tokenInput}.${b64url(sign(null, Buffer.from(tokenInput), privateKey))}`;
+const shown = await fetch(`${API}/v1/approvals/${approvalId}`, { headers: { accept: 'application/json', authorization } });
 if (!shown.ok) {
   console.error(`GET /v1/approvals/${approvalId}: ${shown.status} ${await shown.text()}`);
   process.exit(1);

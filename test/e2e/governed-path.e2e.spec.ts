@@ -204,6 +204,35 @@ describe('an allowed execute_command', () => {
     },
     STEP_MS,
   );
+
+  it(
+    "is read over HTTP with a bearer token, only by its agent or a wide reader: another agent's token answers 404, no token 401, the JWKS stays public",
+    async () => {
+      // given agent A's succeeded action, agent B, and a dashboard (an observer with its own key)
+      const agentA = await stack.registerPrincipal();
+      const agentB = await stack.registerPrincipal();
+      const dashboard = await stack.registerPrincipal({ id: uniqueName('dashboard').replaceAll('_', '-'), type: 'system', roles: ['observer'] });
+      const { request, action } = await run(agentA);
+      expect(action.status).toBe('succeeded');
+      const route = `/v1/actions/${request.action_request_id}`;
+
+      // when A, B, the dashboard and nobody read it
+      const byA = await stack.http(route, { as: agentA });
+      const byB = await stack.http(route, { as: agentB });
+      const byDashboard = await stack.http(route, { as: dashboard });
+      const byNobody = await stack.http(route, { headers: { authorization: '' } });
+
+      // then A and the dashboard see it, B sees no such action, nobody is refused
+      expect(byA).toMatchObject({ status: 200, body: { action_request_id: request.action_request_id } });
+      expect((await stack.http(`/v1/receipts/${action.receipt_id}`, { as: agentA })).status).toBe(200);
+      expect(byDashboard.status).toBe(200);
+      expect(byB).toMatchObject({ status: 404, body: { code: 'PROJECTION_NOT_FOUND' } });
+      expect(byNobody).toMatchObject({ status: 401, body: { code: 'HTTP_AUTH_MISSING' } });
+      // and the keys to verify receipts need no credential
+      expect((await stack.http('/v1/keys', { headers: { authorization: '' } })).status).toBe(200);
+    },
+    STEP_MS,
+  );
 });
 
 describe('the executor refuses grants it must not honour', () => {

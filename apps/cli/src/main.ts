@@ -41,6 +41,7 @@ import { tlogHead } from './commands/tlog-head.js';
 import { tlogProve } from './commands/tlog-prove.js';
 import { projectionsRebuild } from './commands/projections-rebuild.js';
 import { projectionsStatus } from './commands/projections-status.js';
+import { httpToken } from './commands/http-token.js';
 import { DEFAULT_API_URL, WritApi } from './http-api.js';
 
 export { CliError, type CliErrorCode } from './cli-errors.js';
@@ -97,7 +98,8 @@ export { tlogHead, type TlogHeadOptions } from './commands/tlog-head.js';
 export { tlogProve, type TlogProveOptions } from './commands/tlog-prove.js';
 export { projectionsRebuild, type ProjectionsRebuildOptions } from './commands/projections-rebuild.js';
 export { projectionsStatus, type ProjectionsStatusOptions, type ProjectionStatusView } from './commands/projections-status.js';
-export { WritApi } from './http-api.js';
+export { WritApi, httpCredential, type ApiCaller } from './http-api.js';
+export { httpToken, type HttpTokenOptions, type HttpTokenResult } from './commands/http-token.js';
 export { verifyReceiptDocument, type ReceiptCheck, type ReceiptCheckCode, type ReceiptVerification } from './receipt-verification.js';
 
 const EXIT_FAILURE = 1;
@@ -106,6 +108,8 @@ const EXIT_USAGE = 2;
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 const URL_HELP = `the Writ HTTP API (default WRIT_URL or ${DEFAULT_API_URL})`;
+const READER_HELP = 'who reads the API: signs its bearer token (default WRIT_OPERATOR_ID or "operator")';
+const READER_KEY_HELP = "the reader's PRIVATE JWK (default WRIT_OPERATOR_KEY)";
 
 function program(io: CliIo): Command {
   const writ = new Command('writ')
@@ -224,9 +228,11 @@ function program(io: CliIo): Command {
     .description("ActionRequests: `writ action <action_request_id>` shows one's status, `writ action submit` sends one")
     .argument('<action_request_id>', 'the action to show (GET /v1/actions/<id>)')
     .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
     .option('--json', 'print the raw JSON')
-    .action(async (id: string, options: { url?: string; json?: boolean }) => {
-      await actionShow(id, options, WritApi.from(io, options.url), io);
+    .action(async (id: string, options: { url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await actionShow(id, options, WritApi.from(io, options.url, options), io);
     });
   action
     .command('submit')
@@ -261,18 +267,22 @@ function program(io: CliIo): Command {
     .addOption(new Option('--status <status>', 'which approvals').choices(APPROVAL_STATUS_FILTERS).default('pending'))
     .option('--limit <n>', 'at most this many (the API allows 1 to 1000; default 200)')
     .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
     .option('--json', 'print the raw JSON')
-    .action(async (options: { status: string; limit?: string; url?: string; json?: boolean }) => {
-      await approvalsList(options, WritApi.from(io, options.url), io);
+    .action(async (options: { status: string; limit?: string; url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await approvalsList(options, WritApi.from(io, options.url, options), io);
     });
   approvals
     .command('show')
     .description('one approval (GET /v1/approvals/<id>): packet and its artifact ref, state witness, expiry, resolution with resolver and cause, decisions')
     .argument('<approval_id>', 'the approval (writ approvals lists them)')
     .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
     .option('--json', 'print the raw JSON')
-    .action(async (id: string, options: { url?: string; json?: boolean }) => {
-      await approvalsShow(id, options, WritApi.from(io, options.url), io);
+    .action(async (id: string, options: { url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await approvalsShow(id, options, WritApi.from(io, options.url, options), io);
     });
   for (const [name, decision, verb] of [
     ['approve', 'grant', 'grant'],
@@ -291,7 +301,8 @@ function program(io: CliIo): Command {
       .option('--url <base>', URL_HELP)
       .option('--json', "print the approval service's reply as JSON")
       .action(async (approvalId: string, options: { key: string; principal: string; note?: string; task?: string; url?: string; json?: boolean }) => {
-        await approvalResolve(approvalId, decision, options, WritApi.from(io, options.url), io);
+        // The director reads the packet it signs over with its own token.
+        await approvalResolve(approvalId, decision, options, WritApi.from(io, options.url, options), io);
       });
   }
   const task = writ
@@ -299,9 +310,11 @@ function program(io: CliIo): Command {
     .description('a task: status, steps and attempts, and its event timeline (GET /v1/tasks/<id>)')
     .argument('<task_id>', 'the task')
     .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
     .option('--json', 'print the raw JSON (every page of the timeline in one events list)')
-    .action(async (id: string, options: { url?: string; json?: boolean }) => {
-      await taskShow(id, options, WritApi.from(io, options.url), io);
+    .action(async (id: string, options: { url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await taskShow(id, options, WritApi.from(io, options.url, options), io);
     });
   registerTaskClaimCommands(task, io);
   writ
@@ -310,10 +323,12 @@ function program(io: CliIo): Command {
     .argument('<id>', 'a task id, or an action request id (its task is found with --task, else through GET /v1/actions/<id>)')
     .option('--task <task_id>', "the action's task: the log alone is read, no API lookup")
     .option('--url <base>', `for an action id without --task: ${URL_HELP}`)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
     .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print the explanation as one JSON document (format writ.explain/1)')
-    .action(async (id: string, options: { task?: string; url?: string; nats?: string; json?: boolean }) => {
-      await explain(id, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url) : undefined, io);
+    .action(async (id: string, options: { task?: string; url?: string; principal?: string; key?: string; nats?: string; json?: boolean }) => {
+      await explain(id, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url, options) : undefined, io);
     });
   writ
     .command('decisions')
@@ -331,9 +346,11 @@ function program(io: CliIo): Command {
     .option('--verify', 'verify: contract, receipt_hash, EdDSA JWS by a key of GET /v1/keys, signed body = canonical receipt, signer = signer_ref')
     .option('--keys <file>', 'with --verify: trust this JWKS file instead of GET /v1/keys')
     .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
     .option('--json', 'print the raw JSON ({ receipt, verification } with --verify)')
-    .action(async (id: string, options: { verify?: boolean; keys?: string; url?: string; json?: boolean }) => {
-      await receiptShow(id, options, WritApi.from(io, options.url), io);
+    .action(async (id: string, options: { verify?: boolean; keys?: string; url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await receiptShow(id, options, WritApi.from(io, options.url, options), io);
     });
   writ
     .command('rollback')
@@ -350,7 +367,7 @@ function program(io: CliIo): Command {
     .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print { action_request_id, task_id, receipt_id, receipt_hash, steps, subject, stream, seq, duplicate }')
     .action(async (receiptId: string, options: { key?: string; principal: string; task?: string; id?: string; reason?: string; url?: string; nats?: string; json?: boolean }) => {
-      await rollback(receiptId, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url) : undefined, io);
+      await rollback(receiptId, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url, options) : undefined, io);
     });
   writ
     .command('export')
@@ -435,7 +452,7 @@ function program(io: CliIo): Command {
     .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', "print the approval service's reply as JSON")
     .action(async (grantId: string, options: { key: string; principal: string; reason?: string; task?: string; url?: string; nats?: string; json?: boolean }) => {
-      await grantRevoke(grantId, options, connectionFrom(io, options.nats), WritApi.from(io, options.url), io);
+      await grantRevoke(grantId, options, connectionFrom(io, options.nats), WritApi.from(io, options.url, options), io);
     });
 
   const keys = writ.command('keys').description("service signing keys: the JWKS is each service's /.well-known/jwks.json");
@@ -564,9 +581,27 @@ function program(io: CliIo): Command {
     .description('the checkpoint and the lag (events behind, age of the oldest event not folded), rows and checksum per view, the last rebuild (GET /v1/projections/status)')
     .option('--no-checksums', 'skip the checksums (each reads every row of its view)')
     .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
     .option('--json', 'print the raw JSON')
-    .action(async (options: { checksums: boolean; url?: string; json?: boolean }) => {
-      await projectionsStatus(options, WritApi.from(io, options.url), io);
+    .action(async (options: { checksums: boolean; url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await projectionsStatus(options, WritApi.from(io, options.url, options), io);
+    });
+
+  writ
+    .command('http')
+    .description("Writ's HTTP API (docs/security.md, \"HTTP reads\")")
+    .command('token')
+    .description(
+      'mint a bearer token for the HTTP API, signed by a principal\'s registered key, and print `Bearer <token>`: curl -H "Authorization: $(writ http token)" …; a dashboard or the conformance agent takes it as WRIT_HTTP_AUTHORIZATION',
+    )
+    .option('--principal <id>', 'who the token speaks for (default WRIT_OPERATOR_ID or "operator")')
+    .option('--key <file>', "that principal's PRIVATE JWK, one of its registered keys (default WRIT_OPERATOR_KEY)")
+    .option('--ttl <duration>', 'how long it lives: 90s, 10m, 15m (default 5m, at most 15m)')
+    .option('--audience <aud>', 'the API it is for (default writ-http:<WRIT_SUBJECT_ROOT or writ>)')
+    .option('--json', 'print { authorization, token, principal_id, kid, audience, expires_at }')
+    .action(async (options: { principal?: string; key?: string; ttl?: string; audience?: string; json?: boolean }) => {
+      await httpToken(options, io);
     });
   return writ;
 }

@@ -19,6 +19,17 @@ export { LIMITS } from './limits.js';
 // Vocabularies
 export { PrincipalType } from './principal-type.js';
 export {
+  HTTP_AUTH_ERROR_CODES,
+  HTTP_TOKEN_CLOCK_SKEW_SECONDS,
+  HTTP_TOKEN_DEFAULT_TTL_SECONDS,
+  HTTP_TOKEN_JWS_TYPE,
+  HTTP_TOKEN_MAX_TTL_SECONDS,
+  HttpTokenClaims,
+  httpAudience,
+  type HttpAuthErrorCode,
+  type HttpReadScope,
+} from './http-credential.js';
+export {
   ActionClass,
   IMPORTANT_ACTION_CLASSES,
   Reversibility,

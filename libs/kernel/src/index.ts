@@ -175,3 +175,6 @@ export { CellError, type CellErrorCode } from './cell/cell.errors.js';
 
 // Lineage (seed 002: signed spawn manifests, heartbeats, Last Wills, forensic seeds, reconstitution; participant scope)
 export * from './lineage/index.js';
+
+// Access: who reads what through the HTTP API
+export { httpReadScope, mayRead, READ_ALL_ROLES } from './access/http-read-scope.js';

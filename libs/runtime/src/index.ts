@@ -64,6 +64,7 @@ export {
   type SignedRequestRules,
   type VerifiedSignedRequest,
 } from './signed-request.js';
+export { HttpAuthError, httpPrincipals, mintHttpToken, verifyHttpBearer, type HttpCaller, type HttpTokenVerification, type MintHttpTokenOptions } from './http-credential.js';
 export { WakeableSleep } from './wakeable-sleep.js';
 export { connectBus, natsConnectOptions } from '@writ/bus';
 export {

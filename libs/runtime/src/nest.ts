@@ -7,3 +7,4 @@
 export { HealthController } from './nest/health.controller.js';
 export { runtimeProviders, startServiceApp, type ServiceApp, type ServiceAppOptions, type ServiceBusOptions } from './nest/service-app.js';
 export { runServiceProcess, type ServiceProcessOptions } from './nest/service-process.js';
+export { Caller, HttpAuthException, HttpAuthGuard, PublicRoute, callerOf, type HttpBearerVerifier } from './nest/http-auth.guard.js';

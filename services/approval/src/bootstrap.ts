@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { NestFactory, Reflector } from '@nestjs/core';
+import { HttpAuthGuard } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
 import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
@@ -159,6 +160,8 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     // before its listeners are registered: a hybrid app registers them at connect unless deferred.
     app.connectMicroservice({ strategy: server }, { deferInitialization: true }).useGlobalFilters(new BusExceptionFilter());
     await app.startAllMicroservices();
+    // Health, readiness (and the JWKS) are its only routes, all public; any other answers 401 (docs/security.md).
+    app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), undefined));
     await app.listen(config.http.port, config.http.host);
     const address = app.getHttpServer().address() as { port: number } | string | null;
     const port = typeof address === 'object' && address !== null ? address.port : config.http.port;

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { NestFactory, Reflector } from '@nestjs/core';
+import { HttpAuthGuard } from '@writ/runtime/nest';
 import { JetStreamServer, connectBus } from '@writ/bus';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
@@ -64,6 +65,8 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
     await app.startAllMicroservices();
     const readiness = app.get(ExecutorReadiness);
     readiness.attachBus(bus);
+    // Health, readiness (and the JWKS) are its only routes, all public; any other answers 401 (docs/security.md).
+    app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), undefined));
     await app.listen(config.httpPort, config.httpHost);
     const started = app;
     return {

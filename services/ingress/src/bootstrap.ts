@@ -1,5 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ServiceRuntime, loadTrustAnchor } from '@writ/runtime';
+import { httpAudience } from '@writ/contracts';
+import { ServiceRuntime, httpPrincipals, loadTrustAnchor, verifyHttpBearer } from '@writ/runtime';
 import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
@@ -51,12 +52,16 @@ export async function createIngressApp(config: IngressConfig, options: IngressAp
     const module = IngressModule.forRoot({ config, runtime, logger, clock: options.clock, participantExpiry: options.participantExpiry, trustAnchor });
     let respondersListening = false;
     runtime.readiness.add('responders_listening', () => respondersListening);
+    // GET /v1/seeds/<id> needs a bearer token, verified against the principals in the log.
+    const principals = httpPrincipals(await runtime.startPrincipalRegistry(), trustAnchor);
+    const audience = httpAudience(config.subjectRoot);
     const service = await startServiceApp({
       serviceName: SERVICE_NAME,
       runtime,
       module,
       http: config.http,
       logger,
+      httpAuth: () => (authorization) => verifyHttpBearer(authorization, { principals, audience, clock: () => new Date() }),
       // The body of POST /v1/actions is the compact JWS itself (or a SubmitAction document). Up to NATS's
       // 1 MiB, a body over the ingress limit is still recorded and refused as INGRESS_TOO_LARGE.
       configure: (app) => {

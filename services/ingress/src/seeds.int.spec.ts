@@ -1,7 +1,7 @@
 import { BusClient } from '@writ/bus';
-import { ParticipantSpawnVerified, type ActionRequest, type CheckParticipantActionReply, type SeedVerdict, type SpawnManifest } from '@writ/contracts';
-import { documentPayloadHash, sha256Hex } from '@writ/crypto';
-import { NatsArtifactStore } from '@writ/runtime';
+import { ParticipantSpawnVerified, httpAudience, type ActionRequest, type CheckParticipantActionReply, type SeedVerdict, type SpawnManifest } from '@writ/contracts';
+import { documentPayloadHash, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
+import { NatsArtifactStore, mintHttpToken } from '@writ/runtime';
 import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPrincipal, revokeKey } from '../test/fixtures.js';
@@ -28,23 +28,33 @@ let t: SeedIngress;
 let bus: BusClient;
 let parentId: string;
 let parent: SeedKey;
+/** Who reads GET /v1/seeds/<id>: an observer (a dashboard) with its own key; and an agent, which may not. */
+let reader: { id: string; key: Ed25519SigningKey };
+let agent: { id: string; key: Ed25519SigningKey };
 
 beforeAll(async () => {
   t = await startSeedIngress();
   bus = new BusClient(t.nc);
   parent = await seedKey();
   parentId = (await registerPrincipal(t.store, { id: uniqueName('director'), type: 'user', key: parent.key })).id;
+  reader = await registerPrincipal(t.store, { id: uniqueName('dashboard'), type: 'system', roles: ['observer'] });
+  agent = await registerPrincipal(t.store, { id: uniqueName('agent'), type: 'agent' });
 });
+
+/** `Bearer <token>` for this ingress's API, signed by `who` (default the observer). */
+const bearer = async (who = reader) => `Bearer ${await mintHttpToken({ principalId: who.id, key: who.key, audience: httpAudience(t.config.subjectRoot), now: new Date() })}`;
 
 afterAll(async () => {
   await bus?.close();
   await t?.stop();
 });
 
-async function http<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function http<T>(method: 'GET' | 'POST', path: string, body?: unknown, authorization?: string | null): Promise<{ status: number; body: T }> {
+  // A GET reads as the observer unless told otherwise (null: no credential); a POST carries its own signed document.
+  const auth = authorization === null ? undefined : (authorization ?? (method === 'GET' ? await bearer() : undefined));
   const response = await fetch(`${t.ingress.url}${path}`, {
     method,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(auth === undefined ? {} : { authorization: auth }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: response.status, body: (await response.json()) as T };
@@ -116,6 +126,10 @@ describe('seed 002 over a running ingress', () => {
     expect(await types(seedId)).toHaveLength(4);
     const shown = await http<Record<string, unknown>>('GET', `/v1/seeds/${seedId}`);
     expect(shown).toMatchObject({ status: 200, body: { status: 'retired', heartbeat: { last_seq: 2 }, last_will: { deltas_applied: 1 } } });
+
+    // and reading it needs a credential (401 without), which an agent's does not cover (404, as for an unknown seed)
+    expect(await http<{ code: string }>('GET', `/v1/seeds/${seedId}`, undefined, null)).toMatchObject({ status: 401, body: { code: 'HTTP_AUTH_MISSING' } });
+    expect(await http<{ code: string }>('GET', `/v1/seeds/${seedId}`, undefined, await bearer(agent))).toMatchObject({ status: 404, body: { code: 'INGRESS_PARTICIPANT_UNKNOWN' } });
   });
 
   it('TTL expiry: with no heartbeat at all the watchdog marks the participant expired once; a Last Will after it is refused', async () => {

@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import { INGRESS_IDEMPOTENCY_KEY_HEADER, type ActionRequest, type EventEnvelope, type PrincipalType } from '@writ/contracts';
+import { INGRESS_IDEMPOTENCY_KEY_HEADER, type ActionRequest, type EventEnvelope, type PrincipalRole, type PrincipalType } from '@writ/contracts';
 import { generateEd25519Key, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
@@ -29,6 +29,7 @@ export async function startTestIngress(env: Record<string, string> = {}): Promis
     // The NATS the tests connect to (WRIT_NATS_URL), not the default port.
     WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: root,
+    WRIT_NATS_URL: NATS_URL,
     WRIT_HTTP_HOST: '127.0.0.1',
     WRIT_HTTP_PORT: '0',
     WRIT_EVENTS_STREAM: streams.events,
@@ -62,7 +63,7 @@ export interface TestAgent {
 }
 
 /** Registers a principal with one key, as `writ principal add` would (`principal.registered`). */
-export async function registerPrincipal(store: EventStore, options: { id?: string; type?: PrincipalType; key?: Ed25519SigningKey } = {}): Promise<TestAgent> {
+export async function registerPrincipal(store: EventStore, options: { id?: string; type?: PrincipalType; key?: Ed25519SigningKey; roles?: PrincipalRole[] } = {}): Promise<TestAgent> {
   const id = options.id ?? uniqueName('agent');
   const key = options.key ?? (await generateEd25519Key({ kid: `${id}-k1` }));
   const at = new Date().toISOString();
@@ -79,7 +80,7 @@ export async function registerPrincipal(store: EventStore, options: { id?: strin
         occurred_at: at,
         actor_type: 'user',
         actor_id: 'operator',
-        payload: { principal_id: id, principal_type: options.type ?? 'agent', display_name: id, roles: ['executor'], keys: [key.publicJwk], registered_by: 'operator', at },
+        payload: { principal_id: id, principal_type: options.type ?? 'agent', display_name: id, roles: options.roles ?? ['executor'], keys: [key.publicJwk], registered_by: 'operator', at },
         causation_id: null,
         correlation_id: id,
       },

@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { NestFactory, Reflector } from '@nestjs/core';
+import { HttpAuthGuard } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
 import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, serviceAuthorship, useSealKey } from '@writ/runtime';
@@ -104,6 +105,8 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     microservice.useGlobalFilters(new BusExceptionFilter());
     await app.startAllMicroservices();
     readiness.listening(server);
+    // Health, readiness (and the JWKS) are its only routes, all public; any other answers 401 (docs/security.md).
+    app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), undefined));
     await app.listen(env.WRIT_HTTP_PORT, env.WRIT_HTTP_HOST);
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const running = app;

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication } from '@nestjs/common';
-import { hasErrorCode } from '@writ/contracts';
+import { hasErrorCode, httpAudience } from '@writ/contracts';
 import { EventStore } from '@writ/eventstore';
-import { ServiceRuntime, connectNats, serviceAuthorship } from '@writ/runtime';
+import { ServiceRuntime, connectNats, httpPrincipals, loadTrustAnchor, serviceAuthorship, verifyHttpBearer } from '@writ/runtime';
 import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { DataSource } from 'typeorm';
@@ -68,6 +68,10 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openProjectionDatabase(config.pg);
+    // Who calls the API: bearer tokens are verified against the principals and their active keys in the log.
+    const anchor = config.trustAnchorFile === undefined ? undefined : await loadTrustAnchor(config.trustAnchorFile);
+    const principals = httpPrincipals(await runtime.startPrincipalRegistry(), anchor);
+    const audience = httpAudience(config.subjects.root);
     const wiring: WiringProbe = {
       natsConnected: () => !runtime.nc.isClosed() && runtime.bus.status === 'connected',
       streamsEnsured: () => true,
@@ -82,6 +86,7 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
       logger,
       nestLogger: new NestPinoLogger(logger),
       bodyParser: false,
+      httpAuth: () => (authorization) => verifyHttpBearer(authorization, { principals, audience, clock: () => new Date() }),
       configure: (app) => {
         app.useBodyParser('json', { limit: BODY_LIMIT });
         app.useBodyParser('text', { type: ['text/plain', 'application/jose'], limit: BODY_LIMIT });

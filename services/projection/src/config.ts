@@ -39,6 +39,8 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080, busMaxBytesVar
   WRIT_UPSTREAM_TIMEOUT_MS: positiveInt(5_000),
   /** How long a rebuild's swap waits for a lock (the projector's transaction, a reader of a swapped table) before it gives up, swapping nothing. */
   WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS: positiveInt(30_000),
+  /** The file naming the first operator (`writ init`): it reads the API with its anchor key even before the log holds it. */
+  WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
 });
 export type ProjectionEnv = z.input<typeof ProjectionEnv>;
 
@@ -69,6 +71,8 @@ export interface ProjectionConfig {
   readonly pg: { readonly url: string; readonly passwordFile?: string; readonly schema: string; readonly poolSize: number };
   readonly upstreamTimeoutMs: number;
   readonly rebuild: { readonly swapLockTimeoutMs: number };
+  /** `WRIT_TRUST_ANCHOR`: read at start; its operator's bearer tokens verify with the anchor's keys. */
+  readonly trustAnchorFile?: string | undefined;
 }
 
 export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): ProjectionConfig {
@@ -101,6 +105,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
     },
     upstreamTimeoutMs: env.WRIT_UPSTREAM_TIMEOUT_MS,
     rebuild: { swapLockTimeoutMs: env.WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS },
+    trustAnchorFile: env.WRIT_TRUST_ANCHOR,
   };
 }
 

@@ -8,6 +8,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { httpAudience } from '@writ/contracts';
+import { generateEd25519Key, type Ed25519SigningKey } from '@writ/crypto';
+import { mintHttpToken } from '@writ/runtime';
 import { createProjectionApp, type ProjectionApp } from '../src/bootstrap.js';
 import { loadProjectionConfig, type ProjectionConfig } from '../src/config.js';
 import { dropProjectionSchema, type PgConnectionConfig } from '../src/outbound/database/projection-database.js';
@@ -95,6 +101,27 @@ export interface Rig {
   dispose(): Promise<void>;
 }
 
+/**
+ * The tests' reader of the API: the trust anchor's operator (role operator, scope all), whose
+ * key signs the bearer token `http()` sends unless a test passes its own `authorization`.
+ */
+export const TEST_READER = 'test-operator';
+const readerKey: Promise<Ed25519SigningKey> = generateEd25519Key({ kid: 'test-operator-k1' });
+let anchorFile: string | undefined;
+async function testTrustAnchor(): Promise<string> {
+  if (anchorFile !== undefined) return anchorFile;
+  const file = join(mkdtempSync(join(tmpdir(), 'writ-projection-anchor-')), 'trust-anchor.json');
+  writeFileSync(file, JSON.stringify({ principal_id: TEST_READER, keys: [(await readerKey).publicJwk] }));
+  anchorFile = file;
+  return file;
+}
+
+/** `Bearer <token>` for the app's API, signed by `key` as `principalId` (default the test operator). */
+export async function bearer(app: { readonly config: ProjectionConfig }, as: { readonly principalId: string; readonly key: Ed25519SigningKey } | undefined = undefined): Promise<string> {
+  const signer = as ?? { principalId: TEST_READER, key: await readerKey };
+  return `Bearer ${await mintHttpToken({ principalId: signer.principalId, key: signer.key, audience: httpAudience(app.config.subjects.root), now: new Date() })}`;
+}
+
 /** `env`: more of the service's variables (they win over the rig's). */
 export async function createRig(env: Record<string, string> = {}): Promise<Rig> {
   const nc = await connectTestNats('projection-test');
@@ -123,6 +150,7 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
     WRIT_UPSTREAM_TIMEOUT_MS: '1000',
     WRIT_PROJECTOR_BACKOFF_MS: '50',
     WRIT_BUS_PULL_EXPIRES_MS: '1000',
+    WRIT_TRUST_ANCHOR: await testTrustAnchor(),
     ...env,
   });
   const store = await EventStore.open(nc, { stream: streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 64 * MiB });
@@ -202,13 +230,16 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
   return rig;
 }
 
-/** GET/POST against the app, returning status and JSON body. */
+/** GET/POST against the app as the test operator (unless `headers.authorization` says otherwise; '' sends none), returning status and JSON body. */
 export async function http(
   app: ProjectionApp,
   path: string,
   init: { method?: string; body?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${app.url}${path}`, init);
+  const headers: Record<string, string> = { ...init.headers };
+  if (!('authorization' in headers)) headers['authorization'] = await bearer(app);
+  if (headers['authorization'] === '') delete headers['authorization']; // '': no credential at all
+  const response = await fetch(`${app.url}${path}`, { ...init, headers });
   const text = await response.text();
   return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
 }

@@ -102,7 +102,10 @@ export declare class Stack {
   resolutionJws(director: Principal, taskId: string, approvalId: string, decision: 'grant' | 'deny', fields?: Record<string, unknown>): Promise<string>;
   resolveApproval(director: Principal, taskId: string, approvalId: string, decision: 'grant' | 'deny', fields?: Record<string, unknown>): Promise<HttpAnswer>;
 
-  http(route: string, init?: RequestInit): Promise<HttpAnswer>;
+  /** `Bearer <token>` for this stack's API, signed by `principal` or, by default, the operator. */
+  bearer(principal?: Principal): Promise<string>;
+  /** The API as the operator, or as `init.as`, or with `init.headers.authorization` as given ('' sends none). */
+  http(route: string, init?: RequestInit & { as?: Principal; headers?: Record<string, string> }): Promise<HttpAnswer>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the action row as JSON
   waitForAction(actionRequestId: string, options?: { statuses?: readonly string[]; until?: (row: any) => boolean; timeoutMs?: number }): Promise<any>;
   taskEvents(taskId: string): Promise<EventEnvelope[]>;

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, headers } from '@nats-io/transport-node';
-import { INGRESS_IDEMPOTENCY_KEY_HEADER } from '@writ/contracts';
+import { INGRESS_IDEMPOTENCY_KEY_HEADER, httpAudience } from '@writ/contracts';
 import { generateEd25519Key, importEd25519PrivateJwk, signJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import {
@@ -33,6 +33,7 @@ import {
   ensurePgServiceRole,
   ensureWritStreams,
   generatePgPassword,
+  mintHttpToken,
   packetHashOfRef,
   pgServiceRole,
   servicePermissions,
@@ -483,9 +484,28 @@ export class Stack {
 
   // ---- reading what happened -----------------------------------------------------------------
 
-  /** `fetch` against the public API; `{ status, body }` with the body parsed when it is JSON. */
+  /**
+   * `Bearer <token>` for this stack's API, signed by `principal` (`{ id, key }`, as `principal()` returns)
+   * or, by default, the deployment's operator (the trust anchor's key): a fresh token per call.
+   */
+  async bearer(principal) {
+    const signer = principal ?? { id: OPERATOR.id, key: await (this.#operatorKey ??= importEd25519PrivateJwk(JSON.parse(readFileSync(OPERATOR.key, 'utf8')))) };
+    return `Bearer ${await mintHttpToken({ principalId: signer.id, key: signer.key, audience: httpAudience(this.root), now: new Date() })}`;
+  }
+
+  #operatorKey;
+
+  /**
+   * `fetch` against the public API as the operator (a bearer token of `bearer()`), or as `init.as`
+   * (a principal), or with `init.headers.authorization` as given ('' sends none); `{ status, body }`
+   * with the body parsed when it is JSON.
+   */
   async http(route, init = {}) {
-    const response = await fetch(`${this.apiUrl}${route}`, init);
+    const { as, ...rest } = init;
+    const headers = { ...(rest.headers ?? {}) };
+    if (!('authorization' in headers)) headers.authorization = await this.bearer(as);
+    if (headers.authorization === '') delete headers.authorization;
+    const response = await fetch(`${this.apiUrl}${route}`, { ...rest, headers });
     const text = await response.text();
     let body = text;
     try {

@@ -52,6 +52,7 @@ export async function init(options: InitOptions, io: CliIo): Promise<WritHome> {
       `operator         ${result.operatorId}: private key ${result.operatorKey} (0600, keep it secret), trust anchor ${result.trustAnchor}`,
       `operator bus     ${result.creds.operator}`,
       `dashboard bus    ${result.creds.dashboard} (read-only on writ.proj.>)`,
+      `dashboard HTTP   ${result.dashboardId} (observer): private key ${result.dashboardKey} (0600); scripts/writ-up.sh registers it; its token: writ http token --principal ${result.dashboardId} --key ${result.dashboardKey}`,
       `service creds    ${Object.values(result.creds.services).join(', ')}`,
       `postgres         schema ${result.pg.schema}, projection role ${result.pg.roles.projection}: password ${result.pg.passwordFiles.projection} (0600; writ pg setup creates the role)`,
       `environment      . ${result.envFile}`,

@@ -22,7 +22,7 @@ describe('writ init (initWritHome)', () => {
     const made = await initWritHome({ home });
     expect(await mode(home)).toBe(0o700);
     expect(await mode(join(home, 'nats'))).toBe(0o700);
-    for (const secret of [made.operatorKey, made.creds.operator, made.creds.system, made.creds.dashboard, ...Object.values(made.creds.services), join(home, 'nats', 'keys', 'operator.nk')]) {
+    for (const secret of [made.operatorKey, made.dashboardKey, made.creds.operator, made.creds.system, made.creds.dashboard, ...Object.values(made.creds.services), join(home, 'nats', 'keys', 'operator.nk')]) {
       expect(await mode(secret), secret).toBe(0o600);
     }
     const anchor = TrustAnchor.parse(JSON.parse(await readFile(made.trustAnchor, 'utf8')));

@@ -41,6 +41,14 @@ export interface WritHome {
   /** The first operator's PRIVATE JWK (0600). */
   readonly operatorKey: string;
   readonly operatorPublicKey: string;
+  /**
+   * The dashboard's HTTP identity: principal `dashboard`, type `system` (not `service`: /v1/keys serves service keys), role observer (reads everything, changes
+   * nothing), its PRIVATE JWK (0600) and public JWK. scripts/writ-up.sh registers it; it signs the
+   * dashboard's bearer tokens (`writ http token --principal dashboard --key <dashboardKey>`).
+   */
+  readonly dashboardId: string;
+  readonly dashboardKey: string;
+  readonly dashboardPublicKey: string;
   readonly trustAnchor: string;
   /** `. <home>/writ.env` sets WRIT_HOME, WRIT_NATS_URL, WRIT_NATS_CREDS (operator), WRIT_TRUST_ANCHOR, WRIT_OPERATOR_ID / _KEY. */
   readonly envFile: string;
@@ -75,7 +83,7 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
   const operatorId = options.operatorId ?? 'operator';
   const created: string[] = [];
   await mkdir(home, { recursive: true, mode: 0o700 });
-  for (const dir of ['creds', 'operator', 'pg']) await mkdir(join(home, dir), { recursive: true, mode: 0o700 });
+  for (const dir of ['creds', 'operator', 'pg', 'dashboard']) await mkdir(join(home, dir), { recursive: true, mode: 0o700 });
 
   const { authority } = await NatsAuthority.ensure(home);
   const natsDir = NatsAuthority.directory(home);
@@ -116,6 +124,15 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
     await writeSecret(operatorKey, `${JSON.stringify(await exportEd25519PrivateJwk(key))}\n`);
     await writeFile(operatorPublicKey, `${JSON.stringify(key.publicJwk)}\n`);
     created.push(operatorKey, operatorPublicKey);
+  }
+  const dashboardId = 'dashboard';
+  const dashboardKey = join(home, 'dashboard', `${dashboardId}.jwk.json`);
+  const dashboardPublicKey = join(home, 'dashboard', `${dashboardId}.pub.json`);
+  if (!(await exists(dashboardKey))) {
+    const key = await generateEd25519Key({ kid: `${dashboardId}-${Date.now().toString(36)}`, extractable: true });
+    await writeSecret(dashboardKey, `${JSON.stringify(await exportEd25519PrivateJwk(key))}\n`);
+    await writeFile(dashboardPublicKey, `${JSON.stringify(key.publicJwk)}\n`);
+    created.push(dashboardKey, dashboardPublicKey);
   }
   await ensure(
     trustAnchor,
@@ -161,6 +178,9 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
     operatorId,
     operatorKey,
     operatorPublicKey,
+    dashboardId,
+    dashboardKey,
+    dashboardPublicKey,
     trustAnchor,
     envFile,
     pg: { schema: pgSchema, roles: { projection: pgServiceRole(pgSchema, 'projection') }, passwordFiles: pgPasswordFiles },

@@ -1,6 +1,7 @@
 import { Controller, Get, HttpStatus, Inject, Res } from '@nestjs/common';
 import { ReadinessRegistry, type ReadinessReport } from '../readiness.js';
 import { processBuildInfo, type BuildInfo } from '../build-info.js';
+import { PublicRoute } from './http-auth.guard.js';
 
 /** The part of the HTTP response the controller sets (Express's `Response`). */
 interface StatusResponse {
@@ -13,6 +14,7 @@ interface StatusResponse {
  * status is set on the response itself: an app-wide HTTP exception filter never
  * reshapes the report.
  */
+@PublicRoute()
 @Controller()
 export class HealthController {
   constructor(@Inject(ReadinessRegistry) private readonly readiness: ReadinessRegistry) {}

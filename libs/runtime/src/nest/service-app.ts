@@ -1,11 +1,12 @@
 import type { DynamicModule, LoggerService, LogLevel, Provider } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { BusExceptionFilter, JetStreamServer, type JetStreamServerOptions } from '@writ/bus';
 import type { Logger } from '@writ/telemetry';
 import { ReadinessRegistry } from '../readiness.js';
 import type { ServiceHttp } from '../service-environment.js';
 import { ServiceRuntime } from '../service-runtime.js';
+import { HttpAuthGuard, type HttpBearerVerifier } from './http-auth.guard.js';
 
 /**
  * The providers every composition root binds: the runtime (Nest drains its
@@ -37,6 +38,12 @@ export interface ServiceAppOptions {
   readonly bodyParser?: boolean;
   /** Default: dead letters under `<root>.dlq`. */
   readonly bus?: ServiceBusOptions;
+  /**
+   * Verifies HTTP bearer tokens (`verifyHttpBearer` against the service's principal registry): every
+   * route not marked `@PublicRoute()` needs one. Without it such routes are refused (401) to everyone.
+   * Called once the app exists (its providers are available).
+   */
+  readonly httpAuth?: (app: NestExpressApplication) => HttpBearerVerifier;
   /** Before anything listens: body parsers, HTTP-only global filters. */
   readonly configure?: (app: NestExpressApplication) => void;
   /** Once HTTP listens, before the consumers are bound (a catch-up from the log...). */
@@ -79,6 +86,7 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
       bodyParser: options.bodyParser ?? true,
     });
     options.configure?.(app);
+    app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), options.httpAuth?.(app)));
     const server = new JetStreamServer({
       deadLetterPrefix: runtime.subjects.deadLetters,
       ...options.bus,

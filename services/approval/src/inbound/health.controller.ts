@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
 import type { QuarantineCounts } from '@writ/contracts';
 import { processBuildInfo, type BuildInfo } from '@writ/runtime';
 
@@ -19,6 +20,7 @@ export interface ReadinessProbe {
 export const READINESS = Symbol('readiness');
 
 /** `/healthz`: the process is up. `/readyz`: NATS connected, streams ensured, consumers bound (503 otherwise). */
+@PublicRoute()
 @Controller()
 export class HealthController {
   constructor(@Inject(READINESS) private readonly readiness: ReadinessProbe) {}

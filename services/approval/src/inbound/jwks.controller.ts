@@ -1,4 +1,5 @@
 import { Controller, Get, Header, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
 import type { PublicEd25519Jwk } from '@writ/contracts';
 import type { JwksSource } from '../application/ports.js';
 
@@ -9,6 +10,7 @@ export const JWKS_SOURCE = Symbol('approval.jwks');
  * are not retired (RFC 7517 key set; `kid`, `alg: EdDSA`, `use: sig`), from the
  * log. During a rotation both keys are listed until the old one retires.
  */
+@PublicRoute()
 @Controller()
 export class JwksController {
   constructor(@Inject(JWKS_SOURCE) private readonly source: JwksSource) {}

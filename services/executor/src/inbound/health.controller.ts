@@ -1,4 +1,5 @@
 import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
 import { ExecutorReadiness, type ReadinessReport } from '../outbound/readiness.js';
 import { processBuildInfo, type BuildInfo } from '@writ/runtime';
 
@@ -7,6 +8,7 @@ import { processBuildInfo, type BuildInfo } from '@writ/runtime';
  * streams and the artifact bucket ensured, the run consumer bound, the cell
  * image present (else 503 with the failing checks and how to fix them).
  */
+@PublicRoute()
 @Controller()
 export class HealthController {
   constructor(@Inject(ExecutorReadiness) private readonly readiness: ExecutorReadiness) {}

@@ -1,4 +1,5 @@
 import { Body, Controller, Headers, HttpStatus, Inject, Post, Res } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
 import { hasErrorCode } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { peekCompactJws } from '../application/compact-jws.js';
@@ -28,6 +29,7 @@ const STATUS: Readonly<Record<IngressReply['status'], number>> = {
  * held by another request), 400 `{ code: CONTRACT_INVALID }`, 503 on
  * infrastructure failure.
  */
+@PublicRoute()
 @Controller('v1/actions')
 export class ActionsController {
   constructor(@Inject(ReceiveActionHandler) private readonly handler: ReceiveActionHandler) {}

@@ -3,6 +3,9 @@ import { Id, hasErrorCode, type CheckParticipantActionReply, type SeedVerdict } 
 import { participantView } from '../application/participant-view.js';
 import { SeedVerificationHandler } from '../application/seed-verification.handler.js';
 import { withConflictRetries } from './seed-retries.js';
+import { httpReadScope } from '@writ/kernel';
+import type { HttpCaller } from '@writ/runtime';
+import { Caller, PublicRoute } from '@writ/runtime/nest';
 
 interface StatusResponse {
   status(code: number): unknown;
@@ -30,26 +33,31 @@ const STATUS: Readonly<Record<SeedVerdict['outcome'], number>> = {
 export class SeedsController {
   constructor(@Inject(SeedVerificationHandler) private readonly handler: SeedVerificationHandler) {}
 
+  @PublicRoute()
   @Post('spawn/verify')
   spawn(@Body() body: unknown, @Res({ passthrough: true }) res: StatusResponse): Promise<SeedVerdict | ErrorBody> {
     return verdict(res, () => this.handler.verifySpawn(body));
   }
 
+  @PublicRoute()
   @Post('heartbeat/verify')
   heartbeat(@Body() body: unknown, @Res({ passthrough: true }) res: StatusResponse): Promise<SeedVerdict | ErrorBody> {
     return verdict(res, () => this.handler.verifyHeartbeat(body));
   }
 
+  @PublicRoute()
   @Post('retire/ingest')
   retire(@Body() body: unknown, @Res({ passthrough: true }) res: StatusResponse): Promise<SeedVerdict | ErrorBody> {
     return verdict(res, () => this.handler.ingestRetire(body));
   }
 
+  @PublicRoute()
   @Post('crash/report')
   crash(@Body() body: unknown, @Res({ passthrough: true }) res: StatusResponse): Promise<SeedVerdict | ErrorBody> {
     return verdict(res, () => this.handler.reportCrash(body));
   }
 
+  @PublicRoute()
   @Post('action/check')
   async check(@Body() body: unknown, @Res({ passthrough: true }) res: StatusResponse): Promise<CheckParticipantActionReply | ErrorBody> {
     try {
@@ -62,14 +70,16 @@ export class SeedsController {
   }
 
   @Get(':seedId')
-  async show(@Param('seedId') seedId: string, @Res({ passthrough: true }) res: StatusResponse): Promise<Record<string, unknown> | ErrorBody> {
+  async show(@Param('seedId') seedId: string, @Res({ passthrough: true }) res: StatusResponse, @Caller() caller?: HttpCaller): Promise<Record<string, unknown> | ErrorBody> {
     if (!Id.safeParse(seedId).success) {
       res.status(HttpStatus.BAD_REQUEST);
       return { code: 'CONTRACT_INVALID', message: 'seed_id must be an Id (1-128 characters of A-Z, a-z, 0-9, "_" or "-")' };
     }
     try {
       const state = await this.handler.state(seedId);
-      if (state.status === 'none' && state.seed_id === null) {
+      // A participant is read by directors, operators and observers; to anyone else it answers as an unknown seed.
+      const wide = caller !== undefined && httpReadScope(caller.principal).kind === 'all';
+      if ((state.status === 'none' && state.seed_id === null) || !wide) {
         res.status(HttpStatus.NOT_FOUND);
         return { code: 'INGRESS_PARTICIPANT_UNKNOWN', message: `nothing was recorded for seed ${seedId}` };
       }

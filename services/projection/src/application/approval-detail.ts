@@ -77,12 +77,13 @@ function resolutionOf(events: readonly TaskEventRow[]): ApprovalResolutionView |
 }
 
 /** The approval and what its events add to the row; PROJECTION_NOT_FOUND before the projection has seen it. */
-export async function approvalDetail(model: ApprovalDetailModel, id: string): Promise<ApprovalDetail> {
+export async function approvalDetail(model: ApprovalDetailModel, id: string, visible: (row: ApprovalRow) => Promise<boolean> = async () => true): Promise<ApprovalDetail> {
   if (!Id.safeParse(id).success) {
     throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'the approval id must be 1-128 characters of A-Z, a-z, 0-9, "_" or "-"', { details: { parameter: 'id' } });
   }
   const row = await model.approval(id);
-  if (row === undefined) {
+  // Another principal's approval answers exactly as a missing one: its id leaks nothing.
+  if (row === undefined || !(await visible(row))) {
     throw new ProjectionError('PROJECTION_NOT_FOUND', `no approval ${id} in the projection; it appears once approval.requested is projected: retry shortly, or subscribe to <root>.proj.approvals.${id}`, {
       details: { approval: id },
     });

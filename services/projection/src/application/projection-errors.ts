@@ -42,6 +42,8 @@ export type ProjectionErrorCode =
   | 'PROJECTION_REBUILD_ABORTED'
   /** The process running the rebuild went away (its lock is gone): nothing was swapped; start it again. */
   | 'PROJECTION_REBUILD_ABANDONED'
+  /** The caller's scope does not cover this read (a list across tasks, the projection's status: directors, operators and observers only). */
+  | 'PROJECTION_SCOPE_FORBIDDEN'
   /** Anything else (a bug); details are logged, never returned. */
   | 'PROJECTION_INTERNAL';
 

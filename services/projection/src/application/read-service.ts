@@ -1,4 +1,5 @@
-import { ApprovalStatus, Id, Name, StepStatus, type PublicEd25519Jwk } from '@writ/contracts';
+import { ApprovalStatus, Id, Name, StepStatus, type HttpReadScope, type PublicEd25519Jwk } from '@writ/contracts';
+import { mayRead } from '@writ/kernel';
 import { approvalDetail, type ApprovalDetail } from './approval-detail.js';
 import type { ReadModel } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
@@ -42,6 +43,9 @@ export interface DecisionTimeline {
 const GRANT_STATUSES = ['active', 'exhausted', 'revoked'] as const;
 const CELL_STATUSES = ['INVITED', 'PREPARING', 'ACTIVE', 'CHECKPOINTING', 'DOWNED', 'CLOSED', 'ARCHIVED'] as const;
 
+/** Reads on behalf of the system itself (tests, tools in-process): everything. HTTP callers carry their own scope. */
+export const READ_ALL: HttpReadScope = { kind: 'all' };
+
 export const DEFAULT_PAGE = 200;
 export const MAX_PAGE = 1_000;
 
@@ -49,29 +53,37 @@ export const MAX_PAGE = 1_000;
  * The read side: thin queries over the read models. Reads decide nothing:
  * a status here is what the log said when the projection last caught up,
  * and no service authorizes anything on it.
+ *
+ * Every read takes the caller's scope (`httpReadScope`): a row of a task the
+ * caller does not own, another's action or principal, answers exactly as a
+ * missing one (PROJECTION_NOT_FOUND, same message), so ids leak nothing; a
+ * list across tasks and the projection's status are PROJECTION_SCOPE_FORBIDDEN
+ * (403) to a caller that reads its own only; a list filtered by one task is
+ * empty when the task is not the caller's.
  */
 export class ReadService {
   constructor(private readonly model: ReadModel) {}
 
-  async action(id: string): Promise<ActionView> {
+  async action(id: string, scope: HttpReadScope): Promise<ActionView> {
     const actionRequestId = parseId(id, 'action request id');
     const row = await this.model.action(actionRequestId);
-    if (row === undefined) throw notFound('action', actionRequestId, `it may still be in flight: retry shortly, or subscribe to <root>.proj.actions.${actionRequestId}`);
+    if (row === undefined || !(mayRead(scope, row.principal_id) || (await this.#ownsTask(scope, row.task_id)))) throw notFound('action', actionRequestId, `it may still be in flight: retry shortly, or subscribe to <root>.proj.actions.${actionRequestId}`);
     return row;
   }
 
-  async task(id: string, query: { readonly after?: unknown; readonly limit?: unknown }): Promise<TaskView> {
+  async task(id: string, query: { readonly after?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<TaskView> {
     const taskId = parseId(id, 'task id');
     const afterSeq = parseCount(query.after, 'after', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
     const task = await this.model.task(taskId);
-    if (task === undefined) throw notFound('task', taskId, 'check the id; a task appears once ingress has accepted its first action');
+    if (task === undefined || !mayRead(scope, task.owner_principal_id)) throw notFound('task', taskId, 'check the id; a task appears once ingress has accepted its first action');
     const page = await this.model.taskEvents(taskId, { afterSeq, limit: limit + 1 });
     const events = page.slice(0, limit);
     return { ...task, events, next_after: page.length > limit ? (events.at(-1)?.task_seq ?? null) : null };
   }
 
-  async approvals(query: { readonly status?: unknown; readonly limit?: unknown }): Promise<{ readonly approvals: readonly ApprovalRow[] }> {
+  async approvals(query: { readonly status?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<{ readonly approvals: readonly ApprovalRow[] }> {
+    requireAll(scope, 'the approval inbox (every task\'s approvals)', 'read one with GET /v1/approvals/<id>');
     let status: string | undefined;
     if (query.status !== undefined) {
       const parsed = ApprovalStatus.safeParse(query.status);
@@ -85,14 +97,14 @@ export class ReadService {
   }
 
   /** `GET /v1/approvals/<id>`: the approval with its packet ref, witness, resolution and decisions. */
-  approval(id: string): Promise<ApprovalDetail> {
-    return approvalDetail(this.model, id);
+  approval(id: string, scope: HttpReadScope): Promise<ApprovalDetail> {
+    return approvalDetail(this.model, id, (row) => this.#ownsTask(scope, row.task_id));
   }
 
-  async receipt(id: string): Promise<ReceiptRow> {
+  async receipt(id: string, scope: HttpReadScope): Promise<ReceiptRow> {
     const receiptId = parseId(id, 'receipt id');
     const row = await this.model.receipt(receiptId);
-    if (row === undefined) throw notFound('receipt', receiptId, 'a receipt appears once the receipt service has issued it; retry shortly');
+    if (row === undefined || !(await this.#ownsTask(scope, row.task_id))) throw notFound('receipt', receiptId, 'a receipt appears once the receipt service has issued it; retry shortly');
     return row;
   }
 
@@ -101,87 +113,107 @@ export class ReadService {
    * said when the projection caught up (`writ grant revoke` finds its task here).
    * Whether a grant may be used is decided by the executor against the log, never here.
    */
-  async grant(id: string): Promise<GrantRow> {
+  async grant(id: string, scope: HttpReadScope): Promise<GrantRow> {
     const grantId = parseId(id, 'grant id');
     const row = await this.model.grant(grantId);
-    if (row === undefined) throw notFound('grant', grantId, 'a grant appears once the approval service has issued it; retry shortly');
+    if (row === undefined || !(await this.#ownsTask(scope, row.task_id))) throw notFound('grant', grantId, 'a grant appears once the approval service has issued it; retry shortly');
     return row;
   }
 
   /** `GET /v1/grants?status=active&task_id=`: the active grant view (or any status), newest issue first. Read-only, like every grant read here. */
-  async grants(query: { readonly status?: unknown; readonly task_id?: unknown; readonly limit?: unknown }): Promise<{ readonly grants: readonly GrantRow[] }> {
+  async grants(query: { readonly status?: unknown; readonly task_id?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<{ readonly grants: readonly GrantRow[] }> {
     const status = parseChoice(query.status, 'status', GRANT_STATUSES);
     const taskId = parseOptionalId(query.task_id, 'task_id');
     const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    if (!(await this.#ownsListedTask(scope, taskId, 'grants'))) return { grants: [] };
     return { grants: await this.model.grants({ status, taskId, limit }) };
   }
 
-  async principal(id: string): Promise<PrincipalRow> {
+  async principal(id: string, scope: HttpReadScope): Promise<PrincipalRow> {
     const principalId = parseId(id, 'principal id');
     const row = await this.model.principal(principalId);
-    if (row === undefined) throw notFound('principal', principalId, 'a principal appears once principal.registered is in the log (writ principal add)');
+    if (row === undefined || !mayRead(scope, row.principal_id)) throw notFound('principal', principalId, 'a principal appears once principal.registered is in the log (writ principal add)');
     return row;
   }
 
   /** `GET /v1/steps?status=ready&task_id=`: the step queue, oldest planned first. */
-  async steps(query: { readonly status?: unknown; readonly task_id?: unknown; readonly limit?: unknown }): Promise<{ readonly steps: readonly StepRow[] }> {
+  async steps(query: { readonly status?: unknown; readonly task_id?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<{ readonly steps: readonly StepRow[] }> {
     const status = parseChoice(query.status, 'status', StepStatus.options);
     const taskId = parseOptionalId(query.task_id, 'task_id');
     const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    if (!(await this.#ownsListedTask(scope, taskId, 'steps'))) return { steps: [] };
     return { steps: await this.model.steps({ status, taskId, limit }) };
   }
 
-  async step(id: string): Promise<StepView> {
+  async step(id: string, scope: HttpReadScope): Promise<StepView> {
     const stepId = parseId(id, 'step id');
     const row = await this.model.step(stepId);
-    if (row === undefined) throw notFound('step', stepId, 'a step appears once its step.planned is folded; retry shortly');
+    if (row === undefined || !(await this.#ownsTask(scope, row.task_id))) throw notFound('step', stepId, 'a step appears once its step.planned is folded; retry shortly');
     return { ...row, attempts: await this.model.stepAttempts(stepId) };
   }
 
-  async attempt(id: string): Promise<AttemptRow> {
+  async attempt(id: string, scope: HttpReadScope): Promise<AttemptRow> {
     const attemptId = parseId(id, 'attempt id');
     const row = await this.model.attempt(attemptId);
-    if (row === undefined) throw notFound('attempt', attemptId, 'an attempt appears once its attempt.created is folded; retry shortly');
+    if (row === undefined || !(await this.#ownsTask(scope, row.task_id))) throw notFound('attempt', attemptId, 'an attempt appears once its attempt.created is folded; retry shortly');
     return row;
   }
 
   /** `GET /v1/artifacts?task_id=&kind=`: the artifact catalog, in task order. */
-  async artifacts(query: { readonly task_id?: unknown; readonly kind?: unknown; readonly limit?: unknown }): Promise<{ readonly artifacts: readonly ArtifactRow[] }> {
+  async artifacts(query: { readonly task_id?: unknown; readonly kind?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<{ readonly artifacts: readonly ArtifactRow[] }> {
     const taskId = parseOptionalId(query.task_id, 'task_id');
     const kind = query.kind === undefined ? undefined : parseKind(query.kind);
     const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    if (!(await this.#ownsListedTask(scope, taskId, 'artifacts'))) return { artifacts: [] };
     return { artifacts: await this.model.artifacts({ taskId, kind, limit }) };
   }
 
-  async artifact(id: string): Promise<ArtifactRow> {
+  async artifact(id: string, scope: HttpReadScope): Promise<ArtifactRow> {
     const artifactId = parseId(id, 'artifact id');
     const row = await this.model.artifact(artifactId);
-    if (row === undefined) throw notFound('artifact', artifactId, 'an artifact appears once the execution that captured it is folded');
+    if (row === undefined || !(await this.#ownsTask(scope, row.task_id))) throw notFound('artifact', artifactId, 'an artifact appears once the execution that captured it is folded');
     return row;
   }
 
   /** `GET /v1/tasks/<id>/decisions?after=&limit=`: the task's decisions in log order. */
-  async decisions(id: string, query: { readonly after?: unknown; readonly limit?: unknown }): Promise<DecisionTimeline> {
+  async decisions(id: string, query: { readonly after?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<DecisionTimeline> {
     const taskId = parseId(id, 'task id');
     const afterSeq = parseCount(query.after, 'after', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    // Another's task reads as a task with no decisions (as an unknown one does).
+    if (!(await this.#ownsTask(scope, taskId))) return { task_id: taskId, decisions: [], next_after: null };
     const page = await this.model.decisions(taskId, { afterSeq, limit: limit + 1 });
     const decisions = page.slice(0, limit);
     return { task_id: taskId, decisions, next_after: page.length > limit ? (decisions.at(-1)?.task_seq ?? null) : null };
   }
 
   /** `GET /v1/cells?status=ACTIVE`: cells, most recently changed first. */
-  async cells(query: { readonly status?: unknown; readonly limit?: unknown }): Promise<{ readonly cells: readonly CellRow[] }> {
+  async cells(query: { readonly status?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<{ readonly cells: readonly CellRow[] }> {
+    requireAll(scope, 'the cell list (every task\'s cells)', 'read your task\'s cell with GET /v1/cells/task-<task_id>');
     const status = parseChoice(query.status, 'status', CELL_STATUSES);
     const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
     return { cells: await this.model.cells({ status, limit }) };
   }
 
-  async cell(id: string): Promise<CellRow> {
+  async cell(id: string, scope: HttpReadScope): Promise<CellRow> {
     const cellId = parseId(id, 'cell id');
     const row = await this.model.cell(cellId);
-    if (row === undefined) throw notFound('cell', cellId, 'a cell appears once its first event is folded (a task execution cell is task-<task_id>)');
+    if (row === undefined || !(await this.#ownsTask(scope, row.task_id))) throw notFound('cell', cellId, 'a cell appears once its first event is folded (a task execution cell is task-<task_id>)');
     return row;
+  }
+
+  /** Whether the scope covers the task (all: any, even unknown or null; own: a task it owns). */
+  async #ownsTask(scope: HttpReadScope, taskId: string | null): Promise<boolean> {
+    if (scope.kind === 'all') return true;
+    if (taskId === null) return false;
+    return mayRead(scope, (await this.model.task(taskId))?.owner_principal_id);
+  }
+
+  /** A list for an own scope must name one task (else 403); false when that task is not the caller's. */
+  async #ownsListedTask(scope: HttpReadScope, taskId: string | undefined, what: string): Promise<boolean> {
+    if (scope.kind === 'all') return true;
+    if (taskId === undefined) requireAll(scope, `${what} across every task`, `name one of your tasks: ?task_id=<task_id>`);
+    return this.#ownsTask(scope, taskId ?? null);
   }
 
   /**
@@ -241,6 +273,12 @@ function parseCount(value: unknown, name: string, fallback: number, min: number,
     throw new ProjectionError('PROJECTION_REQUEST_INVALID', `${name} must be an integer from ${min} to ${max}`, { details: { parameter: name } });
   }
   return n;
+}
+
+/** A read only a wide scope (director, operator, observer) covers. */
+export function requireAll(scope: HttpReadScope, what: string, hint: string): void {
+  if (scope.kind === 'all') return;
+  throw new ProjectionError('PROJECTION_SCOPE_FORBIDDEN', `${what} is for directors, operators and observers; ${scope.principalId} reads its own only: ${hint}`);
 }
 
 function notFound(what: string, id: string, hint: string): ProjectionError {

@@ -1,7 +1,7 @@
 import { hasErrorCode } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
 import type { ReadModel } from './ports.js';
-import { ReadService } from './read-service.js';
+import { READ_ALL, ReadService } from './read-service.js';
 import type { PrincipalRow } from './views/index.js';
 
 const key = (kid: string) => ({ kty: 'OKP' as const, crv: 'Ed25519' as const, x: 'A'.repeat(43), kid });
@@ -49,20 +49,20 @@ const code = (c: string) => (error: unknown) => hasErrorCode(error, c);
 describe('ReadService', () => {
   it('answers PROJECTION_NOT_FOUND for a well-formed id it does not hold, PROJECTION_REQUEST_INVALID for a malformed one', async () => {
     const reads = new ReadService(model());
-    await expect(reads.action('ar-1')).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
-    await expect(reads.receipt('r-1')).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
-    await expect(reads.grant('gnt-1')).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
-    await expect(reads.grant('gnt.1')).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
-    await expect(reads.task('t-1', {})).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
-    await expect(reads.action('a.b')).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(reads.action('ar-1', READ_ALL)).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
+    await expect(reads.receipt('r-1', READ_ALL)).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
+    await expect(reads.grant('gnt-1', READ_ALL)).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
+    await expect(reads.grant('gnt.1', READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(reads.task('t-1', {}, READ_ALL)).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
+    await expect(reads.action('a.b', READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
   });
 
   it('validates the approval status filter and page sizes', async () => {
     const reads = new ReadService(model());
-    await expect(reads.approvals({ status: 'waiting' })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
-    await expect(reads.approvals({ status: 'pending', limit: '0' })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
-    await expect(reads.approvals({ status: ['pending', 'granted'] })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
-    await expect(reads.approvals({ status: 'pending', limit: '10' })).resolves.toEqual({ approvals: [] });
+    await expect(reads.approvals({ status: 'waiting' }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(reads.approvals({ status: 'pending', limit: '0' }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(reads.approvals({ status: ['pending', 'granted'] }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(reads.approvals({ status: 'pending', limit: '10' }, READ_ALL)).resolves.toEqual({ approvals: [] });
   });
 
   it('pages a task timeline and says where the next page starts', async () => {
@@ -73,13 +73,70 @@ describe('ReadService', () => {
         taskEvents: async (_id, page) => [1, 2, 3, 4, 5].filter((s) => s > page.afterSeq).slice(0, page.limit).map(event),
       }),
     );
-    expect(await reads.task('t-1', { limit: '2' })).toMatchObject({ events: [{ task_seq: 1 }, { task_seq: 2 }], next_after: 2 });
-    expect(await reads.task('t-1', { after: '4', limit: '2' })).toMatchObject({ events: [{ task_seq: 5 }], next_after: null });
+    expect(await reads.task('t-1', { limit: '2' }, READ_ALL)).toMatchObject({ events: [{ task_seq: 1 }, { task_seq: 2 }], next_after: 2 });
+    expect(await reads.task('t-1', { after: '4', limit: '2' }, READ_ALL)).toMatchObject({ events: [{ task_seq: 5 }], next_after: null });
   });
 
   it('serves the JWKS of service principals, each kid once', async () => {
     const reads = new ReadService(model({ servicePrincipals: async () => [principal('approval', ['k1']), principal('receipt', ['k2', 'k1'])] }));
     expect((await reads.keys()).keys.map((k) => k.kid)).toEqual(['k1', 'k2']);
     expect((await reads.keys()).keys[0]).toMatchObject({ alg: 'EdDSA', use: 'sig', kty: 'OKP' });
+  });
+
+  describe('scope', () => {
+    const own = (principalId: string) => ({ kind: 'own', principalId }) as const;
+    const tasks: Record<string, { task_id: string; owner_principal_id: string }> = { 't-a': { task_id: 't-a', owner_principal_id: 'agent-a' }, 't-b': { task_id: 't-b', owner_principal_id: 'agent-b' } };
+    const reads = new ReadService(
+      model({
+        task: async (id) => tasks[id] as never,
+        action: async (id) => ({ action_request_id: id, principal_id: id === 'ar-a' ? 'agent-a' : 'agent-b', task_id: id === 'ar-a' ? 't-a' : 't-b' }) as never,
+        receipt: async (id) => ({ receipt_id: id, task_id: id === 'r-a' ? 't-a' : 't-b' }) as never,
+        approval: async (id) => ({ approval_id: id, task_id: id === 'ap-a' ? 't-a' : 't-b' }) as never,
+        cell: async (id) => ({ cell_id: id, task_id: id === 'task-t-a' ? 't-a' : null }) as never,
+        principal: async (id) => principal(id, []),
+        grants: async () => [{ grant_id: 'g' }] as never,
+      }),
+    );
+
+    it('given agent A, when it reads its own action, task, receipt, approval, cell and principal, then each answers', async () => {
+      await expect(reads.action('ar-a', own('agent-a'))).resolves.toMatchObject({ action_request_id: 'ar-a' });
+      await expect(reads.task('t-a', {}, own('agent-a'))).resolves.toMatchObject({ task_id: 't-a' });
+      await expect(reads.receipt('r-a', own('agent-a'))).resolves.toMatchObject({ receipt_id: 'r-a' });
+      await expect(reads.approval('ap-a', own('agent-a'))).resolves.toMatchObject({ approval_id: 'ap-a' });
+      await expect(reads.cell('task-t-a', own('agent-a'))).resolves.toMatchObject({ cell_id: 'task-t-a' });
+      await expect(reads.principal('agent-a', own('agent-a'))).resolves.toMatchObject({ principal_id: 'agent-a' });
+    });
+
+    it("given agent A, when it reads agent B's, then each answers exactly as a missing one (404, same message)", async () => {
+      const missing = new ReadService(model());
+      for (const [mine, theirs] of [
+        [() => reads.action('ar-b', own('agent-a')), () => missing.action('ar-b', READ_ALL)],
+        [() => reads.task('t-b', {}, own('agent-a')), () => missing.task('t-b', {}, READ_ALL)],
+        [() => reads.receipt('r-b', own('agent-a')), () => missing.receipt('r-b', READ_ALL)],
+        [() => reads.approval('ap-b', own('agent-a')), () => missing.approval('ap-b', READ_ALL)],
+        [() => reads.cell('task-t-b', own('agent-a')), () => missing.cell('task-t-b', READ_ALL)],
+        [() => reads.principal('agent-b', own('agent-a')), () => missing.principal('agent-b', READ_ALL)],
+      ] as const) {
+        const refused = await mine().then(() => undefined, (error: unknown) => error as Error);
+        const absent = await theirs().then(() => undefined, (error: unknown) => error as Error);
+        expect(refused).toSatisfy(code('PROJECTION_NOT_FOUND'));
+        expect(refused?.message).toBe(absent?.message);
+      }
+    });
+
+    it('given an own scope, when it lists across tasks, then 403 PROJECTION_SCOPE_FORBIDDEN; by another task, then an empty list', async () => {
+      await expect(reads.approvals({}, own('agent-a'))).rejects.toSatisfy(code('PROJECTION_SCOPE_FORBIDDEN'));
+      await expect(reads.cells({}, own('agent-a'))).rejects.toSatisfy(code('PROJECTION_SCOPE_FORBIDDEN'));
+      await expect(reads.grants({}, own('agent-a'))).rejects.toSatisfy(code('PROJECTION_SCOPE_FORBIDDEN'));
+      await expect(reads.grants({ task_id: 't-b' }, own('agent-a'))).resolves.toEqual({ grants: [] });
+      await expect(reads.grants({ task_id: 't-a' }, own('agent-a'))).resolves.toEqual({ grants: [{ grant_id: 'g' }] });
+      await expect(reads.decisions('t-b', {}, own('agent-a'))).resolves.toEqual({ task_id: 't-b', decisions: [], next_after: null });
+    });
+
+    it('given scope all, when it reads anyone\'s, then it answers', async () => {
+      await expect(reads.action('ar-b', READ_ALL)).resolves.toMatchObject({ action_request_id: 'ar-b' });
+      await expect(reads.cell('task-x', READ_ALL)).resolves.toMatchObject({ task_id: null });
+      await expect(reads.grants({}, READ_ALL)).resolves.toEqual({ grants: [{ grant_id: 'g' }] });
+    });
   });
 });

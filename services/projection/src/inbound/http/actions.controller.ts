@@ -2,6 +2,9 @@ import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestj
 import { Forwarding } from '../../application/forwarding.js';
 import type { JsonObject } from '../../application/projected-event.js';
 import { ReadService, type ActionView } from '../../application/read-service.js';
+import type { HttpReadScope } from '@writ/contracts';
+import { ReadScope } from './read-scope.js';
+import { PublicRoute } from '@writ/runtime/nest';
 
 interface StatusResponse {
   status(code: number): unknown;
@@ -16,8 +19,8 @@ export class ActionsController {
 
   /** The action's status and the ids of what decided and ran it (docs/governed-path.md, "Action status"). */
   @Get(':id')
-  action(@Param('id') id: string): Promise<ActionView> {
-    return this.reads.action(id);
+  action(@Param('id') id: string, @ReadScope() scope: HttpReadScope): Promise<ActionView> {
+    return this.reads.action(id, scope);
   }
 
   /**
@@ -26,6 +29,7 @@ export class ActionsController {
    * 202 with ingress's answer when accepted, 200 for a duplicate, 4xx
    * `{ code, message }` when ingress rejects it (its reason code).
    */
+  @PublicRoute()
   @Post()
   async submit(
     @Body() body: unknown,

@@ -1,6 +1,8 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ReadService } from '../../application/read-service.js';
 import type { CellRow } from '../../application/views/index.js';
+import type { HttpReadScope } from '@writ/contracts';
+import { ReadScope } from './read-scope.js';
 
 @Controller('v1/cells')
 export class CellsController {
@@ -8,13 +10,13 @@ export class CellsController {
 
   /** Cells: `?status=ACTIVE|…&limit=`, most recently changed first. */
   @Get()
-  list(@Query('status') status: unknown, @Query('limit') limit: unknown): Promise<{ readonly cells: readonly CellRow[] }> {
-    return this.reads.cells({ status, limit });
+  list(@Query('status') status: unknown, @Query('limit') limit: unknown, @ReadScope() scope: HttpReadScope): Promise<{ readonly cells: readonly CellRow[] }> {
+    return this.reads.cells({ status, limit }, scope);
   }
 
   /** One cell (a task's execution cell is `task-<task_id>`). */
   @Get(':id')
-  cell(@Param('id') id: string): Promise<CellRow> {
-    return this.reads.cell(id);
+  cell(@Param('id') id: string, @ReadScope() scope: HttpReadScope): Promise<CellRow> {
+    return this.reads.cell(id, scope);
   }
 }

@@ -1,7 +1,9 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { processBuildInfo, type BuildInfo } from '@writ/runtime';
+import { PublicRoute } from '@writ/runtime/nest';
 import { Readiness, type ReadyReport } from '../../application/readiness.js';
 
+@PublicRoute()
 @Controller()
 export class HealthController {
   constructor(@Inject(Readiness) private readonly readiness: Readiness) {}

@@ -1,7 +1,9 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
 import type { PublicEd25519Jwk } from '@writ/contracts';
 import { ReadService } from '../../application/read-service.js';
 
+@PublicRoute()
 @Controller('v1/keys')
 export class KeysController {
   constructor(@Inject(ReadService) private readonly reads: ReadService) {}

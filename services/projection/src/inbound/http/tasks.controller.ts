@@ -1,5 +1,7 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ReadService, type DecisionTimeline, type TaskView } from '../../application/read-service.js';
+import type { HttpReadScope } from '@writ/contracts';
+import { ReadScope } from './read-scope.js';
 
 @Controller('v1/tasks')
 export class TasksController {
@@ -7,13 +9,13 @@ export class TasksController {
 
   /** The task and its event timeline (`?after=<task_seq>&limit=<n>` pages it). */
   @Get(':id')
-  task(@Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown): Promise<TaskView> {
-    return this.reads.task(id, { after, limit });
+  task(@Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown, @ReadScope() scope: HttpReadScope): Promise<TaskView> {
+    return this.reads.task(id, { after, limit }, scope);
   }
 
   /** The task's decision timeline (policy decisions and recorded decisions, in log order; `?after=<task_seq>&limit=`). */
   @Get(':id/decisions')
-  decisions(@Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown): Promise<DecisionTimeline> {
-    return this.reads.decisions(id, { after, limit });
+  decisions(@Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown, @ReadScope() scope: HttpReadScope): Promise<DecisionTimeline> {
+    return this.reads.decisions(id, { after, limit }, scope);
   }
 }
