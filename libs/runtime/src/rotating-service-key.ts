@@ -18,6 +18,11 @@ export interface RotatingServiceKeyOptions {
   readonly legacyKeyFile?: string;
   readonly clock?: () => Date;
   readonly logger?: Logger;
+  /**
+   * The operator-signed ServiceEnrollment of this principal (`loadServiceEnrollment`), attached as
+   * `authorization` to every key this service registers or adds: readers trust its keys only with it.
+   */
+  readonly authorization?: string;
 }
 
 export interface KeyRotation {
@@ -92,6 +97,7 @@ export class RotatingServiceKey {
       displayName: options.displayName,
       key: opened.keyring.active,
       ...(options.roles === undefined ? {} : { roles: options.roles }),
+      ...(options.authorization === undefined ? {} : { authorization: options.authorization }),
       now: clock(),
     });
     await key.#serial(() => opened.keyring.exclusive(() => key.#finishPending()));
@@ -209,7 +215,8 @@ export class RotatingServiceKey {
       if (record.revoked_kids.has(jwk.kid)) {
         throw new RuntimeError('RUNTIME_KEY_ROTATION_FAILED', `key ${jwk.kid} of ${this.principalId} is revoked in the log; rotate again (a new kid)`, { details: { kid: jwk.kid } });
       }
-      const payload: PrincipalKeyAdded = { key: jwk, added_by: addedBy, at: this.#clock().toISOString(), replaces };
+      const authorization = this.#options.authorization;
+      const payload: PrincipalKeyAdded = { key: jwk, added_by: addedBy, at: this.#clock().toISOString(), replaces, ...(authorization === undefined ? {} : { authorization }) };
       return payload;
     });
   }

@@ -3,7 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
-import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority } from '@writ/runtime';
+import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority, resolutionRegistrationOptions } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { ApprovalModule } from './approval.module.js';
 import { CancelApprovalHandler } from './application/cancel-approval.handler.js';
@@ -77,7 +77,11 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
   let stalls: ConsumerStallWatch | undefined;
   try {
     // Every handler folds the log with forged or unauthorized director decisions left out (invariant 9).
-    const log = new TrustedTaskLog(new EventStoreTaskLog(runtime.store), new ResolutionAuthority(runtime.registry));
+    const log = new TrustedTaskLog(
+      new EventStoreTaskLog(runtime.store),
+      // ... and a director's registration must chain back to the trust anchor.
+      new ResolutionAuthority(runtime.registry, await resolutionRegistrationOptions(runtime.store, config.trustAnchorFile, logger)),
+    );
     const common = { log, clock, principalId: config.principalId };
     const keyring = new ServiceKeyringAdapter(runtime.keys, runtime.registry, config.grantTtlSeconds + config.keyRetireSkewSeconds);
     const signed = { principals: runtime.registry, clock, freshnessSeconds: config.freshnessSeconds };

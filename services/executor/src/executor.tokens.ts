@@ -4,3 +4,5 @@ export const EXECUTOR_OPTIONS = Symbol.for('writ.executor.options');
 export const EXECUTOR_LOGGER = Symbol.for('writ.executor.logger');
 export const NATS_CONNECTION = Symbol.for('writ.executor.nats');
 export const BUS_STREAMS = Symbol.for('writ.executor.bus-streams');
+/** The deployment's trust anchor (`{ anchor }`; undefined without WRIT_TRUST_ANCHOR): grant issuer keys must chain to it. */
+export const TRUST_ANCHOR = Symbol.for('writ.executor.trust-anchor');

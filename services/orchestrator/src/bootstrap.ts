@@ -5,7 +5,7 @@ import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams } from '@writ/runtime';
+import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, resolutionRegistrationOptions } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -74,7 +74,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
         logger,
         principals,
         // A director's decision resumes an attempt only when its signature holds up against the principals' history.
-        authority: new ResolutionAuthority(principals),
+        authority: new ResolutionAuthority(principals, await resolutionRegistrationOptions(store, env.WRIT_TRUST_ANCHOR, logger)),
         ...(options.clock === undefined ? {} : { clock: options.clock }),
       }),
       { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },
