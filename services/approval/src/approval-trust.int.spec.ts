@@ -65,6 +65,18 @@ describe('a forged approval.granted mints no grant', () => {
     expect(minted).toBe(false);
   });
 
+  it('given an approval.granted signed by a "director" registered without an operator’s signature (appended with a bus credential), then APPROVAL_RESOLUTION_NOT_DIRECTOR and nothing is minted', async () => {
+    // given: its signature, its role, its key window and the packet all hold; its registration chains to no operator
+    const rogue = await rig.registerUser(['director'], 'user', { unauthorized: true });
+    const attempt = await pending();
+    await rig.appendForged(attempt, 'approval.granted', granted(rogue, await rig.resolutionJws(rogue, attempt.approvalId, 'grant')));
+    // when
+    const { code, minted } = await grantAfterForgery(attempt);
+    // then
+    expect(code).toBe('APPROVAL_RESOLUTION_NOT_DIRECTOR');
+    expect(minted).toBe(false);
+  });
+
   it('given an approval.granted signed by the requester itself, then APPROVAL_RESOLUTION_BY_REQUESTER and nothing is minted', async () => {
     // given: the agent that proposed the action holds the director role, and signs its own approval
     const attempt = await pending();

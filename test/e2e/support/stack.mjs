@@ -103,6 +103,8 @@ function stackEnvironment(layout, extra) {
   return {
     WRIT_NATS_URL: NATS_URL,
     WRIT_TRUST_ANCHOR: OPERATOR.trustAnchor,
+    // Each service finds the operator's enrollment of its principal here (<WRIT_HOME>/services): readers trust its keys only so.
+    WRIT_HOME,
     WRIT_HTTP_HOST: '127.0.0.1',
     WRIT_SUBJECT_ROOT: layout.root,
     WRIT_EVENTS_STREAM: layout.streams.events,

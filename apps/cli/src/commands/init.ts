@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { initWritHome, type WritHome } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
@@ -53,6 +53,7 @@ export async function init(options: InitOptions, io: CliIo): Promise<WritHome> {
       `operator bus     ${result.creds.operator}`,
       `dashboard bus    ${result.creds.dashboard} (read-only on writ.proj.>)`,
       `service creds    ${Object.values(result.creds.services).join(', ')}`,
+      `enrollments      ${join(result.home, 'services')} (the operator's signed enrollment of each service principal: its keys chain to the trust anchor)`,
       `environment      . ${result.envFile}`,
     ].join('\n'),
   );
