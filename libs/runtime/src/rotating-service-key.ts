@@ -101,11 +101,28 @@ export class RotatingServiceKey {
       now: clock(),
     });
     await key.#serial(() => opened.keyring.exclusive(() => key.#finishPending()));
+    if (registration === 'unchanged' && options.authorization !== undefined && !(await key.#activeKeyAuthorized())) {
+      options.logger?.warn(
+        { principal_id: options.principalId, kid: opened.keyring.active.kid },
+        'the signing key was registered before this service was enrolled: no reader trusts it (grants, receipts); rotate it once (writ keys rotate) so the new key carries the enrollment',
+      );
+    }
     options.logger?.info(
       { principal_id: options.principalId, kid: opened.keyring.active.kid, key_origin: opened.origin, registration, retiring: opened.keyring.state.retiring },
       'service signing key ready',
     );
     return { key, origin: opened.origin, registration };
+  }
+
+  /** Whether the event that brought the active key into the log carries an authorization (an enrollment). */
+  async #activeKeyAuthorized(): Promise<boolean> {
+    const kid = this.#keyring.active.kid;
+    for (const { event } of await this.#store.readEntity('principal', this.principalId)) {
+      const payload = event.payload as { keys?: { kid?: string }[]; key?: { kid?: string }; authorization?: unknown };
+      const brings = event.event_type === 'principal.registered' ? (payload.keys ?? []).some((jwk) => jwk.kid === kid) : event.event_type === 'principal.key_added' && payload.key?.kid === kid;
+      if (brings) return typeof payload.authorization === 'string';
+    }
+    return false;
   }
 
   /** The key that signs now (read at each signature: a rotation switches it). */

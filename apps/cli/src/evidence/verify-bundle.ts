@@ -95,7 +95,9 @@ export type BundleCheckCode =
   /** `principals.authority`: a registration, key or role that does not chain to the trust anchor (`@writ/runtime` RegistrationAuthority). */
   | RegistrationAuthorityCode
   /** `principals.authority`: the trust anchor given to the verifier is not the one the bundle carries. */
-  | 'BUNDLE_TRUST_ANCHOR_MISMATCH';
+  | 'BUNDLE_TRUST_ANCHOR_MISMATCH'
+  /** `principals.authority`: neither the bundle nor the verifier has a trust anchor: no registration can be checked. */
+  | 'BUNDLE_TRUST_ANCHOR_MISSING';
 
 /**
  * `unanchored`: the check could not be anchored outside the bundle (no
@@ -236,7 +238,14 @@ export async function verifyBundle(value: unknown, options: BundleVerifyOptions 
   const bundle = value as ReceiptBundle;
   checks.push(pass('bundle.schema', 'bundle', `a ${bundle.bundle_version} bundle of task ${bundle.task_id}`));
 
-  const seal = bundleHashOf(bundle);
+  let seal: string;
+  try {
+    seal = bundleHashOf(bundle);
+  } catch {
+    // A value RFC 8785 has no form for (a non-finite number where the contract allows any JSON): nothing can be recomputed.
+    checks.push(fail('bundle.seal', 'bundle', 'BUNDLE_SEAL_MISMATCH', 'the bundle holds a value RFC 8785 cannot canonicalize (a non-finite number): it is not the bundle that was sealed'));
+    return { ok: false, anchored: false, checks };
+  }
   checks.push(
     seal === bundle.bundle_hash
       ? pass('bundle.seal', 'bundle', `bundle_hash ${seal} is the SHA-256 of the canonical bundle`)
@@ -367,14 +376,14 @@ export async function approvalAuthorityChecks(
  * `principals.authority`, one per bundled principal: its registration (type, roles) and every key
  * it held were authorized by an operator back to the trust anchor (`@writ/runtime`
  * RegistrationAuthority, the check the executor makes of a grant issuer's key): the verifier's own
- * anchor (`trustAnchor`) when given, else the bundle's. With none, the check is `unanchored` and
- * registrations are taken as the bundle's principal events hold them.
+ * anchor (`trustAnchor`) when given, else the bundle's. With none, it fails
+ * (BUNDLE_TRUST_ANCHOR_MISSING), and so does every director's authority.
  */
 export function principalsAuthority(
   bundle: Pick<ReceiptBundle, 'principals' | 'trust_anchor'>,
   histories: ReadonlyMap<string, readonly PrincipalEventLike[]>,
   options: Pick<BundleVerifyOptions, 'trustAnchor' | 'trustAnchorSource'>,
-): { readonly registrations: RegistrationCheck | undefined; checks(): Promise<BundleCheck[]> } {
+): { readonly registrations: RegistrationCheck; checks(): Promise<BundleCheck[]> } {
   const subject = `principals ${bundle.principals.map((principal) => principal.principal_id).join(', ')}`;
   const given = options.trustAnchor;
   const carried = bundle.trust_anchor;
@@ -390,9 +399,15 @@ export function principalsAuthority(
   const anchor = given ?? carried;
   if (anchor === undefined) {
     return {
-      registrations: undefined,
+      // Not a mere UNANCHORED: stripping the anchor from a bundle must not switch the check off.
+      registrations: () => 'BUNDLE_TRUST_ANCHOR_MISSING: no trust anchor to check the registration against',
       checks: async () => [
-        check('principals.authority', subject, 'unanchored', 'no trust anchor (the bundle carries none; pass --trust-anchor <trust-anchor.json>): registrations, keys and roles are taken as the principal events hold them'),
+        fail(
+          'principals.authority',
+          subject,
+          'BUNDLE_TRUST_ANCHOR_MISSING',
+          'the bundle carries no trust anchor and none was given: no registration, key or role can be checked back to an operator (pass --trust-anchor <trust-anchor.json> of the deployment)',
+        ),
       ],
     };
   }

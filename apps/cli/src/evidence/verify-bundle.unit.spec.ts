@@ -379,10 +379,13 @@ describe('approval.authority: every approval resolution of the bundle was made b
       expect(verification.ok).toBe(false);
     });
 
-    it('given a bundle with no trust anchor and none given, when verified, then principals.authority is UNANCHORED (shown, not a pass)', async () => {
+    it('given a bundle with no trust anchor (stripped, or exported before it) and none given, when verified, then BUNDLE_TRUST_ANCHOR_MISSING; with the deployment’s anchor given, it verifies', async () => {
       const old = await buildFixture(keys, { noTrustAnchor: true });
       const verification = await verifyBundle(old.bundle);
-      expect(verification.checks.find((entry) => entry.check === 'principals.authority')?.status).toBe('unanchored');
+      expect(verification.ok).toBe(false);
+      expect(problems(verification)).toMatchObject({ [`principals.authority principals writ-receipt, ${APPROVAL_PRINCIPAL}, director-1`]: 'BUNDLE_TRUST_ANCHOR_MISSING', 'approval.authority approval apr-1': 'APPROVAL_RESOLUTION_NOT_DIRECTOR' });
+      const anchored = await verifyBundle(old.bundle, { trustAnchor: { principal_id: 'operator', keys: [keys.operator.publicJwk as PublicEd25519Jwk] } });
+      expect(problems(anchored)).toEqual({ 'trust.anchor keys': 'unanchored' });
     });
   });
 });
