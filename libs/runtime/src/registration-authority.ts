@@ -8,6 +8,7 @@ import {
   WritError,
   type BundleKey,
   type EventEnvelope,
+  type PublicEd25519Jwk,
   type TrustAnchor,
 } from '@writ/contracts';
 import { KeySet, importEd25519PublicJwk, verifyJws, type Ed25519PublicKey } from '@writ/crypto';
@@ -131,11 +132,11 @@ function unverifiedClaims(jws: string): unknown {
   }
 }
 
-async function keySetOf(jwks: readonly { readonly kid: string }[]): Promise<KeySet> {
+async function keySetOf(jwks: readonly PublicEd25519Jwk[]): Promise<KeySet> {
   const imported: Ed25519PublicKey[] = [];
   for (const jwk of jwks) {
     try {
-      imported.push(await importEd25519PublicJwk(jwk as never));
+      imported.push(await importEd25519PublicJwk(jwk));
     } catch {
       // A key that cannot be imported verifies nothing.
     }
