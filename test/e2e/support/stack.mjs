@@ -342,6 +342,8 @@ export class Stack {
       WRIT_NATS_CREDS: OPERATOR.creds,
       WRIT_OPERATOR_ID: OPERATOR.id,
       WRIT_OPERATOR_KEY: OPERATOR.key,
+      // As `. writ.env` sets it: export bundles this anchor, verify --task checks every registration back to it.
+      WRIT_TRUST_ANCHOR: OPERATOR.trustAnchor,
     };
     try {
       const { stdout } = await execFileAsync(process.execPath, [bin, ...args], { cwd: this.layout.dir, env, timeout: 60_000 });
