@@ -181,7 +181,7 @@ async function fullPath(cellsRootFull, variant) {
   const { ExecutorEnv, toExecutorConfig } = await import(dist('config.js'));
   const { paramsSha256 } = await import(dist('application/grant-verification.js'));
   const { EventStore } = await import('@writ/eventstore');
-  const { registerServicePrincipal } = await import('@writ/runtime');
+  const { loadOperatorSigner, registerServicePrincipal, signServiceEnrollment } = await import('@writ/runtime');
   const { generateEd25519Key, signClaims } = await import('@writ/crypto');
   const { BusClient, natsConnectOptions } = await import('@writ/bus');
   const { createLogger } = await import('@writ/telemetry');
@@ -207,6 +207,8 @@ async function fullPath(cellsRootFull, variant) {
       WRIT_CELL_POOL_SIZE: String(POOL),
       WRIT_BUS_PULL_EXPIRES_MS: '1000',
       WRIT_CELL_SUPERVISOR: variant.supervisor ? 'true' : 'false',
+      // The issuer's key must chain to the deployment's trust anchor (writ init; npm test and writ.env set it).
+      ...(process.env.WRIT_TRUST_ANCHOR ? { WRIT_TRUST_ANCHOR: process.env.WRIT_TRUST_ANCHOR } : {}),
     }),
   );
   const quiet = createLogger('executor-bench', { level: 'silent' });
@@ -215,7 +217,11 @@ async function fullPath(cellsRootFull, variant) {
   const store = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: 256 * MiB });
   const client = new BusClient(nc);
   const key = await generateEd25519Key({ kid: `bench-${RID}` });
-  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (bench)', key });
+  // Enrolled by the operator as writ init enrolls the approval service: the executor trusts its key only so.
+  const operator = await loadOperatorSigner();
+  if (operator === undefined) throw new Error('WRIT_OPERATOR_KEY is not set: . var/writ/writ.env first (writ init makes the operator)');
+  const authorization = await signServiceEnrollment(config.grant.issuer, { ...operator, now: new Date() });
+  await registerServicePrincipal(store, { principalId: config.grant.issuer, displayName: 'approval (bench)', key, authorization });
 
   const waiting = new Map();
   const decoder = new TextDecoder();

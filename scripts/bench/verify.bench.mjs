@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { assembleBundle, serializeBundle, verifyBundleText } from '@writ/cli';
 import { bytesToHex, canonicalJson, generateEd25519Key, hexToBytes, inclusionProof, merkleLeafHash, merkleRoot, sha256Hex, signClaims, signJws } from '@writ/crypto';
 import { GENESIS, sealEvent } from '@writ/eventstore';
+import { signServiceEnrollment } from '@writ/runtime';
 import { integerOption, quantile } from './bench-stats.mjs';
 
 const { values: args } = parseArgs({
@@ -70,9 +71,11 @@ class Chain {
   }
 }
 
-function principal(id, key) {
+/** A service principal registered by itself under the operator's enrollment (as writ init enrolls it). */
+async function principal(id, key, operatorKey) {
+  const authorization = await signServiceEnrollment(id, { principalId: 'operator', key: operatorKey, now: new Date(T0 - 60_000) });
   const chain = new Chain(id);
-  chain.append('principal.registered', 'principal', id, id, iso(0), { principal_id: id, principal_type: 'service', display_name: id, roles: [], keys: [key.publicJwk], registered_by: id, at: iso(0) });
+  chain.append('principal.registered', 'principal', id, id, iso(0), { principal_id: id, principal_type: 'service', display_name: id, roles: [], keys: [key.publicJwk], registered_by: id, at: iso(0), authorization });
   return { principal_id: id, events: chain.events };
 }
 
@@ -151,7 +154,10 @@ async function buildBundle() {
       { log_id: 'writ-receipts', leaf_index: i * stride, tree_size: LEAVES, leaf_hash: bytesToHex(merkleLeafHash(leafBytes[i * stride])), audit_path: inclusionProof(i * stride, leafBytes).map(bytesToHex) },
     ]),
   );
-  const bundle = assembleBundle({ taskId: TASK, events: task.events, principals: [principal('writ-receipt', receiptKey), principal('writ-approval', approvalKey)], proofs, treeHead });
+  const operatorKey = await generateEd25519Key({ kid: 'operator-k1' });
+  const trustAnchor = { principal_id: 'operator', keys: [operatorKey.publicJwk] };
+  const principals = [await principal('writ-receipt', receiptKey, operatorKey), await principal('writ-approval', approvalKey, operatorKey)];
+  const bundle = assembleBundle({ taskId: TASK, events: task.events, principals, proofs, treeHead, trustAnchor });
   return { text: serializeBundle(bundle), bundle, receiptKey, approvalKey };
 }
 

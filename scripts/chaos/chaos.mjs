@@ -23,8 +23,9 @@
 //
 // Needs: the stack up (scripts/writ-up.sh, which leaves var/run/<service>.pid), the operator's
 // environment (. var/writ/writ.env), root (it reads the cells' workspaces under WRIT_CELLS_ROOT,
-// default /var/lib/writ/cells, and restarts PostgreSQL with pg_ctlcluster). HTTP reads send
-// WRIT_HTTP_AUTHORIZATION when it is set. Progress every 10 s on stderr; the report on stdout.
+// default /var/lib/writ/cells, and restarts PostgreSQL with pg_ctlcluster). HTTP reads carry the
+// operator's bearer token (`writ http token`), or WRIT_HTTP_AUTHORIZATION when it is set. Progress
+// every 10 s on stderr; the report on stdout.
 
 import { execFile, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
@@ -101,8 +102,15 @@ async function writ(args, extraEnv = {}) {
   return stdout;
 }
 
+/** The operator's bearer token for the HTTP reads (`writ http token`), renewed before its 15 minutes run out; WRIT_HTTP_AUTHORIZATION wins. */
+let bearer = { value: env.WRIT_HTTP_AUTHORIZATION, until: env.WRIT_HTTP_AUTHORIZATION ? Infinity : 0 };
+async function authorization() {
+  if (Date.now() >= bearer.until) bearer = { value: (await writ(['http', 'token', '--ttl', '15m'])).trim(), until: Date.now() + 10 * 60_000 };
+  return bearer.value;
+}
+
 async function httpGet(pathname) {
-  const response = await fetch(`${API}${pathname}`, { headers: env.WRIT_HTTP_AUTHORIZATION ? { authorization: env.WRIT_HTTP_AUTHORIZATION } : {}, signal: AbortSignal.timeout(5_000) });
+  const response = await fetch(`${API}${pathname}`, { headers: { authorization: await authorization() }, signal: AbortSignal.timeout(5_000) });
   if (response.status === 404) return undefined;
   if (!response.ok) throw new Error(`GET ${pathname}: HTTP ${response.status}`);
   return response.json();

@@ -12,7 +12,7 @@ import {
 } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
 import type { EventStore } from '@writ/eventstore';
-import { keyHistory, rooted } from '@writ/runtime';
+import { claimedAuthorizers, keyHistory, loadTrustAnchor, rooted } from '@writ/runtime';
 import { CliError } from './cli-errors.js';
 import type { CliIo, Connection } from './cli-io.js';
 import { assembleBundle, bundleNeeds, type IssuedReceipt } from './evidence/assemble-bundle.js';
@@ -97,10 +97,18 @@ export async function collectBundle(nc: NatsConnection, store: EventStore, conn:
   const events = await taskEvents(store, taskId);
   const needs = bundleNeeds(taskId, events);
   const principals: BundlePrincipal[] = [];
-  for (const principalId of [...needs.principals, ...needs.resolvers]) {
+  const wanted = [...needs.principals, ...needs.resolvers];
+  // Then the operators their registrations claim were signed by, and theirs, back to the trust anchor (bounded as a bundle is).
+  for (let next = 0; next < wanted.length && principals.length < 16; next++) {
+    const principalId = wanted[next] as string;
     const stored = await store.readEntity('principal', principalId);
-    if (stored.length > 0) principals.push({ principal_id: principalId, events: stored.map(({ event }) => event) });
+    if (stored.length === 0) continue;
+    const events = stored.map(({ event }) => event);
+    principals.push({ principal_id: principalId, events });
+    for (const signer of claimedAuthorizers(events)) if (!wanted.includes(signer)) wanted.push(signer);
   }
+  const anchorFile = conn.env['WRIT_TRUST_ANCHOR'];
+  const trustAnchor = anchorFile === undefined || anchorFile === '' ? undefined : await loadTrustAnchor(anchorFile);
   await awaitSequenced(nc, conn, needs.receipts, options);
   const treeHead = await requestService(nc, rooted(COMMANDS.receiptTreeHead, conn.subjectRoot), {}, SignedTreeHead, 'SignedTreeHead');
   const proofs = new Map<string, InclusionProof>();
@@ -110,7 +118,7 @@ export async function collectBundle(nc: NatsConnection, store: EventStore, conn:
     const reply = await requestService(nc, subject, { receipt_id: receiptId, tree_size: treeHead.tree_size }, InclusionProofReply, 'InclusionProofReply');
     proofs.set(receiptId, reply.proof);
   }
-  return assembleBundle({ taskId, events, principals, proofs, treeHead });
+  return assembleBundle({ taskId, events, principals, proofs, treeHead, ...(trustAnchor === undefined ? {} : { trustAnchor }) });
 }
 
 /**

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { CapabilityGrantClaims, ExecutionCompleted, IssueReceipt, PolicyEvaluated, PrincipalRegistered, type EventEnvelope } from '@writ/contracts';
+import { CapabilityGrantClaims, ExecutionCompleted, IssueReceipt, PolicyEvaluated, PrincipalRegistered, type EventEnvelope, type PublicEd25519Jwk } from '@writ/contracts';
+import { loadOperatorSigner, signServiceEnrollment, signedPrincipalRegistration } from '@writ/runtime';
 import { canonicalJson, generateEd25519Key, sha256Hex, signClaims, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
@@ -271,6 +272,30 @@ async function seedTask(): Promise<void> {
   );
 }
 
+/** Appends a principal's registration on its own subject (what ingress, or a service for itself, appends). */
+async function appendPrincipal(registered: PrincipalRegistered): Promise<void> {
+  await store.appendToEntity(
+    'principal',
+    registered.principal_id,
+    [
+      {
+        event_id: uniqueName('evt'),
+        schema_version: 1,
+        event_type: 'principal.registered',
+        entity_type: 'principal',
+        entity_id: registered.principal_id,
+        occurred_at: registered.at,
+        actor_type: 'service',
+        actor_id: registered.registered_by,
+        payload: registered,
+        causation_id: null,
+        correlation_id: registered.principal_id,
+      },
+    ],
+    0,
+  );
+}
+
 async function issue(command: IssueReceipt, count: number): Promise<void> {
   await jetstream(nc).publish(`${root}.cmd.receipt.issue`, JSON.stringify(IssueReceipt.parse(command)), { msgID: `${command.attempt_id}:${command.cause}` });
   await waitFor(
@@ -285,34 +310,29 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'writ-cli-bundle-'));
   approvalKey = await generateEd25519Key({ kid: 'writ-approval-k1' });
   directorKey = await generateEd25519Key({ kid: 'director-1-k1' });
-  const registeredAt = new Date(Date.now() - 60_000).toISOString();
-  const principals = [
-    { principal_id: APPROVAL, principal_type: 'service', display_name: 'Writ approval service', roles: [], keys: [approvalKey.publicJwk], registered_by: APPROVAL, at: registeredAt },
-    { principal_id: 'director-1', principal_type: 'user', display_name: 'Director', roles: ['director'], keys: [directorKey.publicJwk], registered_by: 'operator-1', at: registeredAt },
-  ];
-  for (const principal of principals) {
-    const registered = PrincipalRegistered.parse(principal);
-    await store.appendToEntity(
-      'principal',
-      registered.principal_id,
-      [
-        {
-          event_id: uniqueName('evt'),
-          schema_version: 1,
-          event_type: 'principal.registered',
-          entity_type: 'principal',
-          entity_id: registered.principal_id,
-          occurred_at: registered.at,
-          actor_type: 'service',
-          actor_id: registered.registered_by,
-          payload: registered,
-          causation_id: null,
-          correlation_id: registered.principal_id,
-        },
-      ],
-      0,
-    );
-  }
+  // Registered as the stack registers them: the approval service with the operator's enrollment, the
+  // director by an operator-signed registration (writ principal add); both chain to the trust anchor.
+  const operator = await loadOperatorSigner();
+  if (operator === undefined) throw new Error('WRIT_OPERATOR_KEY is not set: run the tests through npm test (writ init makes the operator)');
+  const registeredAt = new Date(Date.now() - 60_000);
+  await appendPrincipal(
+    PrincipalRegistered.parse({
+      principal_id: APPROVAL,
+      principal_type: 'service',
+      display_name: 'Writ approval service',
+      roles: [],
+      keys: [approvalKey.publicJwk],
+      registered_by: APPROVAL,
+      at: registeredAt.toISOString(),
+      authorization: await signServiceEnrollment(APPROVAL, { ...operator, now: registeredAt }),
+    }),
+  );
+  await appendPrincipal(
+    await signedPrincipalRegistration(
+      { principal_id: 'director-1', principal_type: 'user', display_name: 'Director', roles: ['director'], keys: [directorKey.publicJwk as PublicEd25519Jwk] },
+      { ...operator, now: registeredAt },
+    ),
+  );
   await seedTask();
 
   service = ServiceProcess.start('receipt', 
@@ -479,8 +499,66 @@ describe('writ verify --task', () => {
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n')[0]).toMatch(new RegExp(`^task ${taskId} \\(live log\\): task ${taskId}, 3 receipt\\(s\\)`));
     expect(result.stdout).toMatch(/^ {2}PASS\s+events\.chain\s+13 events on /m);
-    expect(result.stdout).toMatch(/^ {2}PASS\s+approval\.authority\s+approval\.granted .* signed by director-1-k1 of director-1/m);
+    expect(result.stdout).toMatch(/^ {2}PASS\s+approval\.authority\s+approval\.granted .* signed by director-1-k1 of director-1.*its registration is authorized/m);
+    // Every principal the bundle relies on chains to the deployment's trust anchor (WRIT_TRUST_ANCHOR).
+    expect(result.stdout).toMatch(/^principal director-1\n {2}PASS\s+principals\.authority\s+registered by operator/m);
+    expect(result.stdout).toMatch(/^principal writ-receipt\n {2}PASS\s+principals\.authority\s+a service enrolled by operator/m);
+    expect(result.stdout).toMatch(/^principal writ-approval\n {2}PASS\s+principals\.authority\s+a service enrolled by operator/m);
+    expect(result.stdout).not.toMatch(/^ {2}(FAIL|SKIP|UNANCHORED) +principals/m);
     expect(result.stdout).not.toMatch(/^ {2}(FAIL|SKIP) /m);
+  });
+
+  it('given a task approved by a director whose registration was appended with the operator’s bus credential but no operator’s signature, then approval.authority FAILs naming REGISTRATION_UNSIGNED and it exits 1', async () => {
+    // given a "director" appended straight onto its principal subject (a bus credential can; only an operator's key authorizes)
+    const rogue = uniqueName('director');
+    const rogueKey = await generateEd25519Key({ kid: `${rogue}-k1` });
+    const registered = await signedPrincipalRegistration(
+      { principal_id: rogue, principal_type: 'user', display_name: rogue, roles: ['director'], keys: [rogueKey.publicJwk as PublicEd25519Jwk] },
+      { principalId: rogue, key: rogueKey, now: new Date(Date.now() - 60_000) },
+    );
+    const { authorization: _selfSigned, ...unsigned } = registered;
+    await appendPrincipal(PrincipalRegistered.parse(unsigned));
+    const forged = uniqueName('task');
+    const packetRef = `artifact:sha256:${'d'.repeat(64)}`;
+    await store.append(
+      forged,
+      [
+        { ...draft('task.created', { type: 'task', id: forged }, 'att-1', { title: 'forged director', at: at() }), correlation_id: forged },
+        {
+          ...draft('approval.requested', { type: 'approval', id: 'apr-r' }, 'att-1', {
+            approval_id: 'apr-r',
+            task_id: forged,
+            step_id: 'step-1',
+            attempt_id: 'att-1',
+            approval_type: 'action',
+            requested_action_ref: 'action_request:ar-r',
+            approval_packet_ref: packetRef,
+            requested_by: 'agent-1',
+            expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+            at: at(),
+          }, APPROVAL),
+          correlation_id: forged,
+        },
+        {
+          ...draft('approval.granted', { type: 'approval', id: 'apr-r' }, 'att-1', {
+            resolved_by: rogue,
+            witness_validated: false,
+            resolution_jws: await signJws(canonicalJson({ approval_id: 'apr-r', decision: 'grant', packet_hash: packetRef.slice('artifact:'.length), resolved_by: rogue, resolved_at: at() }), rogueKey),
+            at: at(),
+          }, APPROVAL),
+          correlation_id: forged,
+        },
+      ],
+      0,
+    );
+    // when
+    const result = await writ(['verify', '--task', forged, '--json']);
+    // then: the signature, the role and the packet all hold; the registration does not chain to the anchor
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error CLI_BUNDLE_UNVERIFIED: .*approval\.authority \(approval apr-r\) APPROVAL_RESOLUTION_NOT_DIRECTOR/);
+    const failed = (JSON.parse(result.stdout) as { checks: { check: string; status: string; code?: string; detail: string }[] }).checks.find((entry) => entry.check === 'approval.authority');
+    expect(failed).toMatchObject({ status: 'fail', code: 'APPROVAL_RESOLUTION_NOT_DIRECTOR' });
+    expect(failed?.detail).toContain(`the registration of ${rogue} is not authorized: REGISTRATION_UNSIGNED`);
   });
 
   it('given a task with an approval.granted appended with no signature (and no receipt yet), then approval.authority FAILs APPROVAL_RESOLUTION_UNSIGNED and it exits 1', async () => {

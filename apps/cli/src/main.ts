@@ -386,12 +386,13 @@ function program(io: CliIo): Command {
     .description('check a receipt bundle offline and print every check (PASS / FAIL / SKIP / UNANCHORED); exit 1 on any failure. --task checks a task against the live log and transparency log instead')
     .argument('[bundle]', 'the bundle file (from writ export)')
     .option('--trust <jwks.json>', 'keys obtained independently of the bundle (e.g. GET /v1/keys): every key the checks rely on must be in it')
+    .option('--trust-anchor <file>', "the deployment's trust-anchor.json (writ init), obtained independently of the bundle: every registration, key and role must chain to it (with --task, default WRIT_TRUST_ANCHOR)")
     .option('--task <task_id>', 'verify this task in the live log instead of a file')
     .option('--wait <seconds>', 'with --task: how long to wait for receipts not yet sequenced (default 30)')
     .option('--live', "with a bundle: also check the live log's signed tree head and that the bundle's tree is a prefix of it (consistency proof)")
     .option('--nats <url>', 'with --task or --live: NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print { ok, anchored, source, bundle, checks, not_asserted }')
-    .action(async (file: string | undefined, options: { trust?: string; task?: string; wait?: string; live?: boolean; nats?: string; json?: boolean }) => {
+    .action(async (file: string | undefined, options: { trust?: string; trustAnchor?: string; task?: string; wait?: string; live?: boolean; nats?: string; json?: boolean }) => {
       await verify(file, options, connectionFrom(io, options.nats), io);
     });
 

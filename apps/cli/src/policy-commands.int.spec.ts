@@ -28,7 +28,7 @@ let service: ServiceProcess | undefined;
 const root = uniqueName('t');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
 const bucket = uniqueName('POL');
-const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223', WRIT_POLICY_BUCKET: bucket };
+const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: process.env['WRIT_NATS_URL'] ?? 'nats://127.0.0.1:4223', WRIT_POLICY_BUCKET: bucket };
 
 /** Runs `writ <argv>` in process, capturing its output. */
 async function writ(argv: string[], overrides: Partial<Record<string, string>> = {}) {

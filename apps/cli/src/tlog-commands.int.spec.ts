@@ -31,7 +31,7 @@ let service: ServiceProcess | undefined;
 const root = uniqueName('t');
 const logId = uniqueName('log');
 const streams = { events: uniqueName('EVT'), ingress: uniqueName('ING'), commands: uniqueName('CMD'), dlq: uniqueName('DLQ') };
-const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: 'nats://127.0.0.1:4223' };
+const env = { ...operatorEnv(), WRIT_SUBJECT_ROOT: root, WRIT_EVENTS_STREAM: streams.events, WRIT_NATS_URL: process.env['WRIT_NATS_URL'] ?? 'nats://127.0.0.1:4223' };
 const receiptIds: string[] = [];
 
 /** Runs `writ <argv>` in process, capturing its output. */

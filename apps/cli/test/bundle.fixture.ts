@@ -1,4 +1,4 @@
-import type { ApprovalResolution, BundlePrincipal, EventEnvelope, InclusionProof, ReceiptBundle, SignedTreeHead } from '@writ/contracts';
+import type { ApprovalResolution, BundlePrincipal, EventEnvelope, InclusionProof, PrincipalRole, PublicEd25519Jwk, ReceiptBundle, SignedTreeHead, TrustAnchor } from '@writ/contracts';
 import {
   bytesToHex,
   canonicalJson,
@@ -14,7 +14,7 @@ import {
 } from '@writ/crypto';
 import { GENESIS, sealEvent, type ChainLink } from '@writ/eventstore';
 import { assembleBundle } from '../src/evidence/assemble-bundle.js';
-import { approvalPacketHash } from '@writ/runtime';
+import { approvalPacketHash, signServiceEnrollment, signedPrincipalRegistration } from '@writ/runtime';
 
 /**
  * A real-shaped receipt bundle, built with real keys and the same hashing and
@@ -30,6 +30,8 @@ import { approvalPacketHash } from '@writ/runtime';
 export const TASK_ID = 'task-bundle-1';
 export const RECEIPT_PRINCIPAL = 'writ-receipt';
 export const APPROVAL_PRINCIPAL = 'writ-approval';
+/** The trust anchor's principal (writ init's first operator). */
+export const OPERATOR_PRINCIPAL = 'operator';
 export const LOG_ID = 'writ-receipts';
 const RECEIPT_JWS_TYPE = 'writ-receipt+jws';
 const TREE_HEAD_JWS_TYPE = 'writ-tree-head+jws';
@@ -57,6 +59,8 @@ export interface BundleKeys {
   readonly observer: Ed25519SigningKey;
   /** `agent-1` (an agent holding the director role): the requester of the action. */
   readonly agent: Ed25519SigningKey;
+  /** `operator`: the trust anchor's key, which signs every registration and the services' enrollments. */
+  readonly operator: Ed25519SigningKey;
 }
 
 export async function bundleKeys(): Promise<BundleKeys> {
@@ -67,10 +71,17 @@ export async function bundleKeys(): Promise<BundleKeys> {
     director: await generateEd25519Key({ kid: 'director-1-k1' }),
     observer: await generateEd25519Key({ kid: 'observer-1-k1' }),
     agent: await generateEd25519Key({ kid: 'agent-1-k1' }),
+    operator: await generateEd25519Key({ kid: 'operator-k1' }),
   };
 }
 
 export interface FixtureOptions {
+  /** Principals appended with no authorization (as a bus credential alone can append them): they chain to no operator. */
+  readonly unauthorized?: readonly string[];
+  /** Who signs a principal's registration instead of the operator (its key must sign it). */
+  readonly registrars?: Readonly<Record<string, { readonly principalId: string; readonly key: Ed25519SigningKey }>>;
+  /** Leave the trust anchor out of the bundle (as bundles exported before it). */
+  readonly noTrustAnchor?: boolean;
   /** `created_at` of the second receipt (default: after the rotation, signed by the new key). */
   readonly secondReceiptAt?: string;
   /** Sign the second receipt with this key instead of the new one. */
@@ -164,17 +175,46 @@ export interface Fixture {
 }
 
 export async function buildFixture(keys: BundleKeys, options: FixtureOptions = {}): Promise<Fixture> {
+  const operator = { principalId: OPERATOR_PRINCIPAL, key: keys.operator };
+  // What the services and ingress append: each key registration with its operator's authorization (or none, when asked).
+  const authorized = (id: string, jws: string) => (options.unauthorized?.includes(id) === true ? {} : { authorization: jws });
+  const enrolled = async (id: string) => signServiceEnrollment(id, { ...operator, now: new Date(Date.parse(TIMES.registered) - 60_000) });
+  const receiptEnrollment = await enrolled(RECEIPT_PRINCIPAL);
+  const approvalEnrollment = await enrolled(APPROVAL_PRINCIPAL);
+  const registered = async (id: string, type: 'user' | 'agent', roles: readonly PrincipalRole[], key: Ed25519SigningKey) => {
+    const payload = await signedPrincipalRegistration(
+      { principal_id: id, principal_type: type, display_name: id, roles: [...roles], keys: [key.publicJwk as PublicEd25519Jwk] },
+      { ...(options.registrars?.[id] ?? operator), now: new Date(TIMES.registered) },
+    );
+    if (options.unauthorized?.includes(id) === true) delete (payload as { authorization?: string }).authorization;
+    return principalEvents(id, [{ type: 'principal.registered', at: TIMES.registered, payload }]);
+  };
   const principals = [
     principalEvents(RECEIPT_PRINCIPAL, [
       {
         type: 'principal.registered',
         at: TIMES.registered,
-        payload: { principal_id: RECEIPT_PRINCIPAL, principal_type: 'service', display_name: 'Writ receipt service', roles: [], keys: [keys.receiptOld.publicJwk], registered_by: RECEIPT_PRINCIPAL, at: TIMES.registered },
+        payload: {
+          principal_id: RECEIPT_PRINCIPAL,
+          principal_type: 'service',
+          display_name: 'Writ receipt service',
+          roles: [],
+          keys: [keys.receiptOld.publicJwk],
+          registered_by: RECEIPT_PRINCIPAL,
+          at: TIMES.registered,
+          ...authorized(RECEIPT_PRINCIPAL, receiptEnrollment),
+        },
       },
       {
         type: 'principal.key_added',
         at: TIMES.rotated,
-        payload: { key: keys.receiptNew.publicJwk, added_by: 'director-1', at: TIMES.rotated, replaces: { kid: keys.receiptOld.kid, retire_after: TIMES.retired } },
+        payload: {
+          key: keys.receiptNew.publicJwk,
+          added_by: 'director-1',
+          at: TIMES.rotated,
+          replaces: { kid: keys.receiptOld.kid, retire_after: TIMES.retired },
+          ...authorized(RECEIPT_PRINCIPAL, receiptEnrollment),
+        },
       },
       { type: 'principal.key_revoked', at: TIMES.retired, payload: { kid: keys.receiptOld.kid, reason: 'rotated', revoked_by: RECEIPT_PRINCIPAL, at: TIMES.retired } },
     ]),
@@ -182,20 +222,21 @@ export async function buildFixture(keys: BundleKeys, options: FixtureOptions = {
       {
         type: 'principal.registered',
         at: TIMES.registered,
-        payload: { principal_id: APPROVAL_PRINCIPAL, principal_type: 'service', display_name: 'Writ approval service', roles: [], keys: [keys.approval.publicJwk], registered_by: APPROVAL_PRINCIPAL, at: TIMES.registered },
+        payload: {
+          principal_id: APPROVAL_PRINCIPAL,
+          principal_type: 'service',
+          display_name: 'Writ approval service',
+          roles: [],
+          keys: [keys.approval.publicJwk],
+          registered_by: APPROVAL_PRINCIPAL,
+          at: TIMES.registered,
+          ...authorized(APPROVAL_PRINCIPAL, approvalEnrollment),
+        },
       },
     ]),
-    ...(
-      [
-        ['director-1', 'user', ['director'], keys.director],
-        ['observer-1', 'user', ['observer'], keys.observer],
-        ['agent-1', 'agent', ['director'], keys.agent],
-      ] as const
-    ).map(([id, type, roles, key]) =>
-      principalEvents(id, [
-        { type: 'principal.registered', at: TIMES.registered, payload: { principal_id: id, principal_type: type, display_name: id, roles: [...roles], keys: [key.publicJwk], registered_by: 'operator-1', at: TIMES.registered } },
-      ]),
-    ),
+    await registered('director-1', 'user', ['director'], keys.director),
+    await registered('observer-1', 'user', ['observer'], keys.observer),
+    await registered('agent-1', 'agent', ['director'], keys.agent),
   ];
 
   const task = new Chain(TASK_ID);
@@ -441,6 +482,7 @@ export async function buildFixture(keys: BundleKeys, options: FixtureOptions = {
       audit_path: inclusionProof(leafIndex, leafBytes).map(bytesToHex),
     });
   }
-  const bundle = assembleBundle({ taskId: TASK_ID, events: task.events, principals, proofs, treeHead });
+  const trustAnchor: TrustAnchor = { principal_id: OPERATOR_PRINCIPAL, keys: [keys.operator.publicJwk as PublicEd25519Jwk] };
+  const bundle = assembleBundle({ taskId: TASK_ID, events: task.events, principals, proofs, treeHead, ...(options.noTrustAnchor === true ? {} : { trustAnchor }) });
   return { bundle, keys, events: task.events, principals, proofs, treeHead, leaves };
 }

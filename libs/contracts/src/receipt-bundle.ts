@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EventEnvelope } from './event-envelope.js';
-import { PublicEd25519Jwk } from './governed-path/principal-events.js';
+import { PublicEd25519Jwk, TrustAnchor } from './governed-path/principal-events.js';
 import { InclusionProof, SignedTreeHead } from './governed-path/transparency-log.js';
 import { Id, Ref, Sha256Hex, Timestamp } from './ids.js';
 import { LIMITS } from './limits.js';
@@ -134,6 +134,12 @@ export const ReceiptBundle = z
     principals: z.array(BundlePrincipal).min(1).max(16),
     /** The key history those events describe, with validity windows. */
     keys: z.array(BundleKey).min(1).max(256),
+    /**
+     * The deployment's trust anchor (`writ init`'s trust-anchor.json) the principals' registrations
+     * chain back to; `principals` then also holds the operators on that chain. Absent on bundles
+     * exported before it (their registrations cannot be checked).
+     */
+    trust_anchor: TrustAnchor.optional(),
     not_asserted: z.array(NotAssertedStatement).max(2 * LIMITS.listItems),
     /** SHA-256 of the RFC 8785 form of the bundle without `bundle_hash`. */
     bundle_hash: Sha256Hex,

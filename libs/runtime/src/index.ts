@@ -97,7 +97,21 @@ export {
   type PgServiceRoleSpec,
 } from './pg-auth/pg-roles.js';
 export { initWritHome, type WritHome, type WritHomeOptions } from './bus-auth/writ-home.js';
-export { TrustAnchoredPrincipals, decideRegistration, loadTrustAnchor, type RegistrationConflict, type RegistrationDecision } from './principal-admin.js';
+export {
+  MAX_CHAIN,
+  REGISTRATION_AUTHORITY_CODES,
+  REGISTRATION_FRESHNESS_MS,
+  RegistrationAuthority,
+  anchoredRegistrationCheck,
+  claimedAuthorizers,
+  type AuthorityVerdict,
+  type PrincipalAuthority,
+  type PrincipalEventLike,
+  type PrincipalEventsLookup,
+  type RegistrationAuthorityCode,
+} from './registration-authority.js';
+export { loadOperatorSigner, loadServiceEnrollment, serviceEnrollmentPath, signServiceEnrollment } from './service-enrollment.js';
+export { TrustAnchoredPrincipals, decideRegistration, resolutionRegistrationOptions, signedPrincipalRegistration, loadTrustAnchor, type RegistrationConflict, type RegistrationDecision } from './principal-admin.js';
 export { keyHistory, type PrincipalEvents } from './key-history.js';
 export { APPROVAL_PACKET_FORMAT, approvalPacketDocument, approvalPacketHash, packetHashOfRef } from './approval-packet.js';
 export {

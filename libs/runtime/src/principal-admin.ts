@@ -1,9 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { PrincipalKeyAdded, PrincipalRegistered, TrustAnchor, parseContract, type PrincipalRegistration, type PublicEd25519Jwk } from '@writ/contracts';
-import { KeySet, importEd25519PublicJwk } from '@writ/crypto';
+import { KeySet, importEd25519PublicJwk, type JwsSigner } from '@writ/crypto';
 import type { PrincipalRecord } from './principal-registry.js';
+import type { EventStore } from '@writ/eventstore';
+import type { Logger } from '@writ/telemetry';
+import { anchoredRegistrationCheck } from './registration-authority.js';
+import type { RegistrationCheck } from './resolution-authority.js';
 import { RuntimeError } from './runtime-errors.js';
-import type { SignedRequestPrincipals } from './signed-request.js';
+import { SIGNED_REQUESTS, signRequest, type SignedRequestPrincipals } from './signed-request.js';
 
 /** Why a registration cannot be applied to the principal the log describes. */
 export type RegistrationConflict = 'type_differs' | 'roles_differ' | 'kid_revoked' | 'kid_reused';
@@ -109,4 +113,38 @@ export class TrustAnchoredPrincipals implements SignedRequestPrincipals<Principa
     const record = await this.log.lookup(principalId);
     return record === undefined ? KeySet.of([]) : this.log.verificationKeys(record);
   }
+}
+
+/**
+ * The `principal.registered` payload ingress appends for a registration `by` signs now (the
+ * signed PrincipalRegistration as its authorization): what `writ principal add` leads to, for
+ * fixtures and tools that append a principal themselves.
+ */
+export async function signedPrincipalRegistration(
+  fields: Pick<PrincipalRegistration, 'principal_id' | 'principal_type' | 'display_name' | 'roles' | 'keys'>,
+  by: { readonly principalId: string; readonly key: JwsSigner; readonly now: Date },
+): Promise<PrincipalRegistered> {
+  const { payload, jws } = await signRequest(SIGNED_REQUESTS.principalRegistration, fields, by);
+  const decision = decideRegistration(undefined, payload, jws);
+  if (decision.outcome !== 'registered') throw new RuntimeError('RUNTIME_CONFIG_INVALID', `cannot register ${fields.principal_id}`);
+  return decision.payload;
+}
+
+/**
+ * What a service that acts on directors' resolutions passes its ResolutionAuthority: with the
+ * trust anchor `anchorFile` names (WRIT_TRUST_ANCHOR), a `RegistrationCheck` that each director's
+ * registration and key chain back to it (registration-authority.ts), read from the log at each
+ * check; without one, none (logged: registrations are then taken as the log holds them).
+ */
+export async function resolutionRegistrationOptions(
+  store: Pick<EventStore, 'readEntity'>,
+  anchorFile: string | undefined,
+  logger?: Pick<Logger, 'warn'>,
+): Promise<{ registration?: RegistrationCheck }> {
+  if (anchorFile === undefined || anchorFile === '') {
+    logger?.warn("no WRIT_TRUST_ANCHOR: a director's registration is taken as the log holds it, not checked back to an operator (run writ init and set it)");
+    return {};
+  }
+  const anchor = await loadTrustAnchor(anchorFile);
+  return { registration: anchoredRegistrationCheck(async (id) => (await store.readEntity('principal', id)).map(({ event }) => event), anchor) };
 }

@@ -225,7 +225,15 @@ export class PrincipalRegistry {
  */
 export async function registerServicePrincipal(
   store: EventStore,
-  input: { principalId: string; displayName: string; key: Ed25519SigningKey; roles?: PrincipalRole[]; now?: Date },
+  input: {
+    principalId: string;
+    displayName: string;
+    key: Ed25519SigningKey;
+    roles?: PrincipalRole[];
+    now?: Date;
+    /** The operator-signed ServiceEnrollment of this principal (service-enrollment.ts): without it, readers refuse the key. */
+    authorization?: string;
+  },
 ): Promise<'registered' | 'key_added' | 'unchanged'> {
   const events = await store.readEntity('principal', input.principalId);
   let record: PrincipalRecord | undefined;
@@ -252,12 +260,13 @@ export async function registerServicePrincipal(
       keys: [jwk],
       registered_by: input.principalId,
       at,
+      ...(input.authorization === undefined ? {} : { authorization: input.authorization }),
     };
     await store.appendToEntity('principal', input.principalId, [{ ...base, event_type: 'principal.registered', payload, idempotency_key: `principal.registered:${jwk.kid}` }], 0);
     return 'registered';
   }
   if (record.keys.has(jwk.kid)) return 'unchanged';
-  const payload: PrincipalKeyAdded = { key: jwk, added_by: input.principalId, at };
+  const payload: PrincipalKeyAdded = { key: jwk, added_by: input.principalId, at, ...(input.authorization === undefined ? {} : { authorization: input.authorization }) };
   await store.appendToEntity('principal', input.principalId, [{ ...base, event_type: 'principal.key_added', payload, idempotency_key: `principal.key_added:${jwk.kid}` }], events.length);
   return 'key_added';
 }

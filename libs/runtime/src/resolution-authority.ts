@@ -29,8 +29,8 @@ import { describeWindow, keyHistory } from './key-history.js';
  * on the log (times are the signed and recorded ones, never a clock), so every one of
  * them reaches the same verdict, today and on a replay.
  *
- * Not checked here (a seam, `RegistrationCheck`): that the signer's registration itself
- * was authorized by an operator back to a trust anchor.
+ * And, given a `RegistrationCheck` (registration-authority.ts), that the signer's registration
+ * and the key it signed with were themselves authorized by an operator back to a trust anchor.
  */
 
 /** Why a director's resolution in the log is refused. Closed: callers branch on it. */
@@ -165,11 +165,12 @@ export type ResolutionCheck =
 export type PrincipalHistoryLookup = (principalId: string) => Promise<PrincipalHistory | undefined> | PrincipalHistory | undefined;
 
 /**
- * Seam (issue 12, operator-signed registrations): whether the signer's registration was
- * itself authorized, back to a trust anchor. Returns why not, or undefined when it was.
+ * Whether the signer's registration (and the key it signed with) was itself authorized, back
+ * to a trust anchor (`RegistrationAuthority.registrationCheck()`, registration-authority.ts).
+ * Returns why not, or undefined when it was.
  * Without one, a registration in the log is taken as the log holds it.
  */
-export type RegistrationCheck = (signer: PrincipalHistory) => Promise<string | undefined> | string | undefined;
+export type RegistrationCheck = (signer: PrincipalHistory, key?: BundleKey) => Promise<string | undefined> | string | undefined;
 
 export interface ResolutionCheckOptions {
   readonly registration?: RegistrationCheck;
@@ -301,7 +302,7 @@ export async function checkResolutionAuthority(
       reason,
     });
   }
-  const unauthorized = await options.registration?.(signer);
+  const unauthorized = await options.registration?.(signer, key);
   if (unauthorized !== undefined) {
     return refuse('APPROVAL_RESOLUTION_NOT_DIRECTOR', `the registration of ${signer.principal_id} is not authorized: ${unauthorized}`, { ...about, principal_id: signer.principal_id, reason: 'registration_unauthorized' });
   }

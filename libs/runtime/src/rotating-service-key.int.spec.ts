@@ -2,12 +2,12 @@ import { mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { hasErrorCode } from '@writ/contracts';
+import { hasErrorCode, type PublicEd25519Jwk } from '@writ/contracts';
 import { exportEd25519PrivateJwk, generateEd25519Key, signJws, verifyJws } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { connectTestNats, deleteStreams, uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYRING_LOCK_FILE, KEYRING_STATE_FILE, PrincipalRegistry, RotatingServiceKey, ServiceKeyring, keyLifecycles } from './index.js';
+import { KEYRING_LOCK_FILE, KEYRING_STATE_FILE, PrincipalRegistry, RegistrationAuthority, RotatingServiceKey, ServiceKeyring, keyLifecycles, registerServicePrincipal, signServiceEnrollment } from './index.js';
 
 /**
  * The rotating service key against the real NATS (a test-unique event stream,
@@ -150,6 +150,29 @@ describe('RotatingServiceKey', () => {
     // and a second check appends nothing
     expect(await key.retireDue()).toEqual([]);
     await registry.close();
+  });
+
+  it('given the operator’s enrollment of the service, then its first key and every rotated key carry it and chain to the trust anchor; a key added without it does not', async () => {
+    // given a service started with its enrollment (as writ init signs it), and the trust anchor
+    const operatorKey = await generateEd25519Key({ kid: 'operator-k1' });
+    const anchor = { principal_id: 'operator', keys: [operatorKey.publicJwk as PublicEd25519Jwk] };
+    const principalId = uniqueName('svc');
+    const enrollment = await signServiceEnrollment(principalId, { principalId: 'operator', key: operatorKey, now: new Date('2029-12-31T00:00:00.000Z') });
+    let now = new Date('2030-03-01T00:00:00.000Z');
+    const { key } = await RotatingServiceKey.start(store, { principalId, displayName: 'svc', keyDir: join(dir, uniqueName('enrolled')), clock: () => now, authorization: enrollment });
+    const first = key.active.kid;
+    // when it rotates
+    now = new Date('2030-03-02T00:00:00.000Z');
+    await key.rotate({ kid: `${principalId}-r1`, validForSeconds: 60, requestedBy: 'director-1' });
+    // then both keys chain to the anchor through the enrollment
+    const authority = new RegistrationAuthority(principalEvents, anchor);
+    expect(await authority.key(principalId, first)).toBeUndefined();
+    expect(await authority.key(principalId, `${principalId}-r1`)).toBeUndefined();
+    // and a key appended on the principal without it (a stolen bus credential) is refused
+    const rogue = await generateEd25519Key({ kid: `${principalId}-rogue` });
+    expect(await registerServicePrincipal(store, { principalId, displayName: 'svc', key: rogue })).toBe('key_added');
+    expect((await new RegistrationAuthority(principalEvents, anchor).key(principalId, rogue.kid))?.code).toBe('REGISTRATION_UNSIGNED');
+    await key.stop();
   });
 
   it('given a restart inside the retirement window, then the schedule survives and the old key retires on time', async () => {

@@ -18,6 +18,11 @@ export interface RotatingServiceKeyOptions {
   readonly legacyKeyFile?: string;
   readonly clock?: () => Date;
   readonly logger?: Logger;
+  /**
+   * The operator-signed ServiceEnrollment of this principal (`loadServiceEnrollment`), attached as
+   * `authorization` to every key this service registers or adds: readers trust its keys only with it.
+   */
+  readonly authorization?: string;
 }
 
 export interface KeyRotation {
@@ -94,14 +99,32 @@ export class RotatingServiceKey {
       displayName: options.displayName,
       key: opened.keyring.active,
       ...(options.roles === undefined ? {} : { roles: options.roles }),
+      ...(options.authorization === undefined ? {} : { authorization: options.authorization }),
       now: clock(),
     });
     await key.#serial(() => opened.keyring.exclusive(() => key.#finishPending()));
+    if (registration === 'unchanged' && options.authorization !== undefined && !(await key.#activeKeyAuthorized())) {
+      options.logger?.warn(
+        { principal_id: options.principalId, kid: opened.keyring.active.kid },
+        'the signing key was registered before this service was enrolled: no reader trusts it (grants, receipts); rotate it once (writ keys rotate) so the new key carries the enrollment',
+      );
+    }
     options.logger?.info(
       { principal_id: options.principalId, kid: opened.keyring.active.kid, key_origin: opened.origin, registration, retiring: opened.keyring.state.retiring },
       'service signing key ready',
     );
     return { key, origin: opened.origin, registration };
+  }
+
+  /** Whether the event that brought the active key into the log carries an authorization (an enrollment). */
+  async #activeKeyAuthorized(): Promise<boolean> {
+    const kid = this.#keyring.active.kid;
+    for (const { event } of await this.#store.readEntity('principal', this.principalId)) {
+      const payload = event.payload as { keys?: { kid?: string }[]; key?: { kid?: string }; authorization?: unknown };
+      const brings = event.event_type === 'principal.registered' ? (payload.keys ?? []).some((jwk) => jwk.kid === kid) : event.event_type === 'principal.key_added' && payload.key?.kid === kid;
+      if (brings) return typeof payload.authorization === 'string';
+    }
+    return false;
   }
 
   /** The key that signs now (read at each signature: a rotation switches it). */
@@ -211,7 +234,8 @@ export class RotatingServiceKey {
       if (record.revoked_kids.has(jwk.kid)) {
         throw new RuntimeError('RUNTIME_KEY_ROTATION_FAILED', `key ${jwk.kid} of ${this.principalId} is revoked in the log; rotate again (a new kid)`, { details: { kid: jwk.kid } });
       }
-      const payload: PrincipalKeyAdded = { key: jwk, added_by: addedBy, at: this.#clock().toISOString(), replaces };
+      const authorization = this.#options.authorization;
+      const payload: PrincipalKeyAdded = { key: jwk, added_by: addedBy, at: this.#clock().toISOString(), replaces, ...(authorization === undefined ? {} : { authorization }) };
       return payload;
     });
   }

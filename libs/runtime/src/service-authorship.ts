@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { DEFAULT_SERVICE_PRINCIPALS, WRIT_SERVICES } from './bus-auth/bus-permissions.js';
 import { registerServicePrincipal } from './principal-registry.js';
 import { RuntimeError } from './runtime-errors.js';
+import { loadServiceEnrollment } from './service-enrollment.js';
 import { loadOrCreateServiceKey } from './service-key.js';
 
 /**
@@ -65,12 +66,14 @@ export function serviceAuthorship(env: Readonly<Record<string, string | undefine
 /**
  * Gives a service its sealing key (any service principal: loaded, or made on
  * first start) and makes sure the log registers it on the principal's own
- * subject, sealed by that key; from then on `store` seals every event it
- * appends. Returns the key.
+ * subject, sealed by that key and authorized by the operator's enrollment of
+ * the principal when `writ init` made one (so the key chains to the trust
+ * anchor); from then on `store` seals every event it appends. Returns the key.
  */
 export async function useSealKey(store: EventStore, input: { readonly principalId: string; readonly displayName: string; readonly keyFile: string }): Promise<{ key: Ed25519SigningKey; created: boolean; registration: string }> {
   const { key, created } = await loadOrCreateServiceKey(input.keyFile, `${input.principalId}-seal-${randomUUID().slice(0, 8)}`);
   store.sealWith(eventSealer(input.principalId, key));
-  const registration = await registerServicePrincipal(store, { principalId: input.principalId, displayName: input.displayName, key });
+  const authorization = await loadServiceEnrollment(input.principalId);
+  const registration = await registerServicePrincipal(store, { principalId: input.principalId, displayName: input.displayName, key, ...(authorization === undefined ? {} : { authorization }) });
   return { key, created, registration };
 }

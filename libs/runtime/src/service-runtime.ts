@@ -6,6 +6,7 @@ import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore, eventSealer, type AuthorshipOptions } from '@writ/eventstore';
 import type { Logger } from '@writ/telemetry';
 import { PrincipalRegistry, registerServicePrincipal } from './principal-registry.js';
+import { loadServiceEnrollment } from './service-enrollment.js';
 import { RotatingServiceKey } from './rotating-service-key.js';
 import { ConsumerStallWatch, type ConsumerRef } from './consumer-stall.js';
 import { QuarantineLedger } from './quarantine-ledger.js';
@@ -47,6 +48,8 @@ export interface SigningKeyOptions {
   /** A private Ed25519 JWK (mode 0600), generated there on first start. */
   readonly keyFile: string;
   readonly roles?: PrincipalRole[];
+  /** The principal's ServiceEnrollment JWS; default: `loadServiceEnrollment` (WRIT_SERVICE_ENROLLMENT, else under WRIT_HOME). */
+  readonly authorization?: string;
 }
 
 export interface RotatingKeyOptions {
@@ -58,6 +61,8 @@ export interface RotatingKeyOptions {
   /** The single key file of older releases, migrated into the directory on its first start. */
   readonly legacyKeyFile?: string;
   readonly roles?: PrincipalRole[];
+  /** The principal's ServiceEnrollment JWS; default: `loadServiceEnrollment` (WRIT_SERVICE_ENROLLMENT, else under WRIT_HOME). */
+  readonly authorization?: string;
   /** The clock of rotation and retirement (default: the system clock). */
   readonly clock?: () => Date;
 }
@@ -164,11 +169,13 @@ export class ServiceRuntime {
     // The kid is only used when the key is generated: one per key, so a regenerated key is registered, never shadowed.
     const { key, created } = await loadOrCreateServiceKey(options.keyFile, `${options.principalId}-${Date.now().toString(36)}`);
     this.store.sealWith(eventSealer(options.principalId, key));
+    const authorization = options.authorization ?? (await loadServiceEnrollment(options.principalId));
     const registration = await registerServicePrincipal(this.store, {
       principalId: options.principalId,
       displayName: options.displayName,
       key,
       roles: options.roles,
+      ...(authorization === undefined ? {} : { authorization }),
     });
     this.options.logger.info({ principal_id: options.principalId, kid: key.kid, key_created: created, registration }, 'service principal ready');
     return key;
@@ -193,7 +200,8 @@ export class ServiceRuntime {
    * retirement checks, once started, stop when the runtime closes.
    */
   async useRotatingKey(options: RotatingKeyOptions): Promise<RotatingServiceKey> {
-    const { key } = await RotatingServiceKey.start(this.store, { ...options, logger: this.options.logger });
+    const authorization = options.authorization ?? (await loadServiceEnrollment(options.principalId));
+    const { key } = await RotatingServiceKey.start(this.store, { ...options, ...(authorization === undefined ? {} : { authorization }), logger: this.options.logger });
     this.#keys = key;
     return key;
   }

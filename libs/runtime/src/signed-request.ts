@@ -1,4 +1,4 @@
-import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, PRINCIPAL_REGISTRATION_JWS_TYPE, PRINCIPAL_REVOCATION_JWS_TYPE, PrincipalRegistration, PrincipalRevocation, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
+import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, PRINCIPAL_REGISTRATION_JWS_TYPE, PRINCIPAL_REVOCATION_JWS_TYPE, PrincipalRegistration, PrincipalRevocation, SERVICE_ENROLLMENT_JWS_TYPE, ServiceEnrollment, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
 import { BLOCKED_CLAIM_JWS_TYPE, BlockedClaimSubmission, CORRECTION_JWS_TYPE, CorrectionSubmission, DONE_CLAIM_JWS_TYPE, DoneClaimSubmission } from '@writ/contracts';
 import { signJws, verifyJws, type JwsSigner, type KeySet } from '@writ/crypto';
 import type { z } from 'zod';
@@ -56,6 +56,8 @@ export const SIGNED_REQUESTS = {
   }),
   /** `writ principal revoke` → `<root>.qry.ingress.revoke-principal` (signed by an operator). */
   principalRevocation: kind({ contract: 'PrincipalRevocation', schema: PrincipalRevocation, signerField: 'revoked_by', signedAtField: 'revoked_at', typ: PRINCIPAL_REVOCATION_JWS_TYPE }),
+  /** `writ init` → `<WRIT_HOME>/services/<principal>.enrollment.jws`: a service principal may register and rotate its own keys (signed by an operator). */
+  serviceEnrollment: kind({ contract: 'ServiceEnrollment', schema: ServiceEnrollment, signerField: 'enrolled_by', signedAtField: 'enrolled_at', typ: SERVICE_ENROLLMENT_JWS_TYPE }),
   /** `writ task done` → `<root>.qry.orchestrator.claim-done` (signed by the task's owner; the orchestrator checks who). */
   doneClaim: kind({ contract: 'DoneClaimSubmission', schema: DoneClaimSubmission, signerField: 'claimed_by', signedAtField: 'claimed_at', typ: DONE_CLAIM_JWS_TYPE }),
   /** `writ task blocked` → `<root>.qry.orchestrator.claim-blocked`. */

@@ -65,6 +65,29 @@ describe('a forged approval.granted mints no grant', () => {
     expect(minted).toBe(false);
   });
 
+  it('given an approval.granted signed by a "director" registered without an operator’s signature (appended with a bus credential), then APPROVAL_RESOLUTION_NOT_DIRECTOR and nothing is minted', async () => {
+    // given: its signature, its role, its key window and the packet all hold; its registration chains to no operator
+    const rogue = await rig.registerUser(['director'], 'user', { unauthorized: true });
+    const attempt = await pending();
+    await rig.appendForged(attempt, 'approval.granted', granted(rogue, await rig.resolutionJws(rogue, attempt.approvalId, 'grant')));
+    // when
+    const { code, minted } = await grantAfterForgery(attempt);
+    // then
+    expect(code).toBe('APPROVAL_RESOLUTION_NOT_DIRECTOR');
+    expect(minted).toBe(false);
+  });
+
+  it('given `writ approve` by a "director" registered without an operator’s signature, then it is refused APPROVAL_RESOLUTION_NOT_DIRECTOR and nothing is appended', async () => {
+    const rogue = await rig.registerUser(['director'], 'user', { unauthorized: true });
+    const attempt = await pending();
+    const before = types(await rig.taskEvents(attempt.taskId));
+    const error = await rig.resolveError(attempt, rogue, 'grant');
+    expect(hasErrorCode(error, 'APPROVAL_RESOLUTION_NOT_DIRECTOR')).toBe(true);
+    expect(types(await rig.taskEvents(attempt.taskId))).toEqual(before);
+    // and a director the operator registered still grants it
+    expect(await rig.resolve(attempt, rig.director, 'grant')).toMatchObject({ status: 'granted' });
+  });
+
   it('given an approval.granted signed by the requester itself, then APPROVAL_RESOLUTION_BY_REQUESTER and nothing is minted', async () => {
     // given: the agent that proposed the action holds the director role, and signs its own approval
     const attempt = await pending();

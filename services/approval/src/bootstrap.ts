@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import { HttpAuthGuard } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
-import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority } from '@writ/runtime';
+import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority, resolutionRegistrationOptions } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { ApprovalModule } from './approval.module.js';
 import { CancelApprovalHandler } from './application/cancel-approval.handler.js';
@@ -77,8 +77,14 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
   let app: INestApplication | undefined;
   let stalls: ConsumerStallWatch | undefined;
   try {
+    // A director's registration must chain back to the trust anchor (WRIT_TRUST_ANCHOR), checked before a resolution is recorded and again before it is acted on.
+    const registrations = await resolutionRegistrationOptions(runtime.store, config.trustAnchorFile, logger);
     // Every handler folds the log with forged or unauthorized director decisions left out (invariant 9).
-    const log = new TrustedTaskLog(new EventStoreTaskLog(runtime.store), new ResolutionAuthority(runtime.registry));
+    const log = new TrustedTaskLog(
+      new EventStoreTaskLog(runtime.store),
+      // ... and a director's registration must chain back to the trust anchor.
+      new ResolutionAuthority(runtime.registry, registrations),
+    );
     const common = { log, clock, principalId: config.principalId };
     const keyring = new ServiceKeyringAdapter(runtime.keys, runtime.registry, config.grantTtlSeconds + config.keyRetireSkewSeconds);
     const signed = { principals: runtime.registry, clock, freshnessSeconds: config.freshnessSeconds };
@@ -128,7 +134,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
         runtime,
         handlers: {
           request: new RequestApprovalHandler({ ...common, approvalTtlSeconds: config.approvalTtlSeconds, witness, artifacts, expiry }),
-          resolve: new ResolveApprovalHandler({ ...common, principals: runtime.registry, witness, policies: new NatsPolicyProfiles(runtime.nc, config.policyBucket) }),
+          resolve: new ResolveApprovalHandler({ ...common, ...registrations, principals: runtime.registry, witness, policies: new NatsPolicyProfiles(runtime.nc, config.policyBucket) }),
           cancel: new CancelApprovalHandler(common),
           issueGrant: new IssueGrantHandler({
             ...common,

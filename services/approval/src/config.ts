@@ -37,6 +37,8 @@ export const ApprovalEnvironment = z
     /** Byte bound of each bus stream; default the runtime's (1 GiB). */
     WRIT_BUS_MAX_BYTES: Bytes.optional(),
     WRIT_APPROVAL_PRINCIPAL_ID: Id.default('writ-approval'),
+    /** The deployment's trust anchor (writ init's trust-anchor.json): each director's registration must chain to it. */
+    WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
     /** The single private key file of older releases: migrated into the key directory on first start. */
     WRIT_APPROVAL_KEY_FILE: z.string().min(1).default('/var/lib/writ/keys/approval.jwk.json'),
     /** The rotating keyring: `<kid>.jwk.json` (0600) and `keyring.json`. Default: the key file's path without `.jwk.json` (`/var/lib/writ/keys/approval`). */
@@ -90,6 +92,7 @@ export const ApprovalEnvironment = z
         busMaxBytes: env.WRIT_BUS_MAX_BYTES,
       },
       principalId: env.WRIT_APPROVAL_PRINCIPAL_ID,
+      trustAnchorFile: env.WRIT_TRUST_ANCHOR,
       keyFile: env.WRIT_APPROVAL_KEY_FILE,
       keyDir: env.WRIT_APPROVAL_KEY_DIR ?? env.WRIT_APPROVAL_KEY_FILE.replace(/(\.jwk)?\.json$/, ''),
       keyRetireSkewSeconds: env.WRIT_APPROVAL_KEY_RETIRE_SKEW_SECONDS,

@@ -18,11 +18,12 @@ import {
   type PolicyProfileRecord,
   type PrincipalRegistered,
   type PrincipalRole,
+  type PublicEd25519Jwk,
 } from '@writ/contracts';
 import { canonicalJson, generateEd25519Key, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
 import { createLogger } from '@writ/telemetry';
-import { packetHashOfRef } from '@writ/runtime';
+import { loadOperatorSigner, packetHashOfRef, signedPrincipalRegistration } from '@writ/runtime';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { SERVICE_NAME, createApprovalApp, type ApprovalApp } from '../src/bootstrap.js';
 import { loadApprovalConfig, type ApprovalConfig } from '../src/config.js';
@@ -113,6 +114,8 @@ export class ApprovalRig {
       WRIT_ARTIFACTS_BUCKET: this.buckets.artifacts,
       WRIT_ARTIFACTS_MAX_BYTES: String(16 * MiB),
       WRIT_POLICY_BUCKET: this.buckets.policy,
+      // The deployment's trust anchor (npm test sets it from writ init): each director's registration must chain to it.
+      ...(process.env['WRIT_TRUST_ANCHOR'] === undefined ? {} : { WRIT_TRUST_ANCHOR: process.env['WRIT_TRUST_ANCHOR'] }),
     });
     this.policyKv = await this.createPolicyBucket();
     this.#observer = this.#startObserver();
@@ -180,11 +183,19 @@ export class ApprovalRig {
     return bytes === null ? undefined : JSON.parse(new TextDecoder().decode(bytes));
   }
 
-  async registerUser(roles: PrincipalRole[], principalType: PrincipalRegistered['principal_type'] = 'user'): Promise<User> {
+  /** `unauthorized`: appended without the operator's signature, as a bus credential alone could append it (chains to no anchor). */
+  async registerUser(roles: PrincipalRole[], principalType: PrincipalRegistered['principal_type'] = 'user', options: { unauthorized?: boolean } = {}): Promise<User> {
     const id = uniqueName('user');
     const key = await generateEd25519Key({ kid: `${id}-k1` });
-    const at = new Date().toISOString();
-    const payload: PrincipalRegistered = { principal_id: id, principal_type: principalType, display_name: id, roles, keys: [key.publicJwk], registered_by: 'test', at };
+    // Operator-signed, as ingress appends what `writ principal add` sends: it chains to the trust anchor.
+    const operator = await loadOperatorSigner();
+    if (operator === undefined) throw new Error('WRIT_OPERATOR_KEY is not set: run the tests through npm test (writ init makes the operator)');
+    const payload: PrincipalRegistered = await signedPrincipalRegistration(
+      { principal_id: id, principal_type: principalType, display_name: id, roles, keys: [key.publicJwk as PublicEd25519Jwk] },
+      { ...operator, now: new Date() },
+    );
+    if (options.unauthorized === true) delete (payload as { authorization?: string }).authorization;
+    const at = payload.at;
     const draft = {
       event_id: uniqueName('evt'),
       schema_version: 1,

@@ -120,6 +120,11 @@ export const ExecutorEnv = z.object({
 
   /** Principal whose keys (from the log) must have signed the grant; also its required `iss`. */
   WRIT_GRANT_ISSUER: Id.default('writ-approval'),
+  /**
+   * The deployment's trust anchor (`<WRIT_HOME>/trust-anchor.json`, from `writ init`): a grant is
+   * trusted only under an issuer key whose registration chains to it. Unset: every grant is refused.
+   */
+  WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
   /** Required `aud` of a grant. */
   WRIT_GRANT_AUDIENCE: z.string().min(1).max(128).default('writ-executor'),
 
@@ -309,7 +314,8 @@ export interface ExecutorConfig {
   readonly principalId: string;
   readonly durable: string;
   readonly concurrency: number;
-  readonly grant: { readonly issuer: string; readonly audience: string };
+  /** `trustAnchorFile` (WRIT_TRUST_ANCHOR): the issuer's keys are trusted only when their registration chains to it; none: no grant is. */
+  readonly grant: { readonly issuer: string; readonly audience: string; readonly trustAnchorFile?: string };
   readonly actionTimeoutMs: number;
   readonly outputCapBytes: number;
   readonly claimGraceMs: number;
@@ -447,7 +453,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
     principalId: env.WRIT_EXECUTOR_PRINCIPAL,
     durable: env.WRIT_EXECUTOR_DURABLE,
     concurrency: env.WRIT_EXECUTOR_CONCURRENCY,
-    grant: { issuer: env.WRIT_GRANT_ISSUER, audience: env.WRIT_GRANT_AUDIENCE },
+    grant: { issuer: env.WRIT_GRANT_ISSUER, audience: env.WRIT_GRANT_AUDIENCE, ...(env.WRIT_TRUST_ANCHOR === undefined ? {} : { trustAnchorFile: env.WRIT_TRUST_ANCHOR }) },
     actionTimeoutMs: env.WRIT_ACTION_TIMEOUT_MS,
     outputCapBytes: env.WRIT_OUTPUT_CAP_BYTES,
     claimGraceMs: env.WRIT_CLAIM_GRACE_MS,

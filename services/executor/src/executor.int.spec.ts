@@ -7,6 +7,7 @@ import path from 'node:path';
 import { DeadLetterHeaders } from '@writ/bus';
 import { ExecutionCompleted, type ActionRequest } from '@writ/contracts';
 import { generateEd25519Key, sha256Hex } from '@writ/crypto';
+import { registerServicePrincipal } from '@writ/runtime';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useIdFor } from './application/event-drafts.js';
@@ -192,6 +193,16 @@ describe('executor service', () => {
       note: 'a JWS signed by an unknown kid',
       code: 'GRANT_SIGNATURE_INVALID',
       make: async (ids) => rig.mint({ ids, signer: await generateEd25519Key({ kid: 'intruder-k9' }) }),
+    },
+    {
+      note: 'a JWS signed by a key the issuer "registered" on its own principal with no operator enrollment (a stolen approval bus credential)',
+      code: 'GRANT_ISSUER_UNAUTHORIZED',
+      make: async (ids) => {
+        const rogue = await generateEd25519Key({ kid: uniqueName('rogue') });
+        // What a holder of the approval service's bus credential can append: principal.key_added, with no authorization.
+        expect(await registerServicePrincipal(rig.store, { principalId: rig.config.grant.issuer, displayName: 'approval (test)', key: rogue })).toBe('key_added');
+        return rig.mint({ ids, signer: rogue });
+      },
     },
     {
       note: 'params changed after the grant was minted (params_sha256)',

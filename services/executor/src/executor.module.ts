@@ -2,7 +2,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams, NatsArtifactStore, PrincipalRegistry, serviceAuthorship, useSealKey } from '@writ/runtime';
+import { ensureWritStreams, loadTrustAnchor, NatsArtifactStore, PrincipalRegistry, RegistrationAuthority, serviceAuthorship, useSealKey } from '@writ/runtime';
+import type { TrustAnchor } from '@writ/contracts';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
 import { CellRouter, MAX_FORWARD_HOPS } from './application/cell-routing.js';
@@ -22,7 +23,7 @@ import { observeListener } from './inbound/observe.listener.js';
 import { resolveOutcomeListener } from './inbound/resolve-outcome.listener.js';
 import { ResolveOutcomeHandler } from './application/resolve-outcome.handler.js';
 import { runActionListener } from './inbound/run-action.listener.js';
-import { BUS_STREAMS, EXECUTOR_CONFIG, EXECUTOR_LOGGER, EXECUTOR_OPTIONS, JOURNAL_SWEEP_TIMER, NATS_CONNECTION } from './executor.tokens.js';
+import { BUS_STREAMS, EXECUTOR_CONFIG, EXECUTOR_LOGGER, EXECUTOR_OPTIONS, JOURNAL_SWEEP_TIMER, NATS_CONNECTION, TRUST_ANCHOR } from './executor.tokens.js';
 import { artifactStoreFailure } from './outbound/artifact-store.js';
 import { CELL_DEFAULTS, CellPool, CellRuntime, type CellRuntimeOptions } from './outbound/cells/index.js';
 import { EventStoreCellLog } from './outbound/cell-event-log.js';
@@ -186,6 +187,17 @@ export class ExecutorModule {
           },
         },
         {
+          provide: TRUST_ANCHOR,
+          inject: [EXECUTOR_LOGGER],
+          useFactory: async (logger: Logger): Promise<{ anchor: TrustAnchor | undefined }> => {
+            if (config.grant.trustAnchorFile === undefined) {
+              logger.warn('no WRIT_TRUST_ANCHOR: no grant issuer key can be checked back to an operator, so every grant is refused (GRANT_ISSUER_UNAUTHORIZED)');
+              return { anchor: undefined };
+            }
+            return { anchor: await loadTrustAnchor(config.grant.trustAnchorFile) };
+          },
+        },
+        {
           provide: PrincipalRegistry,
           inject: [NATS_CONNECTION, EventStore],
           useFactory: (nc: NatsConnection, store: EventStore) =>
@@ -299,14 +311,32 @@ export class ExecutorModule {
         },
         {
           provide: RunActionHandler,
-          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, CellLifecycle, CellRouter, EXECUTOR_LOGGER],
-          useFactory: (store: EventStore, registry: PrincipalRegistry, cells: ExecutorCells, artifacts: NatsArtifactStore, serializer: TaskSerializer, lifecycle: CellLifecycle, router: CellRouter, logger: Logger) => {
+          inject: [EventStore, PrincipalRegistry, ExecutorCells, NatsArtifactStore, TaskSerializer, CellLifecycle, CellRouter, EXECUTOR_LOGGER, TRUST_ANCHOR],
+          useFactory: (
+            store: EventStore,
+            registry: PrincipalRegistry,
+            cells: ExecutorCells,
+            artifacts: NatsArtifactStore,
+            serializer: TaskSerializer,
+            lifecycle: CellLifecycle,
+            router: CellRouter,
+            logger: Logger,
+            trust: { anchor: TrustAnchor | undefined },
+          ) => {
             const handler = new RunActionHandler(
               {
                 log: new EventStoreTaskLog(store),
                 // The issuer's keys as its stream says now, not as the follower last saw it: a retired
                 // (revoked) signing key is refused from the next use on, like a revoked grant.
-                keys: { verificationKeys: (principalId) => registry.verificationKeys(principalId, { fresh: true }) },
+                keys: {
+                  verificationKeys: (principalId) => registry.verificationKeys(principalId, { fresh: true }),
+                  // Read fresh at each use: the issuer's key must chain to the trust anchor (its enrollment by an operator).
+                  unauthorized: async (principalId, kid) => {
+                    const authority = new RegistrationAuthority(async (id) => (await store.readEntity('principal', id)).map(({ event }) => event), trust.anchor);
+                    const refusal = await authority.key(principalId, kid);
+                    return refusal === undefined ? undefined : `${refusal.code}: ${refusal.message}`;
+                  },
+                },
                 cells,
                 artifacts,
                 clock: options.clock ?? (() => new Date()),

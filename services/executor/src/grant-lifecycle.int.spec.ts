@@ -8,7 +8,7 @@ import { RotatingServiceKey } from '@writ/runtime';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantStateFor, readGrantHistory } from './application/grant-history.js';
-import { ExecutorRig, newIds, ofType, request, runAction, type Grant, type GrantSpec, type Ids } from '../test/executor-rig.js';
+import { ExecutorRig, enrollment, newIds, ofType, request, runAction, type Grant, type GrantSpec, type Ids } from '../test/executor-rig.js';
 
 /**
  * The grant's life as the executor honours it: revocation, expiry and the
@@ -26,7 +26,7 @@ let issuerKey: RotatingServiceKey;
 beforeAll(async () => {
   await rig.start('executor-grant-lifecycle', { cellsRoots: ['writ-executor-gl-'] });
   const keyDir = await rig.tempDir('writ-issuer-keys-');
-  ({ key: issuerKey } = await RotatingServiceKey.start(rig.store, { principalId: rig.config.grant.issuer, displayName: 'approval (test)', keyDir }));
+  ({ key: issuerKey } = await RotatingServiceKey.start(rig.store, { principalId: rig.config.grant.issuer, displayName: 'approval (test)', keyDir, authorization: await enrollment(rig.config.grant.issuer) }));
 }, 300_000);
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { BusClient } from '@writ/bus';
 import { hasErrorCode, type ActionRequest, type EventEnvelope, type PrincipalRegistered, type PrincipalRole, type RunAction } from '@writ/contracts';
 import { generateEd25519Key, signClaims, type Ed25519SigningKey } from '@writ/crypto';
 import { EventStore } from '@writ/eventstore';
-import { registerServicePrincipal } from '@writ/runtime';
+import { loadOperatorSigner, registerServicePrincipal, signServiceEnrollment } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
 import { connectTestNats, deleteStreams, NATS_URL, uniqueName, waitFor } from '@writ/testing';
 import Docker from 'dockerode';
@@ -39,8 +39,17 @@ export function testEnv(cellsRoot: string, env: Record<string, string> = {}): Re
     WRIT_CELLS_ROOT: cellsRoot,
     WRIT_BUS_PULL_EXPIRES_MS: '1000',
     WRIT_ACTION_TIMEOUT_MS: '20000',
+    // The deployment's trust anchor (npm test sets it from writ init): grant issuer keys must chain to it.
+    ...(process.env['WRIT_TRUST_ANCHOR'] === undefined ? {} : { WRIT_TRUST_ANCHOR: process.env['WRIT_TRUST_ANCHOR'] }),
     ...env,
   };
+}
+
+/** The operator's enrollment of a service principal (WRIT_OPERATOR_KEY, from writ init, as npm test sets it). */
+export async function enrollment(principalId: string): Promise<string> {
+  const operator = await loadOperatorSigner();
+  if (operator === undefined) throw new Error('WRIT_OPERATOR_KEY is not set: run the tests through npm test (writ init makes the operator)');
+  return signServiceEnrollment(principalId, { ...operator, now: new Date() });
 }
 
 /** A config of its own for one test file (`testEnv`, parsed as the service parses its environment). */
@@ -287,7 +296,9 @@ export class ExecutorRig {
   /** Registers the grant issuer (`WRIT_GRANT_ISSUER`) in the log with a new key, as the approval service does at its start. */
   async registerApprovalKey(kid: string, displayName: string): Promise<Ed25519SigningKey> {
     this.approvalKey = await generateEd25519Key({ kid });
-    await registerServicePrincipal(this.store, { principalId: this.config.grant.issuer, displayName, key: this.approvalKey });
+    // Enrolled by the operator, as `writ init` enrolls the approval service: the executor trusts its key only so.
+    const authorization = await enrollment(this.config.grant.issuer);
+    await registerServicePrincipal(this.store, { principalId: this.config.grant.issuer, displayName, key: this.approvalKey, authorization });
     return this.approvalKey;
   }
 

@@ -29,7 +29,6 @@ export async function startTestIngress(env: Record<string, string> = {}): Promis
     // The NATS the tests connect to (WRIT_NATS_URL), not the default port.
     WRIT_NATS_URL: NATS_URL,
     WRIT_SUBJECT_ROOT: root,
-    WRIT_NATS_URL: NATS_URL,
     WRIT_HTTP_HOST: '127.0.0.1',
     WRIT_HTTP_PORT: '0',
     WRIT_EVENTS_STREAM: streams.events,

@@ -6,7 +6,7 @@ import { NestFactory, Reflector } from '@nestjs/core';
 import { HttpAuthGuard } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, serviceAuthorship, useSealKey } from '@writ/runtime';
+import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, resolutionRegistrationOptions, serviceAuthorship, useSealKey } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -82,7 +82,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
         logger,
         principals,
         // A director's decision resumes an attempt only when its signature holds up against the principals' history.
-        authority: new ResolutionAuthority(principals),
+        authority: new ResolutionAuthority(principals, await resolutionRegistrationOptions(store, env.WRIT_TRUST_ANCHOR, logger)),
         ...(options.clock === undefined ? {} : { clock: options.clock }),
       }),
       { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },

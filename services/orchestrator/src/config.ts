@@ -36,6 +36,8 @@ export const OrchestratorEnv = z.object({
   WRIT_STREAM_REPLICAS: int(1).max(5).default(1),
   /** Who the orchestrator's events are attributed to (`actor_id`). */
   WRIT_ORCHESTRATOR_PRINCIPAL_ID: PrincipalId.default('writ-orchestrator'),
+  /** The deployment's trust anchor (writ init's trust-anchor.json): each director's registration must chain to it. */
+  WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
   /** The executor fleet principal grants are issued to. */
   WRIT_EXECUTOR_PRINCIPAL_ID: PrincipalId.default('writ-executor'),
   /** Consumer tuning: handled attempts per event, first backoff delay, pull wait (bounds an idle graceful stop). */

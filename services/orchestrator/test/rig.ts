@@ -2,12 +2,12 @@ import { jetstreamManager, type JetStreamManager, type MsgRequest } from '@nats-
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { hasErrorCode, type EventDraft, type EventEnvelope } from '@writ/contracts';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams } from '@writ/runtime';
+import { ensureWritStreams, loadOperatorSigner, signedPrincipalRegistration } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
 import { connectTestNats, NATS_URL, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { createOrchestratorApp, type OrchestratorApp } from '../src/bootstrap.js';
 import { loadOrchestratorConfig, type OrchestratorConfig } from '../src/config.js';
-import { DIRECTOR, directorRegisteredDraft } from './task-fixtures.js';
+import { DIRECTOR, DIRECTOR_REGISTERED_AT, directorJwk, directorRegisteredDraft } from './task-fixtures.js';
 
 const MiB = 1024 ** 2;
 export const quiet = createLogger('orchestrator-test', { level: 'silent' });
@@ -30,6 +30,8 @@ export async function createRig(name: string): Promise<Rig> {
   const config = loadOrchestratorConfig({
     // The NATS the tests connect to (WRIT_NATS_URL of the shell, e.g. a worktree's own), not the service default.
     WRIT_NATS_URL: NATS_URL,
+    // The deployment's trust anchor (npm test sets it from writ init): each director's registration must chain to it.
+    ...(process.env['WRIT_TRUST_ANCHOR'] === undefined ? {} : { WRIT_TRUST_ANCHOR: process.env['WRIT_TRUST_ANCHOR'] }),
     WRIT_SUBJECT_ROOT: root,
     WRIT_EVENTS_STREAM: uniqueName('EVT'),
     WRIT_INGRESS_STREAM: uniqueName('ING'),
@@ -44,7 +46,14 @@ export async function createRig(name: string): Promise<Rig> {
   });
   const store = await EventStore.open(nc, { stream: config.env.WRIT_EVENTS_STREAM, subjectPrefix: config.subjects.events, maxBytes: 64 * MiB });
   // The director whose signed resolutions the fixtures record (task-fixtures `approvalResolvedDraft`).
-  await store.appendToEntity('principal', DIRECTOR, [directorRegisteredDraft()], 0);
+  // Registered as ingress appends `writ principal add`: signed by the operator, chaining to the trust anchor.
+  const operator = await loadOperatorSigner();
+  if (operator === undefined) throw new Error('WRIT_OPERATOR_KEY is not set: run the tests through npm test (writ init makes the operator)');
+  const signed = await signedPrincipalRegistration(
+    { principal_id: DIRECTOR, principal_type: 'user', display_name: 'Director', roles: ['director'], keys: [directorJwk()] },
+    { ...operator, now: new Date(DIRECTOR_REGISTERED_AT) },
+  );
+  await store.appendToEntity('principal', DIRECTOR, [directorRegisteredDraft(signed)], 0);
   const published: Rig['published'] = [];
   const sub: Subscription = nc.subscribe(config.subjects.commandsAll);
   void (async () => {

@@ -249,10 +249,19 @@ const DIRECTOR_KEY = generateKeyPairSync('ed25519');
 const DIRECTOR_KID = `${DIRECTOR}-k1`;
 
 /** `principal.registered` of the director (role director), long before any fixture time: the rig appends it. */
-export function directorRegisteredDraft(): EventDraft {
-  const jwk = { ...(DIRECTOR_KEY.publicKey.export({ format: 'jwk' }) as { kty: 'OKP'; crv: 'Ed25519'; x: string }), kid: DIRECTOR_KID } as PublicEd25519Jwk;
-  const at = '2000-01-01T00:00:00.000Z';
-  const payload: PrincipalRegistered = { principal_id: DIRECTOR, principal_type: 'user', display_name: 'Director', roles: ['director'], keys: [jwk], registered_by: 'operator', at };
+/** The director's public key, as registered. */
+export function directorJwk(): PublicEd25519Jwk {
+  return { ...(DIRECTOR_KEY.publicKey.export({ format: 'jwk' }) as { kty: 'OKP'; crv: 'Ed25519'; x: string }), kid: DIRECTOR_KID } as PublicEd25519Jwk;
+}
+
+/** When the director was registered. */
+export const DIRECTOR_REGISTERED_AT = '2000-01-01T00:00:00.000Z';
+
+/** `principal.registered` of the director; `signed`: the operator-signed payload ingress would append (with its authorization). */
+export function directorRegisteredDraft(signed?: PrincipalRegistered): EventDraft {
+  const jwk = directorJwk();
+  const at = DIRECTOR_REGISTERED_AT;
+  const payload: PrincipalRegistered = signed ?? { principal_id: DIRECTOR, principal_type: 'user', display_name: 'Director', roles: ['director'], keys: [jwk], registered_by: 'operator', at };
   return {
     event_id: `evt-registered-${DIRECTOR}`,
     schema_version: 1,

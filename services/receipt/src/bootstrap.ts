@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { EventStoreTaskLog, ResolutionAuthority, ServiceRuntime } from '@writ/runtime';
+import { EventStoreTaskLog, ResolutionAuthority, ServiceRuntime, resolutionRegistrationOptions } from '@writ/runtime';
 import { startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { IssueReceiptHandler } from './application/issue-receipt.handler.js';
@@ -119,7 +119,7 @@ export async function createReceiptApp(config: ReceiptConfig, options: ReceiptAp
           signer: () => new KeyReceiptSigner(keys.active),
           clock,
           principalId: config.principalId,
-          authority: new ResolutionAuthority(principals),
+          authority: new ResolutionAuthority(principals, await resolutionRegistrationOptions(runtime.store, config.trustAnchorFile, logger)),
         }),
         rotateKey: new RotateKeyHandler({
           principals,

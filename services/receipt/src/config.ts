@@ -11,6 +11,8 @@ import { z } from 'zod';
 export const ReceiptEnvironment = serviceEnvironment({ httpPort: 8086 })
   .extend({
     WRIT_RECEIPT_PRINCIPAL_ID: Id.default('writ-receipt'),
+    /** The deployment's trust anchor (writ init's trust-anchor.json): each director's registration must chain to it. */
+    WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
     /** The single private key file of older releases: migrated into the key directory on its first start (the file is left in place). */
     WRIT_RECEIPT_KEY_FILE: z.string().min(1).default('/var/lib/writ/keys/receipt.jwk.json'),
     /** The rotating keyring: `<kid>.jwk.json` (0600) and `keyring.json`; replicas may share it. Default: the key file's path without `.jwk.json`. */
@@ -39,6 +41,7 @@ export const ReceiptEnvironment = serviceEnvironment({ httpPort: 8086 })
     subjectRoot: env.WRIT_SUBJECT_ROOT,
     streams: serviceStreams(env),
     principalId: env.WRIT_RECEIPT_PRINCIPAL_ID,
+    trustAnchorFile: env.WRIT_TRUST_ANCHOR,
     keyFile: env.WRIT_RECEIPT_KEY_FILE,
     keys: {
       dir: env.WRIT_RECEIPT_KEY_DIR ?? env.WRIT_RECEIPT_KEY_FILE.replace(/(\.jwk)?\.json$/, ''),

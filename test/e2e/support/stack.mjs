@@ -116,6 +116,8 @@ function stackEnvironment(layout, extra) {
   return {
     WRIT_NATS_URL: NATS_URL,
     WRIT_TRUST_ANCHOR: OPERATOR.trustAnchor,
+    // Each service finds the operator's enrollment of its principal here (<WRIT_HOME>/services): readers trust its keys only so.
+    WRIT_HOME,
     WRIT_HTTP_HOST: '127.0.0.1',
     WRIT_SUBJECT_ROOT: layout.root,
     WRIT_EVENTS_STREAM: layout.streams.events,
@@ -398,6 +400,8 @@ export class Stack {
       WRIT_OPERATOR_KEY: OPERATOR.key,
       // The CLI reads the log as the services do: an event whose author is unproven is quarantined.
       WRIT_AUTHORSHIP: 'enforce',
+      // As `. writ.env` sets it: export bundles this anchor, verify --task checks every registration back to it.
+      WRIT_TRUST_ANCHOR: OPERATOR.trustAnchor,
     };
     try {
       const { stdout } = await execFileAsync(process.execPath, [bin, ...args], { cwd: this.layout.dir, env, timeout: 60_000 });

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { initWritHome, type WritHome } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
@@ -55,6 +55,7 @@ export async function init(options: InitOptions, io: CliIo): Promise<WritHome> {
       `dashboard HTTP   ${result.dashboardId} (observer): private key ${result.dashboardKey} (0600); scripts/writ-up.sh registers it; its token: writ http token --principal ${result.dashboardId} --key ${result.dashboardKey}`,
       `service creds    ${Object.values(result.creds.services).join(', ')}`,
       `postgres         schema ${result.pg.schema}, projection role ${result.pg.roles.projection}: password ${result.pg.passwordFiles.projection} (0600; writ pg setup creates the role)`,
+      `enrollments      ${join(result.home, 'services')} (the operator's signed enrollment of each service principal: its keys chain to the trust anchor)`,
       `environment      . ${result.envFile}`,
     ].join('\n'),
   );

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Id, hasErrorCode, parseContract, type NotAssertedStatement, type QuarantineRecord, type ReceiptBundle } from '@writ/contracts';
 import { KeySet } from '@writ/crypto';
-import { principalHistory } from '@writ/runtime';
+import { RegistrationAuthority, loadTrustAnchor, principalHistory } from '@writ/runtime';
 import { collectBundle, liveLogChecks, parseWaitSeconds, taskEvents } from '../bundle-source.js';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
@@ -14,6 +14,11 @@ import { cell } from '../format.js';
 export interface VerifyOptions {
   /** A JWKS file obtained independently of the bundle: the keys the checks rely on must be in it. */
   readonly trust?: string;
+  /**
+   * The deployment's trust-anchor.json (`writ init`), obtained independently of the bundle: every
+   * registration must chain to it. Default with --task: WRIT_TRUST_ANCHOR.
+   */
+  readonly trustAnchor?: string;
   /** Verify this task against the live log instead of a bundle file. */
   readonly task?: string;
   /** With --task: seconds to wait for receipts not sequenced yet. */
@@ -110,7 +115,13 @@ export async function verify(file: string | undefined, options: VerifyOptions, c
   if ((file === undefined) === (options.task === undefined)) throw new CliError('CLI_USAGE', 'name a bundle file, or --task <task_id> to verify a task in the live log (not both)');
   if (options.live === true && file === undefined) throw new CliError('CLI_USAGE', '--live checks a bundle file against the live log; --task is live already');
   const trusted = await trustedKeys(io, options.trust);
-  const trustOptions = trusted === undefined ? {} : { trusted, trustSource: options.trust };
+  // The anchor the registrations must chain to: given, or (verifying the live log) this deployment's own.
+  const anchorFile = options.trustAnchor ?? (options.task === undefined ? undefined : io.env['WRIT_TRUST_ANCHOR'] || undefined);
+  const trustAnchor = anchorFile === undefined ? undefined : await loadTrustAnchor(resolve(io.cwd, anchorFile));
+  const trustOptions = {
+    ...(trusted === undefined ? {} : { trusted, trustSource: options.trust }),
+    ...(trustAnchor === undefined ? {} : { trustAnchor, trustAnchorSource: `the trust anchor ${anchorFile}` }),
+  };
 
   let source: string;
   let verification: BundleVerification;
@@ -149,8 +160,13 @@ export async function verify(file: string | undefined, options: VerifyOptions, c
       const chainChecks = [live, ...quarantineChecks(chain.quarantined, source)];
       const bundle = chain.ok ? await collectBundle(nc, store, conn, taskId, { waitMs, io }).catch(noReceiptsYet) : undefined;
       // The directors' decisions past the last receipt (all of them, with no receipt yet), against the principals in the live log.
-      const lookup = async (id: string) => principalHistory(id, (await store.readEntity('principal', id)).map(({ event }) => event));
-      const unreceipted = chain.ok ? await approvalAuthorityChecks(await taskEvents(store, taskId), lookup, { source: 'the live log', from: bundle?.events.length ?? 0 }) : [];
+      const principalEvents = async (id: string) => (await store.readEntity('principal', id)).map(({ event }) => event);
+      const lookup = async (id: string) => principalHistory(id, await principalEvents(id));
+      // Each director's registration checked back to the trust anchor, as the bundle's are.
+      const registrations = trustAnchor === undefined ? undefined : new RegistrationAuthority(principalEvents, trustAnchor).registrationCheck();
+      const unreceipted = chain.ok
+        ? await approvalAuthorityChecks(await taskEvents(store, taskId), lookup, { source: 'the live log', from: bundle?.events.length ?? 0, ...(registrations === undefined ? {} : { registrations }) })
+        : [];
       if (!chain.ok) {
         verification = { ok: false, anchored: false, checks: chainChecks };
       } else if (bundle === undefined) {

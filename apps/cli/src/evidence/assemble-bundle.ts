@@ -1,8 +1,8 @@
-import { RECEIPT_BUNDLE_VERSION, type BundlePrincipal, type BundledReceipt, type EventEnvelope, type InclusionProof, type Receipt, type ReceiptBundle, type SignedTreeHead } from '@writ/contracts';
+import { RECEIPT_BUNDLE_VERSION, type BundlePrincipal, type BundledReceipt, type EventEnvelope, type InclusionProof, type Receipt, type ReceiptBundle, type SignedTreeHead, type TrustAnchor } from '@writ/contracts';
 import { sealBundle } from './bundle-seal.js';
 import { EvidenceError } from './evidence-errors.js';
 import { inclusionFailure } from './inclusion.js';
-import { DIRECTOR_DECISIONS, claimedResolver, keyHistory } from '@writ/runtime';
+import { DIRECTOR_DECISIONS, claimedAuthorizers, claimedResolver, keyHistory } from '@writ/runtime';
 import { notAssertedFor } from './not-asserted.js';
 import { SegmentIndex, resolveReferences, type SegmentEvent } from './receipt-references.js';
 
@@ -84,6 +84,8 @@ export interface BundleSources {
   /** An inclusion proof per receipt id, all against `treeHead`. */
   readonly proofs: ReadonlyMap<string, InclusionProof>;
   readonly treeHead: SignedTreeHead;
+  /** The deployment's trust anchor: bundled, with the operators on the principals' authority chains (from `principals`). */
+  readonly trustAnchor?: TrustAnchor;
 }
 
 /**
@@ -129,6 +131,14 @@ export function assembleBundle(sources: BundleSources): ReceiptBundle {
     // A bundle holds at most 16 principals (ReceiptBundle): a resolver beyond them fails its check, visibly.
     if (found !== undefined && found.events.length > 0 && principals.length < 16) principals.push({ principal_id: found.principal_id, events: [...found.events] });
   }
+  // The operators the bundled registrations claim were signed by, and theirs: what checks them back to the trust anchor.
+  for (let next = 0; next < principals.length && principals.length < 16; next++) {
+    for (const signer of claimedAuthorizers((principals[next] as BundlePrincipal).events)) {
+      if (principals.length >= 16 || principals.some((principal) => principal.principal_id === signer)) continue;
+      const found = sources.principals.find((principal) => principal.principal_id === signer);
+      if (found !== undefined && found.events.length > 0) principals.push({ principal_id: found.principal_id, events: [...found.events] });
+    }
+  }
   const events = [...needs.segment];
   return sealBundle({
     bundle_version: RECEIPT_BUNDLE_VERSION,
@@ -138,6 +148,7 @@ export function assembleBundle(sources: BundleSources): ReceiptBundle {
     tree_head: treeHead,
     principals,
     keys: keyHistory(principals),
+    ...(sources.trustAnchor === undefined ? {} : { trust_anchor: sources.trustAnchor }),
     not_asserted: notAssertedFor({ task_id: taskId, events, receipts, tree_head: treeHead }),
   });
 }

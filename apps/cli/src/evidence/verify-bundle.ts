@@ -1,4 +1,4 @@
-import { ReceiptBundle, TREE_HEAD_JWS_TYPE, type BundleKey, type BundledReceipt, type EventEnvelope } from '@writ/contracts';
+import { ReceiptBundle, TREE_HEAD_JWS_TYPE, type BundleKey, type BundledReceipt, type EventEnvelope, type TrustAnchor } from '@writ/contracts';
 import { KeySet, canonicalJson, importEd25519PublicJwk, verifyJws, type Ed25519PublicKey } from '@writ/crypto';
 import { verifyEventChain } from '@writ/eventstore';
 import { verifyReceiptDocument, type ReceiptCheck } from '../receipt-verification.js';
@@ -7,6 +7,7 @@ import { issuedReceipts } from './assemble-bundle.js';
 import { inclusionFailure } from './inclusion.js';
 import {
   DIRECTOR_DECISIONS,
+  RegistrationAuthority,
   approvalIdOf,
   checkResolutionAuthority,
   describeWindow,
@@ -14,7 +15,10 @@ import {
   keyValidAt,
   principalHistory,
   requestedApproval,
+  type AuthorityVerdict,
+  type PrincipalEventLike,
   type PrincipalHistoryLookup,
+  type RegistrationAuthorityCode,
   type RegistrationCheck,
   type ResolutionAuthorityCode,
 } from '@writ/runtime';
@@ -44,6 +48,7 @@ export type BundleCheckName =
   | 'events.author'
   | 'receipts.complete'
   | 'approval.authority'
+  | 'principals.authority'
   | 'receipt.event'
   | 'receipt.chain_head'
   | `receipt.${ReceiptCheck['name']}`
@@ -87,7 +92,13 @@ export type BundleCheckCode =
   | 'TRUST_KEY_UNTRUSTED'
   | 'LOG_INCONSISTENT'
   /** `approval.authority`: a director's decision without the authority it claims (`@writ/runtime` ResolutionAuthority). */
-  | ResolutionAuthorityCode;
+  | ResolutionAuthorityCode
+  /** `principals.authority`: a registration, key or role that does not chain to the trust anchor (`@writ/runtime` RegistrationAuthority). */
+  | RegistrationAuthorityCode
+  /** `principals.authority`: the trust anchor given to the verifier is not the one the bundle carries. */
+  | 'BUNDLE_TRUST_ANCHOR_MISMATCH'
+  /** `principals.authority`: neither the bundle nor the verifier has a trust anchor: no registration can be checked. */
+  | 'BUNDLE_TRUST_ANCHOR_MISSING';
 
 /**
  * `unanchored`: the check could not be anchored outside the bundle (no
@@ -135,6 +146,13 @@ export interface BundleVerifyOptions {
    * registration as the bundle's hash-chained principal events hold it, and says so.
    */
   readonly registrations?: RegistrationCheck;
+  /**
+   * The deployment's trust anchor obtained independently of the bundle (`--trust-anchor <file>`;
+   * WRIT_TRUST_ANCHOR with `--task`): every registration must chain to it, and a bundle carrying
+   * another one fails. Without it, the bundle's own `trust_anchor` is used (and said so).
+   */
+  readonly trustAnchor?: TrustAnchor;
+  readonly trustAnchorSource?: string;
 }
 
 type Status = BundleCheckStatus;
@@ -221,7 +239,14 @@ export async function verifyBundle(value: unknown, options: BundleVerifyOptions 
   const bundle = value as ReceiptBundle;
   checks.push(pass('bundle.schema', 'bundle', `a ${bundle.bundle_version} bundle of task ${bundle.task_id}`));
 
-  const seal = bundleHashOf(bundle);
+  let seal: string;
+  try {
+    seal = bundleHashOf(bundle);
+  } catch {
+    // A value RFC 8785 has no form for (a non-finite number where the contract allows any JSON): nothing can be recomputed.
+    checks.push(fail('bundle.seal', 'bundle', 'BUNDLE_SEAL_MISMATCH', 'the bundle holds a value RFC 8785 cannot canonicalize (a non-finite number): it is not the bundle that was sealed'));
+    return { ok: false, anchored: false, checks };
+  }
   checks.push(
     seal === bundle.bundle_hash
       ? pass('bundle.seal', 'bundle', `bundle_hash ${seal} is the SHA-256 of the canonical bundle`)
@@ -254,9 +279,18 @@ export async function verifyBundle(value: unknown, options: BundleVerifyOptions 
     checks.push(pass('receipts.complete', taskSubject, `all ${issued.length} receipt.issued events of the segment are bundled, in log order; the segment ends with the last`));
   }
 
-  // Every director's decision in the segment: signed by a director (then), not the requester, over its packet.
+  // Every registration, key and role of the bundled principals: authorized by an operator, back to the trust anchor.
   const histories = new Map(bundle.principals.map((principal) => [principal.principal_id, principal.events]));
-  checks.push(...(await approvalAuthorityChecks(bundle.events, (id) => principalHistory(id, histories.get(id) ?? []), { ...options, source: 'the bundle' })));
+  const authority = principalsAuthority(bundle, histories, options);
+  checks.push(...(await authority.checks()));
+  const registrations = options.registrations ?? authority.registrations;
+  // Every director's decision in the segment: signed by a director (then), not the requester, over its packet.
+  checks.push(
+    ...(await approvalAuthorityChecks(bundle.events, (id) => principalHistory(id, histories.get(id) ?? []), {
+      ...(registrations === undefined ? {} : { registrations }),
+      source: 'the bundle',
+    })),
+  );
 
   const index = new SegmentIndex(bundle.events);
   const used: UsedKey[] = [];
@@ -337,6 +371,74 @@ export async function approvalAuthorityChecks(
     }
   }
   return checks;
+}
+
+/**
+ * `principals.authority`, one per bundled principal: its registration (type, roles) and every key
+ * it held were authorized by an operator back to the trust anchor (`@writ/runtime`
+ * RegistrationAuthority, the check the executor makes of a grant issuer's key): the verifier's own
+ * anchor (`trustAnchor`) when given, else the bundle's. With none, it fails
+ * (BUNDLE_TRUST_ANCHOR_MISSING), and so does every director's authority.
+ */
+export function principalsAuthority(
+  bundle: Pick<ReceiptBundle, 'principals' | 'trust_anchor'>,
+  histories: ReadonlyMap<string, readonly PrincipalEventLike[]>,
+  options: Pick<BundleVerifyOptions, 'trustAnchor' | 'trustAnchorSource'>,
+): { readonly registrations: RegistrationCheck; checks(): Promise<BundleCheck[]> } {
+  const subject = `principals ${bundle.principals.map((principal) => principal.principal_id).join(', ')}`;
+  const given = options.trustAnchor;
+  const carried = bundle.trust_anchor;
+  if (given !== undefined && carried !== undefined && !same(given, carried)) {
+    const mismatch = fail(
+      'principals.authority',
+      subject,
+      'BUNDLE_TRUST_ANCHOR_MISMATCH',
+      `the bundle carries the trust anchor ${carried.principal_id} (${carried.keys.map((key) => key.kid).join(', ')}), not ${options.trustAnchorSource ?? 'the given one'} (${given.principal_id}: ${given.keys.map((key) => key.kid).join(', ')})`,
+    );
+    return { registrations: () => 'BUNDLE_TRUST_ANCHOR_MISMATCH: the bundle carries another trust anchor', checks: async () => [mismatch] };
+  }
+  const anchor = given ?? carried;
+  if (anchor === undefined) {
+    return {
+      // Not a mere UNANCHORED: stripping the anchor from a bundle must not switch the check off.
+      registrations: () => 'BUNDLE_TRUST_ANCHOR_MISSING: no trust anchor to check the registration against',
+      checks: async () => [
+        fail(
+          'principals.authority',
+          subject,
+          'BUNDLE_TRUST_ANCHOR_MISSING',
+          'the bundle carries no trust anchor and none was given: no registration, key or role can be checked back to an operator (pass --trust-anchor <trust-anchor.json> of the deployment)',
+        ),
+      ],
+    };
+  }
+  const whose = given !== undefined ? (options.trustAnchorSource ?? 'the given trust anchor') : "the bundle's own trust anchor (pin it with --trust-anchor)";
+  const authority = new RegistrationAuthority((id) => histories.get(id), anchor);
+  return {
+    registrations: authority.registrationCheck(),
+    checks: async () => {
+      const checks: BundleCheck[] = [];
+      for (const principal of bundle.principals) {
+        const about = `principal ${principal.principal_id}`;
+        const verdicts = await authority.check(principal.principal_id);
+        if (verdicts === undefined) {
+          checks.push(fail('principals.authority', about, 'REGISTRATION_UNSIGNED', `the bundle holds no registration of ${principal.principal_id}`));
+          continue;
+        }
+        const refused = [verdicts.registration, ...verdicts.keys.values()].find((verdict): verdict is Extract<AuthorityVerdict, { ok: false }> => verdict !== undefined && !verdict.ok);
+        if (refused !== undefined) {
+          checks.push(fail('principals.authority', about, refused.code, refused.message));
+          continue;
+        }
+        const via = verdicts.registration?.ok === true ? verdicts.registration : undefined;
+        const how = via?.via === 'enrollment' ? `a service enrolled by ${via.signer}` : `registered by ${via?.signer ?? '?'}`;
+        checks.push(
+          pass('principals.authority', about, `${how}; its roles and ${verdicts.keys.size} key(s) were each authorized by an operator at the time, back to ${whose} ${anchor.principal_id}`),
+        );
+      }
+      return checks;
+    },
+  };
 }
 
 function checkKeyHistory(bundle: ReceiptBundle, history: readonly BundleKey[]): BundleCheck {

@@ -1,4 +1,4 @@
-import type { ReceiptBundle, SignedTreeHead } from '@writ/contracts';
+import type { PublicEd25519Jwk, ReceiptBundle, SignedTreeHead } from '@writ/contracts';
 import { KeySet, canonicalJson, generateEd25519Key, sha256Hex, signJws, type Ed25519SigningKey } from '@writ/crypto';
 import { computeEventHash } from '@writ/eventstore';
 import { describe, expect, it } from 'vitest';
@@ -294,7 +294,7 @@ describe('approval.authority: every approval resolution of the bundle was made b
     const check = (await verifyBundle(fixture.bundle)).checks.find((entry) => entry.check === 'approval.authority');
     expect(check).toMatchObject({ subject: 'approval apr-1', status: 'pass' });
     expect(check?.detail).toContain('signed by director-1-k1 of director-1');
-    expect(check?.detail).toContain('not checked against an operator trust anchor');
+    expect(check?.detail).toContain('its registration is authorized');
   });
 
   const cases: { note: string; resolution: NonNullable<FixtureOptions['resolution']>; want: string }[] = [
@@ -332,5 +332,60 @@ describe('approval.authority: every approval resolution of the bundle was made b
     const verification = await verifyBundle(fixture.bundle, { registrations: () => 'not registered by an operator' });
     expect(problems(verification)).toMatchObject({ 'approval.authority approval apr-1': 'APPROVAL_RESOLUTION_NOT_DIRECTOR' });
   });
-});
 
+  describe('principals.authority: every registration, key and role chains to the trust anchor', () => {
+    it('given every principal registered or enrolled by the anchor’s operator, when verified, then one passing check per principal', async () => {
+      const verification = await verifyBundle(fixture.bundle);
+      const authority = verification.checks.filter((entry) => entry.check === 'principals.authority');
+      expect(authority.map((entry) => [entry.subject, entry.status])).toEqual([
+        ['principal writ-receipt', 'pass'],
+        ['principal writ-approval', 'pass'],
+        ['principal director-1', 'pass'],
+      ]);
+      expect(authority[0]?.detail).toContain('a service enrolled by operator');
+    });
+
+    it('given a director appended with no operator’s authorization (a bus credential alone), when verified, then principals.authority REGISTRATION_UNSIGNED and approval.authority APPROVAL_RESOLUTION_NOT_DIRECTOR', async () => {
+      const forged = await buildFixture(keys, { unauthorized: ['director-1'] });
+      const verification = await verifyBundle(forged.bundle);
+      expect(verification.ok).toBe(false);
+      expect(problems(verification)).toEqual({
+        'principals.authority principal director-1': 'REGISTRATION_UNSIGNED',
+        'approval.authority approval apr-1': 'APPROVAL_RESOLUTION_NOT_DIRECTOR',
+        'trust.anchor keys': 'unanchored',
+      });
+      const approval = verification.checks.find((entry) => entry.check === 'approval.authority');
+      expect(approval?.detail).toContain('REGISTRATION_UNSIGNED');
+    });
+
+    it('given a director registered by a principal that is no operator (observer-1 signs), when verified, then REGISTRATION_SIGNER_NOT_OPERATOR', async () => {
+      const forged = await buildFixture(keys, { registrars: { 'director-1': { principalId: 'observer-1', key: keys.observer } } });
+      const verification = await verifyBundle(forged.bundle);
+      expect(problems(verification)).toMatchObject({
+        'principals.authority principal director-1': 'REGISTRATION_SIGNER_NOT_OPERATOR',
+        'approval.authority approval apr-1': 'APPROVAL_RESOLUTION_NOT_DIRECTOR',
+      });
+    });
+
+    it('given the grant issuer’s key registered without its enrollment, when verified, then principals.authority fails for it', async () => {
+      const forged = await buildFixture(keys, { unauthorized: [APPROVAL_PRINCIPAL] });
+      expect(problems(await verifyBundle(forged.bundle))).toEqual({ [`principals.authority principal ${APPROVAL_PRINCIPAL}`]: 'REGISTRATION_UNSIGNED', 'trust.anchor keys': 'unanchored' });
+    });
+
+    it('given a trust anchor of the verifier’s own that is not the bundle’s, when verified with it, then BUNDLE_TRUST_ANCHOR_MISMATCH', async () => {
+      const other = await bundleKeys();
+      const verification = await verifyBundle(fixture.bundle, { trustAnchor: { principal_id: 'operator', keys: [other.operator.publicJwk as PublicEd25519Jwk] }, trustAnchorSource: 'the trust anchor pinned.json' });
+      expect(problems(verification)).toMatchObject({ [`principals.authority principals writ-receipt, ${APPROVAL_PRINCIPAL}, director-1`]: 'BUNDLE_TRUST_ANCHOR_MISMATCH' });
+      expect(verification.ok).toBe(false);
+    });
+
+    it('given a bundle with no trust anchor (stripped, or exported before it) and none given, when verified, then BUNDLE_TRUST_ANCHOR_MISSING; with the deployment’s anchor given, it verifies', async () => {
+      const old = await buildFixture(keys, { noTrustAnchor: true });
+      const verification = await verifyBundle(old.bundle);
+      expect(verification.ok).toBe(false);
+      expect(problems(verification)).toMatchObject({ [`principals.authority principals writ-receipt, ${APPROVAL_PRINCIPAL}, director-1`]: 'BUNDLE_TRUST_ANCHOR_MISSING', 'approval.authority approval apr-1': 'APPROVAL_RESOLUTION_NOT_DIRECTOR' });
+      const anchored = await verifyBundle(old.bundle, { trustAnchor: { principal_id: 'operator', keys: [keys.operator.publicJwk as PublicEd25519Jwk] } });
+      expect(problems(anchored)).toEqual({ 'trust.anchor keys': 'unanchored' });
+    });
+  });
+});

@@ -12,6 +12,8 @@ export {
   PrincipalRole,
   PublicEd25519Jwk,
   RegisterPrincipal,
+  SERVICE_ENROLLMENT_JWS_TYPE,
+  ServiceEnrollment,
   TrustAnchor,
 } from './principal-events.js';
 export {

@@ -142,3 +142,24 @@ export type RevokePrincipal = z.infer<typeof RevokePrincipal>;
 /** The reply: the kids revoked now (empty: they already were; a replay appends nothing). */
 export const PrincipalRevocationOutcome = z.strictObject({ principal_id: Id, kids_revoked: z.array(z.string()).max(16) });
 export type PrincipalRevocationOutcome = z.infer<typeof PrincipalRevocationOutcome>;
+
+/** The JWS `typ` of a signed ServiceEnrollment. */
+export const SERVICE_ENROLLMENT_JWS_TYPE = 'writ-service-enrollment+jws';
+
+/**
+ * What an operator signs (`writ init`, once per service principal) to authorize a Writ
+ * service principal to register and rotate its own signing keys: the service attaches
+ * the JWS as `authorization` to the `principal.registered` / `principal.key_added` it
+ * appends on its own principal subject (which only its bus credential may write). Not a
+ * secret: it authorizes nothing but keys appended on that principal's subject, with at
+ * most `roles`. Readers accept such a key only when the enrollment names that principal
+ * and its signer was an operator, back to the trust anchor, when it signed.
+ */
+export const ServiceEnrollment = z.strictObject({
+  principal_id: Id,
+  /** The roles the service principal may register with (services hold none today). */
+  roles: z.array(PrincipalRole).max(5),
+  enrolled_by: Id,
+  enrolled_at: Timestamp,
+});
+export type ServiceEnrollment = z.infer<typeof ServiceEnrollment>;

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TrustAnchor } from '@writ/contracts';
-import { busLayout, servicePermissions } from './bus-permissions.js';
+import { generateEd25519Key } from '@writ/crypto';
+import { RegistrationAuthority } from '../registration-authority.js';
+import { loadServiceEnrollment } from '../service-enrollment.js';
+import { DEFAULT_SERVICE_PRINCIPALS, busLayout, servicePermissions } from './bus-permissions.js';
 import { NatsAuthority } from './nats-authority.js';
 import { initWritHome } from './writ-home.js';
 
@@ -47,6 +50,29 @@ describe('writ init (initWritHome)', () => {
       expect(env).not.toContain(password);
       expect(JSON.stringify(made)).not.toContain(password);
     }
+  });
+
+  it('given an empty home, then each service principal gets an enrollment signed by the first operator, which a service key registered under it chains to', async () => {
+    const made = await initWritHome({ home });
+    const anchor = TrustAnchor.parse(JSON.parse(await readFile(made.trustAnchor, 'utf8')));
+    for (const [service, file] of Object.entries(made.enrollments)) {
+      const principalId = DEFAULT_SERVICE_PRINCIPALS[service as keyof typeof DEFAULT_SERVICE_PRINCIPALS];
+      expect(file).toBe(join(home, 'services', `${principalId}.enrollment.jws`));
+      // found the way a service finds it: by its principal id under WRIT_HOME
+      const enrollment = await loadServiceEnrollment(principalId, { WRIT_HOME: home });
+      expect(enrollment).toBeDefined();
+      const key = await generateEd25519Key({ kid: `${principalId}-k1` });
+      const at = new Date().toISOString();
+      const events = [
+        {
+          event_type: 'principal.registered',
+          payload: { principal_id: principalId, principal_type: 'service', display_name: service, roles: [], keys: [key.publicJwk], registered_by: principalId, at, authorization: enrollment },
+        },
+      ];
+      expect(await new RegistrationAuthority(() => events, anchor).key(principalId, key.kid)).toBeUndefined();
+    }
+    // and another service's enrollment is refused for a principal it does not name
+    await expect(loadServiceEnrollment('writ-approval', { WRIT_SERVICE_ENROLLMENT: made.enrollments.receipt })).rejects.toMatchObject({ code: 'RUNTIME_CONFIG_INVALID' });
   });
 
   it('given a second run, then nothing is created or changed', async () => {

@@ -1,8 +1,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TrustAnchor, type PublicEd25519Jwk } from '@writ/contracts';
-import { exportEd25519PrivateJwk, generateEd25519Key } from '@writ/crypto';
-import { WRIT_SERVICES, busLayout, dashboardPermissions, servicePermissions, type BusLayout, type SubjectPermissions, type WritService } from './bus-permissions.js';
+import { exportEd25519PrivateJwk, generateEd25519Key, importEd25519PrivateJwk } from '@writ/crypto';
+import { serviceEnrollmentPath, signServiceEnrollment } from '../service-enrollment.js';
+import { DEFAULT_SERVICE_PRINCIPALS, WRIT_SERVICES, busLayout, dashboardPermissions, servicePermissions, type BusLayout, type SubjectPermissions, type WritService } from './bus-permissions.js';
 import { DEFAULT_NATS_SERVER, NatsAuthority, fileExists as exists, writeSecret, type NatsServerSettings } from './nats-authority.js';
 import { generatePgPassword, pgServiceRole } from '../pg-auth/pg-roles.js';
 
@@ -37,6 +38,8 @@ export interface WritHome {
     readonly dashboard: string;
     readonly services: Readonly<Record<WritService, string>>;
   };
+  /** Each service principal's ServiceEnrollment (`<home>/services/<principal>.enrollment.jws`), signed by the first operator. */
+  readonly enrollments: Readonly<Record<WritService, string>>;
   readonly operatorId: string;
   /** The first operator's PRIVATE JWK (0600). */
   readonly operatorKey: string;
@@ -147,6 +150,22 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
   const pgSchema = projectionSchema(authority.writAccount);
   const pgPasswordFiles = { projection: join(home, 'pg', 'projection.password'), admin: join(home, 'pg', 'admin.password') };
   for (const file of Object.values(pgPasswordFiles)) await ensure(file, async () => `${generatePgPassword()}\n`, true);
+  // Each service principal's enrollment, signed by the first operator: the authorization a service
+  // attaches to the keys it registers and rotates itself (readers trust a service key only with it).
+  await mkdir(join(home, 'services'), { recursive: true, mode: 0o700 });
+  const enrollments = {} as Record<WritService, string>;
+  for (const service of WRIT_SERVICES) {
+    const principalId = DEFAULT_SERVICE_PRINCIPALS[service];
+    enrollments[service] = serviceEnrollmentPath(home, principalId);
+    await ensure(
+      enrollments[service],
+      async () => {
+        const key = await importEd25519PrivateJwk(JSON.parse(await readFile(operatorKey, 'utf8')));
+        return `${await signServiceEnrollment(principalId, { principalId: operatorId, key, now: new Date() })}\n`;
+      },
+      false,
+    );
+  }
 
   const natsUrl = `${server.tls === undefined ? 'nats' : 'tls'}://${server.host === '0.0.0.0' ? '127.0.0.1' : server.host}:${server.port}`;
   const envFile = join(home, 'writ.env');
@@ -175,6 +194,7 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
     serverConfig,
     monitorUrl: `http://127.0.0.1:${server.monitorPort}`,
     creds: { operator: credsFile('operator'), system: credsFile('system'), dashboard: credsFile('dashboard'), services },
+    enrollments,
     operatorId,
     operatorKey,
     operatorPublicKey,

@@ -8,6 +8,7 @@ import {
   packetHashOfRef,
   requestedApproval,
   verifySignedRequest,
+  type RegistrationCheck,
 } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { derivedId } from './event-drafts.js';
@@ -30,6 +31,8 @@ export interface ResolveApprovalDeps {
   readonly policies: PolicyProfiles;
   /** Re-read-and-decide rounds after losing an append race (default 5). */
   readonly maxConflicts?: number;
+  /** That the director's registration and key chain back to the trust anchor (`resolutionRegistrationOptions`); none: not checked here. */
+  readonly registration?: RegistrationCheck;
 }
 
 const STATUS_OF: Readonly<Record<string, ResolveApprovalReply['status']>> = {
@@ -175,7 +178,8 @@ export class ResolveApprovalHandler {
   async #requireAuthority(event: ResolutionEvent, events: readonly EventEnvelope[], approvalId: string): Promise<void> {
     const approval = requestedApproval(events, approvalId);
     if (approval === undefined) throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `approval ${approvalId} has no approval.requested in the log`);
-    const check = await checkResolutionAuthority({ event_id: 'pending', event_type: event.type, payload: event.data }, approval, (id) => this.deps.principals.history(id));
+    const registration = this.deps.registration;
+    const check = await checkResolutionAuthority({ event_id: 'pending', event_type: event.type, payload: event.data }, approval, (id) => this.deps.principals.history(id), registration === undefined ? {} : { registration });
     if (!check.ok) throw new ResolutionAuthorityError(check.code, check.message, { details: check.details });
   }
 

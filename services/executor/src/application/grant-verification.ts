@@ -17,7 +17,10 @@ export const GRANT_TYP = 'writ-grant+jwt';
  *   name another issuer or audience, another grant id than the command, or
  *   differ from the claims `grant.issued` recorded;
  * - `GRANT_PARAMS_MISMATCH`: `constraints.params_sha256` is not the hash of the
- *   request's canonical params (the grant is being reused for other params).
+ *   request's canonical params (the grant is being reused for other params);
+ * - `GRANT_ISSUER_UNAUTHORIZED`: it verifies under a key of the issuer whose
+ *   registration in the log does not chain to the trust anchor (no valid operator
+ *   enrollment of the issuer: a key "registered" with a bus credential alone).
  */
 export const ExecutorRefusalCode = z.enum([
   'GRANT_NOT_YET_VALID',
@@ -33,6 +36,7 @@ export const ExecutorRefusalCode = z.enum([
   'GRANT_SIGNATURE_INVALID',
   'GRANT_CLAIMS_INVALID',
   'GRANT_PARAMS_MISMATCH',
+  'GRANT_ISSUER_UNAUTHORIZED',
 ]);
 export type ExecutorRefusalCode = z.infer<typeof ExecutorRefusalCode>;
 

@@ -17,6 +17,11 @@ export interface TaskLog {
 /** Active verification keys of a principal, as the log records them. */
 export interface IssuerKeys {
   verificationKeys(principalId: string): Promise<KeySet>;
+  /**
+   * Why the issuer's key `kid` is not trusted (its registration does not chain to the trust
+   * anchor: `RegistrationAuthority`), or undefined when it is. Throws when the log cannot be read.
+   */
+  unauthorized(principalId: string, kid: string): Promise<string | undefined>;
 }
 
 /** A stored, content-addressed object. */

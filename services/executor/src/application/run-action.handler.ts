@@ -247,6 +247,11 @@ export class RunActionHandler {
       ...(history.recorded === undefined ? {} : { recorded: history.recorded }),
     });
     if (!verification.ok) return { kind: 'refuse', code: verification.code, message: verification.message };
+    // A signature is only as good as the key's registration: it must chain to the trust anchor.
+    const unauthorized = await this.#deps.keys.unauthorized(this.#settings.grantIssuer, verification.kid);
+    if (unauthorized !== undefined) {
+      return { kind: 'refuse', code: 'GRANT_ISSUER_UNAUTHORIZED', message: `grant ${command.grant_id} is signed by key ${verification.kid} of ${this.#settings.grantIssuer}, whose registration is not authorized: ${unauthorized}`.slice(0, 4_096) };
+    }
 
     const request = command.action_request;
     const events = grantDecider.decide(

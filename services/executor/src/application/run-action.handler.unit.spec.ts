@@ -106,13 +106,13 @@ function memoryArtifacts(): ArtifactStore & { stored: Map<string, Uint8Array> } 
   };
 }
 
-function rig(options: { cells?: CellPort; artifacts?: ArtifactStore; onSleep?: (now: number) => void; start?: number; cellSessions?: CellSessions } = {}) {
+function rig(options: { cells?: CellPort; artifacts?: ArtifactStore; onSleep?: (now: number) => void; start?: number; cellSessions?: CellSessions; unauthorized?: string } = {}) {
   const log = new MemoryTaskLog();
   let now = options.start ?? T0.getTime() + 60_000;
   const handler = new RunActionHandler(
     {
       log,
-      keys: { verificationKeys: async () => KeySet.of([key]) },
+      keys: { verificationKeys: async () => KeySet.of([key]), unauthorized: async () => options.unauthorized },
       cells: options.cells ?? untouchable,
       artifacts: options.artifacts ?? untouchable,
       ...(options.cellSessions === undefined ? {} : { cellSessions: options.cellSessions }),
@@ -199,6 +199,16 @@ describe('RunActionHandler: verify, claim through the log, run, record', () => {
     expect(await handler.handle(command)).toEqual({ status: 'already-done', reason: 'refused' });
     const stream = await log.read(IDS.task_id);
     expect(stream.map((event) => [event.event_type, event.payload['code']])).toEqual([['grant.refused', 'GRANT_EXPIRED']]);
+  });
+
+  it('given a grant signed by an issuer key whose registration does not chain to the trust anchor, then grant.refused GRANT_ISSUER_UNAUTHORIZED and no cell is touched', async () => {
+    const command = sampleRunAction(await signSampleGrant(key));
+    // `untouchable` cells and artifacts throw on any use: nothing runs.
+    const { log, handler } = rig({ unauthorized: 'REGISTRATION_UNSIGNED: principal.key_added of writ-approval carries no operator authorization' });
+    expect(await handler.handle(command)).toEqual({ status: 'refused', code: 'GRANT_ISSUER_UNAUTHORIZED' });
+    const stream = await log.read(IDS.task_id);
+    expect(stream.map((event) => [event.event_type, event.payload['code']])).toEqual([['grant.refused', 'GRANT_ISSUER_UNAUTHORIZED']]);
+    expect(String(stream[0]?.payload['message'])).toContain('REGISTRATION_UNSIGNED');
   });
 
   it('given a valid grant and another writer appending right after our claim, then the completion is re-read and appended after it, once', async () => {
@@ -298,7 +308,7 @@ describe('RunActionHandler: a use reconciled from its record after a restart kee
     const handler = new RunActionHandler(
       {
         log,
-        keys: { verificationKeys: async () => KeySet.of([key]) },
+        keys: { verificationKeys: async () => KeySet.of([key]), unauthorized: async () => undefined },
         cells,
         artifacts,
         clock: () => new Date(T0.getTime() + 1_000),
