@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createAccount, createOperator, createUser, decode, encodeAccount, encodeOperator, encodeUser, fmtCreds, fromSeed, type KeyPair } from '@nats-io/jwt';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -190,7 +190,33 @@ export class NatsAuthority {
     }
     const seconds = Math.ceil(at.getTime() / 1000);
     await this.#saveWritUsers({ ...record, revoked: { ...record.revoked, ...Object.fromEntries(users.map((user) => [user, record.revoked[user] ?? seconds])) } });
-    return this.writAccountJwt(record.roots);
+    const accountJwt = await this.writAccountJwt(record.roots);
+    await this.#preloadWritAccount(accountJwt);
+    return accountJwt;
+  }
+
+  /**
+   * Puts the re-signed Writ account into the server config's preload as well: a restarted
+   * server starts from it, so the revocation does not depend on which of the preload and
+   * the resolver's stored copy the server prefers (both were signed within the same second
+   * in a fast deployment, and JWT times have second resolution).
+   */
+  async #preloadWritAccount(accountJwt: string): Promise<void> {
+    const config = join(this.dir, 'nats-server.conf');
+    let text: string;
+    try {
+      text = await readFile(config, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    const prefix = `  ${this.writ.getPublicKey()}: `;
+    const lines = text.split('\n');
+    const index = lines.findIndex((line) => line.startsWith(prefix));
+    if (index < 0) return;
+    lines[index] = `${prefix}${accountJwt}`;
+    await writeFile(`${config}.tmp`, lines.join('\n'));
+    await rename(`${config}.tmp`, config);
   }
 
   async #writUsers(): Promise<WritUsersRecord> {
