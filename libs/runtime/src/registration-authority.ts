@@ -8,10 +8,10 @@ import {
   WritError,
   type BundleKey,
   type EventEnvelope,
-  type PublicEd25519Jwk,
   type TrustAnchor,
 } from '@writ/contracts';
-import { KeySet, importEd25519PublicJwk, verifyJws, type Ed25519PublicKey } from '@writ/crypto';
+import { verifyJws, type KeySet } from '@writ/crypto';
+import { keySetOfJwks, unverifiedJwsClaims } from './jws-inspection.js';
 import { keyWindows, keyValidAt, type KeyWindow } from './key-history.js';
 import type { PrincipalHistory, RegistrationCheck } from './resolution-authority.js';
 
@@ -121,29 +121,6 @@ function introduced(principalId: string, events: readonly PrincipalEventLike[]):
   return { events, ...(registered === undefined ? {} : { registered }), keys, windows: keyWindows(events) };
 }
 
-/** The claims of a compact JWS, read without verifying them (only to learn who claims to have signed it). */
-function unverifiedClaims(jws: string): unknown {
-  const parts = jws.split('.');
-  if (parts.length !== 3 || parts.some((part) => !/^[A-Za-z0-9_-]*$/.test(part)) || parts[1] === '') return undefined;
-  try {
-    return JSON.parse(Buffer.from(parts[1] as string, 'base64url').toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-async function keySetOf(jwks: readonly PublicEd25519Jwk[]): Promise<KeySet> {
-  const imported: Ed25519PublicKey[] = [];
-  for (const jwk of jwks) {
-    try {
-      imported.push(await importEd25519PublicJwk(jwk));
-    } catch {
-      // A key that cannot be imported verifies nothing.
-    }
-  }
-  return KeySet.of(imported);
-}
-
 const sameSet = (a: readonly string[], b: readonly string[]) => [...new Set(a)].sort().join(',') === [...new Set(b)].sort().join(',');
 
 /**
@@ -235,7 +212,7 @@ export class RegistrationAuthority {
     const jws = payload.authorization;
     if (jws === undefined) return refuse('REGISTRATION_UNSIGNED', `${what} carries no operator's authorization`, about);
     const header = unverifiedHeader(jws);
-    const claims = unverifiedClaims(jws);
+    const claims = unverifiedJwsClaims(jws);
     if (header?.typ === SERVICE_ENROLLMENT_JWS_TYPE) {
       const enrollment = ServiceEnrollment.safeParse(claims);
       if (!enrollment.success) return refuse('REGISTRATION_SIGNATURE_INVALID', `the authorization of ${what} is not a ServiceEnrollment`, { ...about, reason: 'not_a_service_enrollment' });
@@ -266,7 +243,7 @@ export class RegistrationAuthority {
     if (this.anchor === undefined) return refuse('REGISTRATION_NOT_ANCHORED', `no trust anchor to check ${what} against`, { ...details, reason: 'no_anchor' });
     if (signerId === this.anchor.principal_id) {
       const anchor = this.anchor;
-      this.#anchorKeys ??= keySetOf(anchor.keys);
+      this.#anchorKeys ??= keySetOfJwks(anchor.keys);
       try {
         await verifyJws(jws, await this.#anchorKeys, { typ });
         return { ok: true, via: via === 'enrollment' ? 'enrollment' : 'anchor', signer: signerId, event_type: eventType };
@@ -286,7 +263,7 @@ export class RegistrationAuthority {
     }
     let kid: string;
     try {
-      kid = (await verifyJws(jws, await keySetOf(signer.windows.map((window) => window.jwk)), { typ })).kid;
+      kid = (await verifyJws(jws, await keySetOfJwks(signer.windows.map((window) => window.jwk)), { typ })).kid;
     } catch (error) {
       return refuse('REGISTRATION_SIGNATURE_INVALID', `the authorization of ${what} does not verify under any key ${signerId} ever held`, {
         ...details,
@@ -388,7 +365,7 @@ export function claimedAuthorizers(events: readonly PrincipalEventLike[]): strin
     if (event.event_type !== 'principal.registered' && event.event_type !== 'principal.key_added') continue;
     const jws = (event.payload as { authorization?: unknown }).authorization;
     if (typeof jws !== 'string') continue;
-    const claims = unverifiedClaims(jws) as { registered_by?: unknown; enrolled_by?: unknown } | undefined;
+    const claims = unverifiedJwsClaims(jws) as { registered_by?: unknown; enrolled_by?: unknown } | undefined;
     const signer = claims?.registered_by ?? claims?.enrolled_by;
     if (typeof signer === 'string') signers.add(signer);
   }

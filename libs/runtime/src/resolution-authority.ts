@@ -1,5 +1,6 @@
 import { ApprovalResolution, PrincipalRegistered, WritError, type BundleKey, type EventEnvelope, type PrincipalRole, type PrincipalType } from '@writ/contracts';
-import { KeySet, importEd25519PublicJwk, verifyJws, type Ed25519PublicKey } from '@writ/crypto';
+import { verifyJws } from '@writ/crypto';
+import { keySetOfJwks, unverifiedJwsClaims } from './jws-inspection.js';
 import { z } from 'zod';
 import { packetHashOfRef } from './approval-packet.js';
 import { describeWindow, keyHistory } from './key-history.js';
@@ -150,7 +151,7 @@ export function requestedApproval(events: readonly Pick<EventEnvelope, 'event_ty
  */
 export function claimedResolver(event: Pick<EventEnvelope, 'payload'>): string | undefined {
   const jws = event.payload['resolution_jws'];
-  const claimed = typeof jws === 'string' ? (unverifiedPayload(jws) as { resolved_by?: unknown } | undefined)?.resolved_by : undefined;
+  const claimed = typeof jws === 'string' ? (unverifiedJwsClaims(jws) as { resolved_by?: unknown } | undefined)?.resolved_by : undefined;
   const named = typeof claimed === 'string' ? claimed : event.payload['resolved_by'];
   return typeof named === 'string' ? named : undefined;
 }
@@ -179,29 +180,6 @@ export interface ResolutionCheckOptions {
 type Refused = Extract<ResolutionCheck, { ok: false }>;
 const refuse = (code: ResolutionAuthorityCode, message: string, details: Record<string, unknown> = {}): Refused => ({ ok: false, code, message, details });
 
-/** The claims of a compact JWS, read without verifying them (only to learn whose keys must verify it). */
-function unverifiedPayload(jws: string): unknown {
-  const parts = jws.split('.');
-  if (parts.length !== 3 || parts.some((part) => !/^[A-Za-z0-9_-]*$/.test(part)) || parts[1] === '') return undefined;
-  try {
-    return JSON.parse(Buffer.from(parts[1] as string, 'base64url').toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-async function keySetOf(keys: readonly BundleKey[]): Promise<KeySet> {
-  const imported: Ed25519PublicKey[] = [];
-  for (const key of keys) {
-    try {
-      imported.push(await importEd25519PublicJwk(key.jwk));
-    } catch {
-      // A key that cannot be imported verifies nothing.
-    }
-  }
-  return KeySet.of(imported);
-}
-
 /**
  * Checks one resolution event against the approval it answers and the signer's history
  * (see the module comment). Resolutions that are not a director's decision (expiry by the
@@ -221,7 +199,7 @@ export async function checkResolutionAuthority(
   if (typeof jws !== 'string' || jws === '') {
     return refuse('APPROVAL_RESOLUTION_UNSIGNED', `${event.event_type} ${event.event_id} carries no director's signed resolution: it authorizes nothing`, about);
   }
-  const claimed = ApprovalResolution.safeParse(unverifiedPayload(jws));
+  const claimed = ApprovalResolution.safeParse(unverifiedJwsClaims(jws));
   if (!claimed.success) {
     return refuse('APPROVAL_RESOLUTION_SIGNATURE_INVALID', `the resolution on ${event.event_id} is not a compact JWS over an ApprovalResolution`, { ...about, reason: 'not_an_approval_resolution' });
   }
@@ -235,7 +213,7 @@ export async function checkResolutionAuthority(
   }
   let verified: { kid: string; payload: unknown };
   try {
-    const result = await verifyJws(jws, await keySetOf(signer.keys));
+    const result = await verifyJws(jws, await keySetOfJwks(signer.keys.map((key) => key.jwk)));
     verified = { kid: result.kid, payload: JSON.parse(new TextDecoder().decode(result.payload)) as unknown };
   } catch (error) {
     const reason = error instanceof WritError ? error.code : 'unverifiable';
