@@ -15,6 +15,7 @@ export {
   desiredStreamConfig,
   ensureEventStream,
   parseEventStoreConfig,
+  type EnsureStreamOptions,
   type EnsureStreamOutcome,
   type EventStoreConfigInput,
 } from './stream-config.js';

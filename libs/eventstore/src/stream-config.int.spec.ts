@@ -59,12 +59,26 @@ describe('ensureEventStream (real NATS)', () => {
     expect((await ensureEventStream(jsm, config)).action).toBe('unchanged');
   });
 
-  it('updates a changed limit in place', async () => {
+  it('given other configured limits, when a process opens the log, then it refuses naming both values and the operator\'s command, and changes nothing', async () => {
+    // given a stream created with 2 MB (as the operator configured it)
+    const n = names();
+    await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 2_000_000 }));
+    // when a service configured with a lower limit opens it
+    const refused = await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 1_000_000 })).catch((error: unknown) => error);
+    // then it is refused, and the stream keeps its limit (never lowered by a client)
+    expect(refused).toMatchObject({ code: 'EVENTSTORE_STREAM_CONFIG_MISMATCH', details: { stream: n.stream, fields: ['max_bytes'] } });
+    expect((refused as Error).message).toMatch(/max_bytes 2000000 \(configured here: 1000000\).*writ streams ensure/);
+    expect((await jsm.streams.info(n.stream)).config.max_bytes).toBe(2_000_000);
+    // and through the store as every service opens it
+    await expect(EventStore.open(nc, { ...n, maxBytes: 1_000_000 })).rejects.toMatchObject({ code: 'EVENTSTORE_STREAM_CONFIG_MISMATCH' });
+  });
+
+  it('given the operator reconfigures (writ streams ensure), then a changed limit is updated in place', async () => {
     // given a stream created with one byte limit and duplicate window
     const n = names();
     await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 1_000_000 }));
-    // when start-up runs with other ones
-    const outcome = await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 2_000_000, duplicateWindowMs: 60_000 }));
+    // when the operator's ensure runs with other ones
+    const outcome = await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 2_000_000, duplicateWindowMs: 60_000 }), { reconfigure: true });
     // then the stream is updated to them
     expect(outcome).toMatchObject({ action: 'updated' });
     expect([...outcome.updatedFields].sort()).toEqual(['duplicate_window', 'max_bytes']);
@@ -72,12 +86,12 @@ describe('ensureEventStream (real NATS)', () => {
     expect(config).toMatchObject({ max_bytes: 2_000_000, duplicate_window: 60_000_000_000 });
   });
 
-  it('turns an existing stream that discards old events into one that refuses new ones', async () => {
+  it('given the operator reconfigures, then a stream that discards old events becomes one that refuses new ones', async () => {
     // given a stream someone created with discard old and deletes allowed
     const n = names();
     await jsm.streams.add({ name: n.stream, subjects: [`${n.subjectPrefix}.>`], storage: StorageType.File, discard: DiscardPolicy.Old, max_bytes: n.maxBytes });
-    // when the store starts on it
-    const outcome = await ensureEventStream(jsm, parseEventStoreConfig(n));
+    // when the operator's ensure runs on it
+    const outcome = await ensureEventStream(jsm, parseEventStoreConfig(n), { reconfigure: true });
     // then its limits are the store's
     expect(outcome.action).toBe('updated');
     expect((await jsm.streams.info(n.stream)).config).toMatchObject({ discard: DiscardPolicy.New, deny_delete: true, deny_purge: true });
@@ -125,7 +139,7 @@ describe('ensureEventStream (real NATS)', () => {
     await expect(ensureEventStream(jsm, parseEventStoreConfig({ ...fresh, replicas: 3 }))).rejects.toMatchObject({
       code: 'EVENTSTORE_STREAM_CONFIG_MISMATCH',
     });
-    await expect(ensureEventStream(jsm, parseEventStoreConfig({ ...existing, replicas: 3 }))).rejects.toMatchObject({
+    await expect(ensureEventStream(jsm, parseEventStoreConfig({ ...existing, replicas: 3 }), { reconfigure: true })).rejects.toMatchObject({
       code: 'EVENTSTORE_STREAM_CONFIG_MISMATCH',
       details: { fields: ['num_replicas'] },
     });

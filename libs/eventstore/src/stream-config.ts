@@ -173,14 +173,26 @@ const JS_INSUFFICIENT_RESOURCES = 10023;
 const JS_STORAGE_RESOURCES_EXCEEDED = 10047;
 const REFUSED_CONFIG_CODES = new Set([JS_SUBJECTS_OVERLAP, JS_REPLICAS_NOT_SUPPORTED, JS_INVALID_CONFIG, JS_INSUFFICIENT_RESOURCES, JS_STORAGE_RESOURCES_EXCEEDED]);
 
+export interface EnsureStreamOptions {
+  /**
+   * Bring an existing stream's limits (replicas, bytes, discard policy...) to the
+   * configured ones in place: the operator's `writ streams ensure` only. A process
+   * opening the log never does (default): a service configured otherwise than the
+   * stream (a default left at 1 replica on a 3-node cluster) would lower it silently.
+   */
+  readonly reconfigure?: boolean;
+}
+
 /**
- * Creates the event stream, or brings an existing one to the configured limits
- * in place; idempotent, so every service runs it at start-up. Fails with
- * `EVENTSTORE_STREAM_CONFIG_MISMATCH` when the stream exists in a shape that
- * cannot be updated (storage, subjects, retention, mirror/sources, sealed), or
- * when the server does not honour a setting (e.g. 3 replicas on a single server).
+ * Creates the event stream, or finds it as configured; idempotent, so every
+ * service runs it at start-up. Fails with `EVENTSTORE_STREAM_CONFIG_MISMATCH`
+ * when the stream exists in a shape that cannot be updated (storage, subjects,
+ * retention, mirror/sources, sealed), when its limits differ from the
+ * configured ones and `reconfigure` is off (naming both and the operator's
+ * command), or when the server does not honour a setting (e.g. 3 replicas on a
+ * single server).
  */
-export async function ensureEventStream(jsm: JetStreamManager, config: EventStoreConfig): Promise<EnsureStreamOutcome> {
+export async function ensureEventStream(jsm: JetStreamManager, config: EventStoreConfig, options: EnsureStreamOptions = {}): Promise<EnsureStreamOutcome> {
   const existing = await streamInfo(jsm, config.stream);
   let action: EnsureStreamOutcome['action'];
   let updatedFields: (keyof ManagedLimits)[] = [];
@@ -189,7 +201,7 @@ export async function ensureEventStream(jsm: JetStreamManager, config: EventStor
       await jsm.streams.add(desiredStreamConfig(config));
     } catch (error) {
       // Another process may have created it between our info and add: reconcile with theirs.
-      if (jetStreamApiCode(error) === JS_STREAM_NAME_IN_USE) return ensureEventStream(jsm, config);
+      if (jetStreamApiCode(error) === JS_STREAM_NAME_IN_USE) return ensureEventStream(jsm, config, options);
       throw refused(error, config, []);
     }
     action = 'created';
@@ -203,6 +215,15 @@ export async function ensureEventStream(jsm: JetStreamManager, config: EventStor
       );
     }
     updatedFields = limitMismatches(existing.config, config);
+    if (updatedFields.length > 0 && options.reconfigure !== true) {
+      const wanted = managedLimits(config);
+      const differences = updatedFields.map((field) => `${field} ${JSON.stringify(existing.config[field])} (configured here: ${JSON.stringify(wanted[field])})`);
+      throw new EventStoreError(
+        'EVENTSTORE_STREAM_CONFIG_MISMATCH',
+        `stream ${config.stream} runs ${differences.join(', ')}; a process opening the log never reconfigures it (it could lower its replicas or limits): configure this process like the stream, or apply the configuration as the operator with \`writ streams ensure\``,
+        { stream: config.stream, fields: updatedFields },
+      );
+    }
     if (updatedFields.length > 0) {
       try {
         await jsm.streams.update(config.stream, managedLimits(config));

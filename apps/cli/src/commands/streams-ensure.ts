@@ -27,6 +27,7 @@ export async function streamsEnsure(options: StreamsEnsureOptions, conn: Connect
     const events = await ensureEventStream(
       jsm,
       parseEventStoreConfig({ stream: streams.events, subjectPrefix: streams.eventsPrefix, maxBytes: streams.eventsMaxBytes, replicas: streams.replicas }),
+      { reconfigure: true },
     );
     await ensureWritStreams(jsm, {
       names: { ingress: streams.ingress, commands: streams.commands, dlq: streams.dlq },
