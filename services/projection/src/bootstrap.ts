@@ -128,7 +128,12 @@ export async function rebuildIntoFreshSchema(config: ProjectionConfig, options: 
   try {
     const jsm = await jetstreamManager(nc);
     const { store: authorship } = serviceAuthorship();
-    const eventStore = await EventStore.open(nc, { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix }, authorship === undefined ? {} : { authorship });
+    // The log as configured for every service (its limits are checked, never rewritten: a default here would refuse a configured stream).
+    const eventStore = await EventStore.open(
+      nc,
+      { stream: config.streams.events, subjectPrefix: config.subjects.eventsPrefix, maxBytes: config.streams.eventsMaxBytes, replicas: config.streams.replicas },
+      authorship === undefined ? {} : { authorship },
+    );
     live = await openProjectionDatabase(config.pg);
     target = await openProjectionDatabase({ ...config.pg, schema: targetSchema });
     const report = await rebuildProjection({
