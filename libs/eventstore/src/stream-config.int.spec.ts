@@ -59,18 +59,21 @@ describe('ensureEventStream (real NATS)', () => {
     expect((await ensureEventStream(jsm, config)).action).toBe('unchanged');
   });
 
-  it('given other configured limits, when a process opens the log, then it refuses naming both values and the operator\'s command, and changes nothing', async () => {
+  it('given lower configured capacities, when a process opens the log, then the stream keeps its own and says so (never lowered by a client); the operator can still lower them', async () => {
     // given a stream created with 2 MB (as the operator configured it)
     const n = names();
     await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 2_000_000 }));
-    // when a service configured with a lower limit opens it
-    const refused = await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 1_000_000 })).catch((error: unknown) => error);
-    // then it is refused, and the stream keeps its limit (never lowered by a client)
-    expect(refused).toMatchObject({ code: 'EVENTSTORE_STREAM_CONFIG_MISMATCH', details: { stream: n.stream, fields: ['max_bytes'] } });
-    expect((refused as Error).message).toMatch(/max_bytes 2000000 \(configured here: 1000000\).*writ streams ensure/);
+    // when a service configured with a lower limit opens it, as every service opens it
+    const store = await EventStore.open(nc, { ...n, maxBytes: 1_000_000 });
+    // then the stream keeps its limit, and the outcome reports what was kept
+    expect(store.stream).toMatchObject({ action: 'unchanged', kept: { max_bytes: 2_000_000 } });
     expect((await jsm.streams.info(n.stream)).config.max_bytes).toBe(2_000_000);
-    // and through the store as every service opens it
-    await expect(EventStore.open(nc, { ...n, maxBytes: 1_000_000 })).rejects.toMatchObject({ code: 'EVENTSTORE_STREAM_CONFIG_MISMATCH' });
+    // and a raise by a process is still applied, with the kept capacity left as is
+    const raised = await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 1_000_000, duplicateWindowMs: 60_000 }));
+    expect(raised).toMatchObject({ action: 'updated', updatedFields: ['duplicate_window'], kept: { max_bytes: 2_000_000 } });
+    expect((await jsm.streams.info(n.stream)).config).toMatchObject({ max_bytes: 2_000_000, duplicate_window: 60_000_000_000 });
+    // when the operator reconfigures, then it lowers it
+    expect(await ensureEventStream(jsm, parseEventStoreConfig({ ...n, maxBytes: 1_000_000, duplicateWindowMs: 60_000 }), { reconfigure: true })).toMatchObject({ action: 'updated', updatedFields: ['max_bytes'], kept: {} });
   });
 
   it('given the operator reconfigures (writ streams ensure), then a changed limit is updated in place', async () => {

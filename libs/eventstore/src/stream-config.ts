@@ -161,6 +161,8 @@ export type EnsureStreamOutcome = {
   readonly stream: string;
   /** Managed limits that were changed in place (empty unless `updated`). */
   readonly updatedFields: readonly string[];
+  /** Capacities the stream runs above this process's configuration, kept (never lowered by a client): field → the stream's value. */
+  readonly kept: Readonly<Record<string, unknown>>;
 };
 
 /** JetStream API codes for configuration the server refuses. */
@@ -175,27 +177,33 @@ const REFUSED_CONFIG_CODES = new Set([JS_SUBJECTS_OVERLAP, JS_REPLICAS_NOT_SUPPO
 
 export interface EnsureStreamOptions {
   /**
-   * Bring an existing stream's limits (replicas, bytes, discard policy...) to the
-   * configured ones in place: the operator's `writ streams ensure` only. A process
-   * opening the log never does (default): a service configured otherwise than the
-   * stream (a default left at 1 replica on a 3-node cluster) would lower it silently.
+   * The operator's `writ streams ensure`: bring the limits to the configured ones
+   * in place, lower ones included. A process opening the log (default) never lowers
+   * a capacity the stream runs with (replicas, bytes, messages, message size): a
+   * service left at 1 replica on a 3-node cluster would drop the log to one copy.
+   * It keeps the stream's value and reports it (`kept`); raising a limit or
+   * restoring a fixed protection (discard new, deny delete/purge) is still applied.
    */
   readonly reconfigure?: boolean;
 }
 
+/** Capacities a client never lowers (-1: unlimited). */
+const CAPACITIES: ReadonlySet<keyof ManagedLimits> = new Set(['num_replicas', 'max_bytes', 'max_msgs', 'max_msg_size']);
+const capacity = (value: unknown) => (typeof value === 'number' && value >= 0 ? value : Number.POSITIVE_INFINITY);
+
 /**
- * Creates the event stream, or finds it as configured; idempotent, so every
- * service runs it at start-up. Fails with `EVENTSTORE_STREAM_CONFIG_MISMATCH`
- * when the stream exists in a shape that cannot be updated (storage, subjects,
- * retention, mirror/sources, sealed), when its limits differ from the
- * configured ones and `reconfigure` is off (naming both and the operator's
- * command), or when the server does not honour a setting (e.g. 3 replicas on a
- * single server).
+ * Creates the event stream, or brings an existing one to the configured limits
+ * in place (see `EnsureStreamOptions` for what a process never lowers);
+ * idempotent, so every service runs it at start-up. Fails with
+ * `EVENTSTORE_STREAM_CONFIG_MISMATCH` when the stream exists in a shape that
+ * cannot be updated (storage, subjects, retention, mirror/sources, sealed), or
+ * when the server does not honour a setting (e.g. 3 replicas on a single server).
  */
 export async function ensureEventStream(jsm: JetStreamManager, config: EventStoreConfig, options: EnsureStreamOptions = {}): Promise<EnsureStreamOutcome> {
   const existing = await streamInfo(jsm, config.stream);
   let action: EnsureStreamOutcome['action'];
   let updatedFields: (keyof ManagedLimits)[] = [];
+  let kept: (keyof ManagedLimits)[] = [];
   if (existing === null) {
     try {
       await jsm.streams.add(desiredStreamConfig(config));
@@ -214,19 +222,15 @@ export async function ensureEventStream(jsm: JetStreamManager, config: EventStor
         { stream: config.stream, fields: immutable },
       );
     }
-    updatedFields = limitMismatches(existing.config, config);
-    if (updatedFields.length > 0 && options.reconfigure !== true) {
-      const wanted = managedLimits(config);
-      const differences = updatedFields.map((field) => `${field} ${JSON.stringify(existing.config[field])} (configured here: ${JSON.stringify(wanted[field])})`);
-      throw new EventStoreError(
-        'EVENTSTORE_STREAM_CONFIG_MISMATCH',
-        `stream ${config.stream} runs ${differences.join(', ')}; a process opening the log never reconfigures it (it could lower its replicas or limits): configure this process like the stream, or apply the configuration as the operator with \`writ streams ensure\``,
-        { stream: config.stream, fields: updatedFields },
-      );
-    }
+    const mismatched = limitMismatches(existing.config, config);
+    const wanted = managedLimits(config);
+    kept = options.reconfigure === true ? [] : mismatched.filter((field) => CAPACITIES.has(field) && capacity(wanted[field]) < capacity(existing.config[field]));
+    updatedFields = mismatched.filter((field) => !kept.includes(field));
     if (updatedFields.length > 0) {
+      const limits: Record<string, unknown> = { ...wanted };
+      for (const field of kept) limits[field] = existing.config[field];
       try {
-        await jsm.streams.update(config.stream, managedLimits(config));
+        await jsm.streams.update(config.stream, limits as Partial<StreamConfig>);
       } catch (error) {
         throw refused(error, config, updatedFields);
       }
@@ -235,12 +239,13 @@ export async function ensureEventStream(jsm: JetStreamManager, config: EventStor
   }
   // The server can accept a setting it then does not run (2.9 stores
   // num_replicas 3 on a single server and keeps one copy): check what it runs.
-  assertHonoured(action === 'unchanged' && existing !== null ? existing : await requireStreamInfo(jsm, config.stream), config);
-  return { action, stream: config.stream, updatedFields };
+  assertHonoured(action === 'unchanged' && existing !== null ? existing : await requireStreamInfo(jsm, config.stream), config, kept);
+  const keptValues = Object.fromEntries(kept.map((field) => [field, existing?.config[field]]));
+  return { action, stream: config.stream, updatedFields, kept: keptValues };
 }
 
-function assertHonoured(stored: StreamInfo, config: EventStoreConfig): void {
-  const fields: string[] = [...immutableMismatches(stored.config, config), ...limitMismatches(stored.config, config)];
+function assertHonoured(stored: StreamInfo, config: EventStoreConfig, kept: readonly string[]): void {
+  const fields: string[] = [...immutableMismatches(stored.config, config), ...limitMismatches(stored.config, config).filter((field) => !kept.includes(field))];
   const copies = 1 + (stored.cluster?.replicas?.length ?? 0);
   if (copies < config.replicas && !fields.includes('num_replicas')) fields.push('num_replicas');
   if (fields.length > 0) {

@@ -151,6 +151,9 @@ export class ServiceRuntime {
         readCacheEvents: streams.eventsReadCache,
         replicas: streams.replicas,
       }, authorshipOf(options.authorship));
+      if (Object.keys(store.stream.kept).length > 0) {
+        options.logger.warn({ stream: streams.events, kept: store.stream.kept }, 'the event log runs higher capacities than this service is configured with: kept as they are (only writ streams ensure changes them); configure the service like the stream');
+      }
       return new ServiceRuntime(nc, jsm, store, subjects, options);
     } catch (error) {
       await nc.close().catch(() => undefined);
