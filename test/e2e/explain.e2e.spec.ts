@@ -1,7 +1,8 @@
 import { sha256Hex } from '@writ/crypto';
 import { uniqueName, waitFor } from '@writ/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Principal, type Stack } from './support/stack.mjs';
+import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
  * `writ explain` and `writ decisions` on a task that went through the real
@@ -15,25 +16,12 @@ import { startStack, type Principal, type Stack } from './support/stack.mjs';
 const STEP_MS = 120_000;
 
 let stack: Stack;
-let failed = false;
 
 beforeAll(async () => {
   stack = await startStack({ prefix: 'e2eexplain' });
 }, 180_000);
 
-afterAll(async () => {
-  if (!stack) return;
-  const problems = await stack.stop({ keepLogs: failed });
-  if (failed) process.stderr.write(`[e2e] service logs kept in ${stack.logDir}\n`);
-  expect(problems).toEqual([]);
-}, 120_000);
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(() => {
-    failed = true;
-    stack?.printLogTails(40);
-  });
-});
+stopStackAfterAll(() => stack);
 
 interface Story {
   readonly taskId: string;

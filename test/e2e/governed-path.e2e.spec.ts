@@ -9,8 +9,9 @@ import { ExecutionCompleted, type EventDraft, type EventEnvelope, type RunAction
 import { KeySet, generateEd25519Key, sha256Hex, verifyJws } from '@writ/crypto';
 import { eventSealer, sealEvent } from '@writ/eventstore';
 import { uniqueName, waitFor } from '@writ/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, jwsPayload, startStack, type Principal, type Stack } from './support/stack.mjs';
+import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
  * Writ end to end: the seven built services as child processes (support/stack.mjs) on the real
@@ -26,26 +27,12 @@ const STEP_MS = 90_000;
 const decoder = new TextDecoder();
 
 let stack: Stack;
-let failed = false;
 
 beforeAll(async () => {
   stack = await startStack({ serviceEnv: { approval: { WRIT_GRANT_TTL_SECONDS: String(GRANT_TTL_SECONDS) } } });
 }, 180_000);
 
-afterAll(async () => {
-  if (!stack) return;
-  const problems = await stack.stop({ keepLogs: failed });
-  if (failed) process.stderr.write(`[e2e] service logs kept in ${stack.logDir}\n`);
-  // Every service drains and exits on SIGTERM (none had to be killed).
-  expect(problems).toEqual([]);
-}, 120_000);
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(() => {
-    failed = true;
-    stack?.printLogTails(40);
-  });
-});
+stopStackAfterAll(() => stack);
 
 // ---- helpers ------------------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 import type { EventEnvelope, LastWill, PolicyEvaluated, SpawnManifest } from '@writ/contracts';
 import { documentPayloadHash, ed25519Fingerprint, generateEd25519Key, sha256Hex, signDocument, type Ed25519SigningKey } from '@writ/crypto';
 import { uniqueName, waitFor } from '@writ/testing';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { startStack, type Principal, type Stack } from './support/stack.mjs';
+import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
  * A participant (a seed spawned under seed 002) acting through the governed path, end to end
@@ -15,24 +16,12 @@ import { startStack, type Principal, type Stack } from './support/stack.mjs';
 const STEP_MS = 60_000;
 
 let stack: Stack;
-let failed = false;
 
 beforeAll(async () => {
   stack = await startStack({ prefix: 'e2ep', services: ['ingress', 'orchestrator', 'policy'] });
 }, 180_000);
 
-afterAll(async () => {
-  if (!stack) return;
-  const problems = await stack.stop({ keepLogs: failed });
-  expect(problems).toEqual([]);
-}, 120_000);
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(() => {
-    failed = true;
-    stack?.printLogTails(40);
-  });
-});
+stopStackAfterAll(() => stack);
 
 type Unsigned<T> = Omit<T, 'signature'>;
 

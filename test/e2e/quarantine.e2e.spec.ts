@@ -1,6 +1,7 @@
 import { uniqueName, waitFor } from '@writ/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SERVICES, startStack, type Stack } from './support/stack.mjs';
+import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
  * Invariant 10 end to end, with the seven built services as processes on the real NATS,
@@ -16,26 +17,12 @@ const STEP_MS = 150_000;
 const NOT_JSON = new Uint8Array([0xff, 0xfe, 0x00, 0x7b, 0x22]);
 
 let stack: Stack;
-let failed = false;
 
 beforeAll(async () => {
   stack = await startStack({ prefix: 'e2eq' });
 }, 180_000);
 
-afterAll(async () => {
-  if (!stack) return;
-  const problems = await stack.stop({ keepLogs: failed });
-  if (failed) process.stderr.write(`[e2e] service logs kept in ${stack.logDir}\n`);
-  expect(problems).toEqual([]);
-}, 120_000);
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(() => {
-    failed = true;
-    stack?.printLogTails(40);
-  });
-});
-
+stopStackAfterAll(() => stack);
 
 describe('junk on the log and the bus (invariant 10)', () => {
   it(

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { ReceiptIssued, type Receipt } from '@writ/contracts';
 import { exportEd25519PrivateJwk, generateEd25519Key, sha256Hex } from '@writ/crypto';
 import { uniqueName, waitFor } from '@writ/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Principal, type Stack } from './support/stack.mjs';
+import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
  * Rollback as a governed action (Hermit 18.6, issue 6) through the whole real
@@ -21,26 +22,16 @@ const STEP_MS = 180_000;
 
 let stack: Stack;
 let keysDir: string;
-let failed = false;
 
 beforeAll(async () => {
   stack = await startStack({ prefix: 'e2erollback' });
   keysDir = await mkdtemp(path.join(tmpdir(), 'writ-e2e-rollback-'));
 }, 180_000);
 
+stopStackAfterAll(() => stack);
+
 afterAll(async () => {
   if (keysDir) await rm(keysDir, { recursive: true, force: true });
-  if (!stack) return;
-  const problems = await stack.stop({ keepLogs: failed });
-  if (failed) process.stderr.write(`[e2e] service logs kept in ${stack.logDir}\n`);
-  expect(problems).toEqual([]);
-}, 120_000);
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(() => {
-    failed = true;
-    stack?.printLogTails(40);
-  });
 });
 
 /** The task's receipts as the log holds them, in order. */

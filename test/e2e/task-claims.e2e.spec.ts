@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { EventEnvelope } from '@writ/contracts';
 import { uniqueName } from '@writ/testing';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startStack, type Stack } from './support/stack.mjs';
+import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
  * A task made from a brief and closed by its agent's done claim, end to end (docs/task-claims.md):
@@ -18,25 +19,16 @@ const STEP_MS = 120_000;
 
 let stack: Stack;
 let dir: string;
-let failed = false;
 
 beforeAll(async () => {
   stack = await startStack({ prefix: 'e2ec' });
   dir = await mkdtemp(path.join(tmpdir(), 'writ-claims-e2e-'));
 }, 180_000);
 
+stopStackAfterAll(() => stack);
+
 afterAll(async () => {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  if (!stack) return;
-  const problems = await stack.stop({ keepLogs: failed });
-  expect(problems).toEqual([]);
-}, 120_000);
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(() => {
-    failed = true;
-    stack?.printLogTails(40);
-  });
 });
 
 async function file(name: string, content: unknown): Promise<string> {

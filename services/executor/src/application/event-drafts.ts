@@ -30,32 +30,28 @@ function base(command: RunAction, context: DraftContext) {
   };
 }
 
-/** `grant.use_claimed` (the kernel's event data), about the grant; caused by the command (its use id). */
-export function claimDraft(command: RunAction, useId: string, data: Record<string, unknown>, context: DraftContext): EventDraft {
+/** An event about the grant for one use: its id and idempotency key derive from the use and the type, so a retried append is the same event. */
+function grantUseDraft(command: RunAction, useId: string, type: 'grant.use_claimed' | 'grant.refused' | 'grant.use_released', payload: Record<string, unknown>, causationId: string, context: DraftContext): EventDraft {
   return {
     ...base(command, context),
-    event_id: `${useId}-claimed`,
-    event_type: 'grant.use_claimed',
+    event_id: `${useId}-${type === 'grant.use_claimed' ? 'claimed' : type === 'grant.refused' ? 'refused' : 'released'}`,
+    event_type: type,
     entity_type: 'grant',
     entity_id: command.grant_id,
-    payload: data,
-    causation_id: useId,
-    idempotency_key: `${useId}:grant.use_claimed`,
+    payload,
+    causation_id: causationId,
+    idempotency_key: `${useId}:${type}`,
   };
+}
+
+/** `grant.use_claimed` (the kernel's event data), about the grant; caused by the command (its use id). */
+export function claimDraft(command: RunAction, useId: string, data: Record<string, unknown>, context: DraftContext): EventDraft {
+  return grantUseDraft(command, useId, 'grant.use_claimed', data, useId, context);
 }
 
 /** `grant.refused`: `{ use_id, code, message, at }`, about the grant; caused by the command. */
 export function refusalDraft(command: RunAction, useId: string, data: { use_id: string; code: string; message: string; at: string }, context: DraftContext): EventDraft {
-  return {
-    ...base(command, context),
-    event_id: `${useId}-refused`,
-    event_type: 'grant.refused',
-    entity_type: 'grant',
-    entity_id: command.grant_id,
-    payload: data,
-    causation_id: useId,
-    idempotency_key: `${useId}:grant.refused`,
-  };
+  return grantUseDraft(command, useId, 'grant.refused', data, useId, context);
 }
 
 /**
@@ -63,16 +59,7 @@ export function refusalDraft(command: RunAction, useId: string, data: { use_id: 
  * with the use's `execution.completed` (outcome `not_run`), in one append: never one without the other.
  */
 export function releaseDraft(command: RunAction, useId: string, claimEventId: string, data: Record<string, unknown>, context: DraftContext): EventDraft {
-  return {
-    ...base(command, context),
-    event_id: `${useId}-released`,
-    event_type: 'grant.use_released',
-    entity_type: 'grant',
-    entity_id: command.grant_id,
-    payload: data,
-    causation_id: claimEventId,
-    idempotency_key: `${useId}:grant.use_released`,
-  };
+  return grantUseDraft(command, useId, 'grant.use_released', data, claimEventId, context);
 }
 
 /**
