@@ -19,6 +19,7 @@
 //   . var/writ/writ.env && node scripts/chaos/chaos.mjs [--agents 6] [--actions 400]
 //        [--kill-every 3] [--nats-restarts 3] [--pg-restarts 3] [--rate 4]
 //        [--approval-share 0.1] [--denied-share 0.1] [--settle-timeout 900] [--verify-sample all|N]
+//        [--verify-concurrency 2]
 //        [--services projection,ingress,...] [--json]
 //
 // Needs: the stack up (scripts/writ-up.sh, which leaves var/run/<service>.pid), the operator's
@@ -57,6 +58,7 @@ const { values: flags } = parseArgs({
     'denied-share': { type: 'string', default: '0.1' },
     'settle-timeout': { type: 'string', default: '900' },
     'verify-sample': { type: 'string', default: 'all' },
+    'verify-concurrency': { type: 'string', default: '2' },
     services: { type: 'string', default: SERVICES.join(',') },
     json: { type: 'boolean', default: false },
   },
@@ -77,6 +79,7 @@ const settings = {
   deniedShare: number('denied-share', 0),
   settleTimeoutMs: number('settle-timeout', 1) * 1000,
   verifySample: flags['verify-sample'] === 'all' ? Infinity : number('verify-sample', 0),
+  verifyConcurrency: number('verify-concurrency', 1),
   services: flags.services.split(',').filter((name) => name !== ''),
 };
 for (const name of settings.services) if (!SERVICES.includes(name)) throw new Error(`--services: ${name} is not a Writ service (${SERVICES.join(', ')})`);
@@ -211,6 +214,49 @@ async function waitGone(pid) {
   for (let i = 0; i < 200 && alive(pid); i++) await delay(50);
 }
 
+// ---- recovery times: from a kill to every affected service answering /readyz 200 again ----------
+
+const SERVICE_PORTS = { projection: 8080, ingress: 8081, orchestrator: 8082, policy: 8083, approval: 8084, executor: 8085, receipt: 8086 };
+const generations = {};
+
+async function ready(port) {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Records how long `names` take to be ready again after `since` (each /readyz 200), under
+ * `counts.recovery[kind]`. A single service's measurement is dropped when it is killed again
+ * before it is ready (it would measure two outages as one); after a nats-server or PostgreSQL
+ * restart the figure is kept even when a service kill fell inside it (an upper bound).
+ */
+function measureRecovery(counts, kind, names, since) {
+  const single = names.length === 1;
+  const marks = names.map((name) => [name, single ? (generations[name] = (generations[name] ?? 0) + 1) : undefined]);
+  counts.pendingRecoveries.push(
+    (async () => {
+      for (const [name, generation] of marks) {
+        while (!(await ready(SERVICE_PORTS[name]))) {
+          if (single && generations[name] !== generation) return;
+          if (Date.now() - since > 600_000) return log(`${kind}: ${name} not ready 600 s after it; not measured`);
+          await delay(100);
+        }
+      }
+      (counts.recovery[kind] ??= []).push(Date.now() - since);
+    })(),
+  );
+}
+
+function summary(samples = []) {
+  if (samples.length === 0) return { n: 0 };
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { n: sorted.length, p50_ms: at(0.5), p95_ms: at(0.95), max_ms: sorted.at(-1) };
+}
+
 /**
  * SIGKILLs a service. Under its supervisor (scripts/writ-up.sh runs each service through
  * scripts/writ-service.sh) the supervisor starts it again, as in production; a service
@@ -223,11 +269,15 @@ async function killService(name, counts) {
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return log(`${name}: no running process in ${pidFile} (its supervisor may be restarting it); skipped`);
   const supervisor = await readPid(path.join(REPO, 'var', 'run', `${name}.supervisor.pid`));
   if (Number.isInteger(supervisor) && supervisor > 0 && alive(supervisor)) {
+    const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
+    await waitGone(pid);
     counts.kills[name] = (counts.kills[name] ?? 0) + 1;
+    measureRecovery(counts, `service kill (${name})`, [name], killedAt);
     return;
   }
   const proc = await processOf(pid);
+  const killedAt = Date.now();
   process.kill(pid, 'SIGKILL');
   await waitGone(pid);
   const logFd = openSync(path.join(REPO, 'var', 'log', `${name}.log`), 'a');
@@ -235,24 +285,29 @@ async function killService(name, counts) {
   child.unref();
   await writeFile(pidFile, `${child.pid}\n`);
   counts.kills[name] = (counts.kills[name] ?? 0) + 1;
+  measureRecovery(counts, `service kill (${name})`, [name], killedAt);
 }
 
 async function restartNats(counts) {
   const pidFile = path.join(HOME, 'nats', 'nats-server.pid');
   const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  const killedAt = Date.now();
   if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
     process.kill(pid, 'SIGKILL');
     await waitGone(pid);
   }
   await run(path.join(REPO, 'scripts', 'writ-nats.sh'), [], { cwd: REPO, env: { ...env, WRIT_HOME: HOME }, timeout: 120_000 });
   counts.natsRestarts++;
+  measureRecovery(counts, 'nats-server kill and restart', settings.services.length ? SERVICES : [], killedAt);
 }
 
 async function restartPostgres(counts) {
   const { stdout } = await run('pg_lsclusters', ['--no-header']);
   const [version, cluster] = stdout.trim().split('\n')[0].split(/\s+/);
+  const restartedAt = Date.now();
   await run('pg_ctlcluster', [version, cluster, 'restart', '-m', 'immediate'], { timeout: 120_000 });
   counts.pgRestarts++;
+  measureRecovery(counts, 'PostgreSQL restart (immediate)', SERVICES, restartedAt);
 }
 
 function chaosLoop(counts, durationMs, signal) {
@@ -352,7 +407,7 @@ async function verifyTask(taskId) {
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'writ-chaos-'));
-  const counts = { kills: {}, natsRestarts: 0, pgRestarts: 0 };
+  const counts = { kills: {}, natsRestarts: 0, pgRestarts: 0, recovery: {}, pendingRecoveries: [] };
   try {
     log(`doctor: ${(await writ(['doctor'])).trim().split('\n').at(-1)}`);
     const { agents, director } = await registerPrincipals(dir);
@@ -389,6 +444,7 @@ async function main() {
     stop.abort();
     await chaos;
     await pollLoop;
+    await Promise.all(counts.pendingRecoveries);
     clearInterval(progress);
     await Promise.all(connections.map((c) => c.nc.close().catch(() => undefined)));
     for (let i = 0; i < 3; i++) await poll(actions).catch(() => undefined);
@@ -410,7 +466,11 @@ async function main() {
     }
     const tasks = [...new Set(actions.map((a) => a.row?.task_id).filter(Boolean))].slice(0, settings.verifySample);
     let verified = 0;
-    for (const taskId of tasks) if (await verifyTask(taskId)) verified++;
+    let next = 0;
+    const verifier = async () => {
+      while (next < tasks.length) if (await verifyTask(tasks[next++])) verified++;
+    };
+    await Promise.all(Array.from({ length: settings.verifyConcurrency }, verifier));
     let rebuild = 'equal';
     try {
       await writ(['projections', 'rebuild', '--json']);
@@ -437,6 +497,7 @@ async function main() {
       verified: `${verified}/${tasks.length}`,
       rebuild,
       chaos: { service_kills: counts.kills, nats_restarts: counts.natsRestarts, postgres_restarts: counts.pgRestarts },
+      recovery: Object.fromEntries(Object.entries(counts.recovery).sort().map(([kind, samples]) => [kind, summary(samples)])),
     };
     if (flags.json) console.log(JSON.stringify(report, null, 2));
     else {
@@ -448,6 +509,8 @@ async function main() {
       console.log(`  false statements   ${statements.length}${statements.length ? ` ${JSON.stringify(statements.slice(0, 5))}` : ''}`);
       console.log(`  verified tasks     ${report.verified}`);
       console.log(`  rebuild            ${rebuild}`);
+      console.log('  recovery (kill → every affected service /readyz 200 again)');
+      for (const [kind, figures] of Object.entries(report.recovery)) console.log(`    ${kind.padEnd(38)} ${figures.n === 0 ? 'not measured' : `n=${figures.n} p50 ${figures.p50_ms} ms, p95 ${figures.p95_ms} ms, max ${figures.max_ms} ms`}`);
       console.log(report.ok ? 'PASS: nothing lost, nothing false' : 'FAIL');
     }
     return report.ok ? 0 : 1;
