@@ -4,7 +4,8 @@
 # Deployment) does in production: scripts/writ-up.sh starts every service through it.
 # A crash, a SIGKILL or a start that gave up (e.g. Writ's NATS restarting for longer than
 # WRIT_BUS_START_TIMEOUT_MS) is followed by a new start after a pause that doubles from
-# 1 s to 30 s, and resets once a run lasted a minute. SIGTERM / SIGINT stop the service
+# 1 s to 30 s, and resets once a run lasted WRIT_SERVICE_HEALTHY_RUN_S (10 s: longer than a start takes, so
+# a service that fails at start backs off, while one killed after it ran comes back within a second). SIGTERM / SIGINT stop the service
 # (it drains) and then the supervisor; nothing is restarted after that.
 #
 #   scripts/writ-service.sh <service>     (environment as the service reads it; cwd the repository)
@@ -39,7 +40,7 @@ while :; do
   done
   if [ "$stopping" = 1 ]; then break; fi
   ran=$(( $(date +%s) - started ))
-  [ "$ran" -ge 60 ] && pause=1
+  [ "$ran" -ge "${WRIT_SERVICE_HEALTHY_RUN_S:-10}" ] && pause=1
   printf '{"level":40,"time":"%s","name":"writ-service","service":"%s","exit_status":%d,"ran_s":%d,"restart_in_s":%d,"msg":"service exited; restarting"}\n' "$(date -u +%FT%T.000Z)" "$name" "$status" "$ran" "$pause" >>"$log"
   sleep "$pause" & wait $! 2>/dev/null
   [ "$stopping" = 1 ] && break
