@@ -7,6 +7,10 @@
 #   scripts/writ-nats.sh          # init + start (prints each step)
 #   scripts/writ-nats.sh --down   # stop this checkout's server
 #
+#   WRIT_NATS_NODES=3 scripts/writ-nats.sh   # a 3-node JetStream cluster on loopback instead
+#     (scripts/nats-cluster/cluster.mjs: ports 4223-4225, each node in its own network namespace
+#     when run as root; then . $WRIT_HOME/nats/cluster/cluster.env for the URLs and R3)
+#
 # The machine's own unauthenticated NATS on 4222 is not Writ's and is not used.
 # Needs the built CLI (npm ci && npx nx run @writ/cli:build; npm test and
 # scripts/writ-up.sh build it first) and nats-server (scripts/stack-up.sh).
@@ -19,7 +23,13 @@ pidfile="$home/nats/nats-server.pid"
 logfile="$PWD/var/log/nats-writ.log"
 running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
+nodes=${WRIT_NATS_NODES:-1}
+cluster_state="$home/nats/cluster/state.json"
+node=node_modules/.bin/node
+[ -x "$node" ] || node=node
+
 if [ "${1:-}" = --down ]; then
+  if [ -f "$cluster_state" ]; then WRIT_HOME="$home" "$node" scripts/nats-cluster/cluster.mjs down; fi
   if running; then
     pid=$(cat "$pidfile")
     say "stopping nats-server (pid $pid)"
@@ -32,8 +42,6 @@ if [ "${1:-}" = --down ]; then
 fi
 
 command -v nats-server >/dev/null || { say "nats-server is not installed: run scripts/stack-up.sh (it installs Debian's nats-server)"; exit 1; }
-node=node_modules/.bin/node
-[ -x "$node" ] || node=node
 [ -f apps/cli/dist/main.js ] || { say "the CLI is not built: run npm ci && npx nx run @writ/cli:build"; exit 1; }
 
 say "writ init --home $home"
@@ -42,6 +50,16 @@ conf="$home/nats/nats-server.conf"
 port=$(sed -n 's/^port: \([0-9]*\)$/\1/p' "$conf")
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
 
+if [ "$nodes" != 1 ]; then
+  if running; then say "FAILED: the single server of $home is running (pid $(cat "$pidfile")): scripts/writ-nats.sh --down first"; exit 1; fi
+  say "a $nodes-node cluster (scripts/nats-cluster/cluster.mjs)"
+  WRIT_HOME="$home" "$node" scripts/nats-cluster/cluster.mjs up --nodes "$nodes" 2>&1 | sed 's/^/[writ-nats]   /'
+  exit "${PIPESTATUS[0]}"
+fi
+if [ -f "$cluster_state" ]; then
+  say "FAILED: the cluster of $home is running (state $cluster_state): scripts/writ-nats.sh --down first, or WRIT_NATS_NODES=<its size>"
+  exit 1
+fi
 if running; then
   say "already running (pid $(cat "$pidfile")) on 127.0.0.1:$port"
   exit 0

@@ -10,6 +10,10 @@
 #
 #   scripts/writ-up.sh            start (then runs the example agent; WRIT_SKIP_EXAMPLE=1 skips it)
 #   scripts/writ-up.sh --down     stop the services it started, and Writ's NATS
+#   WRIT_NATS_NODES=3 scripts/writ-up.sh   the same on a 3-node JetStream cluster on loopback (R3 streams;
+#                                 scripts/nats-cluster/cluster.mjs, each node in its own network namespace as root)
+#   WRIT_HOME (default ./var/writ) the deployment: its keys, credentials, NATS data and Postgres schema; a new one
+#                                 is a new, empty deployment (a cluster's log is not the single server's)
 #
 # Logs: var/log/<service>.log   PIDs: var/run/<service>.pid (and .supervisor.pid: each service runs under
 # scripts/writ-service.sh, which restarts it when it dies)   (var/ is not committed)
@@ -18,8 +22,12 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 say() { printf '[writ-up] %s\n' "$*"; }
 
-# name:port — the HTTP port of each service (health and readiness; projection serves the API).
-services=(projection:8080 ingress:8081 orchestrator:8082 policy:8083 approval:8084 executor:8085 receipt:8086)
+# name:port — the HTTP port of each service (health and readiness; projection serves the API):
+# WRIT_HTTP_PORT_BASE (8080) for the projection, the next ones for the others (a second stack on one machine).
+base=${WRIT_HTTP_PORT_BASE:-8080}
+services=()
+index=0
+for name in projection ingress orchestrator policy approval executor receipt; do services+=("$name:$((base + index))"); index=$((index + 1)); done
 mkdir -p var/log var/run
 
 stop_all() {
@@ -46,7 +54,10 @@ NX_NO_CLOUD=true NX_DAEMON=false nx run-many -t build --output-style=static >var
 scripts/build-cell-image.sh
 scripts/writ-nats.sh
 # The operator's environment (writ init): its NATS URL and credential, principal, key, trust anchor.
-set -a; . var/writ/writ.env; set +a
+set -a; . "${WRIT_HOME:-$root/var/writ}/writ.env"; set +a
+if [ "$base" != 8080 ]; then export WRIT_HTTP_PORT_BASE="$base" WRIT_URL="http://127.0.0.1:$base"; fi
+# A cluster (WRIT_NATS_NODES=3): every node's URL, and R3 for the log, the bus streams and the buckets.
+if [ "${WRIT_NATS_NODES:-1}" != 1 ]; then set -a; . "$WRIT_HOME/nats/cluster/cluster.env"; set +a; say "NATS: $WRIT_NATS_NODES-node cluster $WRIT_NATS_URL, streams R$WRIT_STREAM_REPLICAS"; fi
 # Each service reports it on /healthz; writ doctor flags services of different releases.
 export WRIT_COMMIT=${WRIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || true)}
 # Postgres: the projection logs in as its own role with the password writ init generated
@@ -90,7 +101,7 @@ if [ "${WRIT_SKIP_EXAMPLE:-0}" != 1 ] && [ -f examples/agent/agent.mjs ]; then
   node examples/agent/agent.mjs || say "the example agent reported a failure (see above)"
 fi
 writ doctor || { say "FAILED: writ doctor found a problem (above, with its next step)"; exit 1; }
-say "Writ is up: API http://127.0.0.1:8080 (GET /v1/keys, POST /v1/actions), NATS $WRIT_NATS_URL (auth on: credentials in $WRIT_HOME/creds)"
-say "read the API: curl -H \"Authorization: \$(writ http token)\" http://127.0.0.1:8080/v1/approvals?status=pending  (a token lives 5 min, at most 15)"
+say "Writ is up: API http://127.0.0.1:$base (GET /v1/keys, POST /v1/actions), NATS $WRIT_NATS_URL (auth on: credentials in $WRIT_HOME/creds)"
+say "read the API: curl -H \"Authorization: \$(writ http token)\" http://127.0.0.1:$base/v1/approvals?status=pending  (a token lives 5 min, at most 15)"
 say "act as the operator: . $WRIT_HOME/writ.env   register an agent: writ principal add --id <id> --type agent --role executor --jwk <public JWK> (writes <id>.creds)"
 say "stop it with: scripts/writ-up.sh --down"

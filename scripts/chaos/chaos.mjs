@@ -19,7 +19,11 @@
 //   . var/writ/writ.env && node scripts/chaos/chaos.mjs [--agents 6] [--actions 400]
 //        [--kill-every 3] [--nats-restarts 3] [--pg-restarts 3] [--rate 4]
 //        [--approval-share 0.1] [--denied-share 0.1] [--settle-timeout 900] [--verify-sample all|N]
-//        [--verify-concurrency 2]
+//        [--verify-concurrency 2] [--partitions 0] [--partition-seconds 20] [--node-down-seconds 5]
+//
+// On the loopback cluster (WRIT_NATS_NODES=3 scripts/writ-up.sh) a nats-server restart is one node
+// SIGKILLed, left down --node-down-seconds and started again (each node in turn), and --partitions
+// cuts one node's route links for --partition-seconds (its clients stay on the minority side).
 //        [--services projection,ingress,...] [--json]
 //
 // Needs: the stack up (scripts/writ-up.sh, which leaves var/run/<service>.pid), the operator's
@@ -53,6 +57,9 @@ const { values: flags } = parseArgs({
     'kill-every': { type: 'string', default: '3' },
     'nats-restarts': { type: 'string', default: '3' },
     'pg-restarts': { type: 'string', default: '3' },
+    partitions: { type: 'string', default: '0' },
+    'partition-seconds': { type: 'string', default: '20' },
+    'node-down-seconds': { type: 'string', default: '5' },
     rate: { type: 'string', default: '4' },
     'approval-share': { type: 'string', default: '0.1' },
     'denied-share': { type: 'string', default: '0.1' },
@@ -74,6 +81,9 @@ const settings = {
   killEveryMs: number('kill-every', 0) * 1000,
   natsRestarts: number('nats-restarts', 0),
   pgRestarts: number('pg-restarts', 0),
+  partitions: number('partitions', 0),
+  partitionMs: number('partition-seconds', 1) * 1000,
+  nodeDownMs: number('node-down-seconds', 0) * 1000,
   rate: number('rate', 0.1),
   approvalShare: number('approval-share', 0),
   deniedShare: number('denied-share', 0),
@@ -86,10 +96,12 @@ for (const name of settings.services) if (!SERVICES.includes(name)) throw new Er
 
 const env = process.env;
 const HOME = env.WRIT_HOME ?? path.join(REPO, 'var', 'writ');
-const API = (env.WRIT_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+const API = (env.WRIT_URL ?? `http://127.0.0.1:${env.WRIT_HTTP_PORT_BASE ?? 8080}`).replace(/\/+$/, '');
 const NATS_URL = env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
 const ROOT = env.WRIT_SUBJECT_ROOT ?? 'writ';
 const CELLS_ROOT = env.WRIT_CELLS_ROOT ?? '/var/lib/writ/cells';
+const CLUSTER = path.join(REPO, 'scripts', 'nats-cluster', 'cluster.mjs');
+const CLUSTER_STATE = path.join(HOME, 'nats', 'cluster', 'state.json');
 const started = Date.now();
 const log = (text) => process.stderr.write(`[chaos +${((Date.now() - started) / 1000).toFixed(0)}s] ${text}\n`);
 
@@ -101,7 +113,7 @@ if (env.WRIT_OPERATOR_KEY === undefined || env.WRIT_NATS_CREDS === undefined) {
 // ---- the CLI, as an operator or a director --------------------------------------------------------
 
 async function writ(args, extraEnv = {}) {
-  const { stdout } = await run(process.execPath, [WRIT_CLI, ...args], { env: { ...env, ...extraEnv }, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(process.execPath, [WRIT_CLI, ...args], { env: { ...env, WRIT_URL: API, ...extraEnv }, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
   return stdout;
 }
 
@@ -179,6 +191,9 @@ async function publish(connection, action) {
   const subject = `${ROOT}.ingress.action.${action.agent.id}`;
   const h = headers();
   h.set('Writ-Idempotency-Key', action.id);
+  // Proposed when it is sent (ingress refuses a request proposed too long ago: INGRESS_STALE), and the
+  // same bytes on every retry of this publish (the idempotency key holds the same request).
+  action.request.proposed_at = new Date().toISOString();
   const body = signRequest(action.agent, action.request);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -216,7 +231,7 @@ async function waitGone(pid) {
 
 // ---- recovery times: from a kill to every affected service answering /readyz 200 again ----------
 
-const SERVICE_PORTS = { projection: 8080, ingress: 8081, orchestrator: 8082, policy: 8083, approval: 8084, executor: 8085, receipt: 8086 };
+const SERVICE_PORTS = Object.fromEntries(SERVICES.map((name, index) => [name, Number(env.WRIT_HTTP_PORT_BASE ?? 8080) + index]));
 const generations = {};
 
 async function ready(port) {
@@ -288,7 +303,42 @@ async function killService(name, counts) {
   measureRecovery(counts, `service kill (${name})`, [name], killedAt);
 }
 
+/** The loopback cluster's nodes (scripts/nats-cluster/cluster.mjs), or undefined on a single server. */
+async function clusterNodes() {
+  const state = JSON.parse(await readFile(CLUSTER_STATE, 'utf8').catch(() => 'null'));
+  return state === null ? undefined : state.nodes.map((node) => node.n);
+}
+
+async function cluster(...args) {
+  await run(process.execPath, [CLUSTER, ...args], { cwd: REPO, env: { ...env, WRIT_HOME: HOME }, timeout: 180_000 });
+}
+
+/** On a cluster: SIGKILL one node (each in turn), leave it down a few seconds, start it again (it catches up). */
+async function restartNode(counts) {
+  const nodes = await clusterNodes();
+  const n = nodes[counts.natsRestarts % nodes.length];
+  const killedAt = Date.now();
+  await cluster('kill', String(n));
+  await delay(settings.nodeDownMs);
+  await cluster('start', String(n));
+  counts.natsRestarts++;
+  measureRecovery(counts, 'nats node kill and restart', SERVICES, killedAt);
+}
+
+/** On a cluster in network namespaces: cut one node's route links (its clients stay on it), heal them after a while. */
+async function partitionNode(counts) {
+  const nodes = await clusterNodes();
+  const n = nodes[(counts.partitions + 1) % nodes.length];
+  await cluster('cut', String(n));
+  await delay(settings.partitionMs);
+  const healedAt = Date.now();
+  await cluster('heal', String(n));
+  counts.partitions++;
+  measureRecovery(counts, 'partition healed', SERVICES, healedAt);
+}
+
 async function restartNats(counts) {
+  if ((await clusterNodes()) !== undefined) return restartNode(counts);
   const pidFile = path.join(HOME, 'nats', 'nats-server.pid');
   const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
   const killedAt = Date.now();
@@ -326,16 +376,18 @@ function chaosLoop(counts, durationMs, signal) {
   }
   // `times` restarts spread evenly over the submission window.
   const loopStart = Date.now();
-  const scheduled = (times, what, restart) =>
+  // `phase` shifts one schedule by part of a slot, so that a node is not partitioned while another is down.
+  const scheduled = (times, what, restart, phase = 0) =>
     (async () => {
       for (let i = 1; i <= times && !signal.aborted; i++) {
-        await delay(Math.max(0, loopStart + (durationMs * i) / (times + 1) - Date.now()), undefined, { signal }).catch(() => undefined);
+        await delay(Math.max(0, loopStart + (durationMs * (i + phase)) / (times + 1) - Date.now()), undefined, { signal }).catch(() => undefined);
         if (signal.aborted) break;
         log(`restarting ${what}`);
         await restart(counts).catch((error) => log(`restart ${what} failed: ${error.message}`));
       }
     })();
-  tasks.push(scheduled(settings.natsRestarts, "Writ's nats-server", restartNats));
+  tasks.push(scheduled(settings.natsRestarts, "Writ's nats-server (on a cluster: one node)", restartNats));
+  tasks.push(scheduled(settings.partitions, 'a partition of one NATS node', partitionNode, 0.5));
   tasks.push(scheduled(settings.pgRestarts, 'PostgreSQL', restartPostgres));
   return Promise.all(tasks);
 }
@@ -407,12 +459,13 @@ async function verifyTask(taskId) {
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'writ-chaos-'));
-  const counts = { kills: {}, natsRestarts: 0, pgRestarts: 0, recovery: {}, pendingRecoveries: [] };
+  const counts = { kills: {}, natsRestarts: 0, pgRestarts: 0, partitions: 0, recovery: {}, pendingRecoveries: [] };
   try {
     log(`doctor: ${(await writ(['doctor'])).trim().split('\n').at(-1)}`);
     const { agents, director } = await registerPrincipals(dir);
     log(`registered ${agents.length} agents and director ${director.id}`);
-    const connections = await Promise.all(agents.map(async (agent) => ({ agent, nc: await connect({ servers: NATS_URL, name: agent.id, authenticator: credsAuthenticator(agent.creds), maxReconnectAttempts: -1, reconnectTimeWait: 250 }) })));
+    if (settings.partitions > 0 && (await clusterNodes()) === undefined) throw new Error('--partitions needs the loopback cluster (WRIT_NATS_NODES=3 scripts/writ-up.sh)');
+    const connections = await Promise.all(agents.map(async (agent) => ({ agent, nc: await connect({ servers: NATS_URL.split(',').map((url) => url.trim()), name: agent.id, authenticator: credsAuthenticator(agent.creds), maxReconnectAttempts: -1, reconnectTimeWait: 250 }) })));
     const actions = Array.from({ length: settings.actions }, (_, index) => planAction(agents[index % agents.length], index));
     const submitMs = (settings.actions / settings.rate) * 1000;
 
@@ -421,7 +474,7 @@ async function main() {
     const chaos = chaosLoop(counts, submitMs, stop.signal);
     const progress = setInterval(() => {
       const terminal = actions.filter((a) => a.row && TERMINAL.has(a.row.status)).length;
-      log(`published ${actions.filter((a) => a.published).length}/${actions.length}, terminal ${terminal}, kills ${Object.values(counts.kills).reduce((s, n) => s + n, 0)}, nats restarts ${counts.natsRestarts}, pg restarts ${counts.pgRestarts}`);
+      log(`published ${actions.filter((a) => a.published).length}/${actions.length}, terminal ${terminal}, kills ${Object.values(counts.kills).reduce((s, n) => s + n, 0)}, nats restarts ${counts.natsRestarts}, partitions ${counts.partitions}, pg restarts ${counts.pgRestarts}`);
     }, 10_000);
     const pollLoop = (async () => {
       while (!stop.signal.aborted || actions.some((a) => a.published && !(a.row && TERMINAL.has(a.row.status)))) {
@@ -496,12 +549,12 @@ async function main() {
       false_statements: statements,
       verified: `${verified}/${tasks.length}`,
       rebuild,
-      chaos: { service_kills: counts.kills, nats_restarts: counts.natsRestarts, postgres_restarts: counts.pgRestarts },
+      chaos: { nats: (await clusterNodes()) === undefined ? 'one server' : `${(await clusterNodes()).length}-node cluster`, service_kills: counts.kills, nats_restarts: counts.natsRestarts, partitions: counts.partitions, postgres_restarts: counts.pgRestarts },
       recovery: Object.fromEntries(Object.entries(counts.recovery).sort().map(([kind, samples]) => [kind, summary(samples)])),
     };
     if (flags.json) console.log(JSON.stringify(report, null, 2));
     else {
-      console.log(`chaos: ${report.actions} actions in ${report.seconds} s, ${Object.values(counts.kills).reduce((s, n) => s + n, 0)} service kills ${JSON.stringify(counts.kills)}, ${counts.natsRestarts} nats-server and ${counts.pgRestarts} PostgreSQL restarts`);
+      console.log(`chaos: ${report.actions} actions in ${report.seconds} s on ${report.chaos.nats}, ${Object.values(counts.kills).reduce((s, n) => s + n, 0)} service kills ${JSON.stringify(counts.kills)}, ${counts.natsRestarts} nats-server${report.chaos.nats === 'one server' ? '' : ' node'} restarts, ${counts.partitions} partitions, ${counts.pgRestarts} PostgreSQL restarts`);
       console.log(`  by status          ${JSON.stringify(byStatus)}`);
       console.log(`  stuck              ${stuck.length}${stuck.length ? ` ${JSON.stringify(report.stuck.slice(0, 5))}` : ''}`);
       console.log(`  unreceipted        ${unreceipted.length}`);

@@ -39,4 +39,4 @@ export {
   type HeldTimerOutcome,
   type HeldTimerOutcomeKind,
 } from './held-timer.js';
-export { BUS_START_TIMEOUT_MS_DEFAULT, connectBus, inboxPrefixOf, natsConnectOptions, userJwtOf, type BusStartOptions, type NatsCredentialEnvironment } from './nats-credentials.js';
+export { BUS_START_TIMEOUT_MS_DEFAULT, SERVICE_RECONNECT, connectBus, inboxPrefixOf, natsConnectOptions, serverList, userJwtOf, type BusStartOptions, type NatsCredentialEnvironment } from './nats-credentials.js';

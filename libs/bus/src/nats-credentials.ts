@@ -120,14 +120,42 @@ export interface BusStartOptions {
 }
 
 /**
+ * `servers` as a list: a string may name several servers separated by commas
+ * (`WRIT_NATS_URL=nats://127.0.0.1:4223,nats://127.0.0.1:4224` for a cluster), which
+ * the client library would otherwise take as one malformed URL.
+ */
+export function serverList(servers: string | string[] | undefined): string[] | undefined {
+  if (servers === undefined) return undefined;
+  return (Array.isArray(servers) ? servers : [servers])
+    .flatMap((entry) => entry.split(','))
+    .map((server) => server.trim())
+    .filter((server) => server !== '');
+}
+
+/**
+ * How a long-running service's connection behaves once up: it never gives up
+ * reconnecting (the client library's default is 10 attempts, about 20 s, after
+ * which the connection closes for good and the process would stay up with no bus),
+ * and it tries the cluster's other servers in turn.
+ */
+export const SERVICE_RECONNECT: Pick<ConnectionOptions, 'maxReconnectAttempts' | 'reconnectTimeWait' | 'reconnectJitter'> = Object.freeze({
+  maxReconnectAttempts: -1,
+  reconnectTimeWait: 1_000,
+  reconnectJitter: 250,
+});
+
+/**
  * Connects with the environment's credential (`natsConnectOptions`), retrying a
  * first connection that timed out, a host saturated at start-up being the usual
  * cause; a refusal (bad credential, authorization) fails at once, since
  * retrying cannot fix it. With `waitForServer`, see `BusStartOptions`. The
- * caller maps the final error onto its own code.
+ * caller maps the final error onto its own code. `servers` may be comma-separated
+ * (`serverList`); with `waitForServer` the connection reconnects forever
+ * (`SERVICE_RECONNECT`) unless `options` say otherwise.
  */
 export async function connectBus(options: ConnectionOptions, env: NatsCredentialEnvironment = process.env, start: BusStartOptions = {}): Promise<NatsConnection> {
-  const settings = { ...options, ...natsConnectOptions(env) };
+  const servers = serverList(options.servers);
+  const settings = { ...(start.waitForServer === true ? SERVICE_RECONNECT : {}), ...options, ...(servers === undefined ? {} : { servers }), ...natsConnectOptions(env) };
   if (start.waitForServer !== true) {
     for (let attempt = 1; ; attempt++) {
       try {

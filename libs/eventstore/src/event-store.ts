@@ -153,6 +153,8 @@ const FOLLOW_FETCH_EXPIRES_MS = 30_000;
  * append to the stream until it goes.
  */
 const SCAN_CONSUMER_GRACE_MS = 5_000;
+/** How many lost copies of one event's key an append steps over (each a race lost on a replicated stream) before it reports a conflict. */
+const LOSER_HOPS = 8;
 const encoder = new TextEncoder();
 // Fatal: bytes that are not UTF-8 are junk, not text with replacement characters.
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -194,12 +196,19 @@ export class EventStore {
   /** What every read checks each event's author against; undefined: authorship is not checked. */
   readonly authorship: Authorship | undefined;
   #sealer: EventSealer | undefined;
+  /**
+   * The stream has replicas: its append guard is not authoritative (nats-server 2.9 checks the expected
+   * last subject sequence against the state it has applied, so two proposals in flight can both pass),
+   * so each fresh write is checked to be the chain's event at its position before it is reported.
+   */
+  readonly #replicated: boolean;
 
   private constructor(config: EventStoreConfig, stream: EnsureStreamOutcome, js: JetStreamClient, jsm: JetStreamManager, authorship: EventStoreAuthorship) {
     this.config = config;
     this.authorship = authorship.authorship === undefined || authorship.authorship instanceof Authorship ? authorship.authorship : new Authorship(authorship.authorship);
     this.#sealer = authorship.sealer;
     this.stream = stream;
+    this.#replicated = Math.max(config.replicas, Number(stream.kept['num_replicas'] ?? 1)) > 1;
     this.#js = js;
     this.#jsm = jsm;
     this.#heads = new HeadCache(config.headCacheSize);
@@ -414,6 +423,7 @@ export class EventStore {
     let lastBytes: Uint8Array | undefined;
     let contiguous = true;
     let junkRetries = 0;
+    let loserHops = 0;
 
     for (let index = 0; index < parsed.length; index++) {
       const { envelope, bytes } = sealed[index]!;
@@ -449,6 +459,15 @@ export class EventStore {
       if (ack.duplicate) {
         // The log already holds this event: report what it holds, and chain the rest onto it.
         const stored = await this.#readStoredAt(aggregate, ack.seq);
+        if (!(await this.#inChain(aggregate, stored.event.task_seq, ack.seq))) {
+          // The stored copy lost a race at its position (a rival stored first holds it: it is quarantined as
+          // forked), so it is no event of the chain. This append is a new decision that shares its key:
+          // published again under a key derived from the loser's position, which every retry derives alike.
+          if (++loserHops > LOSER_HOPS) throw conflictError(subject, link.taskSeq, null, appended, undefined);
+          msgIds[index] = `${msgIds[index]!}~${ack.seq}`;
+          index--;
+          continue;
+        }
         appended.push({ eventId: stored.event.event_id, taskSeq: stored.event.task_seq, streamSeq: ack.seq, hash: stored.event.hash, duplicate: true });
         const storedLink = { taskSeq: stored.event.task_seq, hash: stored.event.hash };
         if (stored.event.hash !== envelope.hash && index + 1 < parsed.length) {
@@ -457,6 +476,12 @@ export class EventStore {
         link = storedLink;
         lastWasWrite = false;
       } else {
+        if (this.#replicated && !(await this.#inChain(aggregate, envelope.task_seq, ack.seq))) {
+          // A replicated stream let a rival at the same position through the guard (nats-server 2.9 checks it
+          // against applied state only): the one stored first is the chain's, ours is quarantined as forked.
+          this.#heads.forget(subject);
+          throw conflictError(subject, link.taskSeq, null, appended, undefined);
+        }
         appended.push({ eventId: envelope.event_id, taskSeq: envelope.task_seq, streamSeq: ack.seq, hash: envelope.hash, duplicate: false });
         link = { taskSeq: envelope.task_seq, hash: envelope.hash };
         lastWasWrite = true;
@@ -537,6 +562,15 @@ export class EventStore {
     const state = await this.#state(aggregate);
     if (state.broken !== undefined) throw brokenError(aggregate.subject, state.broken);
     return headOf(state);
+  }
+
+  /**
+   * Whether the chain's event at `taskSeq` is the message stored at `streamSeq` (false when a rival stored
+   * before it holds the position, or the chain is broken there): what every reader will make of it.
+   */
+  async #inChain(aggregate: Aggregate, taskSeq: number, streamSeq: number): Promise<boolean> {
+    const state = await this.#state(aggregate);
+    return state.events.find((stored) => stored.event.task_seq === taskSeq)?.streamSeq === streamSeq;
   }
 
   async #readStoredAt(aggregate: Aggregate, streamSeq: number): Promise<StoredEvent> {

@@ -1,3 +1,4 @@
 export { NATS_URL, connectTestNats, deleteStreams, testNatsAuth, uniqueName } from './real-nats.js';
 export { waitFor } from './wait-for.js';
 export { freePort } from './free-port.js';
+export { startTestNatsCluster, type TestNatsCluster } from './nats-cluster.js';

@@ -88,7 +88,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     const common = { log, clock, principalId: config.principalId };
     const keyring = new ServiceKeyringAdapter(runtime.keys, runtime.registry, config.grantTtlSeconds + config.keyRetireSkewSeconds);
     const signed = { principals: runtime.registry, clock, freshnessSeconds: config.freshnessSeconds };
-    const witness = new ExecutorWorkspaceWitness(runtime.nc, subjects.observe, config.observeTimeoutMs);
+    const witness = new ExecutorWorkspaceWitness(runtime.nc, subjects.observe, config.observeTimeoutMs, config.witnessWaitMs);
     const artifacts = await NatsArtifactStore.open(runtime.nc, { ...config.artifacts, replicas: config.streams.replicas, failure: artifactStoreFailure });
     const expiry = new BusExpiryScheduler(runtime.nc, subjects.expire);
     const expiryTimer = new ExpiryTimer({

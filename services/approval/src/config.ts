@@ -69,6 +69,8 @@ export const ApprovalEnvironment = z
     WRIT_GRANT_AUDIENCE: z.string().regex(/^[a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*$/).default('writ-executor'),
     /** How long one state-witness observation (`<root>.qry.executor.observe`) may take before the executor counts as unavailable. */
     WRIT_APPROVAL_OBSERVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    /** How long a request waits for an executor to observe the workspace (one restarting) before the command fails and the bus retries it. */
+    WRIT_APPROVAL_WITNESS_WAIT_SECONDS: z.coerce.number().int().min(0).max(3_600).default(300),
     /** A durable with work waiting whose ack floor has not moved for this long is stalled: `/readyz` fails (docs/operations.md). */
     WRIT_CONSUMER_STALL_SECONDS: z.coerce.number().int().min(1).default(120),
     /** How often the durables are sampled for stalls. */
@@ -105,6 +107,7 @@ export const ApprovalEnvironment = z
       grantTtlSeconds: env.WRIT_GRANT_TTL_SECONDS,
       grantAudience: env.WRIT_GRANT_AUDIENCE,
       observeTimeoutMs: env.WRIT_APPROVAL_OBSERVE_TIMEOUT_MS,
+      witnessWaitMs: env.WRIT_APPROVAL_WITNESS_WAIT_SECONDS * 1000,
       consumerStall: { afterMs: env.WRIT_CONSUMER_STALL_SECONDS * 1000, checkMs: env.WRIT_CONSUMER_STALL_CHECK_MS },
     };
   });

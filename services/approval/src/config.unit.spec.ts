@@ -30,6 +30,7 @@ describe('approval config', () => {
       grantTtlSeconds: 300,
       grantAudience: 'writ-executor',
       observeTimeoutMs: 10_000,
+      witnessWaitMs: 300_000,
     });
   });
 

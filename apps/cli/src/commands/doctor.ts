@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { TrustAnchor } from '@writ/contracts';
-import { natsConnectOptions } from '@writ/runtime';
+import { natsConnectOptions, serverList } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { postgresAuthCheck } from './doctor-postgres.js';
@@ -37,8 +37,8 @@ export interface DoctorReport {
   readonly checks: readonly DoctorCheck[];
 }
 
-/** The services and the HTTP port `scripts/writ-up.sh` gives each (their documented defaults). */
-const SERVICE_PORTS = { projection: 8080, ingress: 8081, orchestrator: 8082, policy: 8083, approval: 8084, executor: 8085, receipt: 8086 } as const;
+/** The services in the order of their HTTP ports: `scripts/writ-up.sh` gives each WRIT_HTTP_PORT_BASE (8080) + its index. */
+const SERVICES_BY_PORT = ['projection', 'ingress', 'orchestrator', 'policy', 'approval', 'executor', 'receipt'] as const;
 
 /**
  * `writ doctor`: the stack as a new user meets it, checked from outside:
@@ -49,12 +49,14 @@ const SERVICE_PORTS = { projection: 8080, ingress: 8081, orchestrator: 8082, pol
  */
 export async function doctor(options: DoctorOptions, conn: Connection, io: CliIo): Promise<DoctorReport> {
   const host = options.host ?? '127.0.0.1';
-  const apiUrl = (io.env['WRIT_URL'] || `http://${host}:${SERVICE_PORTS.projection}`).replace(/\/+$/, '');
+  const base = Number(io.env['WRIT_HTTP_PORT_BASE'] || 8080);
+  if (!Number.isInteger(base) || base < 1 || base > 65535 - SERVICES_BY_PORT.length) throw new CliError('CLI_USAGE', `WRIT_HTTP_PORT_BASE=${io.env['WRIT_HTTP_PORT_BASE']}: a port number (the projection's; the other services follow it)`);
+  const apiUrl = (io.env['WRIT_URL'] || `http://${host}:${base}`).replace(/\/+$/, '');
   const checks: DoctorCheck[] = [];
   checks.push(...(await natsChecks(conn)));
   const services: Record<string, ServiceBuild> = {};
-  for (const [service, port] of Object.entries(SERVICE_PORTS)) {
-    const url = service === 'projection' ? apiUrl : `http://${host}:${port}`;
+  for (const [index, service] of SERVICES_BY_PORT.entries()) {
+    const url = service === 'projection' ? apiUrl : `http://${host}:${base + index}`;
     services[service] = { url, ...(await serviceBuild(url)) };
     checks.push(await serviceCheck(service, url, services[service]));
   }
@@ -85,7 +87,7 @@ async function natsChecks(conn: Connection): Promise<DoctorCheck[]> {
     return [{ check: 'nats_credential', ok: false, detail: (error as Error).message, fix: 'point WRIT_NATS_CREDS at a credential writ init or writ principal add wrote (. var/writ/writ.env)' }];
   }
   // Deliberately without a credential: the probe that Writ's server refuses anonymous clients.
-  const anonymous = await connect({ servers: conn.natsUrl, reconnect: false, timeout: 3_000, name: 'writ-doctor-anonymous' }).then(
+  const anonymous = await connect({ servers: serverList(conn.natsUrl), reconnect: false, timeout: 3_000, name: 'writ-doctor-anonymous' }).then(
     async (nc) => {
       await nc.close();
       return true;
@@ -99,7 +101,7 @@ async function natsChecks(conn: Connection): Promise<DoctorCheck[]> {
   );
   let nc;
   try {
-    nc = await connect({ servers: conn.natsUrl, reconnect: false, timeout: 5_000, name: 'writ-doctor', ...options });
+    nc = await connect({ servers: serverList(conn.natsUrl), reconnect: false, timeout: 5_000, name: 'writ-doctor', ...options });
   } catch (error) {
     checks.push({ check: 'nats_connect', ok: false, detail: `cannot connect with ${conn.env['WRIT_NATS_CREDS'] ? `WRIT_NATS_CREDS=${conn.env['WRIT_NATS_CREDS']}` : 'no credential'}: ${(error as Error).message}`, fix: "run scripts/writ-nats.sh, then . var/writ/writ.env" });
     return checks;

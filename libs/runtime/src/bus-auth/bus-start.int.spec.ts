@@ -53,6 +53,41 @@ describe('connectBus at a service start', () => {
     }
   }, 60_000);
 
+  it('given a service connected, when the server stays down past the client library\'s 10 reconnect attempts, then the service reconnects once it is back instead of closing for good', async () => {
+    // given a connected service (attempts 50 ms apart: the library's 10 would be spent in half a second)
+    server = spawn('nats-server', ['-c', home.serverConfig], { stdio: 'ignore' });
+    const nc = await connectBus({ servers: home.natsUrl, name: 'outlives-an-outage', reconnectTimeWait: 50, reconnectJitter: 0 }, { WRIT_NATS_CREDS: home.creds.services.orchestrator }, { waitForServer: true });
+    try {
+      // when the server is down for two seconds (about 40 attempts)
+      const exited = once(server, 'exit');
+      server.kill('SIGKILL');
+      await exited;
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(nc.isClosed()).toBe(false);
+      const reconnected = (async () => {
+        for await (const status of nc.status()) if (status.type === 'reconnect') return true;
+        return false;
+      })();
+      server = spawn('nats-server', ['-c', home.serverConfig], { stdio: 'ignore' });
+      // then it reconnects on its own and JetStream serves it again
+      expect(await reconnected).toBe(true);
+      await nc.flush();
+      expect(nc.isClosed()).toBe(false);
+    } finally {
+      await nc.close();
+    }
+  }, 60_000);
+
+  it('given WRIT_NATS_URL names several servers separated by commas (a cluster), when the first does not answer, then the service connects to another', async () => {
+    server = spawn('nats-server', ['-c', home.serverConfig], { stdio: 'ignore' });
+    const nc = await connectBus({ servers: `nats://127.0.0.1:${await freePort()}, ${home.natsUrl}`, name: 'cluster-list' }, { WRIT_NATS_CREDS: home.creds.services.orchestrator }, { waitForServer: true });
+    try {
+      expect(nc.getServer()).toBe(home.natsUrl.replace(/^nats:\/\//, ''));
+    } finally {
+      await nc.close();
+    }
+  }, 60_000);
+
   it('given no server within WRIT_BUS_START_TIMEOUT_MS, then BUS_CONNECTION_FAILED names the setting and the script that starts it', async () => {
     const failure = await connectBus({ servers: home.natsUrl }, { WRIT_NATS_CREDS: home.creds.services.orchestrator, WRIT_BUS_START_TIMEOUT_MS: '600' }, { waitForServer: true }).catch((error: unknown) => error);
     expect(hasErrorCode(failure, 'BUS_CONNECTION_FAILED')).toBe(true);

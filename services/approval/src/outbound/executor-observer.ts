@@ -8,7 +8,11 @@ import type { WorkspaceObservation, WorkspaceWitness } from '../application/port
  * Asks `<root>.qry.executor.observe` over core NATS (request/reply, one executor of the
  * queue group answers). No answer in time, no responder, an error reply (the executor
  * found the workspace changing: EXECUTOR_OBSERVE_UNSTABLE) or a reply that is not the
- * contract, or one missing a resource: APPROVAL_WITNESS_UNAVAILABLE (retry later).
+ * contract, or one missing a resource: asked again with a backoff (250 ms doubling to 5 s)
+ * for up to `waitMs`, the command's message held in progress meanwhile, because an executor
+ * restarting is the usual cause (chaos run, issue 13: a request failed five times within
+ * 15 s while the executor restarted, was dead-lettered, and its action waited for an
+ * approval that was never asked). Past it: APPROVAL_WITNESS_UNAVAILABLE (the bus retries).
  */
 export class ExecutorWorkspaceWitness implements WorkspaceWitness {
   readonly #client: BusClient;
@@ -17,11 +21,26 @@ export class ExecutorWorkspaceWitness implements WorkspaceWitness {
     nc: NatsConnection,
     private readonly subject: string,
     private readonly timeoutMs: number,
+    private readonly waitMs = 0,
   ) {
     this.#client = new BusClient(nc, { timeoutMs });
   }
 
   async observe(taskId: string, resources: readonly string[]): Promise<WorkspaceObservation> {
+    const deadline = Date.now() + this.waitMs;
+    let pause = 250;
+    for (;;) {
+      try {
+        return await this.#observeOnce(taskId, resources);
+      } catch (error) {
+        if (Date.now() + pause > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        pause = Math.min(5_000, pause * 2);
+      }
+    }
+  }
+
+  async #observeOnce(taskId: string, resources: readonly string[]): Promise<WorkspaceObservation> {
     const request = ObserveRequest.parse({ task_id: taskId, resources: [...resources] });
     let reply: unknown;
     try {
