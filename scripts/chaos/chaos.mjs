@@ -360,7 +360,7 @@ async function restartPostgres(counts) {
   measureRecovery(counts, 'PostgreSQL restart (immediate)', SERVICES, restartedAt);
 }
 
-function chaosLoop(counts, durationMs, signal) {
+function chaosLoop(counts, durationMs, signal, clustered) {
   const tasks = [];
   if (settings.killEveryMs > 0 && settings.services.length > 0) {
     tasks.push(
@@ -386,7 +386,7 @@ function chaosLoop(counts, durationMs, signal) {
         await restart(counts).catch((error) => log(`restart ${what} failed: ${error.message}`));
       }
     })();
-  tasks.push(scheduled(settings.natsRestarts, "Writ's nats-server (on a cluster: one node)", restartNats));
+  tasks.push(scheduled(settings.natsRestarts, clustered ? 'one NATS node (kill, then start)' : "Writ's nats-server", restartNats));
   tasks.push(scheduled(settings.partitions, 'a partition of one NATS node', partitionNode, 0.5));
   tasks.push(scheduled(settings.pgRestarts, 'PostgreSQL', restartPostgres));
   return Promise.all(tasks);
@@ -471,7 +471,7 @@ async function main() {
 
     const submitStart = Date.now();
     const stop = new AbortController();
-    const chaos = chaosLoop(counts, submitMs, stop.signal);
+    const chaos = chaosLoop(counts, submitMs, stop.signal, (await clusterNodes()) !== undefined);
     const progress = setInterval(() => {
       const terminal = actions.filter((a) => a.row && TERMINAL.has(a.row.status)).length;
       log(`published ${actions.filter((a) => a.published).length}/${actions.length}, terminal ${terminal}, kills ${Object.values(counts.kills).reduce((s, n) => s + n, 0)}, nats restarts ${counts.natsRestarts}, partitions ${counts.partitions}, pg restarts ${counts.pgRestarts}`);

@@ -46,7 +46,7 @@ export {
   type ReadinessResult,
   type ReadinessValue,
 } from './readiness.js';
-export { ServiceRuntime, connectNats, type RotatingKeyOptions, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
+export { ServiceRuntime, connectNats, warnKeptCapacities, type RotatingKeyOptions, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
 export { isProcessEntry } from './process-entry.js';
 export { buildInfo, processBuildInfo, type BuildInfo } from './build-info.js';
 export { NatsArtifactStore, artifactObjectName, artifactUri, type ArtifactBucketOptions, type ArtifactStoreFailure, type StoredArtifact } from './artifact-store.js';

@@ -151,9 +151,7 @@ export class ServiceRuntime {
         readCacheEvents: streams.eventsReadCache,
         replicas: streams.replicas,
       }, authorshipOf(options.authorship));
-      if (Object.keys(store.stream.kept).length > 0) {
-        options.logger.warn({ stream: streams.events, kept: store.stream.kept }, 'the event log runs higher capacities than this service is configured with: kept as they are (only writ streams ensure changes them); configure the service like the stream');
-      }
+      warnKeptCapacities(store, options.logger);
       return new ServiceRuntime(nc, jsm, store, subjects, options);
     } catch (error) {
       await nc.close().catch(() => undefined);
@@ -249,6 +247,16 @@ function authorshipOf(option: AuthorshipOptions | null | undefined): { authorshi
 
 const DEFAULT_STALL_MS = 120_000;
 const DEFAULT_STALL_CHECK_MS = 5_000;
+
+/**
+ * Tells the service's log when the event log runs higher capacities than the service is configured
+ * with (replicas, bytes, messages, message size): kept as they are, since only `writ streams ensure`
+ * lowers them (docs/operations.md); the operator configures the service like the stream.
+ */
+export function warnKeptCapacities(store: Pick<EventStore, 'stream'>, logger: Pick<Logger, 'warn'>): void {
+  if (Object.keys(store.stream.kept).length === 0) return;
+  logger.warn({ stream: store.stream.stream, kept: store.stream.kept }, 'the event log runs higher capacities than this service is configured with: kept as they are (only writ streams ensure changes them); configure the service like the stream');
+}
 
 /** Connects to the comma-separated `servers`; RUNTIME_NATS_UNAVAILABLE when none answers. */
 export async function connectNats(servers: string, name: string, start: BusStartOptions = {}): Promise<NatsConnection> {

@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams, loadTrustAnchor, NatsArtifactStore, PrincipalRegistry, RegistrationAuthority, serviceAuthorship, useSealKey } from '@writ/runtime';
+import { ensureWritStreams, loadTrustAnchor, NatsArtifactStore, PrincipalRegistry, RegistrationAuthority, serviceAuthorship, useSealKey, warnKeptCapacities } from '@writ/runtime';
 import type { TrustAnchor } from '@writ/contracts';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
@@ -154,8 +154,8 @@ export class ExecutorModule {
         { provide: NATS_CONNECTION, useValue: nc },
         {
           provide: EventStore,
-          inject: [NATS_CONNECTION],
-          useFactory: async (nc: NatsConnection) => {
+          inject: [NATS_CONNECTION, EXECUTOR_LOGGER],
+          useFactory: async (nc: NatsConnection, logger: Logger) => {
             const authorship = serviceAuthorship();
             const store = await EventStore.open(
               nc,
@@ -168,6 +168,7 @@ export class ExecutorModule {
               },
               authorship.store === undefined ? {} : { authorship: authorship.store },
             );
+            warnKeptCapacities(store, logger);
             // Every event the executor appends is sealed by its key (docs/security.md, "Authorship").
             await useSealKey(store, { principalId: config.principalId, displayName: 'Writ executor', keyFile: authorship.sealKeyFile(config.principalId) });
             return store;

@@ -6,7 +6,7 @@ import { NestFactory, Reflector } from '@nestjs/core';
 import { HttpAuthGuard } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, resolutionRegistrationOptions, serviceAuthorship, useSealKey } from '@writ/runtime';
+import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, resolutionRegistrationOptions, serviceAuthorship, useSealKey, warnKeptCapacities } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -61,6 +61,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       },
       authorship.store === undefined ? {} : { authorship: authorship.store },
     );
+    warnKeptCapacities(store, logger);
     // Every event the orchestrator appends is sealed by its key (docs/security.md, "Authorship").
     await useSealKey(store, { principalId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID, displayName: 'Writ orchestrator', keyFile: authorship.sealKeyFile(env.WRIT_ORCHESTRATOR_PRINCIPAL_ID) });
     await ensureWritStreams(await jetstreamManager(nc), {

@@ -56,4 +56,34 @@ describe('orchestrator service: replay', () => {
       { subject: subjects.executorCloseCell, payload: { task_id: ids.task_id, reason: 'task.completed' } },
     ]);
   });
+
+  it('(completion → receipt window) given the orchestrator was down (killed) when the executor recorded the completion, so no receipt was asked for, when it starts again, then it asks for the receipt once and the task settles', async () => {
+    // given a task whose grant was attached and the run command sent
+    const subjects = rig.config.subjects;
+    const ids = taskIds(`window-${Date.now()}`);
+    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+    await append(rig, ids.task_id, ...ingressDrafts(ids, request));
+    await waitForCommand(rig, subjects.policyEvaluate, ids.attempt_id);
+    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+    await waitForCommand(rig, subjects.approvalIssueGrant, ids.attempt_id);
+    const grant = grantIssuedDraft(ids, request);
+    await append(rig, ids.task_id, grant);
+    await waitForCommand(rig, subjects.executorRun, ids.attempt_id);
+    await waitForIdle(rig);
+    // when the orchestrator is gone while the executor records the use and its completion
+    await stopApp(rig, orchestrator);
+    await append(rig, ids.task_id, useClaimedDraft(ids, grant, request), executionCompletedDraft(ids));
+    const publishedBefore = rig.published.length;
+    orchestrator = await startApp(rig);
+    // then, started again, it asks for the receipt of the attempt (once) and the receipt settles the task
+    await waitForCommand(rig, subjects.receiptIssue, ids.attempt_id);
+    await append(rig, ids.task_id, receiptIssuedDraft(ids, 'succeeded'));
+    await waitForEvents(rig, ids.task_id, 'task.completed');
+    await waitForIdle(rig);
+    const asked = rig.published.slice(publishedBefore).filter((command) => command.subject === subjects.receiptIssue && command.payload['attempt_id'] === ids.attempt_id);
+    expect(asked).toHaveLength(1);
+    const log = (await events(rig, ids.task_id)).map((event) => event.event_type);
+    expect(log.filter((type) => type === 'attempt.receipt_pending')).toHaveLength(1);
+    expect(log.at(-1)).toBe('task.completed');
+  });
 });

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectBus } from '@writ/bus';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
-import { PrincipalRegistry, RotatingServiceKey, ensureWritStreams, loadServiceEnrollment, serviceAuthorship } from '@writ/runtime';
+import { PrincipalRegistry, RotatingServiceKey, ensureWritStreams, loadServiceEnrollment, serviceAuthorship, warnKeptCapacities } from '@writ/runtime';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import type { Logger } from '@writ/telemetry';
 
@@ -64,6 +64,7 @@ export class ServiceRuntime implements OnApplicationShutdown {
         ...(streams.eventsMaxBytes === undefined ? {} : { maxBytes: streams.eventsMaxBytes }),
         ...(streams.eventsReadCache === undefined ? {} : { readCacheEvents: streams.eventsReadCache }),
       }, authorshipStore());
+      warnKeptCapacities(store, options.logger);
       // The operator's enrollment of this principal (writ init): without it, no reader trusts the grants it signs.
       const authorization = await loadServiceEnrollment(options.principal.id);
       const { key: keys } = await RotatingServiceKey.start(store, {
