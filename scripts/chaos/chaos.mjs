@@ -374,21 +374,29 @@ function chaosLoop(counts, durationMs, signal, clustered) {
       })(),
     );
   }
-  // `times` restarts spread evenly over the submission window.
+  // Faults spread evenly over the submission window, each in its own sequence: one fault of a sequence
+  // ends (the node is back, the partition healed) before the next begins.
   const loopStart = Date.now();
-  // `phase` shifts one schedule by part of a slot, so that a node is not partitioned while another is down.
-  const scheduled = (times, what, restart, phase = 0) =>
+  const sequence = (faults) =>
     (async () => {
-      for (let i = 1; i <= times && !signal.aborted; i++) {
-        await delay(Math.max(0, loopStart + (durationMs * (i + phase)) / (times + 1) - Date.now()), undefined, { signal }).catch(() => undefined);
+      for (const [i, { what, run: fault }] of faults.entries()) {
+        await delay(Math.max(0, loopStart + (durationMs * (i + 1)) / (faults.length + 1) - Date.now()), undefined, { signal }).catch(() => undefined);
         if (signal.aborted) break;
-        log(`restarting ${what}`);
-        await restart(counts).catch((error) => log(`restart ${what} failed: ${error.message}`));
+        log(`fault: ${what}`);
+        await fault(counts).catch((error) => log(`${what} failed: ${error.message}`));
       }
     })();
-  tasks.push(scheduled(settings.natsRestarts, clustered ? 'one NATS node (kill, then start)' : "Writ's nats-server", restartNats));
-  tasks.push(scheduled(settings.partitions, 'a partition of one NATS node', partitionNode, 0.5));
-  tasks.push(scheduled(settings.pgRestarts, 'PostgreSQL', restartPostgres));
+  const times = (n, what, fault) => Array.from({ length: n }, () => ({ what, run: fault }));
+  // NATS faults in one sequence, node kills and partitions alternating, so that two nodes are never out at once.
+  const natsFaults = [];
+  const kills = times(settings.natsRestarts, clustered ? 'one NATS node killed, then started' : "Writ's nats-server killed, then started", restartNats);
+  const partitions = times(settings.partitions, 'one NATS node partitioned, then healed', partitionNode);
+  while (kills.length > 0 || partitions.length > 0) {
+    if (kills.length > 0) natsFaults.push(kills.shift());
+    if (partitions.length > 0) natsFaults.push(partitions.shift());
+  }
+  tasks.push(sequence(natsFaults));
+  tasks.push(sequence(times(settings.pgRestarts, 'PostgreSQL restarted (immediate)', restartPostgres)));
   return Promise.all(tasks);
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { EventDraft, EventEnvelope } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
@@ -643,6 +643,24 @@ describe('EventStore (real NATS)', () => {
   });
 
   describe('replay', () => {
+    it('given a reader slower than the server\'s grace (its scan consumer reaped between two fetches), then the replay resumes where it stood: every event once, in order', async () => {
+      // given more events than one fetch returns (256)
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      for (let from = 0; from < 300; from += 100) await store.append(taskId, drafts(taskId, 100), from);
+      // when, after the first event, the server reaps the replay's consumer (as it does when the reader idles past the grace)
+      const seen: number[] = [];
+      for await (const stored of store.replay(1)) {
+        seen.push(stored.streamSeq);
+        if (seen.length === 1) {
+          const jsm = await jetstreamManager(nc);
+          for await (const consumer of jsm.consumers.list(store.config.stream)) await jsm.consumers.delete(store.config.stream, consumer.name);
+        }
+      }
+      // then every event came, once, in stream order
+      expect(seen).toEqual(Array.from({ length: 300 }, (_, index) => index + 1));
+    });
+
     it('replays the whole stream in stream order, from any sequence, as an iterator or into a handler', async () => {
       // given two tasks written in interleaved order
       const store = await openStore();

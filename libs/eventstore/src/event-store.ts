@@ -15,6 +15,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { ChainScanner, GENESIS, NOT_JSON, computeEventHash, sealEvent, type ChainBreakReason, type ChainLink } from './event-chain.js';
 import {
   EventStoreError,
+  JS_CONSUMER_NOT_FOUND,
   JS_WRONG_LAST_SEQUENCE,
   fromNatsError,
   isEventStoreError,
@@ -153,6 +154,8 @@ const FOLLOW_FETCH_EXPIRES_MS = 30_000;
  * append to the stream until it goes.
  */
 const SCAN_CONSUMER_GRACE_MS = 5_000;
+/** How many times in a row a scan opens its consumer again after the server reaped it, without a message in between. */
+const SCAN_REOPENS = 5;
 /** How many lost copies of one event's key an append steps over (each a race lost on a replicated stream) before it reports a conflict. */
 const LOSER_HOPS = 8;
 const encoder = new TextEncoder();
@@ -791,25 +794,39 @@ export class EventStore {
    */
   async *#scan(filter: string, fromSeq: number, untilSeq: number | null, signal: AbortSignal | undefined): AsyncGenerator<RawStored> {
     const operation = untilSeq === null ? 'replay' : 'read events';
-    let consumer;
-    try {
-      consumer = await this.#js.consumers.get(this.config.stream, {
-        filter_subjects: filter,
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: fromSeq,
-        inactive_threshold: (untilSeq === null ? FOLLOW_FETCH_EXPIRES_MS : Math.max(1_000, this.config.requestTimeoutMs)) + SCAN_CONSUMER_GRACE_MS,
-      });
-    } catch (error) {
-      throw fromNatsError(error, { operation, subject: filter });
-    }
+    const fetchExpiresMs = untilSeq === null ? FOLLOW_FETCH_EXPIRES_MS : Math.max(1_000, this.config.requestTimeoutMs);
+    const open = async (startSeq: number) => {
+      try {
+        return await this.#js.consumers.get(this.config.stream, {
+          filter_subjects: filter,
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: startSeq,
+          inactive_threshold: fetchExpiresMs + SCAN_CONSUMER_GRACE_MS,
+        });
+      } catch (error) {
+        throw fromNatsError(error, { operation, subject: filter });
+      }
+    };
+    // Where the scan stands: the consumer is opened again from here when the server reaped it, which it does
+    // when the reader took longer than the grace between two fetches (a replay into a slow database, a host
+    // saturated), so a long read resumes instead of failing and starting over.
+    let next = fromSeq;
+    let reopened = 0;
+    let consumer = await open(next);
+    const reopen = async (error: unknown): Promise<void> => {
+      if (!consumerGone(error) || reopened >= SCAN_REOPENS) throw fromNatsError(error, { operation, subject: filter });
+      reopened++;
+      consumer = await open(next);
+    };
     // Nothing to close: each fetch is complete when it ends, and the server reaps the consumer once it is idle (SCAN_CONSUMER_GRACE_MS).
     for (;;) {
       if (signal?.aborted) return;
       let batch;
       try {
-        batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: untilSeq === null ? FOLLOW_FETCH_EXPIRES_MS : Math.max(1_000, this.config.requestTimeoutMs) });
+        batch = await consumer.fetch({ max_messages: FETCH_BATCH, expires: fetchExpiresMs });
       } catch (error) {
-        throw fromNatsError(error, { operation, subject: filter });
+        await reopen(error);
+        continue;
       }
       const stop = (): void => batch.stop();
       signal?.addEventListener('abort', stop, { once: true });
@@ -817,11 +834,14 @@ export class EventStore {
       try {
         for await (const message of batch) {
           received++;
+          reopened = 0;
+          next = message.seq + 1;
           yield { streamSeq: message.seq, subject: message.subject, value: decodeJson(message.data), data: message.data };
           if (untilSeq !== null && message.seq >= untilSeq) return;
         }
       } catch (error) {
-        throw fromNatsError(error, { operation, subject: filter });
+        await reopen(error);
+        continue;
       } finally {
         signal?.removeEventListener('abort', stop);
         batch.stop();
@@ -936,6 +956,11 @@ export class EventStore {
 function unwrap<T>(result: ParseResult<T>): T {
   if (!result.ok) throw result.error;
   return result.value;
+}
+
+/** The server no longer has the scan's ephemeral consumer (reaped while the reader was busy). */
+function consumerGone(error: unknown): boolean {
+  return jetStreamApiCode(error) === JS_CONSUMER_NOT_FOUND || /consumer (not found|deleted)/i.test(error instanceof Error ? error.message : String(error));
 }
 
 function decodeJson(data: Uint8Array): unknown {

@@ -100,6 +100,8 @@ export function isEventStoreError<C extends EventStoreErrorCode>(error: unknown,
 
 /** JetStream API error codes the store branches on (nats-server `errors.json`). */
 export const JS_WRONG_LAST_SEQUENCE = 10071;
+/** JetStream API code: the consumer does not exist (an ephemeral one the server reaped when idle). */
+export const JS_CONSUMER_NOT_FOUND = 10014;
 const JS_STREAM_NOT_FOUND = 10059;
 const JS_MAXIMUM_BYTES_EXCEEDED = 10077;
 const JS_MAXIMUM_MESSAGES_EXCEEDED = 10076;
