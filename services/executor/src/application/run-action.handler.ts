@@ -529,6 +529,10 @@ export class RunActionHandler {
     const outcome = (fields: Partial<ExecutionCompleted> & Pick<ExecutionCompleted, 'outcome'>): ExecutionCompleted =>
       emptyCompletion(this.#completionBase(command, claim, this.#deps.clock()), fields);
     const errored = (error: unknown, extra: Partial<ExecutionCompleted> = {}) => outcome({ outcome: 'errored', error: errorOf(error), ...extra });
+    // Before the exec, an outage (the log, Docker, a timeout) says nothing about the action: the use is
+    // released and the action goes on with a new one (chaos run, issue 13: "errored" here failed the
+    // action and its receipt said it did not complete, for a command that never started).
+    const notStarted = (error: unknown) => (unavailable(error) ? outcome({ outcome: 'not_run', error: errorOf(error), duration_ms: elapsed(started) }) : errored(error));
 
     if (plan.kind === 'cannot-run') return outcome({ outcome: 'errored', error: { code: plan.code, message: plan.message.slice(0, 2_000) } });
 
@@ -538,7 +542,7 @@ export class RunActionHandler {
     try {
       if (this.#deps.cellSessions !== undefined) seat = await this.#deps.cellSessions.prepareForAction(taskId, proposer);
     } catch (error) {
-      return errored(error);
+      return notStarted(error);
     }
     // The seat's role bounds what a file action may touch (its own home, the shared area, the project), before any side effect.
     const accesses: [string, 'read' | 'write'][] = [];
@@ -565,7 +569,7 @@ export class RunActionHandler {
       // What the action is about to change, read before it runs: the pre-images its rollback writes back.
       preimages = await this.#preimageInputs(taskId, plan, before);
     } catch (error) {
-      return errored(error);
+      return notStarted(error);
     }
 
     let result: CellExecResult | undefined;
@@ -829,6 +833,16 @@ export class RunActionHandler {
   #context(now: Date): DraftContext {
     return { actorId: this.#settings.principalId, occurredAt: now.toISOString() };
   }
+}
+
+/**
+ * A failure that is an outage, not a verdict on the action: the log or Docker unavailable, a timeout,
+ * or a failure that carries no Writ code (a socket error). A use released for one is run again with a
+ * new use, at most MAX_RUNS_PER_GRANT times (the orchestrator's bound), so a misread failure cannot loop.
+ */
+function unavailable(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : undefined;
+  return code === undefined || /_(UNAVAILABLE|TIMEOUT|TIMED_OUT)$/.test(code) || code === 'EVENTSTORE_CONFLICT';
 }
 
 /** Cell failures that happen before the action's process starts: nothing ran. */

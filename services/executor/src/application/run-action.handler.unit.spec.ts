@@ -296,6 +296,28 @@ describe('RunActionHandler: the task cell (Lazarus) before anything runs', () =>
   });
 });
 
+describe('RunActionHandler: an outage before the exec is not a result of the action (issue 13)', () => {
+  it('given the log times out while the executor prepares the action, then not_run and the use released (the action goes on with a new use), never errored', async () => {
+    const calls: string[] = [];
+    const { log, handler } = rig({
+      cells: scriptedCell(calls),
+      artifacts: memoryArtifacts(),
+      cellSessions: { prepareForAction: async () => Promise.reject(new ExecutorError('EVENTSTORE_UNAVAILABLE' as never, 'read event failed: timeout')) },
+    });
+    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'not_run', use_no: 1 });
+    const recorded = await log.read(IDS.task_id);
+    expect(recorded.find((event) => event.event_type === 'execution.completed')?.payload).toMatchObject({ outcome: 'not_run', error: { code: 'EVENTSTORE_UNAVAILABLE' } });
+    expect(recorded.find((event) => event.event_type === 'grant.use_released')?.payload).toMatchObject({ reason_code: 'EVENTSTORE_UNAVAILABLE' });
+    expect(calls).toEqual([]);
+  });
+
+  it('given Docker fails with no Writ code while the cell opens, then not_run as well (nothing ran)', async () => {
+    const calls: string[] = [];
+    const { handler } = rig({ cells: { ...scriptedCell(calls), openCell: async () => Promise.reject(new Error('connect ENOENT /var/run/docker.sock')) }, artifacts: memoryArtifacts() });
+    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'not_run', use_no: 1 });
+  });
+});
+
 describe('RunActionHandler: a use reconciled from its record after a restart keeps the evidence a live run keeps', () => {
   /** A handler whose journal holds `command` (this host ran it) and whose cell record says it exited 0 with `stdout`. */
   async function reconciled(command: RunAction, stdout: string, head?: { readonly ref: string | null; readonly commit: string | null }) {
