@@ -406,6 +406,9 @@ async function poll(actions) {
   for (const action of actions) {
     if (!action.published || (action.row !== undefined && TERMINAL.has(action.row.status) && (action.row.status === 'rejected' || action.row.receipt_id !== null))) continue;
     action.row = await httpGet(`/v1/actions/${action.id}`).catch(() => action.row);
+    // Read the workspace as soon as the action is settled: a closed cell's workspace is scrubbed after its
+    // grace (30 min by default), and a long run would otherwise find nothing to check.
+    if (action.row?.receipt_id != null && TERMINAL.has(action.row.status)) action.tokensAtSettle = (await tokenCount(action)) ?? 0; // no workspace yet: nothing ran
   }
 }
 
@@ -422,10 +425,15 @@ async function resolveApprovals(actions, director) {
   }
 }
 
-/** How many times the action's token is in its task's workspace (every chaos.txt under the task's cell directory). */
+/**
+ * How many times the action's token is in its task's workspace (every chaos.txt under the task's cell
+ * directory); undefined when the workspace is gone (scrubbed after the closed cell's grace).
+ */
 async function tokenCount(action) {
   const taskId = action.row?.task_id;
   if (!taskId) return 0;
+  const cellDir = path.join(CELLS_ROOT, taskId);
+  if (!(await readdir(cellDir).then(() => true, () => false))) return undefined;
   let count = 0;
   const walk = async (dir, depth) => {
     let entries;
@@ -440,7 +448,7 @@ async function tokenCount(action) {
       else if (entry.isFile() && entry.name === 'chaos.txt') count += (await readFile(file, 'utf8')).split('\n').filter((line) => line === action.token).length;
     }
   };
-  await walk(path.join(CELLS_ROOT, taskId), 0);
+  await walk(cellDir, 0);
   return count;
 }
 
@@ -514,12 +522,17 @@ async function main() {
     const stuck = actions.filter((a) => !(a.row && TERMINAL.has(a.row.status)));
     const unreceipted = actions.filter((a) => a.row && TERMINAL.has(a.row.status) && a.row.status !== 'rejected' && a.row.receipt_id === null);
     const statements = [];
+    const unchecked = [];
     let duplicates = 0;
     let ran = 0;
     for (const action of actions) {
       if (action.row?.receipt_id == null) continue;
       const receipt = await httpGet(`/v1/receipts/${action.row.receipt_id}`).catch(() => undefined);
-      const count = await tokenCount(action);
+      const count = (await tokenCount(action)) ?? action.tokensAtSettle;
+      if (count === undefined) {
+        unchecked.push(action.id);
+        continue;
+      }
       if (count > 1) duplicates++;
       if (count >= 1) ran++;
       const wrong = falseStatement(receipt?.result_code, count);
@@ -545,7 +558,7 @@ async function main() {
       byStatus[key] = (byStatus[key] ?? 0) + 1;
     }
     const report = {
-      ok: stuck.length === 0 && unreceipted.length === 0 && duplicates === 0 && statements.length === 0 && verified === tasks.length && rebuild === 'equal',
+      ok: stuck.length === 0 && unreceipted.length === 0 && duplicates === 0 && statements.length === 0 && unchecked.length === 0 && verified === tasks.length && rebuild === 'equal',
       settings: { ...settings, verifySample: Number.isFinite(settings.verifySample) ? settings.verifySample : 'all' },
       seconds: Math.round((Date.now() - started) / 1000),
       actions: actions.length,
@@ -555,6 +568,7 @@ async function main() {
       commands_ran: ran,
       duplicate_effects: duplicates,
       false_statements: statements,
+      workspaces_unchecked: unchecked,
       verified: `${verified}/${tasks.length}`,
       rebuild,
       chaos: { nats: (await clusterNodes()) === undefined ? 'one server' : `${(await clusterNodes()).length}-node cluster`, service_kills: counts.kills, nats_restarts: counts.natsRestarts, partitions: counts.partitions, postgres_restarts: counts.pgRestarts },
@@ -568,6 +582,7 @@ async function main() {
       console.log(`  unreceipted        ${unreceipted.length}`);
       console.log(`  duplicate effects  ${duplicates} (commands that ran: ${ran})`);
       console.log(`  false statements   ${statements.length}${statements.length ? ` ${JSON.stringify(statements.slice(0, 5))}` : ''}`);
+      console.log(`  unchecked          ${unchecked.length}${unchecked.length ? ' (workspace scrubbed before it was read: raise the cells\' closed grace for long runs)' : ''}`);
       console.log(`  verified tasks     ${report.verified}`);
       console.log(`  rebuild            ${rebuild}`);
       console.log('  recovery (kill → every affected service /readyz 200 again)');
