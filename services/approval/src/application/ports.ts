@@ -68,7 +68,11 @@ export interface WorkspaceObservation {
  * Throws APPROVAL_WITNESS_UNAVAILABLE when it cannot be had now (retry later).
  */
 export interface WorkspaceWitness {
-  observe(taskId: string, resources: readonly string[]): Promise<WorkspaceObservation>;
+  /**
+   * `wait`: keep asking an executor that does not answer (one restarting) for the configured while, for a
+   * command held in progress on the bus; without it (a director waiting on a reply) one attempt only.
+   */
+  observe(taskId: string, resources: readonly string[], options?: { readonly wait?: boolean }): Promise<WorkspaceObservation>;
 }
 
 /** A content-addressed object as stored: its SHA-256 and where it lives. */

@@ -62,7 +62,7 @@ export class RequestApprovalHandler {
     }
 
     const witness = witnessRequired(history.events, command.policy_result_id)
-      ? stateWitness(command.task_id, await this.deps.witness.observe(command.task_id, witnessResources(command.action_request)))
+      ? stateWitness(command.task_id, await this.deps.witness.observe(command.task_id, witnessResources(command.action_request), { wait: true }))
       : undefined;
     const now = this.deps.clock();
     const at = now.toISOString();

@@ -25,7 +25,7 @@ describe('ExecutorWorkspaceWitness', () => {
     // given no responder on the subject
     const subject = `${uniqueName('writ_t')}.qry.executor.observe`;
     const witness = new ExecutorWorkspaceWitness(nc, subject, 500, 30_000);
-    const observing = witness.observe('tsk-witness-1', ['notes.txt']);
+    const observing = witness.observe('tsk-witness-1', ['notes.txt'], { wait: true });
     // when an executor comes up two seconds later
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const responder = nc.subscribe(subject, { callback: (_error, message) => void message.respond(JSON.stringify(REPLY)) });
@@ -39,7 +39,13 @@ describe('ExecutorWorkspaceWitness', () => {
 
   it('given no executor answers for the whole wait, then APPROVAL_WITNESS_UNAVAILABLE (the bus retries the command)', async () => {
     const witness = new ExecutorWorkspaceWitness(nc, `${uniqueName('writ_t')}.qry.executor.observe`, 200, 1_000);
-    const failure = await witness.observe('tsk-witness-2', ['notes.txt']).catch((error: unknown) => error);
+    const failure = await witness.observe('tsk-witness-2', ['notes.txt'], { wait: true }).catch((error: unknown) => error);
     expect(hasErrorCode(failure, 'APPROVAL_WITNESS_UNAVAILABLE')).toBe(true);
   }, 60_000);
+
+  it('given a director waiting on a reply (no wait asked), then one attempt only: APPROVAL_WITNESS_UNAVAILABLE at once, not after the wait', async () => {
+    const witness = new ExecutorWorkspaceWitness(nc, `${uniqueName('writ_t')}.qry.executor.observe`, 200, 600_000);
+    const failure = await witness.observe('tsk-witness-3', ['notes.txt']).catch((error: unknown) => error);
+    expect(hasErrorCode(failure, 'APPROVAL_WITNESS_UNAVAILABLE')).toBe(true);
+  }, 30_000);
 });

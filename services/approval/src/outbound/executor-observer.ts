@@ -8,11 +8,12 @@ import type { WorkspaceObservation, WorkspaceWitness } from '../application/port
  * Asks `<root>.qry.executor.observe` over core NATS (request/reply, one executor of the
  * queue group answers). No answer in time, no responder, an error reply (the executor
  * found the workspace changing: EXECUTOR_OBSERVE_UNSTABLE) or a reply that is not the
- * contract, or one missing a resource: asked again with a backoff (250 ms doubling to 5 s)
- * for up to `waitMs`, the command's message held in progress meanwhile, because an executor
+ * contract, or one missing a resource: for a request command (`wait`), asked again with a backoff
+ * (250 ms doubling to 5 s) for up to `waitMs`, the command's message held in progress meanwhile, because an executor
  * restarting is the usual cause (chaos run, issue 13: a request failed five times within
  * 15 s while the executor restarted, was dead-lettered, and its action waited for an
- * approval that was never asked). Past it: APPROVAL_WITNESS_UNAVAILABLE (the bus retries).
+ * approval that was never asked). Past it, or at once for a director's resolution waiting on its
+ * reply: APPROVAL_WITNESS_UNAVAILABLE (the bus retries the command; the director asks again).
  */
 export class ExecutorWorkspaceWitness implements WorkspaceWitness {
   readonly #client: BusClient;
@@ -26,8 +27,8 @@ export class ExecutorWorkspaceWitness implements WorkspaceWitness {
     this.#client = new BusClient(nc, { timeoutMs });
   }
 
-  async observe(taskId: string, resources: readonly string[]): Promise<WorkspaceObservation> {
-    const deadline = Date.now() + this.waitMs;
+  async observe(taskId: string, resources: readonly string[], options: { readonly wait?: boolean } = {}): Promise<WorkspaceObservation> {
+    const deadline = Date.now() + (options.wait === true ? this.waitMs : 0);
     let pause = 250;
     for (;;) {
       try {
