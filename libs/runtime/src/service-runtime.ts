@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectBus, type BusStartOptions } from '@writ/bus';
+import { connectBus, serverList, type BusStartOptions } from '@writ/bus';
 import type { PrincipalRole, QuarantineRecord } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore, eventSealer, type AuthorshipOptions } from '@writ/eventstore';
@@ -260,10 +260,7 @@ export function warnKeptCapacities(store: Pick<EventStore, 'stream'>, logger: Pi
 
 /** Connects to the comma-separated `servers`; RUNTIME_NATS_UNAVAILABLE when none answers. */
 export async function connectNats(servers: string, name: string, start: BusStartOptions = {}): Promise<NatsConnection> {
-  const list = servers
-    .split(',')
-    .map((server) => server.trim())
-    .filter((server) => server !== '');
+  const list = serverList(servers) ?? [];
   try {
     return await connectBus({ servers: list, name }, process.env, start);
   } catch (cause) {

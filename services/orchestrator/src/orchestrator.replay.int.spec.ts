@@ -21,18 +21,25 @@ afterAll(async () => {
   await disposeRig(rig);
 });
 
+/** A task driven through policy and its grant until the orchestrator sent the run command. */
+async function taskAwaitingItsRun(name: string) {
+  const subjects = rig.config.subjects;
+  const ids = taskIds(`${name}-${Date.now()}`);
+  const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
+  await append(rig, ids.task_id, ...ingressDrafts(ids, request));
+  await waitForCommand(rig, subjects.policyEvaluate, ids.attempt_id);
+  await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
+  await waitForCommand(rig, subjects.approvalIssueGrant, ids.attempt_id);
+  const grant = grantIssuedDraft(ids, request);
+  await append(rig, ids.task_id, grant);
+  await waitForCommand(rig, subjects.executorRun, ids.attempt_id);
+  return { ids, request, grant };
+}
+
 describe('orchestrator service: replay', () => {
   it('given a settled task, when a fresh durable redelivers every event, then nothing is appended and no command is published for it', async () => {
     const subjects = rig.config.subjects;
-    const ids = taskIds(`replay-${Date.now()}`);
-    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
-    await append(rig, ids.task_id, ...ingressDrafts(ids, request));
-    await waitForCommand(rig, subjects.policyEvaluate, ids.attempt_id);
-    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
-    await waitForCommand(rig, subjects.approvalIssueGrant, ids.attempt_id);
-    const grant = grantIssuedDraft(ids, request);
-    await append(rig, ids.task_id, grant);
-    await waitForCommand(rig, subjects.executorRun, ids.attempt_id);
+    const { ids, request, grant } = await taskAwaitingItsRun('replay');
     await append(rig, ids.task_id, useClaimedDraft(ids, grant, request), executionCompletedDraft(ids));
     await waitForCommand(rig, subjects.receiptIssue, ids.attempt_id);
     await append(rig, ids.task_id, receiptIssuedDraft(ids, 'succeeded'));
@@ -60,15 +67,7 @@ describe('orchestrator service: replay', () => {
   it('(completion → receipt window) given the orchestrator was down (killed) when the executor recorded the completion, so no receipt was asked for, when it starts again, then it asks for the receipt once and the task settles', async () => {
     // given a task whose grant was attached and the run command sent
     const subjects = rig.config.subjects;
-    const ids = taskIds(`window-${Date.now()}`);
-    const request = commandRequest(ids, ['sh', '-c', 'echo hello > out.txt']);
-    await append(rig, ids.task_id, ...ingressDrafts(ids, request));
-    await waitForCommand(rig, subjects.policyEvaluate, ids.attempt_id);
-    await append(rig, ids.task_id, policyEvaluatedDraft(ids, request, 'local_edit_allowed'));
-    await waitForCommand(rig, subjects.approvalIssueGrant, ids.attempt_id);
-    const grant = grantIssuedDraft(ids, request);
-    await append(rig, ids.task_id, grant);
-    await waitForCommand(rig, subjects.executorRun, ids.attempt_id);
+    const { ids, request, grant } = await taskAwaitingItsRun('window');
     await waitForIdle(rig);
     // when the orchestrator is gone while the executor records the use and its completion
     await stopApp(rig, orchestrator);

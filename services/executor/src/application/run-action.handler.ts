@@ -841,8 +841,7 @@ export class RunActionHandler {
  * new use, at most MAX_RUNS_PER_GRANT times (the orchestrator's bound), so a misread failure cannot loop.
  */
 function unavailable(error: unknown): boolean {
-  const code = typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : undefined;
-  return code === undefined || /_(UNAVAILABLE|TIMEOUT|TIMED_OUT)$/.test(code) || code === 'EVENTSTORE_CONFLICT';
+  return !hasErrorCode(error) || /_(UNAVAILABLE|TIMEOUT|TIMED_OUT)$/.test(error.code) || error.code === 'EVENTSTORE_CONFLICT';
 }
 
 /** Cell failures that happen before the action's process starts: nothing ran. */
