@@ -56,6 +56,8 @@ export type CliErrorCode =
   | 'CLI_PG_SETUP_FAILED'
   /** `writ doctor`: at least one check failed (each printed with its next step). */
   | 'CLI_DOCTOR_FAILED'
+  /** `streams replicas`: a peer of a replicated stream holds other messages than the rest (or could not be compared). */
+  | 'CLI_REPLICAS_DIVERGED'
   /** `explain` / `decisions`: the id names no task in the log, nor an action request of a known task. */
   | 'CLI_EXPLAIN_NOT_FOUND'
   /** `verify`: at least one check of the bundle (or of the live task) failed; `export`: the bundle was written but does not verify. */

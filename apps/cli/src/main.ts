@@ -14,6 +14,7 @@ import { APPROVAL_STATUS_FILTERS, approvalsList } from './commands/approvals-lis
 import { approvalsShow } from './commands/approvals-show.js';
 import { doctor } from './commands/doctor.js';
 import { streamsEnsure } from './commands/streams-ensure.js';
+import { streamsReplicas } from './commands/streams-replicas.js';
 import { init } from './commands/init.js';
 import { pgSetup } from './commands/pg-setup.js';
 import { principalAdd } from './commands/principal-add.js';
@@ -51,6 +52,7 @@ export { doctor, type DoctorCheck, type DoctorOptions, type DoctorReport } from 
 export { init, type InitOptions } from './commands/init.js';
 export { DEFAULT_PG_ADMIN_URL, pgSetup, type PgSetupOptions, type PgSetupResult } from './commands/pg-setup.js';
 export { streamsEnsure, type StreamsEnsureOptions } from './commands/streams-ensure.js';
+export { streamsReplicas, type StreamReplicasReport, type StreamsReplicasOptions } from './commands/streams-replicas.js';
 export { principalAdd, type PrincipalAddOptions, type PrincipalAddOutcome, type PrincipalAddResult } from './commands/principal-add.js';
 export { principalKeygen, type KeygenOptions } from './commands/principal-keygen.js';
 export { principalRevoke, type PrincipalRevokeOptions, type PrincipalRevokeResult } from './commands/principal-revoke.js';
@@ -162,15 +164,26 @@ function program(io: CliIo): Command {
       await doctor(options, connectionFrom(io, options.nats), io);
     });
 
-  writ
-    .command('streams')
-    .description('the event log and the bus streams (operator)')
+  const streams = writ.command('streams').description('the event log and the bus streams (operator)');
+  streams
     .command('ensure')
     .description("as the operator: create the log and bus streams, or bring their limits to the configured ones (services may create a missing stream, never reconfigure one)")
     .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
     .option('--json', 'print the outcome as JSON')
     .action(async (options: { nats?: string; json?: boolean }) => {
       await streamsEnsure(options, connectionFrom(io, options.nats), io);
+    });
+  streams
+    .command('replicas')
+    .description("whether every peer of each replicated stream holds the same last messages; --repair replaces a diverged peer's copy with the quorum's (then: writ projections rebuild --force); exit 1 while one diverges")
+    .option('--stream <name...>', 'streams to check (default: the event log and the bus streams)')
+    .option('--tail <n>', 'how many of the last messages to compare', (value: string) => Number.parseInt(value, 10), 1000)
+    .option('--repair', "remove each diverged peer from the stream so a fresh copy is placed and catches up from the leader")
+    .option('--nats <url>', 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
+    .option('--json', 'print the report as JSON')
+    .action(async (options: { stream?: string[]; tail: number; repair?: boolean; nats?: string; json?: boolean }) => {
+      if (!Number.isInteger(options.tail) || options.tail < 1) throw new CliError('CLI_USAGE', `--tail ${options.tail}: a positive whole number of messages`);
+      await streamsReplicas(options, connectionFrom(io, options.nats), io);
     });
 
   const principal = writ.command('principal').description('principals and their keys (writ.evt.principal.<id>)');

@@ -34,7 +34,11 @@ export type BusErrorCode =
   /** A dead letter could not be stored; the original message is kept and retried. */
   | 'BUS_DEAD_LETTER_FAILED'
   /** The client or server was used after `close()`. */
-  | 'BUS_CLOSED';
+  | 'BUS_CLOSED'
+  /** Fewer than two peers of a replicated stream could be read (no probe consumer landed on them): nothing to compare. */
+  | 'BUS_REPLICAS_UNREADABLE'
+  /** A stream's peer could not be replaced (not one of its peers, the server refused, or its replicas did not come back in time). */
+  | 'BUS_REPLICA_REPAIR_FAILED';
 
 /** Errors raised by the bus itself; handler failures keep their own codes. */
 export class BusError extends WritError<BusErrorCode> {

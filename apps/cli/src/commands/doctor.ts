@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { TrustAnchor } from '@writ/contracts';
 import { natsConnectOptions, serverList } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { postgresAuthCheck } from './doctor-postgres.js';
+import { describeReplicas, streamReplicas } from './streams-replicas.js';
 
 export interface DoctorOptions {
   /** Host of the services' HTTP ports (default 127.0.0.1). */
@@ -115,6 +116,7 @@ async function natsChecks(conn: Connection): Promise<DoctorCheck[]> {
         const info = await jsm.streams.info(stream);
         const copies = 1 + (info.cluster?.replicas?.length ?? 0);
         checks.push({ check: `stream ${stream}`, ok: copies >= info.config.num_replicas, detail: `${info.state.messages} messages, replicas ${info.config.num_replicas} configured / ${copies} running` });
+        if (copies > 1) checks.push(await replicasCheck(nc, stream));
       } catch (error) {
         checks.push({ check: `stream ${stream}`, ok: false, detail: (error as Error).message, fix: 'start the services once (scripts/writ-up.sh): they create the streams; a credential that may not read them shows here too' });
       }
@@ -123,6 +125,25 @@ async function natsChecks(conn: Connection): Promise<DoctorCheck[]> {
     await nc.close().catch(() => undefined);
   }
   return checks;
+}
+
+/**
+ * Every peer of a replicated stream holds the same last messages. A peer that
+ * does not serves its own log to every consumer it leads: chains break for
+ * their readers (quarantines, a stalled projection) although the quorum's
+ * copy is whole.
+ */
+async function replicasCheck(nc: NatsConnection, stream: string): Promise<DoctorCheck> {
+  const check = `replicas ${stream}`;
+  try {
+    const report = await streamReplicas(nc, stream);
+    if (report.error === undefined && report.diverged.length === 0) return { check, ok: true, detail: describeReplicas(report) };
+    return report.error !== undefined
+      ? { check, ok: false, detail: describeReplicas(report), fix: 'run writ doctor again; if it persists, read the nats-server logs of the peers' }
+      : { check, ok: false, detail: describeReplicas(report), fix: `writ streams replicas --repair --stream ${stream} (replaces the diverged copy with the quorum's), then writ projections rebuild --force` };
+  } catch (error) {
+    return { check, ok: false, detail: `cannot compare its peers: ${(error as Error).message}`, fix: 'run writ doctor again; if it persists, read the nats-server logs of the peers' };
+  }
 }
 
 /** The version a service reports on `/healthz` (empty when it does not answer: serviceCheck says why). */

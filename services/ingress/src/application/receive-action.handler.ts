@@ -30,6 +30,12 @@ export interface InboundAction {
   readonly claimedPrincipalId?: string | undefined;
   /** `Writ-Idempotency-Key` (or `Nats-Msg-Id`) / `SubmitAction.idempotency_key`; falls back to the claimed action_request_id. */
   readonly idempotencyKey?: string | undefined;
+  /**
+   * NATS: when the bus stored the request (the server's timestamp, not the sender's). It is the time of
+   * receipt when earlier than the handler's clock, so a request that waited in the stream while ingress
+   * was down or behind is judged as fresh as it was when it arrived. HTTP: absent (received now).
+   */
+  readonly storedAt?: Date | undefined;
 }
 
 /** The request/reply answer (and what a listener logs). */
@@ -234,6 +240,7 @@ export class ReceiveActionHandler {
       return { kind: 'open', received: received.data, receivedEventId: first.event_id, seq: events.at(-1)?.event.task_seq ?? 1, resumed: true };
     }
     const now = this.clock.now().toISOString();
+    const receivedAt = input.storedAt !== undefined && input.storedAt.toISOString() < now ? input.storedAt.toISOString() : now;
     const fits = input.rawBytes <= this.settings.maxIngressBytes;
     const received: IngressReceived = {
       ingress_id: ids.ingressId,
@@ -243,7 +250,7 @@ export class ReceiveActionHandler {
       // Too large to keep: the digest still identifies what arrived.
       raw: fits ? input.raw : '',
       raw_sha256: rawSha256,
-      received_at: now,
+      received_at: receivedAt,
     };
     const keys = eventKeys(ids.ingressId, 'ingress.received');
     const stored = await this.log.appendIngress(ids.ingressId, [this.ingressDraft(ids.ingressId, 'ingress.received', received, null, ids.ingressId, now)], 0);

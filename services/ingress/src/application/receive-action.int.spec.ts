@@ -127,6 +127,31 @@ describe('a crash half way, then a redelivery', () => {
     expect(IngressAccepted.parse(events.at(-1)!.event.payload).action_request_id).toBe(actionRequestId);
   });
 
+  it('takes the time the bus stored the request as its time of receipt, so a request that waited out an ingress outage is not stale', async () => {
+    // given a request the bus stored while it was fresh, first handled an hour later (ingress down or behind)
+    const { input } = await inbound();
+    const storedAt = new Date();
+    const anHourLater: Clock = { now: () => new Date(storedAt.getTime() + 3_600_000) };
+    // when ingress handles it
+    const reply = await handler(new EventStoreIngressLog(t.store), anHourLater).receive({ ...input, storedAt });
+    // then it is accepted, received when the bus stored it
+    expect(reply.status).toBe('accepted');
+    const received = (await t.store.readEntity('ingress', idsOfInput(input).ingressId))[0]!.event.payload as { received_at: string };
+    expect(received.received_at).toBe(storedAt.toISOString());
+  });
+
+  it('never dates a receipt after its handling: a bus time ahead of the clock is not taken', async () => {
+    // given a bus timestamp an hour ahead of the ingress host's clock
+    const { input } = await inbound();
+    const now = new Date();
+    // when ingress handles it
+    const reply = await handler(new EventStoreIngressLog(t.store), { now: () => now }).receive({ ...input, storedAt: new Date(now.getTime() + 3_600_000) });
+    // then its time of receipt is the handler's clock
+    expect(reply.status).toBe('accepted');
+    const received = (await t.store.readEntity('ingress', idsOfInput(input).ingressId))[0]!.event.payload as { received_at: string };
+    expect(received.received_at).toBe(now.toISOString());
+  });
+
   it('two deliveries racing on the same request append one set of events', async () => {
     // given one request handled by two instances at once
     const { input } = await inbound();

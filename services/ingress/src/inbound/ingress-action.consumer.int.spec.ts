@@ -40,7 +40,7 @@ function consumerWith(receive: (input: InboundAction) => Promise<IngressReply>, 
 }
 
 describe('IngressActionConsumer', () => {
-  it('hands the raw body, the subject principal and Nats-Msg-Id to the handler, and retries a lost race at once', async () => {
+  it('hands the raw body, the subject principal, Nats-Msg-Id and the time the bus stored it to the handler, and retries a lost race at once', async () => {
     // given a handler that loses a race once, then succeeds
     const serviceName = uniqueName('svc');
     const seen: InboundAction[] = [];
@@ -55,8 +55,9 @@ describe('IngressActionConsumer', () => {
       await publishRaw(nc, `${root}.ingress.${serviceName}.agent-7`, 'aGVhZGVy.cGF5bG9hZA.c2ln', 'msg-1');
       // then the handler sees it as is, twice, and the message is acked
       await waitFor(() => (seen.length >= 2 ? true : undefined), { what: 'the retry' });
-      expect(seen[1]).toEqual({ channel: 'nats', raw: 'aGVhZGVy.cGF5bG9hZA.c2ln', rawBytes: 24, subjectPrincipalId: 'agent-7', idempotencyKey: 'msg-1' });
       const jsm = await jetstreamManager(nc);
+      const stored = await jsm.streams.getMessage(names.ingress, { last_by_subj: `${root}.ingress.${serviceName}.agent-7` });
+      expect(seen[1]).toEqual({ channel: 'nats', raw: 'aGVhZGVy.cGF5bG9hZA.c2ln', rawBytes: 24, subjectPrincipalId: 'agent-7', idempotencyKey: 'msg-1', storedAt: stored?.time });
       await waitFor(async () => ((await jsm.consumers.info(names.ingress, consumer.durable)).num_ack_pending === 0 ? true : undefined), { what: 'the ack' });
     } finally {
       await consumer.stop();

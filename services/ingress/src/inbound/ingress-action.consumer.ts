@@ -168,6 +168,7 @@ export class IngressActionConsumer {
           rawBytes: message.data.byteLength,
           subjectPrincipalId: token,
           idempotencyKey,
+          storedAt: message.info.timestampNanos > 0n ? message.time : undefined,
         }),
       );
       this.log.info({ ingress_id: reply.ingress_id, status: reply.status, reason_code: reply.reason_code, task_id: reply.task_id }, 'ingress handled');
