@@ -20,11 +20,14 @@
 //        [--kill-every 3] [--nats-restarts 3] [--pg-restarts 3] [--rate 4]
 //        [--approval-share 0.1] [--denied-share 0.1] [--settle-timeout 900] [--verify-sample all|N]
 //        [--verify-concurrency 2] [--partitions 0] [--partition-seconds 20] [--node-down-seconds 5]
+//        [--repair-replicas] [--services projection,ingress,...] [--json]
 //
 // On the loopback cluster (WRIT_NATS_NODES=3 scripts/writ-up.sh) a nats-server restart is one node
 // SIGKILLed, left down --node-down-seconds and started again (each node in turn), and --partitions
 // cuts one node's route links for --partition-seconds (its clients stay on the minority side).
-//        [--services projection,ingress,...] [--json]
+// After each such fault every stream's replicas are compared (`writ streams replicas`); a diverged
+// copy is reported, and with --repair-replicas replaced and the views rebuilt once the faults are
+// over, as docs/operations.md tells the operator.
 //
 // Needs: the stack up (scripts/writ-up.sh, which leaves var/run/<service>.pid), the operator's
 // environment (. var/writ/writ.env), root (it reads the cells' workspaces under WRIT_CELLS_ROOT,
@@ -67,6 +70,7 @@ const { values: flags } = parseArgs({
     'verify-sample': { type: 'string', default: 'all' },
     'verify-concurrency': { type: 'string', default: '2' },
     services: { type: 'string', default: SERVICES.join(',') },
+    'repair-replicas': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -91,6 +95,7 @@ const settings = {
   verifySample: flags['verify-sample'] === 'all' ? Infinity : number('verify-sample', 0),
   verifyConcurrency: number('verify-concurrency', 1),
   services: flags.services.split(',').filter((name) => name !== ''),
+  repairReplicas: flags['repair-replicas'],
 };
 for (const name of settings.services) if (!SERVICES.includes(name)) throw new Error(`--services: ${name} is not a Writ service (${SERVICES.join(', ')})`);
 
@@ -323,6 +328,42 @@ async function restartNode(counts) {
   await cluster('start', String(n));
   counts.natsRestarts++;
   measureRecovery(counts, 'nats node kill and restart', SERVICES, killedAt);
+  await checkReplicas(counts, `after node ${n} restarted`);
+}
+
+/**
+ * On a cluster, after a NATS fault: whether every peer of each stream holds the same messages
+ * (`writ streams replicas`). nats-server 2.9.10 can leave a partitioned stream leader with a write no
+ * quorum accepted, its copy shifted for good; with --repair-replicas the runner then does what
+ * docs/operations.md tells the operator: replace the diverged copy, and once the faults are over
+ * rebuild the views folded while it served readers.
+ */
+async function checkReplicas(counts, when) {
+  if ((await clusterNodes()) === undefined) return;
+  const reportOf = (stdout) => JSON.parse(String(stdout).trim().split('\n').at(-1)).streams;
+  let streams;
+  try {
+    streams = reportOf(await writ(['streams', 'replicas', '--json']));
+  } catch (error) {
+    if (error.stdout === undefined || String(error.stdout).trim() === '') return log(`replicas ${when}: not compared (${String(error.stderr ?? error.message).trim().split('\n').at(-1)})`);
+    streams = reportOf(error.stdout);
+  }
+  const diverged = streams.filter((stream) => stream.diverged.length > 0);
+  if (diverged.length === 0) return;
+  for (const stream of diverged) {
+    const where = stream.diverged.map((peer) => `${peer.peer} from seq ${peer.seq} (holds ${peer.holds} where the others hold ${peer.others_hold})`).join('; ');
+    log(`replicas ${when}: ${stream.stream} diverged: ${where}`);
+    counts.divergences.push({ when, stream: stream.stream, peers: stream.diverged.map((peer) => peer.peer) });
+  }
+  if (!settings.repairReplicas) return log('replicas diverged and --repair-replicas is off: the readers of the diverged copy will stall');
+  try {
+    await writ(['streams', 'replicas', '--repair', '--json', '--stream', ...diverged.map((stream) => stream.stream)]);
+    counts.repairs += diverged.length;
+    counts.rebuildAfterRepair = true;
+    log(`operator step: replaced the diverged copies (writ streams replicas --repair --stream ${diverged.map((stream) => stream.stream).join(' ')})`);
+  } catch (error) {
+    log(`replica repair failed: ${String(error.stderr ?? error.message).trim().split('\n').at(-1)}`);
+  }
 }
 
 /** On a cluster in network namespaces: cut one node's route links (its clients stay on it), heal them after a while. */
@@ -335,6 +376,7 @@ async function partitionNode(counts) {
   await cluster('heal', String(n));
   counts.partitions++;
   measureRecovery(counts, 'partition healed', SERVICES, healedAt);
+  await checkReplicas(counts, `after node ${n}'s partition healed`);
 }
 
 async function restartNats(counts) {
@@ -466,7 +508,7 @@ async function verifyTask(taskId) {
     await writ(['verify', '--task', taskId, '--json', '--wait', '60']);
     return true;
   } catch (error) {
-    log(`writ verify --task ${taskId} failed: ${String(error.stdout ?? error.message).slice(0, 300)}`);
+    log(`writ verify --task ${taskId} failed: ${`${String(error.stdout ?? '')} ${String(error.stderr ?? error.message)}`.trim().slice(0, 400)}`);
     return false;
   }
 }
@@ -475,7 +517,7 @@ async function verifyTask(taskId) {
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'writ-chaos-'));
-  const counts = { kills: {}, natsRestarts: 0, pgRestarts: 0, partitions: 0, recovery: {}, pendingRecoveries: [] };
+  const counts = { kills: {}, natsRestarts: 0, pgRestarts: 0, partitions: 0, recovery: {}, pendingRecoveries: [], divergences: [], repairs: 0, rebuildAfterRepair: false };
   try {
     log(`doctor: ${(await writ(['doctor'])).trim().split('\n').at(-1)}`);
     const { agents, director } = await registerPrincipals(dir);
@@ -512,6 +554,14 @@ async function main() {
     log('every action published; chaos stops, waiting for outcomes');
     stop.abort();
     await chaos;
+    await checkReplicas(counts, 'once the faults were over');
+    if (counts.rebuildAfterRepair) {
+      // The views folded from the diverged copy lack what its readers quarantined: the operator's second step.
+      await writ(['projections', 'rebuild', '--force', '--json']).then(
+        () => log('operator step: projections rebuilt from the repaired log (writ projections rebuild --force)'),
+        (error) => log(`projections rebuild --force failed: ${String(error.stderr ?? error.message).trim().split('\n').at(-1)}`),
+      );
+    }
     await pollLoop;
     await Promise.all(counts.pendingRecoveries);
     clearInterval(progress);
@@ -558,7 +608,15 @@ async function main() {
       byStatus[key] = (byStatus[key] ?? 0) + 1;
     }
     const report = {
-      ok: stuck.length === 0 && unreceipted.length === 0 && duplicates === 0 && statements.length === 0 && unchecked.length === 0 && verified === tasks.length && rebuild === 'equal',
+      ok:
+        stuck.length === 0 &&
+        unreceipted.length === 0 &&
+        duplicates === 0 &&
+        statements.length === 0 &&
+        unchecked.length === 0 &&
+        verified === tasks.length &&
+        rebuild === 'equal' &&
+        counts.repairs >= counts.divergences.length,
       settings: { ...settings, verifySample: Number.isFinite(settings.verifySample) ? settings.verifySample : 'all' },
       seconds: Math.round((Date.now() - started) / 1000),
       actions: actions.length,
@@ -571,6 +629,7 @@ async function main() {
       workspaces_unchecked: unchecked,
       verified: `${verified}/${tasks.length}`,
       rebuild,
+      replicas: { diverged: counts.divergences, repaired: counts.repairs },
       chaos: { nats: (await clusterNodes()) === undefined ? 'one server' : `${(await clusterNodes()).length}-node cluster`, service_kills: counts.kills, nats_restarts: counts.natsRestarts, partitions: counts.partitions, postgres_restarts: counts.pgRestarts },
       recovery: Object.fromEntries(Object.entries(counts.recovery).sort().map(([kind, samples]) => [kind, summary(samples)])),
     };
@@ -585,6 +644,11 @@ async function main() {
       console.log(`  unchecked          ${unchecked.length}${unchecked.length ? ' (workspace scrubbed before it was read: raise the cells\' closed grace for long runs)' : ''}`);
       console.log(`  verified tasks     ${report.verified}`);
       console.log(`  rebuild            ${rebuild}`);
+      if ((await clusterNodes()) !== undefined) {
+        console.log(
+          `  replicas           ${counts.divergences.length === 0 ? 'every peer held the same messages after each fault' : `diverged ${counts.divergences.length}× (${counts.divergences.map((d) => `${d.stream} ${d.peers.join(',')} ${d.when}`).join('; ')}), repaired ${counts.repairs}×`}`,
+        );
+      }
       console.log('  recovery (kill → every affected service /readyz 200 again)');
       for (const [kind, figures] of Object.entries(report.recovery)) console.log(`    ${kind.padEnd(38)} ${figures.n === 0 ? 'not measured' : `n=${figures.n} p50 ${figures.p50_ms} ms, p95 ${figures.p95_ms} ms, max ${figures.max_ms} ms`}`);
       console.log(report.ok ? 'PASS: nothing lost, nothing false' : 'FAIL');
