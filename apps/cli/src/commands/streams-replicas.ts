@@ -59,6 +59,7 @@ export async function streamReplicas(nc: NatsConnection, stream: string, tail = 
 export function describeReplicas(report: StreamReplicasReport): string {
   if (report.error !== undefined) return `cannot compare its peers: ${report.error}`;
   if (report.compared === null) return `one replica (${report.peers.join(', ') || 'no peer'}): nothing to compare`;
+  if (report.compared.to_seq < Math.max(1, report.compared.from_seq)) return `${report.peers.join(', ')}: no messages to compare yet`;
   const range = `stream seq ${report.compared.from_seq}–${report.compared.to_seq}`;
   const missed = report.unreached.length > 0 ? `; not reached: ${report.unreached.join(', ')}` : '';
   if (report.diverged.length === 0) return `${report.peers.join(', ')} hold the same messages (${range})${missed}`;
