@@ -283,6 +283,20 @@ describe('writ streams ensure', () => {
   });
 });
 
+describe('writ streams replicas', () => {
+  it('given streams of one replica (one server), then each is reported with nothing to compare and it exits 0', async () => {
+    const result = await writ(['streams', 'replicas', '--json', '--stream', streams.events]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ streams: [{ stream: streams.events, replicas: 1, compared: null, diverged: [], repaired: [] }] });
+  });
+
+  it('given a stream that does not exist, then it fails with the server\'s reason', async () => {
+    const result = await writ(['streams', 'replicas', '--stream', uniqueName('NOPE')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/stream not found/i);
+  });
+});
+
 describe('writ doctor', () => {
   it("given Writ's NATS and no services on the given host, then auth and the credential pass, every service fails with its next step, and it exits CLI_DOCTOR_FAILED", async () => {
     const result = await writ(['doctor', '--json', '--host', '127.0.0.9'], { WRIT_URL: '' });
