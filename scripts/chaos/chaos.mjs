@@ -556,11 +556,21 @@ async function main() {
     await chaos;
     await checkReplicas(counts, 'once the faults were over');
     if (counts.rebuildAfterRepair) {
-      // The views folded from the diverged copy lack what its readers quarantined: the operator's second step.
-      await writ(['projections', 'rebuild', '--force', '--json']).then(
-        () => log('operator step: projections rebuilt from the repaired log (writ projections rebuild --force)'),
-        (error) => log(`projections rebuild --force failed: ${String(error.stderr ?? error.message).trim().split('\n').at(-1)}`),
-      );
+      // The views folded from the diverged copy lack what its readers quarantined: the operator's second step,
+      // retried while the projection is still coming back from the last kill.
+      for (let attempt = 1; ; attempt++) {
+        const failure = await writ(['projections', 'rebuild', '--force', '--json']).then(
+          () => undefined,
+          (error) => String(error.stderr ?? error.message).trim().split('\n').at(-1),
+        );
+        if (failure === undefined) {
+          log('operator step: projections rebuilt from the repaired log (writ projections rebuild --force)');
+          break;
+        }
+        log(`projections rebuild --force failed (attempt ${attempt}): ${failure}`);
+        if (attempt === 10) break;
+        await delay(10_000);
+      }
     }
     await pollLoop;
     await Promise.all(counts.pendingRecoveries);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { EventDraft, EventEnvelope } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { connectTestNats, deleteStreams, NATS_URL, startNatsPullBlackhole, testNatsAuth, uniqueName, waitFor } from '@writ/testing';
 import { taskDraft } from '../test/support/drafts.js';
 import { testStreamNames } from '../test/support/test-stream.js';
 import { sealEvent } from './event-chain.js';
@@ -640,6 +640,45 @@ describe('EventStore (real NATS)', () => {
       await expect(store.appendToEntity('cell', 'cell-1', [taskDraft('task-1')], 0)).rejects.toMatchObject({ code: 'EVENTSTORE_REQUEST_INVALID' });
       await expect(store.appendToEntity('planet', 'p-1', [taskDraft('p-1')], 0)).rejects.toMatchObject({ code: 'CONTRACT_INVALID' });
     });
+  });
+
+  describe('a scan consumer that never answers a pull', () => {
+    // nats-server 2.9 leaves ephemeral consumers a cluster lists but no peer runs; nats.js ends an ordered
+    // fetch only on the server's answer, so a read through one waited forever (a projection's boot replay hung).
+    it('given a cold reader whose first scan consumer never answers its pulls, when it reads a task and replays the log, then it gives up on that consumer, reads through a new one, and deletes the dead one', async () => {
+      // given a task of three events, and a reader connected through a proxy that kills the next consumer pulled from
+      const store = await openStore({ requestTimeoutMs: 1_000 });
+      const taskId = uniqueName('task');
+      await store.append(taskId, drafts(taskId, 3), 0);
+      const blackhole = await startNatsPullBlackhole(NATS_URL);
+      const through = await connect({ servers: blackhole.url, name: 'eventstore-blackhole', ...testNatsAuth() });
+      try {
+        const reader = await sibling(store, through);
+        const jsm = await jetstreamManager(nc);
+        // when it reads the task
+        blackhole.killNextConsumer();
+        const events = await reader.read(taskId);
+        // then every event arrives, through another consumer, and the dead one is gone
+        expect(events.map((stored) => stored.event.task_seq)).toEqual([1, 2, 3]);
+        expect(blackhole.swallowed, `dead consumer ${String(blackhole.deadConsumer)}`).toBeGreaterThan(0);
+        const dead = blackhole.deadConsumer?.split('.').at(-1);
+        await waitFor(async () => {
+          for await (const consumer of jsm.consumers.list(store.config.stream)) if (consumer.name === dead) return undefined;
+          return true;
+        }, { what: 'the dead consumer deleted' });
+        // and a replay of the whole log through a consumer that never answers ends all the same
+        blackhole.killNextConsumer();
+        const replayed: number[] = [];
+        for await (const stored of reader.replay(1)) {
+          replayed.push(stored.event.task_seq);
+          if (replayed.length === 3) break;
+        }
+        expect(replayed).toEqual([1, 2, 3]);
+      } finally {
+        await through.close();
+        await blackhole.close();
+      }
+    }, 60_000);
   });
 
   describe('replay', () => {

@@ -156,6 +156,14 @@ const FOLLOW_FETCH_EXPIRES_MS = 30_000;
 const SCAN_CONSUMER_GRACE_MS = 5_000;
 /** How many times in a row a scan opens its consumer again after the server reaped it, without a message in between. */
 const SCAN_REOPENS = 5;
+/**
+ * How long past its expiry a pull may stay unanswered before the scan gives up on the consumer. The
+ * server answers every pull by its expiry (messages, or a timeout status); nats.js ends an ordered
+ * fetch only on that answer. A consumer the cluster lists but no peer runs (nats-server 2.9 leaves
+ * such ephemerals behind node kills and partitions) never answers, and the fetch waited forever: a
+ * projection's boot replay hung for 15 minutes. The scan opens a new consumer instead.
+ */
+const SCAN_PULL_GRACE_MS = 5_000;
 /** How many lost copies of one event's key an append steps over (each a race lost on a replicated stream) before it reports a conflict. */
 const LOSER_HOPS = 8;
 const encoder = new TextEncoder();
@@ -818,6 +826,18 @@ export class EventStore {
       reopened++;
       consumer = await open(next);
     };
+    const abandon = async (): Promise<void> => {
+      const stale = consumer;
+      if (reopened >= SCAN_REOPENS) {
+        throw new EventStoreError('EVENTSTORE_UNAVAILABLE', `${operation} stalled: ${SCAN_REOPENS + 1} consumers in a row left a pull unanswered past its expiry`, {
+          operation,
+          subject: filter,
+        });
+      }
+      reopened++;
+      consumer = await open(next);
+      await stale.delete().catch(() => undefined);
+    };
     // Nothing to close: each fetch is complete when it ends, and the server reaps the consumer once it is idle (SCAN_CONSUMER_GRACE_MS).
     for (;;) {
       if (signal?.aborted) return;
@@ -831,8 +851,14 @@ export class EventStore {
       const stop = (): void => batch.stop();
       signal?.addEventListener('abort', stop, { once: true });
       let received = 0;
+      let unanswered = false;
+      const watchdog = setTimeout(() => {
+        unanswered = true;
+        batch.stop();
+      }, fetchExpiresMs + SCAN_PULL_GRACE_MS);
       try {
         for await (const message of batch) {
+          clearTimeout(watchdog);
           received++;
           reopened = 0;
           next = message.seq + 1;
@@ -843,8 +869,13 @@ export class EventStore {
         await reopen(error);
         continue;
       } finally {
+        clearTimeout(watchdog);
         signal?.removeEventListener('abort', stop);
         batch.stop();
+      }
+      if (unanswered && received === 0 && !signal?.aborted) {
+        await abandon();
+        continue;
       }
       if (received === 0 && untilSeq !== null) {
         throw new EventStoreError('EVENTSTORE_UNAVAILABLE', `${operation} stalled: no events arrived before the deadline`, { operation, subject: filter });

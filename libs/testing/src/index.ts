@@ -2,3 +2,4 @@ export { NATS_URL, connectTestNats, deleteStreams, testNatsAuth, uniqueName } fr
 export { waitFor } from './wait-for.js';
 export { freePort } from './free-port.js';
 export { startTestNatsCluster, type TestNatsCluster } from './nats-cluster.js';
+export { startNatsPullBlackhole, type NatsPullBlackhole } from './nats-pull-blackhole.js';
