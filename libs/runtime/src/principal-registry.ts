@@ -63,7 +63,15 @@ export interface PrincipalRegistryOptions {
   readonly stream?: string;
   /** Subject prefix of the event log (default `writ.evt`). */
   readonly subjectPrefix?: string;
+  /**
+   * How long one pull of the follower waits (default 30 s); the server sends a heartbeat every
+   * half of it, and two missed in a row replace the follower's consumer (below).
+   */
+  readonly pullExpiresMs?: number;
 }
+
+/** Heartbeats missed in a row after which the follower's consumer is taken for deaf and replaced. */
+const DEAF_AFTER_MISSED_HEARTBEATS = 2;
 
 /**
  * Principals and their keys, folded from `writ.evt.principal.>` — the log, never
@@ -78,34 +86,89 @@ export class PrincipalRegistry {
   /** Where the follower is in each principal's chain; null once it broke. */
   readonly #chains = new Map<string, ChainScanner | null>();
   readonly #store: EventStore;
+  readonly #nc: NatsConnection;
+  readonly #options: PrincipalRegistryOptions;
   #messages: ConsumerMessages | undefined;
   #loop: Promise<void> | undefined;
+  /** The stream sequence the follower reads from next: where a replacement consumer starts. */
+  #nextSeq = 1;
+  #closed = false;
+  #caughtUp: () => void = () => undefined;
+  /** How many times the follower's consumer was found deaf and replaced. */
+  #replaced = 0;
 
-  private constructor(store: EventStore) {
+  private constructor(store: EventStore, nc: NatsConnection, options: PrincipalRegistryOptions) {
     this.#store = store;
+    this.#nc = nc;
+    this.#options = options;
   }
 
   /** Starts following the principal events; resolves once caught up with the log. */
   static async start(nc: NatsConnection, store: EventStore, options: PrincipalRegistryOptions = {}): Promise<PrincipalRegistry> {
-    const registry = new PrincipalRegistry(store);
-    const consumer = await jetstream(nc).consumers.get(options.stream ?? EVENTS_STREAM, {
-      filter_subjects: `${options.subjectPrefix ?? 'writ.evt'}.principal.>`,
-      deliver_policy: DeliverPolicy.All,
-    });
-    const pending = (await consumer.info(true)).num_pending;
-    let caughtUp: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => (caughtUp = resolve));
-    if (pending === 0) caughtUp();
-    registry.#messages = await consumer.consume();
-    const messages = registry.#messages;
-    registry.#loop = (async () => {
-      for await (const message of messages) {
-        await registry.#follow(message.subject, message.seq, () => message.json<unknown>());
-        if (message.info.pending === 0) caughtUp();
-      }
-    })();
+    const registry = new PrincipalRegistry(store, nc, options);
+    const ready = new Promise<void>((resolve) => (registry.#caughtUp = resolve));
+    await registry.#openFollower();
     await ready;
     return registry;
+  }
+
+  /** How many times the follower's consumer was found deaf (heartbeats missed) and replaced. */
+  get followerReplacements(): number {
+    return this.#replaced;
+  }
+
+  /**
+   * Opens the follower's consumer from `#nextSeq`. A consumer whose pulls go
+   * unanswered (no message, no heartbeat: one nats-server 2.9 lists but no
+   * peer runs) is replaced by a new one from where the follower stood; nats.js
+   * alone would pull from it again forever, and the registry would never catch
+   * up (a service hanging at boot) or never see a revocation.
+   */
+  async #openFollower(): Promise<void> {
+    const stream = this.#options.stream ?? EVENTS_STREAM;
+    const consumer = await jetstream(this.#nc).consumers.get(stream, {
+      filter_subjects: `${this.#options.subjectPrefix ?? 'writ.evt'}.principal.>`,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.#nextSeq,
+    });
+    if ((await consumer.info(true)).num_pending === 0) this.#caughtUp();
+    const expires = this.#options.pullExpiresMs ?? 30_000;
+    const messages = await consumer.consume({ expires, idle_heartbeat: expires / 2 });
+    this.#messages = messages;
+    let deaf = false;
+    void (async () => {
+      for await (const status of messages.status()) {
+        if (status.type === 'heartbeats_missed' && status.count >= DEAF_AFTER_MISSED_HEARTBEATS && !this.#closed) {
+          deaf = true;
+          await messages.close().catch(() => undefined);
+          return;
+        }
+      }
+    })();
+    this.#loop = (async () => {
+      for await (const message of messages) {
+        await this.#follow(message.subject, message.seq, () => message.json<unknown>());
+        this.#nextSeq = message.seq + 1;
+        if (message.info.pending === 0) this.#caughtUp();
+      }
+      if (deaf && !this.#closed) {
+        this.#replaced++;
+        await consumer.delete().catch(() => undefined);
+        await this.#reopenFollower();
+      }
+    })();
+  }
+
+  /** Opens a replacement follower, retrying while the bus refuses (the connection is down, no quorum). */
+  async #reopenFollower(): Promise<void> {
+    for (let attempt = 0; !this.#closed; attempt++) {
+      try {
+        await this.#openFollower();
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt)));
+      }
+    }
   }
 
   /** The principal as the log says now, or undefined if it was never registered. */
@@ -167,6 +230,7 @@ export class PrincipalRegistry {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#messages?.close();
     await this.#loop?.catch(() => undefined);
   }

@@ -2,11 +2,11 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { hasErrorCode } from '@writ/contracts';
 import { generateEd25519Key, signJws, verifyJws } from '@writ/crypto';
 import { EventStore, sealEvent } from '@writ/eventstore';
-import { connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
+import { connectTestNats, deleteStreams, NATS_URL, startNatsPullBlackhole, testNatsAuth, uniqueName, waitFor } from '@writ/testing';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INGRESS_DUPLICATE_WINDOW_NS, PrincipalRegistry, ensureWritStreams, loadConfig, loadOrCreateServiceKey, registerServicePrincipal, writStreamConfigs } from './index.js';
@@ -80,6 +80,36 @@ describe('PrincipalRegistry', () => {
       await registry.close();
     }
   });
+});
+
+describe('PrincipalRegistry whose follower consumer never answers', () => {
+  it('given a registry starting through a consumer that never answers its pulls (nats-server 2.9 leaves such), then it replaces the consumer, catches up, and follows a key added later', async () => {
+    // given a principal in the log, and a connection through a proxy that makes the next consumer pulled from deaf
+    const key = await generateEd25519Key({ kid: 'deaf-k1' });
+    const principalId = uniqueName('svc');
+    await registerServicePrincipal(store, { principalId, displayName: 'deaf', key });
+    const blackhole = await startNatsPullBlackhole(NATS_URL);
+    const through = await connect({ servers: blackhole.url, name: 'registry-blackhole', ...testNatsAuth() });
+    blackhole.killNextConsumer();
+    try {
+      // when the registry starts through it
+      const registry = await PrincipalRegistry.start(through, store, { stream, subjectPrefix: prefix, pullExpiresMs: 2_000 });
+      try {
+        // then it caught up through a replacement consumer
+        expect(registry.followerReplacements).toBeGreaterThanOrEqual(1);
+        expect(blackhole.swallowed).toBeGreaterThan(0);
+        expect(registry.all().map((record) => record.principal_id)).toContain(principalId);
+        // and the follower sees a key added afterwards (in memory, not by a read on a miss)
+        await registerServicePrincipal(store, { principalId, displayName: 'deaf', key: await generateEd25519Key({ kid: 'deaf-k2' }) });
+        await waitFor(() => (registry.all().find((record) => record.principal_id === principalId)?.keys.size === 2 ? true : undefined), { what: 'the added key followed' });
+      } finally {
+        await registry.close();
+      }
+    } finally {
+      await through.close();
+      await blackhole.close();
+    }
+  }, 60_000);
 });
 
 describe('PrincipalRegistry with junk on a principal subject (invariant 10)', () => {
