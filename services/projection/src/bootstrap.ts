@@ -73,7 +73,8 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
     const principals = httpPrincipals(await runtime.startPrincipalRegistry(), anchor);
     const audience = httpAudience(config.subjects.root);
     const wiring: WiringProbe = {
-      natsConnected: () => !runtime.nc.isClosed() && runtime.bus.status === 'connected',
+      // Before the bus starts ('not_started', 'connecting') the boot replay runs over the runtime's connection, which is up.
+      natsConnected: () => !runtime.nc.isClosed() && ['connected', 'connecting', 'not_started'].includes(runtime.bus.status),
       streamsEnsured: () => true,
       boundConsumers: () => runtime.bus.durables(),
       stalledConsumers: () => runtime.stalls.stalled.map((consumer) => `${consumer.durable}: ${consumer.pending} message(s) waiting, no progress for ${Math.round(consumer.stuckMs / 1000)} s`),

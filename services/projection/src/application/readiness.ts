@@ -83,7 +83,7 @@ export class Readiness {
     if (!wiring.natsConnected()) problems.push('NATS is not connected');
     if (!wiring.streamsEnsured()) problems.push('the event and bus streams are not ensured yet');
     const consumers = wiring.boundConsumers();
-    if (consumers.length === 0) problems.push('the projector consumer is not bound yet');
+    if (consumers.length === 0) problems.push('the projector consumer is not bound yet (at start the views first catch up with the log)');
     try {
       await this.deps.model.ping();
     } catch (error) {
