@@ -290,10 +290,11 @@ describe('writ streams replicas', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ streams: [{ stream: streams.events, replicas: 1, compared: null, diverged: [], repaired: [] }] });
   });
 
-  it('given a stream that does not exist, then it fails with the server\'s reason', async () => {
-    const result = await writ(['streams', 'replicas', '--stream', uniqueName('NOPE')]);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/stream not found/i);
+  it('given a stream that does not exist, then it is a usage error naming the streams to check', async () => {
+    const name = uniqueName('NOPE');
+    const result = await writ(['streams', 'replicas', '--stream', name]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error CLI_USAGE: no stream ${name} on this server`);
   });
 });
 

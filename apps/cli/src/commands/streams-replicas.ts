@@ -37,7 +37,12 @@ export function writStreams(conn: Connection): string[] {
 /** One stream's replicas compared (reads only). */
 export async function streamReplicas(nc: NatsConnection, stream: string, tail = REPLICA_CHECK_TAIL): Promise<StreamReplicasReport> {
   const jsm = await jetstreamManager(nc, { checkAPI: false });
-  const info = await jsm.streams.info(stream);
+  const info = await jsm.streams.info(stream).catch((error: unknown) => {
+    if (/stream not found/i.test(String((error as Error).message))) {
+      throw new CliError('CLI_USAGE', `no stream ${stream} on this server: name one of the log and bus streams (WRIT_EVENTS, WRIT_INGRESS, WRIT_COMMANDS, WRIT_DLQ unless configured otherwise)`, { cause: error });
+    }
+    throw error;
+  });
   const peers = [info.cluster?.leader, ...(info.cluster?.replicas ?? []).map((replica) => replica.name)].filter((peer): peer is string => typeof peer === 'string');
   const base = { stream, replicas: info.config.num_replicas, peers, repaired: [] as string[] };
   if (peers.length < 2) return { ...base, compared: null, unreached: [], diverged: [] };
@@ -58,7 +63,7 @@ export async function streamReplicas(nc: NatsConnection, stream: string, tail = 
 /** The report in one line: what agrees, or where a peer diverged. */
 export function describeReplicas(report: StreamReplicasReport): string {
   if (report.error !== undefined) return `cannot compare its peers: ${report.error}`;
-  if (report.compared === null) return `one replica (${report.peers.join(', ') || 'no peer'}): nothing to compare`;
+  if (report.compared === null) return report.peers.length === 0 ? 'one server, no cluster: nothing to compare' : `one replica (${report.peers.join(', ')}): nothing to compare`;
   if (report.compared.to_seq < Math.max(1, report.compared.from_seq)) return `${report.peers.join(', ')}: no messages to compare yet`;
   const range = `stream seq ${report.compared.from_seq}–${report.compared.to_seq}`;
   const missed = report.unreached.length > 0 ? `; not reached: ${report.unreached.join(', ')}` : '';
