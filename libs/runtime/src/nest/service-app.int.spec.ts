@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Controller, Inject, Module, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
+import { Controller, Inject, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { BusClient, DeadLetterHeaders, busOptions } from '@writ/bus';
 import { WritError, hasErrorCode } from '@writ/contracts';
@@ -136,6 +136,33 @@ describe('startServiceApp', () => {
     expect(runtime.bus.status).not.toBe('connected');
     await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
   });
+
+  it('given a start that fails once HTTP listens and a shutdown hook that never returns, then the error is thrown after the cleanup deadline (the process can exit)', async () => {
+    // given a module whose shutdown never finishes, and a catch-up before the consumers that fails
+    class NeverStops implements OnApplicationShutdown {
+      onApplicationShutdown(): Promise<void> {
+        return new Promise(() => undefined);
+      }
+    }
+    const runtime = await ServiceRuntime.start({ serviceName: 'probe', natsUrl: NATS_URL, subjectRoot: root, streams, logger: quiet });
+    const stuck: DynamicModule = { module: ProbeModule, controllers: [HealthController], providers: [...runtimeProviders(runtime), { provide: NeverStops, useValue: new NeverStops() }] };
+    // when it starts
+    const started = startServiceApp({
+      serviceName: 'probe',
+      runtime,
+      module: stuck,
+      http: { host: '127.0.0.1', port: 0 },
+      logger: quiet,
+      nestLogger: false,
+      cleanupDeadlineMs: 500,
+      beforeConsumers: async () => {
+        throw new ProbeError('PROBE_BROKEN', 'the catch-up failed');
+      },
+    });
+    // then it fails with the start's error, and the runtime is closed
+    await expect(started).rejects.toSatisfy((error) => hasErrorCode(error, 'PROBE_BROKEN'));
+    expect(runtime.nc.isClosed()).toBe(true);
+  }, 30_000);
 
   it('given the composition root cannot be built, then the runtime is closed and the error thrown', async () => {
     const runtime = await ServiceRuntime.start({ serviceName: 'probe', natsUrl: NATS_URL, subjectRoot: root, streams, logger: quiet });

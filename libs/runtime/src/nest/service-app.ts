@@ -48,6 +48,23 @@ export interface ServiceAppOptions {
   readonly configure?: (app: NestExpressApplication) => void;
   /** Once HTTP listens, before the consumers are bound (a catch-up from the log...). */
   readonly beforeConsumers?: (app: NestExpressApplication) => Promise<unknown>;
+  /** How long the cleanup after a failed start may take before the error is thrown anyway (default 10 s). */
+  readonly cleanupDeadlineMs?: number;
+}
+
+/**
+ * A failed start must end, so the process exits and its supervisor starts it again. Its cleanup
+ * (the app's shutdown hooks, HTTP, the runtime) gets this long: in a cluster chaos run a
+ * projection whose consumers could not be bound stayed half-closed for good, its listener gone,
+ * still answering a client polling over keep-alive, and never exited.
+ */
+const CLEANUP_DEADLINE_MS = 10_000;
+
+/** `work`, or once `ms` have passed, whichever comes first (never rejects). */
+export async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /** A started service: HTTP listening, its consumers and responders bound. */
@@ -116,8 +133,9 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
       },
     };
   } catch (error) {
-    await app?.close().catch(() => undefined);
-    await runtime.close().catch(() => undefined);
+    const deadline = options.cleanupDeadlineMs ?? CLEANUP_DEADLINE_MS;
+    if (app !== undefined) await settledWithin(app.close(), deadline);
+    await settledWithin(runtime.close(), deadline);
     throw error;
   }
 }
