@@ -362,6 +362,8 @@ async function checkReplicas(counts, when) {
     counts.rebuildAfterRepair = true;
     log(`operator step: replaced the diverged copies (writ streams replicas --repair --stream ${diverged.map((stream) => stream.stream).join(' ')})`);
   } catch (error) {
+    // A copy was replaced even when the comparison after it did not come out clean: the views still need rebuilding.
+    counts.rebuildAfterRepair = true;
     log(`replica repair failed: ${String(error.stderr ?? error.message).trim().split('\n').at(-1)}`);
   }
 }

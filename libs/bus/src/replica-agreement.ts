@@ -122,17 +122,22 @@ export async function readReplicas(nc: NatsConnection, stream: string, options: 
       const consumer = await js.consumers.get(stream, created.name);
       const messages: ReplicaMessage[] = [];
       // Until the probe has nothing more: each peer's copy may end elsewhere (a diverged one is often shorter).
-      for (;;) {
-        const batch = await consumer.fetch({ max_messages: Math.min(tail, 500), expires: Math.min(timeoutMs, 2_000) });
-        let received = 0;
-        let pending = 1;
-        for await (const message of batch) {
-          received++;
-          pending = message.info.pending;
-          messages.push(toReplicaMessage(message));
+      try {
+        for (;;) {
+          const batch = await consumer.fetch({ max_messages: Math.min(tail, 500), expires: Math.min(timeoutMs, 2_000) });
+          let received = 0;
+          let pending = 1;
+          for await (const message of batch) {
+            received++;
+            pending = message.info.pending;
+            messages.push(toReplicaMessage(message));
+          }
+          // Nothing left on this peer's copy (pending 0), or nothing arrived before the fetch expired.
+          if (received === 0 || pending === 0 || messages.length >= tail + peers.length) break;
         }
-        // Nothing left on this peer's copy (pending 0), or nothing arrived before the fetch expired.
-        if (received === 0 || pending === 0 || messages.length >= tail + peers.length) break;
+      } catch {
+        // The probe's peer did not serve it (heartbeats missed: a copy still being placed or catching up): try another probe.
+        continue;
       }
       views.set(leader, { peer: leader, messages });
     } finally {

@@ -5,6 +5,9 @@ import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { connectNats } from '../event-log.js';
 
+/** How many times a repaired stream is compared again (2 s apart) while its fresh copy catches up. */
+const REPAIR_CHECKS = 5;
+
 /** How many of a replicated stream's last messages are compared across its peers. */
 export const REPLICA_CHECK_TAIL = 1_000;
 
@@ -95,7 +98,12 @@ export async function streamsReplicas(options: StreamsReplicasOptions, conn: Con
           await replaceReplica(nc, stream, peer, { onProgress: (line) => io.stderr(line) });
           repaired.push(peer);
         }
-        report = { ...(await streamReplicas(nc, stream, options.tail)), repaired };
+        // The fresh copy may still be catching up: compare again a few times before calling the repair failed.
+        for (let check = 1; ; check++) {
+          report = { ...(await streamReplicas(nc, stream, options.tail)), repaired };
+          if ((report.error === undefined && report.diverged.length === 0 && report.unreached.length === 0) || check === REPAIR_CHECKS) break;
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+        }
       }
       reports.push(report);
       if (options.json !== true) io.stdout(`${report.diverged.length > 0 || report.error !== undefined ? 'FAIL' : 'ok  '}  ${stream.padEnd(14)} ${describeReplicas(report)}${report.repaired.length > 0 ? ` (replaced: ${report.repaired.join(', ')})` : ''}`);
