@@ -111,7 +111,9 @@ export function readHandlerOptions(extras: Record<string, unknown> | undefined):
 export const DEAD_LETTER_DELIVERIES = 3;
 
 export const DEFAULTS = {
-  maxDeliver: 5,
+  // Ten: with the backoff below a message outlives about 4 minutes of its infrastructure being unavailable (a
+  // NATS leader election after a partition took 40–60 s; five deliveries dead-lettered 22 run commands).
+  maxDeliver: 10,
   ackWaitMs: 30_000,
   backoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2 },
   retrySoonDelayMs: 50,

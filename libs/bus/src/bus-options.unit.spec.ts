@@ -11,7 +11,7 @@ describe('resolveConsumerSettings', () => {
       concurrency: 1,
       pullBatch: 1,
       deadLetterSubject: expect.stringMatching(/^writ\.dlq\.svc\./),
-      retry: { maxDeliver: 5, backoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2 }, retrySoonDelayMs: 50 },
+      retry: { maxDeliver: 10, backoff: { initialMs: 1_000, maxMs: 60_000, multiplier: 2 }, retrySoonDelayMs: 50 },
     });
     expect(settings.retry.classify('CONTRACT_INVALID')).toBe('dead-letter');
   });

@@ -85,7 +85,7 @@ export type ServiceEnvironment = z.output<z.ZodObject<ReturnType<typeof commonSh
  * stop), ack wait (extended while a handler runs).
  */
 export const busConsumerVariables = {
-  WRIT_BUS_MAX_DELIVER: envInt(1).default(5),
+  WRIT_BUS_MAX_DELIVER: envInt(1).default(10),
   WRIT_BUS_BACKOFF_INITIAL_MS: envInt(0).default(1_000),
   WRIT_BUS_PULL_EXPIRES_MS: envInt(1_000).default(5_000),
   WRIT_BUS_ACK_WAIT_MS: envInt(1_000).default(30_000),

@@ -96,7 +96,7 @@ describe('serviceEnvironment', () => {
 describe('busConsumerVariables', () => {
   it('given no environment, then the bus defaults, as busOptions fields', () => {
     const env = loadConfig('svc', z.object(busConsumerVariables), {});
-    expect(busConsumerSettings(env)).toEqual({ maxDeliver: 5, ackWaitMs: 30_000, backoff: { initialMs: 1_000 }, pullExpiresMs: 5_000 });
+    expect(busConsumerSettings(env)).toEqual({ maxDeliver: 10, ackWaitMs: 30_000, backoff: { initialMs: 1_000 }, pullExpiresMs: 5_000 });
   });
 
   it('given a pull shorter than a second, then start-up fails', () => {

@@ -218,7 +218,7 @@ export const ExecutorEnv = z.object({
   /** How long one pull waits on the server; bounds how long a graceful stop waits when idle. */
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000, 60_000).default(5_000),
   /** Handled attempts per RunAction before it is dead-lettered. */
-  WRIT_BUS_MAX_DELIVER: int(1, 100).default(5),
+  WRIT_BUS_MAX_DELIVER: int(1, 100).default(10),
 
   /** State-witness observation (`<root>.qry.executor.observe`): entries one walk visits at most; past it a directory is `dir-partial:`. */
   WRIT_OBSERVE_MAX_ENTRIES: int(1, 1_000_000).default(10_000),

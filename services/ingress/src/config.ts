@@ -41,7 +41,7 @@ export const IngressEnv = serviceEnvironment({ httpPort: 8081, busMaxBytesVariab
   /** `max_attempts` of the step each action opens (retries are new attempts, by the orchestrator). */
   WRIT_STEP_MAX_ATTEMPTS: envInt(1, 100).default(3),
   /** Handled deliveries of one ingress message before it is dead-lettered (infrastructure failures only). */
-  WRIT_INGRESS_MAX_DELIVER: envInt(1, 100).default(5),
+  WRIT_INGRESS_MAX_DELIVER: envInt(1, 100).default(10),
   /** Ack wait of the ingress consumer; a handler in flight extends it. */
   WRIT_INGRESS_ACK_WAIT_MS: envInt(1_000).default(30_000),
   /** This installation's id: a spawn manifest's `lineage.install_id` must equal it (docs/spawn-retire.md). */

@@ -41,7 +41,7 @@ export const OrchestratorEnv = z.object({
   /** The executor fleet principal grants are issued to. */
   WRIT_EXECUTOR_PRINCIPAL_ID: PrincipalId.default('writ-executor'),
   /** Consumer tuning: handled attempts per event, first backoff delay, pull wait (bounds an idle graceful stop). */
-  WRIT_BUS_MAX_DELIVER: int(1).default(5),
+  WRIT_BUS_MAX_DELIVER: int(1).default(10),
   WRIT_BUS_BACKOFF_INITIAL_MS: int(0).default(1_000),
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000).default(5_000),
   WRIT_BUS_ACK_WAIT_MS: int(1_000).default(30_000),
