@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg, type StreamInfo } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BusError } from './bus-errors.js';
 
@@ -80,6 +80,11 @@ export interface ReplicaReading {
 
 const MSG_ID_HEADER = 'Nats-Msg-Id';
 
+/** The servers holding a copy of the stream, its leader first (none on a server that is not clustered). */
+export function streamPeers(info: StreamInfo): string[] {
+  return [info.cluster?.leader, ...(info.cluster?.replicas ?? []).map((replica) => replica.name)].filter((peer): peer is string => typeof peer === 'string');
+}
+
 function toReplicaMessage(message: JsMsg): ReplicaMessage {
   const digest = createHash('sha256')
     .update(message.headers?.get(MSG_ID_HEADER) ?? '')
@@ -102,7 +107,7 @@ export async function readReplicas(nc: NatsConnection, stream: string, options: 
   const jsm = await jetstreamManager(nc, { checkAPI: false, timeout: timeoutMs });
   const js = jetstream(nc, { timeout: timeoutMs });
   const info = await jsm.streams.info(stream);
-  const peers = [info.cluster?.leader, ...(info.cluster?.replicas ?? []).map((replica) => replica.name)].filter((peer): peer is string => typeof peer === 'string');
+  const peers = streamPeers(info);
   const fromSeq = Math.max(info.state.first_seq, info.state.last_seq - tail + 1);
   if (peers.length <= 1 || info.state.messages === 0) return { agreement: { fromSeq, toSeq: info.state.last_seq, peers, diverged: [] }, unreached: [] };
   const views = new Map<string, ReplicaView>();
@@ -189,7 +194,7 @@ export async function replaceReplica(nc: NatsConnection, stream: string, peer: s
     const replicas = info.cluster?.replicas ?? [];
     return {
       configured: info.config.num_replicas,
-      peers: [info.cluster?.leader, ...replicas.map((replica) => replica.name)].filter((name): name is string => typeof name === 'string'),
+      peers: streamPeers(info),
       current: info.cluster?.leader !== undefined && replicas.every((replica) => replica.current === true),
       config: info.config,
     };

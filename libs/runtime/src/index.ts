@@ -66,7 +66,7 @@ export {
 } from './signed-request.js';
 export { HttpAuthError, httpPrincipals, mintHttpToken, verifyHttpBearer, type HttpCaller, type HttpTokenVerification, type MintHttpTokenOptions } from './http-credential.js';
 export { WakeableSleep } from './wakeable-sleep.js';
-export { connectBus, natsConnectOptions, readReplicas, replaceReplica, serverList, type ReplicaReading } from '@writ/bus';
+export { connectBus, natsConnectOptions, readReplicas, replaceReplica, serverList, streamPeers, type ReplicaReading } from '@writ/bus';
 export {
   DEFAULT_SERVICE_PRINCIPALS,
   WRIT_SERVICES,

@@ -5,6 +5,6 @@
  * pure views) does not load NestJS.
  */
 export { HealthController } from './nest/health.controller.js';
-export { runtimeProviders, settledWithin, startServiceApp, type ServiceApp, type ServiceAppOptions, type ServiceBusOptions } from './nest/service-app.js';
+export { FAILED_START_CLEANUP_MS, runtimeProviders, settledWithin, startServiceApp, type ServiceApp, type ServiceAppOptions, type ServiceBusOptions } from './nest/service-app.js';
 export { runServiceProcess, type ServiceProcessOptions } from './nest/service-process.js';
 export { Caller, HttpAuthException, HttpAuthGuard, PublicRoute, callerOf, type HttpBearerVerifier } from './nest/http-auth.guard.js';

@@ -5,7 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import { hasErrorCode, httpAudience } from '@writ/contracts';
 import { EventStore } from '@writ/eventstore';
 import { ServiceRuntime, connectNats, httpPrincipals, loadTrustAnchor, serviceAuthorship, verifyHttpBearer } from '@writ/runtime';
-import { settledWithin, startServiceApp } from '@writ/runtime/nest';
+import { FAILED_START_CLEANUP_MS, settledWithin, startServiceApp } from '@writ/runtime/nest';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { DataSource } from 'typeorm';
 import { ProjectionError } from './application/projection-errors.js';
@@ -100,8 +100,8 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
     return { app: service.app, url: service.url, config, close: service.close };
   } catch (error) {
     // Once the app existed its shutdown released the pool; otherwise it is released here. Bounded: a failed start must end.
-    if (dataSource?.isInitialized === true) await settledWithin(dataSource.destroy(), 10_000);
-    await settledWithin(runtime.close(), 10_000);
+    if (dataSource?.isInitialized === true) await settledWithin(dataSource.destroy(), FAILED_START_CLEANUP_MS);
+    await settledWithin(runtime.close(), FAILED_START_CLEANUP_MS);
     throw error;
   }
 }

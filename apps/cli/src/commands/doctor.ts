@@ -7,7 +7,7 @@ import { natsConnectOptions, serverList } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { postgresAuthCheck } from './doctor-postgres.js';
-import { describeReplicas, streamReplicas } from './streams-replicas.js';
+import { describeReplicas, streamReplicas, writStreams } from './streams-replicas.js';
 
 export interface DoctorOptions {
   /** Host of the services' HTTP ports (default 127.0.0.1). */
@@ -110,8 +110,7 @@ async function natsChecks(conn: Connection): Promise<DoctorCheck[]> {
   try {
     checks.push({ check: 'nats_connect', ok: true, detail: `nats-server ${nc.info?.version ?? '?'}${nc.info?.tls_required === true ? ', TLS' : ''}, as ${conn.env['WRIT_NATS_CREDS'] ?? 'the given credential'}` });
     const jsm = await jetstreamManager(nc, { checkAPI: false });
-    for (const suffix of ['EVENTS', 'INGRESS', 'COMMANDS', 'DLQ']) {
-      const stream = suffix === 'EVENTS' ? conn.eventsStream : `WRIT_${suffix}`;
+    for (const stream of writStreams(conn)) {
       try {
         const info = await jsm.streams.info(stream);
         const copies = 1 + (info.cluster?.replicas?.length ?? 0);

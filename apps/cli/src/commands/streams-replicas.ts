@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { readReplicas, replaceReplica, type ReplicaReading } from '@writ/runtime';
+import { readReplicas, replaceReplica, streamPeers, type ReplicaReading } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo, Connection } from '../cli-io.js';
 import { connectNats } from '../event-log.js';
@@ -46,7 +46,7 @@ export async function streamReplicas(nc: NatsConnection, stream: string, tail = 
     }
     throw error;
   });
-  const peers = [info.cluster?.leader, ...(info.cluster?.replicas ?? []).map((replica) => replica.name)].filter((peer): peer is string => typeof peer === 'string');
+  const peers = streamPeers(info);
   const base = { stream, replicas: info.config.num_replicas, peers, repaired: [] as string[] };
   if (peers.length < 2) return { ...base, compared: null, unreached: [], diverged: [] };
   let reading: ReplicaReading;

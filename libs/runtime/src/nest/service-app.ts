@@ -58,7 +58,7 @@ export interface ServiceAppOptions {
  * projection whose consumers could not be bound stayed half-closed for good, its listener gone,
  * still answering a client polling over keep-alive, and never exited.
  */
-const CLEANUP_DEADLINE_MS = 10_000;
+export const FAILED_START_CLEANUP_MS = 10_000;
 
 /** `work`, or once `ms` have passed, whichever comes first (never rejects). */
 export async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
@@ -133,7 +133,7 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
       },
     };
   } catch (error) {
-    const deadline = options.cleanupDeadlineMs ?? CLEANUP_DEADLINE_MS;
+    const deadline = options.cleanupDeadlineMs ?? FAILED_START_CLEANUP_MS;
     if (app !== undefined) await settledWithin(app.close(), deadline);
     await settledWithin(runtime.close(), deadline);
     throw error;
