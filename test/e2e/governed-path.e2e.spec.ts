@@ -699,6 +699,51 @@ describe('the example agent (examples/agent)', () => {
   );
 });
 
+describe('a grant that expires while its run waits for an executor (issue 13)', () => {
+  it(
+    'is refused as expired and renewed on the same authority: the action runs once, succeeds, and its receipt cites the renewal',
+    async () => {
+      // given no executor takes run commands (they wait in the commands stream)
+      await stack.stopService('executor');
+      let restarted = false;
+      try {
+        const agent = await stack.registerPrincipal();
+        const request = stack.actionRequest(agent, { target_resources: ['count.txt'], params: { argv: ['sh', '-c', 'echo ran >> count.txt'] } });
+        await stack.submit(agent, request);
+        const authorized = await stack.waitForAction(request.action_request_id, { statuses: ['authorized'], until: (row: { grant_id: string | null }) => row.grant_id !== null });
+        const taskId = String(authorized.task_id);
+        const issued = await stack.waitForTaskEvent(taskId, ofType('grant.issued'));
+        const exp = Number((issued.payload['claims'] as { exp: number }).exp);
+        await stack.waitForTaskEvent(taskId, ofType('attempt.grant_attached'));
+        // when its grant expires before an executor comes back for the run command
+        await waitFor(() => (Date.now() >= exp * 1000 ? true : undefined), { what: 'the grant to expire', timeoutMs: (GRANT_TTL_SECONDS + 5) * 1000, intervalMs: 200 });
+        await stack.startService('executor');
+        restarted = true;
+
+        // then the action succeeds, once, under a renewal of its grant
+        const action = await stack.waitForAction(request.action_request_id, { timeoutMs: 120_000, until: (row: { receipt_id: string | null }) => row.receipt_id !== null });
+        expect(action.status).toBe('succeeded');
+        const log = await stack.taskEvents(taskId);
+        const grants = log.filter(ofType('grant.issued')).map((event) => (event.payload['claims'] as { jti: string; issued_by_principal_id: string; exp: number }));
+        expect(grants).toHaveLength(2);
+        const [first, renewal] = grants;
+        expect(renewal?.issued_by_principal_id).toBe(first?.issued_by_principal_id);
+        expect(renewal?.exp).toBeGreaterThan(exp);
+        expect(log.filter(ofType('grant.refused')).map((event) => [event.entity_id, event.payload['code']])).toEqual([[first?.jti, 'GRANT_EXPIRED']]);
+        expect(log.filter(ofType('grant.use_claimed')).map((event) => event.entity_id)).toEqual([renewal?.jti]);
+        expect(log.filter(ofType('execution.completed'))).toHaveLength(1);
+        expect(log.filter(ofType('attempt.failed'))).toEqual([]);
+        expect(await readFile(stack.workspaceFile(taskId, 'count.txt'), 'utf8')).toBe('ran\n');
+        const receipt = await verifiedReceipt(String(action.receipt_id));
+        expect(receipt.body).toMatchObject({ result_code: 'succeeded', capability_grant_ref: `grant:${renewal?.jti}` });
+      } finally {
+        if (!restarted) await stack.startService('executor');
+      }
+    },
+    STEP_MS + 60_000,
+  );
+});
+
 describe('the executor refuses a grant past its expiry', () => {
   // Last in the file: the grant spent at the start of the executor tests has had time to expire.
   it(

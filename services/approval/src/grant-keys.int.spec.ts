@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BusClient } from '@writ/bus';
+import { BusClient, DeadLetterHeaders, durableName } from '@writ/bus';
 import {
   IssueGrant,
   PolicyEvaluated,
@@ -22,7 +23,7 @@ import { keyLifecycles } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovalApp, type ApprovalApp } from './bootstrap.js';
+import { SERVICE_NAME, createApprovalApp, type ApprovalApp } from './bootstrap.js';
 import { foldGrant } from './application/task-history.js';
 import { loadApprovalConfig, type ApprovalConfig } from './config.js';
 
@@ -96,6 +97,8 @@ interface Granted {
   readonly taskId: string;
   readonly grantId: string;
   readonly jws: string;
+  /** The issue-grant command that minted it (a renewal is the same command with `renewal`). */
+  readonly command: IssueGrant;
 }
 
 /** A task whose attempt policy allowed directly (what ingress and policy append), and the grant the service mints for it. */
@@ -178,7 +181,7 @@ async function grantedAttempt(): Promise<Granted> {
   await bus.publish(service.subjects.issueGrant, command, { msgId: `${attemptId}:issue-grant` });
   const issued = await waitFor(async () => (await taskEvents(taskId)).find((event) => event.event_type === 'grant.issued'), { what: `grant.issued on ${taskId}` });
   const payload = issued.payload as { claims: { jti: string }; jws: string };
-  return { taskId, grantId: payload.claims.jti, jws: payload.jws };
+  return { taskId, grantId: payload.claims.jti, jws: payload.jws, command };
 }
 
 async function revocationJws(user: User, grant: Granted, overrides: Partial<GrantRevocation> = {}, signer: Ed25519SigningKey = user.key): Promise<string> {
@@ -310,6 +313,92 @@ describe('approval service: revoke-grant', () => {
     await expectRefused('CONTRACT_INVALID', bus.request(service.subjects.revokeGrant, { grant_id: grant.grantId, revocation_jws: 'x' }));
     expect(await taskEvents(grant.taskId)).toHaveLength(before);
     expect((await taskEvents(other.taskId)).some((event) => event.event_type === 'grant.revoked')).toBe(false);
+  });
+});
+
+describe('approval service: renewal of a grant that expired unused (issue 13)', () => {
+  const grantsOf = async (taskId: string) => (await taskEvents(taskId)).filter((event) => event.event_type === 'grant.issued');
+  const claimsOf = (event: EventEnvelope | undefined) => (event?.payload as { claims: { jti: string; iat: number; exp: number; issued_by_principal_id: string; policy_result_ref?: string } }).claims;
+  const renew = (grant: Granted, renewal: number, msgId = `${grant.command.attempt_id}:issue-grant:renewal:${renewal}`) =>
+    bus.publish(service.subjects.issueGrant, { ...grant.command, renewal }, { msgId });
+  /** A clock reading past the grant's expiry (the service minted it at the clock's reading then: now). */
+  const pastExpiry = () => new Date(Date.now() + (GRANT_TTL_SECONDS + 1) * 1000);
+
+  /** The dead letter of the issue-grant message at `seq`. */
+  async function deadLetter(seq: number) {
+    const jsm = await jetstreamManager(nc);
+    return waitFor(
+      async () => {
+        const message = await jsm.streams.getMessage(streams.dlq, { last_by_subj: `${root}.dlq.approval.issue-grant` }).catch(() => null);
+        return message?.header.get(DeadLetterHeaders.STREAM_SEQ) === String(seq) ? message : undefined;
+      },
+      { what: `the dead letter of issue-grant ${seq}` },
+    );
+  }
+
+  it('given a grant past its expiry with no use, when renewal 1 is asked, then a new grant is minted on the same authority with a fresh expiry, once', async () => {
+    // given
+    now = new Date();
+    const grant = await grantedAttempt();
+    const [first] = await grantsOf(grant.taskId);
+    now = pastExpiry();
+    // when (twice: a redelivery)
+    await renew(grant, 1, 'renewal-a');
+    const second = await renew(grant, 1, 'renewal-b');
+    // then
+    const grants = await waitFor(async () => ((await grantsOf(grant.taskId)).length === 2 ? grantsOf(grant.taskId) : undefined), { what: 'the renewed grant' });
+    const renewed = claimsOf(grants[1]);
+    expect(renewed.jti).not.toBe(grant.grantId);
+    expect(renewed.iat).toBe(Math.floor(now.getTime() / 1000));
+    expect(renewed.exp).toBe(renewed.iat + GRANT_TTL_SECONDS);
+    expect(renewed.issued_by_principal_id).toBe(claimsOf(first).issued_by_principal_id);
+    expect(renewed.policy_result_ref).toBe(claimsOf(first).policy_result_ref);
+    const jsm = await jetstreamManager(nc);
+    await waitFor(async () => ((await jsm.consumers.info(streams.commands, durableName(SERVICE_NAME, service.subjects.issueGrant))).ack_floor.stream_seq >= second.seq ? true : undefined), {
+      what: 'the redelivered renewal handled',
+    });
+    expect(await grantsOf(grant.taskId)).toHaveLength(2);
+    now = new Date();
+  });
+
+  it('given a revoked grant past its expiry, when its renewal is asked, then nothing is minted and the command is dead-lettered APPROVAL_RENEWAL_REFUSED', async () => {
+    now = new Date();
+    const grant = await grantedAttempt();
+    await revoke(grant, await revocationJws(director, grant));
+    now = pastExpiry();
+    const ack = await renew(grant, 1);
+    const letter = await deadLetter(ack.seq);
+    expect(letter.header.get(DeadLetterHeaders.ERROR_CODE)).toBe('APPROVAL_RENEWAL_REFUSED');
+    expect(letter.header.get(DeadLetterHeaders.REASON)).toBe('terminal');
+    expect(await grantsOf(grant.taskId)).toHaveLength(1);
+    now = new Date();
+  });
+
+  it('given no renewal 1, when renewal 2 is asked (a skipped link), then it is refused APPROVAL_RENEWAL_REFUSED', async () => {
+    now = new Date();
+    const grant = await grantedAttempt();
+    now = pastExpiry();
+    const ack = await renew(grant, 2);
+    expect((await deadLetter(ack.seq)).header.get(DeadLetterHeaders.ERROR_CODE)).toBe('APPROVAL_RENEWAL_REFUSED');
+    expect(await grantsOf(grant.taskId)).toHaveLength(1);
+    now = new Date();
+  });
+
+  it('given a grant still live that no executor refused, when its renewal is asked, then nothing is minted while it lives; once it expired the retried command mints the renewal', async () => {
+    // given
+    now = new Date();
+    const grant = await grantedAttempt();
+    // when
+    await renew(grant, 1);
+    // then: refused for now (APPROVAL_GRANT_STILL_LIVE) and kept for a retry
+    const jsm = await jetstreamManager(nc);
+    const durable = durableName(SERVICE_NAME, service.subjects.issueGrant);
+    await waitFor(async () => ((await jsm.consumers.info(streams.commands, durable)).num_redelivered > 0 ? true : undefined), { what: 'the renewal to be retried' });
+    expect(await grantsOf(grant.taskId)).toHaveLength(1);
+    // and once the clock passes its expiry
+    now = pastExpiry();
+    await waitFor(async () => ((await grantsOf(grant.taskId)).length === 2 ? true : undefined), { what: 'the renewal minted on a retry', timeoutMs: 60_000 });
+    now = new Date();
   });
 });
 

@@ -357,14 +357,18 @@ export function grantId(ids: TaskIds): string {
 }
 
 /** What approval appends on issue-grant: the kernel's `{ claims, at }` plus the compact JWS. */
-export function grantIssuedDraft(ids: TaskIds, request: ActionRequest, options: { at?: string; ttlSeconds?: number; jws?: string | null; approvalId?: string } = {}): EventDraft {
+export function grantIssuedDraft(
+  ids: TaskIds,
+  request: ActionRequest,
+  options: { at?: string; ttlSeconds?: number; jws?: string | null; approvalId?: string; grantId?: string } = {},
+): EventDraft {
   const at = options.at ?? new Date().toISOString();
   const iat = Math.floor(Date.parse(at) / 1000);
   const claims: CapabilityGrantClaims = {
     iss: 'writ-approval',
     sub: EXECUTOR,
     aud: 'writ-executor',
-    jti: grantId(ids),
+    jti: options.grantId ?? grantId(ids),
     iat,
     exp: iat + (options.ttlSeconds ?? 300),
     task_id: ids.task_id,
@@ -416,16 +420,32 @@ export function outcomeResolvedDraft(ids: TaskIds, executionEventId: string, out
 }
 
 /** What the executor appends when a grant is refused. */
-export function grantRefusedDraft(ids: TaskIds, options: { at?: string } = {}): EventDraft {
+export function grantRefusedDraft(ids: TaskIds, options: { at?: string; code?: string; message?: string; grantId?: string; useId?: string } = {}): EventDraft {
   const at = options.at ?? new Date().toISOString();
+  const refused = options.grantId ?? grantId(ids);
   return draft(
     ids,
-    { entity_type: 'grant', entity_id: grantId(ids), step_id: ids.step_id, attempt_id: ids.attempt_id },
+    { entity_type: 'grant', entity_id: refused, step_id: ids.step_id, attempt_id: ids.attempt_id },
     'grant.refused',
-    { use_id: `use-${ids.attempt_id}`, code: 'GRANT_OUT_OF_SCOPE', message: 'the request touches a path outside the grant', at },
-    `${grantId(ids)}:grant.refused:1`,
+    { use_id: options.useId ?? `use-${ids.attempt_id}`, code: options.code ?? 'GRANT_OUT_OF_SCOPE', message: options.message ?? 'the request touches a path outside the grant', at },
+    `${refused}:grant.refused:1`,
     at,
     EXECUTOR,
+  );
+}
+
+/** What the approval service appends when a director revokes the grant. */
+export function grantRevokedDraft(ids: TaskIds, options: { at?: string; grantId?: string } = {}): EventDraft {
+  const at = options.at ?? new Date().toISOString();
+  const revoked = options.grantId ?? grantId(ids);
+  return draft(
+    ids,
+    { entity_type: 'grant', entity_id: revoked, step_id: ids.step_id, attempt_id: ids.attempt_id },
+    'grant.revoked',
+    { revoked_by: DIRECTOR, reason: 'revoked by a director', at },
+    `${revoked}:grant.revoked`,
+    at,
+    'writ-approval',
   );
 }
 

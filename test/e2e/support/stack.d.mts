@@ -89,6 +89,10 @@ export declare class Stack {
   readonly apiUrl: string;
 
   subject(suffix: string): string;
+  /** Stops one service (SIGTERM, SIGKILL after graceMs): what it would consume waits in its streams. */
+  stopService(name: ServiceName, options?: { graceMs?: number }): Promise<void>;
+  /** Starts a stopped service again on its port and waits until it is ready. */
+  startService(name: ServiceName): Promise<void>;
   logTail(name: ServiceName, lines?: number): string;
   printLogTails(lines?: number, write?: (text: string) => void): void;
   residentMemory(): Record<ServiceName, number | null>;

@@ -332,6 +332,26 @@ export class Stack {
     }
   }
 
+  /**
+   * Stops one service as an operator would (SIGTERM, SIGKILL after `graceMs`): what it would
+   * have consumed waits in its streams. Throws if it had to be killed.
+   */
+  async stopService(name, { graceMs = 20_000 } = {}) {
+    const child = this.#children.get(name);
+    if (child === undefined) throw new Error(`${name} is not a service of this stack`);
+    const problem = await this.#terminate(name, child, graceMs);
+    if (problem !== null) throw new Error(problem);
+  }
+
+  /** Starts a stopped service again on its port, as it was started, and waits until it is ready. */
+  async startService(name) {
+    const child = this.#children.get(name);
+    if (child === undefined) throw new Error(`${name} is not a service of this stack`);
+    if (child.exitCode === null && child.signalCode === null) throw new Error(`${name} is still running (pid ${child.pid})`);
+    this.#spawn(name, this.services[name].port);
+    await this.#waitReady(name);
+  }
+
   /** The last lines of a service's log. */
   logTail(name, lines = 40) {
     const service = this.services[name];

@@ -47,6 +47,7 @@ export {
   EvaluatePolicy,
   executorHostSubject,
   ExpireApproval,
+  GRANT_RENEWALS_MAX,
   GrantRevocation,
   IssueGrant,
   IssueReceipt,

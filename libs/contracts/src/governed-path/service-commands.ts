@@ -136,6 +136,12 @@ export const ApprovalResolution = z
   .meta({ title: 'ApprovalResolution', description: "A director's signed grant or denial of one approval, over the hash of the packet the director saw." });
 export type ApprovalResolution = z.infer<typeof ApprovalResolution>;
 
+/**
+ * How many times an attempt's grant may be renewed after it expired unused (its run command
+ * waited in a backlog longer than the grant lived): past it, the attempt ends refused.
+ */
+export const GRANT_RENEWALS_MAX = 3;
+
 /** `writ.cmd.approval.issue-grant`. */
 export const IssueGrant = z.strictObject({
   ...AttemptRef,
@@ -143,6 +149,12 @@ export const IssueGrant = z.strictObject({
   policy_result_id: Id,
   approval_id: Id.nullable(),
   issued_to: Id,
+  /**
+   * Renewal `n` of the attempt's grant: the grant of renewal `n - 1` (the first grant for 1)
+   * expired before any use of it started. Minted on the same authority, checked again; absent
+   * for the first grant (so its id is what it always was).
+   */
+  renewal: z.int().min(1).max(GRANT_RENEWALS_MAX).optional(),
 });
 export type IssueGrant = z.infer<typeof IssueGrant>;
 

@@ -23,6 +23,16 @@ export type ApprovalServiceCode =
   /** issue-grant cites no policy result of this attempt that allows the action (directly or through the approval). */
   | 'APPROVAL_AUTHORITY_MISSING'
   /**
+   * issue-grant renewal `n`: the grant it renews is missing, was revoked, or a use of it
+   * was claimed and not given back; only a grant that expired unused is renewed.
+   */
+  | 'APPROVAL_RENEWAL_REFUSED'
+  /**
+   * issue-grant renewal `n`: the grant it renews has not expired yet on this service's clock
+   * and no executor refused it as expired. Retried with backoff (it expires meanwhile).
+   */
+  | 'APPROVAL_GRANT_STILL_LIVE'
+  /**
    * The state witness policy requires could not be observed: the executor did not answer
    * (timeout, no responder) or found the workspace changing. Retried with backoff; no
    * approval is recorded, and no grant resolved, without the witness it needs.
@@ -72,6 +82,7 @@ export const TERMINAL_CODES: readonly ApprovalCode[] = Object.freeze([
   'APPROVAL_ID_CONFLICT',
   'APPROVAL_NOT_GRANTED',
   'APPROVAL_AUTHORITY_MISSING',
+  'APPROVAL_RENEWAL_REFUSED',
   'APPROVAL_WITNESS_TOO_LARGE',
   'APPROVAL_EXPIRY_INVALID',
   'GRANT_CLAIMS_INVALID',

@@ -16,10 +16,12 @@ import { derivedId } from './event-drafts.js';
  * The grant id of an attempt's authorization: `gnt-` + hash of the attempt,
  * the policy result and the approval. A redelivered issue-grant derives the
  * same id (one grant); a re-authorization after drift cites a new policy
- * result and so gets a new grant.
+ * result and so gets a new grant; a renewal (the grant before it expired
+ * unused) is a grant of its own, `renewal` in the hash.
  */
-export function grantIdFor(command: Pick<IssueGrant, 'attempt_id' | 'policy_result_id' | 'approval_id'>): string {
-  return derivedId('gnt', `${command.attempt_id}:${command.policy_result_id}:${command.approval_id ?? 'direct'}`);
+export function grantIdFor(command: Pick<IssueGrant, 'attempt_id' | 'policy_result_id' | 'approval_id' | 'renewal'>): string {
+  const renewal = command.renewal === undefined ? '' : `:renewal:${command.renewal}`;
+  return derivedId('gnt', `${command.attempt_id}:${command.policy_result_id}:${command.approval_id ?? 'direct'}${renewal}`);
 }
 
 /** SHA-256 of the RFC 8785 canonical params: the grant is good for exactly these params. */

@@ -1,5 +1,5 @@
-import type { IssueGrant, PolicyCapabilityScope } from '@writ/contracts';
-import { grantDecider } from '@writ/kernel';
+import type { EventEnvelope, IssueGrant, PolicyCapabilityScope } from '@writ/contracts';
+import { consumedUses, grantDecider } from '@writ/kernel';
 import { ResolutionAuthorityError, type ResolutionRefusal } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { causationIdOf, serviceDraft } from './event-drafts.js';
@@ -32,6 +32,10 @@ export type IssueGrantOutcome = 'issued' | 'already_issued';
  * decider, are signed as a `writ-grant+jwt`, and `grant.issued` carries both.
  * The grant id is derived from the command, so a redelivery appends nothing.
  *
+ * A renewal (`renewal: n`) is minted on the same authority, checked again,
+ * and only when the grant before it expired with no use started: its run
+ * command waited longer than the grant lived, and the action still runs once.
+ *
  * The approval is folded from the log as `TrustedTaskLog` reads it: an
  * `approval.granted` whose director's signature does not hold up is no grant,
  * and the command is refused with that resolution's code (APPROVAL_RESOLUTION_*,
@@ -51,6 +55,7 @@ export class IssueGrantHandler {
 
     const issuedBy = this.#authority(command, history);
     const now = this.deps.clock();
+    if (command.renewal !== undefined) checkRenewable(command, command.renewal, history.events, Math.floor(now.getTime() / 1000));
     const at = now.toISOString();
     const claims = buildGrantClaims({
       command,
@@ -135,4 +140,41 @@ export class IssueGrantHandler {
 /** The refused `approval.granted` of the approval, if the log holds one (the last: the one acted on). */
 function refusedGrant(refused: TaskHistory['refused'], approvalId: string): ResolutionRefusal | undefined {
   return [...(refused?.values() ?? [])].filter((refusal) => refusal.approval_id === approvalId && refusal.event_type === 'approval.granted').at(-1);
+}
+
+/**
+ * Renewal `n` stands only on grants of the same authority (renewals `0..n-1`, all issued, none
+ * revoked) the last of which expired before any use of it started: an executor refused it as
+ * `GRANT_EXPIRED`, or its `exp` has passed on this clock (else it may still be used: retried).
+ */
+function checkRenewable(command: IssueGrant, renewal: number, events: readonly EventEnvelope[], nowSeconds: number): void {
+  const idOf = (n: number) => grantIdFor({ ...command, renewal: n === 0 ? undefined : n });
+  for (let n = 0; n < renewal; n += 1) {
+    const grant = foldGrant(events, idOf(n));
+    if (grant.status === 'initial') {
+      throw new ApprovalServiceError('APPROVAL_RENEWAL_REFUSED', `renewal ${renewal} of attempt ${command.attempt_id}'s grant needs grant ${idOf(n)}, which was never issued`, {
+        details: { attempt_id: command.attempt_id, renewal, missing_grant_id: idOf(n) },
+      });
+    }
+    if (grant.status === 'revoked') {
+      throw new ApprovalServiceError('APPROVAL_RENEWAL_REFUSED', `grant ${grant.grant_id} of attempt ${command.attempt_id} was revoked; a revoked grant is never renewed`, {
+        details: { attempt_id: command.attempt_id, renewal, revoked_grant_id: grant.grant_id },
+      });
+    }
+  }
+  const renewed = foldGrant(events, idOf(renewal - 1));
+  if (renewed.status === 'initial') return; // unreachable: checked above
+  if (consumedUses(renewed) > 0) {
+    throw new ApprovalServiceError('APPROVAL_RENEWAL_REFUSED', `a use of grant ${renewed.grant_id} was claimed: only a grant that expired unused is renewed`, {
+      details: { attempt_id: command.attempt_id, renewal, grant_id: renewed.grant_id },
+    });
+  }
+  const refusedExpired = events.some(
+    (event) => event.event_type === 'grant.refused' && event.entity_type === 'grant' && event.entity_id === renewed.grant_id && event.payload['code'] === 'GRANT_EXPIRED',
+  );
+  if (!refusedExpired && nowSeconds < renewed.claims.exp) {
+    throw new ApprovalServiceError('APPROVAL_GRANT_STILL_LIVE', `grant ${renewed.grant_id} is valid until ${new Date(renewed.claims.exp * 1000).toISOString()}; it is renewed only once expired`, {
+      details: { attempt_id: command.attempt_id, renewal, grant_id: renewed.grant_id, exp: renewed.claims.exp },
+    });
+  }
 }

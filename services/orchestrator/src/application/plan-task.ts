@@ -2,6 +2,7 @@ import {
   CancelApproval,
   EvaluatePolicy,
   ExecutionCompleted,
+  GRANT_RENEWALS_MAX,
   IssueGrant,
   IssueReceipt,
   LIMITS,
@@ -22,6 +23,7 @@ import {
   ATTEMPT_PRE_EXECUTION_STATES,
   approvalDecider,
   attemptDecider,
+  consumedUses,
   grantDecider,
   isTaskTerminal,
   stepDecider,
@@ -40,7 +42,7 @@ import { CloseCell, CloseCellReason, closeCellMsgId } from './close-cell.js';
 import { planClaims, type ClaimPlanner, type FactDraft } from './plan-claims.js';
 import { approvalIdFor, eventIdFor } from './ids.js';
 import { OrchestratorError } from './orchestrator.errors.js';
-import type { AttemptView, Fact, LoggedEvent, ReceiptFact, TaskView } from './task-view.js';
+import type { AttemptView, Fact, GrantView, LoggedEvent, ReceiptFact, TaskView } from './task-view.js';
 
 /** The commands the orchestrator issues (docs/governed-path.md, step 2). */
 export type CommandName = 'policyEvaluate' | 'approvalRequest' | 'approvalIssueGrant' | 'approvalCancel' | 'executorRun' | 'receiptIssue' | 'executorCloseCell';
@@ -384,26 +386,59 @@ class Planner {
   }
 
   #afterAuthorization(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
-    if (state.grant === null) {
-      const grant = last(this.view.grantsOf(state.attempt_id).filter((g) => g.issued_seq > attempt.entry_seq));
-      if (grant === undefined) return undefined;
-      const expiresAt = new Date(grant.claims.exp * 1000).toISOString();
-      const key = `grant:${grant.grant_id}`;
-      if (grant.claims.exp * 1000 <= this.#nowMs) {
-        return this.#fail(state, 'grant_expired', `grant ${grant.grant_id} expired at ${expiresAt} before it was attached`, key);
-      }
-      return this.#attempt(state, { type: 'attach-grant', data: { grant_id: grant.grant_id, expires_at: expiresAt } }, key);
-    }
+    const latest = last(this.#grantsSinceEntry(attempt));
+    if (state.grant === null) return latest === undefined ? undefined : this.#attachOrRenew(attempt, state, latest);
     const grant = this.view.grants.get(state.grant.grant_id);
     if (grant === undefined) return undefined;
     if (grant.first_use_at !== null) {
       // Executing since the executor claimed the use through the log: decided at the claim's instant.
       return this.#attempt(state, { type: 'start-execution', data: { grant_id: grant.grant_id } }, `execute:${grant.grant_id}`, undefined, grant.first_use_at);
     }
+    // The attached grant expired unused and its renewal was issued: the renewal takes its place.
+    if (latest !== undefined && latest.issued_seq > grant.issued_seq && this.#expiredUnused(grant, true)) return this.#attachOrRenew(attempt, state, latest);
     if (grant.refusal !== null) {
-      return this.#fail(state, 'grant_refused', `the executor refused grant ${grant.grant_id}: ${grant.refusal.code}: ${grant.refusal.message}`, `refused:${grant.grant_id}`);
+      if (this.#renewable(attempt, grant, true)) return undefined; // its renewal is asked for (#renewalCommands)
+      const renewals = this.#grantsSinceEntry(attempt).length - 1;
+      const renewed = renewals === 0 || grant.refusal.code !== 'GRANT_EXPIRED' ? '' : ` (renewed ${renewals} time(s), the limit; no use of any started)`;
+      return this.#fail(state, 'grant_refused', `the executor refused grant ${grant.grant_id}: ${grant.refusal.code}: ${grant.refusal.message}${renewed}`, `refused:${grant.grant_id}`);
     }
     return undefined;
+  }
+
+  /** Attaches a grant issued for the attempt, unless it expired before that (then it is renewed, or the attempt fails). */
+  #attachOrRenew(attempt: AttemptView, state: AttemptRecord, grant: GrantView): Transition | undefined {
+    const expiresAt = new Date(grant.claims.exp * 1000).toISOString();
+    const key = `grant:${grant.grant_id}`;
+    if (grant.claims.exp * 1000 > this.#nowMs) return this.#attempt(state, { type: 'attach-grant', data: { grant_id: grant.grant_id, expires_at: expiresAt } }, key);
+    if (this.#renewable(attempt, grant, false)) return undefined; // its renewal is asked for (#renewalCommands)
+    const renewals = this.#grantsSinceEntry(attempt).length - 1;
+    const renewed = renewals === 0 ? '' : ` (renewed ${renewals} time(s), the limit)`;
+    return this.#fail(state, 'grant_expired', `grant ${grant.grant_id} expired at ${expiresAt} before it was attached${renewed}`, key);
+  }
+
+  /** The attempt's grants since its latest entry into policy (one authority: its policy result, its approval), in issue order. */
+  #grantsSinceEntry(attempt: AttemptView): GrantView[] {
+    return this.view
+      .grantsOf(attempt.attempt_id)
+      .filter((grant) => grant.issued_seq > attempt.entry_seq)
+      .sort((a, b) => a.issued_seq - b.issued_seq);
+  }
+
+  /**
+   * True when no use of `grant` ever started and none can: it expired (an executor refused it
+   * `GRANT_EXPIRED`, or, never attached so never sent to one, its `exp` passed on this clock),
+   * and it was not revoked. Such a grant says nothing about the action: it is renewed.
+   */
+  #expiredUnused(grant: GrantView, attached: boolean): boolean {
+    if (grant.state.status !== 'issued' || grant.first_use_at !== null || consumedUses(grant.state) > 0) return false;
+    if (grant.refusal !== null) return grant.refusal.code === 'GRANT_EXPIRED';
+    return !attached && grant.claims.exp * 1000 <= this.#nowMs;
+  }
+
+  /** An expired unused grant that is the attempt's latest, with renewals left (GRANT_RENEWALS_MAX). */
+  #renewable(attempt: AttemptView, grant: GrantView, attached: boolean): boolean {
+    const grants = this.#grantsSinceEntry(attempt);
+    return last(grants)?.grant_id === grant.grant_id && grants.length - 1 < GRANT_RENEWALS_MAX && this.#expiredUnused(grant, attached);
   }
 
   #afterExecution(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
@@ -644,6 +679,7 @@ class Planner {
     if (CloseCellReason.safeParse(trigger.event_type).success) return this.#taskEnded(trigger.event_type);
     if (trigger.event_type.startsWith('approval.')) return this.#approvalCommands(trigger);
     if (trigger.event_type === 'execution.completed') return this.#rerunCommands(trigger);
+    if (trigger.event_type === 'grant.refused' || trigger.event_type === 'grant.issued') return this.#renewalCommands(trigger);
     if (!trigger.event_type.startsWith('attempt.')) return [];
     const attemptId = trigger.attempt_id ?? (trigger.entity_type === 'attempt' ? trigger.entity_id : undefined);
     const attempt = attemptId === undefined ? undefined : this.view.attempts.get(attemptId);
@@ -694,19 +730,9 @@ class Planner {
       }
       case 'attempt.authorized':
       case 'attempt.downgraded': {
-        const issued = this.view.grantsOf(state.attempt_id).some((g) => g.issued_seq > attempt.entry_seq);
+        const issued = this.#grantsSinceEntry(attempt).length > 0;
         if (state.status !== 'authorized' || state.grant !== null || issued) return undefined;
-        return {
-          command: 'approvalIssueGrant',
-          msgId: msgId(`approval.issue-grant:${state.policy_entries}`),
-          payload: parseContract('IssueGrant', IssueGrant, {
-            ...ids,
-            action_request: requestOf(state),
-            policy_result_id: policyOf(state).policy_result_id,
-            approval_id: state.authorized_via === 'approval' ? state.approval_id : null,
-            issued_to: this.context.executorPrincipalId,
-          }),
-        };
+        return this.#issueGrant(state);
       }
       case 'attempt.grant_attached': {
         const grant = state.grant === null ? undefined : this.view.grants.get(state.grant.grant_id);
@@ -752,6 +778,42 @@ class Planner {
       default:
         return undefined;
     }
+  }
+
+  /** IssueGrant for the attempt's authority (its policy result, its approval); `renewal` n after n grants expired unused. */
+  #issueGrant(state: AttemptRecord, renewal?: number): PlannedCommand {
+    const suffix = renewal === undefined ? '' : `:renewal:${renewal}`;
+    return {
+      command: 'approvalIssueGrant',
+      msgId: `${state.attempt_id}:cmd:approval.issue-grant:${state.policy_entries}${suffix}`,
+      payload: parseContract('IssueGrant', IssueGrant, {
+        task_id: this.view.taskId,
+        step_id: state.step_id,
+        attempt_id: state.attempt_id,
+        action_request: requestOf(state),
+        policy_result_id: policyOf(state).policy_result_id,
+        approval_id: state.authorized_via === 'approval' ? state.approval_id : null,
+        issued_to: this.context.executorPrincipalId,
+        ...(renewal === undefined ? {} : { renewal }),
+      }),
+    };
+  }
+
+  /**
+   * After the attempt's latest grant expired with no use started (refused `GRANT_EXPIRED` by an
+   * executor: its run command waited in a backlog longer than the grant lived; or expired before
+   * it was attached): a renewal, on the same authority, which the approval service checks again.
+   * Nothing ran, so the action still runs once, with the renewal. Handled on the grant's own event.
+   */
+  #renewalCommands(trigger: LoggedEvent): PlannedCommand[] {
+    const grantId = trigger.entity_type === 'grant' ? trigger.entity_id : undefined;
+    const grant = grantId === undefined ? undefined : this.view.grants.get(grantId);
+    const attempt = grant === undefined ? undefined : this.view.attempts.get(grant.attempt_id);
+    if (grant === undefined || attempt === undefined || attempt.state.status !== 'authorized') return [];
+    const state = attempt.state;
+    const attached = state.grant?.grant_id === grant.grant_id;
+    if (!this.#renewable(attempt, grant, attached)) return [];
+    return [this.#issueGrant(state, this.#grantsSinceEntry(attempt).length)];
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   executionCompletedDraft,
   grantIssuedDraft,
   grantRefusedDraft,
+  grantRevokedDraft,
   ingressDrafts,
   instant,
   laterUseClaimedDraft,
@@ -22,6 +23,7 @@ import {
   type TaskIds,
 } from '../../test/task-fixtures.js';
 import { approvalIdFor } from './ids.js';
+import { GRANT_RENEWALS_MAX } from '@writ/contracts';
 import { MAX_RUNS_PER_GRANT, planTask, type Plan, type PlannedCommand } from './plan-task.js';
 import { TaskView } from './task-view.js';
 
@@ -233,14 +235,14 @@ describe('planTask: grant, execution, receipt', () => {
     expect(() => log.handle('attempt.grant_attached')).toThrow(expect.objectContaining({ code: 'ORCHESTRATOR_GRANT_JWS_MISSING' }));
   });
 
-  it('given a grant that expired before it was attached, then the attempt fails before any side effect', () => {
+  it('given a grant that expired before it was attached, then nothing fails: the grant is renewed on the same authority (renewal 1)', () => {
     const { log, request } = echoTask('g3');
     log.add(policyEvaluatedDraft(log.ids, request, 'local_edit_allowed'));
     log.step('policy.evaluated');
     log.add(grantIssuedDraft(log.ids, request, { at: instant(-400), ttlSeconds: 300 }));
     const plan = log.step('grant.issued');
-    expect(types(plan)).toEqual(['attempt.failed']);
-    expect(plan.events[0]?.payload).toMatchObject({ reason_code: 'grant_expired' });
+    expect(plan.events).toEqual([]);
+    expect(only(plan)).toMatchObject({ command: 'approvalIssueGrant', msgId: 'att-g3:cmd:approval.issue-grant:1:renewal:1', payload: { policy_result_id: 'pr-att-g3-1', approval_id: null, renewal: 1 } });
   });
 
   it('given the executor refused the grant, then the attempt fails and is receipted as refused', () => {
@@ -300,6 +302,101 @@ describe('planTask: grant, execution, receipt', () => {
       expect(again.events).toEqual([]);
       expect(again.commands).toEqual([]);
     }
+  });
+});
+
+describe('planTask: a grant that expired unused is renewed, not a failure of the action (issue 13)', () => {
+  /** The executor's refusal of the attached grant as expired: its run command waited longer than the grant lived. */
+  const expiredRefusal = (log: Log, grantId?: string) =>
+    grantRefusedDraft(log.ids, { code: 'GRANT_EXPIRED', message: 'grant expired', ...(grantId === undefined ? {} : { grantId, useId: `use-${grantId}` }) });
+
+  it('given the executor refused the attached grant as expired, then the attempt does not fail and renewal 1 is asked for, once', () => {
+    // given
+    const { log } = attachedTask('rn1');
+    // when
+    log.add(expiredRefusal(log));
+    const plan = log.step('grant.refused');
+    // then
+    expect(plan.events).toEqual([]);
+    const command = only(plan);
+    expect(command).toMatchObject({ command: 'approvalIssueGrant', msgId: 'att-rn1:cmd:approval.issue-grant:1:renewal:1', payload: { attempt_id: 'att-rn1', renewal: 1 } });
+    expect(only(log.handle('grant.refused')).msgId).toBe(command.msgId);
+    expect(log.handle('attempt.grant_attached').commands).toEqual([]);
+  });
+
+  it('given the renewal is issued, then it replaces the expired grant, the executor runs it, and the attempt settles succeeded on it', () => {
+    // given: the first grant (issued at +5 s, 300 s) refused as expired at +306 s
+    const { log, request } = attachedTask('rn2');
+    const later = instant(320);
+    log.add({ ...expiredRefusal(log), occurred_at: instant(306) });
+    log.step('grant.refused', later);
+    // when
+    const renewal = grantIssuedDraft(log.ids, request, { grantId: 'gnt-att-rn2-r1', at: instant(310) });
+    log.add(renewal);
+    const attached = log.step('grant.issued', later);
+    // then
+    expect(types(attached)).toEqual(['attempt.grant_attached']);
+    expect(attached.events[0]?.payload).toMatchObject({ grant_id: 'gnt-att-rn2-r1' });
+    expect(only(log.handle('attempt.grant_attached', later))).toMatchObject({ command: 'executorRun', msgId: 'att-rn2:cmd:executor.run:gnt-att-rn2-r1', payload: { grant_id: 'gnt-att-rn2-r1' } });
+    log.add(useClaimedDraft(log.ids, renewal, request, { at: instant(321) }));
+    expect(types(log.step('grant.use_claimed', instant(322)))).toEqual(['attempt.executing']);
+    const completed = executionCompletedDraft(log.ids, { at: instant(323) });
+    log.add({ ...completed, payload: { ...completed.payload, grant_id: 'gnt-att-rn2-r1' } });
+    const settled = log.step('execution.completed', instant(324));
+    expect(types(settled)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
+    expect(settled.events[1]?.payload).toMatchObject({ result_code: 'succeeded' });
+    expect(log.types()).not.toContain('attempt.failed');
+  });
+
+  it(`given ${GRANT_RENEWALS_MAX} renewals that all expired unused, then no further renewal: the attempt fails refused, saying how often it was renewed and that nothing ran`, () => {
+    const { log, request } = attachedTask('rn3');
+    log.add(expiredRefusal(log));
+    log.step('grant.refused');
+    for (let n = 1; n <= GRANT_RENEWALS_MAX; n += 1) {
+      // each renewal lives 300 s from +400 s × n, and is refused as expired after it
+      const id = `gnt-att-rn3-r${n}`;
+      const issuedAt = 400 * n;
+      log.add(grantIssuedDraft(log.ids, request, { grantId: id, at: instant(issuedAt) }));
+      log.step('grant.issued', instant(issuedAt + 1));
+      log.add(expiredRefusal(log, id));
+      const plan = log.step('grant.refused', instant(issuedAt + 301));
+      if (n < GRANT_RENEWALS_MAX) {
+        expect(plan.events).toEqual([]);
+        expect(only(plan)).toMatchObject({ payload: { renewal: n + 1 } });
+      } else {
+        expect(plan.commands).toEqual([]);
+        expect(types(plan)).toEqual(['attempt.failed']);
+        expect(plan.events[0]?.payload).toMatchObject({ reason_code: 'grant_refused' });
+        expect(String((plan.events[0]?.payload as { reason: string }).reason)).toContain(`renewed ${GRANT_RENEWALS_MAX} time(s), the limit; no use of any started`);
+      }
+    }
+    expect(log.types().filter((t) => t === 'attempt.grant_attached')).toHaveLength(GRANT_RENEWALS_MAX + 1);
+  });
+
+  it('given a revoked grant refused as expired, then it is never renewed: the attempt fails refused', () => {
+    const { log } = attachedTask('rn4');
+    log.add(grantRevokedDraft(log.ids), expiredRefusal(log));
+    const plan = log.step('grant.refused');
+    expect(plan.commands).toEqual([]);
+    expect(types(plan)).toEqual(['attempt.failed']);
+  });
+
+  it('given a refusal for another reason than expiry, then nothing is renewed', () => {
+    const { log } = attachedTask('rn5');
+    log.add(grantRefusedDraft(log.ids, { code: 'GRANT_OUT_OF_SCOPE' }));
+    const plan = log.step('grant.refused');
+    expect(plan.commands).toEqual([]);
+    expect(types(plan)).toEqual(['attempt.failed']);
+  });
+
+  it('given a renewal that itself expired before it was attached, then the next renewal is asked for', () => {
+    const { log, request } = attachedTask('rn6');
+    log.add(expiredRefusal(log));
+    log.step('grant.refused');
+    log.add(grantIssuedDraft(log.ids, request, { grantId: 'gnt-att-rn6-r1', at: instant(-400), ttlSeconds: 300 }));
+    const plan = log.step('grant.issued');
+    expect(plan.events).toEqual([]);
+    expect(only(plan)).toMatchObject({ command: 'approvalIssueGrant', payload: { renewal: 2 } });
   });
 });
 
