@@ -191,6 +191,22 @@ function planAction(agent, index) {
   return { id: request.action_request_id, agent, kind, token, request, grant: kind === 'approval' ? index % 2 === 0 : undefined, published: false, row: undefined, resolved: false };
 }
 
+/**
+ * An agent's own connection, as a demanding agent keeps one: reconnecting forever, through
+ * authentication errors too (a nats-server restarting under load refused valid credentials
+ * for a moment, and the client library closes for good after two in a row by default).
+ */
+function connectAgent(agent) {
+  return connect({
+    servers: NATS_URL.split(',').map((url) => url.trim()),
+    name: agent.id,
+    authenticator: credsAuthenticator(agent.creds),
+    maxReconnectAttempts: -1,
+    ignoreAuthErrorAbort: true,
+    reconnectTimeWait: 250,
+  });
+}
+
 /** Publishes until JetStream acknowledges it: across a NATS restart an agent retries with the same idempotency key. */
 async function publish(connection, action) {
   const subject = `${ROOT}.ingress.action.${action.agent.id}`;
@@ -207,6 +223,14 @@ async function publish(connection, action) {
       return;
     } catch (error) {
       if (attempt % 10 === 0) log(`${action.id}: publish still failing (${error.message}); retrying`);
+      // Closed for good all the same (the library gave up): a new connection, as the agent would open.
+      if (connection.nc.isClosed()) {
+        connection.reopening ??= connectAgent(action.agent)
+          .then((nc) => (connection.nc = nc))
+          .catch(() => undefined)
+          .finally(() => (connection.reopening = undefined));
+        await connection.reopening;
+      }
       await delay(500);
     }
   }
@@ -525,7 +549,7 @@ async function main() {
     const { agents, director } = await registerPrincipals(dir);
     log(`registered ${agents.length} agents and director ${director.id}`);
     if (settings.partitions > 0 && (await clusterNodes()) === undefined) throw new Error('--partitions needs the loopback cluster (WRIT_NATS_NODES=3 scripts/writ-up.sh)');
-    const connections = await Promise.all(agents.map(async (agent) => ({ agent, nc: await connect({ servers: NATS_URL.split(',').map((url) => url.trim()), name: agent.id, authenticator: credsAuthenticator(agent.creds), maxReconnectAttempts: -1, reconnectTimeWait: 250 }) })));
+    const connections = await Promise.all(agents.map(async (agent) => ({ agent, nc: await connectAgent(agent) })));
     const actions = Array.from({ length: settings.actions }, (_, index) => planAction(agents[index % agents.length], index));
     const submitMs = (settings.actions / settings.rate) * 1000;
 

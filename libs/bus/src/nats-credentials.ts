@@ -136,10 +136,15 @@ export function serverList(servers: string | string[] | undefined): string[] | u
  * How a long-running service's connection behaves once up: it never gives up
  * reconnecting (the client library's default is 10 attempts, about 20 s, after
  * which the connection closes for good and the process would stay up with no bus),
- * and it tries the cluster's other servers in turn.
+ * and it tries the cluster's other servers in turn. Nor does it give up after two
+ * authentication errors in a row (the library's default): a nats-server restarting
+ * under load refused valid credentials for a moment, and six agents' connections
+ * closed for good in the chaos run (issue 13); a credential really revoked is
+ * refused on every attempt, logged each time, and `writ doctor` names it.
  */
-export const SERVICE_RECONNECT: Pick<ConnectionOptions, 'maxReconnectAttempts' | 'reconnectTimeWait' | 'reconnectJitter'> = Object.freeze({
+export const SERVICE_RECONNECT: Pick<ConnectionOptions, 'maxReconnectAttempts' | 'reconnectTimeWait' | 'reconnectJitter' | 'ignoreAuthErrorAbort'> = Object.freeze({
   maxReconnectAttempts: -1,
+  ignoreAuthErrorAbort: true,
   reconnectTimeWait: 1_000,
   reconnectJitter: 250,
 });

@@ -18,5 +18,6 @@ describe('serverList', () => {
 describe('SERVICE_RECONNECT', () => {
   it('never gives up reconnecting: a service without a bus must wait for it, not close for good', () => {
     expect(SERVICE_RECONNECT.maxReconnectAttempts).toBe(-1);
+    expect(SERVICE_RECONNECT.ignoreAuthErrorAbort).toBe(true);
   });
 });
