@@ -1,9 +1,10 @@
-import { hasErrorCode, type ExpireApproval } from '@writ/contracts';
+import type { ExpireApproval } from '@writ/contracts';
 import { approvalDecider } from '@writ/kernel';
+import { decision, handleCommand, taskStream, type CommandDecision } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { causationIdOf } from './event-drafts.js';
 import type { Clock, CommandOrigin, TaskLog } from './ports.js';
-import { appendDecision, landedResolution, resolutionDrafts } from './resolution-decision.js';
+import { landedResolution, resolutionDrafts } from './resolution-decision.js';
 import { foldApproval } from './task-history.js';
 
 export interface ExpireApprovalDeps {
@@ -36,47 +37,42 @@ export class ExpireApprovalHandler {
   constructor(private readonly deps: ExpireApprovalDeps) {}
 
   async handle(command: ExpireApproval, origin: CommandOrigin): Promise<ExpiryOutcome> {
-    const rounds = this.deps.maxConflicts ?? 5;
-    for (let round = 0; round < rounds; round++) {
-      const history = await this.deps.log.read(command.task_id);
-      const landed = landedResolution(history.events, command.approval_id, causationIdOf(origin.commandId), this.deps.principalId);
-      if (landed !== undefined) {
-        if (!(await appendDecision(this.deps.log, command.task_id, landed, history.seq))) continue;
-        return landed.event.event_type === 'approval.expired' ? { kind: 'expired' } : { kind: 'settled', status: landed.event.event_type.slice('approval.'.length) };
-      }
-      const state = foldApproval(history.events, command.approval_id);
-      if (state.status === 'initial') {
-        throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `task ${command.task_id} has no approval ${command.approval_id}; the timer has nothing to expire`, {
-          details: { task_id: command.task_id, approval_id: command.approval_id },
-        });
-      }
-      if (state.status !== 'pending') return { kind: 'settled', status: state.status };
-      const now = this.deps.clock();
-      const dueInMs = Date.parse(state.expires_at) - now.getTime();
-      if (dueInMs > 0) return { kind: 'not_due', dueInMs };
+    return handleCommand({
+      stream: taskStream(this.deps.log, command.task_id),
+      maxRounds: this.deps.maxConflicts,
+      exhausted: () => new ApprovalServiceError('APPROVAL_UNAVAILABLE', `approval ${command.approval_id} kept changing while being expired; retry`),
+      decide: (history): CommandDecision<ExpiryOutcome> => {
+        const landed = landedResolution(history.events, command.approval_id, causationIdOf(origin.commandId), this.deps.principalId);
+        if (landed !== undefined) {
+          const outcome: ExpiryOutcome = landed.event.event_type === 'approval.expired' ? { kind: 'expired' } : { kind: 'settled', status: landed.event.event_type.slice('approval.'.length) };
+          return landed.decision === undefined ? decision.done(outcome) : decision.append([landed.decision], outcome);
+        }
+        const state = foldApproval(history.events, command.approval_id);
+        if (state.status === 'initial') {
+          throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `task ${command.task_id} has no approval ${command.approval_id}; the timer has nothing to expire`, {
+            details: { task_id: command.task_id, approval_id: command.approval_id },
+          });
+        }
+        if (state.status !== 'pending') return decision.done({ kind: 'settled', status: state.status });
+        const now = this.deps.clock();
+        const dueInMs = Date.parse(state.expires_at) - now.getTime();
+        if (dueInMs > 0) return decision.done({ kind: 'not_due', dueInMs });
 
-      const at = now.toISOString();
-      const [event] = approvalDecider.decide({ type: 'expire-approval', data: { resolved_by: this.deps.principalId }, metadata: { now: at } }, state);
-      if (event === undefined || event.type === 'approval.requested' || event.type === 'approval.resolution_refused') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
-      const drafts = resolutionDrafts({
-        state,
-        event,
-        events: history.events,
-        resolutionKey: `${command.approval_id}:${event.type}:${this.deps.principalId}`,
-        actorId: this.deps.principalId,
-        causationId: causationIdOf(origin.commandId),
-        occurredAt: at,
-        correlationId: command.task_id,
-      });
-      try {
-        const { duplicate } = await this.deps.log.append(command.task_id, drafts, history.seq);
-        if (duplicate) continue;
-      } catch (error) {
-        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
-        throw error;
-      }
-      return { kind: 'expired' };
-    }
-    throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', `approval ${command.approval_id} kept changing while being expired; retry`);
+        const at = now.toISOString();
+        const [event] = approvalDecider.decide({ type: 'expire-approval', data: { resolved_by: this.deps.principalId }, metadata: { now: at } }, state);
+        if (event === undefined || event.type === 'approval.requested' || event.type === 'approval.resolution_refused') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
+        const drafts = resolutionDrafts({
+          state,
+          event,
+          events: history.events,
+          resolutionKey: `${command.approval_id}:${event.type}:${this.deps.principalId}`,
+          actorId: this.deps.principalId,
+          causationId: causationIdOf(origin.commandId),
+          occurredAt: at,
+          correlationId: command.task_id,
+        });
+        return decision.append(drafts, { kind: 'expired' });
+      },
+    });
   }
 }

@@ -1,8 +1,7 @@
-import { ApprovalPacket, DecisionRecorded, LIMITS, hasErrorCode, parseContract, type EventDraft, type EventEnvelope, type EvidenceRef, type RiskBand } from '@writ/contracts';
+import { ApprovalPacket, DecisionRecorded, LIMITS, parseContract, type EventDraft, type EventEnvelope, type EvidenceRef, type RiskBand } from '@writ/contracts';
 import type { ApprovalEvent, ApprovalRecord } from '@writ/kernel';
 import { packetArtifactSha256 } from './approval-packet.js';
 import { derivedId, serviceDraft } from './event-drafts.js';
-import type { TaskLog } from './ports.js';
 import { findPolicyEvaluation, foldApproval } from './task-history.js';
 
 /** The approval events that resolve an approval: each is recorded with a Decision. */
@@ -181,14 +180,3 @@ export function landedResolution(events: readonly EventEnvelope[], approvalId: s
   return { event, decision };
 }
 
-/** Appends the decision a landed resolution lacks (if it lacks one); false when the append lost a race (read again and retry). */
-export async function appendDecision(log: TaskLog, taskId: string, landed: LandedResolution, expectedSeq: number): Promise<boolean> {
-  if (landed.decision === undefined) return true;
-  try {
-    await log.append(taskId, [landed.decision], expectedSeq);
-    return true;
-  } catch (error) {
-    if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) return false;
-    throw error;
-  }
-}

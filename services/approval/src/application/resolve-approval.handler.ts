@@ -5,16 +5,20 @@ import {
   ResolutionAuthorityError,
   SIGNED_REQUESTS,
   checkResolutionAuthority,
+  decision,
+  handleCommand,
   packetHashOfRef,
   requestedApproval,
+  taskStream,
   verifySignedRequest,
+  type CommandDecision,
   type RegistrationCheck,
 } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { derivedId } from './event-drafts.js';
 import { policyVersions } from './policy-drift.js';
 import type { Clock, PolicyProfiles, PrincipalDirectory, TaskLog, WorkspaceWitness } from './ports.js';
-import { appendDecision, landedResolution, resolutionDrafts, type ResolutionEvent } from './resolution-decision.js';
+import { landedResolution, resolutionDrafts, type ResolutionEvent } from './resolution-decision.js';
 import type { ResolveApprovalReply, ResolveApprovalRequest } from './resolve-approval.contract.js';
 import { claimedResolution } from './resolution-jws.js';
 import { resolutionFailure } from './signed-request.js';
@@ -114,61 +118,56 @@ export class ResolveApprovalHandler {
     );
     const causationId = derivedId('res', request.resolution_jws);
 
-    const rounds = this.deps.maxConflicts ?? 5;
-    for (let round = 0; round < rounds; round++) {
-      const history = await this.deps.log.read(request.task_id);
-      // This very resolution may have landed already: an earlier round's append is two publishes, and the
-      // orchestrator can react to the first before the second lands (a conflict), or the reply was lost.
-      const landed = landedResolution(history.events, request.approval_id, causationId, this.deps.principalId);
-      if (landed !== undefined) {
-        if (!(await appendDecision(this.deps.log, request.task_id, landed, history.seq))) continue;
-        return { approval_id: request.approval_id, task_id: request.task_id, status: STATUS_OF[landed.event.event_type] ?? 'invalidated', resolved_by: resolver.principal_id, event_id: landed.event.event_id };
-      }
-      const state = foldApproval(history.events, request.approval_id);
-      if (state.status === 'initial') {
-        throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `task ${request.task_id} has no approval ${request.approval_id}`, {
-          details: { task_id: request.task_id, approval_id: request.approval_id },
+    return handleCommand({
+      stream: taskStream(this.deps.log, request.task_id),
+      maxRounds: this.deps.maxConflicts,
+      exhausted: () => new ApprovalServiceError('APPROVAL_UNAVAILABLE', `approval ${request.approval_id} kept changing while being resolved; retry`),
+      decide: async (history): Promise<CommandDecision<ResolveApprovalReply>> => {
+        const reply = (eventType: string, eventId: string): ResolveApprovalReply => ({
+          approval_id: request.approval_id,
+          task_id: request.task_id,
+          status: STATUS_OF[eventType] ?? 'invalidated',
+          resolved_by: resolver.principal_id,
+          event_id: eventId,
         });
-      }
-      requireCurrentPacket(resolution, state);
-      const at = this.deps.clock().toISOString();
-      const who = { principal_id: resolver.principal_id, roles: resolver.roles };
-      const data = { resolver: who, resolution_jws: request.resolution_jws, ...(resolution.note === undefined ? {} : { note: resolution.note }) };
-      const command: ApprovalCommand =
-        resolution.decision === 'grant' ? { type: 'grant-approval', data, metadata: { now: at } } : { type: 'deny-approval', data, metadata: { now: at } };
-      const [event] = await this.#decide(command, state, request.task_id, history.events);
-      if (event === undefined || event.type === 'approval.requested' || event.type === 'approval.resolution_refused') {
-        throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
-      }
-      await this.#requireAuthority(event, history.events, request.approval_id);
-      const drafts = resolutionDrafts({
-        state,
-        event,
-        events: history.events,
-        resolutionKey: `${request.approval_id}:${event.type}:${resolver.principal_id}`,
-        actorId: this.deps.principalId,
-        causationId,
-        occurredAt: at,
-        correlationId: request.task_id,
-      });
-      const [draft] = drafts;
-      try {
-        const { duplicate } = await this.deps.log.append(request.task_id, drafts, history.seq);
-        // A duplicate means our view was stale: read again, and the approval is no longer pending.
-        if (duplicate) continue;
-      } catch (error) {
-        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
-        throw error;
-      }
-      return {
-        approval_id: request.approval_id,
-        task_id: request.task_id,
-        status: STATUS_OF[event.type] ?? 'invalidated',
-        resolved_by: resolver.principal_id,
-        event_id: draft.event_id,
-      };
-    }
-    throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', `approval ${request.approval_id} kept changing while being resolved; retry`);
+        // This very resolution may have landed already: an earlier round's append is two publishes, and the
+        // orchestrator can react to the first before the second lands (a conflict), or the reply was lost.
+        const landed = landedResolution(history.events, request.approval_id, causationId, this.deps.principalId);
+        if (landed !== undefined) {
+          const answer = reply(landed.event.event_type, landed.event.event_id);
+          return landed.decision === undefined ? decision.done(answer) : decision.append([landed.decision], answer);
+        }
+        const state = foldApproval(history.events, request.approval_id);
+        if (state.status === 'initial') {
+          throw new ApprovalServiceError('APPROVAL_NOT_FOUND', `task ${request.task_id} has no approval ${request.approval_id}`, {
+            details: { task_id: request.task_id, approval_id: request.approval_id },
+          });
+        }
+        requireCurrentPacket(resolution, state);
+        const at = this.deps.clock().toISOString();
+        const who = { principal_id: resolver.principal_id, roles: resolver.roles };
+        const data = { resolver: who, resolution_jws: request.resolution_jws, ...(resolution.note === undefined ? {} : { note: resolution.note }) };
+        const command: ApprovalCommand =
+          resolution.decision === 'grant' ? { type: 'grant-approval', data, metadata: { now: at } } : { type: 'deny-approval', data, metadata: { now: at } };
+        const [event] = await this.#decide(command, state, request.task_id, history.events);
+        if (event === undefined || event.type === 'approval.requested' || event.type === 'approval.resolution_refused') {
+          throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided nothing');
+        }
+        await this.#requireAuthority(event, history.events, request.approval_id);
+        const drafts = resolutionDrafts({
+          state,
+          event,
+          events: history.events,
+          resolutionKey: `${request.approval_id}:${event.type}:${resolver.principal_id}`,
+          actorId: this.deps.principalId,
+          causationId,
+          occurredAt: at,
+          correlationId: request.task_id,
+        });
+        // A duplicate means our view was stale: the next read finds it landed (above), or no longer pending.
+        return decision.append(drafts, reply(event.type, drafts[0]?.event_id ?? ''));
+      },
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 import { hasErrorCode, type EventEnvelope, type RevokeGrant, type RevokeGrantReply } from '@writ/contracts';
 import { grantDecider } from '@writ/kernel';
-import { SIGNED_REQUESTS, verifySignedRequest } from '@writ/runtime';
+import { SIGNED_REQUESTS, decision, handleCommand, taskStream, verifySignedRequest } from '@writ/runtime';
 import { ApprovalServiceError } from './approval-errors.js';
 import { derivedId, serviceDraft } from './event-drafts.js';
 import type { Clock, PrincipalDirectory, TaskLog } from './ports.js';
@@ -64,49 +64,45 @@ export class RevokeGrantHandler {
       });
     }
     const causationId = derivedId('rev', request.revocation_jws);
-    const rounds = this.deps.maxConflicts ?? 5;
-    for (let round = 0; round < rounds; round++) {
-      const history = await this.deps.log.read(request.task_id);
-      const state = foldGrant(history.events, request.grant_id);
-      if (state.status === 'initial') {
-        throw new ApprovalServiceError('APPROVAL_GRANT_NOT_FOUND', `task ${request.task_id} has no grant ${request.grant_id}`, {
-          details: { task_id: request.task_id, grant_id: request.grant_id },
-        });
-      }
-      if (proposerOf(history.events, state.claims.attempt_id) === signer) {
-        throw new ApprovalServiceError('APPROVAL_SIGNER_NOT_ALLOWED', `${signer} proposed the granted action and may not govern its grant`, {
-          details: { principal_id: signer, reason: 'requester' },
-        });
-      }
-      if (state.status === 'revoked') return standingRevocation(history.events, request);
+    return handleCommand({
+      stream: taskStream(this.deps.log, request.task_id),
+      maxRounds: this.deps.maxConflicts,
+      exhausted: () => new ApprovalServiceError('APPROVAL_UNAVAILABLE', `the task of grant ${request.grant_id} kept changing while it was being revoked; retry`),
+      decide: (history) => {
+        const state = foldGrant(history.events, request.grant_id);
+        if (state.status === 'initial') {
+          throw new ApprovalServiceError('APPROVAL_GRANT_NOT_FOUND', `task ${request.task_id} has no grant ${request.grant_id}`, {
+            details: { task_id: request.task_id, grant_id: request.grant_id },
+          });
+        }
+        if (proposerOf(history.events, state.claims.attempt_id) === signer) {
+          throw new ApprovalServiceError('APPROVAL_SIGNER_NOT_ALLOWED', `${signer} proposed the granted action and may not govern its grant`, {
+            details: { principal_id: signer, reason: 'requester' },
+          });
+        }
+        // Revoked already (a duplicate append lands here too): answered with the standing revocation.
+        if (state.status === 'revoked') return decision.done(standingRevocation(history.events, request));
 
-      const at = this.deps.clock().toISOString();
-      const [event] = grantDecider.decide({ type: 'revoke-grant', data: { revoked_by: signer, reason: revocation.reason }, metadata: { now: at } }, state);
-      if (event?.type !== 'grant.revoked') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided no revocation');
-      const draft = serviceDraft({
-        key: `${request.grant_id}:grant.revoked`,
-        eventType: event.type,
-        entityType: 'grant',
-        entityId: request.grant_id,
-        stepId: state.claims.step_id,
-        attemptId: state.claims.attempt_id,
-        occurredAt: at,
-        actorId: this.deps.principalId,
-        payload: { ...event.data },
-        causationId,
-        correlationId: request.task_id,
-      });
-      try {
-        const { duplicate } = await this.deps.log.append(request.task_id, [draft], history.seq);
-        // The log already held a revocation: read again and answer with the standing one.
-        if (duplicate) continue;
-      } catch (error) {
-        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
-        throw error;
-      }
-      return { grant_id: request.grant_id, task_id: request.task_id, status: 'revoked', revoked_by: signer, revoked_at: event.data.at, event_id: draft.event_id };
-    }
-    throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', `the task of grant ${request.grant_id} kept changing while it was being revoked; retry`);
+        const at = this.deps.clock().toISOString();
+        const [event] = grantDecider.decide({ type: 'revoke-grant', data: { revoked_by: signer, reason: revocation.reason }, metadata: { now: at } }, state);
+        if (event?.type !== 'grant.revoked') throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the kernel decided no revocation');
+        const draft = serviceDraft({
+          key: `${request.grant_id}:grant.revoked`,
+          eventType: event.type,
+          entityType: 'grant',
+          entityId: request.grant_id,
+          stepId: state.claims.step_id,
+          attemptId: state.claims.attempt_id,
+          occurredAt: at,
+          actorId: this.deps.principalId,
+          payload: { ...event.data },
+          causationId,
+          correlationId: request.task_id,
+        });
+        const reply: RevokeGrantReply = { grant_id: request.grant_id, task_id: request.task_id, status: 'revoked', revoked_by: signer, revoked_at: event.data.at, event_id: draft.event_id };
+        return decision.append([draft], reply);
+      },
+    });
   }
 }
 
