@@ -1,6 +1,6 @@
 import { ExecutionCompleted, ExecutionOutcomeResolved, hasErrorCode, type EventDraft, type EventEnvelope, type ResolveOutcome, type ResolveOutcomeReply } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
-import { SIGNED_REQUESTS, verifySignedRequest, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
+import { SIGNED_REQUESTS, decision, handleCommand, verifySignedRequest, type CommandDecision, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
 import { ExecutorError } from './executor-errors.js';
 import type { TaskLog } from './ports.js';
 
@@ -65,66 +65,68 @@ export class ResolveOutcomeHandler {
         details: { task_id: request.task_id, attempt_id: request.attempt_id, signed_task_id: resolution.task_id, signed_attempt_id: resolution.attempt_id },
       });
     }
-    const rounds = this.deps.maxConflicts ?? 5;
-    for (let round = 0; round < rounds; round++) {
-      const stream = await this.deps.log.read(request.task_id);
-      if (proposerOf(stream, request.attempt_id) === signer) {
-        throw new ExecutorError('EXECUTOR_RESOLUTION_NOT_ALLOWED', `${signer} proposed the action and may not resolve its outcome`, {
-          details: { principal_id: signer, reason: 'requester' },
+    return handleCommand({
+      stream: {
+        read: async () => {
+          const events = await this.deps.log.read(request.task_id);
+          return { events, seq: events.at(-1)?.task_seq ?? 0 };
+        },
+        append: (drafts, expectedSeq) => this.deps.log.append(request.task_id, drafts, expectedSeq),
+      },
+      maxRounds: this.deps.maxConflicts,
+      exhausted: () => new ExecutorError('EXECUTOR_NOT_READY', `task ${request.task_id} kept changing while the outcome was being resolved; retry`),
+      decide: ({ events: stream }): CommandDecision<ResolveOutcomeReply> => {
+        if (proposerOf(stream, request.attempt_id) === signer) {
+          throw new ExecutorError('EXECUTOR_RESOLUTION_NOT_ALLOWED', `${signer} proposed the action and may not resolve its outcome`, {
+            details: { principal_id: signer, reason: 'requester' },
+          });
+        }
+        const execution = lastExecution(stream, request.attempt_id);
+        if (execution === undefined) {
+          throw new ExecutorError('EXECUTOR_EXECUTION_NOT_FOUND', `attempt ${request.attempt_id} of task ${request.task_id} has no execution.completed to resolve`, {
+            details: { task_id: request.task_id, attempt_id: request.attempt_id },
+          });
+        }
+        const eventId = resolutionEventId(execution.event.event_id);
+        // Resolved already (a duplicate append lands here too): answered with the standing resolution.
+        const standing = stream.find((event) => event.event_id === eventId);
+        if (standing !== undefined) return decision.done(standingReply(request, standing));
+        if (execution.completed.outcome !== 'unknown') {
+          throw new ExecutorError('EXECUTOR_OUTCOME_NOT_UNKNOWN', `the execution of attempt ${request.attempt_id} has outcome ${execution.completed.outcome}; only an unknown outcome is resolved by a director`, {
+            details: { task_id: request.task_id, attempt_id: request.attempt_id, outcome: execution.completed.outcome },
+          });
+        }
+        const now = this.deps.clock().toISOString();
+        const payload = ExecutionOutcomeResolved.parse({
+          grant_id: execution.completed.grant_id,
+          use_no: execution.completed.use_no,
+          execution_event_id: execution.event.event_id,
+          outcome: resolution.outcome,
+          resolved_by: signer,
+          resolved_at: now,
+          note: resolution.note.slice(0, 2_000),
+          resolution_jws_sha256: sha256Hex(request.resolution_jws),
         });
-      }
-      const execution = lastExecution(stream, request.attempt_id);
-      if (execution === undefined) {
-        throw new ExecutorError('EXECUTOR_EXECUTION_NOT_FOUND', `attempt ${request.attempt_id} of task ${request.task_id} has no execution.completed to resolve`, {
-          details: { task_id: request.task_id, attempt_id: request.attempt_id },
-        });
-      }
-      const eventId = resolutionEventId(execution.event.event_id);
-      const standing = stream.find((event) => event.event_id === eventId);
-      if (standing !== undefined) return standingReply(request, standing);
-      if (execution.completed.outcome !== 'unknown') {
-        throw new ExecutorError('EXECUTOR_OUTCOME_NOT_UNKNOWN', `the execution of attempt ${request.attempt_id} has outcome ${execution.completed.outcome}; only an unknown outcome is resolved by a director`, {
-          details: { task_id: request.task_id, attempt_id: request.attempt_id, outcome: execution.completed.outcome },
-        });
-      }
-      const now = this.deps.clock().toISOString();
-      const payload = ExecutionOutcomeResolved.parse({
-        grant_id: execution.completed.grant_id,
-        use_no: execution.completed.use_no,
-        execution_event_id: execution.event.event_id,
-        outcome: resolution.outcome,
-        resolved_by: signer,
-        resolved_at: now,
-        note: resolution.note.slice(0, 2_000),
-        resolution_jws_sha256: sha256Hex(request.resolution_jws),
-      });
-      const draft: EventDraft = {
-        event_id: eventId,
-        schema_version: 1,
-        event_type: 'execution.outcome_resolved',
-        entity_type: 'attempt',
-        entity_id: request.attempt_id,
-        ...(execution.event.step_id === undefined ? {} : { step_id: execution.event.step_id }),
-        attempt_id: request.attempt_id,
-        occurred_at: now,
-        actor_type: 'service',
-        actor_id: this.deps.principalId,
-        payload,
-        causation_id: execution.event.event_id,
-        correlation_id: request.task_id,
-        idempotency_key: `${execution.event.event_id}:execution.outcome_resolved`,
-      };
-      try {
-        const { duplicate } = await this.deps.log.append(request.task_id, [draft], stream.at(-1)?.task_seq ?? 0);
-        // The log already held it: read again and answer with the standing resolution.
-        if (duplicate) continue;
-      } catch (error) {
-        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
-        throw error;
-      }
-      return { task_id: request.task_id, attempt_id: request.attempt_id, status: 'resolved', outcome: payload.outcome, resolved_by: signer, resolved_at: now, event_id: eventId };
-    }
-    throw new ExecutorError('EXECUTOR_NOT_READY', `task ${request.task_id} kept changing while the outcome was being resolved; retry`);
+        const draft: EventDraft = {
+          event_id: eventId,
+          schema_version: 1,
+          event_type: 'execution.outcome_resolved',
+          entity_type: 'attempt',
+          entity_id: request.attempt_id,
+          ...(execution.event.step_id === undefined ? {} : { step_id: execution.event.step_id }),
+          attempt_id: request.attempt_id,
+          occurred_at: now,
+          actor_type: 'service',
+          actor_id: this.deps.principalId,
+          payload,
+          causation_id: execution.event.event_id,
+          correlation_id: request.task_id,
+          idempotency_key: `${execution.event.event_id}:execution.outcome_resolved`,
+        };
+        const reply: ResolveOutcomeReply = { task_id: request.task_id, attempt_id: request.attempt_id, status: 'resolved', outcome: payload.outcome, resolved_by: signer, resolved_at: now, event_id: eventId };
+        return decision.append([draft], reply);
+      },
+    });
   }
 
   /** Who signed, checked against the log: active key, director, not an agent, fresh. */

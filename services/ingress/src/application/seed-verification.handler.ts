@@ -6,7 +6,6 @@ import {
   ReportCrash,
   VerifyHeartbeat,
   VerifySpawn,
-  hasErrorCode,
   parseContract,
   type CheckParticipantActionReply,
   type EventDraft,
@@ -28,9 +27,9 @@ import {
   type ParticipantCommand,
   type ParticipantState,
 } from '@writ/kernel';
-import { serviceDraft } from '@writ/runtime';
+import { decision, handleCommand, serviceDraft, type CommandDecision, type CommandStream } from '@writ/runtime';
 import { IngressError } from '../ingress-errors.js';
-import type { ParentDirectory, ParticipantExpiryScheduler, ParticipantLog, SeedArtifacts } from './participant-ports.js';
+import type { ParentDirectory, ParticipantExpiryScheduler, ParticipantHistory, ParticipantLog, SeedArtifacts } from './participant-ports.js';
 import type { Clock } from './ports.js';
 
 /**
@@ -180,27 +179,37 @@ export class SeedVerificationHandler {
    */
   async expire(payload: unknown): Promise<ParticipantExpiryOutcome> {
     const command = parseContract('ExpireParticipant', ExpireParticipant, payload);
-    const rounds = this.deps.maxConflicts ?? 5;
-    for (let round = 0; round < rounds; round++) {
-      const history = await this.deps.log.read(command.seed_id);
-      const state = fold(this.#decider, history.events);
-      if (state.status === 'none') {
-        throw new IngressError('INGRESS_PARTICIPANT_UNKNOWN', `seed ${command.seed_id} was never spawned; its timer has nothing to expire`, { details: { seed_id: command.seed_id } });
-      }
-      if (!isParticipantLive(state)) return { kind: 'settled', status: state.status };
-      const now = this.deps.clock.now();
-      const dueInMs = Date.parse(state.expires_at) - now.getTime();
-      if (dueInMs > 0) return { kind: 'not_due', dueInMs };
-      const events = this.#decider.decide({ type: 'expire', data: { seed_id: command.seed_id }, metadata: { now: now.toISOString() } }, state);
-      try {
-        await this.deps.log.append(command.seed_id, this.#drafts(command.seed_id, `participant:${command.seed_id}:expire:${state.expires_at}`, events, now.toISOString()), history.seq);
-      } catch (error) {
-        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
-        throw error;
-      }
-      return { kind: 'expired' };
-    }
-    throw new IngressError('INGRESS_PARTICIPANT_BUSY', `seed ${command.seed_id} kept changing while being expired; retry`, { details: { seed_id: command.seed_id } });
+    return handleCommand({
+      stream: this.#stream(command.seed_id),
+      maxRounds: this.deps.maxConflicts,
+      exhausted: () => new IngressError('INGRESS_PARTICIPANT_BUSY', `seed ${command.seed_id} kept changing while being expired; retry`, { details: { seed_id: command.seed_id } }),
+      decide: (history): CommandDecision<ParticipantExpiryOutcome> => {
+        const state = fold(this.#decider, history.events);
+        if (state.status === 'none') {
+          throw new IngressError('INGRESS_PARTICIPANT_UNKNOWN', `seed ${command.seed_id} was never spawned; its timer has nothing to expire`, { details: { seed_id: command.seed_id } });
+        }
+        if (!isParticipantLive(state)) return decision.done({ kind: 'settled', status: state.status });
+        const now = this.deps.clock.now();
+        const dueInMs = Date.parse(state.expires_at) - now.getTime();
+        if (dueInMs > 0) return decision.done({ kind: 'not_due', dueInMs });
+        const events = this.#decider.decide({ type: 'expire', data: { seed_id: command.seed_id }, metadata: { now: now.toISOString() } }, state);
+        return decision.append(this.#drafts(command.seed_id, `participant:${command.seed_id}:expire:${state.expires_at}`, events, now.toISOString()), { kind: 'expired' });
+      },
+    });
+  }
+
+  /**
+   * A participant stream as `handleCommand` reads and appends it. A draft the log already held
+   * (a redelivery of the same document) counts as recorded: the verdict is the one decided.
+   */
+  #stream(seedId: string): CommandStream<ParticipantHistory> {
+    return {
+      read: () => this.deps.log.read(seedId),
+      append: async (drafts, expectedSeq) => {
+        await this.deps.log.append(seedId, drafts, expectedSeq);
+        return { duplicate: false };
+      },
+    };
   }
 
   async #state(seedId: string): Promise<ParticipantState> {
@@ -215,27 +224,23 @@ export class SeedVerificationHandler {
    * failed schedule); the scheduler's message id dedupes repeats.
    */
   async #run(seedId: string, key: string, options: RunOptions, build: Build): Promise<SeedVerdict> {
-    const rounds = this.deps.maxConflicts ?? 5;
-    for (let round = 0; round < rounds; round++) {
-      const history = await this.deps.log.read(seedId);
-      const state = fold(this.#decider, history.events);
-      const now = this.deps.clock.now().toISOString();
-      const events = this.#decider.decide(await build(state, now), state);
-      const after = fold(this.#decider, events, state);
-      if (events.length > 0) {
-        await options.beforeAppend?.(events);
-        try {
-          await this.deps.log.append(seedId, this.#drafts(seedId, key, events, now), history.seq);
-        } catch (error) {
-          if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
-          throw error;
-        }
-      }
-      const verified = events.length === 0 || events.some((event) => event.type === 'participant.spawn_verified' || event.type === 'participant.manifest_renewed');
-      if (options.ensureTimer === true && verified && isParticipantLive(after)) await this.deps.scheduler.schedule({ seed_id: seedId, expires_at: after.expires_at });
-      return seedVerdict(seedId, events, after);
-    }
-    throw new IngressError('INGRESS_PARTICIPANT_BUSY', `seed ${seedId} kept changing while the document was being recorded; retry`, { details: { seed_id: seedId } });
+    const { events, after } = await handleCommand({
+      stream: this.#stream(seedId),
+      maxRounds: this.deps.maxConflicts,
+      exhausted: () => new IngressError('INGRESS_PARTICIPANT_BUSY', `seed ${seedId} kept changing while the document was being recorded; retry`, { details: { seed_id: seedId } }),
+      decide: async (history) => {
+        const state = fold(this.#decider, history.events);
+        const now = this.deps.clock.now().toISOString();
+        const decided = this.#decider.decide(await build(state, now), state);
+        const outcome = { events: decided, after: fold(this.#decider, decided, state) };
+        if (decided.length === 0) return decision.done(outcome);
+        await options.beforeAppend?.(decided);
+        return decision.append(this.#drafts(seedId, key, decided, now), outcome);
+      },
+    });
+    const verified = events.length === 0 || events.some((event) => event.type === 'participant.spawn_verified' || event.type === 'participant.manifest_renewed');
+    if (options.ensureTimer === true && verified && isParticipantLive(after)) await this.deps.scheduler.schedule({ seed_id: seedId, expires_at: after.expires_at });
+    return seedVerdict(seedId, events, after);
   }
 
   #drafts(seedId: string, key: string, events: readonly ParticipantEvent[], now: string): EventDraft[] {

@@ -11,7 +11,7 @@ import {
 } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import type { TaskRecord } from '@writ/kernel';
-import { SIGNED_REQUESTS, verifySignedRequest, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
+import { SIGNED_REQUESTS, decision, handleCommand, verifySignedRequest, type CommandDecision, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
 import { redactSecrets, type Logger } from '@writ/telemetry';
 import { claimIdFor, eventIdFor } from './ids.js';
 import { OrchestratorError, type OrchestratorErrorCode } from './orchestrator.errors.js';
@@ -101,30 +101,33 @@ export class SubmitClaimHandler {
     }
     const taskId = request.task_id;
     const claimId = claimIdFor(spec.prefix, request.claim_jws);
-    const rounds = this.deps.maxConflicts ?? 5;
-    for (let round = 0; round < rounds; round++) {
-      const events = await this.deps.log.read(taskId);
-      const view = TaskView.fold(taskId, events);
-      const task = this.#checkTask(kind, view, signer, body);
-      if (recorded(view, kind, claimId)) return replyOf(view, kind, claimId, true);
-      const headSeq = events.length === 0 ? 0 : (events[events.length - 1] as EventEnvelope).task_seq;
-      const draft = this.#draft(kind, task, claimId, signer, payload.claimed_at, request.claim_jws, body);
-      try {
-        const { duplicates } = await this.deps.log.append(taskId, [draft], headSeq);
-        if (duplicates > 0) continue;
-      } catch (error) {
-        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
-        throw error;
-      }
-      const stored = (await this.deps.log.read(taskId)).find((event) => event.event_id === draft.event_id);
-      if (stored !== undefined && kind !== 'correction') {
-        // Judged now so the claimant hears the verdict; if this loses a race, the task-event consumer judges it from the log.
-        await this.deps.judge(stored).catch((error: unknown) => this.deps.logger?.warn({ err: error, task_id: taskId, claim_id: claimId }, 'claim recorded; the consumer will judge it'));
-      }
-      this.deps.logger?.info({ task_id: taskId, claim_id: claimId, kind, claimed_by: signer }, 'claim recorded');
-      return replyOf(TaskView.fold(taskId, await this.deps.log.read(taskId)), kind, claimId, false);
+    const outcome = await handleCommand({
+      stream: {
+        read: async () => {
+          const events = await this.deps.log.read(taskId);
+          return { events, seq: events.at(-1)?.task_seq ?? 0 };
+        },
+        append: async (drafts, expectedSeq) => ({ duplicate: (await this.deps.log.append(taskId, drafts, expectedSeq)).duplicates > 0 }),
+      },
+      maxRounds: this.deps.maxConflicts,
+      exhausted: () => new OrchestratorError('ORCHESTRATOR_UNAVAILABLE', `task ${taskId} kept changing while the claim was recorded; send it again`),
+      decide: ({ events }): CommandDecision<{ readonly standing: ClaimReply } | { readonly appended: EventDraft }> => {
+        const view = TaskView.fold(taskId, events);
+        const task = this.#checkTask(kind, view, signer, body);
+        // Recorded already (a duplicate append lands here too): answered from the log.
+        if (recorded(view, kind, claimId)) return decision.done({ standing: replyOf(view, kind, claimId, true) });
+        const draft = this.#draft(kind, task, claimId, signer, payload.claimed_at, request.claim_jws, body);
+        return decision.append([draft], { appended: draft });
+      },
+    });
+    if ('standing' in outcome) return outcome.standing;
+    const stored = (await this.deps.log.read(taskId)).find((event) => event.event_id === outcome.appended.event_id);
+    if (stored !== undefined && kind !== 'correction') {
+      // Judged now so the claimant hears the verdict; if this loses a race, the task-event consumer judges it from the log.
+      await this.deps.judge(stored).catch((error: unknown) => this.deps.logger?.warn({ err: error, task_id: taskId, claim_id: claimId }, 'claim recorded; the consumer will judge it'));
     }
-    throw new OrchestratorError('ORCHESTRATOR_UNAVAILABLE', `task ${taskId} kept changing while the claim was recorded; send it again`);
+    this.deps.logger?.info({ task_id: taskId, claim_id: claimId, kind, claimed_by: signer }, 'claim recorded');
+    return replyOf(TaskView.fold(taskId, await this.deps.log.read(taskId)), kind, claimId, false);
   }
 
   /** The signature, `typ` and freshness of the kind, any registered signer (ownership is checked against the task); the claim as stored. */

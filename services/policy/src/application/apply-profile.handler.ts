@@ -1,6 +1,6 @@
 import { PolicyProfileRecord, hasErrorCode, parseContract, type ApplyPolicyProfile, type ApplyPolicyProfileReply, type PolicyProfileApplication } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
-import { SIGNED_REQUESTS, claimedSignedRequest, verifySignedRequest, type SignedRequestFailure } from '@writ/runtime';
+import { SIGNED_REQUESTS, claimedSignedRequest, decision, handleCommand, verifySignedRequest, type CommandDecision, type SignedRequestFailure } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import { PolicyServiceError } from './policy-service.errors.js';
 import { POLICY_AUTHOR_ROLE, type ProfileAuthority } from './profile-authority.js';
@@ -92,45 +92,46 @@ export class ApplyProfileHandler {
     const profileId = document.id;
     const cause = sha256Hex(request.application_jws).slice(0, 32);
 
-    const rounds = this.options.maxConflicts ?? 5;
-    for (let round = 0; round < rounds; round++) {
-      const head = await this.options.log.head(profileId);
-      // The log's latest record counts (same content, later than) only if its author could have made it:
-      // a record appended around this service neither blocks an application nor passes for the current one.
-      const current = head.record !== null && (await this.#trusted(head.record)) ? head.record : null;
-      if (current !== null && current.version === version) {
-        await this.options.sync.converge(profileId);
-        return { status: 'unchanged', profile_id: profileId, version, previous_version: current.previous_version };
-      }
-      if (current !== null && Date.parse(application.applied_at) <= Date.parse(current.applied_at)) {
-        throw new PolicyServiceError(
-          'POLICY_APPLY_STALE',
-          `the application was signed at ${application.applied_at}, not after the current version of ${profileId} (applied at ${current.applied_at}): sign it again now`,
-          { details: { profile_id: profileId, applied_at: application.applied_at, current_applied_at: current.applied_at } },
-        );
-      }
-      const record = parseContract('PolicyProfileRecord', PolicyProfileRecord, {
-        profile_id: profileId,
-        version,
-        document,
-        applied_by: application.applied_by,
-        applied_at: application.applied_at,
-        previous_version: head.record?.version ?? null,
-        // The signed application itself: whoever loads the record checks its author's authority (DESIGN invariant 9).
-        application_jws: request.application_jws,
-      });
-      const draft = profileAppliedDraft(record, { principalId: this.options.principalId, cause, occurredAt: now.toISOString() });
-      try {
-        await this.options.log.append(profileId, draft, head.seq);
-      } catch (error) {
-        if (hasErrorCode(error, 'EVENTSTORE_CONFLICT')) continue;
-        throw error;
-      }
-      this.options.logger?.info({ profile_id: profileId, version, previous_version: record.previous_version, applied_by: record.applied_by }, 'policy profile applied');
-      await this.options.sync.converge(profileId);
-      return { status: 'applied', profile_id: profileId, version, previous_version: record.previous_version };
-    }
-    throw new PolicyServiceError('POLICY_STORE_UNAVAILABLE', `profile ${profileId} kept changing while being applied; retry`, { details: { profile_id: profileId } });
+    const outcome = await handleCommand({
+      stream: {
+        read: () => this.options.log.head(profileId),
+        // One draft per application (profile.applied); the profile log answers a lost race with EVENTSTORE_CONFLICT.
+        append: async ([draft], expectedSeq) => {
+          if (draft !== undefined) await this.options.log.append(profileId, draft, expectedSeq);
+          return { duplicate: false };
+        },
+      },
+      maxRounds: this.options.maxConflicts,
+      exhausted: () => new PolicyServiceError('POLICY_STORE_UNAVAILABLE', `profile ${profileId} kept changing while being applied; retry`, { details: { profile_id: profileId } }),
+      decide: async (head): Promise<CommandDecision<ApplyPolicyProfileReply>> => {
+        // The log's latest record counts (same content, later than) only if its author could have made it:
+        // a record appended around this service neither blocks an application nor passes for the current one.
+        const current = head.record !== null && (await this.#trusted(head.record)) ? head.record : null;
+        if (current !== null && current.version === version) return decision.done({ status: 'unchanged', profile_id: profileId, version, previous_version: current.previous_version });
+        if (current !== null && Date.parse(application.applied_at) <= Date.parse(current.applied_at)) {
+          throw new PolicyServiceError(
+            'POLICY_APPLY_STALE',
+            `the application was signed at ${application.applied_at}, not after the current version of ${profileId} (applied at ${current.applied_at}): sign it again now`,
+            { details: { profile_id: profileId, applied_at: application.applied_at, current_applied_at: current.applied_at } },
+          );
+        }
+        const record = parseContract('PolicyProfileRecord', PolicyProfileRecord, {
+          profile_id: profileId,
+          version,
+          document,
+          applied_by: application.applied_by,
+          applied_at: application.applied_at,
+          previous_version: head.record?.version ?? null,
+          // The signed application itself: whoever loads the record checks its author's authority (DESIGN invariant 9).
+          application_jws: request.application_jws,
+        });
+        const draft = profileAppliedDraft(record, { principalId: this.options.principalId, cause, occurredAt: now.toISOString() });
+        return decision.append([draft], { status: 'applied', profile_id: profileId, version, previous_version: record.previous_version });
+      },
+    });
+    if (outcome.status === 'applied') this.options.logger?.info({ profile_id: profileId, version, previous_version: outcome.previous_version, applied_by: application.applied_by }, 'policy profile applied');
+    await this.options.sync.converge(profileId);
+    return outcome;
   }
 
   /** Whether the record's author could have made it; a refusal is logged (the record is passed over), a failure to tell propagates. */
