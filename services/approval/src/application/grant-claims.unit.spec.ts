@@ -3,6 +3,7 @@ import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { checkGrantUse } from '@writ/kernel';
 import { describe, expect, it } from 'vitest';
 import { buildGrantClaims, grantIdFor, resourceScopeOf, urlHost } from './grant-claims.js';
+import { GRANT_TTL_CEILING_SECONDS, grantTtlFor } from './issue-grant.handler.js';
 
 function request(overrides: Partial<ActionRequest>): ActionRequest {
   return {
@@ -119,5 +120,13 @@ describe('buildGrantClaims', () => {
     } catch (error) {
       expect(hasErrorCode(error, 'CONTRACT_INVALID')).toBe(true);
     }
+  });
+});
+
+describe('grantTtlFor', () => {
+  it('given renewals, then each lives twice as long as the grant it renews, never past a day', () => {
+    expect(grantTtlFor(300, undefined)).toBe(300);
+    expect([1, 2, 3].map((n) => grantTtlFor(300, n))).toEqual([600, 1_200, 2_400]);
+    expect(grantTtlFor(20 * 3600, 1)).toBe(GRANT_TTL_CEILING_SECONDS);
   });
 });

