@@ -29,6 +29,33 @@
 //             unrestricted one, and a connection set up with a credential (nonce signed, JWT
 //             checked) vs one to the machine's anonymous NATS on 4222 when one runs
 //   memory    VmRSS of each service process (/proc/<pid>/status) at idle and its peak under load
+//   CPU       for the allowed and the denied phase apart, the CPU time spent from just before the
+//             phase's first publish to the moment it settled (every receipt and projected row in),
+//             total ms and ms per action of the phase (total / its actions), per row:
+//               - each service: utime+stime of its process and of what it spawned, with the time of
+//                 the children it reaped (cutime+cstime), from /proc/<pid>/stat (proc-cpu.mjs);
+//               - nats-server: the process listening on WRIT_NATS_URL's port (found through the
+//                 listening sockets of /proc/net/tcp{,6} and the socket links in /proc/<pid>/fd;
+//                 the machine's other servers, such as the anonymous one on 4222, are not counted);
+//               - postgres*: every process named postgres, with the postmaster's reaped time (the
+//                 backends that exit in the window); below it, informative, the backends of this
+//                 stack's projection role (pg_stat_activity);
+//               - docker engine*: dockerd, containerd, containerd-shim*, docker-proxy and runc, with
+//                 what they reaped (runc runs, exited container processes);
+//               - cells: the cgroup CPU of this stack's cells (cell-cpu.mjs; v2 cpu.stat or v1
+//                 cpuacct), read at the start, as each starts, every 250 ms and at the end; a cell
+//                 closed in the window (a task's cell closes once its task ends) counts up to its
+//                 last reading. A process `docker exec` started in a cell and its shim reaped may
+//                 count here and in the engine's reaped time too;
+//               - the whole stack without Docker (services + nats-server + postgres; the issue's
+//                 targets: ≤ 10 ms per denied action, ≤ 30 ms per allowed action) and with it
+//                 (+ docker engine + cells).
+//             * marks what serves the whole machine (other stacks' work in the window is in it);
+//             ≥ marks a lower bound (a process that exited reaped outside the snapshot, a cell
+//             closed between readings). nats-server's figure includes the delivery of the events
+//             and rows this bench watches; work an action causes after its row (its task's cell
+//             closing) falls outside the window for the phase's last actions. /proc counts in
+//             clock ticks (getconf CLK_TCK, usually 10 ms), so small phases read coarsely.
 // Every allowed action opens a new task, so each runs in a freshly created cell (a container
 // per task): the cold start of a cell is part of Writ's figure and of `raw run`, not of `raw exec`.
 
@@ -38,7 +65,10 @@ import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
+import pg from 'pg';
 import { integerOption, percentile } from './bench-stats.mjs';
+import { trackCells } from './cell-cpu.mjs';
+import { clockTicksPerSecond, cpuSpent, pidsListeningOn, snapshotProcesses } from './proc-cpu.mjs';
 
 const harness = await import(new URL('../../test/e2e/support/stack.mjs', import.meta.url).href).catch((error) => {
   console.error('[bench] cannot load the e2e harness: build every project first (NX_NO_CLOUD=true npx nx run-many -t build)');
@@ -131,6 +161,158 @@ function memorySampler(stack) {
       return peak;
     },
   };
+}
+
+// ---- CPU per phase ------------------------------------------------------------------------------------
+
+const TICKS_PER_SECOND = clockTicksPerSecond();
+const NATS = 'nats-server';
+const POSTGRES = 'postgres';
+const DOCKER = 'docker engine';
+// Processes the Docker engine started that are not the engine itself (container processes):
+// snapshotted so that one reaped in the window by its shim counts only its window's part in
+// the engine's reaped time; never printed (the cells' share is the cgroup row).
+const CONTAINER_PROCESSES = 'container processes';
+const DOCKER_ENGINE_COMM = /^(dockerd|containerd|containerd-shim.*|docker-proxy|runc.*)$/;
+
+/** The nats-server this stack talks to: the process listening on the port of WRIT_NATS_URL (not the machine's other servers). */
+function writNatsServer() {
+  const url = new URL(process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223');
+  const port = Number(url.port || 4222);
+  const pids = pidsListeningOn(port);
+  return { port, pid: pids.length === 1 ? pids[0] : null, candidates: pids };
+}
+
+/**
+ * Which printed group a process belongs to: a service (the process the harness started, and
+ * whatever it spawns), Writ's nats-server, PostgreSQL (every process named postgres, so the
+ * postmaster's reaped time covers the backends that exit), the Docker engine; null for the rest.
+ */
+function processGroups(stack, natsPid) {
+  const services = new Map(Object.values(stack.services).map((service) => [service.pid, service.name]));
+  return (stat, byPid) => {
+    let ancestor = stat; // the process itself first, then its parents
+    for (let hops = 0; ancestor !== undefined && hops < 64; hops += 1) {
+      const service = services.get(ancestor.pid);
+      if (service !== undefined) return service;
+      if (ancestor.pid === natsPid) return NATS;
+      if (ancestor.comm === 'postgres') return POSTGRES;
+      if (DOCKER_ENGINE_COMM.test(ancestor.comm)) return ancestor === stat ? DOCKER : CONTAINER_PROCESSES;
+      ancestor = byPid.get(ancestor.ppid);
+    }
+    return null;
+  };
+}
+
+/** The pids of this stack's own PostgreSQL backends (the projection's role), from pg_stat_activity; null when the server does not answer (it may be restarting). */
+async function stackBackends(admin, stack) {
+  try {
+    const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE usename = $1', [stack.pgRole]);
+    return new Set(rows.map((row) => Number(row.pid)));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts a phase's CPU window: the Docker and PostgreSQL look-ups first, then the processes'
+ * snapshot, so the look-ups' own work falls outside it; `stop()` snapshots first, then looks up.
+ */
+async function cpuWindow(stack, nats, admin) {
+  const groupOf = processGroups(stack, nats.pid);
+  const cells = await trackCells(docker, { cellsRoot: stack.cellsRoot, executorId: stack.env.WRIT_EXECUTOR_ID });
+  const backendsBefore = await stackBackends(admin, stack);
+  const before = snapshotProcesses(groupOf);
+  const startedAt = performance.now();
+  return {
+    async stop() {
+      const after = snapshotProcesses(groupOf);
+      const wallMs = performance.now() - startedAt;
+      const cellsSpent = await cells.stop();
+      const backendsAfter = await stackBackends(admin, stack);
+      const backends = backendsBefore === null || backendsAfter === null ? null : new Set([...backendsBefore, ...backendsAfter]);
+      const onlyBackends = (snapshot) => ({ processes: new Map([...snapshot.processes].filter(([, stat]) => stat.group === POSTGRES && backends.has(stat.pid))) });
+      return {
+        wallMs,
+        groups: cpuSpent(before, after),
+        backends: backends === null ? null : (cpuSpent(onlyBackends(before), onlyBackends(after)).get(POSTGRES) ?? NO_PROCESS),
+        cells: cellsSpent,
+      };
+    },
+  };
+}
+
+const cpuMs = (ticks) => (ticks * 1000) / TICKS_PER_SECOND;
+const NO_PROCESS = { ticks: 0, live: 0, started: 0, reaped: 0, lost: 0, lostPids: [] };
+
+/**
+ * A phase's CPU table: total and per action for each service, nats-server, PostgreSQL, the
+ * Docker engine and the cells, then the stack without and with Docker; the issue's target
+ * (`target`: ms per action of the stack without Docker) printed next to its row.
+ */
+function printCpu(title, actions, spent, stack, nats, target) {
+  const lines = [];
+  const row = (name, ms, { note = '', lowerBound = false } = {}) => {
+    const mark = lowerBound ? '≥' : ' ';
+    lines.push(`  ${name.padEnd(40)} ${mark}${ms.toFixed(0).padStart(7)} ms ${mark}${(ms / actions).toFixed(2).padStart(7)} ms/action${note === '' ? '' : `   ${note}`}`);
+  };
+  const absent = (name, why) => lines.push(`  ${name.padEnd(40)}  ${why}`);
+  const group = (name) => spent.groups.get(name) ?? NO_PROCESS;
+  const notes = (g) =>
+    [g.live === 0 ? 'no process at the end' : '', g.lost > 0 ? `${g.lost} exited in the window, reaped outside it: their time after the start is missing` : ''].filter(Boolean).join('; ');
+  const partial = (g) => g.live === 0 || g.lost > 0;
+  const sum = { excl: 0, incl: 0, exclLower: false, inclLower: false };
+  const add = (ms, lowerBound, { docker }) => {
+    if (!docker) {
+      sum.excl += ms;
+      sum.exclLower ||= lowerBound;
+    }
+    sum.incl += ms;
+    sum.inclLower ||= lowerBound;
+  };
+
+  for (const name of Object.keys(stack.services)) {
+    const g = group(name);
+    row(name, cpuMs(g.ticks), { note: notes(g), lowerBound: partial(g) });
+    add(cpuMs(g.ticks), partial(g), { docker: false });
+  }
+  if (nats.pid === null) {
+    const why = nats.candidates.length === 0 ? 'nothing here listens on it, or its fds are unreadable (run as root)' : `pids ${nats.candidates.join(', ')} listen on it`;
+    absent(`nats-server :${nats.port}`, `not found: ${why}; not in the sums`);
+    sum.exclLower = sum.inclLower = true;
+  } else {
+    const g = group(NATS);
+    row(`nats-server (pid ${nats.pid}, :${nats.port})`, cpuMs(g.ticks), { note: notes(g), lowerBound: partial(g) });
+    add(cpuMs(g.ticks), partial(g), { docker: false });
+  }
+  const postgres = group(POSTGRES);
+  row(`postgres* (${postgres.live} processes)`, cpuMs(postgres.ticks), { note: notes(postgres), lowerBound: postgres.lost > 0 });
+  add(cpuMs(postgres.ticks), postgres.lost > 0, { docker: false });
+  if (spent.backends === null) absent("  of which this stack's backends", 'unknown: pg_stat_activity did not answer');
+  else row(`  of which this stack's backends (${spent.backends.live})`, cpuMs(spent.backends.ticks), { note: `role ${stack.pgRole}; not added again`, lowerBound: spent.backends.lost > 0 });
+  const engine = group(DOCKER);
+  row(`docker engine* (${engine.live} processes)`, cpuMs(engine.ticks), { note: notes(engine), lowerBound: engine.lost > 0 });
+  add(cpuMs(engine.ticks), engine.lost > 0, { docker: true });
+  const cells = spent.cells;
+  if (cells.unreadable > 0) {
+    absent('cells (container work)', `not attributable: the cgroups of ${cells.unreadable} running cells were not found (not root, or a cgroup layout this does not know); not in the sums`);
+  } else {
+    const partialCells = cells.stopped > 0 || cells.missed > 0;
+    const note = [
+      `${cells.cells} cells, ${cells.created} started in the window; ${cells.source || 'no cell ran'}`,
+      cells.stopped > 0 ? `${cells.stopped} stopped in the window: counted up to their last reading (≤ ${cells.intervalMs} ms before)` : '',
+      cells.missed > 0 ? `${cells.missed} started and stopped between readings: not counted` : '',
+    ].filter(Boolean).join('; ');
+    row('cells (container work)', cells.usec / 1000, { note, lowerBound: partialCells });
+    add(cells.usec / 1000, partialCells, { docker: true });
+  }
+  const verdict = sum.excl / actions <= target.msPerAction ? 'met' : 'OVER';
+  row('whole stack excl. Docker', sum.excl, { note: `target ≤ ${target.msPerAction} ms/action ${target.what}: ${verdict}`, lowerBound: sum.exclLower });
+  row('whole stack incl. Docker', sum.incl, { lowerBound: sum.inclLower });
+
+  console.log(`\nCPU time, ${title}: ${actions} actions, window ${(spent.wallMs / 1000).toFixed(1)} s (first publish → last projected row); /proc utime+stime with reaped children, 1 tick = ${(1000 / TICKS_PER_SECOND).toFixed(0)} ms`);
+  for (const text of lines) console.log(text);
+  console.log("  * serves the whole machine: other stacks' work in the window is in it.  ≥: a lower bound (see the note)");
 }
 
 // ---- the governed path ------------------------------------------------------------------------------
@@ -369,7 +551,12 @@ const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, env: SERV
 if (Object.keys(SERVICE_ENV).length > 0) console.log(`service environment: ${Object.entries(SERVICE_ENV).map(([key, value]) => `${key}=${value}`).join(' ')}`);
 let keepLogs = args['keep-logs'] === true;
 let raw;
+// The bench's own connection, to find this stack's backends in pg_stat_activity (outside the CPU windows).
+const pgAdmin = new pg.Client({ connectionString: stack.layout.pgUrl });
+pgAdmin.on('error', () => undefined); // a PostgreSQL restart ends it; the look-ups then say unknown
 try {
+  await pgAdmin.connect();
+  const nats = writNatsServer();
   console.log('\nmachine');
   for (const text of await machineInfo(stack)) console.log(`  ${text}`);
   console.log(`\n[bench] ${ACTIONS} allowed and ${DENIED} denied actions from ${AGENTS} concurrent agents (closed loop), ${WARMUP} warm-up actions; root ${stack.root}`);
@@ -386,9 +573,11 @@ try {
     console.log(`[bench] warm-up: ${outcomes(warm.results)} in ${(warm.wallMs / 1000).toFixed(1)} s`);
   }
 
+  const allowedCpu = await cpuWindow(stack, nats, pgAdmin);
   const allowedMemory = memorySampler(stack);
   const allowed = await load(agents, ACTIONS, (agent) => allowedAction(stack, watcher, agent));
   const allowedRows = await projected(allowed);
+  const allowedCpuSpent = await allowedCpu.stop();
   const allowedPeak = allowedMemory.stop();
 
   const container = await warmContainer(stack.root);
@@ -398,9 +587,11 @@ try {
   // Each allowed action is a new task, so a new cell: a one-shot container per action is the other floor.
   const rawRunStats = await rawConcurrent(ACTIONS, AGENTS, () => rawRun(stack.root));
 
+  const deniedCpu = DENIED > 0 ? await cpuWindow(stack, nats, pgAdmin) : null;
   const deniedMemory = memorySampler(stack);
   const denied = DENIED > 0 ? await load(agents, DENIED, (agent) => deniedAction(stack, watcher, agent)) : { results: [], wallMs: 1, startedAt: performance.now() };
   const deniedRows = await projected(denied);
+  const deniedCpuSpent = await deniedCpu?.stop();
   const deniedPeak = deniedMemory.stop();
 
   const ackStats = await rawConcurrent(Math.max(ACTIONS, DENIED), AGENTS, () => stack.publishCommand('cmd.bench.noop', { n: 1 }));
@@ -440,6 +631,9 @@ try {
     console.log(ratio('credential / anonymous', auth.connect, auth.anonymous));
   } else console.log('  (no anonymous NATS on 127.0.0.1:4222 to compare the connection set-up with)');
 
+  printCpu('allowed phase', ACTIONS, allowedCpuSpent, stack, nats, { msPerAction: 30, what: 'excluding Docker and the container\'s own work' });
+  if (deniedCpuSpent !== undefined) printCpu('denied phase', DENIED, deniedCpuSpent, stack, nats, { msPerAction: 10, what: 'for the whole stack (nothing runs in Docker)' });
+
   console.log('\nresident memory (VmRSS) per service: idle → peak under the allowed load / the denied load (aim: < 200 MB)');
   const after = stack.residentMemory();
   for (const name of Object.keys(stack.services)) {
@@ -455,6 +649,7 @@ try {
   process.exitCode = 1;
 } finally {
   if (raw) await raw.remove({ force: true }).catch(() => undefined);
+  await pgAdmin.end().catch(() => undefined);
   const problems = await stack.stop({ keepLogs });
   if (problems.length > 0) console.log(`[bench] stop: ${problems.join('; ')}`);
   if (keepLogs) console.log(`[bench] service logs kept in ${stack.logDir}`);
