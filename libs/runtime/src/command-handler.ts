@@ -33,6 +33,11 @@ export interface TaskStreams<H extends VersionedRead> {
   append(taskId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<{ readonly duplicate: boolean }>;
 }
 
+/** A task's events as read, with the version to append after (`task_seq` of the last, 0 when empty). */
+export function versioned<E extends { readonly task_seq: number }>(events: readonly E[]): { readonly events: readonly E[]; readonly seq: number } {
+  return { events, seq: events.at(-1)?.task_seq ?? 0 };
+}
+
 /** One task's stream of `log`, as `handleCommand` reads and appends it. */
 export function taskStream<H extends VersionedRead>(log: TaskStreams<H>, taskId: string): CommandStream<H> {
   return { read: () => log.read(taskId), append: (drafts, expectedSeq) => log.append(taskId, drafts, expectedSeq) };

@@ -36,7 +36,7 @@ export {
 } from './principal-registry.js';
 export { causationIdOf, derivedId, serviceDraft, type ServiceDraftInput } from './event-drafts.js';
 export { EventStoreTaskLog, type TaskAppendResult, type TaskHistory } from './task-log.js';
-export { COMMAND_MAX_ROUNDS, decision, handleCommand, taskStream, type CommandDecision, type CommandStream, type HandleCommandOptions, type TaskStreams, type VersionedRead } from './command-handler.js';
+export { COMMAND_MAX_ROUNDS, decision, handleCommand, taskStream, versioned, type CommandDecision, type CommandStream, type HandleCommandOptions, type TaskStreams, type VersionedRead } from './command-handler.js';
 export {
   BusWatch,
   ReadinessRegistry,

@@ -1,6 +1,6 @@
 import { ExecutionCompleted, ExecutionOutcomeResolved, hasErrorCode, type EventDraft, type EventEnvelope, type ResolveOutcome, type ResolveOutcomeReply } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
-import { SIGNED_REQUESTS, decision, handleCommand, verifySignedRequest, type CommandDecision, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
+import { SIGNED_REQUESTS, decision, handleCommand, verifySignedRequest, versioned, type CommandDecision, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
 import { ExecutorError } from './executor-errors.js';
 import type { TaskLog } from './ports.js';
 
@@ -67,10 +67,7 @@ export class ResolveOutcomeHandler {
     }
     return handleCommand({
       stream: {
-        read: async () => {
-          const events = await this.deps.log.read(request.task_id);
-          return { events, seq: events.at(-1)?.task_seq ?? 0 };
-        },
+        read: async () => versioned(await this.deps.log.read(request.task_id)),
         append: (drafts, expectedSeq) => this.deps.log.append(request.task_id, drafts, expectedSeq),
       },
       maxRounds: this.deps.maxConflicts,

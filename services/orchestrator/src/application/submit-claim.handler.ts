@@ -11,7 +11,7 @@ import {
 } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import type { TaskRecord } from '@writ/kernel';
-import { SIGNED_REQUESTS, decision, handleCommand, verifySignedRequest, type CommandDecision, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
+import { SIGNED_REQUESTS, decision, handleCommand, verifySignedRequest, versioned, type CommandDecision, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
 import { redactSecrets, type Logger } from '@writ/telemetry';
 import { claimIdFor, eventIdFor } from './ids.js';
 import { OrchestratorError, type OrchestratorErrorCode } from './orchestrator.errors.js';
@@ -103,10 +103,7 @@ export class SubmitClaimHandler {
     const claimId = claimIdFor(spec.prefix, request.claim_jws);
     const outcome = await handleCommand({
       stream: {
-        read: async () => {
-          const events = await this.deps.log.read(taskId);
-          return { events, seq: events.at(-1)?.task_seq ?? 0 };
-        },
+        read: async () => versioned(await this.deps.log.read(taskId)),
         append: async (drafts, expectedSeq) => ({ duplicate: (await this.deps.log.append(taskId, drafts, expectedSeq)).duplicates > 0 }),
       },
       maxRounds: this.deps.maxConflicts,
