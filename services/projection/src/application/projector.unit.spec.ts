@@ -6,7 +6,7 @@ import { MemoryLog, MemoryProjectionStore } from '../../test/memory-store.js';
 import type { UpdatePublisher } from './ports.js';
 import type { RawStoredEvent } from './projected-event.js';
 import type { RowChange } from './project-event.js';
-import { BACKLOG_CATCH_UP, CATCH_UP_BATCH, Projector } from './projector.js';
+import { BACKLOG_CATCH_UP, CATCH_UP_BATCH, Projector, SKIPPING_CATCH_UP_INTERVAL_MS } from './projector.js';
 import { rebuildProjection } from './rebuild.js';
 
 const PREFIX = 'writ.evt';
@@ -140,6 +140,32 @@ describe('Projector', () => {
     // and the deliveries behind it cost no transaction
     for (const event of events.slice(2)) expect(await projector.handle({ ...event, pending: 0 })).toBe('skipped');
     expect(transactions).toBe(1);
+  });
+
+  it('given the durable walking back over deliveries a catch-up applied while the log grows, when it skips them, then the views catch up from the log at most once per interval instead of waiting for it', async () => {
+    // given the first half of the story caught up (the durable still at its start), and a clock
+    const events = raws();
+    const half = Math.floor(events.length / 2);
+    const log = new MemoryLog(events.slice(0, half));
+    const store = new MemoryProjectionStore();
+    let now = 0;
+    const projector = new Projector({ store, log, publisher: new Published(), eventsPrefix: PREFIX, logger: quiet, now: () => now });
+    expect(await projector.handle({ ...events[0]!, pending: BACKLOG_CATCH_UP })).toBe('applied');
+    expect(store.lastSeq).toBe(half);
+    // when the rest of the story reaches the log and the durable skips redeliveries with a backlog behind them
+    log.events.push(...events.slice(half));
+    expect(await projector.handle({ ...events[1]!, pending: BACKLOG_CATCH_UP })).toBe('skipped');
+    // then within the interval nothing is read from the log
+    expect(store.lastSeq).toBe(half);
+    // and once it has passed, the next skipped delivery brings the views to the end of the log
+    now += SKIPPING_CATCH_UP_INTERVAL_MS;
+    expect(await projector.handle({ ...events[2]!, pending: BACKLOG_CATCH_UP })).toBe('skipped');
+    expect(store.lastSeq).toBe(events.length);
+    // and a skipped delivery with no backlog behind it never reads the log
+    log.events.push({ ...events.at(-1)!, streamSeq: events.length + 1 });
+    now += SKIPPING_CATCH_UP_INTERVAL_MS;
+    expect(await projector.handle({ ...events[3]!, pending: 0 })).toBe('skipped');
+    expect(store.lastSeq).toBe(events.length);
   });
 
   it('given a delivery with fewer than BACKLOG_CATCH_UP messages behind it, when it is handled, then it alone is applied', async () => {
