@@ -16,6 +16,8 @@ export interface ProjectorDeps {
   readonly logger: Logger;
   /** Milliseconds now (tests move it); default `Date.now`. */
   readonly now?: () => number;
+  /** At most this many of the log's messages per catch-up made for a delivery; default `CATCH_UP_PER_DELIVERY`. */
+  readonly catchUpPerDelivery?: number;
 }
 
 /** What the durable consumer tells about a delivery: where the message is (the log says what it is). */
@@ -40,6 +42,15 @@ export const BACKLOG_CATCH_UP = 16;
  * this often, so they never wait for the durable to reach the end.
  */
 export const SKIPPING_CATCH_UP_INTERVAL_MS = 1_000;
+
+/**
+ * A catch-up made while handling a delivery applies at most this many of the
+ * log's messages: the delivery stays unacknowledged until it returns, and a
+ * whole backlog (20,000 events after a restart in the chaos run, minutes at
+ * 60-100 a second) would make the durable look stalled and the views' readiness
+ * fail although they move. The rest follows with the next deliveries.
+ */
+export const CATCH_UP_PER_DELIVERY = 2_000;
 
 /** A message as the folds take it: an event, or junk passed over with its record. */
 type Judged = { readonly event: ProjectedEvent | undefined; readonly quarantined?: QuarantineRecord };
@@ -80,14 +91,20 @@ export class Projector {
     return (this.deps.now ?? Date.now)();
   }
 
+  private perDelivery(): number {
+    return this.deps.catchUpPerDelivery ?? CATCH_UP_PER_DELIVERY;
+  }
+
   async handle(delivery: Delivery): Promise<ProjectorOutcome> {
     if (delivery.streamSeq > this.committed && (delivery.pending ?? 0) >= BACKLOG_CATCH_UP) {
       // Behind by a backlog: batches of the log's events per transaction; the deliveries behind this one are then skipped.
-      await this.catchUp();
+      await this.catchUp(undefined, this.perDelivery());
       if (delivery.streamSeq <= this.committed) return 'applied';
     }
     if (delivery.streamSeq <= this.committed) {
-      if ((delivery.pending ?? 0) >= BACKLOG_CATCH_UP && this.now() - this.caughtUpAt >= SKIPPING_CATCH_UP_INTERVAL_MS) await this.catchUp();
+      if ((delivery.pending ?? 0) >= BACKLOG_CATCH_UP && this.now() - this.caughtUpAt >= SKIPPING_CATCH_UP_INTERVAL_MS) {
+        await this.catchUp(undefined, this.perDelivery());
+      }
       return 'skipped';
     }
     // The delivered bytes are not trusted as an event: the log judges the message on its aggregate's chain.
@@ -111,26 +128,27 @@ export class Projector {
 
   /**
    * Applies what the log holds after the checkpoint, up to `untilSeq`
-   * (default: the end of the log when called), in batches of consecutive
+   * (default: the end of the log when called) and at most `limit` messages, in batches of consecutive
    * events per transaction (the rows are those of one event at a time; only
    * the commits are fewer), publishing each batch's changes after its commit.
    * A message that is not an event is passed over and recorded, as `handle`
    * passes over it. Returns how many messages it applied.
    */
-  async catchUp(untilSeq?: number): Promise<number> {
+  async catchUp(untilSeq?: number, limit = Number.POSITIVE_INFINITY): Promise<number> {
     this.caughtUpAt = this.now();
     const checkpoint = await this.deps.store.checkpoint();
-    const until = untilSeq ?? (await this.deps.log.lastSeq());
-    if (untilSeq === undefined && checkpoint > until) {
+    const logEnd = untilSeq ?? (await this.deps.log.lastSeq());
+    if (untilSeq === undefined && checkpoint > logEnd) {
       // Read in this order, the log's end only grows after the checkpoint was read: views ahead of it were folded from
       // another log, and every event of this one up to their checkpoint would be skipped as a redelivery. Never fold on.
       throw new ProjectionError(
         'PROJECTION_CHECKPOINT_AHEAD',
-        `the views are at stream seq ${checkpoint} but the log ends at ${until}: they were folded from another log (the stream was recreated, or another deployment shares this schema). ` +
+        `the views are at stream seq ${checkpoint} but the log ends at ${logEnd}: they were folded from another log (the stream was recreated, or another deployment shares this schema). ` +
           'Point WRIT_PG_SCHEMA at a schema of its own (writ init gives each deployment one) or drop this schema, then start again: the views are rebuilt from the log',
-        { details: { checkpoint, log_last_seq: until } },
+        { details: { checkpoint, log_last_seq: logEnd } },
       );
     }
+    const until = Math.min(logEnd, checkpoint + limit);
     if (checkpoint >= until) return 0;
     let applied = 0;
     let batch: BatchEvent[] = [];

@@ -168,6 +168,32 @@ describe('Projector', () => {
     expect(store.lastSeq).toBe(events.length);
   });
 
+  it('given a backlog longer than one delivery may apply, when deliveries arrive, then each applies at most its share and the views reach the end over the next ones', async () => {
+    // given event 1 applied and the rest of the story in the log, at most 5 messages per delivery
+    const events = raws();
+    const store = new MemoryProjectionStore();
+    let now = 0;
+    const projector = new Projector({ store, log: new MemoryLog(events), publisher: new Published(), eventsPrefix: PREFIX, logger: quiet, now: () => now, catchUpPerDelivery: 5 });
+    await projector.handle(events[0]!);
+    expect(events.length).toBeGreaterThan(11);
+    // when event 2 arrives with a backlog behind it
+    expect(await projector.handle({ ...events[1]!, pending: BACKLOG_CATCH_UP })).toBe('applied');
+    // then 5 messages were applied (2..6), not the whole log
+    expect(store.lastSeq).toBe(6);
+    // and the next deliveries (skipped, backlog behind them) bring the rest, one share per interval
+    while (store.lastSeq < events.length) {
+      now += SKIPPING_CATCH_UP_INTERVAL_MS;
+      const before = store.lastSeq;
+      expect(await projector.handle({ ...events[2]!, pending: BACKLOG_CATCH_UP })).toBe('skipped');
+      expect(store.lastSeq - before).toBeLessThanOrEqual(5);
+      expect(store.lastSeq).toBeGreaterThan(before);
+    }
+    // and the views equal a one-by-one fold
+    const oneByOne = rig();
+    for (const event of oneByOne.events) await oneByOne.projector.handle(event);
+    expect(await store.snapshot()).toEqual(await oneByOne.store.snapshot());
+  });
+
   it('given a delivery with fewer than BACKLOG_CATCH_UP messages behind it, when it is handled, then it alone is applied', async () => {
     const { store, projector, events } = rig();
     expect(await projector.handle({ ...events[0]!, pending: BACKLOG_CATCH_UP - 1 })).toBe('applied');
