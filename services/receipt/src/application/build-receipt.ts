@@ -168,6 +168,12 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
           `sha256:${execution.stdout_sha256}`,
           `sha256:${execution.stderr_sha256}`,
         ];
+  if (result === 'failed' && execution?.outcome === 'not_run' && resolution === null) {
+    // Its last use was proven never started and nothing ran after it (issue 13: "failed" read as "ran and
+    // failed" where the command never ran): the receipt says the action was not run, and why it stopped.
+    const refusal = facts.refusal === null ? '' : `; then the executor refused grant ${grantId}: ${facts.refusal.code}: ${facts.refusal.message}`;
+    return refusedOutcome(receiptClassOf(actionClass), `${actionClass} not run: ${summary}${refusal}`, `grant:${grantId}`);
+  }
   return {
     receipt_class: receiptClassOf(actionClass),
     result_code: result,

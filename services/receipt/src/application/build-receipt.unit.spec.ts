@@ -173,14 +173,27 @@ describe('buildReceiptBody: a receipt states only what the execution record show
     },
   });
 
-  it.each([
-    ['not_run', 'CELL_USE_FENCED', 'never started'],
-    ['errored', 'EXECUTOR_SECRET_UNAVAILABLE', 'did not complete'],
-  ] as const)('given an execution %s without an exit status settled as failed, then the summary says %s, never that it exited', (outcome, code, says) => {
-    const body = buildReceiptBody(input({ ...noFacts, grant: { jti: 'gnt-1' } as AttemptFacts['grant'], execution: completed(outcome, code), observedOutcome: 'errored', settledResult: 'failed' }));
+  it('given an execution errored without an exit status settled as failed, then the summary says it did not complete, never that it exited', () => {
+    const body = buildReceiptBody(input({ ...noFacts, grant: { jti: 'gnt-1' } as AttemptFacts['grant'], execution: completed('errored', 'EXECUTOR_SECRET_UNAVAILABLE'), observedOutcome: 'errored', settledResult: 'failed' }));
     expect(body.result_code).toBe('failed');
-    expect(body.result_summary).toContain(says);
+    expect(body.result_summary).toContain('did not complete');
     expect(body.result_summary).not.toContain('exited');
+  });
+
+  it('given a last use proven never started, then the grant refused as expired, settled as failed, then the receipt says refused: not run, with both reasons, and nothing to replay', () => {
+    // given the 2,000-action chaos run's case: use 1 fenced before its process started, released; the next run refused GRANT_EXPIRED
+    const refusal = { code: 'GRANT_EXPIRED', message: 'grant gnt-1 fails verification (JWS_EXPIRED)' } as NonNullable<AttemptFacts['refusal']>;
+    const facts = { ...noFacts, grant: { jti: 'gnt-1' } as AttemptFacts['grant'], execution: completed('not_run', 'CELL_USE_FENCED'), observedOutcome: 'errored', settledResult: 'failed', refusal } as AttemptFacts;
+    // when its receipt is built
+    const body = buildReceiptBody(input(facts));
+    // then it states that nothing ran, never "failed" (which reads as ran and failed)
+    expect(body.result_code).toBe('refused');
+    expect(body.result_summary).toMatch(/^refused: .* not run: .*never started \(use 1 was proven not run and released\)/);
+    expect(body.result_summary).toContain('CELL_USE_FENCED');
+    expect(body.result_summary).toContain('then the executor refused grant gnt-1: GRANT_EXPIRED');
+    expect(body.capability_grant_ref).toBe('grant:gnt-1');
+    expect(body.output_refs).toEqual([]);
+    expect(body.replay_class).toBe('explain_only');
   });
 });
 
