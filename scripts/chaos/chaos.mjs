@@ -117,10 +117,19 @@ if (env.WRIT_OPERATOR_KEY === undefined || env.WRIT_NATS_CREDS === undefined) {
 
 // ---- the CLI, as an operator or a director --------------------------------------------------------
 
-async function writ(args, extraEnv = {}) {
-  const { stdout } = await run(process.execPath, [WRIT_CLI, ...args], { env: { ...env, WRIT_URL: API, ...extraEnv }, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+async function writ(args, extraEnv = {}, timeoutMs = 120_000) {
+  const { stdout } = await run(process.execPath, [WRIT_CLI, ...args], { env: { ...env, WRIT_URL: API, ...extraEnv }, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
   return stdout;
 }
+
+/** Why a CLI call failed, in one line: its timeout, else the last line it wrote to stderr. */
+function cliFailure(error, timeoutMs) {
+  if (error.killed) return `timed out after ${Math.round(timeoutMs / 1000)} s`;
+  return String(error.stderr || error.message).trim().split('\n').at(-1);
+}
+
+/** A rebuild replays the whole log (73,000 events: 3 min at ~380 a second after a 2,000-action run). */
+const REBUILD_TIMEOUT_MS = 30 * 60_000;
 
 /** The operator's bearer token for the HTTP reads (`writ http token`), renewed before its 15 minutes run out; WRIT_HTTP_AUTHORIZATION wins. */
 let bearer = { value: env.WRIT_HTTP_AUTHORIZATION, until: env.WRIT_HTTP_AUTHORIZATION ? Infinity : 0 };
@@ -585,9 +594,9 @@ async function main() {
       // The views folded from the diverged copy lack what its readers quarantined: the operator's second step,
       // retried while the projection is still coming back from the last kill.
       for (let attempt = 1; ; attempt++) {
-        const failure = await writ(['projections', 'rebuild', '--force', '--json']).then(
+        const failure = await writ(['projections', 'rebuild', '--force', '--json'], {}, REBUILD_TIMEOUT_MS).then(
           () => undefined,
-          (error) => String(error.stderr ?? error.message).trim().split('\n').at(-1),
+          (error) => cliFailure(error, REBUILD_TIMEOUT_MS),
         );
         if (failure === undefined) {
           log('operator step: projections rebuilt from the repaired log (writ projections rebuild --force)');
@@ -633,9 +642,9 @@ async function main() {
     await Promise.all(Array.from({ length: settings.verifyConcurrency }, verifier));
     let rebuild = 'equal';
     try {
-      await writ(['projections', 'rebuild', '--json']);
+      await writ(['projections', 'rebuild', '--json'], {}, REBUILD_TIMEOUT_MS);
     } catch (error) {
-      rebuild = `differs or failed: ${String(error.stderr ?? error.message).trim().split('\n')[0]}`;
+      rebuild = `differs or failed: ${cliFailure(error, REBUILD_TIMEOUT_MS)}`;
     }
 
     const byStatus = {};
