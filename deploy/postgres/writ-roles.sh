@@ -1,18 +1,17 @@
 #!/bin/sh
 # Writ's Postgres roles for a Postgres Writ runs itself (docker-compose's pg-roles, Kubernetes'
-# writ-pg-roles Job): runs as root in the postgres image, idempotently, on every start.
+# writ-pg-roles Job): runs in the writ/postgres image, idempotently, on every start.
 #   - writ_services: NOLOGIN group; every Writ service role is a member.
 #   - writ_projection: LOGIN, scram-sha-256 password from the projection's secret, no superuser /
 #     CREATEDB / CREATEROLE / REPLICATION / BYPASSRLS; CONNECT and CREATE (its rebuild's sibling
 #     schemas) on the database; owner of the schema WRIT_PG_SCHEMA (default writ).
-#   - a copy of the projection's password, 0400, owned by the projection image's user (uid 1000),
-#     in $WRIT_PG_SECRETS_OUT: a bind-mounted secret keeps the host file's owner and 0600 mode,
-#     which that user could not read.
+#   - when WRIT_PG_SECRETS_OUT is set, a copy of the projection's password there, 0400, owned by
+#     WRIT_PG_SECRETS_UID (10002, the Writ images' user), for a container that cannot read the original.
 # Re-running it with a new secret rotates the password (docs/security.md, "Postgres").
 # Environment: PGHOST (postgres), PGDATABASE (writ), WRIT_PG_SCHEMA (writ),
-#   WRIT_PG_ADMIN_PASSWORD_FILE, WRIT_PG_PROJECTION_PASSWORD_FILE, WRIT_PG_SECRETS_OUT (/writ-pg).
+#   WRIT_PG_ADMIN_PASSWORD_FILE, WRIT_PG_PROJECTION_PASSWORD_FILE, WRIT_PG_SECRETS_OUT (unset), WRIT_PG_SECRETS_UID (10002).
 set -eu
-: "${PGHOST:=postgres}" "${PGDATABASE:=writ}" "${WRIT_PG_SCHEMA:=writ}" "${WRIT_PG_SECRETS_OUT:=/writ-pg}"
+: "${PGHOST:=postgres}" "${PGDATABASE:=writ}" "${WRIT_PG_SCHEMA:=writ}"
 : "${WRIT_PG_ADMIN_PASSWORD_FILE:=/run/secrets/writ_pg_admin}" "${WRIT_PG_PROJECTION_PASSWORD_FILE:=/run/secrets/writ_pg_projection}"
 export PGHOST PGDATABASE PGUSER=postgres
 
@@ -40,6 +39,10 @@ CREATE SCHEMA IF NOT EXISTS :"schema" AUTHORIZATION writ_projection;
 ALTER SCHEMA :"schema" OWNER TO writ_projection;
 SQL
 
-mkdir -p "$WRIT_PG_SECRETS_OUT"
-install -m 0400 -o 1000 -g 1000 "$WRIT_PG_PROJECTION_PASSWORD_FILE" "$WRIT_PG_SECRETS_OUT/projection.password"
+# A copy of the projection's password for a container that cannot read the original (optional; the
+# Compose file mounts the file `writ init` wrote, owned by the images' user, directly).
+if [ -n "${WRIT_PG_SECRETS_OUT:-}" ]; then
+  mkdir -p "$WRIT_PG_SECRETS_OUT"
+  install -m 0400 -o "${WRIT_PG_SECRETS_UID:-10002}" -g "${WRIT_PG_SECRETS_UID:-10002}" "$WRIT_PG_PROJECTION_PASSWORD_FILE" "$WRIT_PG_SECRETS_OUT/projection.password"
+fi
 echo "writ-roles: writ_projection (scram-sha-256) owns schema $WRIT_PG_SCHEMA in $PGDATABASE"
