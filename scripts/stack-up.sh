@@ -37,6 +37,14 @@ else
   apt_install nats-server
 fi
 
+# --- kubectl -------------------------------------------------------------------
+# Client only, no cluster: npm test renders deploy/k8s with `kubectl kustomize` and validates it.
+if command -v kubectl >/dev/null; then
+  say "kubectl: installed ($(kubectl version --client 2>/dev/null | head -n 1 || echo 'version unknown'))"
+else
+  apt_install kubectl
+fi
+
 # --- PostgreSQL --------------------------------------------------------------
 if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
   say "PostgreSQL: already accepting connections on 127.0.0.1:5432"
