@@ -7,6 +7,7 @@ import { ReadinessRegistry } from '../readiness.js';
 import type { ServiceHttp } from '../service-environment.js';
 import { ServiceRuntime } from '../service-runtime.js';
 import { HttpAuthGuard, type HttpBearerVerifier } from './http-auth.guard.js';
+import { serveMetrics } from './metrics-route.js';
 
 /**
  * The providers every composition root binds: the runtime (Nest drains its
@@ -78,7 +79,8 @@ export interface ServiceApp {
 }
 
 /**
- * Starts a service's hybrid Nest app: the HTTP app from its composition root,
+ * Starts a service's hybrid Nest app: the HTTP app from its composition root
+ * (with `/metrics` when the process's telemetry serves it: `serveMetrics`),
  * the JetStream transport attached with `BusExceptionFilter` (so error codes
  * reach the bus's ack table), HTTP listening, then the consumers bound. The
  * runtime's bus watch follows the transport (readiness).
@@ -103,6 +105,7 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
       bodyParser: options.bodyParser ?? true,
     });
     options.configure?.(app);
+    serveMetrics(app);
     app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), options.httpAuth?.(app)));
     const server = new JetStreamServer({
       deadLetterPrefix: runtime.subjects.deadLetters,
