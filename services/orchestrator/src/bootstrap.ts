@@ -3,10 +3,10 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
-import { HttpAuthGuard } from '@writ/runtime/nest';
+import { HttpAuthGuard, serveMetrics } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, resolutionRegistrationOptions, serviceAuthorship, useSealKey, warnKeptCapacities } from '@writ/runtime';
+import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, countDeadLetters, ensureWritStreams, natsCredentialExpiry, observeRuntimeMetrics, resolutionRegistrationOptions, serviceAuthorship, useSealKey, warnKeptCapacities } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -47,6 +47,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
   let nc: NatsConnection | undefined;
   let app: INestApplication | undefined;
   let stalls: ConsumerStallWatch | undefined;
+  let stopMetrics: (() => void) | undefined;
   try {
     nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' }, process.env, { waitForServer: true });
     readiness.connected(nc);
@@ -101,6 +102,14 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     });
     stalls.start();
     readiness.watching(stalls, quarantine);
+    const watched = stalls;
+    stopMetrics = observeRuntimeMetrics({
+      ready: () => readiness.report().ready,
+      consumers: () => watched.readings(),
+      quarantined: () => quarantine.counts(),
+      keys: () => natsCredentialExpiry(),
+    });
+    countDeadLetters(server);
     // Deferred, so the filter is in place before the handlers are bound: without it, error codes never reach the ack table.
     const microservice = app.connectMicroservice({ strategy: server }, { deferInitialization: true });
     microservice.useGlobalFilters(new BusExceptionFilter());
@@ -108,6 +117,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     readiness.listening(server);
     // Health, readiness (and the JWKS) are its only routes, all public; any other answers 401 (docs/security.md).
     app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), undefined));
+    serveMetrics(app);
     await app.listen(env.WRIT_HTTP_PORT, env.WRIT_HTTP_HOST);
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const running = app;
@@ -119,6 +129,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       url,
       close: () => {
         closing ??= (async () => {
+          stopMetrics?.();
           await stalls?.stop();
           await running.close();
           readiness.stop();
@@ -127,6 +138,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       },
     };
   } catch (error) {
+    stopMetrics?.();
     await stalls?.stop();
     await app?.close().catch(() => undefined);
     if (nc !== undefined && !nc.isClosed()) await nc.close();
