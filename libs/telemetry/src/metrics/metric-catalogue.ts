@@ -200,9 +200,9 @@ export const METRICS = Object.freeze({
   receiptsIssued: define({
     name: 'writ_receipts_issued_total',
     kind: 'counter',
-    help: 'Receipts issued (receipt.issued appended): the actions closed, by action class and result (succeeded, failed, unknown_outcome, refused, cancelled)',
+    help: 'Receipts issued (receipt.issued appended), by the action class that ran, result (succeeded, failed, unknown_outcome, refused, cancelled) and cause (settled, policy_denied, approval_denied, refused close an action; approval_resolved records a director decision)',
     unit: '{receipt}',
-    labels: ['action_class', 'result'],
+    labels: ['action_class', 'result', 'cause'],
     services: ['receipt'],
   }),
 
