@@ -32,6 +32,11 @@ export interface MetricDefinition<K extends MetricKind = MetricKind, L extends s
   readonly services: 'all' | readonly WritServiceName[];
   /** Histogram bucket upper bounds, in the metric's unit. */
   readonly buckets?: readonly number[];
+  /**
+   * When a series exists only under a condition (what the process holds), the condition;
+   * absent: every exporting service shows it once the thing it counts has happened.
+   */
+  readonly when?: string;
 }
 
 const define = <K extends MetricKind, const L extends string = never>(definition: MetricDefinition<K, L>): MetricDefinition<K, L> => Object.freeze(definition);
@@ -143,6 +148,7 @@ export const METRICS = Object.freeze({
     unit: 's',
     labels: ['key'],
     services: 'all',
+    when: 'the process holds a NATS credential with an expiry (a user JWT with exp, a TLS client certificate) or a signing key retiring after a rotation (approval, receipt)',
   }),
 
   // executor
@@ -194,6 +200,7 @@ export const METRICS = Object.freeze({
     unit: '{cell}',
     labels: ['state'],
     services: ['executor'],
+    when: 'the warm pool is on (WRIT_CELL_POOL_SIZE above 0)',
   }),
 
   // receipt
