@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
-import { HttpAuthGuard, serveMetrics } from '@writ/runtime/nest';
+import { HttpAuthGuard, withMetricsRoute } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
 import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority, countDeadLetters, natsCredentialExpiry, observeRuntimeMetrics, resolutionRegistrationOptions, retiringKeyExpiry } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
@@ -145,7 +145,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     countDeadLetters(server);
 
     app = await NestFactory.create(
-      ApprovalModule.forRoot({
+      withMetricsRoute(ApprovalModule.forRoot({
         subjects,
         commandsStream: config.streams.commands,
         runtime,
@@ -166,7 +166,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
         expiryTimer,
         readiness: { check: readinessCheck },
         logger,
-      }),
+      })),
       { logger: ['error', 'warn'] },
     );
     // The bus filter only on the microservice (HTTP keeps Nest's own exception handling), and
@@ -175,7 +175,6 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     await app.startAllMicroservices();
     // Health, readiness (and the JWKS) are its only routes, all public; any other answers 401 (docs/security.md).
     app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), undefined));
-    serveMetrics(app);
     await app.listen(config.http.port, config.http.host);
     const address = app.getHttpServer().address() as { port: number } | string | null;
     const port = typeof address === 'object' && address !== null ? address.port : config.http.port;

@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { HttpAuthGuard, serveMetrics } from '@writ/runtime/nest';
+import { HttpAuthGuard, withMetricsRoute } from '@writ/runtime/nest';
 import { JetStreamServer, connectBus } from '@writ/bus';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
@@ -65,7 +65,7 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
   let stalls: ConsumerStallWatch | undefined;
   let stopMetrics: (() => void) | undefined;
   try {
-    app = await NestFactory.create(ExecutorModule.register(config, nc, options), { logger: options.nestLogLevels ?? ['error', 'warn'], abortOnError: false });
+    app = await NestFactory.create(withMetricsRoute(ExecutorModule.register(config, nc, options)), { logger: options.nestLogLevels ?? ['error', 'warn'], abortOnError: false });
     const busLogger = options.busLogger ?? createLogger('@writ/bus');
     const bus = new JetStreamServer({ serviceName: 'executor', connection: nc, logger: busLogger });
     // What its consumer skipped as junk (invariant 10) or dead-lettered: logged and counted like every service's.
@@ -100,7 +100,6 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
     };
     // Health, readiness (and the JWKS) are its only routes, all public; any other answers 401 (docs/security.md).
     app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), undefined));
-    serveMetrics(app);
     await app.listen(config.httpPort, config.httpHost);
     const started = app;
     return {

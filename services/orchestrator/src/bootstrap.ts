@@ -3,7 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
-import { HttpAuthGuard, serveMetrics } from '@writ/runtime/nest';
+import { HttpAuthGuard, withMetricsRoute } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
 import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, countDeadLetters, ensureWritStreams, natsCredentialExpiry, observeRuntimeMetrics, resolutionRegistrationOptions, serviceAuthorship, useSealKey, warnKeptCapacities } from '@writ/runtime';
@@ -76,7 +76,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     const principals = await PrincipalRegistry.start(nc, store, { stream: env.WRIT_EVENTS_STREAM, subjectPrefix: config.subjects.events });
 
     app = await NestFactory.create(
-      OrchestratorModule.register({
+      withMetricsRoute(OrchestratorModule.register({
         config,
         nc,
         store,
@@ -86,7 +86,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
         // A director's decision resumes an attempt only when its signature holds up against the principals' history.
         authority: new ResolutionAuthority(principals, await resolutionRegistrationOptions(store, env.WRIT_TRUST_ANCHOR, logger)),
         ...(options.clock === undefined ? {} : { clock: options.clock }),
-      }),
+      })),
       { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },
     );
     const server = new JetStreamServer({ serviceName: 'orchestrator', connection: nc, logger });
@@ -117,7 +117,6 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     readiness.listening(server);
     // Health, readiness (and the JWKS) are its only routes, all public; any other answers 401 (docs/security.md).
     app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), undefined));
-    serveMetrics(app);
     await app.listen(env.WRIT_HTTP_PORT, env.WRIT_HTTP_HOST);
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const running = app;

@@ -7,7 +7,7 @@ import { ReadinessRegistry } from '../readiness.js';
 import type { ServiceHttp } from '../service-environment.js';
 import { ServiceRuntime } from '../service-runtime.js';
 import { HttpAuthGuard, type HttpBearerVerifier } from './http-auth.guard.js';
-import { serveMetrics } from './metrics-route.js';
+import { withMetricsRoute } from './metrics-route.js';
 
 /**
  * The providers every composition root binds: the runtime (Nest drains its
@@ -80,7 +80,7 @@ export interface ServiceApp {
 
 /**
  * Starts a service's hybrid Nest app: the HTTP app from its composition root
- * (with `/metrics` when the process's telemetry serves it: `serveMetrics`),
+ * (and `/metrics`: `withMetricsRoute`),
  * the JetStream transport attached with `BusExceptionFilter` (so error codes
  * reach the bus's ack table), HTTP listening, then the consumers bound. The
  * runtime's bus watch follows the transport (readiness).
@@ -99,13 +99,12 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
   const { runtime, http } = options;
   let app: NestExpressApplication | undefined;
   try {
-    app = await NestFactory.create<NestExpressApplication>(options.module, {
+    app = await NestFactory.create<NestExpressApplication>(withMetricsRoute(options.module), {
       logger: options.nestLogger ?? ['error', 'warn'],
       abortOnError: false,
       bodyParser: options.bodyParser ?? true,
     });
     options.configure?.(app);
-    serveMetrics(app);
     app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), options.httpAuth?.(app)));
     const server = new JetStreamServer({
       deadLetterPrefix: runtime.subjects.deadLetters,
