@@ -120,7 +120,7 @@ export const METRICS = Object.freeze({
   approvalsResolved: define({
     name: 'writ_approvals_resolved_total',
     kind: 'counter',
-    help: 'Approvals a director resolved through this process, by status (granted, denied)',
+    help: 'Director resolutions this process answered, by status (granted, denied); a resent resolution is answered, and counted, again',
     unit: '{approval}',
     labels: ['status'],
     services: ['approval'],
