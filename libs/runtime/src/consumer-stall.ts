@@ -66,6 +66,18 @@ export interface StalledConsumer {
   readonly stuckMs: number;
 }
 
+/** One consumer as last sampled (what the consumer metrics show). */
+export interface ConsumerReading {
+  readonly stream: string;
+  readonly durable: string;
+  readonly pending: number;
+  readonly ackPending: number;
+  /** Messages delivered more than once and not acknowledged yet (`num_redelivered`). */
+  readonly redelivered: number;
+  /** How long it has had work without progress (0 when it progressed or has nothing to do). */
+  readonly stuckMs: number;
+}
+
 /**
  * Samples the process's durable consumers on the server every `checkMs` and
  * keeps which are stalled (`assessConsumer`), for readiness to tell (a
@@ -75,6 +87,7 @@ export interface StalledConsumer {
 export class ConsumerStallWatch {
   readonly #progress = new Map<string, ConsumerProgress>();
   #stalled: readonly StalledConsumer[] = [];
+  readonly #readings = new Map<string, ConsumerReading>();
   readonly #sleep = new WakeableSleep();
   #loop: Promise<void> | undefined;
   #stopping = false;
@@ -97,6 +110,11 @@ export class ConsumerStallWatch {
   /** The consumers stalled at the last sample. */
   get stalled(): readonly StalledConsumer[] {
     return this.#stalled;
+  }
+
+  /** Every watched consumer as last sampled (one that could not be read keeps its previous reading). */
+  readings(): readonly ConsumerReading[] {
+    return [...this.#readings.values()];
   }
 
   /** Passes when no watched consumer is stalled; shows each stalled one. */
@@ -128,6 +146,7 @@ export class ConsumerStallWatch {
       const wasStalled = this.#stalled.some((consumer) => consumer.durable === ref.durable && consumer.stream === ref.stream);
       const assessment = assessConsumer(this.#progress.get(key), sample, now(), this.options.stallAfterMs);
       this.#progress.set(key, assessment.progress);
+      this.#readings.set(key, { stream: ref.stream, durable: ref.durable, pending: sample.pending, ackPending: sample.ackPending, redelivered: info.num_redelivered, stuckMs: assessment.stuckMs });
       if (assessment.stalled) {
         stalled.push({ durable: ref.durable, stream: ref.stream, pending: sample.pending + sample.ackPending, stuckMs: assessment.stuckMs });
         if (!wasStalled) this.options.logger.error({ consumer: ref.durable, stream: ref.stream, pending: sample.pending, ack_pending: sample.ackPending, ack_floor: sample.ackFloor }, 'consumer stalled: work is waiting and nothing was acknowledged');
@@ -136,6 +155,7 @@ export class ConsumerStallWatch {
       }
     }
     for (const key of this.#progress.keys()) if (!seen.has(key)) this.#progress.delete(key);
+    for (const key of this.#readings.keys()) if (!seen.has(key)) this.#readings.delete(key);
     this.#stalled = stalled;
   }
 

@@ -142,6 +142,7 @@ export {
   ConsumerStallWatch,
   assessConsumer,
   type ConsumerProgress,
+  type ConsumerReading,
   type ConsumerRef,
   type ConsumerSample,
   type ConsumerStallWatchOptions,
@@ -149,3 +150,4 @@ export {
   type StalledConsumer,
 } from './consumer-stall.js';
 export { serviceAuthorship, useSealKey, type ServiceAuthorship } from './service-authorship.js';
+export { countDeadLetters, natsCredentialExpiry, observeRuntimeMetrics, retiringKeyExpiry, type DeadLetterSource, type KeyExpiry, type RuntimeMetricSources } from './runtime-metrics.js';

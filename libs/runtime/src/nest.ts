@@ -5,6 +5,7 @@
  * pure views) does not load NestJS.
  */
 export { HealthController } from './nest/health.controller.js';
+export { METRICS_PATH, MetricsController, withMetricsRoute } from './nest/metrics-route.js';
 export { FAILED_START_CLEANUP_MS, runtimeProviders, settledWithin, startServiceApp, type ServiceApp, type ServiceAppOptions, type ServiceBusOptions } from './nest/service-app.js';
 export { runServiceProcess, type ServiceProcessOptions } from './nest/service-process.js';
 export { Caller, HttpAuthException, HttpAuthGuard, PublicRoute, callerOf, type HttpBearerVerifier } from './nest/http-auth.guard.js';

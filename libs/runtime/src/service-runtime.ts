@@ -9,6 +9,7 @@ import { PrincipalRegistry, registerServicePrincipal } from './principal-registr
 import { loadServiceEnrollment } from './service-enrollment.js';
 import { RotatingServiceKey } from './rotating-service-key.js';
 import { ConsumerStallWatch, type ConsumerRef } from './consumer-stall.js';
+import { countDeadLetters, natsCredentialExpiry, observeRuntimeMetrics, retiringKeyExpiry, type DeadLetterSource } from './runtime-metrics.js';
 import { QuarantineLedger } from './quarantine-ledger.js';
 import { BusWatch, ReadinessRegistry, natsConnected, type BusServer } from './readiness.js';
 import { RuntimeError } from './runtime-errors.js';
@@ -92,6 +93,7 @@ export class ServiceRuntime {
   #registry: PrincipalRegistry | undefined;
   #keys: RotatingServiceKey | undefined;
   #closing: Promise<void> | undefined;
+  readonly #stopMetrics: () => void;
 
   private constructor(
     readonly nc: NatsConnection,
@@ -114,12 +116,19 @@ export class ServiceRuntime {
       .add('streams_ensured', () => true)
       .add('quarantined', this.quarantine.check())
       .add('consumers_stalled', this.stalls.check());
+    this.#stopMetrics = observeRuntimeMetrics({
+      ready: () => this.readiness.report().ready,
+      consumers: () => this.stalls.readings(),
+      quarantined: () => this.quarantine.counts(),
+      keys: async () => [...(await natsCredentialExpiry()), ...retiringKeyExpiry(this.#keys?.retiring() ?? [])],
+    });
   }
 
   /** Follows a bus server: its status and durables (readiness, stall watch) and the messages it quarantines. */
-  attachBus(server: BusServer & { on(event: 'quarantine', listener: (record: QuarantineRecord) => void): unknown }): void {
+  attachBus(server: BusServer & { on(event: 'quarantine', listener: (record: QuarantineRecord) => void): unknown } & DeadLetterSource): void {
     this.bus.attach(server);
     server.on('quarantine', (record) => this.quarantine.record(record, 'bus'));
+    countDeadLetters(server);
   }
 
   /** Watches a durable the bus server does not own (a service's own consumer) for stalls too. */
@@ -228,6 +237,7 @@ export class ServiceRuntime {
     this.#closing ??= (async () => {
       const { logger } = this.options;
       this.bus.detach();
+      this.#stopMetrics();
       await this.stalls.stop();
       await this.#keys?.stop();
       await this.#registry?.close().catch((error: unknown) => logger.warn({ err: error }, 'principal registry did not close cleanly'));

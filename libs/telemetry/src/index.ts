@@ -1,4 +1,25 @@
-export { startTelemetry, resolveTraceExport, type TelemetryHandle, type TelemetryOptions, type TraceExportMode } from './start-telemetry.js';
+export {
+  startTelemetry,
+  resolveTraceExport,
+  runningPrometheus,
+  type PrometheusMetrics,
+  type TelemetryHandle,
+  type TelemetryOptions,
+  type TraceExportMode,
+} from './start-telemetry.js';
+export {
+  METRICS,
+  METRIC_CATALOGUE,
+  WRIT_SERVICE_NAMES,
+  exportedBy,
+  seriesNames,
+  type MetricDefinition,
+  type MetricKey,
+  type MetricKind,
+  type WritServiceName,
+} from './metrics/metric-catalogue.js';
+export { prometheusEnabled } from './metrics/metric-readers.js';
+export { WRIT_METER, WritMetrics, writMetrics, type CounterOptions, type MetricLabels, type MetricObserver, type WritCounter, type WritHistogram } from './metrics/writ-metrics.js';
 export {
   activeTraceIds,
   extractTraceContext,

@@ -11,6 +11,10 @@ import {
 } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { NoopSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { SERIES_RESOURCE_LABELS, prometheusEnabled, prometheusReader, pushedMetricReaders } from './metrics/metric-readers.js';
 import { TelemetryError } from './telemetry-errors.js';
 
 /**
@@ -34,8 +38,18 @@ export interface TelemetryOptions {
   readonly spanExporter?: SpanExporter;
 }
 
+/** The Prometheus side of the running telemetry: what the service's HTTP server answers `/metrics` with. */
+export interface PrometheusMetrics {
+  /** Answers one scrape (200, Prometheus text exposition). */
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  /** The exposition text of one collection (tests, diagnostics). */
+  scrape(): Promise<string>;
+}
+
 export interface TelemetryHandle {
   readonly traceExport: TraceExportMode;
+  /** Present when `/metrics` is served (`WRIT_METRICS`, default on). */
+  readonly prometheus?: PrometheusMetrics;
   /** Exports every span ended so far (span export is asynchronous); tests call it before reading an in-memory exporter. */
   forceFlush(): Promise<void>;
   /**
@@ -59,21 +73,15 @@ export function resolveTraceExport(env: Env, hasCustomExporter: boolean): TraceE
   return 'none';
 }
 
-/** Metrics follow the same rule: exported only when an OTLP endpoint or an explicit exporter is configured. */
-function metricsFromEnv(env: Env): boolean {
-  return (
-    isSet(env['OTEL_METRICS_EXPORTER']) ||
-    isSet(env['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT']) ||
-    isSet(env['OTEL_EXPORTER_OTLP_ENDPOINT'])
-  );
-}
-
 let running: TelemetryHandle | undefined;
 
 /**
  * Sets up the OpenTelemetry SDK for one service: an AsyncLocalStorage context
  * manager (so the active span follows async handlers), W3C trace-context and
- * baggage propagation, and the span export chosen by `resolveTraceExport`.
+ * baggage propagation, the span export chosen by `resolveTraceExport`, and
+ * metrics: pulled by Prometheus from the service's own HTTP port
+ * (`handle.prometheus`, served as `/metrics` by `@writ/runtime`; `WRIT_METRICS=off`
+ * turns it off) and pushed over OTLP when `OTEL_*` asks for it.
  * Nothing here is required by tests; call it once at boot, before the Nest app
  * is created, and `shutdown()` on exit.
  */
@@ -89,6 +97,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   }
   const env = process.env;
   const traceExport = resolveTraceExport(env, options.spanExporter !== undefined);
+  const servePrometheus = prometheusEnabled(env);
   if (traceExport === 'disabled') {
     return { traceExport, forceFlush: async () => undefined, shutdown: async () => undefined };
   }
@@ -101,6 +110,8 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
     spanProcessors = [new NoopSpanProcessor()];
   } // otlp / env: leave undefined so the SDK builds exporters from OTEL_* variables.
 
+  // Pulled on the service's own HTTP port (`/metrics`); pushed too when OTEL_* asks for it.
+  const exporter = servePrometheus ? prometheusReader() : undefined;
   const sdk = new NodeSDK({
     serviceName: options.serviceName,
     resource: defaultResource().merge(
@@ -117,8 +128,8 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
     }),
     instrumentations: [],
     ...(spanProcessors === undefined ? {} : { spanProcessors }),
-    // Metrics only when configured; the SDK would otherwise default to an OTLP exporter on localhost.
-    ...(metricsFromEnv(env) ? {} : { metricReaders: [] }),
+    // Always given: without readers the SDK would default to an OTLP exporter on localhost.
+    metricReaders: [...(exporter === undefined ? [] : [exporter]), ...pushedMetricReaders(env)],
     // Logs go through pino (createLogger), correlated by trace_id; no OTel log pipeline.
     logRecordProcessors: [],
   });
@@ -127,6 +138,7 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   let stopping: Promise<void> | undefined;
   const handle: TelemetryHandle = {
     traceExport,
+    ...(exporter === undefined ? {} : { prometheus: prometheusMetrics(exporter) }),
     async forceFlush() {
       const provider = trace.getTracerProvider();
       const sdkProvider = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
@@ -145,4 +157,25 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   };
   running = handle;
   return handle;
+}
+
+function prometheusMetrics(exporter: PrometheusExporter): PrometheusMetrics {
+  // The same settings as the exporter's own serializer, so `scrape()` shows what a scrape gets.
+  const serializer = new PrometheusSerializer(undefined, false, SERIES_RESOURCE_LABELS, false, true);
+  return {
+    handle: (request, response) => exporter.getMetricsRequestHandler(request, response),
+    async scrape() {
+      const { resourceMetrics } = await exporter.collect();
+      return serializer.serialize(resourceMetrics);
+    },
+  };
+}
+
+/**
+ * The Prometheus endpoint of the telemetry running in this process, if it
+ * serves one: undefined when telemetry was not started (tests that boot a
+ * service alone), is disabled, or `WRIT_METRICS=off`.
+ */
+export function runningPrometheus(): PrometheusMetrics | undefined {
+  return running?.prometheus;
 }

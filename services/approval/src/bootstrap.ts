@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
-import { HttpAuthGuard } from '@writ/runtime/nest';
+import { HttpAuthGuard, withMetricsRoute } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, durableName, type JetStreamServerStatus } from '@writ/bus';
-import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority, resolutionRegistrationOptions } from '@writ/runtime';
+import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, ResolutionAuthority, countDeadLetters, natsCredentialExpiry, observeRuntimeMetrics, resolutionRegistrationOptions, retiringKeyExpiry } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { ApprovalModule } from './approval.module.js';
 import { CancelApprovalHandler } from './application/cancel-approval.handler.js';
@@ -76,6 +76,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
 
   let app: INestApplication | undefined;
   let stalls: ConsumerStallWatch | undefined;
+  let stopMetrics: (() => void) | undefined;
   try {
     // A director's registration must chain back to the trust anchor (WRIT_TRUST_ANCHOR), checked before a resolution is recorded and again before it is acted on.
     const registrations = await resolutionRegistrationOptions(runtime.store, config.trustAnchorFile, logger);
@@ -126,9 +127,25 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     stalls.start();
     const watch = stalls;
     const expectedConsumers = 3;
+    const readinessCheck = () => {
+      const checks = {
+        nats_connected: runtime.connected,
+        streams_ensured: true,
+        consumers_bound: busStatus === 'connected' && server.boundConsumers().length === expectedConsumers && expiryTimer.bound,
+        consumers_not_stalled: watch.stalled.length === 0,
+      };
+      return { ready: Object.values(checks).every(Boolean), checks, consumers_stalled: watch.stalled.map((consumer) => consumer.durable), quarantined: quarantine.counts() };
+    };
+    stopMetrics = observeRuntimeMetrics({
+      ready: () => readinessCheck().ready,
+      consumers: () => watch.readings(),
+      quarantined: () => quarantine.counts(),
+      keys: async () => [...(await natsCredentialExpiry()), ...retiringKeyExpiry(runtime.keys.retiring())],
+    });
+    countDeadLetters(server);
 
     app = await NestFactory.create(
-      ApprovalModule.forRoot({
+      withMetricsRoute(ApprovalModule.forRoot({
         subjects,
         commandsStream: config.streams.commands,
         runtime,
@@ -147,19 +164,9 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
         },
         jwks: keyring,
         expiryTimer,
-        readiness: {
-          check: () => {
-            const checks = {
-              nats_connected: runtime.connected,
-              streams_ensured: true,
-              consumers_bound: busStatus === 'connected' && server.boundConsumers().length === expectedConsumers && expiryTimer.bound,
-              consumers_not_stalled: watch.stalled.length === 0,
-            };
-            return { ready: Object.values(checks).every(Boolean), checks, consumers_stalled: watch.stalled.map((consumer) => consumer.durable), quarantined: quarantine.counts() };
-          },
-        },
+        readiness: { check: readinessCheck },
         logger,
-      }),
+      })),
       { logger: ['error', 'warn'] },
     );
     // The bus filter only on the microservice (HTTP keeps Nest's own exception handling), and
@@ -183,11 +190,13 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
       kid: runtime.key.kid,
       activeKid: () => runtime.keys.active.kid,
       close: async () => {
+        stopMetrics?.();
         await watch.stop();
         await started.close();
       },
     };
   } catch (error) {
+    stopMetrics?.();
     await stalls?.stop();
     if (app !== undefined) await app.close().catch(() => undefined);
     await runtime.close();

@@ -1,18 +1,24 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
-import { HttpAuthGuard } from '@writ/runtime/nest';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { HttpAuthGuard, withMetricsRoute } from '@writ/runtime/nest';
 import { JetStreamServer, connectBus } from '@writ/bus';
 import { createLogger, type Logger } from '@writ/telemetry';
 import { CellLifecycle } from './application/cell-lifecycle.js';
 import { ExecutorError } from './application/executor-errors.js';
 import { RunActionHandler } from './application/run-action.handler.js';
-import { NatsArtifactStore } from '@writ/runtime';
+import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, countDeadLetters, natsCredentialExpiry, observeRuntimeMetrics } from '@writ/runtime';
 import type { ExecutorConfig } from './config.js';
 import { ExecutorModule, type ExecutorOptions } from './executor.module.js';
 import { ExecutorCells } from './outbound/executor-cells.js';
 import { ExecutorReadiness } from './outbound/readiness.js';
 import { deriveHostId } from './outbound/host-identity.js';
+import { observeCellPool } from './outbound/cell-pool.metrics.js';
+
+/** The consumer figures' sampling: the services' defaults (WRIT_CONSUMER_STALL_SECONDS, WRIT_CONSUMER_STALL_CHECK_MS). */
+const CONSUMER_STALL_MS = 120_000;
+const CONSUMER_SAMPLE_MS = 5_000;
 
 export interface CreateExecutorAppOptions extends ExecutorOptions {
   /** Nest's own log levels (default: errors and warnings). */
@@ -56,15 +62,42 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
     throw new ExecutorError('EXECUTOR_NOT_READY', `cannot connect to NATS at ${config.natsUrl}; is nats-server (with -js) running?`, { cause });
   }
   let app: INestApplication | undefined;
+  let stalls: ConsumerStallWatch | undefined;
+  let stopMetrics: (() => void) | undefined;
   try {
-    app = await NestFactory.create(ExecutorModule.register(config, nc, options), { logger: options.nestLogLevels ?? ['error', 'warn'], abortOnError: false });
-    const bus = new JetStreamServer({ serviceName: 'executor', connection: nc, logger: options.busLogger ?? createLogger('@writ/bus') });
+    app = await NestFactory.create(withMetricsRoute(ExecutorModule.register(config, nc, options)), { logger: options.nestLogLevels ?? ['error', 'warn'], abortOnError: false });
+    const busLogger = options.busLogger ?? createLogger('@writ/bus');
+    const bus = new JetStreamServer({ serviceName: 'executor', connection: nc, logger: busLogger });
+    // What its consumer skipped as junk (invariant 10) or dead-lettered: logged and counted like every service's.
+    const quarantine = new QuarantineLedger(busLogger);
+    bus.on('quarantine', (record) => quarantine.record(record, 'bus'));
+    countDeadLetters(bus);
     // BusExceptionFilter is bound on the listener (@UseFilters): Nest fixes a hybrid microservice's
     // filters when it connects, and a global one would also catch (and never answer) HTTP errors.
     app.connectMicroservice({ strategy: bus });
     await app.startAllMicroservices();
     const readiness = app.get(ExecutorReadiness);
     readiness.attachBus(bus);
+    // Sampled for the consumer figures only: the executor's readiness is its own and does not judge stalls yet.
+    stalls = new ConsumerStallWatch(await jetstreamManager(nc), {
+      stallAfterMs: CONSUMER_STALL_MS,
+      checkMs: CONSUMER_SAMPLE_MS,
+      consumers: () => bus.boundConsumers(),
+      logger: busLogger,
+    });
+    stalls.start();
+    const watched = stalls;
+    const stopRuntimeMetrics = observeRuntimeMetrics({
+      ready: async () => (await readiness.check()).ready,
+      consumers: () => watched.readings(),
+      quarantined: () => quarantine.counts(),
+      keys: () => natsCredentialExpiry(),
+    });
+    const stopCellMetrics = observeCellPool(app.get(ExecutorCells));
+    stopMetrics = () => {
+      stopRuntimeMetrics();
+      stopCellMetrics();
+    };
     // Health, readiness (and the JWKS) are its only routes, all public; any other answers 401 (docs/security.md).
     app.useGlobalGuards(new HttpAuthGuard(app.get(Reflector), undefined));
     await app.listen(config.httpPort, config.httpHost);
@@ -80,9 +113,15 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
       artifacts: started.get(NatsArtifactStore),
       cells: started.get(ExecutorCells),
       cellLifecycle: started.get(CellLifecycle),
-      close: () => started.close(),
+      close: async () => {
+        stopMetrics?.();
+        await watched.stop();
+        await started.close();
+      },
     };
   } catch (error) {
+    stopMetrics?.();
+    await stalls?.stop();
     await app?.close().catch(() => undefined);
     if (!nc.isClosed()) await nc.drain().catch(() => undefined);
     throw error;

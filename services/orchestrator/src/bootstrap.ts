@@ -3,10 +3,10 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
-import { HttpAuthGuard } from '@writ/runtime/nest';
+import { HttpAuthGuard, withMetricsRoute } from '@writ/runtime/nest';
 import { BusExceptionFilter, JetStreamServer, connectBus } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, ensureWritStreams, resolutionRegistrationOptions, serviceAuthorship, useSealKey, warnKeptCapacities } from '@writ/runtime';
+import { ConsumerStallWatch, PrincipalRegistry, QuarantineLedger, ResolutionAuthority, countDeadLetters, ensureWritStreams, natsCredentialExpiry, observeRuntimeMetrics, resolutionRegistrationOptions, serviceAuthorship, useSealKey, warnKeptCapacities } from '@writ/runtime';
 import { createLogger, type Logger } from '@writ/telemetry';
 import type { Clock } from './application/ports.js';
 import type { OrchestratorConfig } from './config.js';
@@ -47,6 +47,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
   let nc: NatsConnection | undefined;
   let app: INestApplication | undefined;
   let stalls: ConsumerStallWatch | undefined;
+  let stopMetrics: (() => void) | undefined;
   try {
     nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' }, process.env, { waitForServer: true });
     readiness.connected(nc);
@@ -75,7 +76,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     const principals = await PrincipalRegistry.start(nc, store, { stream: env.WRIT_EVENTS_STREAM, subjectPrefix: config.subjects.events });
 
     app = await NestFactory.create(
-      OrchestratorModule.register({
+      withMetricsRoute(OrchestratorModule.register({
         config,
         nc,
         store,
@@ -85,7 +86,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
         // A director's decision resumes an attempt only when its signature holds up against the principals' history.
         authority: new ResolutionAuthority(principals, await resolutionRegistrationOptions(store, env.WRIT_TRUST_ANCHOR, logger)),
         ...(options.clock === undefined ? {} : { clock: options.clock }),
-      }),
+      })),
       { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },
     );
     const server = new JetStreamServer({ serviceName: 'orchestrator', connection: nc, logger });
@@ -101,6 +102,14 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     });
     stalls.start();
     readiness.watching(stalls, quarantine);
+    const watched = stalls;
+    stopMetrics = observeRuntimeMetrics({
+      ready: () => readiness.report().ready,
+      consumers: () => watched.readings(),
+      quarantined: () => quarantine.counts(),
+      keys: () => natsCredentialExpiry(),
+    });
+    countDeadLetters(server);
     // Deferred, so the filter is in place before the handlers are bound: without it, error codes never reach the ack table.
     const microservice = app.connectMicroservice({ strategy: server }, { deferInitialization: true });
     microservice.useGlobalFilters(new BusExceptionFilter());
@@ -119,6 +128,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       url,
       close: () => {
         closing ??= (async () => {
+          stopMetrics?.();
           await stalls?.stop();
           await running.close();
           readiness.stop();
@@ -127,6 +137,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
       },
     };
   } catch (error) {
+    stopMetrics?.();
     await stalls?.stop();
     await app?.close().catch(() => undefined);
     if (nc !== undefined && !nc.isClosed()) await nc.close();

@@ -31,7 +31,7 @@ import { TypeormProjectionStore } from './outbound/database/typeorm-projection-s
 import { JetStreamEventLog } from './outbound/nats/jetstream-event-log.js';
 import { NatsUpdatePublisher } from './outbound/nats/nats-update-publisher.js';
 import { BusUpstream } from './outbound/nats/bus-upstream.js';
-import { LagGauge } from './outbound/telemetry/lag-gauge.js';
+import { ProjectionGauges } from './outbound/telemetry/projection-gauges.js';
 
 /** What the process opened before Nest starts (see `bootstrap.ts`); the module owns them from then on and releases them at shutdown. */
 export interface ProjectionResources {
@@ -52,7 +52,7 @@ export const PROJECTION_RESOURCES = Symbol.for('writ.projection.resources');
 class ResourceLifecycle implements OnApplicationShutdown {
   constructor(
     @Inject(PROJECTION_RESOURCES) private readonly resources: ProjectionResources,
-    @Inject(LagGauge) private readonly gauge: LagGauge,
+    @Inject(ProjectionGauges) private readonly gauge: ProjectionGauges,
     @Inject(RebuildJobs) private readonly rebuilds: RebuildJobs,
   ) {}
 
@@ -131,7 +131,11 @@ export class ProjectionModule {
             new Readiness({ wiring: resources.wiring, store, log, model: store, ...(config.streams.consumerStallMs === undefined ? {} : { stallAfterMs: config.streams.consumerStallMs }) }),
           inject: [TypeormProjectionStore, JetStreamEventLog],
         },
-        { provide: LagGauge, useFactory: (readiness: Readiness) => new LagGauge(() => readiness.lag(), logger), inject: [Readiness] },
+        {
+          provide: ProjectionGauges,
+          useFactory: (readiness: Readiness, store: TypeormProjectionStore) => new ProjectionGauges({ lag: () => readiness.lag(), pendingApprovals: () => store.pendingApprovals() }, logger),
+          inject: [Readiness, TypeormProjectionStore],
+        },
         { provide: REBUILD_LOGGER, useValue: logger },
         {
           provide: RebuildJobs,

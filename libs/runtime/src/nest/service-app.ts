@@ -7,6 +7,7 @@ import { ReadinessRegistry } from '../readiness.js';
 import type { ServiceHttp } from '../service-environment.js';
 import { ServiceRuntime } from '../service-runtime.js';
 import { HttpAuthGuard, type HttpBearerVerifier } from './http-auth.guard.js';
+import { withMetricsRoute } from './metrics-route.js';
 
 /**
  * The providers every composition root binds: the runtime (Nest drains its
@@ -78,7 +79,8 @@ export interface ServiceApp {
 }
 
 /**
- * Starts a service's hybrid Nest app: the HTTP app from its composition root,
+ * Starts a service's hybrid Nest app: the HTTP app from its composition root
+ * (and `/metrics`: `withMetricsRoute`),
  * the JetStream transport attached with `BusExceptionFilter` (so error codes
  * reach the bus's ack table), HTTP listening, then the consumers bound. The
  * runtime's bus watch follows the transport (readiness).
@@ -97,7 +99,7 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
   const { runtime, http } = options;
   let app: NestExpressApplication | undefined;
   try {
-    app = await NestFactory.create<NestExpressApplication>(options.module, {
+    app = await NestFactory.create<NestExpressApplication>(withMetricsRoute(options.module), {
       logger: options.nestLogger ?? ['error', 'warn'],
       abortOnError: false,
       bodyParser: options.bodyParser ?? true,

@@ -2,7 +2,7 @@ import { Controller, Inject, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { busOptions, type JetStreamContext } from '@writ/bus';
 import { CancelApproval, IssueGrant, RequestApproval, RevokeGrant, RotateKey, hasErrorCode, parseContract, type RevokeGrantReply, type RotateKeyReply } from '@writ/contracts';
-import type { Logger } from '@writ/telemetry';
+import { METRICS, writMetrics, type Logger } from '@writ/telemetry';
 import { ApprovalServiceError, TERMINAL_CODES } from '../application/approval-errors.js';
 import { CancelApprovalHandler } from '../application/cancel-approval.handler.js';
 import { IssueGrantHandler } from '../application/issue-grant.handler.js';
@@ -40,6 +40,11 @@ export function approvalCommandsListener(subjects: ApprovalSubjects, commandsStr
 
   @Controller()
   class ApprovalCommandsListener {
+    readonly #metrics = writMetrics();
+    readonly #resolved = this.#metrics.counter(METRICS.approvalsResolved, { initial: [{ status: 'granted' }, { status: 'denied' }] });
+    readonly #issued = this.#metrics.counter(METRICS.grantsIssued);
+    readonly #revoked = this.#metrics.counter(METRICS.grantsRevoked, { initial: [{}] });
+
     constructor(
       @Inject(RequestApprovalHandler) private readonly requests: RequestApprovalHandler,
       @Inject(ResolveApprovalHandler) private readonly resolutions: ResolveApprovalHandler,
@@ -61,6 +66,7 @@ export function approvalCommandsListener(subjects: ApprovalSubjects, commandsStr
     async resolve(@Payload() body: unknown): Promise<ResolveApprovalReply> {
       const request = parseContract('ResolveApproval', ResolveApprovalRequest, body);
       const reply = await this.resolutions.resolve(request);
+      if (reply.status === 'granted' || reply.status === 'denied') this.#resolved.add(1, { status: reply.status });
       this.log.info({ task_id: reply.task_id, approval_id: reply.approval_id, status: reply.status, resolved_by: reply.resolved_by }, 'approval resolved');
       return reply;
     }
@@ -69,6 +75,7 @@ export function approvalCommandsListener(subjects: ApprovalSubjects, commandsStr
     async revokeGrant(@Payload() body: unknown): Promise<RevokeGrantReply> {
       const request = parseContract('RevokeGrant', RevokeGrant, body);
       const reply = await this.revocations.revoke(request);
+      if (reply.status === 'revoked') this.#revoked.add(1, {});
       this.log.info({ task_id: reply.task_id, grant_id: reply.grant_id, status: reply.status, revoked_by: reply.revoked_by }, 'grant revocation handled');
       return reply;
     }
@@ -92,6 +99,8 @@ export function approvalCommandsListener(subjects: ApprovalSubjects, commandsStr
     async issueGrant(@Payload() body: unknown, @Ctx() ctx: JetStreamContext): Promise<void> {
       const command = parseContract('IssueGrant', IssueGrant, body);
       const outcome = await this.grants.handle(command, originOf(ctx)).catch(typed);
+      // Counted when minted now: a redelivery that finds the grant issued is not a second grant.
+      if (outcome === 'issued') this.#issued.add(1, { action_class: command.action_request.action_class });
       this.log.info({ task_id: command.task_id, attempt_id: command.attempt_id, outcome }, 'grant command handled');
     }
   }

@@ -103,7 +103,7 @@ export interface DeliveryInfo {
 /** What one delivery of a RunAction came to (for logs and tests; every outcome that matters is an event). */
 export type RunActionOutcome =
   | { readonly status: 'refused'; readonly code: ExecutorRefusalCode }
-  | { readonly status: 'executed'; readonly outcome: ExecutionCompleted['outcome']; readonly use_no: number }
+  | { readonly status: 'executed'; readonly outcome: ExecutionCompleted['outcome']; readonly use_no: number; readonly duration_ms: number }
   | { readonly status: 'unknown-recorded'; readonly use_no: number }
   | { readonly status: 'already-done'; readonly reason: 'completed' | 'refused' }
   /** Another host holds the task's cell: the command was stored on that host's subject, nothing claimed here. */
@@ -280,7 +280,7 @@ export class RunActionHandler {
     await this.#recordCompletion(command, useId, claim, payload, undefined, payload.outcome === 'not_run' ? payload.error : undefined);
     await this.#forget(command.task_id, useId);
     void head;
-    return { status: 'executed', outcome: payload.outcome, use_no: claim.use_no };
+    return { status: 'executed', outcome: payload.outcome, use_no: claim.use_no, duration_ms: payload.duration_ms };
   }
 
   /** Runs `work` after every earlier run (or close) of this process in the task's cell. */
@@ -445,7 +445,7 @@ export class RunActionHandler {
     this.#deps.logger?.warn({ task_id: command.task_id, use_id: useId, outcome: payload.outcome, exit_code: payload.exit_code }, 'claimed use reconciled');
     const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined, released);
     await this.#forget(command.task_id, useId);
-    return recorded ? { status: 'executed', outcome: payload.outcome, use_no: claim.use_no } : { status: 'already-done', reason: 'completed' };
+    return recorded ? { status: 'executed', outcome: payload.outcome, use_no: claim.use_no, duration_ms: payload.duration_ms } : { status: 'already-done', reason: 'completed' };
   }
 
   /**

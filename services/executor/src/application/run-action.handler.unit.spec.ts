@@ -228,7 +228,7 @@ describe('RunActionHandler: verify, claim through the log, run, record', () => {
       artifacts,
     });
 
-    expect(await handler.handle(command)).toEqual({ status: 'executed', outcome: 'completed', use_no: 1 });
+    expect(await handler.handle(command)).toEqual({ status: 'executed', outcome: 'completed', use_no: 1, duration_ms: expect.any(Number) });
     expect(calls).toEqual(['openCell', 'exec sh -c echo hello > out.txt']);
     const stream = await log.read(IDS.task_id);
     expect(stream.map((event) => event.event_type)).toEqual(['grant.use_claimed', 'attempt.executing', 'execution.completed']);
@@ -250,7 +250,7 @@ describe('RunActionHandler: verify, claim through the log, run, record', () => {
       action_request: { ...sampleRunAction(jws).action_request, action_class: 'publication', params: { url: 'https://example.com/' }, target_resources: ['https://example.com/'] },
     });
     const { log, handler } = rig();
-    expect(await handler.handle(command)).toEqual({ status: 'executed', outcome: 'errored', use_no: 1 });
+    expect(await handler.handle(command)).toEqual({ status: 'executed', outcome: 'errored', use_no: 1, duration_ms: expect.any(Number) });
     expect((await log.read(IDS.task_id)).at(-1)?.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_ACTION_UNSUPPORTED' } });
   });
 });
@@ -270,7 +270,7 @@ describe('RunActionHandler: the task cell (Lazarus) before anything runs', () =>
       artifacts: memoryArtifacts(),
       cellSessions: { prepareForAction: async (cellId, principal) => (sessions.push(`${cellId} ${principal}`), { participant_id: 'agent-1', role: 'executor' }) },
     });
-    expect(await handler.handle(await writeCommand('home/agent-2/memory.md'))).toEqual({ status: 'executed', outcome: 'errored', use_no: 1 });
+    expect(await handler.handle(await writeCommand('home/agent-2/memory.md'))).toEqual({ status: 'executed', outcome: 'errored', use_no: 1, duration_ms: expect.any(Number) });
     expect((await log.read(IDS.task_id)).at(-1)?.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_WRITE_REFUSED' }, artifacts: [] });
     expect(sessions).toEqual([`${IDS.task_id} agent-1`]);
     expect(calls).toEqual([]);
@@ -279,7 +279,7 @@ describe('RunActionHandler: the task cell (Lazarus) before anything runs', () =>
   it('given the write is into its own seat home, then it runs', async () => {
     const calls: string[] = [];
     const { handler } = rig({ cells: scriptedCell(calls), artifacts: memoryArtifacts(), cellSessions: { prepareForAction: async () => ({ participant_id: 'agent-1-exec', role: 'executor' }) } });
-    expect(await handler.handle(await writeCommand('home/agent-1-exec/memory.md'))).toEqual({ status: 'executed', outcome: 'completed', use_no: 1 });
+    expect(await handler.handle(await writeCommand('home/agent-1-exec/memory.md'))).toEqual({ status: 'executed', outcome: 'completed', use_no: 1, duration_ms: expect.any(Number) });
     expect(calls[0]).toBe('openCell');
   });
 
@@ -290,7 +290,7 @@ describe('RunActionHandler: the task cell (Lazarus) before anything runs', () =>
       artifacts: memoryArtifacts(),
       cellSessions: { prepareForAction: async () => Promise.reject(new ExecutorError('EXECUTOR_CELL_CLOSED', 'the cell of task-1 is CLOSED')) },
     });
-    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'errored', use_no: 1 });
+    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'errored', use_no: 1, duration_ms: expect.any(Number) });
     expect((await log.read(IDS.task_id)).at(-1)?.payload).toMatchObject({ outcome: 'errored', error: { code: 'EXECUTOR_CELL_CLOSED' } });
     expect(calls).toEqual([]);
   });
@@ -304,7 +304,7 @@ describe('RunActionHandler: an outage before the exec is not a result of the act
       artifacts: memoryArtifacts(),
       cellSessions: { prepareForAction: async () => Promise.reject(new ExecutorError('EVENTSTORE_UNAVAILABLE' as never, 'read event failed: timeout')) },
     });
-    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'not_run', use_no: 1 });
+    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'not_run', use_no: 1, duration_ms: expect.any(Number) });
     const recorded = await log.read(IDS.task_id);
     expect(recorded.find((event) => event.event_type === 'execution.completed')?.payload).toMatchObject({ outcome: 'not_run', error: { code: 'EVENTSTORE_UNAVAILABLE' } });
     expect(recorded.find((event) => event.event_type === 'grant.use_released')?.payload).toMatchObject({ reason_code: 'EVENTSTORE_UNAVAILABLE' });
@@ -314,7 +314,7 @@ describe('RunActionHandler: an outage before the exec is not a result of the act
   it('given Docker fails with no Writ code while the cell opens, then not_run as well (nothing ran)', async () => {
     const calls: string[] = [];
     const { handler } = rig({ cells: { ...scriptedCell(calls), openCell: async () => Promise.reject(new Error('connect ENOENT /var/run/docker.sock')) }, artifacts: memoryArtifacts() });
-    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'not_run', use_no: 1 });
+    expect(await handler.handle(sampleRunAction(await signSampleGrant(key)))).toEqual({ status: 'executed', outcome: 'not_run', use_no: 1, duration_ms: expect.any(Number) });
   });
 });
 

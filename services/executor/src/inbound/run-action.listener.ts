@@ -2,9 +2,9 @@ import { Controller, Inject, UseFilters, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { BusExceptionFilter, busOptions, JetStreamContext, type ConsumerOptions } from '@writ/bus';
 import { parseContract, RunAction } from '@writ/contracts';
-import type { Logger } from '@writ/telemetry';
+import { METRICS, writMetrics, type Logger } from '@writ/telemetry';
 import { FORWARD_HOPS_HEADER, hopsOf } from '../application/cell-routing.js';
-import { RunActionHandler } from '../application/run-action.handler.js';
+import { RunActionHandler, type RunActionOutcome } from '../application/run-action.handler.js';
 import { EXECUTOR_LOGGER } from '../executor.tokens.js';
 
 /**
@@ -45,6 +45,8 @@ export function runActionListener(subject: string, options: ConsumerOptions): Ty
   @Controller()
   @UseFilters(new BusExceptionFilter())
   class RunActionListener {
+    readonly #metrics = executionMetrics();
+
     constructor(
       @Inject(RunActionHandler) private readonly handler: RunActionHandler,
       @Inject(EXECUTOR_LOGGER) private readonly logger: Logger,
@@ -54,8 +56,33 @@ export function runActionListener(subject: string, options: ConsumerOptions): Ty
     async onRunAction(@Payload() payload: unknown, @Ctx() context: JetStreamContext): Promise<void> {
       const command = parseContract('RunAction', RunAction, payload);
       const outcome = await this.handler.handle(command, { hops: hopsOf(context.header(FORWARD_HOPS_HEADER)) });
+      this.#metrics(command.action_request.action_class, outcome);
       this.logger.info({ task_id: command.task_id, attempt_id: command.attempt_id, grant_id: command.grant_id, ...outcome }, 'run-action handled');
     }
   }
   return RunActionListener;
+}
+
+/**
+ * What one handled delivery adds to the executor's figures: a use run to its
+ * recorded end (executed, or recorded unknown after a crash), its outcome and
+ * duration, an unknown outcome, a refusal by reason. A redelivery that finds
+ * the work done (`already-done`) and a forwarded command add nothing.
+ */
+export function executionMetrics(): (actionClass: string, outcome: RunActionOutcome) => void {
+  const metrics = writMetrics();
+  const executions = metrics.counter(METRICS.executions);
+  const duration = metrics.histogram(METRICS.executionDuration);
+  const unknown = metrics.counter(METRICS.unknownOutcomes);
+  const uses = metrics.counter(METRICS.grantUses);
+  const refused = metrics.counter(METRICS.grantsRefused);
+  return (actionClass, outcome) => {
+    if (outcome.status === 'refused') refused.add(1, { reason: outcome.code });
+    if (outcome.status !== 'executed' && outcome.status !== 'unknown-recorded') return;
+    const result = outcome.status === 'executed' ? outcome.outcome : 'unknown';
+    uses.add(1, { action_class: actionClass });
+    executions.add(1, { action_class: actionClass, outcome: result });
+    if (outcome.status === 'executed') duration.record(outcome.duration_ms / 1000, { action_class: actionClass, outcome: result });
+    if (result === 'unknown') unknown.add(1, { action_class: actionClass });
+  };
 }

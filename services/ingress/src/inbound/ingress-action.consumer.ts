@@ -23,7 +23,7 @@ import {
   type RetrySettings,
 } from '@writ/bus';
 import { INGRESS_IDEMPOTENCY_KEY_HEADER } from '@writ/contracts';
-import { redactString, withConsumerSpan, type Logger } from '@writ/telemetry';
+import { METRICS, redactString, withConsumerSpan, writMetrics, type Logger } from '@writ/telemetry';
 import type { ReceiveActionHandler } from '../application/receive-action.handler.js';
 import { IngressError } from '../ingress-errors.js';
 
@@ -58,6 +58,8 @@ export class IngressActionConsumer {
   readonly #retry: RetrySettings;
   #js: JetStreamClient | undefined;
   #messages: ConsumerMessages | undefined;
+  // Its own consumer, not the bus's: its dead letters are counted here, like the bus's (writ_dead_letters_total).
+  readonly #deadLetters = writMetrics().counter(METRICS.deadLetters);
   #loop: Promise<void> | undefined;
   #stopping = false;
   #loopEnded = false;
@@ -225,6 +227,7 @@ export class IngressActionConsumer {
       return;
     }
     message.term();
+    this.#deadLetters.add(1, { stream: message.info.stream, durable: this.durable, reason: failure.code });
     this.log.error({ code: failure.code, kind, seq: message.seq, deadLetterSubject: this.options.deadLetterSubject }, `ingress message dead-lettered (${kind}, ${failure.code})`);
   }
 }

@@ -1,4 +1,4 @@
-import type { EvaluatePolicy, EventDraft, EventEnvelope, PolicyOutcome } from '@writ/contracts';
+import type { ActionClass, EvaluatePolicy, EventDraft, EventEnvelope, PolicyOutcome } from '@writ/contracts';
 import { documentSignatures } from '@writ/crypto';
 import { attemptDecider, participantDecider, type AttemptState } from '@writ/kernel';
 import { derivedId, serviceDraft } from '@writ/runtime';
@@ -26,7 +26,16 @@ export interface EvaluatePolicyHandlerOptions {
 const PARTICIPANTS = participantDecider(documentSignatures);
 
 export type EvaluationOutcome =
-  | { readonly status: 'evaluated'; readonly outcome: PolicyOutcome; readonly policy_result_id: string; readonly event_id: string }
+  | {
+      readonly status: 'evaluated';
+      readonly outcome: PolicyOutcome;
+      readonly policy_result_id: string;
+      readonly event_id: string;
+      readonly action_class: ActionClass;
+      /** When the attempt entered policy (its entry event) and when it was decided: the decision latency. */
+      readonly entered_at: string;
+      readonly decided_at: string;
+    }
   /** This policy entry of the attempt already has its `policy.evaluated` (a redelivery). */
   | { readonly status: 'duplicate'; readonly event_id: string }
   /** The attempt no longer awaits policy (it moved on): nothing to evaluate. */
@@ -151,7 +160,15 @@ export class EvaluatePolicyHandler {
       { task_id: command.task_id, attempt_id: command.attempt_id, entry: n, outcome: result.outcome, matched_rules: result.matched_rules, policy_profile_ref: result.policy_profile_ref },
       'policy evaluated',
     );
-    return { status: 'evaluated', outcome: result.outcome, policy_result_id: result.policy_result_id, event_id: draft.event_id };
+    return {
+      status: 'evaluated',
+      outcome: result.outcome,
+      policy_result_id: result.policy_result_id,
+      event_id: draft.event_id,
+      action_class: request.action_class,
+      entered_at: entry.occurred_at,
+      decided_at: now,
+    };
   }
 
   /** Counts the admitted action on the participant stream, guarded by the sequence the evaluation folded. */

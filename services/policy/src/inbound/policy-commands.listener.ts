@@ -2,6 +2,7 @@ import { Controller, Inject, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { busOptions, type ConsumerOptions, type JetStreamContext } from '@writ/bus';
 import { EvaluatePolicy, parseContract } from '@writ/contracts';
+import { METRICS, writMetrics } from '@writ/telemetry';
 import { EvaluatePolicyHandler } from '../application/evaluate-policy.handler.js';
 
 /**
@@ -24,12 +25,19 @@ export const POLICY_COMMAND_ERROR_ACTIONS = Object.freeze({
 export function createPolicyCommandsListener(pattern: string, consumer: ConsumerOptions): Type {
   @Controller()
   class PolicyCommandsListener {
+    readonly #latency = writMetrics().histogram(METRICS.policyDecisionDuration);
+
     constructor(@Inject(EvaluatePolicyHandler) private readonly handler: EvaluatePolicyHandler) {}
 
     @EventPattern<string>(pattern, busOptions({ ...consumer, errorActions: { ...POLICY_COMMAND_ERROR_ACTIONS, ...consumer.errorActions } }))
     async onEvaluatePolicy(@Payload() body: unknown, @Ctx() _context: JetStreamContext): Promise<void> {
       const command = parseContract('EvaluatePolicy', EvaluatePolicy, body);
-      await this.handler.handle(command);
+      const outcome = await this.handler.handle(command);
+      // Only a decision made now: a redelivery that finds it made would count it twice.
+      if (outcome.status === 'evaluated') {
+        const seconds = Math.max(0, Date.parse(outcome.decided_at) - Date.parse(outcome.entered_at)) / 1000;
+        this.#latency.record(seconds, { action_class: outcome.action_class, outcome: outcome.outcome });
+      }
     }
   }
   return PolicyCommandsListener;

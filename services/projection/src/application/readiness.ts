@@ -39,7 +39,7 @@ export interface ReadyReport {
  * Postgres answering, nothing stalled; and how far the views are behind the
  * log, in events and in time, and what they passed over as junk. Lag does
  * not make the service unready (catching up is normal); it is reported, also
- * as the gauges `writ.projection.lag` and `writ.projection.lag_age`. A stall
+ * as the gauges `writ_projection_lag_events` and `writ_projection_lag_seconds`. A stall
  * does: the views behind the log with the checkpoint still for
  * `stallAfterMs` (every later message failing on one, say), or the consumer
  * stalled on the server. Nothing authorizes on it (Hermit 20.4).

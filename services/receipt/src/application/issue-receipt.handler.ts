@@ -1,4 +1,4 @@
-import { ReceiptIssued, parseContract, type IssueReceipt } from '@writ/contracts';
+import { ReceiptIssued, parseContract, type ActionClass, type IssueReceipt, type ReceiptCause, type ReceiptResultCode } from '@writ/contracts';
 import { ResolutionAuthorityError, causationIdOf, serviceDraft } from '@writ/runtime';
 import { approvalFacts, attemptFacts, issuedReceipts, recordedSnapshots } from './attempt-facts.js';
 import { buildReceiptBody } from './build-receipt.js';
@@ -17,7 +17,10 @@ export interface IssueReceiptDeps {
   readonly authority: ResolutionRefusals;
 }
 
-export type IssueReceiptOutcome = 'issued' | 'already_issued';
+/** What a command came to; an issued receipt says what it closed (the figures of `writ_receipts_issued_total`). */
+export type IssueReceiptOutcome =
+  | { readonly status: 'issued'; readonly result: ReceiptResultCode; readonly cause: ReceiptCause; readonly action_class: ActionClass | 'unknown' }
+  | { readonly status: 'already_issued' };
 
 /**
  * `writ.cmd.receipt.issue` (governed path step 6): read the task stream,
@@ -55,9 +58,10 @@ export class IssueReceiptHandler {
     const at = this.deps.clock().toISOString();
     // One key for this receipt: it is named in the body (signer_ref) and signs it.
     const signer = this.deps.signer();
+    const facts = attemptFacts(trusted, command.attempt_id);
     const body = buildReceiptBody({
       command,
-      facts: attemptFacts(trusted, command.attempt_id),
+      facts,
       createdAt: at,
       prevReceiptHash: receipts.at(-1)?.receipt.receipt_hash ?? null,
       signerRef: signer.kid,
@@ -66,7 +70,7 @@ export class IssueReceiptHandler {
       ...(approval === undefined ? {} : { approval }),
     });
     const receiptId = body.receipt_id;
-    if (receipts.some((issued) => issued.receipt.receipt_id === receiptId)) return 'already_issued';
+    if (receipts.some((issued) => issued.receipt.receipt_id === receiptId)) return { status: 'already_issued' };
     // The cause rides beside the receipt, so a reader tells an approval's receipt from the one that ends the attempt.
     // The receipt lands right after this head (the append below is guarded by it), and signing the head signs every earlier event.
     const head = history.events.at(-1);
@@ -86,6 +90,8 @@ export class IssueReceiptHandler {
       correlationId: command.task_id,
     });
     await this.deps.log.append(command.task_id, [draft], history.seq);
-    return 'issued';
+    // A downgraded request ran as its rewrite: the class that ran is the one counted.
+    const actionClass = (facts.downgradedRequest ?? facts.request)?.action_class ?? 'unknown';
+    return { status: 'issued', result: body.result_code, cause: command.cause, action_class: actionClass };
   }
 }

@@ -3,7 +3,7 @@ import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { busOptions, type JetStreamContext } from '@writ/bus';
 import { IssueReceipt, hasErrorCode, parseContract } from '@writ/contracts';
 import { TaskSerializer } from '@writ/runtime';
-import type { Logger } from '@writ/telemetry';
+import { METRICS, writMetrics, type Logger } from '@writ/telemetry';
 import { IssueReceiptHandler } from '../application/issue-receipt.handler.js';
 import type { CommandOrigin } from '../application/ports.js';
 import { ReceiptServiceError, TERMINAL_CODES } from '../application/receipt-errors.js';
@@ -41,6 +41,7 @@ export function receiptCommandsListener(subjects: ReceiptSubjects, commandsStrea
   @Controller()
   class ReceiptCommandsListener {
     readonly #tasks = new TaskSerializer();
+    readonly #issued = writMetrics().counter(METRICS.receiptsIssued);
 
     constructor(
       @Inject(IssueReceiptHandler) private readonly receipts: IssueReceiptHandler,
@@ -51,6 +52,7 @@ export function receiptCommandsListener(subjects: ReceiptSubjects, commandsStrea
     async issue(@Payload() body: unknown, @Ctx() ctx: JetStreamContext): Promise<void> {
       const command = parseContract('IssueReceipt', IssueReceipt, body);
       const outcome = await this.#tasks.run(command.task_id, () => this.receipts.handle(command, originOf(ctx))).catch(typed);
+      if (outcome.status === 'issued') this.#issued.add(1, { action_class: outcome.action_class, result: outcome.result, cause: outcome.cause });
       this.log.info({ task_id: command.task_id, attempt_id: command.attempt_id, cause: command.cause, outcome }, 'receipt command handled');
     }
   }

@@ -275,6 +275,17 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
     });
   }
 
+  /** Approvals waiting for a director and when the oldest of them was requested (null when none waits); served by `approvals_status_idx`. */
+  pendingApprovals(): Promise<{ readonly count: number; readonly oldestRequestedAt: Date | null }> {
+    return this.run('count the pending approvals', async () => {
+      const [row]: Array<{ count: number; oldest: Date | string | null }> = await this.dataSource.query(
+        `SELECT count(*)::int AS count, min(requested_at) AS oldest FROM ${this.table('approvals')} WHERE status = 'pending'`,
+      );
+      const oldest = row?.oldest ?? null;
+      return { count: row?.count ?? 0, oldestRequestedAt: oldest === null ? null : new Date(oldest) };
+    });
+  }
+
   async ping(): Promise<void> {
     await this.run('answer a ping', () => this.dataSource.query('SELECT 1'));
   }
