@@ -172,6 +172,27 @@ async function settle(planned: Planned[], director: Principal): Promise<void> {
   );
 }
 
+const RESOLUTIONS = ['approval.granted', 'approval.denied', 'approval.expired', 'approval.cancelled', 'approval.invalidated'];
+
+/**
+ * The task's log once it holds every receipt it is due: the one that ends each attempt and one per
+ * resolved approval (an action's row may show an approval's receipt before the attempt's own).
+ */
+async function receiptedLog(taskId: string): Promise<EventEnvelope[]> {
+  return waitFor(
+    async () => {
+      const log = await stack.taskEvents(taskId);
+      const receipts = log.filter(ofType('receipt.issued'));
+      const attempts = new Set(log.filter((event) => event.event_type.startsWith('attempt.')).map((event) => event.attempt_id));
+      const ended = new Set(receipts.filter((event) => ENDING_CAUSES.includes(String(event.payload['cause'] ?? 'settled'))).map((event) => event.attempt_id));
+      const resolved = log.filter((event) => RESOLUTIONS.includes(event.event_type)).length;
+      const approvalReceipts = receipts.filter((event) => event.payload['cause'] === 'approval_resolved').length;
+      return [...attempts].every((attempt) => ended.has(attempt)) && approvalReceipts >= resolved ? log : undefined;
+    },
+    { what: `every receipt of ${taskId}`, timeoutMs: 120_000, intervalMs: 250 },
+  );
+}
+
 /** How many times each line of `file` in the task's workspace appears; {} when there is no such file. */
 async function workspaceLines(taskId: string, file: string): Promise<Record<string, number>> {
   const at = stack.workspaceFile(taskId, file);
@@ -241,7 +262,8 @@ describe('two instances of every service on a 3-node JetStream cluster', () => {
         expect({ id: action.id, kind: action.kind, status: action.row.status }).toEqual({ id: action.id, kind: action.kind, status: expected });
       }
 
-      // and after a director rotates the approval and the receipt keys (a request each, answered by one replica)
+      // and, once every receipt of them is issued, a director rotates the approval and the receipt keys (a request each, answered by one replica)
+      for (const action of actions) await receiptedLog(String(action.row.task_id));
       for (const service of ['approval', 'receipt'] as const) {
         const reply = JSON.parse(await stack.cli(['keys', 'rotate', '--service', service, '--key', directorKeyFile, '--principal', director.id, '--json'])) as { status: string; kid: string; previous_kid: string };
         expect(reply.status).toBe('rotated');
@@ -264,21 +286,7 @@ describe('two instances of every service on a 3-node JetStream cluster', () => {
       actions.push(...after);
       for (const action of after) expect(action.row.status).toBe('succeeded');
 
-      // each task's log once every attempt in it has the receipt that ends it (the row may show an approval's receipt first)
-      for (const taskId of new Set(actions.map((action) => String(action.row.task_id)))) {
-        events.set(
-          taskId,
-          await waitFor(
-            async () => {
-              const log = await stack.taskEvents(taskId);
-              const attempts = new Set(log.filter((event) => event.event_type.startsWith('attempt.')).map((event) => event.attempt_id));
-              const ended = new Set(log.filter((event) => event.event_type === 'receipt.issued' && ENDING_CAUSES.includes(String(event.payload['cause'] ?? 'settled'))).map((event) => event.attempt_id));
-              return [...attempts].every((attempt) => ended.has(attempt)) ? log : undefined;
-            },
-            { what: `every attempt of ${taskId} receipted`, timeoutMs: 120_000, intervalMs: 250 },
-          ),
-        );
-      }
+      for (const taskId of new Set(actions.map((action) => String(action.row.task_id)))) events.set(taskId, await receiptedLog(taskId));
     },
     STEP_MS,
   );
@@ -336,8 +344,8 @@ describe('two instances of every service on a 3-node JetStream cluster', () => {
         expect({ attemptId, ending: ending.length }).toEqual({ attemptId, ending: 1 });
       }
       expect(receipts.map((event) => (event.payload['receipt'] as Record<string, unknown>)['receipt_id'])).toContain(action.row.receipt_id);
-      const resolutions = log.filter((event) => event.event_type === 'approval.granted' || event.event_type === 'approval.denied');
-      expect(resolutions).toHaveLength(action.kind === 'granted' || action.kind === 'withheld' ? 1 : 0);
+      const resolutions = log.filter((event) => RESOLUTIONS.includes(event.event_type));
+      expect(resolutions.map((event) => event.event_type)).toEqual({ granted: ['approval.granted'], withheld: ['approval.denied'], allowed: [], denied: [] }[action.kind]);
       expect(receipts.filter((event) => event.payload['cause'] === 'approval_resolved')).toHaveLength(resolutions.length);
     }
   });
