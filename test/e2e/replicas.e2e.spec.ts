@@ -235,6 +235,11 @@ describe('two instances of every service on a 3-node JetStream cluster', () => {
       // given two instances of each of the seven services, on the cluster
       for (const name of SERVICES) expect(stack.instances[name]).toHaveLength(2);
       expect(stack.natsUrl.split(',')).toHaveLength(3);
+      // and the log and the bus streams replicated on all three nodes
+      for (const stream of Object.values(stack.streams)) {
+        const info = await stack.jsm.streams.info(stream);
+        expect({ stream, replicas: info.config.num_replicas, peers: 1 + (info.cluster?.replicas?.length ?? 0) }).toEqual({ stream, replicas: 3, peers: 3 });
+      }
       expect(stack.cellsRoots).toHaveLength(2);
       // and three agents and a director whose key file the CLI can sign with (a rotation below)
       const agents = [await stack.registerPrincipal(), await stack.registerPrincipal(), await stack.registerPrincipal()];

@@ -456,10 +456,9 @@ export class Stack {
     return planned === undefined ? undefined : this.instances[planned.service]?.[planned.instance - 1];
   }
 
-  async #waitReady(id) {
-    const service = this.#instance(id);
-    const name = id;
-    const child = this.#children.get(id);
+  async #waitReady(name) {
+    const service = this.#instance(name);
+    const child = this.#children.get(name);
     const deadline = performance.now() + (this.#options.readyTimeoutMs ?? 90_000);
     let last = 'no answer';
     for (;;) {
@@ -786,7 +785,10 @@ export class Stack {
       }
       await this.nc.close().catch(() => undefined);
     }
-    if (this.#clusterUp) await clusterCommand(['down'], this.layout.cluster.dir).catch((error) => problems.push(`nats cluster: ${error.message}`));
+    if (this.#clusterUp) {
+      await clusterCommand(['down'], this.layout.cluster.dir).catch((error) => problems.push(`nats cluster: ${error.message}`));
+      this.#clusterUp = false;
+    }
     if (this.#pg) {
       await this.#pg.query(`DROP SCHEMA IF EXISTS "${this.pgSchema}" CASCADE`).catch((error) => problems.push(`schema: ${error.message}`));
       if (this.pgRole) await dropPgServiceRole((sql, params) => this.#pg.query(sql, params === undefined ? undefined : [...params]), this.pgRole).catch((error) => problems.push(`role: ${error.message}`));
