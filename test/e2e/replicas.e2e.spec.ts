@@ -78,9 +78,10 @@ beforeAll(async () => {
     instances: 2,
     // Fourteen processes and three nodes starting at once on a small machine.
     readyTimeoutMs: 300_000,
+    // Replaced keys retire an hour after the rotation, past the end of the run: the keys checked below are exactly those of the rotation.
     serviceEnv: {
-      approval: { WRIT_APPROVAL_KEY_CHECK_SECONDS: String(KEY_CHECK_SECONDS) },
-      receipt: { WRIT_RECEIPT_KEY_CHECK_SECONDS: String(KEY_CHECK_SECONDS) },
+      approval: { WRIT_APPROVAL_KEY_CHECK_SECONDS: String(KEY_CHECK_SECONDS), WRIT_APPROVAL_KEY_RETIRE_SKEW_SECONDS: '3600' },
+      receipt: { WRIT_RECEIPT_KEY_CHECK_SECONDS: String(KEY_CHECK_SECONDS), WRIT_RECEIPT_KEY_RETIRE_SECONDS: '3600' },
       projection: { LOG_LEVEL: 'debug' },
     },
   });
