@@ -256,7 +256,7 @@ export async function startStack(options = {}) {
   try {
     await stack.start();
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`[stack] ${root}: ${Object.keys(stack.services).join(', ')} ready in ${seconds} s (logs ${layout.logDir})`);
+    (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`[stack] ${root}: ${Object.values(stack.instances).flat().map((service) => service.id).join(', ')} ready in ${seconds} s${layout.cluster === undefined ? '' : ` on a ${layout.cluster.nodes}-node cluster (${layout.natsUrl})`} (logs ${layout.logDir})`);
     return stack;
   } catch (error) {
     await stack.stop({ keepLogs: true }).catch(() => undefined);
