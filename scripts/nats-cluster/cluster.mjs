@@ -20,6 +20,11 @@
 // cluster.env}. Node i listens for clients on <writ init's port> + i - 1 (4223, 4224, 4225), for its
 // monitor on <monitor port> + i - 1 (8223...), for routes on 6222 + i. `. $WRIT_HOME/nats/cluster/cluster.env`
 // after writ.env: WRIT_NATS_URL lists the three nodes and WRIT_STREAM_REPLICAS=3.
+//
+// A second cluster of the same deployment beside it (the e2e harness runs one per stack): every command
+// takes `--dir <state dir>` (default $WRIT_HOME/nats/cluster), and `up` also `--port`, `--monitor-port`,
+// `--route-port` (the first node's; the others follow) and `--log-dir` (default var/log). The namespaces
+// and sockets are named after the state dir, so two clusters never share one.
 
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -35,10 +40,34 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const LINK = fileURLToPath(new URL('./loopback-link.mjs', import.meta.url));
 const HOME = path.resolve(process.env.WRIT_HOME ?? path.join(REPO, 'var', 'writ'));
 const NATS_DIR = path.join(HOME, 'nats');
-const DIR = path.join(NATS_DIR, 'cluster');
-const STATE = path.join(DIR, 'state.json');
-const LOG_DIR = path.join(REPO, 'var', 'log');
 const say = (text) => process.stderr.write(`[nats-cluster] ${text}\n`);
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    nodes: { type: 'string', default: '3' },
+    'no-netns': { type: 'boolean', default: false },
+    dir: { type: 'string' },
+    port: { type: 'string' },
+    'monitor-port': { type: 'string' },
+    'route-port': { type: 'string' },
+    'log-dir': { type: 'string' },
+  },
+});
+const DIR = path.resolve(values.dir ?? path.join(NATS_DIR, 'cluster'));
+const STATE = path.join(DIR, 'state.json');
+const LOG_DIR = path.resolve(values['log-dir'] ?? path.join(REPO, 'var', 'log'));
+/** A port option as a number, or undefined; anything else stops the command (usage). */
+function portOption(name) {
+  const value = values[name];
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65_533) {
+    say(`--${name} ${value}: a TCP port (the first node's; the next nodes take the ports after it)`);
+    process.exit(2);
+  }
+  return port;
+}
 
 class ClusterError extends Error {
   constructor(code, message) {
@@ -81,13 +110,18 @@ async function canUseNetns() {
 }
 
 /** The plan of the cluster: ports, namespaces and unix sockets, from writ init's config. */
-async function plan(nodes, netns) {
+async function plan(nodes, netns, ports = {}) {
   const base = await readFile(path.join(NATS_DIR, 'nats-server.conf'), 'utf8').catch(() => {
     throw new ClusterError('CLUSTER_NOT_INITIALIZED', `no ${path.join(NATS_DIR, 'nats-server.conf')}: run writ init (scripts/writ-nats.sh runs it) first`);
   });
-  const port = Number(/^port: (\d+)$/m.exec(base)?.[1] ?? 4223);
-  const monitor = Number(/^http: "127\.0\.0\.1:(\d+)"$/m.exec(base)?.[1] ?? 8223);
-  const tag = createHash('sha256').update(HOME).digest('hex').slice(0, 6);
+  const port = ports.client ?? Number(/^port: (\d+)$/m.exec(base)?.[1] ?? 4223);
+  const monitor = ports.monitor ?? Number(/^http: "127\.0\.0\.1:(\d+)"$/m.exec(base)?.[1] ?? 8223);
+  const route = ports.route ?? 6223;
+  // The default cluster keeps the names it always had (a running one is found by them); another state dir gets its own.
+  const tag = createHash('sha256')
+    .update(DIR === path.join(NATS_DIR, 'cluster') ? HOME : DIR)
+    .digest('hex')
+    .slice(0, 6);
   // Unix socket paths are limited to 107 bytes: a short directory of their own, not under WRIT_HOME.
   const sockets = path.join(existsSync('/run') && process.getuid?.() === 0 ? '/run' : '/tmp', `writ-nats-${tag}`);
   return {
@@ -100,7 +134,7 @@ async function plan(nodes, netns) {
         name: `writ-n${n}`,
         client: port + index,
         monitor: monitor + index,
-        route: 6222 + n,
+        route: route + index,
         namespace: netns ? `writ${tag}n${n}` : undefined,
         conf: path.join(DIR, `n${n}.conf`),
         pidFile: path.join(DIR, `n${n}.pid`),
@@ -202,7 +236,7 @@ async function up(options) {
   if (existing !== null) await down();
   const netns = options.netns && (await canUseNetns());
   if (options.netns && !netns) say('network namespaces need root and iproute2: the nodes run on the host\'s loopback, and cut/heal (partitions) are not available');
-  const layout = await plan(options.nodes, netns);
+  const layout = await plan(options.nodes, netns, options.ports);
   await mkdir(DIR, { recursive: true, mode: 0o700 });
   await mkdir(LOG_DIR, { recursive: true });
   const secretFile = path.join(DIR, 'route.secret');
@@ -304,10 +338,9 @@ async function status() {
   console.log(JSON.stringify({ running: true, netns: state.netns, nodes }, null, 2));
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { nodes: { type: 'string', default: '3' }, 'no-netns': { type: 'boolean', default: false } } });
 const [command, arg] = positionals;
 const commands = {
-  up: () => up({ nodes: Number(values.nodes), netns: !values['no-netns'] }),
+  up: () => up({ nodes: Number(values.nodes), netns: !values['no-netns'], ports: { client: portOption('port'), monitor: portOption('monitor-port'), route: portOption('route-port') } }),
   down,
   status,
   kill: () => kill(arg),
@@ -316,7 +349,7 @@ const commands = {
   heal: () => partition(arg, 'SIGUSR2'),
 };
 if (commands[command] === undefined || (['kill', 'start', 'cut', 'heal'].includes(command) && arg === undefined)) {
-  say('usage: cluster.mjs up [--nodes 3] [--no-netns] | down | status | kill <n> | start <n> | cut <n> | heal <n>');
+  say('usage: cluster.mjs up [--nodes 3] [--no-netns] [--port <p>] [--monitor-port <p>] [--route-port <p>] [--log-dir <dir>] | down | status | kill <n> | start <n> | cut <n> | heal <n>   (each: [--dir <state dir>])');
   process.exit(2);
 }
 if (command === 'up' && !(Number.isInteger(Number(values.nodes)) && Number(values.nodes) >= 3 && Number(values.nodes) % 2 === 1)) {

@@ -32,10 +32,27 @@ export interface StackOptions {
   readonly readyTimeoutMs?: number;
   /** Where the one-line start-up report goes; default stderr. */
   readonly log?: (line: string) => void;
+  /**
+   * Processes per service (one number for all, or per service); default 1. Instances share the
+   * service's credential, keys and durables; several executors are several hosts (executor id
+   * `<id>-<i>`, host id `host-<i>`, cells root `<cellsRoot>/host-<i>`).
+   */
+  readonly instances?: number | Readonly<Partial<Record<ServiceName, number>>>;
+  /**
+   * A JetStream cluster of this many nodes (odd, at least 3) for this stack alone, made from the
+   * deployment's NATS config (scripts/nats-cluster/cluster.mjs, as root each node in its own
+   * network namespace; ports from 4460/8460/6460 up), every stream with min(nodes, 3) replicas;
+   * default 1: the deployment's server at WRIT_NATS_URL.
+   */
+  readonly natsNodes?: number;
 }
 
 export interface StartedService {
   readonly name: ServiceName;
+  /** `executor`, or `executor-2` when the service runs several instances: the key of stopService, logTail... */
+  readonly id: string;
+  /** 1-based. */
+  readonly instance: number;
   readonly port: number;
   readonly url: string;
   readonly pid: number;
@@ -76,12 +93,21 @@ export declare class Stack {
   readonly streams: { readonly events: string; readonly ingress: string; readonly commands: string; readonly dlq: string };
   readonly bucket: string;
   readonly cellsRoot: string;
+  /** The services' key directory, shared by every instance: `<principal>.seal.jwk.json`, `approval/`, `receipt/` (keyring.json and `<kid>.jwk.json`). */
+  readonly keysDir: string;
   readonly logDir: string;
   readonly pgSchema: string;
   /** The projection's own Postgres role (`<schema>_projection`, scram-sha-256, its password in a 0600 file under the stack's directory). */
   readonly pgRole: string;
   readonly env: Readonly<Record<string, string>>;
+  /** Each service's first instance. */
   readonly services: Readonly<Record<ServiceName, StartedService>>;
+  /** Every instance of each service. */
+  readonly instances: Readonly<Record<ServiceName, readonly StartedService[]>>;
+  /** The servers the stack runs on, comma-separated (every node of its cluster). */
+  readonly natsUrl: string;
+  /** Each executor host's cells root. */
+  readonly cellsRoots: readonly string[];
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
@@ -89,13 +115,16 @@ export declare class Stack {
   readonly apiUrl: string;
 
   subject(suffix: string): string;
+  /** scripts/nats-cluster/cluster.mjs on this stack's own cluster (`['status']`, `['kill', '2']`...); its stderr. */
+  cluster(args: readonly string[]): Promise<string>;
   /** Stops one service (SIGTERM, SIGKILL after graceMs): what it would consume waits in its streams. */
-  stopService(name: ServiceName, options?: { graceMs?: number }): Promise<void>;
-  /** Starts a stopped service again on its port and waits until it is ready. */
-  startService(name: ServiceName): Promise<void>;
-  logTail(name: ServiceName, lines?: number): string;
+  stopService(name: ServiceName | string, options?: { graceMs?: number }): Promise<void>;
+  /** Starts a stopped service (or instance id) again on its port and waits until it is ready. */
+  startService(name: ServiceName | string): Promise<void>;
+  logTail(name: ServiceName | string, lines?: number): string;
   printLogTails(lines?: number, write?: (text: string) => void): void;
-  residentMemory(): Record<ServiceName, number | null>;
+  /** By instance id. */
+  residentMemory(): Record<string, number | null>;
 
   registerPrincipal(options?: { id?: string; type?: string; roles?: readonly string[] }): Promise<Principal>;
   cli(args: readonly string[]): Promise<string>;

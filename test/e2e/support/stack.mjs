@@ -11,8 +11,15 @@
 // `<logDir>/<service>.log`. `stop()` sends SIGTERM (the services drain), kills what is left,
 // and removes the streams, the bucket, the schema, the cells (containers labelled writ.cell
 // whose workspace is under this stack's cells root) and the temporary directory.
+//
+// Replicas (`instances`): N processes of a service, each on its own HTTP port and log
+// (`<service>-<i>.log`), sharing the service's credential and key directories as a deployment's
+// replicas do; several executors are several hosts (their own executor id, host id and cells
+// root under the stack's). A cluster (`natsNodes: 3`): the stack runs its own JetStream cluster
+// of the deployment's NATS config (scripts/nats-cluster/cluster.mjs with a state dir of its own,
+// each node in a network namespace as root), and every stream is created with 3 replicas.
 
-import { spawn, execFile } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -56,6 +63,9 @@ export const SERVICES = Object.freeze(['projection', 'ingress', 'orchestrator', 
 export const TERMINAL_ACTION_STATUSES = Object.freeze(['rejected', 'succeeded', 'failed', 'denied', 'unknown_outcome', 'cancelled', 'superseded']);
 
 const NATS_URL = process.env['WRIT_NATS_URL'] ?? 'nats://127.0.0.1:4223';
+const CLUSTER_SCRIPT = fileURLToPath(new URL('../../../scripts/nats-cluster/cluster.mjs', import.meta.url));
+/** Where a stack's own cluster looks for free ports first (clear of writ-up's 4223-4225, 8223-8225, 6223-6225). */
+const CLUSTER_PORTS_FROM = Object.freeze({ client: 4460, monitor: 8460, route: 6460 });
 /** The deployment whose NATS authority issues each service's credential and whose operator signs registrations (`writ init`; npm test sets it). */
 const WRIT_HOME = process.env['WRIT_HOME'] ?? path.join(fileURLToPath(new URL('../../../', import.meta.url)), 'var', 'writ');
 /** Who the harness and its CLI act as: the deployment's operator (its bus credential, its principal and key). */
@@ -86,6 +96,45 @@ export async function freePorts(count) {
   }
 }
 
+/** Whether nothing listens on 127.0.0.1:`port` (a listener is opened and closed again). */
+async function portFree(port) {
+  const server = createServer();
+  const free = await new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (free) await new Promise((resolve) => server.close(resolve));
+  return free;
+}
+
+/** The first of `count` consecutive free ports at or after `from`, stepping by `step` (a cluster's nodes take consecutive ports). */
+async function freeRun(count, from, step = 10) {
+  for (let base = from; base + count <= 65_535; base += step) {
+    let all = true;
+    for (let port = base; port < base + count && all; port += 1) all = await portFree(port);
+    if (all) return base;
+  }
+  throw new Error(`no ${count} consecutive free ports from ${from}`);
+}
+
+/** Runs scripts/nats-cluster/cluster.mjs for a stack's cluster (state in `dir`); rejects with its output. */
+async function clusterCommand(args, dir) {
+  try {
+    const { stderr } = await execFileAsync(process.execPath, [CLUSTER_SCRIPT, ...args, '--dir', dir], { cwd: REPO_ROOT, env: { ...process.env, WRIT_HOME }, timeout: 180_000 });
+    return stderr;
+  } catch (error) {
+    throw new Error(`cluster.mjs ${args.join(' ')} failed: ${error.stderr ?? error.message}`, { cause: error });
+  }
+}
+
+/** How many instances of `name` a stack runs (`options.instances`: one number for all, or per service). */
+function instanceCount(options, name) {
+  const setting = options.instances;
+  const count = typeof setting === 'number' ? setting : (setting?.[name] ?? 1);
+  if (!Number.isInteger(count) || count < 1) throw new Error(`instances of ${name}: ${count} (a whole number, at least 1)`);
+  return count;
+}
+
 /** The last `lines` lines of a file, or '' when it does not exist. */
 function tailOf(file, lines) {
   if (!existsSync(file)) return '';
@@ -114,7 +163,9 @@ export function jwsPayload(jws) {
 function stackEnvironment(layout, extra) {
   const bytes = String(layout.maxBytes);
   return {
-    WRIT_NATS_URL: NATS_URL,
+    WRIT_NATS_URL: layout.natsUrl,
+    // The streams, the buckets and the log itself with one copy per node of a cluster (at most 3), as a cluster deploy runs them.
+    WRIT_STREAM_REPLICAS: String(layout.replicas),
     WRIT_TRUST_ANCHOR: OPERATOR.trustAnchor,
     // Each service finds the operator's enrollment of its principal here (<WRIT_HOME>/services): readers trust its keys only so.
     WRIT_HOME,
@@ -180,7 +231,23 @@ export async function startStack(options = {}) {
     pgUrl: options.pgUrl ?? PG_URL,
     pgSchema: root.toLowerCase(),
     maxBytes: options.maxBytes ?? 64 * MiB,
+    natsUrl: NATS_URL,
+    replicas: 1,
+    cluster: undefined,
   };
+  const nodes = options.natsNodes ?? 1;
+  if (nodes > 1) {
+    if (!(Number.isInteger(nodes) && nodes % 2 === 1)) throw new Error(`natsNodes ${nodes}: an odd number, at least 3 (JetStream needs a majority)`);
+    // Picked now, so the services' environment names every node; the cluster starts with the stack.
+    const ports = {
+      client: await freeRun(nodes, CLUSTER_PORTS_FROM.client),
+      monitor: await freeRun(nodes, CLUSTER_PORTS_FROM.monitor),
+      route: await freeRun(nodes, CLUSTER_PORTS_FROM.route),
+    };
+    layout.cluster = { nodes, ports, dir: path.join(dir, 'nats-cluster') };
+    layout.natsUrl = Array.from({ length: nodes }, (_, index) => `nats://127.0.0.1:${ports.client + index}`).join(',');
+    layout.replicas = Math.min(nodes, 3);
+  }
   await mkdir(layout.keysDir, { recursive: true, mode: 0o700 });
   await mkdir(layout.cellsRoot, { recursive: true });
   await mkdir(layout.logDir, { recursive: true });
@@ -189,7 +256,7 @@ export async function startStack(options = {}) {
   try {
     await stack.start();
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`[stack] ${root}: ${Object.keys(stack.services).join(', ')} ready in ${seconds} s (logs ${layout.logDir})`);
+    (options.log ?? ((line) => process.stderr.write(`${line}\n`)))(`[stack] ${root}: ${Object.values(stack.instances).flat().map((service) => service.id).join(', ')} ready in ${seconds} s${layout.cluster === undefined ? '' : ` on a ${layout.cluster.nodes}-node cluster (${layout.natsUrl})`} (logs ${layout.logDir})`);
     return stack;
   } catch (error) {
     await stack.stop({ keepLogs: true }).catch(() => undefined);
@@ -199,7 +266,11 @@ export async function startStack(options = {}) {
 
 export class Stack {
   #options;
+  /** instance id (`executor`, or `executor-2` when a service runs several) → its child process. */
   #children = new Map();
+  /** instance id → { service, instance, port } */
+  #instancePlan = new Map();
+  #clusterUp = false;
   /** principal id → the NATS connection of a registered agent, over its own credential. */
   #agentConnections = new Map();
   #stopping = false;
@@ -207,6 +278,8 @@ export class Stack {
   #docker = new Docker();
   #exitGuard = () => {
     for (const child of this.#children.values()) if (child.exitCode === null) child.kill('SIGKILL');
+    // Its nodes and namespaces outlive this process otherwise (they run detached).
+    if (this.#clusterUp) spawnSync(process.execPath, [CLUSTER_SCRIPT, 'down', '--dir', this.layout.cluster.dir], { env: { ...process.env, WRIT_HOME }, timeout: 30_000 });
   };
 
   constructor(layout, env, options) {
@@ -215,12 +288,19 @@ export class Stack {
     this.streams = layout.streams;
     this.bucket = layout.bucket;
     this.cellsRoot = layout.cellsRoot;
+    /** The services' key directory: seal keys `<principal>.seal.jwk.json`, the approval and receipt keyrings `approval/`, `receipt/`. */
+    this.keysDir = layout.keysDir;
     this.logDir = layout.logDir;
     this.pgSchema = layout.pgSchema;
     /** Environment every service got (a service's own overrides come on top). */
     this.env = env;
-    /** name → { name, port, url, pid, logFile } */
+    /** name → { name, id, instance, port, url, pid, logFile } of its first instance */
     this.services = {};
+    /** name → every instance of the service, in order */
+    this.instances = {};
+    this.natsUrl = layout.natsUrl;
+    /** Each executor host's cells root (one unless several executors run). */
+    this.cellsRoots = [layout.cellsRoot];
     this.#options = options;
   }
 
@@ -236,20 +316,23 @@ export class Stack {
 
   async start() {
     const names = this.#options.services ?? SERVICES;
+    process.once('exit', this.#exitGuard);
+    if (this.layout.cluster !== undefined) await this.#startCluster();
     // The harness's own connection: it creates the streams first (the same settings every
     // service asks for), so seven processes never race to create them.
-    this.nc = await connect({ servers: NATS_URL, name: `e2e-harness-${this.root}`, ...testNatsAuth() });
+    this.nc = await connect({ servers: this.#servers(), name: `e2e-harness-${this.root}`, ...testNatsAuth() });
     this.js = jetstream(this.nc);
     this.jsm = await jetstreamManager(this.nc);
     await ensureWritStreams(this.jsm, {
       names: { ingress: this.streams.ingress, commands: this.streams.commands, dlq: this.streams.dlq },
       subjects: { ingress: this.subject('ingress.>'), commands: this.subject('cmd.>'), dlq: this.subject('dlq.>') },
       maxBytes: this.layout.maxBytes,
+      replicas: this.layout.replicas,
     });
     // The harness reads the log as the services do (WRIT_AUTHORSHIP=enforce): a forged event is quarantined here too.
     this.store = await EventStore.open(
       this.nc,
-      { stream: this.streams.events, subjectPrefix: this.subject('evt'), maxBytes: this.layout.maxBytes },
+      { stream: this.streams.events, subjectPrefix: this.subject('evt'), maxBytes: this.layout.maxBytes, replicas: this.layout.replicas },
       { authorship: { servicePrincipals: busLayout().servicePrincipals } },
     );
     this.#pg = new pg.Client({ connectionString: this.layout.pgUrl });
@@ -258,10 +341,54 @@ export class Stack {
 
     await this.#issueServiceCredentials(names);
 
-    process.once('exit', this.#exitGuard);
-    const ports = await freePorts(names.length);
-    names.forEach((name, index) => this.#spawn(name, ports[index]));
-    await Promise.all(names.map((name) => this.#waitReady(name)));
+    const plan = names.flatMap((service) => {
+      const count = instanceCount(this.#options, service);
+      return Array.from({ length: count }, (_, index) => ({ service, instance: index + 1, id: count === 1 ? service : `${service}-${index + 1}` }));
+    });
+    const ports = await freePorts(plan.length);
+    plan.forEach((entry, index) => this.#instancePlan.set(entry.id, { ...entry, port: ports[index] }));
+    if (instanceCount(this.#options, 'executor') > 1 && names.includes('executor')) {
+      this.cellsRoots = plan.filter((entry) => entry.service === 'executor').map((entry) => path.join(this.cellsRoot, `host-${entry.instance}`));
+      for (const root of this.cellsRoots) await mkdir(root, { recursive: true });
+    }
+    for (const { id } of plan) this.#spawn(id);
+    await Promise.all(plan.map(({ id }) => this.#waitReady(id)));
+  }
+
+  /** The NATS servers to connect to (every node of a cluster). */
+  #servers() {
+    return this.natsUrl.split(',').map((url) => url.trim());
+  }
+
+  /** The stack's own cluster of the deployment's NATS config: its state, stores and logs under the stack's directories. */
+  async #startCluster() {
+    const { nodes, ports, dir } = this.layout.cluster;
+    this.#clusterUp = true;
+    const output = await clusterCommand(
+      ['up', '--nodes', String(nodes), '--port', String(ports.client), '--monitor-port', String(ports.monitor), '--route-port', String(ports.route), '--log-dir', this.logDir],
+      dir,
+    );
+    this.clusterReport = output.trim();
+  }
+
+  /** Runs scripts/nats-cluster/cluster.mjs against this stack's cluster (`kill 2`, `start 2`, `status`...). */
+  async cluster(args) {
+    if (this.layout.cluster === undefined) throw new Error('this stack runs on the deployment\'s NATS, not a cluster of its own (natsNodes)');
+    return clusterCommand(args, this.layout.cluster.dir);
+  }
+
+  /**
+   * What an instance gets beside the stack's environment. Several executors are several
+   * hosts: each its own executor id, host id and cells root (a task's cell stays on the host
+   * that made it; docs: services/executor/README.md, "Several hosts").
+   */
+  #instanceEnvironment({ service, instance }) {
+    if (service !== 'executor' || instanceCount(this.#options, 'executor') === 1) return {};
+    return {
+      WRIT_EXECUTOR_ID: `${this.env.WRIT_EXECUTOR_ID}-${instance}`,
+      WRIT_EXECUTOR_HOST_ID: `host-${instance}`,
+      WRIT_CELLS_ROOT: this.cellsRoots[instance - 1],
+    };
   }
 
   /**
@@ -299,20 +426,38 @@ export class Stack {
     this.env.WRIT_PG_PASSWORD_FILE = passwordFile;
   }
 
-  #spawn(name, port) {
+  #spawn(id) {
+    const planned = this.#instancePlan.get(id);
+    const { service: name, instance, port } = planned;
     const entry = path.join(REPO_ROOT, 'services', name, 'dist', 'main.js');
     if (!existsSync(entry)) throw new Error(`${entry} is missing: build the services first (npx nx run-many -t build)`);
-    const logFile = path.join(this.logDir, `${name}.log`);
+    const logFile = path.join(this.logDir, `${id}.log`);
     const fd = openSync(logFile, 'a');
-    const env = { ...inheritedEnvironment(), ...this.env, WRIT_NATS_CREDS: this.credentials[name], ...(this.#options.serviceEnv?.[name] ?? {}), WRIT_HTTP_PORT: String(port) };
+    const env = {
+      ...inheritedEnvironment(),
+      ...this.env,
+      WRIT_NATS_CREDS: this.credentials[name],
+      ...this.#instanceEnvironment(planned),
+      ...(this.#options.serviceEnv?.[name] ?? {}),
+      WRIT_HTTP_PORT: String(port),
+    };
     const child = spawn(process.execPath, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
     closeSync(fd);
-    this.#children.set(name, child);
-    this.services[name] = { name, port, url: `http://127.0.0.1:${port}`, pid: child.pid, logFile };
+    this.#children.set(id, child);
+    const started = { name, id, instance, port, url: `http://127.0.0.1:${port}`, pid: child.pid, logFile };
+    const all = (this.instances[name] ??= []);
+    all[instance - 1] = started;
+    if (instance === 1) this.services[name] = started;
+  }
+
+  /** An instance (`executor-2`) or a service's only instance (`executor`). */
+  #instance(id) {
+    const planned = this.#instancePlan.get(id);
+    return planned === undefined ? undefined : this.instances[planned.service]?.[planned.instance - 1];
   }
 
   async #waitReady(name) {
-    const service = this.services[name];
+    const service = this.#instance(name);
     const child = this.#children.get(name);
     const deadline = performance.now() + (this.#options.readyTimeoutMs ?? 90_000);
     let last = 'no answer';
@@ -348,26 +493,30 @@ export class Stack {
     const child = this.#children.get(name);
     if (child === undefined) throw new Error(`${name} is not a service of this stack`);
     if (child.exitCode === null && child.signalCode === null) throw new Error(`${name} is still running (pid ${child.pid})`);
-    this.#spawn(name, this.services[name].port);
+    this.#spawn(name);
     await this.#waitReady(name);
   }
 
   /** The last lines of a service's log. */
   logTail(name, lines = 40) {
-    const service = this.services[name];
+    const service = this.#instance(name);
     return service ? tailOf(service.logFile, lines) : '';
   }
 
-  /** Prints every service's log tail (for a failed test). */
+  /** Prints every instance's log tail (for a failed test). */
   printLogTails(lines = 40, write = (text) => process.stderr.write(text)) {
-    for (const name of Object.keys(this.services)) {
-      write(`\n----- ${name} (pid ${this.services[name].pid}, ${this.services[name].logFile}), last ${lines} lines -----\n${this.logTail(name, lines)}\n`);
+    for (const service of Object.values(this.instances).flat()) {
+      write(`\n----- ${service.id} (pid ${service.pid}, ${service.logFile}), last ${lines} lines -----\n${this.logTail(service.id, lines)}\n`);
     }
   }
 
-  /** Resident memory of each service process, in bytes. */
+  /** Resident memory of each service process (by instance id), in bytes. */
   residentMemory() {
-    return Object.fromEntries(Object.values(this.services).map((service) => [service.name, residentBytes(service.pid)]));
+    return Object.fromEntries(
+      Object.values(this.instances)
+        .flat()
+        .map((service) => [service.id, residentBytes(service.pid)]),
+    );
   }
 
   // ---- principals and requests -------------------------------------------------------------
@@ -384,7 +533,7 @@ export class Stack {
     await this.cli(['principal', 'add', '--id', id, '--type', type, ...roles.flatMap((role) => ['--role', role]), '--jwk', jwkFile, '--creds-out', credsFile, '--json']);
     if (type === 'agent') {
       // The agent talks to the bus as agents do: with the credential issued to it, which may publish its own ingress subject only.
-      const nc = await connect({ servers: NATS_URL, name: id, authenticator: credsAuthenticator(readFileSync(credsFile)) });
+      const nc = await connect({ servers: this.#servers(), name: id, authenticator: credsAuthenticator(readFileSync(credsFile)) });
       this.#agentConnections.set(id, nc);
     }
     return { id, kid: key.kid, key, publicJwk: key.publicJwk, credsFile };
@@ -411,7 +560,8 @@ export class Stack {
     const bin = path.join(REPO_ROOT, 'apps', 'cli', 'bin', 'writ.mjs');
     const env = {
       ...inheritedEnvironment(),
-      WRIT_NATS_URL: NATS_URL,
+      WRIT_NATS_URL: this.natsUrl,
+      WRIT_STREAM_REPLICAS: String(this.layout.replicas),
       WRIT_SUBJECT_ROOT: this.root,
       WRIT_EVENTS_STREAM: this.streams.events,
       WRIT_HOME,
@@ -607,9 +757,10 @@ export class Stack {
     );
   }
 
-  /** Path on the host of a file in a task's cell workspace. */
+  /** Path on the host of a file in a task's cell workspace (on the executor host that holds the task's cell). */
   workspaceFile(taskId, relative = '') {
-    return path.join(this.cellsRoot, taskId, 'workspace', relative);
+    const root = this.cellsRoots.find((candidate) => existsSync(path.join(candidate, taskId))) ?? this.cellsRoots[0];
+    return path.join(root, taskId, 'workspace', relative);
   }
 
   // ---- stopping ----------------------------------------------------------------------------------
@@ -633,6 +784,10 @@ export class Stack {
         await this.jsm.streams.delete(stream).catch(() => undefined);
       }
       await this.nc.close().catch(() => undefined);
+    }
+    if (this.#clusterUp) {
+      await clusterCommand(['down'], this.layout.cluster.dir).catch((error) => problems.push(`nats cluster: ${error.message}`));
+      this.#clusterUp = false;
     }
     if (this.#pg) {
       await this.#pg.query(`DROP SCHEMA IF EXISTS "${this.pgSchema}" CASCADE`).catch((error) => problems.push(`schema: ${error.message}`));

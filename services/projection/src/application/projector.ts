@@ -122,6 +122,8 @@ export class Projector {
     if (outcome.kind === 'applied') {
       this.committed = Math.max(this.committed, delivery.streamSeq);
       this.deps.publisher.publish(outcome.changes);
+      // Debug only (30-odd events an action): with several instances it tells which one folded what.
+      this.deps.logger.debug({ stream_seq: delivery.streamSeq }, 'event projected');
     }
     return outcome.kind;
   }

@@ -35,6 +35,9 @@ function quoted(schema: string): string {
   return `"${schema}"`;
 }
 
+/** First key of the migration lock (`pg_advisory_lock(int4, int4)`): "WRMG"; the second is `hashtext(<schema>)`. */
+const MIGRATION_LOCK_CLASS = 0x57524d47;
+
 /** Any failure of Postgres as a coded error; a Writ error passes through unchanged (a driver's SQLSTATE code is not one). */
 export function databaseError(operation: string, error: unknown): unknown {
   if (isWritCoded(error)) return error;
@@ -98,11 +101,11 @@ async function withClient<T>(connection: string | PgConnectionConfig, operation:
  * Opens the projection database: creates the schema if needed (typeorm keeps
  * its migrations table inside it, so it must exist first), then initializes
  * typeorm with `migrationsRun` — the migrations are the only way tables are
- * made; `synchronize` is never on.
+ * made; `synchronize` is never on. Both under an advisory lock per schema, so
+ * replicas starting together migrate one after the other.
  */
 export async function openProjectionDatabase(config: ProjectionDatabaseConfig): Promise<DataSource> {
   const schema = quoted(config.schema);
-  await withClient(config, 'create the projection schema', (client) => client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`));
   const { user, ...connection } = pgConnectionOptions(config);
   const dataSource = new DataSource({
     type: 'postgres',
@@ -118,11 +121,17 @@ export async function openProjectionDatabase(config: ProjectionDatabaseConfig): 
     poolSize: config.poolSize,
     applicationName: 'writ-projection',
   });
-  try {
-    await dataSource.initialize();
-  } catch (error) {
-    throw databaseError('open the projection database and run its migrations', error);
-  }
+  // Neither CREATE SCHEMA IF NOT EXISTS nor typeorm's migrations take a lock: two instances starting on a new
+  // schema both created its types and one failed (23505). One at a time per schema; the lock goes with the session.
+  await withClient(config, 'lock the projection schema for its migrations', async (client) => {
+    await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, config.schema]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    try {
+      await dataSource.initialize();
+    } catch (error) {
+      throw databaseError('open the projection database and run its migrations', error);
+    }
+  });
   return dataSource;
 }
 
