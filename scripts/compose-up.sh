@@ -28,7 +28,10 @@ home=${WRIT_COMPOSE_HOME:-$root/var/compose}
 case "$home" in /*) ;; *) home="$root/$home";; esac
 export WRIT_VERSION
 WRIT_VERSION=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json | head -n 1)
-compose() { docker-compose -p writ -f "$root/docker-compose.yml" "$@"; }
+# One Compose project per deployment: its volumes (the database, the services' keys) belong to the
+# trust material of this directory, never to another deployment's (a second home is a new, empty one).
+project="writ-$(printf '%s' "$home" | sha256sum | cut -c1-8)"
+compose() { docker-compose -p "$project" -f "$root/docker-compose.yml" "$@"; }
 load_env() {
   set -a; . "$home/writ.env"; set +a
   WRIT_NATS_PORT=${WRIT_NATS_URL##*:}
@@ -79,7 +82,7 @@ if [ -z "$running" ]; then
   done
 fi
 
-say "docker-compose up -d (project writ, deployment $home, NATS 127.0.0.1:$WRIT_NATS_PORT)"
+say "docker-compose up -d (project $project, deployment $home, NATS 127.0.0.1:$WRIT_NATS_PORT)"
 compose up -d --no-build
 
 ready() { node -e "fetch('http://127.0.0.1:$1/readyz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; }
@@ -87,7 +90,7 @@ index=0
 for name in projection ingress orchestrator policy approval executor receipt; do
   port=$((8080 + index)); index=$((index + 1))
   for _ in $(seq 1 240); do ready "$port" && break; sleep 0.5; done
-  if ready "$port"; then say "$name: ready (:$port)"; else compose logs --tail 40 "$name" >&2; die "$name is not ready on :$port (docker-compose -p writ logs $name)"; fi
+  if ready "$port"; then say "$name: ready (:$port)"; else compose logs --tail 40 "$name" >&2; die "$name is not ready on :$port (docker-compose -p $project logs $name)"; fi
 done
 
 # Idempotent: the operator signs its own registration with the trust anchor's key (ingress checks it);
@@ -100,4 +103,4 @@ say "dashboard registered (observer)"
 WRIT_PG_URL="postgres://writ_projection@127.0.0.1:${WRIT_COMPOSE_PG_PORT:-5433}/writ" writ doctor || die "writ doctor found a problem (above, with its next step)"
 say "Writ is up under docker-compose: API http://127.0.0.1:8080, NATS $WRIT_NATS_URL (auth on)"
 say "act as the operator (root): . $home/writ.env    the outside agent: WRIT_HOME=$home scripts/conformance.sh"
-say "logs: docker-compose -p writ logs <service>    stop: scripts/compose-up.sh --down"
+say "logs: docker-compose -p $project logs <service>    stop: scripts/compose-up.sh --down"
