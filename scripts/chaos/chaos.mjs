@@ -428,11 +428,39 @@ async function restartNats(counts) {
   measureRecovery(counts, 'nats-server kill and restart', settings.services.length ? SERVICES : [], killedAt);
 }
 
+async function postgresAccepting() {
+  return run('pg_isready', ['-q', '-h', '127.0.0.1', '-p', '5432'], { timeout: 10_000 }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * An immediate restart of the machine's PostgreSQL. The fault is the restart, never a server left down:
+ * `pg_ctlcluster` can give up waiting (crash recovery of a large WAL on a loaded machine takes longer
+ * than its 60 s) or fail to start it, and a run whose database stayed down would judge Writ on the
+ * machine. So the server is brought back here (started again if it is not running) and the run
+ * stops with the reason if it cannot be.
+ */
 async function restartPostgres(counts) {
   const { stdout } = await run('pg_lsclusters', ['--no-header']);
   const [version, cluster] = stdout.trim().split('\n')[0].split(/\s+/);
   const restartedAt = Date.now();
-  await run('pg_ctlcluster', [version, cluster, 'restart', '-m', 'immediate'], { timeout: 120_000 });
+  try {
+    await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, cluster, 'restart', '-m', 'immediate'], { timeout: 120_000 });
+  } catch (error) {
+    log(`pg_ctlcluster restart reported: ${String(error.stderr || error.message).trim().split('\n').slice(-2).join(' / ')}; waiting for the server`);
+  }
+  for (let attempt = 0; !(await postgresAccepting()); attempt++) {
+    if (attempt === 60) {
+      log('PostgreSQL does not accept connections 60 s after the restart; starting it (pg_ctlcluster start)');
+      await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, cluster, 'start'], { timeout: 120_000 }).catch((error) =>
+        log(`pg_ctlcluster start: ${String(error.stderr || error.message).trim().split('\n').at(-1)}`),
+      );
+    }
+    if (attempt >= 300) throw new Error(`PostgreSQL ${version}/${cluster} did not come back within 300 s of its restart (pg_lsclusters; /var/log/postgresql/postgresql-${version}-${cluster}.log)`);
+    await delay(1_000);
+  }
   counts.pgRestarts++;
   measureRecovery(counts, 'PostgreSQL restart (immediate)', SERVICES, restartedAt);
 }
@@ -460,7 +488,10 @@ function chaosLoop(counts, durationMs, signal, clustered) {
         await delay(Math.max(0, loopStart + (durationMs * (i + 1)) / (faults.length + 1) - Date.now()), undefined, { signal }).catch(() => undefined);
         if (signal.aborted) break;
         log(`fault: ${what}`);
-        await fault(counts).catch((error) => log(`${what} failed: ${error.message}`));
+        await fault(counts).catch((error) => {
+          counts.faultsFailed.push(`${what}: ${error.message}`);
+          log(`${what} failed: ${error.message}`);
+        });
       }
     })();
   const times = (n, what, fault) => Array.from({ length: n }, () => ({ what, run: fault }));
@@ -552,7 +583,7 @@ async function verifyTask(taskId) {
 
 async function main() {
   const dir = await mkdtemp(path.join(tmpdir(), 'writ-chaos-'));
-  const counts = { kills: {}, natsRestarts: 0, pgRestarts: 0, partitions: 0, recovery: {}, pendingRecoveries: [], divergences: [], repairs: 0, rebuildAfterRepair: false };
+  const counts = { kills: {}, faultsFailed: [], natsRestarts: 0, pgRestarts: 0, partitions: 0, recovery: {}, pendingRecoveries: [], divergences: [], repairs: 0, rebuildAfterRepair: false };
   try {
     log(`doctor: ${(await writ(['doctor'])).trim().split('\n').at(-1)}`);
     const { agents, director } = await registerPrincipals(dir);
@@ -661,6 +692,7 @@ async function main() {
         unchecked.length === 0 &&
         verified === tasks.length &&
         rebuild === 'equal' &&
+        counts.faultsFailed.length === 0 &&
         counts.repairs >= counts.divergences.length,
       settings: { ...settings, verifySample: Number.isFinite(settings.verifySample) ? settings.verifySample : 'all' },
       seconds: Math.round((Date.now() - started) / 1000),
@@ -675,12 +707,13 @@ async function main() {
       verified: `${verified}/${tasks.length}`,
       rebuild,
       replicas: { diverged: counts.divergences, repaired: counts.repairs },
-      chaos: { nats: (await clusterNodes()) === undefined ? 'one server' : `${(await clusterNodes()).length}-node cluster`, service_kills: counts.kills, nats_restarts: counts.natsRestarts, partitions: counts.partitions, postgres_restarts: counts.pgRestarts },
+      chaos: { nats: (await clusterNodes()) === undefined ? 'one server' : `${(await clusterNodes()).length}-node cluster`, service_kills: counts.kills, nats_restarts: counts.natsRestarts, partitions: counts.partitions, postgres_restarts: counts.pgRestarts, faults_failed: counts.faultsFailed },
       recovery: Object.fromEntries(Object.entries(counts.recovery).sort().map(([kind, samples]) => [kind, summary(samples)])),
     };
     if (flags.json) console.log(JSON.stringify(report, null, 2));
     else {
       console.log(`chaos: ${report.actions} actions in ${report.seconds} s on ${report.chaos.nats}, ${Object.values(counts.kills).reduce((s, n) => s + n, 0)} service kills ${JSON.stringify(counts.kills)}, ${counts.natsRestarts} nats-server${report.chaos.nats === 'one server' ? '' : ' node'} restarts, ${counts.partitions} partitions, ${counts.pgRestarts} PostgreSQL restarts`);
+      if (counts.faultsFailed.length > 0) console.log(`  faults failed      ${counts.faultsFailed.length} (the run did not inflict what it claims; the machine, not Writ, is in question): ${JSON.stringify(counts.faultsFailed)}`);
       console.log(`  by status          ${JSON.stringify(byStatus)}`);
       console.log(`  stuck              ${stuck.length}${stuck.length ? ` ${JSON.stringify(report.stuck.slice(0, 5))}` : ''}`);
       console.log(`  unreceipted        ${unreceipted.length}`);

@@ -26,6 +26,7 @@ import { createLogger } from '@writ/telemetry';
 import { packetHashOfRef } from '@writ/runtime';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResolveApprovalHandler } from './application/resolve-approval.handler.js';
 import { SERVICE_NAME, createApprovalApp, type ApprovalApp } from './bootstrap.js';
 import { loadApprovalConfig, type ApprovalConfig } from './config.js';
 
@@ -476,6 +477,22 @@ describe('approval service: resolve', () => {
     const granted = await waitForEvent(attempt.taskId, 'approval.granted');
     expect(granted).toMatchObject({ entity_id: attempt.approvalId, event_id: reply.event_id, attempt_id: attempt.attemptId });
     expect(granted.payload).toMatchObject({ resolved_by: director.id, note: `grant by ${director.id}`, witness_validated: false });
+  });
+
+  it('given a resolution recorded, when the same signed resolution is sent again, then it is answered the same and reported recorded once (writ_approvals_resolved_total)', async () => {
+    now = new Date();
+    const attempt = await seedAttempt();
+    await requestApproval(attempt);
+    const handler = service.app.get(ResolveApprovalHandler);
+    const request = { approval_id: attempt.approvalId, task_id: attempt.taskId, resolution_jws: await resolutionJws(director, attempt.approvalId, 'grant') };
+    const recorded: string[] = [];
+    // when the director's grant is handled, then handled again (a lost reply, a resend)
+    const first = await handler.resolve(request, { recorded: (reply) => recorded.push(reply.event_id) });
+    const second = await handler.resolve(request, { recorded: (reply) => recorded.push(reply.event_id) });
+    // then both answer the one approval.granted, and only the first recorded it
+    expect(second).toEqual(first);
+    expect(recorded).toEqual([first.event_id]);
+    expect((await taskEvents(attempt.taskId)).filter((event) => event.event_type === 'approval.granted')).toHaveLength(1);
   });
 
   it('denies the approval on a signed deny', async () => {

@@ -120,7 +120,7 @@ export const METRICS = Object.freeze({
   approvalsResolved: define({
     name: 'writ_approvals_resolved_total',
     kind: 'counter',
-    help: 'Director resolutions this process answered, by status (granted, denied); a resent resolution is answered, and counted, again',
+    help: 'Director resolutions this process recorded in the log, by status (granted, denied); a resent resolution found already recorded is answered but not counted again',
     unit: '{approval}',
     labels: ['status'],
     services: ['approval'],

@@ -93,16 +93,25 @@ const REPLY_CODES = new Set([
 export class ResolveApprovalHandler {
   constructor(private readonly deps: ResolveApprovalDeps) {}
 
-  async resolve(request: ResolveApprovalRequest): Promise<ResolveApprovalReply> {
+  /**
+   * `options.recorded` runs once, after the append, when this call recorded the resolution; a resent
+   * resolution that finds it already in the log is answered the same but not reported again (metrics).
+   */
+  async resolve(request: ResolveApprovalRequest, options: { readonly recorded?: (reply: ResolveApprovalReply) => void } = {}): Promise<ResolveApprovalReply> {
     try {
-      return await this.#resolve(request);
+      let recordedHere = false;
+      const reply = await this.#resolve(request, () => {
+        recordedHere = true;
+      });
+      if (recordedHere) options.recorded?.(reply);
+      return reply;
     } catch (error) {
       if (hasErrorCode(error) && REPLY_CODES.has(error.code)) throw error;
       throw new ApprovalServiceError('APPROVAL_UNAVAILABLE', 'the approval could not be resolved now; retry', { cause: error });
     }
   }
 
-  async #resolve(request: ResolveApprovalRequest): Promise<ResolveApprovalReply> {
+  async #resolve(request: ResolveApprovalRequest, recording: () => void): Promise<ResolveApprovalReply> {
     const claimed = claimedResolution(request.resolution_jws);
     if (claimed.approval_id !== request.approval_id) {
       throw new ApprovalServiceError('APPROVAL_RESOLUTION_MISMATCH', `the signed resolution is for approval ${claimed.approval_id}, not ${request.approval_id}`, {
@@ -165,6 +174,8 @@ export class ResolveApprovalHandler {
           correlationId: request.task_id,
         });
         // A duplicate means our view was stale: the next read finds it landed (above), or no longer pending.
+        // Either way it is this call's resolution from here on (a partly landed append is completed above).
+        recording();
         return decision.append(drafts, reply(event.type, drafts[0]?.event_id ?? ''));
       },
     });

@@ -65,8 +65,11 @@ export function approvalCommandsListener(subjects: ApprovalSubjects, commandsStr
     @MessagePattern<string>(subjects.resolve)
     async resolve(@Payload() body: unknown): Promise<ResolveApprovalReply> {
       const request = parseContract('ResolveApproval', ResolveApprovalRequest, body);
-      const reply = await this.resolutions.resolve(request);
-      if (reply.status === 'granted' || reply.status === 'denied') this.#resolved.add(1, { status: reply.status });
+      const reply = await this.resolutions.resolve(request, {
+        recorded: ({ status }) => {
+          if (status === 'granted' || status === 'denied') this.#resolved.add(1, { status });
+        },
+      });
       this.log.info({ task_id: reply.task_id, approval_id: reply.approval_id, status: reply.status, resolved_by: reply.resolved_by }, 'approval resolved');
       return reply;
     }
