@@ -194,8 +194,17 @@ const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 /** Interval of the exit-status poll after an exec's stream has ended. */
 const EXIT_POLL_MS = 5;
-/** How long an opener waits for another opener's claim of a pooled cell to write its binding (a claim is three renames and a file). */
-const POOLED_CLAIM_GRACE_MS = 5_000;
+/**
+ * How long an opener waits for another opener's claim of a pooled cell to write its binding (a claim is
+ * three renames and a file, but each is a Docker or disk call that a saturated host answers in seconds).
+ */
+const POOLED_CLAIM_GRACE_MS = 15_000;
+/**
+ * Rounds of the open loop when openers of one task race (a lost create, a claim taken): each round the
+ * loser looks again, after a random pause that breaks the lockstep of two openers retrying together.
+ */
+const OPEN_ROUNDS = 8;
+const OPEN_RETRY_PAUSE_MS = 200;
 const BINDING_POLL_MS = 25;
 /** How long a new in-cell supervisor may take to say it is ready. */
 const SUPERVISOR_READY_MS = 10_000;
@@ -338,7 +347,8 @@ export class CellRuntime {
     });
 
     // Two openCell calls may race on one task: the loser of the create sees 409 and looks again.
-    for (let attempt = 0; attempt < 3; attempt += 1) {
+    for (let attempt = 0; attempt < OPEN_ROUNDS; attempt += 1) {
+      if (attempt > 0) await delay(Math.random() * OPEN_RETRY_PAUSE_MS);
       const existing = attempt === 0 ? found : await this.#inspect(name);
       if (existing !== undefined) {
         if (existing.Config.Labels?.[CELL_LABELS.spec] === specSha256 && existing.Image === image.image_id) {
