@@ -549,4 +549,19 @@ describe('receipt service', () => {
     // then the task holds one receipt
     expect((await taskEvents(attempt.taskId)).filter((event) => event.event_type === 'receipt.issued')).toHaveLength(1);
   });
+
+  it('given an attempt receipted as settled, when the command is redelivered and would now be worded to another result (a release between the append and the ack), then the first receipt stands alone', async () => {
+    const attempt = newAttempt();
+    await seed(attempt.taskId, settledAttempt(attempt));
+    await issue(attempt, 'settled', `${attempt.attemptId}:1`);
+    const [first] = await receipts(attempt.taskId);
+    expect(first?.receipt.result_code).toBe('succeeded');
+    // when the log reads to another settled result and the same command arrives again
+    await seed(attempt.taskId, [receiptPending(attempt, 'failed')]);
+    const again = await issue(attempt, 'settled', `${attempt.attemptId}:2`);
+    await waitHandled(again);
+    // then no second receipt contradicts the first
+    const issued = (await taskEvents(attempt.taskId)).filter((event) => event.event_type === 'receipt.issued');
+    expect(issued.map((event) => event.entity_id)).toEqual([first?.receipt.receipt_id]);
+  });
 });

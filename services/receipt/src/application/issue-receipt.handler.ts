@@ -23,10 +23,22 @@ export type IssueReceiptOutcome =
   | { readonly status: 'already_issued' };
 
 /**
+ * Whether `issued` already closed what `command` asks to close: the same attempt for the same cause with a
+ * settled result. The receipt id carries the result (so an `unknown_outcome` receipt is followed by the
+ * settled one), and a redelivery handled by a release that words a result differently (an upgrade between
+ * the append and the ack) must find the receipt it issued, not issue a second one that contradicts it.
+ * Receipts of approval resolutions are one per approval, which their id alone tells.
+ */
+function endsTheSameAttempt(issued: ReceiptIssued, command: IssueReceipt): boolean {
+  if (command.cause === 'approval_resolved') return false;
+  return issued.receipt.attempt_id === command.attempt_id && (issued.cause === undefined || issued.cause === command.cause) && issued.receipt.result_code !== 'unknown_outcome';
+}
+
+/**
  * `writ.cmd.receipt.issue` (governed path step 6): read the task stream,
  * build the attempt's receipt, chain it to the task's previous receipt, sign
  * it, and append `receipt.issued`. Idempotent by receipt id (derived from the
- * attempt, cause and result); a lost race (EVENTSTORE_CONFLICT) is retried by the
+ * attempt, cause and result) and by `endsTheSameAttempt`; a lost race (EVENTSTORE_CONFLICT) is retried by the
  * bus, which re-reads and re-chains. Never changes task state.
  *
  * A director's decision in the log (`approval.granted` / `.denied`) is receipted and bound
@@ -70,7 +82,7 @@ export class IssueReceiptHandler {
       ...(approval === undefined ? {} : { approval }),
     });
     const receiptId = body.receipt_id;
-    if (receipts.some((issued) => issued.receipt.receipt_id === receiptId)) return { status: 'already_issued' };
+    if (receipts.some((issued) => issued.receipt.receipt_id === receiptId || endsTheSameAttempt(issued, command))) return { status: 'already_issued' };
     // The cause rides beside the receipt, so a reader tells an approval's receipt from the one that ends the attempt.
     // The receipt lands right after this head (the append below is guarded by it), and signing the head signs every earlier event.
     const head = history.events.at(-1);
