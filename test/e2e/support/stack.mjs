@@ -52,6 +52,8 @@ import pg from 'pg';
 
 const execFileAsync = promisify(execFile);
 const MiB = 1024 ** 2;
+/** Posts of one resolution while the approval service answers 503 / 504 (busy, restarting) before the answer is taken as is. */
+const RESOLVE_ATTEMPTS = 5;
 
 /** The repository root (this file is test/e2e/support/stack.mjs). */
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -641,14 +643,22 @@ export class Stack {
     return signJws(JSON.stringify(resolution), director.key);
   }
 
-  /** A director's signed resolution (`resolutionJws`) posted to `POST /v1/approvals/<id>/<grant|deny>`; `{ status, body }`. */
+  /**
+   * A director's signed resolution (`resolutionJws`) posted to `POST /v1/approvals/<id>/<grant|deny>`; `{ status, body }`.
+   * A 503 / 504 (the approval service busy or restarting) is retried with the same signed resolution, as the
+   * API tells a director to ("retry with the same idempotency key"): the answer that counts is the one that is not "try again".
+   */
   async resolveApproval(director, taskId, approvalId, decision, fields = {}) {
     const resolutionJws = await this.resolutionJws(director, taskId, approvalId, decision, fields);
-    return this.http(`/v1/approvals/${approvalId}/${decision}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ task_id: taskId, resolution_jws: resolutionJws }),
-    });
+    for (let attempt = 1; ; attempt++) {
+      const answer = await this.http(`/v1/approvals/${approvalId}/${decision}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ task_id: taskId, resolution_jws: resolutionJws }),
+      });
+      if ((answer.status !== 503 && answer.status !== 504) || attempt === RESOLVE_ATTEMPTS) return answer;
+      await delay(attempt * 1_000);
+    }
   }
 
   /** JetStream publish of a JSON command on `<root>.<suffix>` (e.g. `cmd.executor.run`). */
