@@ -21,6 +21,7 @@ export {
   type ReceiptDocument,
   type ReceiptVerification,
   type ReceiptVerifyOptions,
+  type TimelineReceipt,
 } from './receipt-verification.js';
 
 // The client

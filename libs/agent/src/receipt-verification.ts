@@ -24,12 +24,26 @@ export interface ReceiptVerifyOptions {
   /** What the receipt must be about: its id, the action it receipts (`action_request_ref` = `action_request:<id>`), its task. */
   readonly expect?: { readonly receiptId?: string; readonly actionRequestId?: string; readonly taskId?: string };
   /**
-   * Every `receipt.issued` of the receipt's task in task order (its timeline,
-   * `GET /v1/tasks/<id>`): then the served receipt must be the one the log
-   * carries, and `prev_receipt_hash` must link to the previous receipt (itself
-   * hashed and signed by a trusted key). Absent: those two checks are skipped.
+   * The receipts of the receipt's task in task order, as its timeline lists
+   * its `receipt.issued` events (`GET /v1/tasks/<id>`: id and hash of each;
+   * the timeline is a redacted view, so only these are read from it). Then
+   * the log must list this receipt with this very hash, and `prev_receipt_hash`
+   * must be the hash of the receipt listed before it (null for the first).
+   * Absent: those two checks are skipped.
    */
-  readonly taskReceipts?: readonly ReceiptDocument[];
+  readonly taskReceipts?: readonly TimelineReceipt[];
+  /**
+   * The task's previous receipt in full (`GET /v1/receipts/<id>`): the link is
+   * worth something only if what it points at is itself hashed and signed by a
+   * trusted key. Without it, a receipt that has a predecessor skips the chain check.
+   */
+  readonly previousReceipt?: ReceiptDocument;
+}
+
+/** One `receipt.issued` of a task's timeline: which receipt, and its hash. */
+export interface TimelineReceipt {
+  readonly receiptId: string;
+  readonly receiptHash: string | null;
 }
 
 export type ReceiptCheckName = 'contract' | 'binding' | 'hash' | 'signature' | 'payload' | 'signer' | 'event' | 'chain';
@@ -68,8 +82,9 @@ const skip = (name: ReceiptCheckName, message: string): ReceiptCheck => ({ name,
  * - signature: the JWS verifies (EdDSA only, `typ` writ-receipt+jws) under a trusted key chosen by `kid`;
  * - payload: the JWS signs exactly that canonical body;
  * - signer: the verifying key is `signer_ref`, and `signature` is the JWS with its payload detached;
- * - event and chain (with `taskReceipts`): the log's `receipt.issued` carries this very receipt, and
- *   `prev_receipt_hash` is the previous receipt's hash (null for the task's first).
+ * - event and chain (with `taskReceipts`): the task's log lists this receipt with this hash, and
+ *   `prev_receipt_hash` is the hash of the receipt before it (null for the task's first), which
+ *   (`previousReceipt`) is itself hashed and signed by a trusted key.
  *
  * Not checked here (they need the log itself, `writ verify --task` / `writ export`):
  * the event chain head the receipt signs, that the key was valid at `created_at`,
@@ -88,7 +103,7 @@ export async function verifyReceipt(document: ReceiptDocument, options: ReceiptV
   if (options.taskReceipts === undefined) {
     checks.push(skip('event', 'no task timeline given'), skip('chain', 'no task timeline given'));
   } else {
-    checks.push(...(await logChecks(document, options.taskReceipts, options.keys)));
+    checks.push(...(await logChecks(document, options.taskReceipts, options.previousReceipt, options.keys)));
   }
   const failure = checks.find((check) => check.result === 'fail');
   return { ok: failure === undefined, kid: core.kid, receipt, checks, failure };
@@ -178,46 +193,50 @@ async function verifyCore(document: ReceiptDocument, keys: ReadonlyMap<string, T
   return { checks, kid: verified.kid };
 }
 
-/** The receipt against its task's receipt.issued events: the same receipt, and the link to the one before. */
-async function logChecks(document: ReceiptDocument, taskReceipts: readonly ReceiptDocument[], jwks: JsonWebKeySet): Promise<ReceiptCheck[]> {
+/** The receipt against its task's receipt.issued events: listed with its hash, and linked to the one before. */
+async function logChecks(document: ReceiptDocument, taskReceipts: readonly TimelineReceipt[], previousReceipt: ReceiptDocument | undefined, jwks: JsonWebKeySet): Promise<ReceiptCheck[]> {
   const id = document.receipt?.['receipt_id'];
+  const hash = document.receipt?.['receipt_hash'] ?? null;
   // A receipt is immutable: the first receipt.issued of an id is the receipt (later copies are redeliveries).
-  const distinct: ReceiptDocument[] = [];
-  for (const entry of taskReceipts) if (!distinct.some((seen) => seen.receipt['receipt_id'] === entry.receipt['receipt_id'])) distinct.push(entry);
-  const index = distinct.findIndex((entry) => entry.receipt['receipt_id'] === id);
+  const distinct: TimelineReceipt[] = [];
+  for (const entry of taskReceipts) if (!distinct.some((seen) => seen.receiptId === entry.receiptId)) distinct.push(entry);
+  const index = distinct.findIndex((entry) => entry.receiptId === id);
   if (index < 0) return [fail('event', 'AGENT_RECEIPT_EVENT_MISMATCH', `the task's timeline has no receipt.issued for ${String(id)}`), skip('chain', 'needs the receipt.issued event')];
-  const logged = distinct[index] as ReceiptDocument;
-  const checks: ReceiptCheck[] = [];
-  if (canonicalBody(logged.receipt, false) !== canonicalBody(document.receipt, false) || logged.jws !== document.jws) {
-    checks.push(fail('event', 'AGENT_RECEIPT_EVENT_MISMATCH', `the receipt or its JWS differs from the one receipt.issued carries in the task's timeline`));
-  } else {
-    checks.push(pass('event', `exactly the receipt receipt.issued carries (receipt ${index + 1} of the task)`));
-  }
+  const logged = distinct[index] as TimelineReceipt;
+  const checks: ReceiptCheck[] = [
+    logged.receiptHash === hash
+      ? pass('event', `the task's log lists it with this hash (receipt ${index + 1} of the task)`)
+      : fail('event', 'AGENT_RECEIPT_EVENT_MISMATCH', `the task's log lists ${String(id)} with hash ${String(logged.receiptHash)}, not ${String(hash)}`),
+  ];
   const previous = index === 0 ? undefined : distinct[index - 1];
   const link = document.receipt['prev_receipt_hash'] ?? null;
-  const previousHash = previous === undefined ? null : (previous.receipt['receipt_hash'] ?? null);
+  const previousHash = previous === undefined ? null : previous.receiptHash;
   if (link !== previousHash) {
     checks.push(fail('chain', 'AGENT_RECEIPT_CHAIN_BROKEN', `prev_receipt_hash is ${String(link)}, the task's previous receipt hashes to ${String(previousHash ?? 'null (none)')}`));
-  } else if (previous !== undefined) {
+  } else if (previous === undefined) {
+    checks.push(pass('chain', 'the first receipt of the task: prev_receipt_hash is null'));
+  } else if (previousReceipt === undefined) {
+    checks.push(skip('chain', `prev_receipt_hash names ${previous.receiptId}, which was not given to check`));
+  } else if (previousReceipt.receipt['receipt_id'] !== previous.receiptId || previousReceipt.receipt['receipt_hash'] !== previousHash) {
+    checks.push(fail('chain', 'AGENT_RECEIPT_CHAIN_BROKEN', `the previous receipt given is not ${previous.receiptId} with hash ${String(previousHash)}`));
+  } else {
     // The link is only worth something if what it points at is itself a genuine receipt.
-    const own = (await verifyCore(previous, await trustedKeys(jwks))).checks.find((check) => check.result === 'fail');
+    const own = (await verifyCore(previousReceipt, await trustedKeys(jwks))).checks.find((check) => check.result === 'fail');
     checks.push(
       own === undefined
-        ? pass('chain', `prev_receipt_hash links to the previous receipt ${String(previous.receipt['receipt_id'])} (hashed and signed)`)
-        : fail('chain', 'AGENT_RECEIPT_CHAIN_BROKEN', `the previous receipt ${String(previous.receipt['receipt_id'])} does not verify: ${own.message}`),
+        ? pass('chain', `prev_receipt_hash links to the previous receipt ${previous.receiptId} (hashed and signed)`)
+        : fail('chain', 'AGENT_RECEIPT_CHAIN_BROKEN', `the previous receipt ${previous.receiptId} does not verify: ${own.message}`),
     );
-  } else {
-    checks.push(pass('chain', 'the first receipt of the task: prev_receipt_hash is null'));
   }
   return checks;
 }
 
-/** RFC 8785 of the receipt without `receipt_hash` and `signature` (what is hashed and signed), or of all of it. */
-function canonicalBody(receipt: Readonly<Record<string, unknown>> | undefined, withoutSeal = true): string | undefined {
+/** RFC 8785 of the receipt without `receipt_hash` and `signature`: what is hashed and signed. */
+function canonicalBody(receipt: Readonly<Record<string, unknown>> | undefined): string | undefined {
   if (receipt === null || typeof receipt !== 'object') return undefined;
   const { receipt_hash: _hash, signature: _signature, ...body } = receipt;
   try {
-    return canonicalize(withoutSeal ? body : receipt);
+    return canonicalize(body);
   } catch {
     return undefined;
   }

@@ -14,12 +14,15 @@ async function chainOfTwo() {
   return { key, first, second, keys: { keys: [key.jwk] } };
 }
 
+/** What the task's timeline lists of each receipt.issued: id and hash. */
+const listed = (...documents: ReceiptDocument[]) => documents.map((document) => ({ receiptId: String(document.receipt['receipt_id']), receiptHash: String(document.receipt['receipt_hash']) }));
+
 const codes = (checks: readonly { result: string; code?: string }[]) => checks.filter((check) => check.result === 'fail').map((check) => check.code);
 
 describe('verifyReceipt', () => {
   it('given a sealed receipt and its task timeline, when verified, then every check passes', async () => {
     const { second, first, keys } = await chainOfTwo();
-    const verification = await verifyReceipt(second, { keys, expect: { receiptId: 'rcp-2', actionRequestId: 'ar-2', taskId: TASK }, taskReceipts: [first, second] });
+    const verification = await verifyReceipt(second, { keys, expect: { receiptId: 'rcp-2', actionRequestId: 'ar-2', taskId: TASK }, taskReceipts: listed(first, second), previousReceipt: first });
     expect(verification.ok).toBe(true);
     expect(verification.kid).toBe('writ-receipt-k1');
     expect(verification.checks.map((check) => `${check.name}:${check.result}`)).toEqual([
@@ -82,20 +85,26 @@ describe('verifyReceipt', () => {
   it('given a timeline whose previous receipt is not the one linked, when verified, then AGENT_RECEIPT_CHAIN_BROKEN', async () => {
     const { key, second, keys } = await chainOfTwo();
     const otherFirst = await sealReceipt(receiptBody({ receiptId: 'rcp-0', taskId: TASK, actionRequestId: 'ar-0', prev: null, signerRef: key.kid }), key);
-    expect(codes((await verifyReceipt(second, { keys, taskReceipts: [otherFirst, second] })).checks)).toEqual(['AGENT_RECEIPT_CHAIN_BROKEN']);
+    expect(codes((await verifyReceipt(second, { keys, taskReceipts: listed(otherFirst, second), previousReceipt: otherFirst })).checks)).toEqual(['AGENT_RECEIPT_CHAIN_BROKEN']);
   });
 
-  it('given a previous receipt that links but was tampered, when verified, then AGENT_RECEIPT_CHAIN_BROKEN', async () => {
+  it('given a previous receipt that is listed with the linked hash but does not verify, when verified, then AGENT_RECEIPT_CHAIN_BROKEN', async () => {
     const { first, second, keys } = await chainOfTwo();
     const forgedFirst: ReceiptDocument = { ...first, receipt: { ...first.receipt, result_summary: 'rewritten' } };
-    expect(codes((await verifyReceipt(second, { keys, taskReceipts: [forgedFirst, second] })).checks)).toEqual(['AGENT_RECEIPT_CHAIN_BROKEN']);
+    expect(codes((await verifyReceipt(second, { keys, taskReceipts: listed(first, second), previousReceipt: forgedFirst })).checks)).toEqual(['AGENT_RECEIPT_CHAIN_BROKEN']);
   });
 
-  it('given a served receipt that the timeline does not carry as it is, when verified, then AGENT_RECEIPT_EVENT_MISMATCH', async () => {
+  it('given the previous receipt is not at hand, when verified, then the chain check is skipped, never passed', async () => {
+    const { first, second, keys } = await chainOfTwo();
+    const verification = await verifyReceipt(second, { keys, taskReceipts: listed(first, second) });
+    expect(verification.checks.find((check) => check.name === 'chain')?.result).toBe('skip');
+  });
+
+  it('given a receipt the task log lists with another hash, or not at all, when verified, then AGENT_RECEIPT_EVENT_MISMATCH', async () => {
     const { key, first, keys } = await chainOfTwo();
-    // a genuine, signed receipt with the same id but another body than the log's
+    // a genuine, signed receipt with the same id but another body than the one the log lists
     const resealed = await sealReceipt({ ...receiptBody({ receiptId: 'rcp-1', taskId: TASK, actionRequestId: 'ar-1', prev: null, signerRef: key.kid }), result_summary: 'other' }, key);
-    expect(codes((await verifyReceipt(resealed, { keys, taskReceipts: [first] })).checks)).toEqual(['AGENT_RECEIPT_EVENT_MISMATCH']);
+    expect(codes((await verifyReceipt(resealed, { keys, taskReceipts: listed(first) })).checks)).toEqual(['AGENT_RECEIPT_EVENT_MISMATCH']);
     expect(codes((await verifyReceipt(first, { keys, taskReceipts: [] })).checks)).toEqual(['AGENT_RECEIPT_EVENT_MISMATCH']);
   });
 

@@ -7,7 +7,7 @@ import { ActionView, IngressReplyView, KeysView, ReceiptView, TERMINAL_ACTION_ST
 import { checkContract } from './contract-check.js';
 import { ClaimReply, SubmitClaim, type ActionRequest, type Brief, type Receipt } from './contracts.js';
 import { connectNats, publishAction, requestService, type NatsOptions, type PublishAck } from './nats-link.js';
-import { verifyReceipt, type JsonWebKeySet, type ReceiptCheck, type ReceiptDocument } from './receipt-verification.js';
+import { verifyReceipt, type JsonWebKeySet, type ReceiptCheck, type ReceiptDocument, type TimelineReceipt } from './receipt-verification.js';
 import { briefedTaskRequest, type BriefedTaskOptions, type FirstActionFields } from './task-brief.js';
 import { claimSubject, signTaskClaim, type TaskClaim } from './task-claims.js';
 import { TaskUpdates, type TaskUpdatesOptions } from './task-updates.js';
@@ -205,11 +205,14 @@ export class WritAgent {
    */
   async receipt(receiptId: string, expect: { readonly actionRequestId?: string; readonly taskId?: string } = {}): Promise<VerifiedReceipt> {
     this.#open();
-    const row = await this.api.get(`/v1/receipts/${encodeURIComponent(receiptId)}`, ReceiptView, `receipt ${receiptId}`);
-    const taskId = typeof row.receipt['task_id'] === 'string' ? row.receipt['task_id'] : undefined;
+    const document = await this.#receiptDocument(receiptId);
+    const taskId = typeof document.receipt['task_id'] === 'string' ? document.receipt['task_id'] : undefined;
     const taskReceipts = taskId === undefined ? [] : await this.#taskReceipts(taskId);
-    const document = { receipt: row.receipt, jws: row.jws };
-    const options = { expect: { receiptId, ...expect }, taskReceipts };
+    // The receipt before this one, read in full: the timeline only lists ids and hashes (it is a redacted view).
+    const index = taskReceipts.findIndex((entry) => entry.receiptId === receiptId);
+    const previousId = index > 0 ? taskReceipts[index - 1]?.receiptId : undefined;
+    const previousReceipt = previousId === undefined ? undefined : await this.#receiptDocument(previousId);
+    const options = { expect: { receiptId, ...expect }, taskReceipts, ...(previousReceipt === undefined ? {} : { previousReceipt }) };
     let verification = await verifyReceipt(document, { ...options, keys: await this.#serviceKeys(false) });
     // A key rotated in since the keys were read: read them once more before calling the receipt unknown.
     if (verification.failure?.code === 'AGENT_RECEIPT_KEY_UNKNOWN') verification = await verifyReceipt(document, { ...options, keys: await this.#serviceKeys(true) });
@@ -219,7 +222,7 @@ export class WritAgent {
         details: { receipt_id: receiptId, checks: verification.checks },
       });
     }
-    return { receipt, jws: row.jws, kid, checks: verification.checks };
+    return { receipt, jws: document.jws, kid, checks: verification.checks };
   }
 
   /**
@@ -331,20 +334,29 @@ export class WritAgent {
     return this.#keys;
   }
 
-  /** Every `receipt.issued` of the task, in task order, from its timeline. */
-  async #taskReceipts(taskId: string): Promise<ReceiptDocument[]> {
-    const receipts: ReceiptDocument[] = [];
+  async #receiptDocument(receiptId: string): Promise<ReceiptDocument> {
+    const row = await this.api.get(`/v1/receipts/${encodeURIComponent(receiptId)}`, ReceiptView, `receipt ${receiptId}`);
+    return { receipt: row.receipt, jws: row.jws };
+  }
+
+  /** Every `receipt.issued` of the task, in task order, as its timeline lists them (distinct receipts, first occurrence). */
+  async #taskReceipts(taskId: string): Promise<TimelineReceipt[]> {
+    const receipts: TimelineReceipt[] = [];
     for (let after: number | null = 0; after !== null; ) {
       const page: TaskView = await this.api.get(`/v1/tasks/${encodeURIComponent(taskId)}?after=${after}&limit=1000`, TaskView, `task ${taskId}`);
-      for (const event of page.events) if (event.event_type === 'receipt.issued') receipts.push(receiptOf(event));
+      for (const event of page.events) {
+        const listed = event.event_type === 'receipt.issued' ? timelineReceipt(event) : undefined;
+        if (listed !== undefined && !receipts.some((seen) => seen.receiptId === listed.receiptId)) receipts.push(listed);
+      }
       after = page.next_after;
     }
     return receipts;
   }
 }
 
-function receiptOf(event: TaskEventView): ReceiptDocument {
-  const receipt = event.payload['receipt'];
-  const jws = event.payload['jws'];
-  return { receipt: typeof receipt === 'object' && receipt !== null ? (receipt as Record<string, unknown>) : {}, jws: typeof jws === 'string' ? jws : '' };
+function timelineReceipt(event: TaskEventView): TimelineReceipt | undefined {
+  const receipt = event.payload['receipt'] as Record<string, unknown> | null | undefined;
+  const receiptId = receipt?.['receipt_id'];
+  const receiptHash = receipt?.['receipt_hash'];
+  return typeof receiptId === 'string' ? { receiptId, receiptHash: typeof receiptHash === 'string' ? receiptHash : null } : undefined;
 }
