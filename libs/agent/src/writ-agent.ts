@@ -173,6 +173,8 @@ export class WritAgent {
    * A receipt is fetched and verified (`receipt()`): a receipt that does not
    * verify throws its AGENT_RECEIPT_* code, whatever the status says.
    * AGENT_OUTCOME_TIMEOUT after `timeoutMs` (details.last: the last status seen).
+   * An unreachable API is not waited out (AGENT_API_UNAVAILABLE at once): call
+   * again with the same id, nothing is lost.
    */
   async awaitOutcome(actionRequestId: string, options: AwaitOutcomeOptions = {}): Promise<Outcome> {
     const timeoutMs = options.timeoutMs ?? 60_000;
@@ -270,7 +272,8 @@ export class WritAgent {
         return checkContract('ClaimReply', ClaimReply, { ...reply, status: event.event_type === 'claim.done_accepted' ? 'accepted' : 'refused', refusals });
       }
     }
-    throw new AgentError('AGENT_OUTCOME_TIMEOUT', `no verdict on claim ${reply.claim_id} of task ${reply.task_id} within ${timeoutMs} ms (Writ runs the brief's verify command first)`, {
+    // The updates end when the time is up, or when the task ended without a verdict on this claim.
+    throw new AgentError('AGENT_OUTCOME_TIMEOUT', `no verdict on claim ${reply.claim_id} of task ${reply.task_id} within ${timeoutMs} ms, or before the task ended (Writ runs the brief's verify command first)`, {
       details: { claim_id: reply.claim_id, task_id: reply.task_id },
     });
   }
