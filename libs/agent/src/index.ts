@@ -26,7 +26,7 @@ export {
 
 // The client
 export { WritAgent, isSettled, type AwaitOutcomeOptions, type Outcome, type SubmitResult, type VerifiedReceipt, type Via, type WritAgentOptions } from './writ-agent.js';
-export { TaskUpdates, type TaskUpdate, type TaskUpdatesOptions } from './task-updates.js';
+export type { TaskUpdate, TaskUpdates, TaskUpdatesOptions } from './task-updates.js';
 export type { NatsOptions, PublishAck } from './nats-link.js';
 export type { Fetch } from './writ-api.js';
 export { ACTION_STATUSES, TERMINAL_ACTION_STATUSES, type ActionStatus, type ActionView, type IngressReplyView, type TaskEventView, type TaskView } from './api-views.js';

@@ -99,7 +99,7 @@ function isConnection(value: NatsOptions | NatsConnection): value is NatsConnect
 export class WritAgent {
   readonly principalId: string;
   readonly subjectRoot: string;
-  readonly api: WritApi;
+  readonly #api: WritApi;
   readonly #key: AgentKey;
   readonly #options: WritAgentOptions;
   readonly #owned: NatsConnection[] = [];
@@ -113,7 +113,7 @@ export class WritAgent {
     this.subjectRoot = options.subjectRoot ?? 'writ';
     this.#key = options.key;
     this.#options = options;
-    this.api = new WritApi({
+    this.#api = new WritApi({
       baseUrl: options.apiUrl ?? 'http://127.0.0.1:8080',
       principalId: options.principalId,
       key: options.key,
@@ -156,14 +156,14 @@ export class WritAgent {
       const stored = await publishAction(await this.#bus(), this.ingressSubject, signed.jws, signed.idempotencyKey);
       return { via, ...base, stored };
     }
-    const { reply } = await this.api.postAction(signed.jws, signed.idempotencyKey, this.principalId, IngressReplyView);
+    const { reply } = await this.#api.postAction(signed.jws, signed.idempotencyKey, this.principalId, IngressReplyView);
     return { via, ...base, taskId: reply.task_id ?? taskId, ingress: reply };
   }
 
   /** The action as `GET /v1/actions/<id>` reports it now; undefined until it is projected (or when it is not this agent's). */
   async action(actionRequestId: string): Promise<ActionView | undefined> {
     this.#open();
-    return this.api.find(`/v1/actions/${encodeURIComponent(actionRequestId)}`, ActionView, `action ${actionRequestId}`);
+    return this.#api.find(`/v1/actions/${encodeURIComponent(actionRequestId)}`, ActionView, `action ${actionRequestId}`);
   }
 
   /**
@@ -281,7 +281,7 @@ export class WritAgent {
   /** The task and one page of its timeline (`GET /v1/tasks/<id>`); undefined until projected, or when it is not this agent's. */
   async task(taskId: string, page: { readonly after?: number; readonly limit?: number } = {}): Promise<TaskView | undefined> {
     this.#open();
-    return this.api.find(`/v1/tasks/${encodeURIComponent(taskId)}?after=${page.after ?? 0}&limit=${page.limit ?? 200}`, TaskView, `task ${taskId}`);
+    return this.#api.find(`/v1/tasks/${encodeURIComponent(taskId)}?after=${page.after ?? 0}&limit=${page.limit ?? 200}`, TaskView, `task ${taskId}`);
   }
 
   /**
@@ -291,7 +291,7 @@ export class WritAgent {
    */
   subscribeTaskUpdates(taskId: string, options: TaskUpdatesOptions = {}): TaskUpdates {
     this.#open();
-    return new TaskUpdates(this.api, taskId, { pollMs: this.#options.pollMs ?? 500, ...options });
+    return new TaskUpdates(this.#api, taskId, { pollMs: this.#options.pollMs ?? 500, ...options });
   }
 
   /** Drains the NATS connections this client opened (not one the caller passed in). Idempotent. */
@@ -333,12 +333,12 @@ export class WritAgent {
   }
 
   async #serviceKeys(refresh: boolean): Promise<JsonWebKeySet> {
-    if (this.#keys === undefined || refresh) this.#keys = await this.api.getPublic('/v1/keys', KeysView, 'the service keys');
+    if (this.#keys === undefined || refresh) this.#keys = await this.#api.getPublic('/v1/keys', KeysView, 'the service keys');
     return this.#keys;
   }
 
   async #receiptDocument(receiptId: string): Promise<ReceiptDocument> {
-    const row = await this.api.get(`/v1/receipts/${encodeURIComponent(receiptId)}`, ReceiptView, `receipt ${receiptId}`);
+    const row = await this.#api.get(`/v1/receipts/${encodeURIComponent(receiptId)}`, ReceiptView, `receipt ${receiptId}`);
     return { receipt: row.receipt, jws: row.jws };
   }
 
@@ -346,7 +346,7 @@ export class WritAgent {
   async #taskReceipts(taskId: string): Promise<TimelineReceipt[]> {
     const receipts: TimelineReceipt[] = [];
     for (let after: number | null = 0; after !== null; ) {
-      const page: TaskView = await this.api.get(`/v1/tasks/${encodeURIComponent(taskId)}?after=${after}&limit=1000`, TaskView, `task ${taskId}`);
+      const page: TaskView = await this.#api.get(`/v1/tasks/${encodeURIComponent(taskId)}?after=${after}&limit=1000`, TaskView, `task ${taskId}`);
       for (const event of page.events) {
         const listed = event.event_type === 'receipt.issued' ? timelineReceipt(event) : undefined;
         if (listed !== undefined && !receipts.some((seen) => seen.receiptId === listed.receiptId)) receipts.push(listed);
