@@ -27,8 +27,15 @@ function boundaries({ inTests }) {
       },
       { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:infra', 'type:util', 'type:contracts', 'type:domain'] },
       {
+        // The published agent SDK (@writ/agent): its build vendors the contracts, and nothing else
+        // private may reach it, or `npm pack` would ship imports no registry resolves.
+        sourceTag: 'type:sdk',
+        onlyDependOnLibsWithTags: ['type:contracts'],
+        bannedExternalImports: ['@nestjs/*', 'pg', 'typeorm', 'dockerode'],
+      },
+      {
         sourceTag: 'type:testing',
-        onlyDependOnLibsWithTags: ['type:testing', 'type:infra', 'type:util', 'type:contracts', 'type:domain'],
+        onlyDependOnLibsWithTags: ['type:testing', 'type:infra', 'type:util', 'type:contracts', 'type:domain', 'type:sdk'],
       },
       {
         sourceTag: 'type:service',
@@ -71,6 +78,18 @@ export default [
             },
           ],
         },
+      ],
+    },
+  },
+  {
+    // The agent SDK reaches the contracts through its one seam, which its build points at the
+    // vendored copy; any other import of @writ/contracts would ship unresolvable.
+    files: ['libs/agent/src/**/*.ts'],
+    ignores: ['libs/agent/src/contracts.ts', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^@writ/', message: "Import contracts from './contracts.js' (the seam libs/agent/scripts/build-package.mjs vendors)." }] },
       ],
     },
   },

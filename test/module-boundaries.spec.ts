@@ -81,6 +81,30 @@ const cases: Case[] = [
     want: 'no-restricted-syntax',
   },
   {
+    note: 'the published agent SDK depends on no private library but the contracts it vendors',
+    file: 'libs/agent/src/boundary-probe.ts',
+    code: "import { signJws } from '@writ/crypto';\nexport const probe = signJws;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'the agent SDK reaches the contracts only through its seam (the module its build vendors)',
+    file: 'libs/agent/src/boundary-probe.ts',
+    code: "import { ActionRequest } from '@writ/contracts';\nexport const probe = ActionRequest;\n",
+    want: 'no-restricted-imports',
+  },
+  {
+    note: 'the agent SDK may use its contracts seam and public npm packages',
+    file: 'libs/agent/src/boundary-probe.ts',
+    code: "import { CompactSign } from 'jose';\nimport { ActionRequest } from './contracts.js';\nexport const probe = [CompactSign, ActionRequest];\n",
+    want: null,
+  },
+  {
+    note: 'the agent SDK stays free of server frameworks',
+    file: 'libs/agent/src/boundary-probe.ts',
+    code: "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
     note: 'infrastructure may use contracts and crypto',
     file: 'libs/eventstore/src/boundary-probe.ts',
     code: "import { canonicalJson } from '@writ/crypto';\nimport { EventEnvelope } from '@writ/contracts';\nexport const probe = [canonicalJson, EventEnvelope];\n",

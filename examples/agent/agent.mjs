@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// An example agent using Writ from the outside, the way any agent would:
-//   1. it generates its own Ed25519 key (the private half never leaves this process),
+// An example agent using Writ from the outside, the way any agent would, through the agent SDK
+// (@writ/agent, libs/agent):
+//   1. it generates its own Ed25519 key (generateAgentKey; the private half never leaves this process),
 //   2. has an operator register it with `writ principal add` (the CLI signs with the operator's key,
 //      WRIT_OPERATOR_KEY / WRIT_OPERATOR_ID, and issues the agent's own bus credential),
-//   3. publishes signed ActionRequests (compact EdDSA JWS) to <root>.ingress.action.<its id>
-//      with Writ-Idempotency-Key = the request's id, and reads each outcome from GET /v1/actions/<id>
-//      with a bearer token it signs itself (typ writ-http+jws; it reads its own actions and tasks only):
+//   3. submits signed ActionRequests (WritAgent.submit: a compact EdDSA JWS published to
+//      <root>.ingress.action.<its id> with Writ-Idempotency-Key = the request's id), and awaits each
+//      outcome (WritAgent.awaitOutcome: GET /v1/actions/<id> with a bearer token it signs itself, and
+//      the receipt verified against GET /v1/keys and the task's timeline):
 //      (a) an allowed command, (b) a destructive one that waits for a director's approval,
 //      (c) a network write that the policy denies.
 //
@@ -13,57 +15,35 @@
 //
 // Environment: WRIT_URL (http://127.0.0.1:8080), WRIT_NATS_URL (nats://127.0.0.1:4223),
 // WRIT_SUBJECT_ROOT (writ), WRIT_EVENTS_STREAM (WRIT_EVENTS, for the CLI), WRIT_AGENT_ID
-// (default example-agent-<random>), WRIT_AGENT_TIMEOUT_MS (60000 per outcome), and for the
-// registration the operator's WRIT_HOME, WRIT_NATS_CREDS, WRIT_OPERATOR_ID, WRIT_OPERATOR_KEY
-// (`. var/writ/writ.env`). The agent itself connects with the credential issued to it, which
-// can publish its own ingress subject and nothing else.
+// (default example-agent-<random>), WRIT_AGENT_TIMEOUT_MS (60000 per outcome), WRIT_AGENT_VIA
+// (nats, or http: POST /v1/actions), and for the registration the operator's WRIT_HOME,
+// WRIT_NATS_CREDS, WRIT_OPERATOR_ID, WRIT_OPERATOR_KEY (`. var/writ/writ.env`). The agent itself
+// connects with the credential issued to it, which can publish its own ingress subject and nothing else.
 // Exit status 0 when (a) succeeded, (b) waits for approval and (c) was denied.
 
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { jetstream } from '@nats-io/jetstream';
-import { connect, credsAuthenticator, headers } from '@nats-io/transport-node';
+import { WritAgent, generateAgentKey, isAgentError } from '@writ/agent';
 
 const API = (process.env.WRIT_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const NATS_URL = process.env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
 const ROOT = process.env.WRIT_SUBJECT_ROOT ?? 'writ';
 const TIMEOUT_MS = Number(process.env.WRIT_AGENT_TIMEOUT_MS ?? 60_000);
+const VIA = process.env.WRIT_AGENT_VIA === 'http' ? 'http' : 'nats';
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const WRIT_CLI = path.join(REPO, 'node_modules', '.bin', 'writ');
-const TERMINAL = ['rejected', 'succeeded', 'failed', 'denied', 'unknown_outcome', 'cancelled', 'superseded'];
 
 const say = (text) => console.log(`[agent] ${text}`);
-const b64url = (data) => Buffer.from(data).toString('base64url');
 
 // ---- 1. the agent's key -------------------------------------------------------------------------
 
 const agentId = process.env.WRIT_AGENT_ID ?? `example-agent-${randomUUID().slice(0, 8)}`;
-const kid = `${agentId}-k1`;
-const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-const publicJwk = { ...publicKey.export({ format: 'jwk' }), kid, alg: 'EdDSA', use: 'sig' };
-
-/** The ActionRequest as a compact JWS: EdDSA, `kid` = the principal's key id. */
-function signRequest(request) {
-  const signingInput = `${b64url(JSON.stringify({ alg: 'EdDSA', kid }))}.${b64url(JSON.stringify(request))}`;
-  return `${signingInput}.${b64url(sign(null, Buffer.from(signingInput), privateKey))}`;
-}
-
-/**
- * `Bearer <token>` for the HTTP API (docs/security.md, "HTTP reads"): EdDSA, typ writ-http+jws, kid = its key,
- * sub = iss = the agent, aud = writ-http:<root>, living 5 minutes. A fresh one per request costs one signature.
- */
-function bearer() {
-  const iat = Math.floor(Date.now() / 1000);
-  const claims = { sub: agentId, iss: agentId, aud: `writ-http:${ROOT}`, iat, exp: iat + 300 };
-  const signingInput = `${b64url(JSON.stringify({ alg: 'EdDSA', typ: 'writ-http+jws', kid }))}.${b64url(JSON.stringify(claims))}`;
-  return `Bearer ${signingInput}.${b64url(sign(null, Buffer.from(signingInput), privateKey))}`;
-}
+const key = await generateAgentKey({ kid: `${agentId}-k1` });
 
 // ---- 2. registration through the CLI --------------------------------------------------------------
 
@@ -73,14 +53,14 @@ async function register() {
   const jwkFile = path.join(dir, `${agentId}.public.jwk.json`);
   const credsFile = path.join(dir, `${agentId}.creds`);
   try {
-    await writeFile(jwkFile, JSON.stringify(publicJwk));
+    await writeFile(jwkFile, JSON.stringify(key.publicJwk));
     const args = ['principal', 'add', '--id', agentId, '--type', 'agent', '--role', 'executor', '--jwk', jwkFile, '--creds-out', credsFile, '--json'];
     const { stdout } = await promisify(execFile)(process.execPath, [WRIT_CLI, ...args], {
       env: { ...process.env, WRIT_NATS_URL: NATS_URL, WRIT_SUBJECT_ROOT: ROOT },
       timeout: 60_000,
     });
-    say(`registered as ${agentId} (key ${kid}): ${stdout.trim()}`);
-    return await readFile(credsFile);
+    say(`registered as ${agentId} (key ${key.kid}): ${stdout.trim()}`);
+    return await readFile(credsFile, 'utf8');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -88,67 +68,21 @@ async function register() {
 
 // ---- 3. requests and outcomes ---------------------------------------------------------------------
 
-function actionRequest(overrides) {
-  return {
-    action_request_id: `ar-${randomUUID()}`,
-    task: { title: 'example agent', goal: 'show what Writ allows, holds for approval and denies', policy_profile: 'local_edit_allowed', files_owned: ['**'] },
-    expected_effects: [],
-    reversibility_hint: 'reversible',
-    reason: 'example agent',
-    proposed_by: agentId,
-    proposed_at: new Date().toISOString(),
-    ...overrides,
-  };
-}
-
-async function getAction(id) {
-  const response = await fetch(`${API}/v1/actions/${id}`, { headers: { authorization: bearer() } });
-  return response.status === 200 ? response.json() : undefined;
-}
-
-/** Polls GET /v1/actions/<id> until `done(row)`; returns the last row seen. */
-async function outcome(id, done) {
-  let row;
-  for (const deadline = Date.now() + TIMEOUT_MS; Date.now() < deadline; await delay(250)) {
-    row = await getAction(id);
-    if (row !== undefined && done(row)) return row;
-  }
-  return row;
-}
-
-/** True once the approval service opened the approval (`approval.requested` in the task's timeline). */
-async function approvalOpened(taskId, approvalId) {
-  for (const deadline = Date.now() + TIMEOUT_MS; Date.now() < deadline; await delay(250)) {
-    const response = await fetch(`${API}/v1/tasks/${taskId}?limit=1000`, { headers: { authorization: bearer() } });
-    const task = response.status === 200 ? await response.json() : { events: [] };
-    if (task.events.some((event) => event.event_type === 'approval.requested' && event.payload?.approval_id === approvalId)) return true;
-  }
-  say(`approval ${approvalId} was not opened within ${TIMEOUT_MS} ms`);
-  return false;
-}
-
-const settled = (row) => TERMINAL.includes(row.status) && (row.status === 'rejected' || row.receipt_id !== null);
-
-function show(label, row) {
-  if (row === undefined) return say(`${label}: no answer from ${API}/v1/actions within ${TIMEOUT_MS} ms`);
-  const parts = [`status ${row.status}`, `task ${row.task_id}`];
-  if (row.policy_outcome) parts.push(`policy ${row.policy_outcome} (risk ${row.risk_band})`);
-  if (row.approval_id) parts.push(`approval ${row.approval_id}`);
-  if (row.grant_id) parts.push(`grant ${row.grant_id}`);
-  if (row.receipt_id) parts.push(`receipt ${row.receipt_id} (GET ${API}/v1/receipts/${row.receipt_id})`);
-  if (row.reason_code) parts.push(`reason ${row.reason_code}`);
-  say(`${label}: ${parts.join(', ')}`);
-}
+const task = { title: 'example agent', goal: 'show what Writ allows, holds for approval and denies', policy_profile: 'local_edit_allowed', files_owned: ['**'] };
 
 const requests = {
-  allowed: actionRequest({
+  allowed: {
+    task,
     step: { kind: 'edit', title: 'write a greeting' },
     action_class: 'execute_command',
     target_resources: ['hello.txt'],
     params: { argv: ['sh', '-c', 'echo hello from the example agent > hello.txt'] },
     expected_effects: ['hello.txt holds a greeting'],
-  }),
-  destructive: actionRequest({
+    reversibility_hint: 'reversible',
+    reason: 'example agent',
+  },
+  destructive: {
+    task,
     step: { kind: 'edit', title: 'remove the build output' },
     action_class: 'execute_command',
     target_resources: ['build'],
@@ -156,58 +90,90 @@ const requests = {
     expected_effects: ['build/ is gone'],
     reversibility_hint: 'irreversible',
     reason: 'clean the build output',
-  }),
-  denied: actionRequest({
+  },
+  denied: {
+    task,
     step: { kind: 'publish_result', title: 'post the result' },
     action_class: 'network_write',
     target_resources: ['https://example.com/results'],
     params: { url: 'https://example.com/results', method: 'POST', body: 'hello' },
     expected_effects: ['the result is posted'],
     reversibility_hint: 'irreversible',
-  }),
+    reason: 'example agent',
+  },
 };
 
+/** The outcome, or undefined (said why) when none came in time; any other failure, a bad receipt above all, is thrown. */
+async function outcome(agent, id, options = {}) {
+  try {
+    return await agent.awaitOutcome(id, { timeoutMs: TIMEOUT_MS, ...options });
+  } catch (error) {
+    if (!isAgentError(error, 'AGENT_OUTCOME_TIMEOUT')) throw error;
+    say(`${id}: ${error.message}`);
+    return undefined;
+  }
+}
+
+/** True once the approval service opened the approval (`approval.requested` in the task's timeline). */
+async function approvalOpened(agent, taskId, approvalId) {
+  for await (const { event } of agent.subscribeTaskUpdates(taskId, { signal: AbortSignal.timeout(TIMEOUT_MS) })) {
+    if (event.event_type === 'approval.requested' && event.payload?.approval_id === approvalId) return true;
+  }
+  say(`approval ${approvalId} was not opened within ${TIMEOUT_MS} ms`);
+  return false;
+}
+
+function show(label, result) {
+  if (result === undefined) return say(`${label}: no answer from ${API}/v1/actions within ${TIMEOUT_MS} ms`);
+  const { action, receipt } = result;
+  const parts = [`status ${action.status}`, `task ${action.task_id}`];
+  if (action.policy_outcome) parts.push(`policy ${action.policy_outcome} (risk ${action.risk_band})`);
+  if (action.approval_id) parts.push(`approval ${action.approval_id}`);
+  if (action.grant_id) parts.push(`grant ${action.grant_id}`);
+  if (receipt) parts.push(`receipt ${receipt.receipt.receipt_id} verified (${receipt.receipt.result_code}, signed by ${receipt.kid}; GET ${API}/v1/receipts/${receipt.receipt.receipt_id})`);
+  if (action.reason_code) parts.push(`reason ${action.reason_code}`);
+  say(`${label}: ${parts.join(', ')}`);
+}
+
 async function main() {
-  say(`Writ API ${API}, NATS ${NATS_URL}, subject root ${ROOT}`);
+  say(`Writ API ${API}, NATS ${NATS_URL}, subject root ${ROOT}, submitting over ${VIA}`);
   const creds = await register();
 
   // The agent's own credential: it may publish <root>.ingress.action.<agentId>, nothing else.
-  const nc = await connect({ servers: NATS_URL, name: agentId, authenticator: credsAuthenticator(creds) });
+  const agent = new WritAgent({ principalId: agentId, key, apiUrl: API, subjectRoot: ROOT, nats: { servers: NATS_URL, creds } });
   try {
-    const js = jetstream(nc);
-    for (const [label, request] of Object.entries(requests)) {
-      const subject = `${ROOT}.ingress.action.${agentId}`;
-      // The idempotency key goes in Writ-Idempotency-Key, not Nats-Msg-Id: JetStream dedupes msg ids across the
-      // whole ingress stream, so another principal publishing the same id first would make it drop this request.
-      const h = headers();
-      h.set('Writ-Idempotency-Key', request.action_request_id);
-      const ack = await js.publish(subject, signRequest(request), { headers: h });
-      say(`${label}: published ${request.action_request_id} on ${subject} (stream ${ack.stream} seq ${ack.seq})`);
+    const ids = {};
+    for (const [label, fields] of Object.entries(requests)) {
+      const submitted = await agent.submit(agent.newRequest(fields), { via: VIA });
+      ids[label] = submitted.actionRequestId;
+      const where = submitted.stored ? `${agent.ingressSubject} (stream ${submitted.stored.stream} seq ${submitted.stored.seq})` : `${API}/v1/actions (ingress ${submitted.ingress.status})`;
+      say(`${label}: submitted ${submitted.actionRequestId} to ${where}`);
     }
+
+    const allowed = await outcome(agent, ids.allowed);
+    show('(a) allowed command', allowed);
+
+    const destructive = await outcome(agent, ids.destructive, { until: (action) => action.status === 'awaiting_approval' });
+    show('(b) destructive command', destructive);
+    const pending = destructive?.action;
+    if (pending?.status === 'awaiting_approval' && (await approvalOpened(agent, pending.task_id, pending.approval_id))) {
+      const id = pending.approval_id;
+      say(`(b) waits for a director. Pending approvals: curl -s -H "Authorization: $(writ http token)" '${API}/v1/approvals?status=pending'`);
+      say(`(b) grant it as a director (see examples/agent/README.md for registering one):`);
+      say(`      node examples/agent/approve.mjs grant ${id} --task ${pending.task_id} --director <director-id> --key <director-private-jwk-file>`);
+      say(`    or: curl -sX POST ${API}/v1/approvals/${id}/grant -H 'content-type: application/json' \\`);
+      say(`          -d '{"task_id":"${pending.task_id}","resolution_jws":"<EdDSA JWS by the director over {approval_id, decision, packet_hash, resolved_by, resolved_at}>"}'`);
+    }
+
+    const denied = await outcome(agent, ids.denied);
+    show('(c) network write', denied);
+
+    const ok = allowed?.action.status === 'succeeded' && pending?.status === 'awaiting_approval' && denied?.action.status === 'denied';
+    say(ok ? 'all three outcomes as expected' : 'an outcome was not the expected one (succeeded, awaiting_approval, denied)');
+    return ok ? 0 : 1;
   } finally {
-    await nc.drain();
+    await agent.close();
   }
-
-  const allowed = await outcome(requests.allowed.action_request_id, settled);
-  show('(a) allowed command', allowed);
-
-  const destructive = await outcome(requests.destructive.action_request_id, (row) => row.status === 'awaiting_approval' || settled(row));
-  show('(b) destructive command', destructive);
-  if (destructive?.status === 'awaiting_approval' && (await approvalOpened(destructive.task_id, destructive.approval_id))) {
-    const id = destructive.approval_id;
-    say(`(b) waits for a director. Pending approvals: curl -s -H "Authorization: $(writ http token)" '${API}/v1/approvals?status=pending'`);
-    say(`(b) grant it as a director (see examples/agent/README.md for registering one):`);
-    say(`      node examples/agent/approve.mjs grant ${id} --task ${destructive.task_id} --director <director-id> --key <director-private-jwk-file>`);
-    say(`    or: curl -sX POST ${API}/v1/approvals/${id}/grant -H 'content-type: application/json' \\`);
-    say(`          -d '{"task_id":"${destructive.task_id}","resolution_jws":"<EdDSA JWS by the director over {approval_id, decision, packet_hash, resolved_by, resolved_at}>"}'`);
-  }
-
-  const denied = await outcome(requests.denied.action_request_id, settled);
-  show('(c) network write', denied);
-
-  const ok = allowed?.status === 'succeeded' && destructive?.status === 'awaiting_approval' && denied?.status === 'denied';
-  say(ok ? 'all three outcomes as expected' : 'an outcome was not the expected one (succeeded, awaiting_approval, denied)');
-  return ok ? 0 : 1;
 }
 
 main().then(
@@ -215,7 +181,7 @@ main().then(
     process.exitCode = code;
   },
   (error) => {
-    say(`failed: ${error?.stderr ?? error?.message ?? error}`);
+    say(`failed: ${error?.code ? `${error.code}: ` : ''}${error?.stderr ?? error?.message ?? error}`);
     process.exitCode = 1;
   },
 );
