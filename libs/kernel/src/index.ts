@@ -48,6 +48,7 @@ export {
   type AttemptRecord,
   type AttemptState,
   type DriftRecovery,
+  type ReplacedGrant,
 } from './attempt/attempt.decider.js';
 export {
   AttemptEvent,
@@ -69,7 +70,19 @@ export { ApprovalEvent, Fingerprints, InvalidationCause, StateWitness, type Appr
 export { ApprovalError, type ApprovalErrorCode } from './approval/approval.errors.js';
 
 // Grant
-export { consumedUses, grantDecider, isGrantExhausted, type ClaimedUse, type GrantCommand, type GrantRecord, type GrantState } from './grant/grant.decider.js';
+export {
+  consumedUses,
+  grantDecider,
+  isGrantExhausted,
+  useSettlements,
+  type ClaimedUse,
+  type GrantCommand,
+  type GrantRecord,
+  type GrantState,
+  type GrantUseSettlement,
+  type SettledUse,
+  type UseCompletion,
+} from './grant/grant.decider.js';
 export { GrantEvent, type GrantEventType } from './grant/grant.events.js';
 export { assertGrantUse, checkGrantUse, hostInScope, pathInScope, repoRefInScope, type GrantResources, type GrantUse, type GrantUseCheck, type RepoRefUse } from './grant/grant-use.js';
 export { GrantError, type GrantErrorCode, type GrantRefusalCode } from './grant/grant.errors.js';

@@ -1,7 +1,7 @@
 import type { ActionRequest } from '@writ/contracts';
 import { at } from './decider-spec.js';
 import { request } from './samples.js';
-import type { AttemptCommand } from '../src/attempt/attempt.decider.js';
+import type { AttemptCommand, ReplacedGrant } from '../src/attempt/attempt.decider.js';
 import type { PolicyDecision } from '../src/attempt/attempt.events.js';
 
 /** Builders of attempt commands at `seconds` after T0. */
@@ -27,6 +27,12 @@ export const A = {
   drift: (s: number, data: object): AttemptCommand => ({ type: 'report-drift', data, metadata: { now: at(s) } }) as AttemptCommand,
   grant: (s: number, grant_id = 'grant-1', expiresIn = 300): AttemptCommand => ({ type: 'attach-grant', data: { grant_id, expires_at: at(s + expiresIn) }, metadata: { now: at(s) } }),
   execute: (s: number, grant_id = 'grant-1'): AttemptCommand => ({ type: 'start-execution', data: { grant_id }, metadata: { now: at(s) } }),
+  /** A renewal `grant_id` in place of `replaces` (the held grant), whose uses stand as `uses` say. */
+  renew: (s: number, grant_id = 'grant-2', replaces: Partial<ReplacedGrant> = {}, expiresIn = 600): AttemptCommand => ({
+    type: 'attach-renewal',
+    data: { grant_id, expires_at: at(s + expiresIn), replaces: { grant_id: 'grant-1', revoked: false, uses: [{ use_no: 1, settlement: 'not_run' }], ...replaces } },
+    metadata: { now: at(s) },
+  }),
   outcome: (s: number, outcome: 'completed' | 'errored' | 'unknown'): AttemptCommand => ({
     type: 'report-execution-outcome',
     data: { outcome, output_refs: ['artifact:out-1'] },

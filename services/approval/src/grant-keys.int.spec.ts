@@ -316,7 +316,7 @@ describe('approval service: revoke-grant', () => {
   });
 });
 
-describe('approval service: renewal of a grant that expired unused (issue 13)', () => {
+describe('approval service: renewal of a grant that expired with nothing run under it (issue 13)', () => {
   const grantsOf = async (taskId: string) => (await taskEvents(taskId)).filter((event) => event.event_type === 'grant.issued');
   const claimsOf = (event: EventEnvelope | undefined) => (event?.payload as { claims: { jti: string; iat: number; exp: number; issued_by_principal_id: string; policy_result_ref?: string } }).claims;
   const renew = (grant: Granted, renewal: number, msgId = `${grant.command.attempt_id}:issue-grant:renewal:${renewal}`) =>
@@ -358,6 +358,73 @@ describe('approval service: renewal of a grant that expired unused (issue 13)', 
       what: 'the redelivered renewal handled',
     });
     expect(await grantsOf(grant.taskId)).toHaveLength(2);
+    now = new Date();
+  });
+
+  /** What the executor appends for use 1 of the grant: its claim, then, when `released`, its release (proven never started) with a not_run completion. */
+  async function claimedUse(grant: Granted, released: boolean): Promise<void> {
+    const at = new Date().toISOString();
+    const useId = uniqueName('use');
+    const event = (eventType: string, entityType: 'grant' | 'attempt', entityId: string, payload: Record<string, unknown>) => ({
+      event_id: uniqueName('evt'),
+      schema_version: 1,
+      event_type: eventType,
+      entity_type: entityType,
+      entity_id: entityId,
+      step_id: grant.command.step_id,
+      attempt_id: grant.command.attempt_id,
+      occurred_at: at,
+      actor_type: 'service' as const,
+      actor_id: 'test',
+      payload,
+      causation_id: null,
+      correlation_id: grant.taskId,
+    });
+    const claimed = event('grant.use_claimed', 'grant', grant.grantId, { use_id: useId, use_no: 1, task_id: grant.taskId, attempt_id: grant.command.attempt_id, action_class: 'execute_command', at });
+    const release = [
+      event('grant.use_released', 'grant', grant.grantId, { use_id: useId, use_no: 1, reason_code: 'CELL_USE_FENCED', reason: 'its claimer stopped before the task cell existed; it never ran', at }),
+      event('execution.completed', 'attempt', grant.command.attempt_id, {
+        grant_id: grant.grantId,
+        use_no: 1,
+        executor_id: 'executor-test',
+        outcome: 'not_run',
+        exit_code: null,
+        timed_out: false,
+        duration_ms: 0,
+        stdout_sha256: 'e'.repeat(64),
+        stderr_sha256: 'e'.repeat(64),
+        changed_files: [],
+        artifacts: [],
+        environment: null,
+        error: { code: 'CELL_USE_FENCED', message: 'never started' },
+        at,
+      }),
+    ];
+    await store.append(grant.taskId, [claimed, ...(released ? release : [])], (await store.read(grant.taskId)).length);
+  }
+
+  it('given a grant whose only use was proven never started (claimed, then released not_run), past its expiry, when renewal 1 is asked, then it is minted on the same authority (issue 13: nothing ran under it)', async () => {
+    // given
+    now = new Date();
+    const grant = await grantedAttempt();
+    await claimedUse(grant, true);
+    now = pastExpiry();
+    // when
+    await renew(grant, 1);
+    // then
+    const grants = await waitFor(async () => ((await grantsOf(grant.taskId)).length === 2 ? grantsOf(grant.taskId) : undefined), { what: 'the renewal' });
+    expect(claimsOf(grants[1]).issued_by_principal_id).toBe(claimsOf(grants[0]).issued_by_principal_id);
+    now = new Date();
+  });
+
+  it('given a grant whose use was claimed and never proven not run (it may have run), past its expiry, when its renewal is asked, then nothing is minted: dead-lettered APPROVAL_RENEWAL_REFUSED', async () => {
+    now = new Date();
+    const grant = await grantedAttempt();
+    await claimedUse(grant, false);
+    now = pastExpiry();
+    const ack = await renew(grant, 1);
+    expect((await deadLetter(ack.seq)).header.get(DeadLetterHeaders.ERROR_CODE)).toBe('APPROVAL_RENEWAL_REFUSED');
+    expect(await grantsOf(grant.taskId)).toHaveLength(1);
     now = new Date();
   });
 

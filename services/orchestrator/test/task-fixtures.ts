@@ -454,13 +454,15 @@ const HASH = 'a'.repeat(64);
 /** What the executor appends after running. */
 export function executionCompletedDraft(
   ids: TaskIds,
-  options: { at?: string; outcome?: ExecutionCompleted['outcome']; exitCode?: number | null; changedFiles?: ExecutionCompleted['changed_files']; useNo?: number } = {},
+  options: { at?: string; outcome?: ExecutionCompleted['outcome']; exitCode?: number | null; changedFiles?: ExecutionCompleted['changed_files']; useNo?: number; grantId?: string } = {},
 ): EventDraft {
   const useNo = options.useNo ?? 1;
+  // Under another grant of the attempt (a renewal): its own key.
+  const under = options.grantId === undefined ? '' : `:${options.grantId}`;
   const at = options.at ?? new Date().toISOString();
   const outcome = options.outcome ?? 'completed';
   const payload: ExecutionCompleted = {
-    grant_id: grantId(ids),
+    grant_id: options.grantId ?? grantId(ids),
     use_no: useNo,
     executor_id: 'executor-test',
     outcome,
@@ -489,19 +491,20 @@ export function executionCompletedDraft(
     environment: null,
     at,
   } as ExecutionCompleted;
-  return draft(ids, { entity_type: 'attempt', entity_id: ids.attempt_id, step_id: ids.step_id, attempt_id: ids.attempt_id }, 'execution.completed', payload, `${ids.attempt_id}:execution.completed${useNo === 1 ? '' : `:${useNo}`}`, at, EXECUTOR);
+  return draft(ids, { entity_type: 'attempt', entity_id: ids.attempt_id, step_id: ids.step_id, attempt_id: ids.attempt_id }, 'execution.completed', payload, `${ids.attempt_id}:execution.completed${under}${useNo === 1 ? '' : `:${useNo}`}`, at, EXECUTOR);
 }
 
 /**
  * What the executor appends for use `useNo` proven never to have started (issue 13), in one
  * append: `grant.use_released`, then `execution.completed` with outcome `not_run`.
  */
-export function notRunDrafts(ids: TaskIds, useNo = 1, options: { at?: string } = {}): EventDraft[] {
+export function notRunDrafts(ids: TaskIds, useNo = 1, options: { at?: string; grantId?: string; useId?: string } = {}): EventDraft[] {
   const at = options.at ?? new Date().toISOString();
-  const useId = `use-${ids.attempt_id}${useNo === 1 ? '' : `-${useNo}`}`;
-  const grant = { entity_type: 'grant' as const, entity_id: grantId(ids), step_id: ids.step_id, attempt_id: ids.attempt_id };
+  const useId = options.useId ?? `use-${ids.attempt_id}${useNo === 1 ? '' : `-${useNo}`}`;
+  const grant = { entity_type: 'grant' as const, entity_id: options.grantId ?? grantId(ids), step_id: ids.step_id, attempt_id: ids.attempt_id };
   const released = draft(ids, grant, 'grant.use_released', { use_id: useId, use_no: useNo, reason_code: 'CELL_USE_FENCED', reason: 'never started; released', at }, `${useId}:grant.use_released`, at, EXECUTOR);
-  const completed = executionCompletedDraft(ids, { at, outcome: 'not_run', exitCode: null, changedFiles: [], useNo });
+  const under = options.grantId === undefined ? {} : { grantId: options.grantId };
+  const completed = executionCompletedDraft(ids, { at, outcome: 'not_run', exitCode: null, changedFiles: [], useNo, ...under });
   const payload = { ...(completed.payload as ExecutionCompleted), artifacts: [], error: { code: 'CELL_USE_FENCED', message: 'never started; released' } };
   return [released, { ...completed, payload }];
 }

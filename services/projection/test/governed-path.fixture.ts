@@ -464,6 +464,36 @@ export function attemptGrantAttached(ids: StoryIds, seconds: number): StoryEvent
   });
 }
 
+/** A renewal of the attempt's grant (`<grant>-r1`, issued at `seconds`), attached while the attempt executes: use 1 of the grant never started (issue 13). */
+export function grantRenewal(ids: StoryIds, seconds: number): StoryEvent[] {
+  const t = at(seconds);
+  const renewal = `${ids.grant}-r1`;
+  return [
+    taskEvent(ids, {
+      type: 'grant.issued',
+      entity: 'grant',
+      entityId: renewal,
+      actor: 'approval',
+      occurredAt: t,
+      payload: checked(GrantEvent, 'grant.issued', { claims: { ...grantClaims(ids, seconds), jti: renewal }, at: t }),
+    }),
+    taskEvent(ids, {
+      type: 'attempt.grant_renewed',
+      entity: 'attempt',
+      entityId: ids.attempt,
+      occurredAt: t,
+      payload: checked(AttemptEvent, 'attempt.grant_renewed', {
+        grant_id: renewal,
+        expires_at: at(seconds + 300),
+        renews_grant_id: ids.grant,
+        renews_expired_at: at(seconds - 1),
+        not_run_uses: [1],
+        at: t,
+      }),
+    }),
+  ];
+}
+
 export function grantUseClaimed(ids: StoryIds, seconds: number, useNo = 1): StoryEvent {
   const t = at(seconds);
   return {

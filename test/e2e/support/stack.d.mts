@@ -121,6 +121,8 @@ export declare class Stack {
   stopService(name: ServiceName | string, options?: { graceMs?: number }): Promise<void>;
   /** Starts a stopped service (or instance id) again on its port and waits until it is ready. */
   startService(name: ServiceName | string): Promise<void>;
+  /** SIGKILL, as a crash: nothing drains or is acknowledged; resolves once the process is gone (startService brings it back). */
+  killService(name: ServiceName | string): Promise<void>;
   logTail(name: ServiceName | string, lines?: number): string;
   printLogTails(lines?: number, write?: (text: string) => void): void;
   /** By instance id. */

@@ -155,6 +155,10 @@ function actionLines(action: ActionExplanation): string[] {
     if (grant.jws_sha256 !== null) out.push(line(i, '  jws', `sha256 ${grant.jws_sha256}`));
     if (grant.revoked !== null) out.push(line(i, '  revoked', `by ${grant.revoked.by}: ${grant.revoked.reason}`));
     for (const refusal of grant.refusals) out.push(line(i, '  refused', `${refusal.code}: ${refusal.message}`));
+    if (grant.renews !== null) {
+      const uses = grant.renews.not_run_uses.length === 0 ? 'no use of it claimed' : `use ${grant.renews.not_run_uses.join(', ')} of it never started (proven not run, released)`;
+      out.push(line(i, '  renews', `${grant.renews.grant_id} while executing: ${uses}; it expired at ${grant.renews.expired_at}`));
+    }
   }
 
   out.push('  What changed');

@@ -117,6 +117,11 @@ export interface GrantView {
   readonly jws_sha256: string | null;
   readonly revoked: { readonly by: string; readonly reason: string } | null;
   readonly refusals: readonly { readonly code: string; readonly message: string }[];
+  /**
+   * The grant this one replaced while the attempt was executing (`attempt.grant_renewed`, issue
+   * 13): the uses of it proven never started, and when it expired; null for any other grant.
+   */
+  readonly renews: { readonly grant_id: string; readonly not_run_uses: readonly number[]; readonly expired_at: string } | null;
 }
 
 export interface ExecutionView {
@@ -263,6 +268,7 @@ const Resolution = z.object({
 const GrantIssued = z.object({ claims: CapabilityGrantClaims, jws: z.string().optional() });
 const GrantRefused = z.object({ code: z.string(), message: z.string() });
 const GrantRevoked = z.object({ revoked_by: z.string(), reason: z.string() });
+const GrantRenewed = z.object({ grant_id: z.string(), renews_grant_id: z.string(), renews_expired_at: z.string(), not_run_uses: z.array(z.number()) });
 
 const APPROVAL_RESOLUTIONS: Readonly<Record<string, string>> = {
   'approval.granted': 'granted',
@@ -460,7 +466,13 @@ export function explainTask(taskId: string, events: readonly EventEnvelope[], in
           jws_sha256: parsed.data.jws === undefined ? null : sha256Hex(parsed.data.jws),
           revoked: null,
           refusals: [],
+          renews: null,
         };
+      }
+    } else if (type === 'attempt.grant_renewed') {
+      const parsed = GrantRenewed.safeParse(event.payload);
+      if (parsed.success && work.grant?.grant_id === parsed.data.grant_id) {
+        work.grant = { ...work.grant, renews: { grant_id: parsed.data.renews_grant_id, not_run_uses: parsed.data.not_run_uses, expired_at: parsed.data.renews_expired_at } };
       }
     } else if (type === 'grant.use_claimed' && work.grant?.grant_id === event.entity_id) {
       work.grant = { ...work.grant, uses_claimed: work.grant.uses_claimed + 1 };

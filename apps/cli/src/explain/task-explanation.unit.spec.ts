@@ -175,3 +175,28 @@ describe('explanationLines', () => {
     expect(printed.some((line) => line.includes('clean\\u{1b}[2Jup'))).toBe(true);
   });
 });
+
+describe('explainTask: a grant renewed while its attempt executed (issue 13)', () => {
+  it('given attempt.grant_renewed after the grant was issued, when explained, then the grant names the grant it renewed, the uses of it that never started and its expiry', () => {
+    // given: the v1 attempt's grant recorded as the renewal of an earlier grant whose use 1 was proven not run
+    const issued = fixture.events.find((event) => event.event_type === 'grant.issued' && (event.payload as { claims: { attempt_id: string } }).claims.attempt_id === actionOf(explanation().actions, ids.v1).attempt_id);
+    if (issued === undefined) throw new Error('no grant.issued for v1');
+    const grantId = (issued.payload as { claims: { jti: string } }).claims.jti;
+    const renewed: EventEnvelope = {
+      ...issued,
+      event_id: 'evt-renewed',
+      event_type: 'attempt.grant_renewed',
+      entity_type: 'attempt',
+      entity_id: String(issued.attempt_id),
+      payload: { grant_id: grantId, expires_at: '2031-01-01T00:00:00.000Z', renews_grant_id: 'gnt-earlier', renews_expired_at: '2030-01-01T00:05:00.000Z', not_run_uses: [1], at: issued.occurred_at },
+    };
+    const events = fixture.events.flatMap((event) => (event === issued ? [event, renewed] : [event]));
+    // when
+    const explained = explainTask(taskId, events);
+    // then
+    expect(actionOf(explained.actions, ids.v1).authority.grant?.renews).toEqual({ grant_id: 'gnt-earlier', not_run_uses: [1], expired_at: '2030-01-01T00:05:00.000Z' });
+    expect(actionOf(explained.actions, ids.v2).authority.grant?.renews).toBeNull();
+    expect(explanationLines(explained).join('\n')).toMatch(/renews: +gnt-earlier while executing: use 1 of it never started \(proven not run, released\); it expired at 2030-01-01T00:05:00.000Z/);
+  });
+  const explanation = () => explainTask(taskId, fixture.events);
+});

@@ -151,7 +151,8 @@ export const IssueGrant = z.strictObject({
   issued_to: Id,
   /**
    * Renewal `n` of the attempt's grant: the grant of renewal `n - 1` (the first grant for 1)
-   * expired before any use of it started. Minted on the same authority, checked again; absent
+   * expired before any use of it started (none was claimed, or each claimed one was proven
+   * never started and released). Minted on the same authority, checked again; absent
    * for the first grant (so its id is what it always was).
    */
   renewal: z.int().min(1).max(GRANT_RENEWALS_MAX).optional(),

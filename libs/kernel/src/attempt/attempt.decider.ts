@@ -3,6 +3,7 @@ import type { Anomaly, Command, Decider } from '../shared/decider.js';
 import { totalEvolve } from '../shared/decider.js';
 import { emit } from '../shared/events.js';
 import { commandNowMs, instantMs, unknownCommand } from '../shared/instant.js';
+import type { SettledUse } from '../grant/grant.decider.js';
 import { AttemptError } from './attempt.errors.js';
 import {
   ATTEMPT_EVENT_EDGES,
@@ -27,7 +28,7 @@ export type DriftRecovery = 'reenter_policy' | 'supersede';
  * Commands of the StepAttempt aggregate. The path of one attempt:
  * `create-attempt` → `lease-workspace` → (`compile-context` → `start-reasoning`) →
  * `submit-action` → `record-policy-result` → (`record-approval-resolution`) →
- * `attach-grant` → `start-execution` → `report-execution-outcome` →
+ * `attach-grant` → `start-execution` → (`attach-renewal`) → `report-execution-outcome` →
  * (`record-unknown-outcome-receipt`) → `settle-observation` → `record-receipt`.
  */
 export type AttemptCommand =
@@ -69,6 +70,8 @@ export type AttemptCommand =
     >
   | Command<'report-drift', { readonly cause: DriftCause; readonly recovery: DriftRecovery; readonly superseded_by_attempt_id?: string; readonly note?: string }>
   | Command<'attach-grant', { readonly grant_id: string; readonly expires_at: string }>
+  /** While executing: a renewal in place of the held grant, on what the log shows of that grant's uses. */
+  | Command<'attach-renewal', { readonly grant_id: string; readonly expires_at: string; readonly replaces: ReplacedGrant }>
   | Command<'start-execution', { readonly grant_id: string }>
   | Command<'report-execution-outcome', { readonly outcome: ExecutionOutcome; readonly output_refs?: readonly string[] }>
   | Command<'record-unknown-outcome-receipt', { readonly receipt_ref: string }>
@@ -83,6 +86,18 @@ export type AttemptCommandType = AttemptCommand['type'];
 export interface NoAttempt {
   readonly status: 'initial';
   readonly anomalies: readonly Anomaly[];
+}
+
+/**
+ * What the log shows of the grant an executing attempt holds when a renewal is to replace it
+ * (`attach-renewal`): whether it was revoked, and every claimed use of it with how it stands
+ * (the grant kernel's `useSettlements`). The renewal itself was minted by the approval service on
+ * the same authority; the attempt only decides whether nothing of the action can have run.
+ */
+export interface ReplacedGrant {
+  readonly grant_id: string;
+  readonly revoked: boolean;
+  readonly uses: readonly SettledUse[];
 }
 
 export interface AttachedGrant {
@@ -291,6 +306,8 @@ function decideFor(command: AttemptCommand, state: AttemptRecord, now: number): 
       }
       return [{ type: 'attempt.grant_attached', data: { grant_id: command.data.grant_id, expires_at: command.data.expires_at, at } }];
     }
+    case 'attach-renewal':
+      return decideRenewal(command, state, now, at);
     case 'start-execution': {
       requireEdge(state, 'attempt.executing', command.type);
       if (state.grant === null) throw new AttemptError('ATTEMPT_GRANT_MISSING', `attempt ${state.attempt_id} has no grant: no side effect without one`);
@@ -351,6 +368,61 @@ function decideFor(command: AttemptCommand, state: AttemptRecord, now: number): 
 }
 
 /**
+ * A renewal in place of the grant an executing attempt holds (issue 13: a use proven never to
+ * have started is not a failure of the action). Allowed only when nothing of the action can have
+ * run under that grant: every claimed use of it was proven not run and released (none in flight,
+ * none completed, errored or unknown), it was not revoked (a revoked grant is never renewed: a
+ * revocation stops the action), and it has expired (while it lives, the next use runs under it).
+ * The attempt stays executing: it is never entered twice.
+ */
+function decideRenewal(command: Extract<AttemptCommand, { type: 'attach-renewal' }>, state: AttemptRecord, now: number, at: string): AttemptEvent[] {
+  requireEdge(state, 'attempt.grant_renewed', command.type);
+  const current = state.grant;
+  const { grant_id: grantId, expires_at: expiresAt, replaces } = command.data;
+  if (current === null) throw new AttemptError('ATTEMPT_GRANT_MISSING', `attempt ${state.attempt_id} holds no grant to renew`);
+  if (replaces.grant_id !== current.grant_id) {
+    throw new AttemptError('ATTEMPT_GRANT_MISMATCH', `attempt ${state.attempt_id} holds grant ${current.grant_id}, not ${replaces.grant_id}`, {
+      details: { expected: current.grant_id, actual: replaces.grant_id },
+    });
+  }
+  if (grantId === current.grant_id) {
+    throw new AttemptError('ATTEMPT_GRANT_ALREADY_ATTACHED', `grant ${grantId} is the one attempt ${state.attempt_id} holds; a renewal is another grant`, { details: { grant_id: grantId } });
+  }
+  const details = { grant_id: current.grant_id, renewal_grant_id: grantId };
+  if (replaces.revoked) {
+    throw new AttemptError('ATTEMPT_RENEWAL_NOT_ALLOWED', `grant ${current.grant_id} was revoked: a revoked grant is never renewed`, { details: { ...details, revoked: true } });
+  }
+  const ran = replaces.uses.find((use) => use.settlement !== 'not_run');
+  if (ran !== undefined) {
+    const why = ran.settlement === 'in_flight' ? 'is in flight (it may be running)' : `ended ${ran.settlement} (it ran, or may have)`;
+    throw new AttemptError('ATTEMPT_RENEWAL_NOT_ALLOWED', `use ${ran.use_no} of grant ${current.grant_id} ${why}: only a grant none of whose uses started is renewed`, {
+      details: { ...details, use_no: ran.use_no, settlement: ran.settlement },
+    });
+  }
+  if (instantMs(current.expires_at, 'grant.expires_at') > now) {
+    throw new AttemptError('ATTEMPT_GRANT_ALREADY_ATTACHED', `attempt ${state.attempt_id} still holds the live grant ${current.grant_id}: its next use runs under it`, {
+      details: { grant_id: current.grant_id, expires_at: current.expires_at },
+    });
+  }
+  if (instantMs(expiresAt, 'data.expires_at') <= now) {
+    throw new AttemptError('ATTEMPT_GRANT_EXPIRED', `grant ${grantId} is already expired`, { details: { grant_id: grantId } });
+  }
+  return [
+    {
+      type: 'attempt.grant_renewed',
+      data: {
+        grant_id: grantId,
+        expires_at: expiresAt,
+        renews_grant_id: current.grant_id,
+        renews_expired_at: current.expires_at,
+        not_run_uses: replaces.uses.map((use) => use.use_no),
+        at,
+      },
+    },
+  ];
+}
+
+/**
  * Why a settled attempt failed, saying only what its execution record shows (issue 13: a receipt
  * never states "ran" for an action that did not): an exit status → it ran and failed; errored →
  * it did not complete (it could not start, or was stopped); an unknown outcome resolved as failed
@@ -372,7 +444,7 @@ function failureOf(state: AttemptRecord): { readonly reason_code: string; readon
 
 const COMMAND_TYPES: readonly string[] = [
   'create-attempt', 'lease-workspace', 'compile-context', 'start-reasoning', 'submit-action', 'record-policy-result',
-  'record-approval-resolution', 'report-drift', 'attach-grant', 'start-execution', 'report-execution-outcome',
+  'record-approval-resolution', 'report-drift', 'attach-grant', 'attach-renewal', 'start-execution', 'report-execution-outcome',
   'record-unknown-outcome-receipt', 'settle-observation', 'record-receipt', 'fail-attempt', 'cancel-attempt', 'supersede-attempt',
 ];
 
@@ -458,6 +530,9 @@ function apply(state: AttemptRecord, event: Exclude<AttemptEvent, { type: 'attem
     case 'attempt.executing':
       if (state.grant === null || state.grant.grant_id !== event.data.grant_id || state.authorized_via === null) return undefined;
       return base;
+    case 'attempt.grant_renewed':
+      if (state.grant === null || state.grant.grant_id !== event.data.renews_grant_id || event.data.grant_id === state.grant.grant_id) return undefined;
+      return { ...base, grant: { grant_id: event.data.grant_id, expires_at: event.data.expires_at } };
     case 'attempt.observing':
       return { ...base, execution_outcome: event.data.execution_outcome, outcome_uncertain: event.data.execution_outcome === 'unknown', output_refs: event.data.output_refs };
     case 'attempt.unknown_outcome_receipted':

@@ -32,6 +32,69 @@ describe('attempt decider: a failed attempt states only what its execution recor
   });
 });
 
+describe('attempt decider: a renewal in place of a grant whose every use never started (issue 13)', () => {
+  // Grant 1 lives 300 s from second 4: it has expired at second 400.
+  const executing = run([...toPolicy, A.policy(3, { outcome: 'allow' }), A.grant(4), A.execute(5)]);
+
+  it('given an executing attempt whose only use was proven not run and whose grant expired, when the renewal is attached, then attempt.grant_renewed records the not-run uses and the attempt goes on executing under the renewal', () => {
+    // when
+    const events = run([A.renew(400, 'grant-2', { uses: [{ use_no: 1, settlement: 'not_run' }] })], executing);
+    // then
+    expect(events.at(-1)).toEqual({
+      type: 'attempt.grant_renewed',
+      data: { grant_id: 'grant-2', expires_at: at(1000), renews_grant_id: 'grant-1', renews_expired_at: at(304), not_run_uses: [1], at: at(400) },
+    });
+    expect(stateOf(events)).toMatchObject({ status: 'executing', grant: { grant_id: 'grant-2', expires_at: at(1000) }, anomalies: [] });
+  });
+
+  it('given a renewed attempt, when its execution completes, then it settles and succeeds without entering executing twice', () => {
+    const events = run([A.renew(400), A.outcome(401, 'completed'), A.settle(402, 'succeeded'), A.receipt(403)], executing);
+    expect(stateOf(events)).toMatchObject({ status: 'succeeded', grant: { grant_id: 'grant-2' } });
+    expect(events.filter((event) => event.type === 'attempt.executing')).toHaveLength(1);
+  });
+
+  it('given two runs that never started and a renewal that expired unused too, then each renewal replaces the one before it', () => {
+    const first = run([A.renew(400, 'grant-2', { uses: [{ use_no: 1, settlement: 'not_run' }, { use_no: 2, settlement: 'not_run' }] })], executing);
+    const second = run([A.renew(1100, 'grant-3', { grant_id: 'grant-2', uses: [] })], first);
+    expect(second.at(-1)).toMatchObject({ type: 'attempt.grant_renewed', data: { grant_id: 'grant-3', renews_grant_id: 'grant-2', not_run_uses: [] } });
+    expect(stateOf(second)).toMatchObject({ status: 'executing', grant: { grant_id: 'grant-3' } });
+  });
+
+  it.each(['in_flight', 'completed', 'errored', 'unknown'] as const)('given a use of the grant that is %s, when a renewal is attached, then ATTEMPT_RENEWAL_NOT_ALLOWED: never renewed when a use may have run', (settlement) => {
+    spec.given(executing).when(A.renew(400, 'grant-2', { uses: [{ use_no: 1, settlement: 'not_run' }, { use_no: 2, settlement }] })).thenThrows('ATTEMPT_RENEWAL_NOT_ALLOWED');
+  });
+
+  it('given a revoked grant whose uses never started, when a renewal is attached, then ATTEMPT_RENEWAL_NOT_ALLOWED: a revoked grant is never renewed', () => {
+    spec.given(executing).when(A.renew(400, 'grant-2', { revoked: true })).thenThrows('ATTEMPT_RENEWAL_NOT_ALLOWED');
+  });
+
+  it('given a grant still live, when a renewal is attached, then ATTEMPT_GRANT_ALREADY_ATTACHED (the next use runs under it)', () => {
+    spec.given(executing).when(A.renew(100)).thenThrows('ATTEMPT_GRANT_ALREADY_ATTACHED');
+  });
+
+  it('given a renewal already expired, another grant named as replaced, or the held grant again, then it is refused with its code', () => {
+    spec.given(executing).when(A.renew(400, 'grant-2', {}, 0)).thenThrows('ATTEMPT_GRANT_EXPIRED');
+    spec.given(executing).when(A.renew(400, 'grant-2', { grant_id: 'grant-9' })).thenThrows('ATTEMPT_GRANT_MISMATCH');
+    spec.given(executing).when(A.renew(400, 'grant-1')).thenThrows('ATTEMPT_GRANT_ALREADY_ATTACHED');
+  });
+
+  it('given an attempt that is authorized, observing or ended, when a renewal is attached, then the transition is refused (a renewal outside execution is attach-grant)', () => {
+    spec.given(run([...toPolicy, A.policy(3, { outcome: 'allow' }), A.grant(4)])).when(A.renew(400)).thenThrows('ATTEMPT_TRANSITION_NOT_ALLOWED');
+    spec.given(run([A.outcome(6, 'errored')], executing)).when(A.renew(400)).thenThrows('ATTEMPT_TRANSITION_NOT_ALLOWED');
+    spec.given(run([A.outcome(6, 'completed'), A.settle(7, 'succeeded'), A.receipt(8)], executing)).when(A.renew(400)).thenThrows('ATTEMPT_TERMINAL');
+  });
+
+  it('given a grant_renewed event naming a grant the attempt does not hold, when folded, then it is an anomaly and the grant stays', () => {
+    const state = stateOf(executing);
+    const after = attemptDecider.evolve(state, {
+      type: 'attempt.grant_renewed',
+      data: { grant_id: 'grant-3', expires_at: at(1000), renews_grant_id: 'grant-9', renews_expired_at: at(304), not_run_uses: [1], at: at(400) },
+    });
+    expect(after).toMatchObject({ status: 'executing', grant: { grant_id: 'grant-1' } });
+    expect(after.anomalies).toHaveLength(1);
+  });
+});
+
 describe('attempt decider: the direct path (Hermit 11.1, 12.3)', () => {
   it('given an allowed request, when the attempt runs to its receipt, then it walks every state and succeeds', () => {
     const events = run([...toPolicy, A.policy(3, { outcome: 'allow' }), A.grant(4), A.execute(5), A.outcome(6, 'completed'), A.settle(7, 'succeeded'), A.receipt(8)]);

@@ -26,6 +26,11 @@ export type AttemptErrorCode =
   | 'ATTEMPT_GRANT_MISMATCH'
   /** The grant expires at or before `now` (Hermit 19.6). */
   | 'ATTEMPT_GRANT_EXPIRED'
+  /**
+   * A renewal may not replace the executing attempt's grant: a use of it is in flight or may
+   * have run (completed, errored, unknown), or the grant was revoked (never renewed).
+   */
+  | 'ATTEMPT_RENEWAL_NOT_ALLOWED'
   /** An unknown-outcome receipt for an attempt whose outcome is known (or already receipted). */
   | 'ATTEMPT_OUTCOME_NOT_UNCERTAIN'
   /** An uncertain outcome is settled only on evidence (Hermit 19.3, 19.4). */

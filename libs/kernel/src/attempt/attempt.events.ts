@@ -64,6 +64,23 @@ export const AttemptEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('attempt.policy_reentered'), data: z.strictObject({ cause: DriftCause, note: Text.optional(), at }) }),
   z.strictObject({ type: z.literal('attempt.grant_attached'), data: z.strictObject({ grant_id: Id, expires_at: Timestamp, at }) }),
   z.strictObject({ type: z.literal('attempt.executing'), data: z.strictObject({ grant_id: Id, at }) }),
+  /**
+   * A renewal of the grant an executing attempt holds, attached in its place (issue 13): every
+   * use of that grant was proven never started (`not_run_uses`, each released; none in flight,
+   * none ran) and it expired (`renews_expired_at`) before the next use, so nothing of the action
+   * ran and it goes on, once, under the renewal. Never after a use that may have run.
+   */
+  z.strictObject({
+    type: z.literal('attempt.grant_renewed'),
+    data: z.strictObject({
+      grant_id: Id,
+      expires_at: Timestamp,
+      renews_grant_id: Id,
+      renews_expired_at: Timestamp,
+      not_run_uses: z.array(z.int().min(1).max(1_000)).max(LIMITS.listItems),
+      at,
+    }),
+  }),
   z.strictObject({
     type: z.literal('attempt.observing'),
     data: z.strictObject({ execution_outcome: ExecutionOutcome, output_refs: z.array(Ref).max(LIMITS.listItems), at }),
@@ -101,7 +118,9 @@ type Edge = { readonly from: readonly AttemptStatus[]; readonly to: AttemptStatu
  * The attempt state machine as data (Hermit 12.3): each event's source states
  * and target. Once `executing` is entered the only way out is `observing` →
  * `receipt_pending` → `succeeded | failed`: an effect that may have run is
- * never cancelled, superseded or re-executed silently (Hermit 19.3, 19.4).
+ * never cancelled, superseded or re-executed silently (Hermit 19.3, 19.4). The
+ * one edge that stays in `executing` swaps its grant for a renewal, and only
+ * when every use of the grant was proven never started (`attempt.grant_renewed`).
  */
 export const ATTEMPT_EVENT_EDGES: Readonly<Record<Exclude<AttemptEventType, 'attempt.created'>, Edge>> = Object.freeze({
   'attempt.leased': { from: ['created'], to: 'leased' },
@@ -117,6 +136,8 @@ export const ATTEMPT_EVENT_EDGES: Readonly<Record<Exclude<AttemptEventType, 'att
   'attempt.policy_reentered': { from: ['awaiting_approval', 'authorized'], to: 'awaiting_policy' },
   'attempt.grant_attached': { from: ['authorized'], to: 'authorized' },
   'attempt.executing': { from: ['authorized'], to: 'executing' },
+  // Stays executing: the attempt's effect has not started, but it is never re-entered (no second `attempt.executing`).
+  'attempt.grant_renewed': { from: ['executing'], to: 'executing' },
   'attempt.observing': { from: ['executing'], to: 'observing' },
   'attempt.unknown_outcome_receipted': { from: ['observing'], to: 'observing' },
   'attempt.receipt_pending': { from: ['observing'], to: 'receipt_pending' },

@@ -20,6 +20,7 @@ const CODES = [
   'ATTEMPT_GRANT_MISSING',
   'ATTEMPT_GRANT_MISMATCH',
   'ATTEMPT_GRANT_EXPIRED',
+  'ATTEMPT_RENEWAL_NOT_ALLOWED',
   'ATTEMPT_OUTCOME_NOT_UNCERTAIN',
   'ATTEMPT_RESOLUTION_EVIDENCE_MISSING',
 ];
@@ -46,6 +47,17 @@ const builder: fc.Arbitrary<(s: number) => AttemptCommand> = fc.oneof(
     .map(([cause, recovery]) => (s: number) => A.drift(s, { cause, recovery })),
   fc.tuple(fc.constantFrom('grant-1', 'grant-2'), fc.integer({ min: -5, max: 900 })).map(([id, ttl]) => (s: number) => A.grant(s, id, ttl)),
   fc.constantFrom('grant-1', 'grant-2').map((id) => (s: number) => A.execute(s, id)),
+  fc
+    .tuple(
+      fc.constantFrom('grant-2', 'grant-3'),
+      fc.constantFrom('grant-1', 'grant-2'),
+      fc.boolean(),
+      fc.array(fc.constantFrom('not_run', 'not_run', 'in_flight', 'completed', 'errored', 'unknown'), { maxLength: 3 }),
+      fc.integer({ min: -5, max: 900 }),
+    )
+    .map(([id, replaced, revoked, settlements, ttl]) => (s: number) =>
+      A.renew(s, id, { grant_id: replaced, revoked, uses: settlements.map((settlement, i) => ({ use_no: i + 1, settlement: settlement as 'not_run' })) }, ttl),
+    ),
   fc.constantFrom('completed', 'errored', 'unknown').map((outcome) => (s: number) => A.outcome(s, outcome as 'unknown')),
   fc.constant((s: number) => A.unknownReceipt(s)),
   fc.tuple(fc.constantFrom('succeeded', 'failed'), fc.boolean()).map(([code, evidence]) => (s: number) => A.settle(s, code as 'failed', evidence ? ['artifact:obs-1'] : [])),
@@ -63,12 +75,15 @@ const skeleton: fc.Arbitrary<((s: number) => AttemptCommand)[]> = fc
     fc.constantFrom('completed', 'errored', 'unknown'),
     fc.constantFrom('succeeded', 'failed'),
     fc.boolean(),
+    fc.boolean(),
   )
-  .map(([outcome, resolution, executed, settled, evidence]) => [
+  .map(([outcome, resolution, executed, settled, evidence, renewed]) => [
     (s: number) => A.policy(s, { outcome: outcome as 'allow', witness_required: outcome === 'require_approval' }, { approval_id: 'approval-1', rewritten_request: rewritten }),
     ...(outcome === 'require_approval' ? [(s: number) => A.resolve(s, { resolution, witness_validated: true })] : []),
     (s: number) => A.grant(s),
     (s: number) => A.execute(s),
+    // Its use never started and the grant expired before the next one: a renewal, well past the grant's 300 s.
+    ...(renewed ? [(s: number) => A.renew(s + 400, 'grant-2', {}, 1_000)] : []),
     (s: number) => A.outcome(s, executed as 'unknown'),
     ...(executed === 'unknown' ? [(s: number) => A.unknownReceipt(s)] : []),
     (s: number) => A.settle(s, settled as 'failed', evidence ? ['artifact:obs-1'] : []),
@@ -106,6 +121,14 @@ describe('attempt decider model', () => {
           const earlier = history.flatMap((h) => h.events ?? []).filter((e) => e.type === 'attempt.executing');
           expect(earlier, 'executing entered twice: an uncertain effect re-executed').toEqual([]);
         }
+        // A renewal replaces the grant of an executing attempt only when nothing of the action can have run under it.
+        if ((step.events ?? []).some((e) => e.type === 'attempt.grant_renewed')) {
+          expect(before.status).toBe('executing');
+          const replaces = (step.command as Extract<AttemptCommand, { type: 'attach-renewal' }>).data.replaces;
+          expect(replaces.revoked).toBe(false);
+          expect(replaces.uses.every((use) => use.settlement === 'not_run')).toBe(true);
+          expect(after.status).toBe('executing');
+        }
         const wasExecuted = [...history, step].some((h) => (h.events ?? []).some((e) => e.type === 'attempt.executing'));
         if (wasExecuted) expect(ATTEMPT_PRE_EXECUTION_STATES.includes(after.status)).toBe(false);
         if (after.status === 'succeeded') expect(history.some((h) => h.after.status === 'receipt_pending')).toBe(true);
@@ -114,19 +137,22 @@ describe('attempt decider model', () => {
     );
   });
 
-  it('given the generator, then it reaches execution, approval and every terminal state', () => {
+  it('given the generator, then it reaches execution, a renewal while executing, approval and every terminal state', () => {
     const reached = new Set<string>();
     for (const sequence of fc.sample(commands, 500)) {
       let state = attemptDecider.initialState();
       for (const command of sequence) {
         try {
-          state = attemptDecider.decide(command, state).reduce(attemptDecider.evolve, state);
+          const events = attemptDecider.decide(command, state);
+          for (const event of events) reached.add(event.type);
+          state = events.reduce(attemptDecider.evolve, state);
         } catch {
           // refused
         }
         reached.add(state.status);
       }
     }
+    expect(reached, 'a renewal while executing').toContain('attempt.grant_renewed');
     for (const status of ['awaiting_approval', 'authorized', 'executing', 'observing', 'receipt_pending', 'succeeded', 'failed', 'cancelled', 'superseded']) {
       expect(reached, status).toContain(status);
     }

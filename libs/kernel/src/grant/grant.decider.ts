@@ -40,6 +40,39 @@ export function consumedUses(state: GrantRecord): number {
   return state.uses.filter((use) => use.released_at === undefined).length;
 }
 
+/**
+ * How one claimed use of a grant stands in the log: `not_run` (proven never started and
+ * released), `in_flight` (claimed, nothing recorded yet: it may be running), or how its
+ * execution ended (`completed`, `errored`, `unknown`: it ran, or may have).
+ */
+export type GrantUseSettlement = 'not_run' | 'in_flight' | 'completed' | 'errored' | 'unknown';
+
+export interface SettledUse {
+  readonly use_no: number;
+  readonly settlement: GrantUseSettlement;
+}
+
+/** What an `execution.completed` under the grant says of one use. */
+export interface UseCompletion {
+  readonly use_no: number;
+  readonly outcome: 'completed' | 'errored' | 'unknown' | 'not_run';
+}
+
+/**
+ * Every claimed use of the grant, in use order, and how it stands, from the grant's fold and the
+ * executions recorded under it. Only a released use is `not_run`: the executor releases a use in
+ * the same append that records it not run, and only once it proved the use never started. A
+ * completion saying `not_run` without that release is not taken at its word (`unknown`).
+ */
+export function useSettlements(state: GrantRecord, completions: readonly UseCompletion[]): SettledUse[] {
+  return state.uses.map((use) => {
+    if (use.released_at !== undefined) return { use_no: use.use_no, settlement: 'not_run' };
+    const completion = completions.find((candidate) => candidate.use_no === use.use_no);
+    if (completion === undefined) return { use_no: use.use_no, settlement: 'in_flight' };
+    return { use_no: use.use_no, settlement: completion.outcome === 'not_run' ? 'unknown' : completion.outcome };
+  });
+}
+
 export interface GrantRecord {
   readonly status: 'issued' | 'revoked';
   readonly grant_id: string;

@@ -4,7 +4,7 @@ import { at, deciderSpec, meta } from '../../test/decider-spec.js';
 import { evolveIsTotal, modelCheck } from '../../test/model.js';
 import { claims } from '../../test/samples.js';
 import { fold } from '../shared/decider.js';
-import { consumedUses, grantDecider, type GrantCommand, type GrantRecord } from './grant.decider.js';
+import { consumedUses, grantDecider, useSettlements, type GrantCommand, type GrantRecord } from './grant.decider.js';
 import type { GrantEvent } from './grant.events.js';
 
 const spec = deciderSpec(grantDecider);
@@ -89,6 +89,28 @@ describe('grant decider: a use proven never started is released (issue 13)', () 
 
   it('given max_uses 1 and its use claimed, not released, when another use is claimed, then GRANT_EXHAUSTED', () => {
     expect(spec.given(claimedOnce()).when(claim('use-2', 30)).thenEvents()).toMatchObject([{ type: 'grant.refused', data: { code: 'GRANT_EXHAUSTED' } }]);
+  });
+
+  it('given uses released, in flight and completed, then useSettlements says how each stands: only a released use is not_run', () => {
+    // given: use 1 released (proven never started), use 2 claimed and completed, use 3 claimed with nothing recorded, use 4 says not_run unreleased
+    const two: GrantEvent = { type: 'grant.issued', data: { claims: claims({ max_uses: 3 }), at: at(0) } };
+    let events: GrantEvent[] = [two];
+    const step = (command: GrantCommand) => (events = [...events, ...grantDecider.decide(command, fold(grantDecider, events))]);
+    step(claim('use-1'));
+    step(release('use-1'));
+    for (const id of ['use-2', 'use-3', 'use-4']) step(claim(id, 30));
+    // when
+    const settled = useSettlements(fold(grantDecider, events) as GrantRecord, [
+      { use_no: 2, outcome: 'completed' },
+      { use_no: 4, outcome: 'not_run' },
+    ]);
+    // then
+    expect(settled).toEqual([
+      { use_no: 1, settlement: 'not_run' },
+      { use_no: 2, settlement: 'completed' },
+      { use_no: 3, settlement: 'in_flight' },
+      { use_no: 4, settlement: 'unknown' },
+    ]);
   });
 
   it('given a use never claimed or already released, when it is released, then GRANT_USE_NOT_RELEASABLE', () => {

@@ -33,7 +33,8 @@ export type IssueGrantOutcome = 'issued' | 'already_issued';
  * The grant id is derived from the command, so a redelivery appends nothing.
  *
  * A renewal (`renewal: n`) is minted on the same authority, checked again,
- * and only when the grant before it expired with no use started: its run
+ * and only when the grant before it expired with no use started (none
+ * claimed, or each claimed one proven never started and released): its run
  * command waited longer than the grant lived, and the action still runs once.
  *
  * The approval is folded from the log as `TrustedTaskLog` reads it: an
@@ -157,7 +158,8 @@ export function grantTtlFor(baseSeconds: number, renewal: number | undefined): n
 
 /**
  * Renewal `n` stands only on grants of the same authority (renewals `0..n-1`, all issued, none
- * revoked) the last of which expired before any use of it started: an executor refused it as
+ * revoked) the last of which expired with nothing run under it (no use claimed, or every use
+ * claimed released as proven never started: issue 13): an executor refused it as
  * `GRANT_EXPIRED`, or its `exp` has passed on this clock (else it may still be used: retried).
  */
 function checkRenewable(command: IssueGrant, renewal: number, events: readonly EventEnvelope[], nowSeconds: number): void {
@@ -177,8 +179,10 @@ function checkRenewable(command: IssueGrant, renewal: number, events: readonly E
   }
   const renewed = foldGrant(events, idOf(renewal - 1));
   if (renewed.status === 'initial') return; // unreachable: checked above
+  // A released use was proven never started (the executor releases it with its not_run record): it does not count.
+  // Any other claimed use is in flight or ran, or may have: the action is never run again on a renewal.
   if (consumedUses(renewed) > 0) {
-    throw new ApprovalServiceError('APPROVAL_RENEWAL_REFUSED', `a use of grant ${renewed.grant_id} was claimed: only a grant that expired unused is renewed`, {
+    throw new ApprovalServiceError('APPROVAL_RENEWAL_REFUSED', `a use of grant ${renewed.grant_id} was claimed and not proven never started (it may have run): only a grant nothing ran under is renewed`, {
       details: { attempt_id: command.attempt_id, renewal, grant_id: renewed.grant_id },
     });
   }

@@ -23,17 +23,18 @@ import {
   ATTEMPT_PRE_EXECUTION_STATES,
   approvalDecider,
   attemptDecider,
-  consumedUses,
   grantDecider,
   isTaskTerminal,
   stepDecider,
   taskDecider,
+  useSettlements,
   type ApprovalRecord,
   type AttemptCommand,
   type AttemptRecord,
   type CodedReason,
   type GrantCommand,
   type PolicyDecision,
+  type ReplacedGrant,
   type StepCommand,
   type TaskCommand,
   type TaskRecord,
@@ -395,7 +396,7 @@ class Planner {
       return this.#attempt(state, { type: 'start-execution', data: { grant_id: grant.grant_id } }, `execute:${grant.grant_id}`, undefined, grant.first_use_at);
     }
     // The attached grant expired unused and its renewal was issued: the renewal takes its place.
-    if (latest !== undefined && latest.issued_seq > grant.issued_seq && this.#expiredUnused(grant, true)) return this.#attachOrRenew(attempt, state, latest);
+    if (latest !== undefined && latest.issued_seq > grant.issued_seq && this.#expiredUnused(attempt, grant, true)) return this.#attachOrRenew(attempt, state, latest);
     if (grant.refusal !== null) {
       if (this.#renewable(attempt, grant, true)) return undefined; // its renewal is asked for (#renewalCommands)
       const renewals = this.#grantsSinceEntry(attempt).length - 1;
@@ -425,38 +426,94 @@ class Planner {
   }
 
   /**
-   * True when no use of `grant` ever started and none can: it expired (an executor refused it
-   * `GRANT_EXPIRED`, or, never attached so never sent to one, its `exp` passed on this clock),
-   * and it was not revoked. Such a grant says nothing about the action: it is renewed.
+   * True when no use of `grant` ever ran and none can: every use claimed of it was proven never
+   * started (released, `not_run`; a grant never used has none), it expired (an executor refused
+   * it `GRANT_EXPIRED` after its last such use, or, never attached so never sent to one, its `exp`
+   * passed on this clock), and it was not revoked. Such a grant says nothing about the action: it
+   * is renewed (issue 13), whether the attempt is still authorized or was executing on it.
    */
-  #expiredUnused(grant: GrantView, attached: boolean): boolean {
-    if (grant.state.status !== 'issued' || grant.first_use_at !== null || consumedUses(grant.state) > 0) return false;
-    if (grant.refusal !== null) return grant.refusal.code === 'GRANT_EXPIRED';
+  #expiredUnused(attempt: AttemptView, grant: GrantView, attached: boolean): boolean {
+    if (grant.state.status !== 'issued' || !this.#nothingRan(attempt, grant)) return false;
+    if (grant.refusal !== null) return grant.refusal.code === 'GRANT_EXPIRED' && this.#refusedAfterUses(attempt, grant);
     return !attached && grant.claims.exp * 1000 <= this.#nowMs;
   }
 
-  /** An expired unused grant that is the attempt's latest, with renewals left (GRANT_RENEWALS_MAX). */
+  /** An expired grant nothing ran under that is the attempt's latest, with renewals left (GRANT_RENEWALS_MAX). */
   #renewable(attempt: AttemptView, grant: GrantView, attached: boolean): boolean {
     const grants = this.#grantsSinceEntry(attempt);
-    return last(grants)?.grant_id === grant.grant_id && grants.length - 1 < GRANT_RENEWALS_MAX && this.#expiredUnused(grant, attached);
+    return last(grants)?.grant_id === grant.grant_id && grants.length - 1 < GRANT_RENEWALS_MAX && this.#expiredUnused(attempt, grant, attached);
+  }
+
+  /** The grant's claimed uses and how each stands (kernel `useSettlements`): released ones are `not_run`. */
+  #replaced(attempt: AttemptView, grant: GrantView): ReplacedGrant {
+    const completions = attempt.executions.filter((e) => e.value.grant_id === grant.grant_id).map((e) => ({ use_no: e.value.use_no, outcome: e.value.outcome }));
+    const uses = grant.state.status === 'initial' ? [] : useSettlements(grant.state, completions);
+    return { grant_id: grant.grant_id, revoked: grant.state.status === 'revoked', uses };
+  }
+
+  /** Every use claimed of the grant was proven never started (true for a grant never used): nothing of the action ran under it. */
+  #nothingRan(attempt: AttemptView, grant: GrantView): boolean {
+    return this.#replaced(attempt, grant).uses.every((use) => use.settlement === 'not_run');
+  }
+
+  /** The executor's last refusal of the grant came after the last execution recorded under it. */
+  #refusedAfterUses(attempt: AttemptView, grant: GrantView): boolean {
+    if (grant.refusal === null) return false;
+    const execution = last(attempt.executions.filter((e) => e.value.grant_id === grant.grant_id));
+    return (grant.refused_seq ?? 0) > (execution?.seq ?? 0);
   }
 
   #afterExecution(attempt: AttemptView, state: AttemptRecord): Transition | undefined {
     const grantId = state.grant?.grant_id;
+    const grant = grantId === undefined ? undefined : this.view.grants.get(grantId);
     const execution = last(attempt.executions.filter((e) => e.value.grant_id === grantId));
-    if (execution === undefined) return undefined;
-    if (execution.value.outcome === 'not_run') {
-      // Not a result of the action (issue 13): its use never started and was released; the attempt
-      // stays executing while the next run (`#commandFor`, execution.completed) claims a new use.
-      // Only when that cannot happen does it end, as errored (it did not complete), never as "ran".
-      const runs = this.#notRun(attempt, grantId).length;
-      const grant = grantId === undefined ? undefined : this.view.grants.get(grantId);
-      const refusedAfter = grant?.refusal !== null && grant?.refusal !== undefined && (grant.refused_seq ?? 0) > execution.seq;
-      if (runs < MAX_RUNS_PER_GRANT && !refusedAfter) return undefined;
-      return this.#attempt(state, { type: 'report-execution-outcome', data: { outcome: 'errored', output_refs: [] } }, `observe:${grantId}:not-run`);
+    if (execution !== undefined && execution.value.outcome !== 'not_run') {
+      const outputRefs = execution.value.artifacts.map((artifact) => `artifact:${artifact.artifact_id}`).slice(0, LIMITS.listItems);
+      return this.#attempt(state, { type: 'report-execution-outcome', data: { outcome: execution.value.outcome, output_refs: outputRefs } }, `observe:${grantId}`);
     }
-    const outputRefs = execution.value.artifacts.map((artifact) => `artifact:${artifact.artifact_id}`).slice(0, LIMITS.listItems);
-    return this.#attempt(state, { type: 'report-execution-outcome', data: { outcome: execution.value.outcome, output_refs: outputRefs } }, `observe:${grantId}`);
+    // Nothing of the action has a result under the held grant: each use of it was proven never
+    // started (not_run, released), or none is settled yet (one in flight, or a renewal's run
+    // command on its way). A use in flight is waited for: it may be running.
+    if (grant === undefined || !this.#nothingRan(attempt, grant)) return undefined;
+    if (this.#refusedAfterUses(attempt, grant)) return this.#afterRefusalNothingRan(attempt, state, grant);
+    if (execution === undefined) return undefined;
+    // Not a result of the action (issue 13): its use never started and was released; the attempt
+    // stays executing while the next run (`#commandFor`, execution.completed) claims a new use.
+    // Only when that cannot happen does it end, as errored (it did not complete), never as "ran".
+    if (this.#notRun(attempt, grantId).length < MAX_RUNS_PER_GRANT) return undefined;
+    return this.#notCompleted(state, grantId);
+  }
+
+  /**
+   * The executor refused the held grant when nothing of the action had run under it (issue 13:
+   * its uses were proven never started, or, for a renewal, none was claimed). Refused as expired
+   * (a run command that waited in a backlog longer than the grant lived) and not revoked, it is
+   * renewed on the same authority: the renewal is asked for on the refusal (`#renewalCommands`),
+   * and attached here in its place once issued (kernel `attach-renewal`, which checks again that
+   * no use may have run), decided at the refusal's instant or later (the executor's clock found
+   * the grant expired). Refused otherwise, or with renewals spent, the attempt ends as not
+   * completed (errored): its receipt says the action was not run, and why.
+   */
+  #afterRefusalNothingRan(attempt: AttemptView, state: AttemptRecord, grant: GrantView): Transition | undefined {
+    const latest = last(this.#grantsSinceEntry(attempt));
+    if (latest !== undefined && latest.issued_seq > grant.issued_seq && this.#expiredUnused(attempt, grant, true)) {
+      if (latest.claims.exp * 1000 > this.#nowMs) {
+        const refusedAt = grant.refusal?.at ?? null;
+        const now = refusedAt !== null && Date.parse(refusedAt) > this.#nowMs ? refusedAt : this.context.now;
+        const expiresAt = new Date(latest.claims.exp * 1000).toISOString();
+        const data = { grant_id: latest.grant_id, expires_at: expiresAt, replaces: this.#replaced(attempt, grant) };
+        return this.#attempt(state, { type: 'attach-renewal', data }, `renewal:${latest.grant_id}`, undefined, now);
+      }
+      if (this.#renewable(attempt, latest, false)) return undefined; // the renewal expired before it was attached: the next one is asked for (#renewalCommands)
+      return this.#notCompleted(state, grant.grant_id);
+    }
+    if (this.#renewable(attempt, grant, true)) return undefined; // its renewal is asked for (#renewalCommands)
+    return this.#notCompleted(state, grant.grant_id);
+  }
+
+  /** Ends an executing attempt nothing of which ran as not completed (errored); never "ran and failed". */
+  #notCompleted(state: AttemptRecord, grantId: string | undefined): Transition {
+    return this.#attempt(state, { type: 'report-execution-outcome', data: { outcome: 'errored', output_refs: [] } }, `observe:${grantId}:not-run`);
   }
 
   /** The attempt's executions under `grantId` proven never to have started (`not_run`), in log order. */
@@ -734,9 +791,12 @@ class Planner {
         if (state.status !== 'authorized' || state.grant !== null || issued) return undefined;
         return this.#issueGrant(state);
       }
-      case 'attempt.grant_attached': {
+      case 'attempt.grant_attached':
+      case 'attempt.grant_renewed': {
+        // A grant attached before execution, or a renewal in place of one nothing ran under (issue 13): its first run.
         const grant = state.grant === null ? undefined : this.view.grants.get(state.grant.grant_id);
-        if (state.status !== 'authorized' || grant === undefined || grant.first_use_at !== null || grant.refusal !== null) return undefined;
+        const waiting = eventType === 'attempt.grant_attached' ? 'authorized' : 'executing';
+        if (state.status !== waiting || grant === undefined || grant.first_use_at !== null || grant.refusal !== null) return undefined;
         if (grant.jws === null) {
           throw new OrchestratorError('ORCHESTRATOR_GRANT_JWS_MISSING', `grant.issued for ${grant.grant_id} carries no JWS; the executor could not verify it`, {
             details: { grant_id: grant.grant_id },
@@ -801,15 +861,17 @@ class Planner {
 
   /**
    * After the attempt's latest grant expired with no use started (refused `GRANT_EXPIRED` by an
-   * executor: its run command waited in a backlog longer than the grant lived; or expired before
-   * it was attached): a renewal, on the same authority, which the approval service checks again.
-   * Nothing ran, so the action still runs once, with the renewal. Handled on the grant's own event.
+   * executor: its run command waited in a backlog longer than the grant lived, before any use or
+   * after every use of it was proven never started; or expired before it was attached): a renewal,
+   * on the same authority, which the approval service checks again. Nothing ran, so the action
+   * still runs once, with the renewal. Handled on the grant's own event.
    */
   #renewalCommands(trigger: LoggedEvent): PlannedCommand[] {
     const grantId = trigger.entity_type === 'grant' ? trigger.entity_id : undefined;
     const grant = grantId === undefined ? undefined : this.view.grants.get(grantId);
     const attempt = grant === undefined ? undefined : this.view.attempts.get(grant.attempt_id);
-    if (grant === undefined || attempt === undefined || attempt.state.status !== 'authorized') return [];
+    // Authorized: no use was ever claimed. Executing: every use of the held grant was proven never started (#expiredUnused).
+    if (grant === undefined || attempt === undefined || (attempt.state.status !== 'authorized' && attempt.state.status !== 'executing')) return [];
     const state = attempt.state;
     const attached = state.grant?.grant_id === grant.grant_id;
     if (!this.#renewable(attempt, grant, attached)) return [];

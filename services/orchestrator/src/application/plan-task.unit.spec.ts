@@ -447,16 +447,156 @@ describe('planTask: a use proven never started is not a result of the action (is
     expect(String((failed.events[0]?.payload as { reason: string }).reason)).not.toContain('ran and failed');
   });
 
-  it('given the run after a not_run is refused (the grant expired meanwhile), then the attempt ends errored without asking again', () => {
+  it('given the run after a not_run is refused for another reason than expiry, then the attempt ends errored without asking again', () => {
     const { log } = running('nr4');
     log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
     log.step('execution.completed');
-    log.add(grantRefusedDraft(log.ids));
+    log.add(grantRefusedDraft(log.ids, { code: 'GRANT_OUT_OF_SCOPE' }));
     const plan = log.step('grant.refused');
     expect(types(plan)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
     expect(plan.events[0]?.payload).toMatchObject({ execution_outcome: 'errored' });
     expect(plan.commands).toEqual([]);
   });
+});
+
+describe('planTask: a use proven never started, then its grant expired: renewed while executing (issue 13)', () => {
+  /**
+   * Grant `gnt-att-<name>` (issued at +5 s, 300 s) attached; its use 1 claimed at +6 s (executing),
+   * proven never started at +7 s (not_run, released); run 2 waited in a backlog and was refused as
+   * expired at +306 s. Handled at +320 s.
+   */
+  function expiredAfterNotRun(name: string): { log: Log; request: ReturnType<typeof commandRequest>; grant: EventDraft } {
+    const { log, request, grant } = attachedTask(name);
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }));
+    log.step('grant.use_claimed');
+    log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
+    log.step('execution.completed');
+    log.add(grantRefusedDraft(log.ids, { code: 'GRANT_EXPIRED', message: 'grant expired', useId: `use-${log.ids.attempt_id}-run-2`, at: instant(306) }));
+    return { log, request, grant };
+  }
+  const LATER = instant(320);
+  const renewalIssued = (log: Log, request: ReturnType<typeof commandRequest>, n: number, at = instant(310), ttlSeconds = 600) =>
+    grantIssuedDraft(log.ids, request, { grantId: `gnt-${log.ids.attempt_id}-r${n}`, at, ttlSeconds });
+
+  it('given the grant refused as expired after its only use was proven not run, then the attempt does not end: renewal 1 is asked for on the same authority, once', () => {
+    // given
+    const { log } = expiredAfterNotRun('xr1');
+    // when
+    const plan = log.step('grant.refused', LATER);
+    // then
+    expect(plan.events).toEqual([]);
+    const command = only(plan);
+    expect(command).toMatchObject({
+      command: 'approvalIssueGrant',
+      msgId: 'att-xr1:cmd:approval.issue-grant:1:renewal:1',
+      payload: { attempt_id: 'att-xr1', policy_result_id: 'pr-att-xr1-1', approval_id: null, renewal: 1 },
+    });
+    expect(only(log.handle('grant.refused', LATER)).msgId).toBe(command.msgId);
+  });
+
+  it('given the renewal issued, then it is attached in place of the expired grant (attempt.grant_renewed, naming the not-run use), the executor runs it once, and the attempt settles succeeded on it', () => {
+    // given
+    const { log, request } = expiredAfterNotRun('xr2');
+    log.step('grant.refused', LATER);
+    // when
+    const renewal = renewalIssued(log, request, 1);
+    log.add(renewal);
+    const renewed = log.step('grant.issued', LATER);
+    // then: the renewal takes the expired grant's place; the attempt stays executing
+    expect(types(renewed)).toEqual(['attempt.grant_renewed']);
+    expect(renewed.events[0]?.payload).toMatchObject({ grant_id: 'gnt-att-xr2-r1', renews_grant_id: 'gnt-att-xr2', not_run_uses: [1], renews_expired_at: instant(305) });
+    expect(renewed.commands).toEqual([]);
+    const run = only(log.handle('attempt.grant_renewed', LATER));
+    expect(run).toMatchObject({ command: 'executorRun', msgId: 'att-xr2:cmd:executor.run:gnt-att-xr2-r1', payload: { grant_id: 'gnt-att-xr2-r1' } });
+    expect(run.payload).not.toHaveProperty('run_no');
+    // handled again: nothing more
+    expect(log.handle('grant.issued', LATER)).toEqual({ events: [], commands: [] });
+    // and when the renewal's use is claimed and completes
+    log.add(useClaimedDraft(log.ids, renewal, request, { at: instant(321) }));
+    expect(log.step('grant.use_claimed', instant(322))).toEqual({ events: [], commands: [] });
+    log.add(executionCompletedDraft(log.ids, { at: instant(323), grantId: 'gnt-att-xr2-r1' }));
+    const settled = log.step('execution.completed', instant(324));
+    expect(types(settled)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
+    expect(settled.events[1]?.payload).toMatchObject({ result_code: 'succeeded' });
+    log.add(receiptIssuedDraft(log.ids, 'succeeded'));
+    expect(types(log.step('receipt.issued', instant(325)))).toContain('attempt.succeeded');
+    expect(log.types().filter((t) => t === 'attempt.executing')).toHaveLength(1);
+    expect(log.types()).not.toContain('attempt.failed');
+  });
+
+  it('given a second use of the grant still in flight, then nothing is renewed and nothing ends while it may be running', () => {
+    // given: use 1 not run, use 2 claimed and not settled, then a refusal as expired (of a third run command)
+    const { log, request } = running4('xr3');
+    log.add(laterUseClaimedDraft(log.ids, 2, request, { at: instant(8) }));
+    log.add(grantRefusedDraft(log.ids, { code: 'GRANT_EXPIRED', message: 'grant expired', useId: 'use-att-xr3-3', at: instant(306) }));
+    // when
+    const plan = log.step('grant.refused', LATER);
+    // then
+    expect(plan).toEqual({ events: [], commands: [] });
+  });
+
+  it('given a revoked grant whose only use was proven not run, then it is never renewed: the attempt ends as not completed', () => {
+    const { log } = expiredAfterNotRun('xr4');
+    log.add(grantRevokedDraft(log.ids, { at: instant(307) }), grantRefusedDraft(log.ids, { code: 'GRANT_EXPIRED', useId: 'use-att-xr4-run-3', at: instant(308) }));
+    const plan = log.step('grant.refused', LATER);
+    expect(plan.commands).toEqual([]);
+    expect(types(plan)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
+    expect(plan.events[0]?.payload).toMatchObject({ execution_outcome: 'errored' });
+  });
+
+  it(`given ${GRANT_RENEWALS_MAX} renewals each refused as expired before a use, then no further renewal: the attempt ends as not completed`, () => {
+    const { log, request } = expiredAfterNotRun('xr5');
+    log.step('grant.refused', LATER);
+    for (let n = 1; n <= GRANT_RENEWALS_MAX; n += 1) {
+      const issuedAt = 400 * n;
+      log.add(renewalIssued(log, request, n, instant(issuedAt), 300));
+      expect(types(log.step('grant.issued', instant(issuedAt + 1)))).toEqual(['attempt.grant_renewed']);
+      log.add(grantRefusedDraft(log.ids, { code: 'GRANT_EXPIRED', message: 'grant expired', grantId: `gnt-att-xr5-r${n}`, useId: `use-r${n}`, at: instant(issuedAt + 301) }));
+      const plan = log.step('grant.refused', instant(issuedAt + 302));
+      if (n < GRANT_RENEWALS_MAX) {
+        expect(plan.events).toEqual([]);
+        expect(only(plan)).toMatchObject({ command: 'approvalIssueGrant', payload: { renewal: n + 1 } });
+      } else {
+        expect(plan.commands).toEqual([]);
+        expect(types(plan)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
+        expect(plan.events[0]?.payload).toMatchObject({ execution_outcome: 'errored' });
+      }
+    }
+  });
+
+  it('given the renewal refused for another reason than expiry before any use of it, then the attempt ends as not completed (never left executing)', () => {
+    const { log, request } = expiredAfterNotRun('xr6');
+    log.step('grant.refused', LATER);
+    log.add(renewalIssued(log, request, 1));
+    log.step('grant.issued', LATER);
+    log.add(grantRefusedDraft(log.ids, { code: 'GRANT_REVOKED', message: 'revoked', grantId: 'gnt-att-xr6-r1', useId: 'use-r1', at: instant(330) }));
+    const plan = log.step('grant.refused', instant(331));
+    expect(plan.commands).toEqual([]);
+    expect(types(plan)).toEqual(['attempt.observing', 'attempt.receipt_pending']);
+  });
+
+  it('given the renewal expired before it was attached, then the next renewal is asked for and attached in its place', () => {
+    const { log, request } = expiredAfterNotRun('xr7');
+    log.step('grant.refused', LATER);
+    log.add(renewalIssued(log, request, 1, instant(-700), 300));
+    const plan = log.step('grant.issued', LATER);
+    expect(plan.events).toEqual([]);
+    expect(only(plan)).toMatchObject({ command: 'approvalIssueGrant', payload: { renewal: 2 } });
+    log.add(renewalIssued(log, request, 2, instant(315)));
+    const renewed = log.step('grant.issued', LATER);
+    expect(types(renewed)).toEqual(['attempt.grant_renewed']);
+    expect(renewed.events[0]?.payload).toMatchObject({ grant_id: 'gnt-att-xr7-r2', renews_grant_id: 'gnt-att-xr7' });
+  });
+
+  /** Executing on grant `gnt-att-<name>` with use 1 proven not run (run 2 asked for). */
+  function running4(name: string): { log: Log; request: ReturnType<typeof commandRequest> } {
+    const { log, request, grant } = attachedTask(name);
+    log.add(useClaimedDraft(log.ids, grant, request, { at: instant(6) }));
+    log.step('grant.use_claimed');
+    log.add(...notRunDrafts(log.ids, 1, { at: instant(7) }));
+    log.step('execution.completed');
+    return { log, request };
+  }
 });
 
 describe('planTask: a director resolves an unknown outcome (Hermit 19.4)', () => {

@@ -76,7 +76,7 @@ export type ReceiptFact = z.infer<typeof ReceiptFactSchema>['receipt'];
  */
 const GrantIssuedPayload = z.object({ claims: CapabilityGrantClaims, jws: z.string().min(1).max(16 * 1024).optional(), at: Timestamp });
 
-const GrantRefusedPayload = z.object({ code: z.string().min(1).max(64), message: z.string().max(4_096) }).loose();
+const GrantRefusedPayload = z.object({ code: z.string().min(1).max(64), message: z.string().max(4_096), at: Timestamp.optional() }).loose();
 
 export interface GrantView {
   readonly grant_id: string;
@@ -86,8 +86,8 @@ export interface GrantView {
   readonly issued_seq: number;
   /** The kernel's fold of the grant (uses claimed, revocation). */
   state: GrantState;
-  /** The executor's last refusal of this grant, if any. */
-  refusal: { readonly code: string; readonly message: string } | null;
+  /** The executor's last refusal of this grant, if any, at the executor's clock (`at`). */
+  refusal: { readonly code: string; readonly message: string; readonly at: string | null } | null;
   /** task_seq of that refusal (a refusal after a `not_run` ends the re-runs). */
   refused_seq: number | null;
   /** When the first use was claimed (the executor's clock, from the event). */
@@ -301,7 +301,9 @@ export class TaskView {
     }
     if (event.event_type === 'grant.refused') {
       const refusal = GrantRefusedPayload.safeParse(event.payload);
-      grant.refusal = refusal.success ? { code: refusal.data.code, message: refusal.data.message } : { code: 'GRANT_REFUSED', message: 'the executor refused the grant' };
+      grant.refusal = refusal.success
+        ? { code: refusal.data.code, message: refusal.data.message, at: refusal.data.at ?? null }
+        : { code: 'GRANT_REFUSED', message: 'the executor refused the grant', at: null };
       grant.refused_seq = event.task_seq;
     }
   }

@@ -49,6 +49,25 @@ export interface AttemptFacts {
    * outcome on evidence outside the log (Hermit 19.4); the effect itself was not observed.
    */
   readonly resolution: { readonly eventId: string; readonly resolved: ExecutionOutcomeResolved } | null;
+  /**
+   * `attempt.grant_renewed`, in log order: each renewal attached in place of the grant the
+   * attempt was executing on, every use of which was proven never started (issue 13), with the
+   * executor's refusal of that grant (its expiry) as the log holds it.
+   */
+  readonly renewals: readonly GrantRenewal[];
+  /** How many grants were issued for the attempt (the first and every renewal). */
+  readonly grantsIssued: number;
+}
+
+/** One renewal of the grant of an executing attempt (`attempt.grant_renewed`). */
+export interface GrantRenewal {
+  readonly eventId: string;
+  readonly grant_id: string;
+  readonly renews_grant_id: string;
+  readonly renews_expired_at: string;
+  readonly not_run_uses: readonly number[];
+  /** The executor's last refusal of the renewed grant before the renewal, if any. */
+  readonly refusal: { readonly code: string; readonly message: string } | null;
 }
 
 /** An approval of the attempt: the packet and witness it was requested on, and its resolution. */
@@ -75,6 +94,7 @@ const GrantIssued = z.object({ claims: CapabilityGrantClaims, jws: z.string().op
 const GrantRefused = z.object({ code: z.string(), message: z.string() });
 const Observing = z.object({ execution_outcome: z.enum(['completed', 'errored', 'unknown']) });
 const ReceiptPending = z.object({ result_code: z.enum(['succeeded', 'failed']) });
+const GrantRenewed = z.object({ grant_id: z.string(), renews_grant_id: z.string(), renews_expired_at: z.string(), not_run_uses: z.array(z.int()) });
 
 const APPROVAL_OUTCOMES: Readonly<Record<string, ApprovalStatus>> = {
   'approval.granted': 'granted',
@@ -100,6 +120,8 @@ function payloadAttempt(event: EventEnvelope): string | undefined {
 export function attemptFacts(events: readonly EventEnvelope[], attemptId: string): AttemptFacts {
   const approvals = new Set<string>();
   const grants = new Set<string>();
+  /** Each grant's latest refusal, kept past a later grant.issued: a renewal names why its grant was renewed. */
+  const refusals = new Map<string, { code: string; message: string }>();
   const belongs = (event: EventEnvelope): boolean => {
     if (event.attempt_id !== undefined) return event.attempt_id === attemptId;
     const named = payloadAttempt(event);
@@ -126,6 +148,8 @@ export function attemptFacts(events: readonly EventEnvelope[], attemptId: string
     observedOutcome: null,
     settledResult: null,
     resolution: null,
+    renewals: [],
+    grantsIssued: 0,
   };
   for (const event of events) {
     if (!belongs(event)) continue;
@@ -172,11 +196,18 @@ export function attemptFacts(events: readonly EventEnvelope[], attemptId: string
       const parsed = GrantIssued.safeParse(payload);
       if (parsed.success) {
         grants.add(parsed.data.claims.jti);
-        facts = { ...facts, grant: parsed.data.claims, grantJwsHash: parsed.data.jws === undefined ? null : sha256Hex(parsed.data.jws), refusal: null };
+        facts = { ...facts, grant: parsed.data.claims, grantJwsHash: parsed.data.jws === undefined ? null : sha256Hex(parsed.data.jws), refusal: null, grantsIssued: grants.size };
       }
-    } else if (type === 'grant.refused' && facts.grant?.jti === event.entity_id) {
+    } else if (type === 'grant.refused') {
       const parsed = GrantRefused.safeParse(payload);
-      if (parsed.success) facts = { ...facts, refusal: parsed.data };
+      if (parsed.success) refusals.set(event.entity_id, parsed.data);
+      if (parsed.success && facts.grant?.jti === event.entity_id) facts = { ...facts, refusal: parsed.data };
+    } else if (type === 'attempt.grant_renewed') {
+      const parsed = GrantRenewed.safeParse(payload);
+      if (parsed.success) {
+        const renewal: GrantRenewal = { eventId: event.event_id, ...parsed.data, refusal: refusals.get(parsed.data.renews_grant_id) ?? null };
+        facts = { ...facts, renewals: [...facts.renewals, renewal] };
+      }
     } else if (type === 'execution.completed') {
       const parsed = ExecutionCompleted.safeParse(payload);
       if (parsed.success) facts = { ...facts, execution: { eventId: event.event_id, completed: parsed.data } };

@@ -1,4 +1,5 @@
 import {
+  GRANT_RENEWALS_MAX,
   LIMITS,
   type ActionClass,
   type ActionParams,
@@ -168,12 +169,18 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
           `sha256:${execution.stdout_sha256}`,
           `sha256:${execution.stderr_sha256}`,
         ];
+  const renewed = renewalNote(facts);
   if (result === 'failed' && execution?.outcome === 'not_run' && resolution === null) {
     // Its last use was proven never started and nothing ran after it (issue 13: "failed" read as "ran and
     // failed" where the command never ran): the receipt says the action was not run, and why it stopped.
-    const refusal = facts.refusal === null ? '' : `; then the executor refused grant ${grantId}: ${facts.refusal.code}: ${facts.refusal.message}`;
-    return refusedOutcome(receiptClassOf(actionClass), `${actionClass} not run: ${summary}${refusal}`, `grant:${grantId}`);
+    // The refusal is of the latest grant: the one in force, a renewal when the attempt was renewed.
+    const refusedGrant = facts.grant?.jti ?? grantId;
+    const renewals = facts.grantsIssued - 1;
+    const limit = renewals >= GRANT_RENEWALS_MAX ? ` (its grant renewed ${renewals} time(s), the limit)` : '';
+    const refusal = facts.refusal === null ? '' : `; then the executor refused grant ${refusedGrant}: ${facts.refusal.code}: ${facts.refusal.message}${limit}`;
+    return refusedOutcome(receiptClassOf(actionClass), `${actionClass} not run: ${summary}${renewed}${refusal}`, `grant:${refusedGrant}`);
   }
+  summary = `${summary}${renewed}`;
   return {
     receipt_class: receiptClassOf(actionClass),
     result_code: result,
@@ -185,6 +192,24 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
     replay_class: result === 'unknown_outcome' || resolution !== null ? 'observe_only' : REPLAY_CLASS[actionClass],
     directorResolution: resolution?.resolved ?? null,
   };
+}
+
+/**
+ * What the receipt says of the renewals of an executing attempt's grant (issue 13): which grant
+ * took whose place, after which uses of it were proven never started, and when (and how) it had
+ * expired. Empty when the attempt ran on the grant it started executing on.
+ */
+function renewalNote(facts: AttemptFacts): string {
+  return facts.renewals
+    .map((renewal) => {
+      const uses =
+        renewal.not_run_uses.length === 0
+          ? `no use of ${renewal.renews_grant_id} was claimed`
+          : `use ${renewal.not_run_uses.join(', ')} of ${renewal.renews_grant_id} never started (proven not run and released)`;
+      const refused = renewal.refusal === null ? '' : `, refused ${renewal.refusal.code}`;
+      return `; grant ${renewal.grant_id} renewed grant ${renewal.renews_grant_id} on the same authority: ${uses}, and ${renewal.renews_grant_id} expired at ${renewal.renews_expired_at}${refused}`;
+    })
+    .join('');
 }
 
 function refusedOutcome(receiptClass: ReceiptClass, summary: string, grantRef: string | null): Outcome {

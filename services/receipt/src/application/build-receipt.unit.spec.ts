@@ -1,4 +1,4 @@
-import { hasErrorCode, type ActionRequest, type EventEnvelope, type IssueReceipt } from '@writ/contracts';
+import { GRANT_RENEWALS_MAX, hasErrorCode, type ActionRequest, type EventEnvelope, type IssueReceipt } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
 import { attemptFacts, type AttemptFacts } from './attempt-facts.js';
 import { buildReceiptBody, receiptClassOf, receiptIdFor } from './build-receipt.js';
@@ -31,6 +31,8 @@ const noFacts: AttemptFacts = {
   observedOutcome: null,
   settledResult: null,
   resolution: null,
+  renewals: [],
+  grantsIssued: 0,
 };
 
 const command = (cause: IssueReceipt['cause']): IssueReceipt => ({ task_id: 'task-1', step_id: 'step-1', attempt_id: 'att-1', cause });
@@ -194,6 +196,129 @@ describe('buildReceiptBody: a receipt states only what the execution record show
     expect(body.capability_grant_ref).toBe('grant:gnt-1');
     expect(body.output_refs).toEqual([]);
     expect(body.replay_class).toBe('explain_only');
+  });
+});
+
+describe('buildReceiptBody: a grant renewed while executing, after its use was proven never started (issue 13)', () => {
+  const HASH = 'c'.repeat(64);
+  let seq = 0;
+  const event = (eventType: string, entity: [EventEnvelope['entity_type'], string], payload: Record<string, unknown>): EventEnvelope => ({
+    event_id: `evt-${(seq += 1)}-${eventType}`,
+    schema_version: 1,
+    event_type: eventType,
+    entity_type: entity[0],
+    entity_id: entity[1],
+    attempt_id: 'att-1',
+    occurred_at: '2030-01-01T00:00:00Z',
+    actor_type: 'service',
+    actor_id: 'x',
+    payload,
+    causation_id: null,
+    correlation_id: 'task-1',
+    task_id: 'task-1',
+    task_seq: seq,
+    prev_event_hash: null,
+    hash: '0'.repeat(64),
+  });
+  const claims = (jti: string, iat: number) => ({
+    iss: 'writ-approval',
+    sub: 'writ-executor',
+    aud: 'writ-executor',
+    jti,
+    iat,
+    exp: iat + 300,
+    task_id: 'task-1',
+    step_id: 'step-1',
+    attempt_id: 'att-1',
+    action_class: 'read_local',
+    resource_scope: { paths: ['README.md'], hosts: [] },
+    max_uses: 1,
+    issued_by_principal_id: 'writ-policy',
+    policy_result_ref: 'policy_result:pr-1',
+  });
+  const completion = (grantId: string, useNo: number, outcome: 'not_run' | 'completed') => ({
+    grant_id: grantId,
+    use_no: useNo,
+    executor_id: 'executor-1',
+    outcome,
+    exit_code: outcome === 'completed' ? 0 : null,
+    timed_out: false,
+    duration_ms: outcome === 'completed' ? 42 : 0,
+    stdout_sha256: HASH,
+    stderr_sha256: HASH,
+    changed_files: [],
+    artifacts: [],
+    environment: null,
+    ...(outcome === 'not_run' ? { error: { code: 'CELL_USE_FENCED', message: 'use 1 never started: its claimer stopped before the task cell existed' } } : {}),
+    at: '2030-01-01T00:01:00Z',
+  });
+  const IAT = Math.floor(Date.parse('2030-01-01T00:00:00Z') / 1000);
+  /** Grant gnt-1: use 1 claimed, proven never started; run 2 refused as expired; gnt-2 renewed it while executing. */
+  const renewedLog = (): EventEnvelope[] => [
+    event('attempt.awaiting_policy', ['attempt', 'att-1'], { action_request: request, at: '2030-01-01T00:00:00Z' }),
+    event('grant.issued', ['grant', 'gnt-1'], { claims: claims('gnt-1', IAT), jws: 'a.b.c', at: '2030-01-01T00:00:00Z' }),
+    event('grant.use_claimed', ['grant', 'gnt-1'], { use_id: 'use-1', use_no: 1, task_id: 'task-1', attempt_id: 'att-1', action_class: 'read_local', at: '2030-01-01T00:00:01Z' }),
+    event('attempt.executing', ['attempt', 'att-1'], { grant_id: 'gnt-1', at: '2030-01-01T00:00:01Z' }),
+    event('grant.use_released', ['grant', 'gnt-1'], { use_id: 'use-1', use_no: 1, reason_code: 'CELL_USE_FENCED', reason: 'never started', at: '2030-01-01T00:00:02Z' }),
+    event('execution.completed', ['attempt', 'att-1'], completion('gnt-1', 1, 'not_run')),
+    event('grant.refused', ['grant', 'gnt-1'], { use_id: 'use-2', code: 'GRANT_EXPIRED', message: 'grant gnt-1 expired', at: '2030-01-01T00:05:01Z' }),
+    event('grant.issued', ['grant', 'gnt-2'], { claims: claims('gnt-2', IAT + 302), jws: 'd.e.f', at: '2030-01-01T00:05:02Z' }),
+    event('attempt.grant_renewed', ['attempt', 'att-1'], {
+      grant_id: 'gnt-2',
+      expires_at: '2030-01-01T00:10:02Z',
+      renews_grant_id: 'gnt-1',
+      renews_expired_at: '2030-01-01T00:05:00.000Z',
+      not_run_uses: [1],
+      at: '2030-01-01T00:05:03Z',
+    }),
+  ];
+  const input = (events: readonly EventEnvelope[]) => ({ command: command('settled'), facts: attemptFacts(events, 'att-1'), createdAt: '2030-01-01T00:20:00Z', prevReceiptHash: null, signerRef: 'k1' });
+
+  it('given the renewal ran and exited 0, then the receipt is succeeded under the renewal, and says use 1 of the first grant never started and that grant expired', () => {
+    // given
+    const events = [
+      ...renewedLog(),
+      event('grant.use_claimed', ['grant', 'gnt-2'], { use_id: 'use-3', use_no: 1, task_id: 'task-1', attempt_id: 'att-1', action_class: 'read_local', at: '2030-01-01T00:05:04Z' }),
+      event('execution.completed', ['attempt', 'att-1'], completion('gnt-2', 1, 'completed')),
+      event('attempt.observing', ['attempt', 'att-1'], { execution_outcome: 'completed', output_refs: [], at: '2030-01-01T00:05:05Z' }),
+      event('attempt.receipt_pending', ['attempt', 'att-1'], { result_code: 'succeeded', evidence_refs: [], at: '2030-01-01T00:05:06Z' }),
+    ];
+    // when
+    const body = buildReceiptBody(input(events));
+    // then
+    expect(body.result_code).toBe('succeeded');
+    expect(body.capability_grant_ref).toBe('grant:gnt-2');
+    expect(body.result_summary).toMatch(/^succeeded: read_local: exited 0 after 42 ms/);
+    expect(body.result_summary).toContain(
+      'grant gnt-2 renewed grant gnt-1 on the same authority: use 1 of gnt-1 never started (proven not run and released), and gnt-1 expired at 2030-01-01T00:05:00.000Z, refused GRANT_EXPIRED',
+    );
+    expect(body.grant_hash).toBeDefined();
+  });
+
+  it('given the renewal refused before any use of it (revoked), settled as failed, then the receipt says refused, not run, naming the renewal and its refusal', () => {
+    const events = [
+      ...renewedLog(),
+      event('grant.refused', ['grant', 'gnt-2'], { use_id: 'use-3', code: 'GRANT_REVOKED', message: 'grant gnt-2 was revoked', at: '2030-01-01T00:05:04Z' }),
+      event('attempt.observing', ['attempt', 'att-1'], { execution_outcome: 'errored', output_refs: [], at: '2030-01-01T00:05:05Z' }),
+      event('attempt.receipt_pending', ['attempt', 'att-1'], { result_code: 'failed', evidence_refs: [], at: '2030-01-01T00:05:06Z' }),
+    ];
+    const body = buildReceiptBody(input(events));
+    expect(body.result_code).toBe('refused');
+    expect(body.capability_grant_ref).toBe('grant:gnt-2');
+    expect(body.result_summary).toMatch(/^refused: read_local not run: .*never started \(use 1 was proven not run and released\)/);
+    expect(body.result_summary).toContain('grant gnt-2 renewed grant gnt-1');
+    expect(body.result_summary).toContain('then the executor refused grant gnt-2: GRANT_REVOKED: grant gnt-2 was revoked');
+    expect(body.result_summary).not.toContain('the limit');
+  });
+
+  it(`given ${GRANT_RENEWALS_MAX} renewals, the last refused as expired before a use, then the receipt says refused and that the renewals reached the limit`, () => {
+    const facts = attemptFacts(renewedLog(), 'att-1');
+    const body = buildReceiptBody({
+      ...input(renewedLog()),
+      facts: { ...facts, grantsIssued: GRANT_RENEWALS_MAX + 1, refusal: { code: 'GRANT_EXPIRED', message: 'grant gnt-2 expired' }, observedOutcome: 'errored', settledResult: 'failed' },
+    });
+    expect(body.result_code).toBe('refused');
+    expect(body.result_summary).toContain(`then the executor refused grant gnt-2: GRANT_EXPIRED: grant gnt-2 expired (its grant renewed ${GRANT_RENEWALS_MAX} time(s), the limit)`);
   });
 });
 

@@ -80,7 +80,7 @@ const STATUS_BY_EVENT: Readonly<Record<string, ActionStatus>> = {
 };
 
 /** Task-stream events that only fill in fields (ids of the policy result, grant, receipt…) or decide the status conditionally. */
-const FIELD_EVENTS = new Set(['policy.evaluated', 'attempt.grant_attached', 'grant.issued', 'receipt.issued', 'attempt.observing']);
+const FIELD_EVENTS = new Set(['policy.evaluated', 'attempt.grant_attached', 'attempt.grant_renewed', 'grant.issued', 'receipt.issued', 'attempt.observing']);
 
 type Changes = { -readonly [K in keyof ActionRow]?: ActionRow[K] };
 
@@ -301,6 +301,7 @@ function taskEventChanges(row: ActionRow, event: ProjectedEvent): Changes {
       reason = text(data, 'cause');
       break;
     case 'attempt.grant_attached':
+    case 'attempt.grant_renewed':
       if (idField(data, 'grant_id') !== null) changes.grant_id = idField(data, 'grant_id');
       break;
     case 'grant.issued': {

@@ -110,6 +110,7 @@ function fold(row: AttemptRow | undefined, event: ProjectedEvent): AttemptRow | 
       if (idField(data, 'approval_id') !== null) changes.approval_id = idField(data, 'approval_id');
       break;
     case 'attempt.grant_attached':
+    case 'attempt.grant_renewed':
     case 'attempt.executing':
       changes.grant_id = idField(data, 'grant_id') ?? row.grant_id;
       break;

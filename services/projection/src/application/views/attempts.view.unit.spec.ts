@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptPolicyDenied, fullPath, happyPath, storyIds, taskOpening, actionRequest, ingressReceived, policyEvaluated, fakeJws, attemptLeased, toProjectedEvents } from '../../../test/governed-path.fixture.js';
+import { attemptPolicyDenied, fullPath, grantRenewal, happyPath, storyIds, taskOpening, actionRequest, ingressReceived, policyEvaluated, fakeJws, attemptLeased, toProjectedEvents } from '../../../test/governed-path.fixture.js';
 import { foldStory } from '../../../test/memory-store.js';
 import { attemptsView } from './attempts.view.js';
 
@@ -40,6 +40,13 @@ describe('attempts view', () => {
     const store = await foldStory(toProjectedEvents(happyPath(ids)));
     // created → awaiting_policy is no edge: the attempt stays created, yet the fields fill in
     expect(store.row('attempts', ids.attempt)).toMatchObject({ status: 'created', grant_id: ids.grant, receipt_id: ids.receipt });
+  });
+
+  it('given a renewal attached while the attempt executes (its grant\'s use never started), when folded, then the attempt stays executing and names the renewal as its grant', async () => {
+    const executing = fullPath(ids).slice(0, 17);
+    expect(executing.at(-1)?.draft.event_type).toBe('attempt.executing');
+    const store = await foldStory(toProjectedEvents([...executing, ...grantRenewal(ids, 400)]));
+    expect(store.row('attempts', ids.attempt)).toMatchObject({ status: 'executing', grant_id: `${ids.grant}-r1`, last_event_type: 'attempt.grant_renewed' });
   });
 
   it('needs attempt.created: other events of an unknown attempt create no row', () => {
