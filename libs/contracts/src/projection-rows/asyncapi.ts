@@ -101,7 +101,7 @@ export function asyncApiDocument(options: AsyncApiOptions = {}): Record<string, 
       action: 'receive',
       channel: ref('channels/ingressAction'),
       title: 'Ingress receives an ActionRequest',
-      summary: 'Publish with JetStream (the ingress stream acknowledges); the outcome is on <root>.proj.actions.<action_request_id> and GET /v1/actions/<id>.',
+      summary: 'Publish with JetStream (the ingress stream acknowledges); the outcome is on <root>.proj.actions.<action_request_id>, and on the HTTP API (docs/governed-path.md, "Action status").',
       messages: [ref('channels/ingressAction/messages/actionRequestJws')],
     },
   };
