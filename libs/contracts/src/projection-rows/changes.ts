@@ -63,12 +63,16 @@ export const ChangesPageSchema = z.strictObject({
    * Pass it as `since` next time: the last change's version while `more`;
    * once the page reached the end, the projection's checkpoint (every
    * version up to it is in this answer or changed nothing you may read), or
-   * `since` itself when that is higher.
+   * `since` itself when that is higher. (An agent's is its last row's.)
    */
   next: Version,
   /** Whether rows after `next` were left for the next page. */
   more: z.boolean(),
-  /** The projection's checkpoint (last stream sequence folded) in the snapshot this page was read from. */
+  /**
+   * The projection's checkpoint (last stream sequence folded) in the snapshot
+   * this page was read from. For a caller that reads its own rows only (an
+   * agent) it is `next`: the log's position is not its to see.
+   */
   checkpoint: Version,
 });
 export type ChangesPage = z.infer<typeof ChangesPageSchema>;
@@ -96,9 +100,14 @@ export type StreamRows = z.infer<typeof StreamRowsSchema>;
 export const StreamHeartbeatSchema = z.strictObject({ checkpoint: Version });
 export type StreamHeartbeat = z.infer<typeof StreamHeartbeatSchema>;
 
-/** `event: closing`: why the stream ends, and where to resume. */
+/**
+ * `event: closing`: why the stream ends, and where to resume. `SLOW_READER`:
+ * the client did not take what was sent in time; `CREDENTIAL_EXPIRED`: the
+ * bearer token's `exp` passed (reconnect with a fresh one); `SHUTDOWN`: the
+ * instance stops; `UNAVAILABLE`: the views could not be read (Postgres).
+ */
 export const StreamClosingSchema = z.strictObject({
-  code: z.enum(['PROJECTION_STREAM_SLOW_READER', 'PROJECTION_STREAM_CREDENTIAL_EXPIRED', 'PROJECTION_STREAM_SHUTDOWN']),
+  code: z.enum(['PROJECTION_STREAM_SLOW_READER', 'PROJECTION_STREAM_CREDENTIAL_EXPIRED', 'PROJECTION_STREAM_SHUTDOWN', 'PROJECTION_STREAM_UNAVAILABLE']),
   message: z.string(),
   /** Reconnect with `Last-Event-ID: <resume_after>` (or `?since=`): nothing after it was skipped. */
   resume_after: Version,

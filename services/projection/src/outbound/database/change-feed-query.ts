@@ -73,6 +73,11 @@ export async function readChangesPage(manager: EntityManager, schema: string, ch
   // Each view's rows are in (version, key) order already; a stable sort by (version, view) keeps the key order.
   changes.sort((a, b) => a.row_version - b.row_version || a.order - b.order);
   const page = changes.map(({ order: _order, ...change }) => change as ProjectionChange);
+  if (owner !== undefined) {
+    // A caller that reads its own only is not told the log's position (as /v1/projections/status is not its to read): its cursor is its own last row.
+    const own = more ? (cutoff as number) : Math.max(query.since, page.at(-1)?.row_version ?? 0);
+    return { changes: page, next: own, more, checkpoint: own };
+  }
   const next = more ? (cutoff as number) : Math.max(query.since, checkpoint);
   return { changes: page, next, more, checkpoint };
 }
