@@ -1,11 +1,9 @@
-import { EventDraft, httpAudience, type PrincipalRole, type PrincipalType } from '@writ/contracts';
-import { PUBLISHED_VIEWS, ChangesPageSchema, type ChangesPage, type ProjectionChange, type PublishedView } from '@writ/contracts/projection-rows';
-import { generateEd25519Key, type Ed25519SigningKey } from '@writ/crypto';
-import { mintHttpToken } from '@writ/runtime';
+import { PUBLISHED_VIEWS, ChangesPageSchema, type ChangesPage, type ProjectionChange } from '@writ/contracts/projection-rows';
 import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fullPath, happyPath, resolvedApprovalPath, storyIds, type StoryEvent, type StoryIds } from '../test/governed-path.fixture.js';
+import { fullPath, happyPath, resolvedApprovalPath, storyIds, type StoryIds } from '../test/governed-path.fixture.js';
 import { createRig, http, type Rig } from '../test/projection-rig.js';
+import { liveVersions, readerToken, registerReader as register, type Reader } from '../test/readers.js';
 import type { ProjectionApp } from './bootstrap.js';
 
 /**
@@ -16,57 +14,6 @@ import type { ProjectionApp } from './bootstrap.js';
  * version; and an agent reading the same feed sees its own rows and nothing
  * of anyone else's, whatever it asks for.
  */
-
-interface Reader {
-  readonly id: string;
-  readonly key: Ed25519SigningKey;
-}
-
-function principalEvent(id: string, type: PrincipalType, roles: PrincipalRole[], key: Ed25519SigningKey): StoryEvent {
-  const draft = EventDraft.parse({
-    event_id: uniqueName('evt'),
-    schema_version: 1,
-    event_type: 'principal.registered',
-    entity_type: 'principal',
-    entity_id: id,
-    occurred_at: new Date().toISOString(),
-    actor_type: 'service',
-    actor_id: 'writ-ingress',
-    payload: { principal_id: id, principal_type: type, display_name: id, roles, keys: [key.publicJwk], registered_by: 'test-operator', at: new Date().toISOString() },
-    causation_id: null,
-    correlation_id: id,
-  });
-  return { aggregate: 'principal', aggregateId: id, draft };
-}
-
-async function register(rig: Rig, id: string, type: PrincipalType, roles: PrincipalRole[]): Promise<Reader> {
-  const key = await generateEd25519Key({ kid: `${id}-k1` });
-  await rig.append([principalEvent(id, type, roles, key)]);
-  return { id, key };
-}
-
-/** The live rows of the published views as the database holds them: `<view>/<id>` → row_version. */
-async function liveVersions(rig: Rig, views: readonly PublishedView[] = PUBLISHED_VIEWS): Promise<Map<string, number>> {
-  const topicColumn: Record<PublishedView, string> = {
-    actions: 'action_request_id',
-    tasks: 'task_id',
-    approvals: 'approval_id',
-    grants: 'grant_id',
-    receipts: 'receipt_id',
-    principals: 'principal_id',
-    steps: 'step_id',
-    attempts: 'attempt_id',
-    artifacts: 'artifact_id',
-    decisions: 'decision_id',
-    cells: 'cell_id',
-  };
-  const live = new Map<string, number>();
-  for (const view of views) {
-    const { rows } = await rig.db.query(`SELECT "${topicColumn[view]}" AS id, row_version FROM ${rig.table(view)}`);
-    for (const row of rows as Array<{ id: string; row_version: string }>) live.set(`${view}/${row.id}`, Number(row.row_version));
-  }
-  return live;
-}
 
 /** A dashboard's copy: `<view>/<id>` → the newest row it received. */
 class Dashboard {
@@ -96,8 +43,7 @@ describe('GET /v1/changes: snapshot and resume', () => {
   let agentB: Reader;
   let observer: Reader;
 
-  const as = async (reader: Reader, path: string) =>
-    http(app, path, { headers: { authorization: `Bearer ${await mintHttpToken({ principalId: reader.id, key: reader.key, audience: httpAudience(rig.root), now: new Date() })}` } });
+  const as = async (reader: Reader, path: string) => http(app, path, { headers: { authorization: `Bearer ${await readerToken(rig, reader)}` } });
 
   /** Reads the feed as `reader` from `dashboard.position` until the end, `limit` at a time; the pages read. */
   const catchUp = async (reader: Reader, dashboard: Dashboard, limit: number, views?: string): Promise<ChangesPage[]> => {
