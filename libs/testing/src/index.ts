@@ -3,3 +3,4 @@ export { waitFor } from './wait-for.js';
 export { freePort } from './free-port.js';
 export { startTestNatsCluster, type TestNatsCluster } from './nats-cluster.js';
 export { startNatsPullBlackhole, type NatsPullBlackhole } from './nats-pull-blackhole.js';
+export { openEventStream, type EventStream, type ServerSentEvent } from './event-stream.js';

@@ -13,6 +13,7 @@ import { Projector } from './application/projector.js';
 import type { WiringProbe } from './application/readiness.js';
 import { rebuildProjection, type RebuildReport } from './application/rebuild.js';
 import { SERVICE_NAME, type ProjectionConfig } from './config.js';
+import { accessTokenFromQuery } from './inbound/http/access-token.js';
 import { HttpErrorFilter } from './inbound/http/http-error.filter.js';
 import { dropProjectionSchema, openProjectionDatabase, schemaExists } from './outbound/database/projection-database.js';
 import { TypeormProjectionStore } from './outbound/database/typeorm-projection-store.js';
@@ -89,6 +90,8 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
       bodyParser: false,
       httpAuth: () => (authorization) => verifyHttpBearer(authorization, { principals, audience, clock: () => new Date() }),
       configure: (app) => {
+        // Before the guard: the change stream's `?access_token=` (browsers' EventSource sends no headers) becomes its Authorization header.
+        app.use(accessTokenFromQuery);
         app.useBodyParser('json', { limit: BODY_LIMIT });
         app.useBodyParser('text', { type: ['text/plain', 'application/jose'], limit: BODY_LIMIT });
         app.useGlobalFilters(new HttpErrorFilter(logger));

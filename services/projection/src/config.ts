@@ -41,6 +41,14 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080, busMaxBytesVar
   WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS: positiveInt(30_000),
   /** The file naming the first operator (`writ init`): it reads the API with its anchor key even before the log holds it. */
   WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
+  /** `GET /v1/changes/stream`: a heartbeat event this often while nothing changes (keeps proxies from closing an idle stream). */
+  WRIT_SSE_HEARTBEAT_MS: positiveInt(15_000),
+  /** A stream whose socket does not take what was written within this long is a slow reader: it is sent `closing` and dropped (it resumes by Last-Event-ID). */
+  WRIT_SSE_DRAIN_TIMEOUT_MS: positiveInt(10_000),
+  /** How often open streams look at the checkpoint for changes another instance committed (this instance's own commits wake them at once). */
+  WRIT_SSE_POLL_MS: positiveInt(1_000),
+  /** At most this many open streams per instance; more are refused 503 PROJECTION_STREAMS_EXHAUSTED (each reads Postgres). */
+  WRIT_SSE_MAX_STREAMS: positiveInt(200),
 });
 export type ProjectionEnv = z.input<typeof ProjectionEnv>;
 
@@ -71,6 +79,8 @@ export interface ProjectionConfig {
   readonly pg: { readonly url: string; readonly passwordFile?: string; readonly schema: string; readonly poolSize: number };
   readonly upstreamTimeoutMs: number;
   readonly rebuild: { readonly swapLockTimeoutMs: number };
+  /** The changes stream (`GET /v1/changes/stream`, Server-Sent Events). */
+  readonly sse: { readonly heartbeatMs: number; readonly drainTimeoutMs: number; readonly pollMs: number; readonly maxStreams: number };
   /** `WRIT_TRUST_ANCHOR`: read at start; its operator's bearer tokens verify with the anchor's keys. */
   readonly trustAnchorFile?: string | undefined;
 }
@@ -105,6 +115,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
     },
     upstreamTimeoutMs: env.WRIT_UPSTREAM_TIMEOUT_MS,
     rebuild: { swapLockTimeoutMs: env.WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS },
+    sse: { heartbeatMs: env.WRIT_SSE_HEARTBEAT_MS, drainTimeoutMs: env.WRIT_SSE_DRAIN_TIMEOUT_MS, pollMs: env.WRIT_SSE_POLL_MS, maxStreams: env.WRIT_SSE_MAX_STREAMS },
     trustAnchorFile: env.WRIT_TRUST_ANCHOR,
   };
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { BusClient, patternToken } from '@writ/bus';
 import type { ServiceRuntime } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
@@ -11,7 +11,13 @@ import { ReadService } from './application/read-service.js';
 import { Readiness, type WiringProbe } from './application/readiness.js';
 import { RebuildJobs } from './application/rebuild-job.js';
 import { SERVICE_NAME, type ProjectionConfig } from './config.js';
+import { ChangeNotifier } from './application/change-notifier.js';
+import { ChangeStreams } from './application/change-stream.js';
+import { ChangesService } from './application/changes.js';
+import type { UpdatePublisher } from './application/ports.js';
 import { ActionsController } from './inbound/http/actions.controller.js';
+import { ASYNCAPI_DOCUMENT, AsyncApiController, deploymentAsyncApi } from './inbound/http/asyncapi.controller.js';
+import { ChangesController } from './inbound/http/changes.controller.js';
 import { ApprovalsController } from './inbound/http/approvals.controller.js';
 import { ArtifactsController } from './inbound/http/artifacts.controller.js';
 import { CellsController } from './inbound/http/cells.controller.js';
@@ -49,12 +55,18 @@ export const PROJECTION_RESOURCES = Symbol.for('writ.projection.resources');
 
 /** Releases what the process opened, after Nest has stopped HTTP and drained the consumer. */
 @Injectable()
-class ResourceLifecycle implements OnApplicationShutdown {
+class ResourceLifecycle implements OnApplicationShutdown, BeforeApplicationShutdown {
   constructor(
     @Inject(PROJECTION_RESOURCES) private readonly resources: ProjectionResources,
     @Inject(ProjectionGauges) private readonly gauge: ProjectionGauges,
     @Inject(RebuildJobs) private readonly rebuilds: RebuildJobs,
+    @Inject(ChangeStreams) private readonly streams: ChangeStreams,
   ) {}
+
+  /** Open change streams end first (`closing`, shutdown): HTTP's close would wait for them. */
+  beforeApplicationShutdown(): void {
+    this.streams.closeAll();
+  }
 
   async onApplicationShutdown(): Promise<void> {
     const { dataSource, runtime, logger, onShutdown } = this.resources;
@@ -101,25 +113,37 @@ export class ProjectionModule {
         ArtifactsController,
         CellsController,
         ProjectionsController,
+        ChangesController,
+        AsyncApiController,
         HealthController,
       ],
       providers: [
         { provide: PROJECTION_RESOURCES, useValue: resources },
         { provide: TypeormProjectionStore, useFactory: () => new TypeormProjectionStore(resources.dataSource) },
         { provide: JetStreamEventLog, useFactory: () => new JetStreamEventLog(resources.runtime.store, resources.runtime.jsm) },
+        { provide: ChangeNotifier, useValue: new ChangeNotifier() },
         {
           provide: Projector,
-          useFactory: (store: TypeormProjectionStore, log: JetStreamEventLog) =>
-            new Projector({
-              store,
-              log,
-              publisher: new NatsUpdatePublisher(resources.runtime.nc, config.subjects.projections, logger),
-              eventsPrefix: config.subjects.eventsPrefix,
-              eventsStream: config.streams.events,
-              logger,
-            }),
-          inject: [TypeormProjectionStore, JetStreamEventLog],
+          useFactory: (store: TypeormProjectionStore, log: JetStreamEventLog, notifier: ChangeNotifier) => {
+            const nats = new NatsUpdatePublisher(resources.runtime.nc, config.subjects.projections, logger);
+            // After each commit: the rows on <root>.proj.*, and a wake-up for this instance's change streams.
+            const publisher: UpdatePublisher = {
+              publish: (changes) => {
+                nats.publish(changes);
+                if (changes.length > 0) notifier.notify();
+              },
+            };
+            return new Projector({ store, log, publisher, eventsPrefix: config.subjects.eventsPrefix, eventsStream: config.streams.events, logger });
+          },
+          inject: [TypeormProjectionStore, JetStreamEventLog, ChangeNotifier],
         },
+        { provide: ChangesService, useFactory: (store: TypeormProjectionStore) => new ChangesService(store), inject: [TypeormProjectionStore] },
+        {
+          provide: ChangeStreams,
+          useFactory: (store: TypeormProjectionStore, notifier: ChangeNotifier) => new ChangeStreams({ feed: store, notifier, options: config.sse, logger }),
+          inject: [TypeormProjectionStore, ChangeNotifier],
+        },
+        { provide: ASYNCAPI_DOCUMENT, useFactory: () => deploymentAsyncApi(config.subjects.root, config.nats.url) },
         { provide: ReadService, useFactory: (store: TypeormProjectionStore) => new ReadService(store), inject: [TypeormProjectionStore] },
         {
           provide: Forwarding,

@@ -43,6 +43,9 @@ export class MemoryProjectionStore implements ProjectionStore {
       setCheckpoint: async (seq: number) => {
         lastSeq = seq;
       },
+      // The committed rows (as Postgres answers before the commit's writes).
+      viewVersions: async (views: readonly ViewName[]) =>
+        Object.fromEntries(views.map((view) => [view, Math.max(0, ...[...(this.tables.get(view)?.values() ?? [])].map((row) => Number(row['row_version'] ?? 0)))])),
       quarantine: async (record: QuarantineRecord) => {
         if (!quarantine.has(record.stream_seq)) quarantine.set(record.stream_seq, record);
       },

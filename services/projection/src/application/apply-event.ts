@@ -2,11 +2,12 @@ import type { QuarantineRecord } from '@writ/contracts';
 import type { ProjectionStore, ProjectionTx } from './ports.js';
 import type { ProjectedEvent } from './projected-event.js';
 import { foldPlan, planEvent, type RowChange, type RowPlan } from './project-event.js';
+import { publishedViews, sequenceChanges, type PublishedChange } from './published-change.js';
 import { VIEW_NAMES, type ViewName } from './views/index.js';
 
 export type ApplyOutcome =
-  /** Folded and committed together with the checkpoint; `changes` are the rows to publish. */
-  | { readonly kind: 'applied'; readonly changes: readonly RowChange[] }
+  /** Folded and committed together with the checkpoint; `changes` are the rows written, `published` those of published views as they go out (with their versions). */
+  | { readonly kind: 'applied'; readonly changes: readonly RowChange[]; readonly published: readonly PublishedChange[] }
   /** At or below the checkpoint: already applied (a redelivery), nothing done. */
   | { readonly kind: 'skipped'; readonly checkpoint: number }
   /** Above checkpoint + 1: an earlier event is not applied yet; nothing done. */
@@ -37,14 +38,17 @@ export async function applyEvent(
     if (streamSeq <= checkpoint) return { kind: 'skipped', checkpoint };
     if (streamSeq > checkpoint + 1) return { kind: 'gap', checkpoint };
     let changes: RowChange[] = [];
+    let published: PublishedChange[] = [];
     if (event !== undefined) {
       const plans = planEvent(event, views);
+      const before = await versionsBefore(tx, plans);
       await tx.prefetch?.(plans);
       changes = await foldInto(tx, event, plans);
+      published = sequenceChanges(changes, before);
     }
     if (quarantined !== undefined) await tx.quarantine(quarantined);
     await tx.setCheckpoint(streamSeq);
-    return { kind: 'applied', changes };
+    return { kind: 'applied', changes, published };
   });
 }
 
@@ -71,6 +75,7 @@ export async function applyBatch(store: ProjectionStore, batch: readonly BatchEv
     if (first.streamSeq <= checkpoint) return { kind: 'skipped', checkpoint };
     if (batch.some((item, index) => item.streamSeq !== first.streamSeq + index) || first.streamSeq > checkpoint + 1) return { kind: 'gap', checkpoint };
     const planned = batch.map((item) => (item.event === undefined ? [] : planEvent(item.event, views)));
+    const before = await versionsBefore(tx, planned.flat());
     await tx.prefetch?.(planned.flat());
     const changes: RowChange[] = [];
     for (const [index, item] of batch.entries()) {
@@ -78,8 +83,14 @@ export async function applyBatch(store: ProjectionStore, batch: readonly BatchEv
       if (item.quarantined !== undefined) await tx.quarantine(item.quarantined);
     }
     await tx.setCheckpoint(first.streamSeq + batch.length - 1);
-    return { kind: 'applied', changes };
+    return { kind: 'applied', changes, published: sequenceChanges(changes, before) };
   });
+}
+
+/** The highest row version of each published view the plans may change, before this transaction writes anything. */
+async function versionsBefore(tx: ProjectionTx, plans: readonly RowPlan[]): Promise<Readonly<Partial<Record<ViewName, number>>>> {
+  const views = publishedViews(plans.map((plan) => plan.view));
+  return views.length === 0 ? {} : tx.viewVersions(views);
 }
 
 /** Load, fold, write, row by row: a later row of the same event sees an earlier one's write. */

@@ -1,6 +1,8 @@
 import type { ProjectionRebuildJob, QuarantineCounts, QuarantineRecord } from '@writ/contracts';
 import type { RawStoredEvent } from './projected-event.js';
+import type { ChangesPage, PublishedView } from '@writ/contracts/projection-rows';
 import type { RowChange, RowPlan } from './project-event.js';
+import type { PublishedChange } from './published-change.js';
 import type {
   ActionRow,
   ApprovalRow,
@@ -36,6 +38,12 @@ export interface ProjectionTx {
   /** A hint: the rows these plans name will be loaded (an adapter may read them in bulk first). */
   prefetch?(plans: readonly RowPlan[]): Promise<void>;
   setCheckpoint(streamSeq: number): Promise<void>;
+  /**
+   * The highest `row_version` of each of `views` as committed (0 for an empty
+   * view), read before this transaction writes: the `Writ-Prev-Version` of the
+   * first change of each view it publishes.
+   */
+  viewVersions(views: readonly PublishedView[]): Promise<Readonly<Partial<Record<ViewName, number>>>>;
   /** Records a message of the log passed over as junk (once per stream sequence). */
   quarantine(record: QuarantineRecord): Promise<void>;
 }
@@ -127,9 +135,29 @@ export interface RebuildJobStore {
   running(): Promise<ProjectionRebuildJob[]>;
 }
 
-/** Publishes changed rows on `<root>.proj.<view>.<id>` (core NATS, best effort, after commit). */
+/** Publishes changed rows on `<root>.proj.<view>.<id>` with their headers (core NATS, best effort, after commit), and tells the in-process change stream. */
 export interface UpdatePublisher {
-  publish(changes: readonly RowChange[]): void;
+  publish(changes: readonly PublishedChange[]): void;
+}
+
+/** A read of the changes feed: whose rows, after which version, how many. */
+export interface ChangesQuery {
+  /** Rows with `row_version > since`. */
+  readonly since: number;
+  /** Published views to read, in the order ties are listed. */
+  readonly views: readonly PublishedView[];
+  /** Versions (not rows) to aim for: a page ends at the version of the `limit`-th row and holds every row of that version. */
+  readonly limit: number;
+  /** Only rows this principal may read (`httpReadScope` own); undefined: every row. */
+  readonly owner: string | undefined;
+}
+
+/** The changes feed over the read models (`GET /v1/changes`, the SSE stream). */
+export interface ChangeFeed {
+  /** One page, read from one snapshot with the checkpoint (docs/dashboard-contract.md). */
+  changes(query: ChangesQuery): Promise<ChangesPage>;
+  /** The last applied stream sequence, without locking. */
+  checkpoint(): Promise<number>;
 }
 
 /** Request/reply to another service; a remote failure is a `WritError` carrying the remote code. */

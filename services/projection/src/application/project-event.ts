@@ -38,13 +38,16 @@ export type LoadedRows = ReadonlyArray<ViewRows[ViewName] | undefined>;
 
 /**
  * Pure: folds `event` into the row of one plan; the change, or undefined
- * when the fold created nothing or returned the same row.
+ * when the fold created nothing or returned the same row. A changed row of
+ * a published view gets `row_version` = the event's stream sequence.
  */
 export function foldPlan(event: ProjectedEvent, plan: RowPlan, before: ViewRows[ViewName] | undefined): RowChange | undefined {
-  const view = VIEWS[plan.view] as unknown as { fold: (row: unknown, e: ProjectedEvent, locator: Locator) => ViewRows[ViewName] | undefined };
+  const view = VIEWS[plan.view] as unknown as { published: boolean; fold: (row: unknown, e: ProjectedEvent, locator: Locator) => ViewRows[ViewName] | undefined };
   const after = view.fold(before, event, plan.locator);
   if (after === undefined || after === before) return undefined;
-  return { view: plan.view, row: withoutNul(after) } as RowChange;
+  const row = withoutNul(after);
+  // The row's version is the log sequence of the event that changed it (issue 16), stamped here so that a rebuild versions rows exactly as the live projector did.
+  return { view: plan.view, row: view.published ? { ...row, row_version: event.streamSeq } : row } as RowChange;
 }
 
 /**

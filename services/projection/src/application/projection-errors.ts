@@ -44,6 +44,8 @@ export type ProjectionErrorCode =
   | 'PROJECTION_REBUILD_ABANDONED'
   /** The caller's scope does not cover this read (a list across tasks, the projection's status: directors, operators and observers only). */
   | 'PROJECTION_SCOPE_FORBIDDEN'
+  /** The instance serves as many change streams as `WRIT_SSE_MAX_STREAMS` allows: retry later, or read `GET /v1/changes`. */
+  | 'PROJECTION_STREAMS_EXHAUSTED'
   /** Anything else (a bug); details are logged, never returned. */
   | 'PROJECTION_INTERNAL';
 

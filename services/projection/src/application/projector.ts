@@ -121,7 +121,7 @@ export class Projector {
     }
     if (outcome.kind === 'applied') {
       this.committed = Math.max(this.committed, delivery.streamSeq);
-      this.deps.publisher.publish(outcome.changes);
+      this.deps.publisher.publish(outcome.published);
       // Debug only (30-odd events an action): with several instances it tells which one folded what.
       this.deps.logger.debug({ stream_seq: delivery.streamSeq }, 'event projected');
     }
@@ -166,7 +166,7 @@ export class Projector {
       if (outcome.kind === 'applied') {
         applied += batch.length;
         this.committed = Math.max(this.committed, batch.at(-1)?.streamSeq ?? 0);
-        this.deps.publisher.publish(outcome.changes);
+        this.deps.publisher.publish(outcome.published);
       }
       batch = [];
     };

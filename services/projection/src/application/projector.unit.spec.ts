@@ -5,7 +5,7 @@ import { happyPath, storyIds, toProjectedEvents } from '../../test/governed-path
 import { MemoryLog, MemoryProjectionStore } from '../../test/memory-store.js';
 import type { UpdatePublisher } from './ports.js';
 import type { RawStoredEvent } from './projected-event.js';
-import type { RowChange } from './project-event.js';
+import type { PublishedChange } from './published-change.js';
 import { BACKLOG_CATCH_UP, CATCH_UP_BATCH, Projector, SKIPPING_CATCH_UP_INTERVAL_MS } from './projector.js';
 import { rebuildProjection } from './rebuild.js';
 
@@ -19,8 +19,8 @@ function raws(): RawStoredEvent[] {
 }
 
 class Published implements UpdatePublisher {
-  readonly changes: RowChange[] = [];
-  publish(changes: readonly RowChange[]): void {
+  readonly changes: PublishedChange[] = [];
+  publish(changes: readonly PublishedChange[]): void {
     this.changes.push(...changes);
   }
 }

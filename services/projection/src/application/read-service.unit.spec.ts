@@ -13,6 +13,7 @@ const principal = (id: string, kids: string[]): PrincipalRow => ({
   keys: kids.map(key),
   revoked_kids: [],
   registered_at: '2030-01-01T00:00:00.000Z',
+  row_version: 1,
   updated_at: '2030-01-01T00:00:00.000Z',
 });
 

@@ -11,54 +11,15 @@ import {
   text,
   type ProjectedEvent,
 } from '../projected-event.js';
-import { patch, type Locator, type View } from './view.js';
+import { patch, type Locator, type View, type Folded } from './view.js';
+import type { ActionRow, ActionStatus } from '@writ/contracts/projection-rows';
 
-/**
- * What `GET /v1/actions/<id>` reports (docs/governed-path.md, "Action status").
- * `cancelled` and `superseded` are the two attempt endings the docs' list does
- * not name; a superseded attempt's action goes back to `awaiting_policy` when
- * its replacement attempt is created for the same request.
- */
-export const ACTION_STATUSES = [
-  'received',
-  'rejected',
-  'awaiting_policy',
-  'awaiting_approval',
-  'authorized',
-  'executing',
-  'receipt_pending',
-  'succeeded',
-  'failed',
-  'denied',
-  'unknown_outcome',
-  'cancelled',
-  'superseded',
-] as const;
-export type ActionStatus = (typeof ACTION_STATUSES)[number];
+/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+export type { ActionRow, ActionStatus };
+export { ACTION_STATUSES } from '@writ/contracts/projection-rows';
 
 /** Statuses no later event of the same attempt changes (a new attempt of the same request may). */
 const FINAL_STATUSES: readonly ActionStatus[] = ['rejected', 'succeeded', 'failed', 'denied', 'cancelled', 'superseded'];
-
-export interface ActionRow {
-  readonly action_request_id: string;
-  readonly status: ActionStatus;
-  /** The claimed principal while `received`/`rejected`; the authenticated one once bound to a task. */
-  readonly principal_id: string | null;
-  readonly ingress_id: string | null;
-  readonly task_id: string | null;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly action_class: string | null;
-  readonly policy_outcome: string | null;
-  readonly risk_band: string | null;
-  readonly policy_result_id: string | null;
-  readonly approval_id: string | null;
-  readonly grant_id: string | null;
-  readonly receipt_id: string | null;
-  readonly reason_code: string | null;
-  readonly received_at: string | null;
-  readonly updated_at: string;
-}
 
 /** Task-stream events that set the action's status (the map of docs/governed-path.md). */
 const STATUS_BY_EVENT: Readonly<Record<string, ActionStatus>> = {
@@ -84,7 +45,7 @@ const FIELD_EVENTS = new Set(['policy.evaluated', 'attempt.grant_attached', 'att
 
 type Changes = { -readonly [K in keyof ActionRow]?: ActionRow[K] };
 
-function emptyRow(actionRequestId: string, status: ActionStatus, at: string): ActionRow {
+function emptyRow(actionRequestId: string, status: ActionStatus, at: string): Folded<ActionRow> {
   return {
     action_request_id: actionRequestId,
     status,
@@ -160,7 +121,7 @@ function locate(event: ProjectedEvent): Locator | undefined {
   return attempt === null ? undefined : { task_id: aggregate.id, attempt_id: attempt };
 }
 
-function fold(row: ActionRow | undefined, event: ProjectedEvent): ActionRow | undefined {
+function fold(row: Folded<ActionRow> | undefined, event: ProjectedEvent): Folded<ActionRow> | undefined {
   const at = occurredAt(event);
   if (event.aggregate.type === 'ingress') return foldIngress(row, event, at);
   if (event.envelope.event_type === 'attempt.awaiting_policy') return foldAwaitingPolicy(row, event, at);
@@ -175,7 +136,7 @@ function fold(row: ActionRow | undefined, event: ProjectedEvent): ActionRow | un
  * not bound to a task, and a rejection only the row its own ingress created:
  * an unauthenticated request can never overwrite the status of a real action.
  */
-function foldIngress(row: ActionRow | undefined, event: ProjectedEvent, at: string): ActionRow | undefined {
+function foldIngress(row: Folded<ActionRow> | undefined, event: ProjectedEvent, at: string): Folded<ActionRow> | undefined {
   const payload = event.envelope.payload;
   const ingressId = ingressIdOf(event);
   switch (event.envelope.event_type) {
@@ -184,7 +145,7 @@ function foldIngress(row: ActionRow | undefined, event: ProjectedEvent, at: stri
       const claimed = peekJwsPayload(field(payload, 'raw'));
       const id = idField(claimed, 'action_request_id');
       if (id === null) return row;
-      const fresh: ActionRow = {
+      const fresh: Folded<ActionRow> = {
         ...emptyRow(id, 'received', at),
         principal_id: idField(payload, 'claimed_principal_id'),
         ingress_id: ingressId,
@@ -219,7 +180,7 @@ function foldIngress(row: ActionRow | undefined, event: ProjectedEvent, at: stri
 }
 
 /** The request enters policy in an attempt of its task: binds the action to that attempt (a retry re-binds it). */
-function foldAwaitingPolicy(row: ActionRow | undefined, event: ProjectedEvent, at: string): ActionRow | undefined {
+function foldAwaitingPolicy(row: Folded<ActionRow> | undefined, event: ProjectedEvent, at: string): Folded<ActionRow> | undefined {
   const request = field(event.envelope.payload, 'action_request');
   const id = idField(request, 'action_request_id');
   const attempt = attemptIdOf(event);
@@ -257,7 +218,7 @@ function policyChanges(policy: unknown): Changes {
   return changes;
 }
 
-function taskEventChanges(row: ActionRow, event: ProjectedEvent): Changes {
+function taskEventChanges(row: Folded<ActionRow>, event: ProjectedEvent): Changes {
   const type = event.envelope.event_type;
   const data = event.envelope.payload;
   const changes: Changes = {};

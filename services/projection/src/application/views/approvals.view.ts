@@ -1,25 +1,11 @@
 import { APPROVAL_TERMINAL_STATES, type ApprovalStatus } from '@writ/contracts';
 import { redactSecrets } from '@writ/telemetry';
 import { attemptIdOf, field, idField, instant, isObject, occurredAt, stepIdOf, text, type ProjectedEvent } from '../projected-event.js';
-import { patch, type Locator, type View } from './view.js';
+import { patch, type Locator, type View, type Folded } from './view.js';
+import type { ApprovalRow } from '@writ/contracts/projection-rows';
 
-export interface ApprovalRow {
-  readonly approval_id: string;
-  readonly task_id: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly status: ApprovalStatus;
-  /** What the approver decides on: the packet when the event carries one, else the refs to it. */
-  readonly packet: Readonly<Record<string, unknown>>;
-  readonly requested_by: string | null;
-  readonly resolved_by: string | null;
-  readonly resolution_note: string | null;
-  readonly requested_at: string;
-  readonly resolved_at: string | null;
-  /** As requested; a pending approval past it stays `pending` here until `approval.expired` is in the log. */
-  readonly expires_at: string | null;
-  readonly updated_at: string;
-}
+/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+export type { ApprovalRow };
 
 /** The resolution events, their status, and the statuses they may leave (Hermit 8.9; `granted` may still be invalidated). */
 const RESOLUTIONS: Readonly<Record<string, { readonly to: ApprovalStatus; readonly from: readonly ApprovalStatus[] }>> = {
@@ -60,7 +46,7 @@ function packetOf(data: Readonly<Record<string, unknown>>): Readonly<Record<stri
   return redactSecrets(refs);
 }
 
-function fold(row: ApprovalRow | undefined, event: ProjectedEvent): ApprovalRow | undefined {
+function fold(row: ApprovalRow | undefined, event: ProjectedEvent): Folded<ApprovalRow> | undefined {
   const { envelope } = event;
   const data = envelope.payload;
   const at = occurredAt(event);

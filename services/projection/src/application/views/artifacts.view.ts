@@ -1,35 +1,10 @@
 import { Artifact } from '@writ/contracts';
 import { field, idField, instant, occurredAt, type ProjectedEvent } from '../projected-event.js';
-import type { Locator, View } from './view.js';
+import type { Locator, View, Folded } from './view.js';
+import type { ArtifactRow } from '@writ/contracts/projection-rows';
 
-/**
- * The artifact catalog (Hermit 13.6, 14): every artifact an execution
- * captured (`execution.completed.artifacts`), by id, with its content hash,
- * kind, size and the task, step and attempt that produced it. Artifacts are
- * immutable: the first record of an id is the artifact. The content itself
- * stays in the artifact store; a row is only its description.
- */
-export interface ArtifactRow {
-  readonly artifact_id: string;
-  /** SHA-256 (hex) of the content. */
-  readonly sha256: string;
-  readonly kind: string;
-  readonly class: string;
-  readonly media_type: string;
-  readonly byte_size: number;
-  readonly uri: string;
-  readonly task_id: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly producer: string;
-  readonly retention_class: string;
-  readonly sensitivity_class: string;
-  /** The event that recorded it. */
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly task_seq: number;
-  readonly created_at: string;
-}
+/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+export type { ArtifactRow };
 
 /** Events whose payload lists artifacts in `artifacts`. */
 const ARTIFACT_EVENTS = new Set(['execution.completed']);
@@ -50,7 +25,7 @@ function locate(event: ProjectedEvent): Locator[] | undefined {
   return artifacts.length === 0 ? undefined : artifacts.map((artifact) => ({ artifact_id: artifact.artifact_id }));
 }
 
-function fold(row: ArtifactRow | undefined, event: ProjectedEvent, locator?: Locator): ArtifactRow | undefined {
+function fold(row: ArtifactRow | undefined, event: ProjectedEvent, locator?: Locator): Folded<ArtifactRow> | undefined {
   if (row !== undefined) return row;
   const artifact = artifactsOf(event).find((a) => a.artifact_id === locator?.['artifact_id']);
   if (artifact === undefined) return undefined;

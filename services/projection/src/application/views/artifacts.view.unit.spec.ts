@@ -8,8 +8,10 @@ const ids = storyIds('ar1');
 
 describe('artifacts view (the artifact catalog)', () => {
   it('given an execution that captured two artifacts, when folded, then each is catalogued with its hash, kind, size, task and attempt', async () => {
-    const store = await foldStory(toProjectedEvents(fullPath(ids)));
+    const events = toProjectedEvents(fullPath(ids));
+    const store = await foldStory(events);
     const first = artifactOf(ids, 1, 10);
+    const recordedAt = events.find((event) => event.envelope.event_type === 'execution.completed')?.streamSeq;
     expect(store.rows('artifacts')).toHaveLength(2);
     expect(store.row('artifacts', first.artifact_id)).toEqual({
       artifact_id: first.artifact_id,
@@ -29,6 +31,8 @@ describe('artifacts view (the artifact catalog)', () => {
       event_type: 'execution.completed',
       task_seq: 17,
       created_at: '2030-01-01T00:00:10.000Z',
+      // the log sequence of the event that recorded it
+      row_version: recordedAt,
     });
   });
 

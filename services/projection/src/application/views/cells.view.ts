@@ -1,62 +1,9 @@
 import { field, idField, instant, isObject, occurredAt, text, type ProjectedEvent } from '../projected-event.js';
-import { patch, type Locator, type View } from './view.js';
+import { patch, type Locator, type View, type Folded } from './view.js';
+import type { CellRow, ParticipantSummary } from '@writ/contracts/projection-rows';
 
-/**
- * Cells (Lazarus 4, 7): where actions run, one row per cell. The executor
- * names a task's cell after the task (cell id = task id), so two sources
- * meet in one row:
- *
- * - the cell aggregate, `<root>.evt.cell.<cell_id>` (the kernel's
- *   `CellEvent`s). The mapping is deliberately tolerant, so that the
- *   executor's lifecycle can grow without stalling or rewriting this view:
- *   every `cell.*` event creates the row if it is missing and records itself
- *   as `last_event_type`; the events of `CELL_STATUS_BY_EVENT` set the status;
- *   fields are read when present and left alone when not; an event type not
- *   listed changes nothing else. It follows the log, not the kernel's
- *   transition checks (the executor enforces those before it appends).
- * - the task stream's execution facts (`execution.started`: the container;
- *   `execution.completed`: the environment actually applied, the outcome),
- *   folded into the row of the task's cell. A row that has only these has
- *   `source: 'execution'` and no status (no lifecycle event seen yet).
- */
-export interface CellRow {
-  readonly cell_id: string;
-  /** `cell` once a cell event was folded; `execution` while only execution facts were. */
-  readonly source: 'cell' | 'execution';
-  readonly task_id: string | null;
-  /** Lazarus status (`INVITED` … `ARCHIVED`); null when unknown. */
-  readonly status: string | null;
-  readonly director_id: string | null;
-  readonly backend: string | null;
-  /** `{ participant_id, principal_id, role, status }` per seat. */
-  readonly participants: readonly ParticipantSummary[];
-  readonly active_expires_at: string | null;
-  readonly last_heartbeat_at: string | null;
-  readonly checkpoints: number;
-  readonly last_checkpoint_id: string | null;
-  readonly last_checkpoint_sha256: string | null;
-  readonly closed_reason: string | null;
-  readonly container_id: string | null;
-  readonly image: string | null;
-  readonly image_id: string | null;
-  readonly network_mode: string | null;
-  /** `execution.completed` events seen for this cell. */
-  readonly executions: number;
-  readonly last_execution_outcome: string | null;
-  /** Sequence of the last cell event folded (in the cell's stream), and of the last execution fact (in the task's). */
-  readonly last_cell_seq: number;
-  readonly last_task_seq: number;
-  readonly last_event_type: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
-
-export interface ParticipantSummary {
-  readonly participant_id: string;
-  readonly principal_id: string | null;
-  readonly role: string | null;
-  readonly status: string;
-}
+/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+export type { CellRow, ParticipantSummary };
 
 /** The status each cell event moves to (Lazarus 4.1). `cell.checkpoint_completed` is ACTIVE unless final. */
 export const CELL_STATUS_BY_EVENT: Readonly<Record<string, string>> = {
@@ -86,7 +33,7 @@ function locate(event: ProjectedEvent): Locator | undefined {
   return undefined;
 }
 
-function emptyRow(cellId: string, source: CellRow['source'], taskId: string | null, at: string): CellRow {
+function emptyRow(cellId: string, source: CellRow['source'], taskId: string | null, at: string): Folded<CellRow> {
   return {
     cell_id: cellId,
     source,
@@ -122,17 +69,17 @@ function seat(value: unknown, status: string): ParticipantSummary | undefined {
 }
 
 /** The participants with `next` added (or its status set when it is there already). */
-function withSeat(participants: readonly ParticipantSummary[], next: ParticipantSummary | undefined): readonly ParticipantSummary[] {
-  if (next === undefined) return participants;
+function withSeat(participants: readonly ParticipantSummary[], next: ParticipantSummary | undefined): ParticipantSummary[] {
+  if (next === undefined) return [...participants];
   const index = participants.findIndex((p) => p.participant_id === next.participant_id);
   return index === -1 ? [...participants, next] : participants.map((p, i) => (i === index ? { ...p, status: next.status } : p));
 }
 
-function withStatus(participants: readonly ParticipantSummary[], participantId: string | null, status: string): readonly ParticipantSummary[] {
-  return participantId === null ? participants : participants.map((p) => (p.participant_id === participantId ? { ...p, status } : p));
+function withStatus(participants: readonly ParticipantSummary[], participantId: string | null, status: string): ParticipantSummary[] {
+  return participantId === null ? [...participants] : participants.map((p) => (p.participant_id === participantId ? { ...p, status } : p));
 }
 
-function foldCellEvent(row: CellRow, event: ProjectedEvent, at: string): CellRow {
+function foldCellEvent(row: Folded<CellRow>, event: ProjectedEvent, at: string): Folded<CellRow> {
   const { envelope } = event;
   const type = envelope.event_type;
   const data = envelope.payload;
@@ -197,7 +144,7 @@ function foldCellEvent(row: CellRow, event: ProjectedEvent, at: string): CellRow
   return patch(row, changes, at);
 }
 
-function foldExecution(row: CellRow, event: ProjectedEvent, at: string): CellRow {
+function foldExecution(row: Folded<CellRow>, event: ProjectedEvent, at: string): Folded<CellRow> {
   const data = event.envelope.payload;
   const changes: { -readonly [K in keyof CellRow]?: CellRow[K] } = { task_id: event.aggregate.id, last_task_seq: event.envelope.task_seq, last_event_type: event.envelope.event_type };
   if (event.envelope.event_type === 'execution.started') {
@@ -215,7 +162,7 @@ function foldExecution(row: CellRow, event: ProjectedEvent, at: string): CellRow
   return patch(row, changes, at);
 }
 
-function fold(row: CellRow | undefined, event: ProjectedEvent, locator: Locator | undefined = locate(event)): CellRow | undefined {
+function fold(row: Folded<CellRow> | undefined, event: ProjectedEvent, locator: Locator | undefined = locate(event)): Folded<CellRow> | undefined {
   const at = occurredAt(event);
   const cellId = locator?.['cell_id'];
   if (typeof cellId !== 'string') return row;

@@ -1,42 +1,10 @@
 import { redactSecrets } from '@writ/telemetry';
 import { field, idField, instant, isObject, occurredAt, text, type ProjectedEvent } from '../projected-event.js';
-import type { Locator, View } from './view.js';
+import type { Locator, View, Folded } from './view.js';
+import type { DecisionRow } from '@writ/contracts/projection-rows';
 
-/**
- * The decision timeline (Hermit 13.6, 16): every Decision of a task in log
- * order, from `policy.evaluated` (the policy's decision with its result:
- * outcome, risk band, profile and version) and `decision.recorded` (a
- * decision made outside policy, e.g. an approval resolution with its
- * resolver). Keyed by the event that carried it, so the order is `task_seq`.
- * Free text passes through the secret redaction like the timeline's payloads.
- */
-export interface DecisionRow {
-  readonly task_id: string;
-  readonly task_seq: number;
-  readonly decision_id: string;
-  /** `policy.evaluated` or `decision.recorded`. */
-  readonly source: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  /** Hermit 16.1 class: `safety`, `execution`, ... */
-  readonly decision_type: string | null;
-  readonly summary: string | null;
-  readonly rationale: string | null;
-  readonly risk_level: string | null;
-  readonly decided_by: string | null;
-  readonly reversible: boolean | null;
-  readonly evidence_refs: readonly unknown[];
-  /** policy.evaluated: the policy result and what it said. */
-  readonly policy_result_id: string | null;
-  readonly policy_outcome: string | null;
-  readonly policy_profile: string | null;
-  readonly policy_version: string | null;
-  /** decision.recorded: what was decided on (`approval:<id>`) and the event it was appended with. */
-  readonly subject_ref: string | null;
-  readonly outcome_event: string | null;
-  readonly stream_seq: number;
-  readonly created_at: string;
-}
+/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+export type { DecisionRow };
 
 const DECISION_EVENTS = new Set(['policy.evaluated', 'decision.recorded']);
 
@@ -45,7 +13,7 @@ function locate(event: ProjectedEvent): Locator | undefined {
   return idField(field(event.envelope.payload, 'decision'), 'decision_id') === null ? undefined : { task_id: event.aggregate.id, task_seq: event.envelope.task_seq };
 }
 
-function fold(row: DecisionRow | undefined, event: ProjectedEvent): DecisionRow | undefined {
+function fold(row: DecisionRow | undefined, event: ProjectedEvent): Folded<DecisionRow> | undefined {
   // One row per event: a redelivery changes nothing.
   if (row !== undefined) return row;
   const { envelope } = event;

@@ -24,7 +24,7 @@ export { receiptsView, type ReceiptRow } from './receipts.view.js';
 export { nextAttemptStatus, stepsView, type StepRow } from './steps.view.js';
 export { taskEventsView, type TaskEventRow } from './task-events.view.js';
 export { tasksView, type TaskRow } from './tasks.view.js';
-export { patch, type Locator, type View, type ViewName } from './view.js';
+export { patch, type Folded, type Locator, type View, type ViewName } from './view.js';
 
 /** The row type of each view. */
 export interface ViewRows {

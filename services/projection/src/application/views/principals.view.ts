@@ -1,24 +1,10 @@
-import type { PrincipalRole, PrincipalType, PublicEd25519Jwk } from '@writ/contracts';
 import { evolvePrincipal, type PrincipalRecord } from '@writ/runtime';
 import { instant, occurredAt, type ProjectedEvent } from '../projected-event.js';
-import { patch, type View } from './view.js';
+import { patch, type View, type Folded } from './view.js';
+import type { PrincipalRow } from '@writ/contracts/projection-rows';
 
-/**
- * A principal and its active public keys, folded with the runtime's own
- * `evolvePrincipal` (the fold ingress and approval authorize with), so the
- * key list here can never disagree with theirs about what a key event means.
- * Only public JWKs exist here: the contract refuses a JWK carrying `d`.
- */
-export interface PrincipalRow {
-  readonly principal_id: string;
-  readonly type: PrincipalType;
-  readonly display_name: string;
-  readonly roles: readonly PrincipalRole[];
-  readonly keys: readonly PublicEd25519Jwk[];
-  readonly revoked_kids: readonly string[];
-  readonly registered_at: string;
-  readonly updated_at: string;
-}
+/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+export type { PrincipalRow };
 
 function toRecord(row: PrincipalRow): PrincipalRecord {
   return {
@@ -31,7 +17,7 @@ function toRecord(row: PrincipalRow): PrincipalRecord {
   };
 }
 
-function fold(row: PrincipalRow | undefined, event: ProjectedEvent): PrincipalRow | undefined {
+function fold(row: PrincipalRow | undefined, event: ProjectedEvent): Folded<PrincipalRow> | undefined {
   const before = row === undefined ? undefined : toRecord(row);
   const after = evolvePrincipal(before, event.envelope);
   if (after === undefined || after === before) return row;

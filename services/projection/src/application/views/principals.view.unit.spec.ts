@@ -39,8 +39,12 @@ const registered = principalEvent(
   1,
 );
 
+/** The fold alone (no projector): rows carry the version of the last event folded, as `foldPlan` stamps it. */
 function fold(events: readonly ProjectedEvent[]): PrincipalRow | undefined {
-  return events.reduce<PrincipalRow | undefined>((row, event) => principalsView.fold(row, event), undefined);
+  return events.reduce<PrincipalRow | undefined>((row, event) => {
+    const after = principalsView.fold(row, event);
+    return after === undefined ? undefined : { ...after, row_version: after === row ? (row?.row_version ?? event.streamSeq) : event.streamSeq };
+  }, undefined);
 }
 
 describe('principals view', () => {

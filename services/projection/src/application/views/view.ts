@@ -15,6 +15,15 @@ export type ViewName =
   | 'decisions'
   | 'cells';
 
+/**
+ * A row as a fold builds it. A published view's `row_version` (the log
+ * sequence of the last event applied to the row) is not the fold's to
+ * choose: `foldPlan` stamps it from the event, so every fold, live or in a
+ * rebuild, versions rows the same way. A fold may leave it out of a new row;
+ * a row it patches keeps the one it had until the stamp.
+ */
+export type Folded<Row> = Row extends { readonly row_version: number } ? Omit<Row, 'row_version'> & { readonly row_version?: number } : Row;
+
 /** Which row of a view an event touches: column = value conditions (the first match in primary-key order). */
 export type Locator = Readonly<Record<string, string | number>>;
 
@@ -36,7 +45,7 @@ export interface View<Row extends object> {
   readonly topicId: (row: Row) => string;
   readonly locate: (event: ProjectedEvent) => Locator | readonly Locator[] | undefined;
   /** `locator` is the one `locate` returned that this row was loaded by (the projector always passes it). */
-  readonly fold: (row: Row | undefined, event: ProjectedEvent, locator?: Locator) => Row | undefined;
+  readonly fold: (row: Row | undefined, event: ProjectedEvent, locator?: Locator) => Folded<Row> | undefined;
 }
 
 /**

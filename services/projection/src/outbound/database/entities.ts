@@ -41,6 +41,8 @@ const bool = (nullable = false): EntitySchemaColumnOptions => ({ type: 'boolean'
 const bigint = (): EntitySchemaColumnOptions => ({ type: 'bigint', transformer: bigintNumber });
 const jsonObject = (): EntitySchemaColumnOptions => ({ type: 'jsonb', default: () => "'{}'" });
 const jsonArray = (): EntitySchemaColumnOptions => ({ type: 'jsonb', default: () => "'[]'" });
+/** The log sequence of the last event applied to the row (published views; indexed for `GET /v1/changes`). */
+const rowVersion = (): EntitySchemaColumnOptions => bigint();
 
 export const ActionEntity = new EntitySchema<ActionRow>({
   name: 'ActionRow',
@@ -63,6 +65,7 @@ export const ActionEntity = new EntitySchema<ActionRow>({
     reason_code: str(true),
     received_at: timestamp(true),
     updated_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -80,6 +83,7 @@ export const TaskEntity = new EntitySchema<TaskRow>({
     last_event_type: str(),
     created_at: timestamp(),
     updated_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -120,6 +124,7 @@ export const ApprovalEntity = new EntitySchema<ApprovalRow>({
     resolved_at: timestamp(true),
     expires_at: timestamp(true),
     updated_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -140,6 +145,7 @@ export const GrantEntity = new EntitySchema<GrantRow>({
     uses: integer(),
     status: str(),
     updated_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -158,6 +164,7 @@ export const ReceiptEntity = new EntitySchema<ReceiptRow>({
     jws: str(),
     receipt_hash: str(true),
     created_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -173,6 +180,7 @@ export const PrincipalEntity = new EntitySchema<PrincipalRow>({
     revoked_kids: jsonArray(),
     registered_at: timestamp(),
     updated_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -196,6 +204,7 @@ export const StepEntity = new EntitySchema<StepRow>({
     last_event_type: str(),
     planned_at: timestamp(),
     updated_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -222,6 +231,7 @@ export const AttemptEntity = new EntitySchema<AttemptRow>({
     last_event_type: str(),
     created_at: timestamp(),
     updated_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -246,6 +256,7 @@ export const ArtifactEntity = new EntitySchema<ArtifactRow>({
     event_type: str(),
     task_seq: integer(),
     created_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -274,6 +285,7 @@ export const DecisionEntity = new EntitySchema<DecisionRow>({
     outcome_event: str(true),
     stream_seq: bigint(),
     created_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 
@@ -305,6 +317,7 @@ export const CellEntity = new EntitySchema<CellRow>({
     last_event_type: str(),
     created_at: timestamp(),
     updated_at: timestamp(),
+    row_version: rowVersion(),
   },
 });
 

@@ -26,6 +26,7 @@ const grant = (id: string, changes: Partial<GrantRow> = {}): GrantRow => ({
   uses: 0,
   status: 'active',
   updated_at: '2030-01-01T00:00:06.000Z',
+  row_version: 6,
   ...changes,
 });
 
@@ -54,6 +55,7 @@ const cell = (participants: CellRow['participants']): CellRow => ({
   last_event_type: 'cell.participant_invited',
   created_at: '2030-01-01T00:00:01.000Z',
   updated_at: '2030-01-01T00:00:01.000Z',
+  row_version: 1,
 });
 
 describe('RowCache (real Postgres)', () => {

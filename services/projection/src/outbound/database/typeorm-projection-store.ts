@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { QuarantineReason, QuarantineRecord } from '@writ/contracts';
-import type { ProjectionSnapshot, ProjectionStore, ProjectionTx, QuarantineSummary, ReadModel, ViewChecksum } from '../../application/ports.js';
+import type { ChangesPage, PublishedView } from '@writ/contracts/projection-rows';
+import type { ChangeFeed, ChangesQuery, ProjectionSnapshot, ProjectionStore, ProjectionTx, QuarantineSummary, ReadModel, ViewChecksum } from '../../application/ports.js';
 import type { RowChange, RowPlan } from '../../application/project-event.js';
 import {
   VIEW_NAMES,
@@ -35,6 +36,7 @@ import {
   TaskEntity,
   TaskEventEntity,
 } from './entities.js';
+import { readChangesPage } from './change-feed-query.js';
 import { databaseError } from './projection-database.js';
 import { RowCache } from './row-cache.js';
 
@@ -46,7 +48,7 @@ export const PROJECTOR_NAME = 'projection';
  * dumb on purpose: it loads, saves and locks; what a row becomes is decided
  * by the folds in `application/`, which is what makes a rebuild identical.
  */
-export class TypeormProjectionStore implements ProjectionStore, ReadModel {
+export class TypeormProjectionStore implements ProjectionStore, ReadModel, ChangeFeed {
   private readonly schema: string;
   private readonly schemaName: string;
 
@@ -286,6 +288,13 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel {
     });
   }
 
+  /** One page of the changes feed, from one REPEATABLE READ snapshot (`change-feed-query.ts`). */
+  changes(query: ChangesQuery): Promise<ChangesPage> {
+    return this.run('read the changes feed', () =>
+      this.dataSource.transaction('REPEATABLE READ', (manager) => readChangesPage(manager, this.schemaName, this.table('checkpoints'), this.projector, query)),
+    );
+  }
+
   async ping(): Promise<void> {
     await this.run('answer a ping', () => this.dataSource.query('SELECT 1'));
   }
@@ -304,7 +313,7 @@ class TypeormProjectionTx implements ProjectionTx {
 
   constructor(
     private readonly manager: EntityManager,
-    schema: string,
+    private readonly schema: string,
     private readonly checkpoints: string,
     private readonly quarantinedMessages: string,
     private readonly projector: string,
@@ -332,6 +341,13 @@ class TypeormProjectionTx implements ProjectionTx {
 
   async save(change: RowChange): Promise<void> {
     this.rows.save(change);
+  }
+
+  async viewVersions(views: readonly PublishedView[]): Promise<Readonly<Partial<Record<ViewName, number>>>> {
+    // One round trip; each max() is an index-only scan of `<view>_row_version_idx`. The row cache writes at the commit, so this is the committed state.
+    const columns = views.map((view, i) => `(SELECT max("row_version") FROM "${this.schema}"."${view}") AS v${i}`).join(', ');
+    const [row]: Array<Record<string, string | null>> = await this.manager.query(`SELECT ${columns}`);
+    return Object.fromEntries(views.map((view, i) => [view, Number(row?.[`v${i}`] ?? 0)]));
   }
 
   async setCheckpoint(streamSeq: number): Promise<void> {
