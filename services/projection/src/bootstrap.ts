@@ -13,6 +13,7 @@ import { Projector } from './application/projector.js';
 import type { WiringProbe } from './application/readiness.js';
 import { rebuildProjection, type RebuildReport } from './application/rebuild.js';
 import { SERVICE_NAME, type ProjectionConfig } from './config.js';
+import { consoleHandler } from './inbound/http/console-static.js';
 import { HttpErrorFilter } from './inbound/http/http-error.filter.js';
 import { dropProjectionSchema, openProjectionDatabase, schemaExists } from './outbound/database/projection-database.js';
 import { TypeormProjectionStore } from './outbound/database/typeorm-projection-store.js';
@@ -72,6 +73,7 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
     const anchor = config.trustAnchorFile === undefined ? undefined : await loadTrustAnchor(config.trustAnchorFile);
     const principals = httpPrincipals(await runtime.startPrincipalRegistry(), anchor);
     const audience = httpAudience(config.subjects.root);
+    const consoleFiles = await consoleHandler(config.console, { audience }, logger);
     const wiring: WiringProbe = {
       // Before the bus starts ('not_started', 'connecting') the boot replay runs over the runtime's connection, which is up.
       natsConnected: () => !runtime.nc.isClosed() && ['connected', 'connecting', 'not_started'].includes(runtime.bus.status),
@@ -89,6 +91,7 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
       bodyParser: false,
       httpAuth: () => (authorization) => verifyHttpBearer(authorization, { principals, audience, clock: () => new Date() }),
       configure: (app) => {
+        if (consoleFiles !== undefined) app.use(consoleFiles);
         app.useBodyParser('json', { limit: BODY_LIMIT });
         app.useBodyParser('text', { type: ['text/plain', 'application/jose'], limit: BODY_LIMIT });
         app.useGlobalFilters(new HttpErrorFilter(logger));

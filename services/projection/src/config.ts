@@ -41,6 +41,10 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080, busMaxBytesVar
   WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS: positiveInt(30_000),
   /** The file naming the first operator (`writ init`): it reads the API with its anchor key even before the log holds it. */
   WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
+  /** The supervision console at `/console/` (apps/console): `off` serves nothing there. */
+  WRIT_CONSOLE: z.enum(['on', 'off']).default('on'),
+  /** Where the built console is; default the `dist/public` of the installed `@writ/console` package. */
+  WRIT_CONSOLE_DIR: z.string().min(1).optional(),
 });
 export type ProjectionEnv = z.input<typeof ProjectionEnv>;
 
@@ -73,6 +77,8 @@ export interface ProjectionConfig {
   readonly rebuild: { readonly swapLockTimeoutMs: number };
   /** `WRIT_TRUST_ANCHOR`: read at start; its operator's bearer tokens verify with the anchor's keys. */
   readonly trustAnchorFile?: string | undefined;
+  /** `WRIT_CONSOLE`, `WRIT_CONSOLE_DIR`: the console's static files at `/console/`. */
+  readonly console: { readonly enabled: boolean; readonly dir: string | undefined };
 }
 
 export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): ProjectionConfig {
@@ -106,6 +112,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
     upstreamTimeoutMs: env.WRIT_UPSTREAM_TIMEOUT_MS,
     rebuild: { swapLockTimeoutMs: env.WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS },
     trustAnchorFile: env.WRIT_TRUST_ANCHOR,
+    console: { enabled: env.WRIT_CONSOLE === 'on', dir: env.WRIT_CONSOLE_DIR },
   };
 }
 
