@@ -8,9 +8,11 @@ import { Forwarding } from './application/forwarding.js';
 import { ProjectionStatusReader } from './application/projection-status.js';
 import { Projector } from './application/projector.js';
 import { ReadService } from './application/read-service.js';
+import { ReceiptProofs } from './application/receipt-proofs.js';
 import { Readiness, type WiringProbe } from './application/readiness.js';
 import { RebuildJobs } from './application/rebuild-job.js';
-import { SERVICE_NAME, type ProjectionConfig } from './config.js';
+import { SERVICE_NAME, underRoot, type ProjectionConfig } from './config.js';
+import { COMMANDS } from '@writ/contracts';
 import { ActionsController } from './inbound/http/actions.controller.js';
 import { ApprovalsController } from './inbound/http/approvals.controller.js';
 import { ArtifactsController } from './inbound/http/artifacts.controller.js';
@@ -20,6 +22,7 @@ import { KeysController } from './inbound/http/keys.controller.js';
 import { GrantsController } from './inbound/http/grants.controller.js';
 import { PrincipalsController } from './inbound/http/principals.controller.js';
 import { ProjectionsController } from './inbound/http/projections.controller.js';
+import { ReceiptProofController } from './inbound/http/receipt-proof.controller.js';
 import { ReceiptsController } from './inbound/http/receipts.controller.js';
 import { StepsController } from './inbound/http/steps.controller.js';
 import { TasksController } from './inbound/http/tasks.controller.js';
@@ -94,6 +97,7 @@ export class ProjectionModule {
         TasksController,
         ApprovalsController,
         ReceiptsController,
+        ReceiptProofController,
         KeysController,
         GrantsController,
         PrincipalsController,
@@ -124,6 +128,11 @@ export class ProjectionModule {
         {
           provide: Forwarding,
           useFactory: () => new Forwarding(new BusUpstream(new BusClient(resources.runtime.nc), config.upstreamTimeoutMs), config.subjects),
+        },
+        {
+          provide: ReceiptProofs,
+          useFactory: () =>
+            new ReceiptProofs(new BusUpstream(new BusClient(resources.runtime.nc), config.upstreamTimeoutMs), underRoot(COMMANDS.receiptInclusionProof, config.subjects.root)),
         },
         {
           provide: Readiness,
