@@ -20,6 +20,8 @@ export type LiveListener = () => void;
 
 const POLL_MS = 2_000;
 const RECONNECT_MS = 1_000;
+/** A burst of changes on the stream (one message per row) is one re-read, at most every 500 ms. */
+const COALESCE_MS = 500;
 
 export interface LiveUpdatesOptions {
   readonly intervalMs?: number;
@@ -35,6 +37,7 @@ export class LiveUpdates {
   #timer: ReturnType<typeof setInterval> | undefined;
   #source: EventSource | undefined;
   #stopped = false;
+  #coalescing: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly http: HttpClient,
@@ -56,6 +59,7 @@ export class LiveUpdates {
   stop(): void {
     this.#stopped = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
+    if (this.#coalescing !== undefined) clearTimeout(this.#coalescing);
     this.#source?.close();
     this.#listeners.clear();
   }
@@ -102,7 +106,10 @@ export class LiveUpdates {
     this.#source = source;
     source.onmessage = (message) => {
       if (message.lastEventId !== '') this.#since = message.lastEventId;
-      this.#emit();
+      this.#coalescing ??= setTimeout(() => {
+        this.#coalescing = undefined;
+        this.#emit();
+      }, COALESCE_MS);
     };
     // A broken stream (or an expired token) reconnects with a fresh token from the last row version seen.
     source.onerror = () => {

@@ -28,7 +28,8 @@ function Lookup() {
 export function TasksPage(props: { readonly status: string; readonly search: string }) {
   const { api } = useContext(ConsoleContext);
   const [search, setSearch] = useState(props.search);
-  const tasks = useLive(() => api!.listTasks({ status: props.status, search: props.search }), [props.status, props.search]);
+  // The derived list reads every task it names: refreshed every 10 s, not on every tick.
+  const tasks = useLive(() => api!.listTasks({ status: props.status, search: props.search }), [props.status, props.search], { minIntervalMs: 10_000 });
 
   return (
     <>

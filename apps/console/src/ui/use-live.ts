@@ -15,17 +15,27 @@ export interface Loaded<T> {
  * last answer stays on screen while the next one loads, so the page does not
  * flicker on each tick.
  */
-export function useLive<T>(load: () => Promise<T>, deps: readonly unknown[], options: { readonly live?: boolean } = {}): Loaded<T> {
+export function useLive<T>(
+  load: () => Promise<T>,
+  deps: readonly unknown[],
+  options: {
+    readonly live?: boolean;
+    /** Re-read on live updates at most this often (a costly read: the derived task list). */
+    readonly minIntervalMs?: number;
+  } = {},
+): Loaded<T> {
   const { live } = useContext(ConsoleContext);
   const [state, setState] = useState<{ data: T | undefined; error: Loaded<T>['error']; loading: boolean }>({ data: undefined, error: undefined, loading: true });
   const running = useRef(false);
   const loader = useRef(load);
   loader.current = load;
   const generation = useRef(0);
+  const lastRun = useRef(0);
 
   const run = (): void => {
     if (running.current) return;
     running.current = true;
+    lastRun.current = Date.now();
     const mine = generation.current;
     loader
       .current()
@@ -48,7 +58,9 @@ export function useLive<T>(load: () => Promise<T>, deps: readonly unknown[], opt
     setState({ data: undefined, error: undefined, loading: true });
     run();
     if (options.live === false || live === undefined) return undefined;
-    return live.subscribe(run);
+    return live.subscribe(() => {
+      if (Date.now() - lastRun.current >= (options.minIntervalMs ?? 0)) run();
+    });
   }, deps);
 
   return { ...state, reload: run };
