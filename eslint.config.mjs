@@ -49,7 +49,7 @@ export default [
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', '**/__fixtures__/**'] },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     plugins: { '@nx': nx },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -58,7 +58,7 @@ export default [
     },
   },
   {
-    files: ['**/*.spec.ts', '**/test/**/*.ts'],
+    files: ['**/*.spec.ts', '**/*.spec.tsx', '**/test/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries({ inTests: true })] },
   },
   {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Brings up what Writ needs on a Debian machine, and says what it does:
-#   nats-server installed (Writ's own is started by scripts/writ-nats.sh, with auth,
+#   chromium installed (the console's browser tests), nats-server installed (Writ's own is started by scripts/writ-nats.sh, with auth,
 #   on 127.0.0.1:4223), PostgreSQL on 127.0.0.1:5432 (Writ's service roles, group
 #   writ_services, must log in with a scram-sha-256 password: a pg_hba.conf rule
 #   placed before every other), Docker Engine on /var/run/docker.sock.
@@ -43,6 +43,15 @@ if command -v kubectl >/dev/null; then
   say "kubectl: installed ($(kubectl version --client 2>/dev/null | head -n 1 || echo 'version unknown'))"
 else
   apt_install kubectl
+fi
+
+# --- chromium ------------------------------------------------------------------
+# The console's browser tests (test/e2e/console.e2e.spec.ts) drive Debian's chromium with
+# playwright-core (npm); nothing is downloaded at test time. WRIT_CHROMIUM names another binary.
+if command -v chromium >/dev/null; then
+  say "chromium: installed ($(chromium --version 2>/dev/null | head -n 1 || echo 'version unknown'))"
+else
+  apt_install chromium
 fi
 
 # --- PostgreSQL --------------------------------------------------------------

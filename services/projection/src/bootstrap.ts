@@ -14,6 +14,7 @@ import type { WiringProbe } from './application/readiness.js';
 import { rebuildProjection, type RebuildReport } from './application/rebuild.js';
 import { SERVICE_NAME, type ProjectionConfig } from './config.js';
 import { accessTokenFromQuery } from './inbound/http/access-token.js';
+import { consoleHandler } from './inbound/http/console-static.js';
 import { HttpErrorFilter } from './inbound/http/http-error.filter.js';
 import { dropProjectionSchema, openProjectionDatabase, schemaExists } from './outbound/database/projection-database.js';
 import { TypeormProjectionStore } from './outbound/database/typeorm-projection-store.js';
@@ -73,6 +74,7 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
     const anchor = config.trustAnchorFile === undefined ? undefined : await loadTrustAnchor(config.trustAnchorFile);
     const principals = httpPrincipals(await runtime.startPrincipalRegistry(), anchor);
     const audience = httpAudience(config.subjects.root);
+    const consoleFiles = await consoleHandler(config.console, { audience }, logger);
     const wiring: WiringProbe = {
       // Before the bus starts ('not_started', 'connecting') the boot replay runs over the runtime's connection, which is up.
       natsConnected: () => !runtime.nc.isClosed() && ['connected', 'connecting', 'not_started'].includes(runtime.bus.status),
@@ -92,6 +94,7 @@ export async function createProjectionApp(config: ProjectionConfig, options: Pro
       configure: (app) => {
         // Before the guard: the change stream's `?access_token=` (browsers' EventSource sends no headers) becomes its Authorization header.
         app.use(accessTokenFromQuery);
+        if (consoleFiles !== undefined) app.use(consoleFiles);
         app.useBodyParser('json', { limit: BODY_LIMIT });
         app.useBodyParser('text', { type: ['text/plain', 'application/jose'], limit: BODY_LIMIT });
         app.useGlobalFilters(new HttpErrorFilter(logger));

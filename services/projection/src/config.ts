@@ -49,6 +49,10 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080, busMaxBytesVar
   WRIT_SSE_POLL_MS: positiveInt(1_000),
   /** At most this many open streams per instance; more are refused 503 PROJECTION_STREAMS_EXHAUSTED (each reads Postgres). */
   WRIT_SSE_MAX_STREAMS: positiveInt(200),
+  /** The supervision console at `/console/` (apps/console): `off` serves nothing there. */
+  WRIT_CONSOLE: z.enum(['on', 'off']).default('on'),
+  /** Where the built console is; default the `dist/public` of the installed `@writ/console` package. */
+  WRIT_CONSOLE_DIR: z.string().min(1).optional(),
 });
 export type ProjectionEnv = z.input<typeof ProjectionEnv>;
 
@@ -83,6 +87,8 @@ export interface ProjectionConfig {
   readonly sse: { readonly heartbeatMs: number; readonly drainTimeoutMs: number; readonly pollMs: number; readonly maxStreams: number };
   /** `WRIT_TRUST_ANCHOR`: read at start; its operator's bearer tokens verify with the anchor's keys. */
   readonly trustAnchorFile?: string | undefined;
+  /** `WRIT_CONSOLE`, `WRIT_CONSOLE_DIR`: the console's static files at `/console/`. */
+  readonly console: { readonly enabled: boolean; readonly dir: string | undefined };
 }
 
 export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): ProjectionConfig {
@@ -117,6 +123,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
     rebuild: { swapLockTimeoutMs: env.WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS },
     sse: { heartbeatMs: env.WRIT_SSE_HEARTBEAT_MS, drainTimeoutMs: env.WRIT_SSE_DRAIN_TIMEOUT_MS, pollMs: env.WRIT_SSE_POLL_MS, maxStreams: env.WRIT_SSE_MAX_STREAMS },
     trustAnchorFile: env.WRIT_TRUST_ANCHOR,
+    console: { enabled: env.WRIT_CONSOLE === 'on', dir: env.WRIT_CONSOLE_DIR },
   };
 }
 

@@ -8,6 +8,7 @@ import { Forwarding } from './application/forwarding.js';
 import { ProjectionStatusReader } from './application/projection-status.js';
 import { Projector } from './application/projector.js';
 import { ReadService } from './application/read-service.js';
+import { ReceiptProofs } from './application/receipt-proofs.js';
 import { Readiness, type WiringProbe } from './application/readiness.js';
 import { RebuildJobs } from './application/rebuild-job.js';
 import { SERVICE_NAME, type ProjectionConfig } from './config.js';
@@ -15,6 +16,8 @@ import { ChangeNotifier } from './application/change-notifier.js';
 import { ChangeStreams } from './application/change-stream.js';
 import { ChangesService } from './application/changes.js';
 import type { UpdatePublisher } from './application/ports.js';
+import { SERVICE_NAME, underRoot, type ProjectionConfig } from './config.js';
+import { COMMANDS } from '@writ/contracts';
 import { ActionsController } from './inbound/http/actions.controller.js';
 import { ASYNCAPI_DOCUMENT, AsyncApiController, deploymentAsyncApi } from './inbound/http/asyncapi.controller.js';
 import { ChangesController } from './inbound/http/changes.controller.js';
@@ -26,6 +29,7 @@ import { KeysController } from './inbound/http/keys.controller.js';
 import { GrantsController } from './inbound/http/grants.controller.js';
 import { PrincipalsController } from './inbound/http/principals.controller.js';
 import { ProjectionsController } from './inbound/http/projections.controller.js';
+import { ReceiptProofController } from './inbound/http/receipt-proof.controller.js';
 import { ReceiptsController } from './inbound/http/receipts.controller.js';
 import { StepsController } from './inbound/http/steps.controller.js';
 import { TasksController } from './inbound/http/tasks.controller.js';
@@ -106,6 +110,7 @@ export class ProjectionModule {
         TasksController,
         ApprovalsController,
         ReceiptsController,
+        ReceiptProofController,
         KeysController,
         GrantsController,
         PrincipalsController,
@@ -148,6 +153,11 @@ export class ProjectionModule {
         {
           provide: Forwarding,
           useFactory: () => new Forwarding(new BusUpstream(new BusClient(resources.runtime.nc), config.upstreamTimeoutMs), config.subjects),
+        },
+        {
+          provide: ReceiptProofs,
+          useFactory: () =>
+            new ReceiptProofs(new BusUpstream(new BusClient(resources.runtime.nc), config.upstreamTimeoutMs), underRoot(COMMANDS.receiptInclusionProof, config.subjects.root)),
         },
         {
           provide: Readiness,

@@ -1,17 +1,9 @@
-import {
-  Id,
-  TREE_HEAD_JWS_TYPE,
-  TreeHead,
-  hasErrorCode,
-  parseContract,
-  type EventEnvelope,
-  type SignedTreeHead,
-} from '@writ/contracts';
-import { KeySet, canonicalJson, importEd25519PublicJwk, verifyJws } from '@writ/crypto';
+import { Id, parseContract, type EventEnvelope, type SignedTreeHead } from '@writ/contracts';
+import { KeySet, importEd25519PublicJwk } from '@writ/crypto';
+import { PublicKeySet, checkTreeHead as checkSignedTreeHead } from '@writ/verification';
 import { keyValidAt, keyWindows } from '@writ/runtime';
 import { CliError } from '../cli-errors.js';
 import type { CliIo } from '../cli-io.js';
-import { cell } from '../format.js';
 
 /** One check `writ tlog head|prove` makes locally, printed PASS / FAIL. */
 export interface TlogCheck {
@@ -40,23 +32,15 @@ export async function keysValidAt(events: readonly Pick<EventEnvelope, 'event_ty
  * The head's signature: a compact EdDSA JWS, `typ` writ-tree-head+jws, by a
  * key of the receipt principal valid at the head's timestamp whose kid is
  * `signer_ref`, over exactly the RFC 8785 form of the head's four fields.
+ * The check is `@writ/verification`'s, which the web console runs too.
  */
 export async function checkTreeHead(head: SignedTreeHead, keys: KeySet, principalId: string): Promise<TlogCheck> {
-  const summary = `log ${cell(head.log_id)}, ${head.tree_size} leaves, root ${head.root_hash}, ${cell(head.timestamp)}`;
-  let payload: string;
-  let kid: string;
-  try {
-    const verified = await verifyJws(head.jws, keys, { typ: TREE_HEAD_JWS_TYPE });
-    payload = new TextDecoder().decode(verified.payload);
-    kid = verified.kid;
-  } catch (error) {
-    const code = hasErrorCode(error) ? error.code : 'JWS_INVALID';
-    return { check: 'tree_head', pass: false, detail: `${summary}: the signature does not verify with a key of ${principalId} valid then (${code})` };
-  }
-  const expected = canonicalJson(parseContract('TreeHead', TreeHead, { log_id: head.log_id, tree_size: head.tree_size, root_hash: head.root_hash, timestamp: head.timestamp }));
-  if (payload !== expected) return { check: 'tree_head', pass: false, detail: `${summary}: the JWS signs another head than this one` };
-  if (kid !== head.signer_ref) return { check: 'tree_head', pass: false, detail: `${summary}: signed by ${cell(kid)}, not its signer_ref ${cell(head.signer_ref)}` };
-  return { check: 'tree_head', pass: true, detail: `${summary}; signed by ${cell(kid)} (${principalId})` };
+  const checked = await checkSignedTreeHead(head, await PublicKeySet.fromJwks(keys.toJwks()));
+  return {
+    check: 'tree_head',
+    pass: checked.result === 'pass',
+    detail: `${checked.message.replace('a trusted key', `a key of ${principalId} valid then`)}${checked.result === 'pass' ? ` (${principalId})` : ''}`,
+  };
 }
 
 /** Prints the checks, then fails with CLI_TLOG_UNVERIFIED when one did not pass. */

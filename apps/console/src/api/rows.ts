@@ -1,0 +1,179 @@
+/**
+ * The shapes the console reads from the projection's HTTP API
+ * (services/projection README, "HTTP API"), only the fields it shows. Kept
+ * here rather than imported: the console must not depend on a service, and
+ * a field it does not know is simply not shown.
+ */
+
+export type Json = Readonly<Record<string, unknown>>;
+
+export interface ActionRow {
+  readonly action_request_id: string;
+  readonly status: string;
+  readonly principal_id: string | null;
+  readonly task_id: string | null;
+  readonly step_id: string | null;
+  readonly attempt_id: string | null;
+  readonly action_class: string | null;
+  readonly policy_outcome: string | null;
+  readonly risk_band: string | null;
+  readonly policy_result_id: string | null;
+  readonly approval_id: string | null;
+  readonly grant_id: string | null;
+  readonly receipt_id: string | null;
+  readonly reason_code: string | null;
+  readonly received_at: string | null;
+  readonly updated_at: string | null;
+}
+
+export interface TaskRow {
+  readonly task_id: string;
+  readonly title: string;
+  readonly goal: string;
+  readonly status: string;
+  readonly owner_principal_id: string | null;
+  readonly policy_profile: string | null;
+  readonly last_task_seq: number;
+  readonly last_event_type: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export interface TaskEventRow {
+  readonly task_id: string;
+  readonly task_seq: number;
+  readonly event_id: string;
+  readonly event_type: string;
+  readonly entity_type: string;
+  readonly entity_id: string;
+  readonly step_id: string | null;
+  readonly attempt_id: string | null;
+  readonly actor_type: string;
+  readonly actor_id: string;
+  readonly payload: Json;
+  readonly occurred_at: string;
+}
+
+export interface TaskView extends TaskRow {
+  readonly events: readonly TaskEventRow[];
+  readonly next_after: number | null;
+}
+
+export interface DecisionRow {
+  readonly task_id: string;
+  readonly task_seq: number;
+  readonly decision_id?: string;
+  readonly decision_type?: string;
+  readonly summary?: string;
+  readonly rationale?: string;
+  readonly decided_by?: string;
+  readonly risk_level?: string;
+  readonly created_at?: string;
+  readonly [field: string]: unknown;
+}
+
+export interface ApprovalRow {
+  readonly approval_id: string;
+  readonly task_id: string;
+  readonly status: string;
+  readonly requested_at?: string;
+  readonly expires_at?: string | null;
+  readonly resolved_by?: string | null;
+  readonly resolved_at?: string | null;
+  readonly [field: string]: unknown;
+}
+
+export interface ApprovalDetail extends ApprovalRow {
+  readonly packet: Json;
+  readonly packet_ref: string | null;
+  readonly state_witness: Json | null;
+  readonly resolution: Json | null;
+  readonly decisions: readonly Json[];
+}
+
+export interface ResolveReply {
+  readonly status: string;
+  readonly approval_id: string;
+  readonly task_id: string;
+  readonly resolved_by?: string | null;
+  readonly [field: string]: unknown;
+}
+
+export interface ReceiptRow {
+  readonly receipt_id: string;
+  readonly task_id: string;
+  readonly step_id: string | null;
+  readonly attempt_id: string | null;
+  readonly action_request_id: string | null;
+  readonly result_code: string | null;
+  readonly receipt_class: string | null;
+  readonly receipt: Json;
+  readonly jws: string;
+  readonly receipt_hash: string | null;
+  readonly created_at: string;
+}
+
+export interface GrantRow {
+  readonly grant_id: string;
+  readonly task_id: string;
+  readonly attempt_id?: string | null;
+  readonly action_class?: string | null;
+  readonly issued_to?: string | null;
+  readonly issued_by?: string | null;
+  readonly issued_at?: string | null;
+  readonly expires_at?: string | null;
+  readonly status: string;
+  readonly [field: string]: unknown;
+}
+
+export interface StepRow {
+  readonly step_id: string;
+  readonly task_id: string;
+  readonly status: string;
+  readonly title?: string | null;
+  readonly kind?: string | null;
+  readonly [field: string]: unknown;
+}
+
+export interface AttemptRow {
+  readonly attempt_id: string;
+  readonly status: string;
+  readonly attempt_no?: number;
+  readonly [field: string]: unknown;
+}
+
+export interface StepView extends StepRow {
+  readonly attempts: readonly AttemptRow[];
+}
+
+export interface ArtifactRow {
+  readonly artifact_id: string;
+  readonly task_id: string;
+  readonly kind?: string;
+  readonly sha256?: string;
+  readonly media_type?: string | null;
+  readonly size_bytes?: number | null;
+  readonly [field: string]: unknown;
+}
+
+export interface CellRow {
+  readonly cell_id: string;
+  readonly task_id?: string | null;
+  readonly status: string | null;
+  readonly [field: string]: unknown;
+}
+
+export interface PrincipalRow {
+  readonly principal_id: string;
+  readonly principal_type?: string;
+  readonly roles: readonly string[];
+  readonly keys?: readonly Json[];
+  readonly revoked_kids?: readonly string[];
+  readonly [field: string]: unknown;
+}
+
+/** A page of one of the list endpoints (`GET /v1/tasks`...), once they exist. */
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly next_cursor: string | null;
+}

@@ -1,0 +1,2 @@
+/** esbuild bundles the stylesheet the entry imports into its own hashed file. */
+declare module '*.css';

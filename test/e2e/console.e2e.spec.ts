@@ -1,0 +1,370 @@
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { exportEd25519PrivateJwk, generateEd25519Key } from '@writ/crypto';
+import { uniqueName, waitFor } from '@writ/testing';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, startStack, type Principal, type Stack } from './support/stack.mjs';
+import { stopStackAfterAll } from './support/stack-lifecycle.js';
+
+/**
+ * The supervision console (apps/console) in a real browser: Debian's chromium
+ * driven by playwright-core, against the whole stack (support/stack.mjs), the
+ * console served by the projection at /console/. A director logs in with a
+ * private JWK, approves a pending destructive command through the UI (the
+ * resolution signed in the browser) and the command runs; another tab shows
+ * the action's status change without a reload; a receipt verifies PASS in the
+ * browser (signature, chain, inclusion against the signed tree head) and the
+ * same receipt, tampered on its way (request interception), shows FAIL; an
+ * agent sees only its own work; no request ever carries the private key.
+ * Screenshots of each page go to var/console-screenshots/.
+ */
+
+const STEP_MS = 180_000;
+const SCREENSHOTS = path.join(REPO_ROOT, 'var', 'console-screenshots');
+const CHROMIUM = process.env['WRIT_CHROMIUM'] ?? '/usr/bin/chromium';
+
+interface Party {
+  readonly principal: Principal;
+  /** The private JWK as a key file holds it. */
+  readonly jwkText: string;
+  /** Its private scalar: must appear in no request. */
+  readonly d: string;
+}
+
+interface Story {
+  readonly agent: Party;
+  readonly director: Party;
+  readonly taskId: string;
+  readonly holderId: string;
+  readonly allowedId: string;
+  readonly destructiveId: string;
+  readonly approvalId: string;
+}
+
+let stack: Stack;
+let browser: Browser;
+let story: Story;
+/** Every request any console page made, with what it carried. */
+const seen: { url: string; headers: Record<string, string>; body: string | null }[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ prefix: 'e2econsole', readyTimeoutMs: 240_000 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  await mkdir(SCREENSHOTS, { recursive: true });
+  story = await recordStory();
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (stack !== undefined) await rm(path.join(REPO_ROOT, 'var', 'tmp', stack.root), { recursive: true, force: true });
+}, 30_000);
+
+stopStackAfterAll(() => stack);
+
+/** A principal registered through `writ principal add` with a key whose private JWK the test can hand to the browser. */
+async function party(type: 'agent' | 'user', roles: readonly string[]): Promise<Party> {
+  const id = uniqueName(type === 'agent' ? 'agent' : 'director').replaceAll('_', '-');
+  const key = await generateEd25519Key({ kid: `${id}-k1`, extractable: true });
+  const dir = path.join(REPO_ROOT, 'var', 'tmp', stack.root);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const publicFile = path.join(dir, `${id}.public.jwk.json`);
+  await writeFile(publicFile, JSON.stringify(key.publicJwk));
+  await stack.cli(['principal', 'add', '--id', id, '--type', type, ...roles.flatMap((role) => ['--role', role]), '--jwk', publicFile, '--no-creds', '--json']);
+  const jwk = await exportEd25519PrivateJwk(key);
+  return { principal: { id, kid: key.kid, key, publicJwk: key.publicJwk }, jwkText: JSON.stringify(jwk), d: jwk.d };
+}
+
+/** One task: a destructive holder that keeps it open, an allowed command that leaves build/marker, then `rm -rf build` waiting for a director. */
+async function recordStory(): Promise<Story> {
+  const agent = await party('agent', ['executor']);
+  const director = await party('user', ['director']);
+  const holder = stack.actionRequest(agent.principal, { target_resources: ['scratch'], params: { argv: ['rm', '-rf', 'scratch'] }, reversibility_hint: 'irreversible', reason: 'keep the task open' });
+  await stack.submit(agent.principal, holder);
+  const waiting = await stack.waitForAction(holder.action_request_id, { statuses: ['awaiting_approval'], timeoutMs: STEP_MS });
+  const taskId = String(waiting.task_id);
+  const allowed = stack.actionRequest(agent.principal, {
+    task_id: taskId,
+    target_resources: ['build', 'out.txt'],
+    params: { argv: ['sh', '-c', 'mkdir -p build && echo built > build/marker && echo hello > out.txt'] },
+    reason: 'build it',
+  });
+  await stack.submit(agent.principal, allowed);
+  expect(await stack.waitForAction(allowed.action_request_id, { timeoutMs: STEP_MS })).toMatchObject({ status: 'succeeded' });
+  const destructive = stack.actionRequest(agent.principal, { task_id: taskId, target_resources: ['build'], params: { argv: ['rm', '-rf', 'build'] }, reversibility_hint: 'irreversible', reason: 'clean the build' });
+  await stack.submit(agent.principal, destructive);
+  const pending = await stack.waitForAction(destructive.action_request_id, { statuses: ['awaiting_approval'], timeoutMs: STEP_MS });
+  return { agent, director, taskId, holderId: holder.action_request_id, allowedId: allowed.action_request_id, destructiveId: destructive.action_request_id, approvalId: String(pending.approval_id) };
+}
+
+async function newPage(context?: BrowserContext): Promise<Page> {
+  const page = await (context ?? (await browser.newContext({ viewport: { width: 1400, height: 1000 } }))).newPage();
+  page.on('request', (request: Request) => {
+    seen.push({ url: request.url(), headers: request.headers(), body: request.postData() });
+  });
+  page.on('pageerror', (error) => process.stderr.write(`[console pageerror] ${error.message}\n`));
+  return page;
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Opens the console as `who`: the private JWK pasted into the login form (a file picker takes the same text). */
+async function logIn(page: Page, who: Party, screenshot?: string): Promise<void> {
+  await page.goto(`${stack.apiUrl}/console/`);
+  await page.fill('input[name=principal]', who.principal.id);
+  await page.fill('textarea[name=key]', who.jwkText);
+  if (screenshot !== undefined) await shot(page, screenshot);
+  await page.click('form[data-testid=login-form] button[type=submit]');
+  await page.waitForSelector('[data-testid=who]', { timeout: 30_000 });
+  // the form is gone, and with it the key's text: only a non-extractable CryptoKey is left in the page
+  expect(await page.locator('textarea[name=key]').count()).toBe(0);
+}
+
+async function go(page: Page, hash: string): Promise<void> {
+  await page.evaluate((target) => {
+    window.location.hash = target;
+  }, hash);
+}
+
+describe('the console in a real browser', () => {
+  let director: Page;
+
+  it(
+    'given the console served at /console/, when it is fetched, then its page and assets carry a strict CSP and name only this origin',
+    async () => {
+      // when
+      const page = await fetch(`${stack.apiUrl}/console/`);
+      const html = await page.text();
+      // then
+      expect(page.status).toBe(200);
+      const csp = page.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(csp).not.toContain('unsafe-eval');
+      expect(html).not.toMatch(/https?:\/\//);
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+      const script = /src="(assets\/console-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+      const asset = await fetch(`${stack.apiUrl}/console/${script}`);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('cache-control')).toContain('immutable');
+      expect(await fetch(`${stack.apiUrl}/console/assets/..%2F..%2Fpackage.json`).then((answer) => answer.status)).toBe(404);
+    },
+    STEP_MS,
+  );
+
+  it(
+    'given a director with its private JWK, when it logs in, then the inbox lists the pending destructive command first',
+    async () => {
+      // given / when
+      director = await newPage();
+      await logIn(director, story.director, 'login');
+      await go(director, '#/approvals');
+      // then
+      const row = director.locator(`[data-testid=pending-table] [data-approval="${story.approvalId}"]`);
+      await row.waitFor({ timeout: 30_000 });
+      expect(await row.textContent()).toContain('rm -rf build');
+      await shot(director, 'approvals-inbox');
+      await go(director, '#/tasks');
+      await director.locator(`[data-testid=task-row][data-task="${story.taskId}"]`).waitFor({ timeout: 30_000 });
+      await shot(director, 'tasks');
+    },
+    STEP_MS,
+  );
+
+  it(
+    'given the pending command, when the director approves it in the UI, then the resolution signed in the browser is accepted and the command runs to succeeded, shown live in another tab without a reload',
+    async () => {
+      // given: a second tab watching the action (its own login: the key lives in one tab's memory only)
+      const watcher = await newPage();
+      await logIn(watcher, story.director);
+      await go(watcher, `#/actions/${story.destructiveId}`);
+      await watcher.locator('[data-testid=action-status][data-status=awaiting_approval]').waitFor({ timeout: 30_000 });
+      await watcher.evaluate(() => {
+        (window as unknown as { notReloaded?: boolean }).notReloaded = true;
+      });
+      expect(existsSync(stack.workspaceFile(story.taskId, 'build/marker'))).toBe(true);
+
+      // when
+      await go(director, `#/approvals/${story.approvalId}`);
+      await director.locator('[data-testid=packet-check]').waitFor({ timeout: 30_000 });
+      await director.fill('[data-testid=resolution-note]', 'the build is disposable');
+      await shot(director, 'approval');
+      await director.click('[data-testid=approve]');
+
+      // then: the approval service accepted the director's browser-signed resolution
+      await director.locator('[data-testid=resolution-reply]').waitFor({ timeout: 30_000 });
+      expect(await director.locator('[data-testid=resolution-reply] [data-status]').getAttribute('data-status')).toBe('granted');
+      const granted = await stack.waitForTaskEvent(story.taskId, (event) => event.event_type === 'approval.granted' && event.entity_id === story.approvalId, { timeoutMs: 30_000 });
+      expect(granted.payload).toMatchObject({ resolved_by: story.director.principal.id, note: 'the build is disposable' });
+      // and the command ran
+      expect(await stack.waitForAction(story.destructiveId, { timeoutMs: STEP_MS })).toMatchObject({ status: 'succeeded' });
+      expect(existsSync(stack.workspaceFile(story.taskId, 'build/marker'))).toBe(false);
+      // and the other tab saw it happen, without a reload
+      await watcher.locator('[data-testid=action-status][data-status=succeeded]').waitFor({ timeout: 30_000 });
+      expect(await watcher.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+      expect(await watcher.locator('[data-testid=live-mode]').textContent()).toMatch(/live/);
+      await shot(watcher, 'action');
+      await watcher.close();
+    },
+    STEP_MS,
+  );
+
+  it(
+    "given the task, when its page is opened, then the explain view tells each action's what, why, authority and receipts",
+    async () => {
+      // when
+      await go(director, `#/tasks/${story.taskId}`);
+      const approved = director.locator(`[data-testid=story][data-action="${story.destructiveId}"]`);
+      await approved.locator('[data-testid=story-status][data-status=succeeded]').waitFor({ timeout: 30_000 });
+      // then
+      const text = (await approved.textContent()) ?? '';
+      expect(text).toContain('rm -rf build');
+      expect(text).toContain('require_approval');
+      expect(text).toContain(story.approvalId);
+      expect(text).toContain(story.director.principal.id);
+      expect(text).toContain('deleted build/marker');
+      await shot(director, 'task-explain');
+      await director.click('[data-testid=tab-timeline]');
+      await director.locator('[data-testid=timeline] [data-event="approval.granted"]').waitFor({ timeout: 10_000 });
+      await shot(director, 'task-timeline');
+      await director.click('[data-testid=tab-receipts]');
+      await director.locator('[data-testid=receipt-row]').first().waitFor({ timeout: 10_000 });
+      await shot(director, 'task-receipts');
+    },
+    STEP_MS,
+  );
+
+  it(
+    'given the receipt of the approved command, when its page verifies it in the browser, then every check passes: signature, chain, and inclusion against the signed tree head',
+    async () => {
+      // given: the receipt, sequenced in the transparency log
+      const { receipt_id: receiptId } = await stack.waitForAction(story.destructiveId, { until: (row) => typeof row.receipt_id === 'string', timeoutMs: 30_000 });
+      await waitFor(async () => ((await stack.http(`/v1/receipts/${receiptId}/inclusion-proof`)).status === 200 ? true : undefined), {
+        what: 'the receipt in a signed tree head',
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      });
+      // when
+      await go(director, `#/receipts/${receiptId}`);
+      const verdict = director.locator('[data-testid=verdict]');
+      await verdict.waitFor({ timeout: 30_000 });
+      // then
+      expect(await verdict.getAttribute('data-verdict')).toBe('PASS');
+      const checks = await director.locator('[data-testid=check]').evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-check'), row.getAttribute('data-result')]));
+      expect(Object.fromEntries(checks)).toEqual({
+        'receipt.contract': 'pass',
+        'receipt.hash': 'pass',
+        'receipt.signature': 'pass',
+        'receipt.payload': 'pass',
+        'receipt.signer': 'pass',
+        'receipt.chain': 'pass',
+        'tlog.tree_head': 'pass',
+        'tlog.leaf': 'pass',
+        'tlog.inclusion': 'pass',
+      });
+      await shot(director, 'receipt-pass');
+
+      // when the same receipt reaches the browser changed on its way (request interception)
+      await director.route(`**/v1/receipts/${receiptId}`, async (route) => {
+        const answer = await route.fetch();
+        const row = (await answer.json()) as { receipt: Record<string, unknown> };
+        row.receipt['result_summary'] = 'succeeded: nothing was deleted';
+        await route.fulfill({ response: answer, json: row });
+      });
+      await director.click('[data-testid=verify-again]');
+      // then it fails, naming what failed
+      await director.locator('[data-testid=verdict][data-verdict=FAIL]').waitFor({ timeout: 30_000 });
+      const failed = await director.locator('[data-testid=check][data-result=fail]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-check')));
+      expect(failed).toEqual(expect.arrayContaining(['receipt.hash', 'receipt.payload', 'tlog.leaf']));
+      expect(await director.locator('[data-testid=check][data-check="receipt.hash"]').textContent()).toContain('RECEIPT_HASH_MISMATCH');
+      await shot(director, 'receipt-tampered-fail');
+      await director.unroute(`**/v1/receipts/${receiptId}`);
+    },
+    STEP_MS,
+  );
+
+  it(
+    'given the cells and participants pages, when opened by the director, then they list the task cell and its seats',
+    async () => {
+      await go(director, '#/cells');
+      await director.locator('[data-testid=cell-row]').first().waitFor({ timeout: 30_000 });
+      await shot(director, 'cells');
+      await go(director, `#/cells/${story.taskId}`);
+      await director.locator('[data-testid=cell]').waitFor({ timeout: 30_000 });
+      await shot(director, 'cell');
+      await go(director, '#/participants');
+      await director.locator('[data-testid=seats]').waitFor({ timeout: 30_000 });
+      await shot(director, 'participants');
+      await go(director, `#/participants/${story.director.principal.id}`);
+      await director.locator('[data-testid=principal]').waitFor({ timeout: 30_000 });
+      expect(await director.locator('[data-testid=principal]').textContent()).toContain('director');
+      await shot(director, 'participant');
+    },
+    STEP_MS,
+  );
+
+  it(
+    "given an agent, when it logs in, then it reads its own task but no list across tasks, and the inbox answers with the API's code",
+    async () => {
+      // given / when
+      const agent = await newPage();
+      await logIn(agent, story.agent);
+      // then: no inbox or cells in its navigation; the task list says why there is none, with its code
+      expect(await agent.locator('[data-testid=nav-approvals]').count()).toBe(0);
+      await agent.locator('[data-testid=error][data-code=CONSOLE_LIST_UNAVAILABLE]').waitFor({ timeout: 30_000 });
+      await shot(agent, 'agent-tasks');
+      // its own task opens
+      await go(agent, `#/tasks/${story.taskId}`);
+      await agent.locator('[data-testid=task-status]').waitFor({ timeout: 30_000 });
+      // the inbox is not its to read: the API's code is shown
+      await go(agent, '#/approvals');
+      await agent.locator('[data-testid=error][data-code=PROJECTION_SCOPE_FORBIDDEN]').waitFor({ timeout: 30_000 });
+      // another principal's resource answers as a missing one
+      await go(agent, `#/participants/${story.director.principal.id}`);
+      await agent.locator('[data-testid=error][data-code=PROJECTION_NOT_FOUND]').waitFor({ timeout: 30_000 });
+      await shot(agent, 'agent-forbidden');
+      await agent.close();
+    },
+    STEP_MS,
+  );
+
+  it(
+    'given every request the console pages made, when inspected, then none carried a private key: each API call carried a short-lived writ-http+jws bearer token signed in the browser',
+    async () => {
+      // given
+      const api = seen.filter((request) => new URL(request.url).pathname.startsWith('/v1/'));
+      expect(api.length).toBeGreaterThan(10);
+      // then: neither key's private scalar, nor its JWK, in any URL, header or body
+      for (const request of seen) {
+        const carried = `${request.url}\n${JSON.stringify(request.headers)}\n${request.body ?? ''}`;
+        for (const party of [story.director, story.agent]) {
+          expect(carried).not.toContain(party.d);
+          expect(carried).not.toContain(party.jwkText);
+        }
+      }
+      // and the bearer tokens are what docs/security.md specifies
+      const tokens = api.map((request) => request.headers['authorization']).filter((value): value is string => value !== undefined);
+      expect(tokens.length).toBeGreaterThan(10);
+      for (const authorization of new Set(tokens)) {
+        const [header, claims] = authorization
+          .replace(/^Bearer /, '')
+          .split('.')
+          .slice(0, 2)
+          .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>);
+        expect(header).toMatchObject({ alg: 'EdDSA', typ: 'writ-http+jws' });
+        expect(claims?.['aud']).toBe(`writ-http:${stack.root}`);
+        expect(Number(claims?.['exp']) - Number(claims?.['iat'])).toBeLessThanOrEqual(120);
+      }
+      // and nothing was kept in the page's storage
+      expect(await director.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))).toBe('{}{}');
+      await director.close();
+    },
+    STEP_MS,
+  );
+});
