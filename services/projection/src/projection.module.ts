@@ -11,7 +11,6 @@ import { ReadService } from './application/read-service.js';
 import { ReceiptProofs } from './application/receipt-proofs.js';
 import { Readiness, type WiringProbe } from './application/readiness.js';
 import { RebuildJobs } from './application/rebuild-job.js';
-import { SERVICE_NAME, type ProjectionConfig } from './config.js';
 import { ChangeNotifier } from './application/change-notifier.js';
 import { ChangeStreams } from './application/change-stream.js';
 import { ChangesService } from './application/changes.js';
