@@ -15,6 +15,8 @@ import { LastWill } from './lineage/last-will.js';
 import { SpawnManifest } from './lineage/spawn-manifest.js';
 import { PolicyResult } from './policy-result.js';
 import { Principal } from './principal.js';
+import { ActionRow, ApprovalRow, ArtifactRow, AttemptRow, CellRow, DecisionRow, GrantRow, PrincipalRow, ReceiptRow, StepRow, TaskEventRow, TaskRow } from './projection-rows/index.js';
+import { ProblemDetails } from './projection-api/problem-details.js';
 import { Receipt } from './receipt.js';
 import { ReceiptBundle } from './receipt-bundle.js';
 import { Step } from './step.js';
@@ -56,6 +58,20 @@ export const CONTRACTS = Object.freeze({
   Heartbeat,
   CrashReport,
   ReceiptBundle,
+  // The projection's rows (HTTP API and <root>.proj.<view>.<id>) and its errors.
+  ActionRow,
+  TaskRow,
+  TaskEventRow,
+  ApprovalRow,
+  GrantRow,
+  ReceiptRow,
+  PrincipalRow,
+  StepRow,
+  AttemptRow,
+  ArtifactRow,
+  DecisionRow,
+  CellRow,
+  ProblemDetails,
 });
 
 export type Contracts = typeof CONTRACTS;

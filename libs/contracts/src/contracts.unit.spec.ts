@@ -84,6 +84,21 @@ const MINIMUM_FIELDS: Record<ContractName, readonly string[]> = {
   Heartbeat: ['heartbeat_version', 'seed_id', 'parent_seed_id', 'heartbeat_seq', 'last_event_seq', 'constraints', 'ttl', 'sent_at', 'signature'],
   CrashReport: ['report_version', 'seed_id', 'parent_seed_id', 'reason', 'observed_at', 'signature'],
   ReceiptBundle: ['bundle_version', 'task_id', 'events', 'receipts', 'tree_head', 'principals', 'keys', 'not_asserted', 'bundle_hash'],
+  // The projection's rows: every column is present (null when it does not apply), and lists order by their time column.
+  ActionRow: ['action_request_id', 'status', 'principal_id', 'task_id', 'action_class', 'risk_band', 'receipt_id', 'received_at', 'created_at', 'updated_at'],
+  TaskRow: ['task_id', 'title', 'goal', 'status', 'owner_principal_id', 'policy_profile', 'created_at', 'updated_at'],
+  TaskEventRow: ['task_id', 'task_seq', 'event_id', 'event_type', 'actor_id', 'payload', 'occurred_at'],
+  ApprovalRow: ['approval_id', 'task_id', 'status', 'packet', 'requested_at', 'resolved_at', 'resolved_by', 'expires_at'],
+  GrantRow: ['grant_id', 'task_id', 'attempt_id', 'action_class', 'issued_to', 'expires_at', 'max_uses', 'uses', 'status'],
+  ReceiptRow: ['receipt_id', 'task_id', 'result_code', 'receipt', 'jws', 'created_at'],
+  PrincipalRow: ['principal_id', 'type', 'roles', 'keys', 'revoked_kids'],
+  StepRow: ['step_id', 'task_id', 'status', 'depends_on', 'current_attempt_id', 'planned_at'],
+  AttemptRow: ['attempt_id', 'task_id', 'step_id', 'attempt_no', 'status', 'grant_id', 'receipt_id'],
+  ArtifactRow: ['artifact_id', 'sha256', 'kind', 'uri', 'task_id', 'created_at'],
+  DecisionRow: ['task_id', 'task_seq', 'decision_id', 'source', 'decided_by', 'created_at'],
+  CellRow: ['cell_id', 'source', 'task_id', 'status', 'participants', 'created_at', 'updated_at'],
+  // RFC 9457 members and Writ's code (instance is optional there).
+  ProblemDetails: ['type', 'title', 'status', 'detail', 'code'],
 };
 
 function requiredKeys(contract: ContractName): string[] {

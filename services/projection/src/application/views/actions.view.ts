@@ -1,4 +1,4 @@
-import { ActionClass } from '@writ/contracts';
+import { ActionClass, ActionStatus, type ActionRow } from '@writ/contracts';
 import {
   attemptIdOf,
   field,
@@ -13,52 +13,14 @@ import {
 } from '../projected-event.js';
 import { patch, type Locator, type View } from './view.js';
 
-/**
- * What `GET /v1/actions/<id>` reports (docs/governed-path.md, "Action status").
- * `cancelled` and `superseded` are the two attempt endings the docs' list does
- * not name; a superseded attempt's action goes back to `awaiting_policy` when
- * its replacement attempt is created for the same request.
- */
-export const ACTION_STATUSES = [
-  'received',
-  'rejected',
-  'awaiting_policy',
-  'awaiting_approval',
-  'authorized',
-  'executing',
-  'receipt_pending',
-  'succeeded',
-  'failed',
-  'denied',
-  'unknown_outcome',
-  'cancelled',
-  'superseded',
-] as const;
-export type ActionStatus = (typeof ACTION_STATUSES)[number];
+/** What `GET /v1/actions/<id>` reports (the contract's `ActionStatus`; docs/governed-path.md, "Action status"). */
+export const ACTION_STATUSES = ActionStatus.options;
+export type { ActionStatus };
 
 /** Statuses no later event of the same attempt changes (a new attempt of the same request may). */
 const FINAL_STATUSES: readonly ActionStatus[] = ['rejected', 'succeeded', 'failed', 'denied', 'cancelled', 'superseded'];
 
-export interface ActionRow {
-  readonly action_request_id: string;
-  readonly status: ActionStatus;
-  /** The claimed principal while `received`/`rejected`; the authenticated one once bound to a task. */
-  readonly principal_id: string | null;
-  readonly ingress_id: string | null;
-  readonly task_id: string | null;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly action_class: string | null;
-  readonly policy_outcome: string | null;
-  readonly risk_band: string | null;
-  readonly policy_result_id: string | null;
-  readonly approval_id: string | null;
-  readonly grant_id: string | null;
-  readonly receipt_id: string | null;
-  readonly reason_code: string | null;
-  readonly received_at: string | null;
-  readonly updated_at: string;
-}
+export type { ActionRow };
 
 /** Task-stream events that set the action's status (the map of docs/governed-path.md). */
 const STATUS_BY_EVENT: Readonly<Record<string, ActionStatus>> = {
@@ -102,12 +64,15 @@ function emptyRow(actionRequestId: string, status: ActionStatus, at: string): Ac
     receipt_id: null,
     reason_code: null,
     received_at: null,
+    // The row's birth: never patched, so a list ordered by it is stable while rows change.
+    created_at: at,
     updated_at: at,
   };
 }
 
-function actionClassOf(value: unknown): string | null {
-  return ActionClass.safeParse(value).success ? (value as string) : null;
+function actionClassOf(value: unknown): ActionClass | null {
+  const parsed = ActionClass.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 /** The attempt a task-stream event is about, looking inside the payloads that carry it. */
@@ -191,7 +156,7 @@ function foldIngress(row: ActionRow | undefined, event: ProjectedEvent, at: stri
         action_class: actionClassOf(field(claimed, 'action_class')),
         received_at: at,
       };
-      return row === undefined ? fresh : patch(row, { ...fresh, updated_at: row.updated_at }, at);
+      return row === undefined ? fresh : patch(row, { ...fresh, created_at: row.created_at, updated_at: row.updated_at }, at);
     }
     case 'ingress.rejected': {
       const reason = text(payload, 'reason_code');

@@ -2,24 +2,9 @@ import { APPROVAL_TERMINAL_STATES, type ApprovalStatus } from '@writ/contracts';
 import { redactSecrets } from '@writ/telemetry';
 import { attemptIdOf, field, idField, instant, isObject, occurredAt, stepIdOf, text, type ProjectedEvent } from '../projected-event.js';
 import { patch, type Locator, type View } from './view.js';
+import type { ApprovalRow } from '@writ/contracts';
 
-export interface ApprovalRow {
-  readonly approval_id: string;
-  readonly task_id: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly status: ApprovalStatus;
-  /** What the approver decides on: the packet when the event carries one, else the refs to it. */
-  readonly packet: Readonly<Record<string, unknown>>;
-  readonly requested_by: string | null;
-  readonly resolved_by: string | null;
-  readonly resolution_note: string | null;
-  readonly requested_at: string;
-  readonly resolved_at: string | null;
-  /** As requested; a pending approval past it stays `pending` here until `approval.expired` is in the log. */
-  readonly expires_at: string | null;
-  readonly updated_at: string;
-}
+export type { ApprovalRow };
 
 /** The resolution events, their status, and the statuses they may leave (Hermit 8.9; `granted` may still be invalidated). */
 const RESOLUTIONS: Readonly<Record<string, { readonly to: ApprovalStatus; readonly from: readonly ApprovalStatus[] }>> = {

@@ -1,6 +1,7 @@
 import { Artifact } from '@writ/contracts';
 import { field, idField, instant, occurredAt, type ProjectedEvent } from '../projected-event.js';
 import type { Locator, View } from './view.js';
+import type { ArtifactRow } from '@writ/contracts';
 
 /**
  * The artifact catalog (Hermit 13.6, 14): every artifact an execution
@@ -9,27 +10,7 @@ import type { Locator, View } from './view.js';
  * immutable: the first record of an id is the artifact. The content itself
  * stays in the artifact store; a row is only its description.
  */
-export interface ArtifactRow {
-  readonly artifact_id: string;
-  /** SHA-256 (hex) of the content. */
-  readonly sha256: string;
-  readonly kind: string;
-  readonly class: string;
-  readonly media_type: string;
-  readonly byte_size: number;
-  readonly uri: string;
-  readonly task_id: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly producer: string;
-  readonly retention_class: string;
-  readonly sensitivity_class: string;
-  /** The event that recorded it. */
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly task_seq: number;
-  readonly created_at: string;
-}
+export type { ArtifactRow };
 
 /** Events whose payload lists artifacts in `artifacts`. */
 const ARTIFACT_EVENTS = new Set(['execution.completed']);

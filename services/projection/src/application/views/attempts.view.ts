@@ -1,6 +1,7 @@
 import { field, idField, instant, intField, occurredAt, refId, stepIdOf, text, type ProjectedEvent } from '../projected-event.js';
 import { nextAttemptStatus } from './steps.view.js';
 import { patch, type Locator, type View } from './view.js';
+import type { AttemptRow } from '@writ/contracts';
 
 /**
  * One StepAttempt (Hermit 8.3, 12.3): its status along the kernel's
@@ -8,30 +9,7 @@ import { patch, type Locator, type View } from './view.js';
  * receipted it. The step queue shows an attempt's state in line; this view
  * is each attempt's own record (`GET /v1/attempts/<id>`, and a step's list).
  */
-export interface AttemptRow {
-  readonly attempt_id: string;
-  readonly task_id: string;
-  readonly step_id: string | null;
-  readonly attempt_no: number | null;
-  readonly status: string;
-  /** The ActionRequest it carries (`attempt.awaiting_policy`). */
-  readonly action_request_id: string | null;
-  readonly action_class: string | null;
-  readonly policy_outcome: string | null;
-  readonly risk_band: string | null;
-  readonly approval_id: string | null;
-  readonly grant_id: string | null;
-  /** How the executor saw the run end (`completed`, `errored`, `unknown`, `not_run`: a use that never started, run again), then a director's resolution of an unknown one. */
-  readonly execution_outcome: string | null;
-  /** The settled result (`succeeded` / `failed`, `attempt.receipt_pending`). */
-  readonly result_code: string | null;
-  readonly receipt_id: string | null;
-  readonly reason_code: string | null;
-  readonly last_task_seq: number;
-  readonly last_event_type: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+export type { AttemptRow };
 
 /** Events of the task stream that describe an attempt besides its own `attempt.*` events. */
 const FACT_EVENTS = new Set(['execution.completed', 'execution.outcome_resolved', 'receipt.issued']);

@@ -1,5 +1,6 @@
 import { field, idField, instant, isObject, occurredAt, text, type ProjectedEvent } from '../projected-event.js';
 import { patch, type Locator, type View } from './view.js';
+import type { CellRow, ParticipantSummary } from '@writ/contracts';
 
 /**
  * Cells (Lazarus 4, 7): where actions run, one row per cell. The executor
@@ -19,44 +20,9 @@ import { patch, type Locator, type View } from './view.js';
  *   folded into the row of the task's cell. A row that has only these has
  *   `source: 'execution'` and no status (no lifecycle event seen yet).
  */
-export interface CellRow {
-  readonly cell_id: string;
-  /** `cell` once a cell event was folded; `execution` while only execution facts were. */
-  readonly source: 'cell' | 'execution';
-  readonly task_id: string | null;
-  /** Lazarus status (`INVITED` … `ARCHIVED`); null when unknown. */
-  readonly status: string | null;
-  readonly director_id: string | null;
-  readonly backend: string | null;
-  /** `{ participant_id, principal_id, role, status }` per seat. */
-  readonly participants: readonly ParticipantSummary[];
-  readonly active_expires_at: string | null;
-  readonly last_heartbeat_at: string | null;
-  readonly checkpoints: number;
-  readonly last_checkpoint_id: string | null;
-  readonly last_checkpoint_sha256: string | null;
-  readonly closed_reason: string | null;
-  readonly container_id: string | null;
-  readonly image: string | null;
-  readonly image_id: string | null;
-  readonly network_mode: string | null;
-  /** `execution.completed` events seen for this cell. */
-  readonly executions: number;
-  readonly last_execution_outcome: string | null;
-  /** Sequence of the last cell event folded (in the cell's stream), and of the last execution fact (in the task's). */
-  readonly last_cell_seq: number;
-  readonly last_task_seq: number;
-  readonly last_event_type: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+export type { CellRow };
 
-export interface ParticipantSummary {
-  readonly participant_id: string;
-  readonly principal_id: string | null;
-  readonly role: string | null;
-  readonly status: string;
-}
+export type { ParticipantSummary };
 
 /** The status each cell event moves to (Lazarus 4.1). `cell.checkpoint_completed` is ACTIVE unless final. */
 export const CELL_STATUS_BY_EVENT: Readonly<Record<string, string>> = {
@@ -122,13 +88,13 @@ function seat(value: unknown, status: string): ParticipantSummary | undefined {
 }
 
 /** The participants with `next` added (or its status set when it is there already). */
-function withSeat(participants: readonly ParticipantSummary[], next: ParticipantSummary | undefined): readonly ParticipantSummary[] {
+function withSeat(participants: ParticipantSummary[], next: ParticipantSummary | undefined): ParticipantSummary[] {
   if (next === undefined) return participants;
   const index = participants.findIndex((p) => p.participant_id === next.participant_id);
   return index === -1 ? [...participants, next] : participants.map((p, i) => (i === index ? { ...p, status: next.status } : p));
 }
 
-function withStatus(participants: readonly ParticipantSummary[], participantId: string | null, status: string): readonly ParticipantSummary[] {
+function withStatus(participants: ParticipantSummary[], participantId: string | null, status: string): ParticipantSummary[] {
   return participantId === null ? participants : participants.map((p) => (p.participant_id === participantId ? { ...p, status } : p));
 }
 

@@ -1,6 +1,7 @@
 import { redactSecrets } from '@writ/telemetry';
 import { field, idField, instant, isObject, occurredAt, text, type ProjectedEvent } from '../projected-event.js';
 import type { Locator, View } from './view.js';
+import type { DecisionRow } from '@writ/contracts';
 
 /**
  * The decision timeline (Hermit 13.6, 16): every Decision of a task in log
@@ -10,33 +11,7 @@ import type { Locator, View } from './view.js';
  * resolver). Keyed by the event that carried it, so the order is `task_seq`.
  * Free text passes through the secret redaction like the timeline's payloads.
  */
-export interface DecisionRow {
-  readonly task_id: string;
-  readonly task_seq: number;
-  readonly decision_id: string;
-  /** `policy.evaluated` or `decision.recorded`. */
-  readonly source: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  /** Hermit 16.1 class: `safety`, `execution`, ... */
-  readonly decision_type: string | null;
-  readonly summary: string | null;
-  readonly rationale: string | null;
-  readonly risk_level: string | null;
-  readonly decided_by: string | null;
-  readonly reversible: boolean | null;
-  readonly evidence_refs: readonly unknown[];
-  /** policy.evaluated: the policy result and what it said. */
-  readonly policy_result_id: string | null;
-  readonly policy_outcome: string | null;
-  readonly policy_profile: string | null;
-  readonly policy_version: string | null;
-  /** decision.recorded: what was decided on (`approval:<id>`) and the event it was appended with. */
-  readonly subject_ref: string | null;
-  readonly outcome_event: string | null;
-  readonly stream_seq: number;
-  readonly created_at: string;
-}
+export type { DecisionRow };
 
 const DECISION_EVENTS = new Set(['policy.evaluated', 'decision.recorded']);
 

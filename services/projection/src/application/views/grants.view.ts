@@ -1,5 +1,6 @@
 import { attemptIdOf, field, fromNumericDate, idField, intField, occurredAt, text, type ProjectedEvent } from '../projected-event.js';
 import { patch, type Locator, type View } from './view.js';
+import type { GrantRow } from '@writ/contracts';
 
 /**
  * A capability grant as the log describes it: its claims and its uses. The
@@ -7,23 +8,7 @@ import { patch, type Locator, type View } from './view.js';
  * whether it is usable is never decided from here: the executor checks the
  * grant against the log itself (projection lag must never authorize).
  */
-export interface GrantRow {
-  readonly grant_id: string;
-  readonly task_id: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly action_class: string | null;
-  readonly issued_to: string | null;
-  readonly issued_by: string | null;
-  readonly issued_at: string | null;
-  /** From the `exp` claim; a grant past it keeps status `active` here (time is not folded). */
-  readonly expires_at: string | null;
-  readonly max_uses: number;
-  readonly uses: number;
-  /** `active`, `exhausted` (max_uses claimed and not released) or `revoked`. `uses` counts claims, released ones included. */
-  readonly status: 'active' | 'exhausted' | 'revoked';
-  readonly updated_at: string;
-}
+export type { GrantRow };
 
 const GRANT_EVENTS = new Set(['grant.issued', 'grant.use_claimed', 'grant.use_released', 'grant.refused', 'grant.revoked']);
 

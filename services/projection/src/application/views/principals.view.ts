@@ -1,7 +1,7 @@
-import type { PrincipalRole, PrincipalType, PublicEd25519Jwk } from '@writ/contracts';
 import { evolvePrincipal, type PrincipalRecord } from '@writ/runtime';
 import { instant, occurredAt, type ProjectedEvent } from '../projected-event.js';
 import { patch, type View } from './view.js';
+import type { PrincipalRow } from '@writ/contracts';
 
 /**
  * A principal and its active public keys, folded with the runtime's own
@@ -9,16 +9,7 @@ import { patch, type View } from './view.js';
  * key list here can never disagree with theirs about what a key event means.
  * Only public JWKs exist here: the contract refuses a JWK carrying `d`.
  */
-export interface PrincipalRow {
-  readonly principal_id: string;
-  readonly type: PrincipalType;
-  readonly display_name: string;
-  readonly roles: readonly PrincipalRole[];
-  readonly keys: readonly PublicEd25519Jwk[];
-  readonly revoked_kids: readonly string[];
-  readonly registered_at: string;
-  readonly updated_at: string;
-}
+export type { PrincipalRow };
 
 function toRecord(row: PrincipalRow): PrincipalRecord {
   return {

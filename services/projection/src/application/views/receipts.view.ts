@@ -1,20 +1,9 @@
 import { field, idField, instant, isObject, occurredAt, refId, text, type ProjectedEvent } from '../projected-event.js';
 import type { View } from './view.js';
+import type { ReceiptRow } from '@writ/contracts';
 
 /** A receipt exactly as signed, with its compact JWS, so `GET /v1/receipts/<id>` can be verified offline. */
-export interface ReceiptRow {
-  readonly receipt_id: string;
-  readonly task_id: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly action_request_id: string | null;
-  readonly result_code: string | null;
-  readonly receipt_class: string | null;
-  readonly receipt: Readonly<Record<string, unknown>>;
-  readonly jws: string;
-  readonly receipt_hash: string | null;
-  readonly created_at: string;
-}
+export type { ReceiptRow };
 
 function fold(row: ReceiptRow | undefined, event: ProjectedEvent): ReceiptRow | undefined {
   // Receipts are immutable: the first `receipt.issued` of an id is the receipt.

@@ -1,6 +1,7 @@
 import { ATTEMPT_EVENT_EDGES, STEP_EVENT_EDGES } from '@writ/kernel';
 import { field, idField, instant, intField, occurredAt, stepIdOf, text, type ProjectedEvent } from '../projected-event.js';
 import { patch, type Locator, type View } from './view.js';
+import type { StepRow } from '@writ/contracts';
 
 /**
  * The step queue (Hermit 13.6): every step of every task with its status
@@ -9,27 +10,7 @@ import { patch, type Locator, type View } from './view.js';
  * `ATTEMPT_EVENT_EDGES`, so a supervisor sees what is ready, running or
  * blocked and on what (`GET /v1/steps?status=ready`).
  */
-export interface StepRow {
-  readonly step_id: string;
-  readonly task_id: string;
-  readonly kind: string | null;
-  readonly title: string | null;
-  readonly status: string;
-  readonly depends_on: readonly string[];
-  readonly max_attempts: number | null;
-  /** Attempts opened so far. */
-  readonly attempt_count: number;
-  readonly current_attempt_id: string | null;
-  readonly current_attempt_no: number | null;
-  /** Hermit 12.3 status of the current attempt (`awaiting_approval`, `executing`...). */
-  readonly current_attempt_status: string | null;
-  /** Why it is blocked (`step.blocked`), else null. */
-  readonly blocked_reason: string | null;
-  readonly last_task_seq: number;
-  readonly last_event_type: string;
-  readonly planned_at: string;
-  readonly updated_at: string;
-}
+export type { StepRow };
 
 function isStepTransition(type: string): type is keyof typeof STEP_EVENT_EDGES {
   return Object.hasOwn(STEP_EVENT_EDGES, type);

@@ -1,22 +1,9 @@
 import { TASK_EVENT_EDGES, type TaskEventType } from '@writ/kernel';
 import { idField, instant, occurredAt, text, type ProjectedEvent } from '../projected-event.js';
 import { patch, type View } from './view.js';
+import type { TaskRow } from '@writ/contracts';
 
-export interface TaskRow {
-  readonly task_id: string;
-  readonly title: string;
-  readonly goal: string;
-  /** Hermit 12.1 task status, moved along the kernel's `TASK_EVENT_EDGES`. */
-  readonly status: string;
-  readonly owner_principal_id: string | null;
-  /** The task's `policy_profile_ref`, e.g. `local_edit_allowed`. */
-  readonly policy_profile: string | null;
-  /** `task_seq` of the last event of the task folded here, and its type. */
-  readonly last_task_seq: number;
-  readonly last_event_type: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+export type { TaskRow };
 
 function isTransition(type: string): type is Exclude<TaskEventType, 'task.created'> {
   return Object.hasOwn(TASK_EVENT_EDGES, type);

@@ -63,6 +63,8 @@ export const ActionEntity = new EntitySchema<ActionRow>({
     reason_code: str(true),
     received_at: timestamp(true),
     updated_at: timestamp(),
+    // Added by AddListPagination1766100000000, so last in the table (the row cache writes columns in table order).
+    created_at: timestamp(),
   },
 });
 
