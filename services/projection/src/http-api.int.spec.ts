@@ -74,6 +74,13 @@ describe('the HTTP API: paged lists, problem details, OpenAPI', () => {
       headers: { authorization: reader === undefined ? '' : `Bearer ${await mintHttpToken({ principalId: reader.id, key: reader.key, audience: httpAudience(rig.root), now: new Date() })}` },
     });
   const ids = (owner: Reader, label: string): StoryIds => ({ ...storyIds(`${tag}-${label}${serial++}`), principal: owner.id });
+  const expectProblem = (answer: Awaited<ReturnType<typeof http>>, status: number, code: string) => {
+    expect(answer.status).toBe(status);
+    expect(answer.contentType).toMatch(/^application\/problem\+json\b/);
+    expect(ProblemDetails.safeParse(answer.body).success, JSON.stringify(answer.body)).toBe(true);
+    expect(answer.body).toMatchObject({ status, code, type: `/v1/problems/${code}`, message: answer.body['detail'] });
+  };
+
   /** Every row of a list (one page of the maximum size): the reference the pages and filters are checked against. */
   const all = async (reader: Reader, list: string, query = ''): Promise<Row[]> => {
     const answer = await as(reader, `/v1/${list}?limit=1000${query}`);
@@ -253,12 +260,6 @@ describe('the HTTP API: paged lists, problem details, OpenAPI', () => {
   });
 
   describe('errors are RFC 9457 problem details with the stable code', () => {
-    const expectProblem = (answer: Awaited<ReturnType<typeof http>>, status: number, code: string) => {
-      expect(answer.status).toBe(status);
-      expect(answer.contentType).toMatch(/^application\/problem\+json\b/);
-      expect(ProblemDetails.safeParse(answer.body).success, JSON.stringify(answer.body)).toBe(true);
-      expect(answer.body).toMatchObject({ status, code, type: `/v1/problems/${code}`, message: answer.body['detail'] });
-    };
 
     it('given a garbled, altered or foreign cursor, then 400 PROJECTION_CURSOR_INVALID', async () => {
       const cursor = ((await as(director, '/v1/tasks?limit=2&status=completed')).body as Page).next_cursor as string;
@@ -342,7 +343,7 @@ describe('the HTTP API: paged lists, problem details, OpenAPI', () => {
       expect(described).toEqual(served);
     });
 
-    it('given the documented schemas, when the lists, reads and errors answer, then each answer conforms to its schema', async () => {
+    it('given the documented schemas, when the lists, reads and errors answer, then each answer (the changes feed too) conforms to its schema', async () => {
       // given
       const document = (await as(undefined, '/v1/openapi.json')).body as { components: unknown; paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>> };
       const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -368,6 +369,13 @@ describe('the HTTP API: paged lists, problem details, OpenAPI', () => {
       conforms('healthz', '/healthz', 200, 'application/json', (await as(undefined, '/healthz')).body);
       conforms('a 404', '/v1/tasks/{id}', 404, PROBLEM_JSON, (await as(director, `/v1/tasks/${tag}-nope`)).body);
       conforms('a 400', '/v1/tasks', 400, PROBLEM_JSON, (await as(director, '/v1/tasks?limit=x')).body);
+      // the dashboard contract's changes feed: its page, and its errors as problem details
+      conforms('changes', '/v1/changes', 200, 'application/json', (await as(director, '/v1/changes?since=0&limit=5')).body);
+      const badViews = await as(director, '/v1/changes?views=nope');
+      expectProblem(badViews, 400, 'PROJECTION_REQUEST_INVALID');
+      conforms('a changes 400', '/v1/changes', 400, PROBLEM_JSON, badViews.body);
+      expectProblem(await as(director, '/v1/changes/stream?since=x'), 400, 'PROJECTION_REQUEST_INVALID');
+      expectProblem(await as(undefined, '/v1/changes'), 401, 'HTTP_AUTH_MISSING');
     });
   });
 });
