@@ -72,11 +72,12 @@ describe('writ action <id>', () => {
     expect(JSON.parse(json.stdout)).toEqual(actionRow);
   });
 
-  it('exits 1 with the API code for an unknown action, and reads WRIT_URL', async () => {
-    const server = await api({ 'GET /v1/actions/ar-x': () => ({ status: 404, json: { code: 'PROJECTION_NOT_FOUND', message: 'no action ar-x in the projection' } }) });
+  it('exits 1 with the API code for an unknown action (problem details: code, detail), and reads WRIT_URL', async () => {
+    const problem = { type: '/v1/problems/PROJECTION_NOT_FOUND', title: 'Projection not found', status: 404, detail: 'no action ar-x in the projection', code: 'PROJECTION_NOT_FOUND' };
+    const server = await api({ 'GET /v1/actions/ar-x': () => ({ status: 404, json: problem }) });
     const result = await writ(['action', 'ar-x'], { WRIT_URL: `${server.url}/` });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error PROJECTION_NOT_FOUND: /);
+    expect(result.stderr).toMatch(/^error PROJECTION_NOT_FOUND: no action ar-x in the projection/);
     expect(server.seen.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/actions/ar-x']);
   });
 
@@ -90,7 +91,7 @@ describe('writ approvals', () => {
   it('lists the pending inbox as a table, by default, and the raw JSON with --json', async () => {
     // given two pending approvals, one of whose summaries carries terminal escapes
     const rows = [approvalRow('apr-1'), approvalRow('apr-2', { packet: { action_summary: 'echo \u001b[2Jhi\u202e', risk_band: 'medium' }, expires_at: null })];
-    const server = await api({ 'GET /v1/approvals': () => ({ json: { approvals: rows } }) });
+    const server = await api({ 'GET /v1/approvals': () => ({ json: { items: rows, next_cursor: null, approvals: rows } }) });
     // when the inbox is listed
     const listed = await writ(['approvals', '--url', server.url]);
     const json = await writ(['approvals', '--url', server.url, '--json']);
@@ -104,11 +105,16 @@ describe('writ approvals', () => {
     expect(lines[2]).toContain('echo \\u{1b}[2Jhi\\u{202e}');
     expect(listed.stdout).not.toContain('\u001b');
     expect(lines).toHaveLength(3);
-    expect(JSON.parse(json.stdout)).toEqual({ approvals: rows });
+    expect(JSON.parse(json.stdout)).toEqual({ items: rows, next_cursor: null, approvals: rows });
   });
 
   it('filters by --status (all: no filter, with a status column), and refuses an unknown status', async () => {
-    const server = await api({ 'GET /v1/approvals': (r) => ({ json: { approvals: r.query.get('status') === null ? [approvalRow('apr-9', { status: 'granted' })] : [] } }) });
+    const server = await api({
+      'GET /v1/approvals': (r) => {
+        const items = r.query.get('status') === null ? [approvalRow('apr-9', { status: 'granted' })] : [];
+        return { json: { items, next_cursor: null, approvals: items } };
+      },
+    });
     const granted = await writ(['approvals', '--status', 'granted', '--url', server.url]);
     expect(granted).toMatchObject({ code: 0, stdout: 'no granted approvals' });
     expect(server.seen[0]?.query.get('status')).toBe('granted');

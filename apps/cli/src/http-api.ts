@@ -11,7 +11,7 @@ export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
 /** How long one HTTP exchange may take before the command gives up. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
-/** A Writ error code as the API sends it in `{ code, message }` (`CONTEXT_REASON`). */
+/** A Writ error code as the API sends it in its problem details' `code` (`CONTEXT_REASON`). */
 const REMOTE_CODE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
 
 /** Who reads the API: a principal and its PRIVATE JWK (`--principal` / `--key`, else WRIT_OPERATOR_ID / WRIT_OPERATOR_KEY). */
@@ -49,8 +49,9 @@ export function httpCredential(io: CliIo, caller: ApiCaller = {}): () => Promise
 
 /**
  * The public HTTP API served by the projection service: `--url` or WRIT_URL,
- * default http://127.0.0.1:8080. Reads are JSON; errors are `{ code, message }`
- * and keep the server's code (PROJECTION_NOT_FOUND, APPROVAL_NOT_PENDING...),
+ * default http://127.0.0.1:8080. Reads are JSON; errors are RFC 9457 problem
+ * details (`application/problem+json`: `detail`, and `message` as its alias)
+ * keeping the server's `code` (PROJECTION_NOT_FOUND, APPROVAL_NOT_PENDING...),
  * which the CLI exits with. Every request carries the caller's bearer token
  * (`httpCredential`).
  */
@@ -108,10 +109,10 @@ export class WritApi {
       body = undefined;
     }
     if (!response.ok) {
-      const reply = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; message?: unknown };
+      const reply = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; detail?: unknown; message?: unknown };
       if (typeof reply.code === 'string' && REMOTE_CODE.test(reply.code)) {
-        // The server's code is what the caller branches on.
-        const message = typeof reply.message === 'string' ? reply.message : `${init.method} ${url} answered ${response.status}`;
+        // The server's code is what the caller branches on; `detail` says what to do (`message` from a server before problem details).
+        const message = typeof reply.detail === 'string' ? reply.detail : typeof reply.message === 'string' ? reply.message : `${init.method} ${url} answered ${response.status}`;
         const hint = response.status === 401 ? ' (the CLI signs with --principal / --key, else WRIT_OPERATOR_ID / WRIT_OPERATOR_KEY: . <WRIT_HOME>/writ.env)' : '';
         throw new WritError(reply.code, `${message}${hint}`, {
           details: { status: response.status, remote: true },

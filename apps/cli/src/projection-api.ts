@@ -80,7 +80,8 @@ export const ApprovalView = z.looseObject({
 });
 export type ApprovalView = z.output<typeof ApprovalView>;
 
-export const ApprovalList = z.looseObject({ approvals: z.array(ApprovalView) });
+/** `GET /v1/approvals`: a page of the inbox (`next_cursor` pages on; the server also repeats `items` as the earlier `approvals`). */
+export const ApprovalList = z.looseObject({ items: z.array(ApprovalView), next_cursor: z.string().nullish() });
 export type ApprovalList = z.output<typeof ApprovalList>;
 
 /** What `POST /v1/approvals/<id>/grant|deny` answers (the approval service's reply, forwarded). */

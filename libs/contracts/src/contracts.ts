@@ -15,6 +15,7 @@ import { LastWill } from './lineage/last-will.js';
 import { SpawnManifest } from './lineage/spawn-manifest.js';
 import { PolicyResult } from './policy-result.js';
 import { Principal } from './principal.js';
+import { ProblemDetails } from './projection-api/problem-details.js';
 import { Receipt } from './receipt.js';
 import { ReceiptBundle } from './receipt-bundle.js';
 import { Step } from './step.js';
@@ -56,6 +57,9 @@ export const CONTRACTS = Object.freeze({
   Heartbeat,
   CrashReport,
   ReceiptBundle,
+  // The HTTP API's errors. (The projection's rows are the dashboard contract's,
+  // @writ/contracts/projection-rows, with their own documents under docs/schemas/projection-rows.)
+  ProblemDetails,
 });
 
 export type Contracts = typeof CONTRACTS;

@@ -84,6 +84,8 @@ const MINIMUM_FIELDS: Record<ContractName, readonly string[]> = {
   Heartbeat: ['heartbeat_version', 'seed_id', 'parent_seed_id', 'heartbeat_seq', 'last_event_seq', 'constraints', 'ttl', 'sent_at', 'signature'],
   CrashReport: ['report_version', 'seed_id', 'parent_seed_id', 'reason', 'observed_at', 'signature'],
   ReceiptBundle: ['bundle_version', 'task_id', 'events', 'receipts', 'tree_head', 'principals', 'keys', 'not_asserted', 'bundle_hash'],
+  // RFC 9457 members and Writ's code (instance is optional there).
+  ProblemDetails: ['type', 'title', 'status', 'detail', 'code'],
 };
 
 function requiredKeys(contract: ContractName): string[] {

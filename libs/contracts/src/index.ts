@@ -143,3 +143,4 @@ export {
 export * from './governed-path/index.js';
 export * from './task-claims/index.js';
 export * from './lineage/index.js';
+export * from './projection-api/index.js';

@@ -403,6 +403,87 @@ export const approvalResolution = {
   note: 'looked at the diff: fine',
 } as const;
 
+// The projection's rows as the HTTP API serves them and <root>.proj.<view>.<id> publishes them
+// (timestamps UTC with milliseconds), checked against the dashboard contract's row schemas
+// (@writ/contracts/projection-rows).
+const R0 = '2026-01-15T10:00:00.000Z';
+const R1 = '2026-01-15T10:05:00.250Z';
+
+export const actionRow = {
+  action_request_id: 'ar-01', status: 'succeeded', principal_id: 'agent-7', ingress_id: 'ing-01', task_id: 'task-01', step_id: 'step-01',
+  attempt_id: 'attempt-01', action_class: 'execute_command', policy_outcome: 'allow', risk_band: 'low', policy_result_id: 'pr-01',
+  approval_id: null, grant_id: 'grant-01', receipt_id: 'receipt-01', reason_code: null, received_at: R0, created_at: R0, updated_at: R1, row_version: 52,
+} as const;
+
+export const taskRow = {
+  task_id: 'task-01', title: 'Fix flaky test', goal: 'Make the retry test deterministic.', status: 'completed', owner_principal_id: 'agent-7',
+  policy_profile: 'local_edit_allowed', last_task_seq: 15, last_event_type: 'task.completed', created_at: R0, updated_at: R1, row_version: 52,
+} as const;
+
+export const taskEventRow = {
+  task_id: 'task-01', task_seq: 1, stream_seq: 42, event_id: 'evt-01', event_type: 'task.created', entity_type: 'task', entity_id: 'task-01',
+  step_id: null, attempt_id: null, actor_type: 'service', actor_id: 'writ-orchestrator', payload: { title: 'Fix flaky test' }, occurred_at: R0,
+} as const;
+
+export const approvalRow = {
+  approval_id: 'approval-01', task_id: 'task-01', step_id: 'step-01', attempt_id: 'attempt-01', status: 'pending',
+  packet: { action_class: 'delete_local', risk_band: 'high' }, requested_by: 'writ-approval', resolved_by: null, resolution_note: null,
+  requested_at: R0, resolved_at: null, expires_at: R1, updated_at: R0, row_version: 20,
+} as const;
+
+export const grantRow = {
+  grant_id: 'grant-01', task_id: 'task-01', step_id: 'step-01', attempt_id: 'attempt-01', action_class: 'execute_command', issued_to: 'executor-1',
+  issued_by: 'writ-approval', issued_at: R0, expires_at: R1, max_uses: 1, uses: 1, status: 'exhausted', updated_at: R1, row_version: 50,
+} as const;
+
+export const receiptRow = {
+  receipt_id: 'receipt-01', task_id: 'task-01', step_id: 'step-01', attempt_id: 'attempt-01', action_request_id: 'ar-01', result_code: 'succeeded',
+  receipt_class: 'command_execution', receipt: { receipt_id: 'receipt-01' }, jws: 'eyJhbGciOiJFZERTQSJ9.e30.c2ln', receipt_hash: HASH_A, created_at: R1, row_version: 51,
+} as const;
+
+export const principalRow = {
+  principal_id: 'agent-7', type: 'agent', display_name: 'Agent 7', roles: ['executor'],
+  keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'A'.repeat(43), kid: 'agent-7-k1' }], revoked_kids: [], registered_at: R0, updated_at: R0, row_version: 3,
+} as const;
+
+export const stepRow = {
+  step_id: 'step-01', task_id: 'task-01', kind: 'edit', title: 'Patch retry.ts', status: 'succeeded', depends_on: [], max_attempts: 3, attempt_count: 1,
+  current_attempt_id: 'attempt-01', current_attempt_no: 1, current_attempt_status: 'succeeded', blocked_reason: null, last_task_seq: 14,
+  last_event_type: 'step.succeeded', planned_at: R0, updated_at: R1, row_version: 50,
+} as const;
+
+export const attemptRow = {
+  attempt_id: 'attempt-01', task_id: 'task-01', step_id: 'step-01', attempt_no: 1, status: 'succeeded', action_request_id: 'ar-01',
+  action_class: 'execute_command', policy_outcome: 'allow', risk_band: 'low', approval_id: null, grant_id: 'grant-01', execution_outcome: 'completed',
+  result_code: 'succeeded', receipt_id: 'receipt-01', reason_code: null, last_task_seq: 14, last_event_type: 'attempt.succeeded', created_at: R0, updated_at: R1, row_version: 50,
+} as const;
+
+export const artifactRow = {
+  artifact_id: 'artifact-01', sha256: HASH_B, kind: 'command.transcript', class: 'evidence', media_type: 'text/plain', byte_size: 120,
+  uri: `artifact:sha256:${HASH_B}`, task_id: 'task-01', step_id: 'step-01', attempt_id: 'attempt-01', producer: 'writ-executor', retention_class: 'task',
+  sensitivity_class: 'internal', event_id: 'evt-10', event_type: 'execution.completed', task_seq: 10, created_at: R1, row_version: 48,
+} as const;
+
+export const decisionRow = {
+  task_id: 'task-01', task_seq: 4, decision_id: 'dec-01', source: 'policy.evaluated', step_id: 'step-01', attempt_id: 'attempt-01', decision_type: 'safety',
+  summary: 'allow', rationale: 'within files_owned', risk_level: 'low', decided_by: 'writ-policy', reversible: true, evidence_refs: [],
+  policy_result_id: 'pr-01', policy_outcome: 'allow', policy_profile: 'local_edit_allowed', policy_version: '1', subject_ref: null, outcome_event: null,
+  stream_seq: 45, created_at: R0, row_version: 45,
+} as const;
+
+export const cellRow = {
+  cell_id: 'task-01', source: 'cell', task_id: 'task-01', status: 'ACTIVE', director_id: 'director-1', backend: 'docker',
+  participants: [{ participant_id: 'p-1', principal_id: 'agent-7', role: 'executor', status: 'active' }], active_expires_at: R1, last_heartbeat_at: R0,
+  checkpoints: 0, last_checkpoint_id: null, last_checkpoint_sha256: null, closed_reason: null, container_id: 'c0ffee', image: 'writ-cell:latest',
+  image_id: 'sha256:abc', network_mode: 'none', executions: 1, last_execution_outcome: 'completed', last_cell_seq: 3, last_task_seq: 10,
+  last_event_type: 'cell.activated', created_at: R0, updated_at: R1, row_version: 48,
+} as const;
+
+export const problemDetails = {
+  type: '/v1/problems/PROJECTION_NOT_FOUND', title: 'Projection not found', status: 404, detail: 'no task task-01 in the projection',
+  instance: '/v1/tasks/task-01', code: 'PROJECTION_NOT_FOUND', message: 'no task task-01 in the projection',
+} as const;
+
 /** One valid sample per registered contract. */
 export const SAMPLES = {
   EventEnvelope: eventEnvelope,
@@ -430,4 +511,20 @@ export const SAMPLES = {
   Heartbeat: heartbeat,
   CrashReport: crashReport,
   ReceiptBundle: receiptBundle,
+  ProblemDetails: problemDetails,
+} as const;
+
+/** One valid row per published view (the dashboard contract's `PROJECTION_ROW_SCHEMAS`). */
+export const PROJECTION_ROW_SAMPLES = {
+  actions: actionRow,
+  tasks: taskRow,
+  approvals: approvalRow,
+  grants: grantRow,
+  receipts: receiptRow,
+  principals: principalRow,
+  steps: stepRow,
+  attempts: attemptRow,
+  artifacts: artifactRow,
+  decisions: decisionRow,
+  cells: cellRow,
 } as const;

@@ -11,8 +11,8 @@ import type { ProjectionApp } from './bootstrap.js';
 /**
  * The HTTP trust boundary against the real NATS and Postgres: every read needs a bearer token
  * signed by a registered, active key of a principal in the log (docs/security.md, "HTTP reads"),
- * and answers only what that principal may see. Each refusal is 401 with its code and a JSON
- * body `{ code, message }`, never a stack trace.
+ * and answers only what that principal may see. Each refusal is 401 with its code in problem
+ * details (`application/problem+json`, RFC 9457), never a stack trace.
  */
 
 interface Reader {
@@ -97,7 +97,17 @@ describe('HTTP reads need a credential, scoped to what the principal may see', (
     it('given no Authorization header, when a read is asked, then 401 HTTP_AUTH_MISSING with a JSON body and no stack', async () => {
       const answer = await raw(`/v1/actions/${a.actionRequest}`);
       expect(answer.status).toBe(401);
-      expect(answer.body).toEqual({ code: 'HTTP_AUTH_MISSING', message: expect.any(String) });
+      // RFC 9457 problem details, the stable code kept (and message, detail's alias for earlier clients)
+      expect(answer.contentType).toMatch(/^application\/problem\+json\b/);
+      expect(answer.body).toEqual({
+        type: '/v1/problems/HTTP_AUTH_MISSING',
+        title: 'Http auth missing',
+        status: 401,
+        detail: expect.any(String),
+        instance: `/v1/actions/${a.actionRequest}`,
+        code: 'HTTP_AUTH_MISSING',
+        message: answer.body['detail'],
+      });
       expect(JSON.stringify(answer.body)).not.toMatch(/\bat .*\.(ts|js):\d+/);
       expect((await raw(`/v1/actions/${a.actionRequest}`, 'Basic b3BlcmF0b3I6eA==')).body).toMatchObject({ code: 'HTTP_AUTH_MISSING' });
     });
@@ -202,10 +212,25 @@ describe('HTTP reads need a credential, scoped to what the principal may see', (
       expect((await as(agentB, `/v1/actions/${a.actionRequest}`)).status).toBe(404);
     });
 
-    it('given agent A, when it lists across tasks or asks the projection status, then 403 PROJECTION_SCOPE_FORBIDDEN', async () => {
-      for (const path of ['/v1/approvals', '/v1/cells', '/v1/grants', '/v1/steps', '/v1/artifacts', '/v1/projections/status?checksums=false']) {
+    it('given agent A, when it lists grants, steps or artifacts across tasks or asks the projection status, then 403 PROJECTION_SCOPE_FORBIDDEN', async () => {
+      for (const path of ['/v1/grants', '/v1/steps', '/v1/artifacts', '/v1/projections/status?checksums=false']) {
         expect(await as(agentA, path), path).toMatchObject({ status: 403, body: { code: 'PROJECTION_SCOPE_FORBIDDEN' } });
       }
+    });
+
+    it("given agent A, when it pages a list (tasks, actions, approvals, receipts, cells), even filtered by agent B, then it gets its own rows only", async () => {
+      for (const list of ['tasks', 'actions', 'approvals', 'receipts', 'cells']) {
+        const mine = await as(agentA, `/v1/${list}`);
+        expect(mine.status, list).toBe(200);
+        for (const row of mine.body['items'] as Array<Record<string, unknown>>) expect(JSON.stringify(row), list).not.toContain(b.tag);
+        const theirs = await as(agentA, `/v1/${list}?principal_id=${b.principal}`);
+        expect(theirs, list).toMatchObject({ status: 200, body: { items: [], next_cursor: null } });
+        const theirTask = await as(agentA, list === 'tasks' ? `/v1/tasks?principal_id=${b.principal}` : `/v1/${list}?task_id=${b.task}`);
+        expect(theirTask, list).toMatchObject({ status: 200, body: { items: [], next_cursor: null } });
+      }
+      expect(((await as(agentA, '/v1/tasks')).body['items'] as Array<{ task_id: string }>).map((row) => row.task_id)).toEqual([a.task]);
+      expect(((await as(agentA, '/v1/receipts')).body['items'] as Array<{ receipt_id: string }>).map((row) => row.receipt_id)).toEqual([a.receipt]);
+      expect(((await as(agentA, '/v1/actions')).body['items'] as Array<{ action_request_id: string }>).map((row) => row.action_request_id)).toEqual([a.actionRequest]);
     });
 
     it('given a director or an observer (a dashboard), when they read either agent\'s resources and the lists, then each answers 200', async () => {

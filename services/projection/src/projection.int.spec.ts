@@ -193,7 +193,7 @@ describe('projection service: the governed path end to end', () => {
       // when an agent posts its signed request as text
       const accepted = await http(app, '/v1/actions', { method: 'POST', body: jws, headers: { 'content-type': 'application/jose' } });
       // then ingress got the JWS keyed by the request's id, and its answer comes back as 202
-      expect(accepted).toEqual({ status: 202, body: { ingress_id: 'ing-stub', status: 'accepted', action_request_id: ids.actionRequest, task_id: ids.task } });
+      expect(accepted).toEqual({ status: 202, contentType: expect.stringMatching(/^application\/json/), body: { ingress_id: 'ing-stub', status: 'accepted', action_request_id: ids.actionRequest, task_id: ids.task } });
       expect(seen[0]).toEqual({ jws, idempotency_key: ids.actionRequest });
       // and a resubmission that ingress recognises is a 200 duplicate
       expect(await http(app, '/v1/actions', { method: 'POST', body: jws, headers: { 'content-type': 'text/plain' } })).toMatchObject({ status: 200, body: { status: 'duplicate' } });
@@ -243,7 +243,7 @@ describe('projection service: the governed path end to end', () => {
         body: JSON.stringify({ task_id: 'task-9', resolution_jws: resolution }),
         headers: { 'content-type': 'application/json' },
       });
-      expect(granted).toEqual({ status: 200, body: { approval_id: 'approval-9', task_id: 'task-9', status: 'granted', resolved_by: 'director-1', event_id: 'evt-1' } });
+      expect(granted).toEqual({ status: 200, contentType: expect.stringMatching(/^application\/json/), body: { approval_id: 'approval-9', task_id: 'task-9', status: 'granted', resolved_by: 'director-1', event_id: 'evt-1' } });
       expect(seen).toEqual([{ approval_id: 'approval-9', task_id: 'task-9', resolution_jws: resolution }]);
       const contradicted = await http(app, '/v1/approvals/approval-9/deny', {
         method: 'POST',

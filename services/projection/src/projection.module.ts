@@ -25,6 +25,8 @@ import { ArtifactsController } from './inbound/http/artifacts.controller.js';
 import { CellsController } from './inbound/http/cells.controller.js';
 import { HealthController } from './inbound/http/health.controller.js';
 import { KeysController } from './inbound/http/keys.controller.js';
+import { OpenApiController } from './inbound/http/openapi/openapi.controller.js';
+import { ProblemsController } from './inbound/http/problems.controller.js';
 import { GrantsController } from './inbound/http/grants.controller.js';
 import { PrincipalsController } from './inbound/http/principals.controller.js';
 import { ProjectionsController } from './inbound/http/projections.controller.js';
@@ -120,6 +122,8 @@ export class ProjectionModule {
         ChangesController,
         AsyncApiController,
         HealthController,
+        OpenApiController,
+        ProblemsController,
       ],
       providers: [
         { provide: PROJECTION_RESOURCES, useValue: resources },

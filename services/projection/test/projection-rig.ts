@@ -230,16 +230,16 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
   return rig;
 }
 
-/** GET/POST against the app as the test operator (unless `headers.authorization` says otherwise; '' sends none), returning status and JSON body. */
+/** GET/POST against the app as the test operator (unless `headers.authorization` says otherwise; '' sends none), returning status, JSON body and its media type. */
 export async function http(
   app: ProjectionApp,
   path: string,
   init: { method?: string; body?: string; headers?: Record<string, string> } = {},
-): Promise<{ status: number; body: Record<string, unknown> }> {
+): Promise<{ status: number; body: Record<string, unknown>; contentType: string | null }> {
   const headers: Record<string, string> = { ...init.headers };
   if (!('authorization' in headers)) headers['authorization'] = await bearer(app);
   if (headers['authorization'] === '') delete headers['authorization']; // '': no credential at all
   const response = await fetch(`${app.url}${path}`, { ...init, headers });
   const text = await response.text();
-  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>), contentType: response.headers.get('content-type') };
 }

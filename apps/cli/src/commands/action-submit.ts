@@ -78,10 +78,11 @@ async function submitOverHttp(base: string, jws: string, actionRequestId: string
   } catch {
     // not JSON: reported as text
   }
-  const reply = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; reason_code?: unknown; message?: unknown };
+  const reply = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; reason_code?: unknown; detail?: unknown; message?: unknown };
   if (!response.ok) {
     const code = typeof reply.reason_code === 'string' ? reply.reason_code : typeof reply.code === 'string' ? reply.code : 'CLI_HTTP_FAILED';
-    const message = typeof reply.message === 'string' ? reply.message : `${url} answered ${response.status}`;
+    // Problem details (RFC 9457): `detail`; `message` from a server before them.
+    const message = typeof reply.detail === 'string' ? reply.detail : typeof reply.message === 'string' ? reply.message : `${url} answered ${response.status}`;
     // The remote code (INGRESS_STALE, CONTRACT_INVALID...) is what the caller branches on.
     throw new WritError(code, message, { details: { status: response.status, body } });
   }

@@ -30,13 +30,13 @@ export async function approvalsList(options: ApprovalsListOptions, api: WritApi,
     io.stdout(JSON.stringify(list));
     return list;
   }
-  if (list.approvals.length === 0) {
+  if (list.items.length === 0) {
     io.stdout(status === 'all' ? 'no approvals' : `no ${status} approvals`);
     return list;
   }
   const withStatus = status !== 'pending';
   const headers = ['APPROVAL', 'TASK', 'ACTION', 'RISK', 'REQUESTED_BY', 'EXPIRES_AT', ...(withStatus ? ['STATUS'] : [])];
-  const rows = list.approvals.map((row) => [
+  const rows = list.items.map((row) => [
     cell(row.approval_id),
     cell(row.task_id),
     cell(actionSummary(row), 60),

@@ -73,7 +73,7 @@ describe('writ approvals show <id>', () => {
   it('shows a pending approval as pending; the inbox listing still works beside the subcommand', async () => {
     const server = await api({
       'GET /v1/approvals/apr-8': () => ({ json: detail({ ...approvalRow('apr-8'), resolution: null, decisions: [], state_witness: null }) }),
-      'GET /v1/approvals': () => ({ json: { approvals: [approvalRow('apr-8')] } }),
+      'GET /v1/approvals': () => ({ json: { items: [approvalRow('apr-8')], next_cursor: null } }),
     });
     const shown = await writ(['approvals', 'show', 'apr-8', '--url', server.url]);
     expect(shown.code).toBe(0);

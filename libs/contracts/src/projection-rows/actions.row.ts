@@ -43,7 +43,10 @@ export const ActionRowSchema = z.strictObject({
   grant_id: RowRef,
   receipt_id: RowRef,
   reason_code: RowText,
+  /** When ingress received it; null for an action the projection met first on its task stream. */
   received_at: RowInstant.nullable(),
+  /** When the projection first saw the action (the event that created its row); never changes. `GET /v1/actions` orders and filters by it. */
+  created_at: RowInstant,
   updated_at: RowInstant,
   row_version: RowVersion,
 });

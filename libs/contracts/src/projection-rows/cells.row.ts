@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { RowCount, RowId, RowInstant, RowRef, RowText, RowVersion } from './row-fields.js';
 
+/** The Lazarus statuses a cell row can show (`status` is null while only execution facts were folded); `GET /v1/cells?status=` takes one. */
+export const CELL_ROW_STATUSES = ['INVITED', 'PREPARING', 'ACTIVE', 'CHECKPOINTING', 'DOWNED', 'CLOSED', 'ARCHIVED'] as const;
+export const CellRowStatusSchema = z.enum(CELL_ROW_STATUSES);
+export type CellRowStatus = z.infer<typeof CellRowStatusSchema>;
+
 /** One seat of a cell. */
 export const ParticipantSummarySchema = z.strictObject({
   participant_id: z.string(),

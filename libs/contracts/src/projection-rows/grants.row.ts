@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { RowCount, RowId, RowInstant, RowRef, RowText, RowVersion } from './row-fields.js';
 
+/** A grant's status here: `active`, `exhausted` (max_uses claimed and not released) or `revoked` (`GET /v1/grants?status=`). */
+export const GRANT_STATUSES = ['active', 'exhausted', 'revoked'] as const;
+export const GrantStatusSchema = z.enum(GRANT_STATUSES);
+export type GrantStatus = z.infer<typeof GrantStatusSchema>;
+
 /**
  * `<root>.proj.grants.<grant_id>`: a capability grant as the log describes it,
  * its claims and its uses. The grant's JWS is never stored (a bearer
@@ -21,7 +26,7 @@ export const GrantRowSchema = z.strictObject({
   max_uses: RowCount,
   uses: RowCount,
   /** `active`, `exhausted` (max_uses claimed and not released) or `revoked`. `uses` counts claims, released ones included. */
-  status: z.enum(['active', 'exhausted', 'revoked']),
+  status: GrantStatusSchema,
   updated_at: RowInstant,
   row_version: RowVersion,
 });

@@ -9,14 +9,23 @@ export { ACTION_STATUSES, ActionRowSchema, ActionStatusSchema, type ActionRow, t
 export { ApprovalRowSchema, type ApprovalRow } from './approvals.row.js';
 export { ArtifactRowSchema, type ArtifactRow } from './artifacts.row.js';
 export { AttemptRowSchema, type AttemptRow } from './attempts.row.js';
-export { CellRowSchema, ParticipantSummarySchema, type CellRow, type ParticipantSummary } from './cells.row.js';
+export {
+  CELL_ROW_STATUSES,
+  CellRowSchema,
+  CellRowStatusSchema,
+  ParticipantSummarySchema,
+  type CellRow,
+  type CellRowStatus,
+  type ParticipantSummary,
+} from './cells.row.js';
 export { DecisionRowSchema, type DecisionRow } from './decisions.row.js';
-export { GrantRowSchema, type GrantRow } from './grants.row.js';
+export { GRANT_STATUSES, GrantRowSchema, GrantStatusSchema, type GrantRow, type GrantStatus } from './grants.row.js';
 export { PrincipalRowSchema, type PrincipalRow } from './principals.row.js';
 export { ReceiptRowSchema, type ReceiptRow } from './receipts.row.js';
 export { StepRowSchema, type StepRow } from './steps.row.js';
 export { TaskRowSchema, type TaskRow } from './tasks.row.js';
-export { RowVersion } from './row-fields.js';
+export { TaskEventRowSchema, type TaskEventRow } from './task-events.row.js';
+export { RowCount, RowId, RowInstant, RowKeyset, RowObject, RowRef, RowText, RowVersion } from './row-fields.js';
 export {
   PROJECTION_HEADERS,
   PROJECTION_ROW_SCHEMAS,

@@ -36,3 +36,11 @@ export const RowVersion = z
 
 /** A jsonb object column. */
 export const RowObject = z.record(z.string(), z.unknown());
+
+/**
+ * The position a list cursor holds (`GET /v1/tasks|actions|approvals|receipts|cells`,
+ * inside the opaque `next_cursor`): the list's time column of the last row
+ * served, as the row holds it, and that row's id (the tie-break; any id its
+ * column holds).
+ */
+export const RowKeyset = z.tuple([RowInstant, z.string().min(1).max(128)]);

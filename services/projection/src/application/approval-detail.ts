@@ -1,4 +1,4 @@
-import { Id } from '@writ/contracts';
+import { Id, type ApprovalDetail, type ApprovalResolutionView } from '@writ/contracts';
 import { ProjectionError } from './projection-errors.js';
 import type { ApprovalRow, TaskEventRow } from './views/index.js';
 
@@ -9,20 +9,6 @@ export interface ApprovalDetailModel {
   approvalEvents(taskId: string, approvalId: string): Promise<TaskEventRow[]>;
 }
 
-/** How the approval was resolved, as its resolution event says. */
-export interface ApprovalResolutionView {
-  readonly event_type: string;
-  readonly status: string;
-  readonly resolved_by: string | null;
-  readonly resolved_at: string | null;
-  readonly note: string | null;
-  /** For `approval.invalidated`: witness_drift, witness_expired, packet_drift, input_drift, policy_drift. */
-  readonly cause: string | null;
-  readonly drifted_resources: readonly string[];
-  readonly witness_validated: boolean | null;
-  readonly event_id: string;
-  readonly task_seq: number;
-}
 
 /**
  * `GET /v1/approvals/<id>`: everything an approver or an auditor asks about one approval — its
@@ -30,15 +16,7 @@ export interface ApprovalResolutionView {
  * bucket), the state witness, the expiry, the resolution with its resolver and cause, and the
  * Decisions recorded with it. Read from the projection: it authorizes nothing.
  */
-export interface ApprovalDetail extends ApprovalRow {
-  /** `approval_packet_ref` of `approval.requested`: `artifact:sha256:<hex>` (object `sha256-<hex>` in WRIT_ARTIFACTS_BUCKET). */
-  readonly packet_ref: string | null;
-  readonly state_witness: Readonly<Record<string, unknown>> | null;
-  readonly policy_result_ref: string | null;
-  readonly resolution: ApprovalResolutionView | null;
-  /** The `decision` of every `decision.recorded` about the approval, in task order. */
-  readonly decisions: readonly Readonly<Record<string, unknown>>[];
-}
+export type { ApprovalDetail, ApprovalResolutionView };
 
 function record(value: unknown): Readonly<Record<string, unknown>> | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;

@@ -3,6 +3,7 @@ import type { RawStoredEvent } from './projected-event.js';
 import type { ChangesPage, PublishedView } from '@writ/contracts/projection-rows';
 import type { RowChange, RowPlan } from './project-event.js';
 import type { PublishedChange } from './published-change.js';
+import type { Keyset, ListFilterOf } from './list-page.js';
 import type {
   ActionRow,
   ApprovalRow,
@@ -165,12 +166,34 @@ export interface Upstream {
   request(subject: string, payload: unknown): Promise<unknown>;
 }
 
+/**
+ * One page of a list: rows matching `filter`, in the list's order, strictly
+ * after `after`, at most `limit`. `visibleTo` narrows it to one principal's
+ * own rows (an agent's scope): the tasks it owns and what belongs to them
+ * (for actions, also those it proposed), as the single reads decide.
+ */
+export interface ListRequest<Filter> {
+  readonly filter: Filter;
+  readonly visibleTo: string | undefined;
+  readonly after: Keyset | undefined;
+  readonly limit: number;
+}
+
 /** The queries of the HTTP API. */
 export interface ReadModel {
   action(actionRequestId: string): Promise<ActionRow | undefined>;
   task(taskId: string): Promise<TaskRow | undefined>;
   taskEvents(taskId: string, page: { readonly afterSeq: number; readonly limit: number }): Promise<TaskEventRow[]>;
-  approvals(filter: { readonly status: string | undefined; readonly limit: number }): Promise<ApprovalRow[]>;
+  /** Newest first, by (created_at, task_id). */
+  listTasks(request: ListRequest<ListFilterOf<'tasks'>>): Promise<TaskRow[]>;
+  /** Newest first, by (created_at, action_request_id). */
+  listActions(request: ListRequest<ListFilterOf<'actions'>>): Promise<ActionRow[]>;
+  /** The inbox: oldest request first, by (requested_at, approval_id). */
+  listApprovals(request: ListRequest<ListFilterOf<'approvals'>>): Promise<ApprovalRow[]>;
+  /** Newest first, by (created_at, receipt_id). */
+  listReceipts(request: ListRequest<ListFilterOf<'receipts'>>): Promise<ReceiptRow[]>;
+  /** Newest first, by (created_at, cell_id). */
+  listCells(request: ListRequest<ListFilterOf<'cells'>>): Promise<CellRow[]>;
   approval(approvalId: string): Promise<ApprovalRow | undefined>;
   /** The task's events about one approval and the `decision.recorded` events whose `subject_ref` is `approval:<id>`, in task order. */
   approvalEvents(taskId: string, approvalId: string): Promise<TaskEventRow[]>;
@@ -191,7 +214,6 @@ export interface ReadModel {
   artifact(artifactId: string): Promise<ArtifactRow | undefined>;
   /** A task's decision timeline after `afterSeq`, in task order. */
   decisions(taskId: string, page: { readonly afterSeq: number; readonly limit: number }): Promise<DecisionRow[]>;
-  cells(filter: { readonly status: string | undefined; readonly limit: number }): Promise<CellRow[]>;
   cell(cellId: string): Promise<CellRow | undefined>;
   /** Rows per view, without checksums (cheap). */
   viewRows(): Promise<Readonly<Record<ViewName, number>>>;

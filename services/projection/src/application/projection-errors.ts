@@ -10,6 +10,8 @@ export type ProjectionErrorCode =
   | 'PROJECTION_NOT_FOUND'
   /** A path parameter, query parameter, header or body is malformed. */
   | 'PROJECTION_REQUEST_INVALID'
+  /** A list's `cursor` is not one this API made for this list and these filters (garbled, altered, or from another query): start again without it. */
+  | 'PROJECTION_CURSOR_INVALID'
   /** The body exceeds what the API accepts. */
   | 'PROJECTION_REQUEST_TOO_LARGE'
   /** No such route. */

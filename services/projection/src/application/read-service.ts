@@ -1,51 +1,38 @@
-import { ApprovalStatus, Id, Name, StepStatus, type HttpReadScope, type PublicEd25519Jwk } from '@writ/contracts';
+import {
+  Id,
+  Name,
+  StepStatus,
+  type ActionPage,
+  type ApprovalPage,
+  type CellPage,
+  type DecisionTimeline,
+  type HttpReadScope,
+  type ListName,
+  type PublicEd25519Jwk,
+  type ReceiptPage,
+  type StepView,
+  type TaskPage,
+  type TaskView,
+} from '@writ/contracts';
 import { mayRead } from '@writ/kernel';
 import { approvalDetail, type ApprovalDetail } from './approval-detail.js';
-import type { ReadModel } from './ports.js';
+import { decodeCursor, encodeCursor, listFingerprint, parseListQuery, type Keyset, type ListFilterOf } from './list-page.js';
+import type { ListRequest, ReadModel } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
-import type {
-  ActionRow,
-  ApprovalRow,
-  ArtifactRow,
-  AttemptRow,
-  CellRow,
-  DecisionRow,
-  GrantRow,
-  PrincipalRow,
-  ReceiptRow,
-  StepRow,
-  TaskEventRow,
-  TaskRow,
-} from './views/index.js';
+import type { ActionRow, ArtifactRow, AttemptRow, CellRow, GrantRow, PrincipalRow, ReceiptRow, StepRow } from './views/index.js';
 
 /** `GET /v1/actions/<id>`. */
 export type ActionView = ActionRow;
 
-/** `GET /v1/tasks/<id>`: the task and one page of its timeline. */
-export interface TaskView extends TaskRow {
-  readonly events: readonly TaskEventRow[];
-  /** Pass as `after` for the next page; null when this page reached the end. */
-  readonly next_after: number | null;
-}
-
-/** `GET /v1/steps/<id>`: the step and its attempts. */
-export interface StepView extends StepRow {
-  readonly attempts: readonly AttemptRow[];
-}
-
-/** `GET /v1/tasks/<id>/decisions`: one page of the task's decision timeline. */
-export interface DecisionTimeline {
-  readonly task_id: string;
-  readonly decisions: readonly DecisionRow[];
-  readonly next_after: number | null;
-}
+/** `GET /v1/tasks/<id>`, `GET /v1/steps/<id>`, `GET /v1/tasks/<id>/decisions`: the contracts' answers (`@writ/contracts`, projection-api). */
+export type { DecisionTimeline, StepView, TaskView };
 
 const GRANT_STATUSES = ['active', 'exhausted', 'revoked'] as const;
-const CELL_STATUSES = ['INVITED', 'PREPARING', 'ACTIVE', 'CHECKPOINTING', 'DOWNED', 'CLOSED', 'ARCHIVED'] as const;
 
 /** Reads on behalf of the system itself (tests, tools in-process): everything. HTTP callers carry their own scope. */
 export const READ_ALL: HttpReadScope = { kind: 'all' };
 
+/** Page sizes of the timelines and the unpaged lists (the paged lists take theirs from the contracts: PAGE_LIMIT_DEFAULT / _MAX, the same numbers). */
 export const DEFAULT_PAGE = 200;
 export const MAX_PAGE = 1_000;
 
@@ -57,9 +44,11 @@ export const MAX_PAGE = 1_000;
  * Every read takes the caller's scope (`httpReadScope`): a row of a task the
  * caller does not own, another's action or principal, answers exactly as a
  * missing one (PROJECTION_NOT_FOUND, same message), so ids leak nothing; a
- * list across tasks and the projection's status are PROJECTION_SCOPE_FORBIDDEN
- * (403) to a caller that reads its own only; a list filtered by one task is
- * empty when the task is not the caller's.
+ * paged list (tasks, actions, approvals, receipts, cells) holds only the
+ * caller's own rows; the unpaged lists across tasks (grants, steps,
+ * artifacts without a task) and the projection's status are
+ * PROJECTION_SCOPE_FORBIDDEN (403) to a caller that reads its own only; a
+ * list filtered by one task is empty when the task is not the caller's.
  */
 export class ReadService {
   constructor(private readonly model: ReadModel) {}
@@ -82,18 +71,25 @@ export class ReadService {
     return { ...task, events, next_after: page.length > limit ? (events.at(-1)?.task_seq ?? null) : null };
   }
 
-  async approvals(query: { readonly status?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<{ readonly approvals: readonly ApprovalRow[] }> {
-    requireAll(scope, 'the approval inbox (every task\'s approvals)', 'read one with GET /v1/approvals/<id>');
-    let status: string | undefined;
-    if (query.status !== undefined) {
-      const parsed = ApprovalStatus.safeParse(query.status);
-      if (!parsed.success) {
-        throw new ProjectionError('PROJECTION_REQUEST_INVALID', `status must be one of ${ApprovalStatus.options.join(', ')}`, { details: { parameter: 'status' } });
-      }
-      status = parsed.data;
-    }
-    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
-    return { approvals: await this.model.approvals({ status, limit }) };
+  /** `GET /v1/tasks`: newest first; an agent's own tasks only. */
+  tasks(query: unknown, scope: HttpReadScope): Promise<TaskPage> {
+    return this.#page('tasks', query, scope, (request) => this.model.listTasks(request), (row) => ({ at: row.created_at, id: row.task_id }));
+  }
+
+  /** `GET /v1/actions`: newest first; an agent's own actions (proposed by it, or of its tasks) only. */
+  actions(query: unknown, scope: HttpReadScope): Promise<ActionPage> {
+    return this.#page('actions', query, scope, (request) => this.model.listActions(request), (row) => ({ at: row.created_at, id: row.action_request_id }));
+  }
+
+  /** `GET /v1/approvals`: the inbox, oldest request first (`?status=pending`); `approvals` repeats `items` for earlier clients. */
+  async approvals(query: unknown, scope: HttpReadScope): Promise<ApprovalPage> {
+    const page = await this.#page('approvals', query, scope, (request) => this.model.listApprovals(request), (row) => ({ at: row.requested_at, id: row.approval_id }));
+    return { ...page, approvals: page.items };
+  }
+
+  /** `GET /v1/receipts`: newest first; an agent's own tasks' receipts only. */
+  receipts(query: unknown, scope: HttpReadScope): Promise<ReceiptPage> {
+    return this.#page('receipts', query, scope, (request) => this.model.listReceipts(request), (row) => ({ at: row.created_at, id: row.receipt_id }));
   }
 
   /** `GET /v1/approvals/<id>`: the approval with its packet ref, witness, resolution and decisions. */
@@ -187,12 +183,10 @@ export class ReadService {
     return { task_id: taskId, decisions, next_after: page.length > limit ? (decisions.at(-1)?.task_seq ?? null) : null };
   }
 
-  /** `GET /v1/cells?status=ACTIVE`: cells, most recently changed first. */
-  async cells(query: { readonly status?: unknown; readonly limit?: unknown }, scope: HttpReadScope): Promise<{ readonly cells: readonly CellRow[] }> {
-    requireAll(scope, 'the cell list (every task\'s cells)', 'read your task\'s cell with GET /v1/cells/task-<task_id>');
-    const status = parseChoice(query.status, 'status', CELL_STATUSES);
-    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
-    return { cells: await this.model.cells({ status, limit }) };
+  /** `GET /v1/cells`: newest first; an agent's own tasks' cells only; `cells` repeats `items` for earlier clients. */
+  async cells(query: unknown, scope: HttpReadScope): Promise<CellPage> {
+    const page = await this.#page('cells', query, scope, (request) => this.model.listCells(request), (row) => ({ at: row.created_at, id: row.cell_id }));
+    return { ...page, cells: page.items };
   }
 
   async cell(id: string, scope: HttpReadScope): Promise<CellRow> {
@@ -200,6 +194,28 @@ export class ReadService {
     const row = await this.model.cell(cellId);
     if (row === undefined || !(await this.#ownsTask(scope, row.task_id))) throw notFound('cell', cellId, 'a cell appears once its first event is folded (a task execution cell is task-<task_id>)');
     return row;
+  }
+
+  /**
+   * One page of a list: the query parsed with its contract, the cursor checked
+   * against the list and its filters, the caller's scope applied in the query
+   * itself (an agent's page is its own rows, never a filtered-out full page),
+   * one row more than asked fetched to know whether a next page exists.
+   */
+  async #page<N extends ListName, Row>(
+    list: N,
+    raw: unknown,
+    scope: HttpReadScope,
+    fetch: (request: ListRequest<ListFilterOf<N>>) => Promise<Row[]>,
+    keyOf: (row: Row) => Keyset,
+  ): Promise<{ items: Row[]; next_cursor: string | null }> {
+    const { limit, cursor, ...filter } = parseListQuery(list, raw);
+    const fingerprint = listFingerprint(list, filter);
+    const after = cursor === undefined ? undefined : decodeCursor(cursor, list, fingerprint);
+    const rows = await fetch({ filter: filter as ListFilterOf<N>, visibleTo: scope.kind === 'all' ? undefined : scope.principalId, after, limit: limit + 1 });
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return { items, next_cursor: rows.length > limit && last !== undefined ? encodeCursor(list, fingerprint, keyOf(last)) : null };
   }
 
   /** Whether the scope covers the task (all: any, even unknown or null; own: a task it owns). */

@@ -22,7 +22,11 @@ function model(overrides: Partial<ReadModel> = {}): ReadModel {
     action: async () => undefined,
     task: async () => undefined,
     taskEvents: async () => [],
-    approvals: async () => [],
+    listTasks: async () => [],
+    listActions: async () => [],
+    listApprovals: async () => [],
+    listReceipts: async () => [],
+    listCells: async () => [],
     approval: async () => undefined,
     approvalEvents: async () => [],
     receipt: async () => undefined,
@@ -37,7 +41,6 @@ function model(overrides: Partial<ReadModel> = {}): ReadModel {
     artifacts: async () => [],
     artifact: async () => undefined,
     decisions: async () => [],
-    cells: async () => [],
     cell: async () => undefined,
     viewRows: async () => ({ actions: 0, tasks: 0, task_events: 0, approvals: 0, grants: 0, receipts: 0, principals: 0, steps: 0, attempts: 0, artifacts: 0, decisions: 0, cells: 0 }),
     ping: async () => undefined,
@@ -58,12 +61,64 @@ describe('ReadService', () => {
     await expect(reads.action('a.b', READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
   });
 
-  it('validates the approval status filter and page sizes', async () => {
+  it('validates the approval status filter and page sizes, and keeps the earlier approvals field', async () => {
     const reads = new ReadService(model());
     await expect(reads.approvals({ status: 'waiting' }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     await expect(reads.approvals({ status: 'pending', limit: '0' }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     await expect(reads.approvals({ status: ['pending', 'granted'] }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
-    await expect(reads.approvals({ status: 'pending', limit: '10' }, READ_ALL)).resolves.toEqual({ approvals: [] });
+    await expect(reads.approvals({ status: 'pending', limit: '10' }, READ_ALL)).resolves.toEqual({ items: [], next_cursor: null, approvals: [] });
+  });
+
+  describe('paged lists', () => {
+    const task = (n: number) => ({ task_id: `t-${String(n).padStart(3, '0')}`, created_at: `2030-01-01T00:00:${String(n % 60).padStart(2, '0')}.000Z` }) as never;
+    /** 7 tasks; the model answers the page the request asks for (after the keyset, at most limit), newest first. */
+    const seen: unknown[] = [];
+    const reads = new ReadService(
+      model({
+        listTasks: async (request) => {
+          seen.push(request);
+          const all = [7, 6, 5, 4, 3, 2, 1].map(task) as Array<{ task_id: string; created_at: string }>;
+          const start = request.after === undefined ? 0 : all.findIndex((row) => row.task_id === request.after?.id) + 1;
+          return all.slice(start, start + request.limit) as never;
+        },
+      }),
+    );
+
+    it('given more rows than the limit, when walked by next_cursor, then every row comes once and the last page has no cursor', async () => {
+      // when
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 10; pages++) {
+        const page = await reads.tasks({ limit: '3', ...(cursor === undefined ? {} : { cursor }) }, READ_ALL);
+        ids.push(...page.items.map((row) => row.task_id));
+        if (page.next_cursor === null) break;
+        cursor = page.next_cursor;
+      }
+      // then
+      expect(ids).toEqual(['t-007', 't-006', 't-005', 't-004', 't-003', 't-002', 't-001']);
+      expect(seen.at(-1)).toMatchObject({ limit: 4, after: { id: 't-002', at: '2030-01-01T00:00:02.000Z' }, visibleTo: undefined });
+    });
+
+    it('given a cursor, when the filters change, another list takes it, or it is garbled, then 400 PROJECTION_CURSOR_INVALID', async () => {
+      // given
+      const first = await reads.tasks({ limit: '2', status: 'running' }, READ_ALL);
+      const cursor = first.next_cursor as string;
+      // then
+      await expect(reads.tasks({ limit: '2', status: 'running', cursor }, READ_ALL)).resolves.toMatchObject({ items: expect.any(Array) });
+      await expect(reads.tasks({ limit: '2', status: 'completed', cursor }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_CURSOR_INVALID'));
+      await expect(reads.tasks({ limit: '2', cursor }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_CURSOR_INVALID'));
+      await expect(reads.actions({ status: 'running', cursor }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+      await expect(reads.receipts({ cursor }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_CURSOR_INVALID'));
+      await expect(reads.tasks({ cursor: 'not+a/cursor' }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_CURSOR_INVALID'));
+      await expect(reads.tasks({ cursor: 'AAAA' }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_CURSOR_INVALID'));
+    });
+
+    it('given an unknown or repeated parameter, then 400 PROJECTION_REQUEST_INVALID naming it', async () => {
+      await expect(reads.tasks({ statuss: 'running' }, READ_ALL)).rejects.toMatchObject({ code: 'PROJECTION_REQUEST_INVALID', details: { parameter: 'statuss' } });
+      await expect(reads.tasks({ status: ['running', 'failed'] }, READ_ALL)).rejects.toMatchObject({ code: 'PROJECTION_REQUEST_INVALID', details: { parameter: 'status' } });
+      await expect(reads.tasks({ since: 'yesterday' }, READ_ALL)).rejects.toMatchObject({ code: 'PROJECTION_REQUEST_INVALID', details: { parameter: 'since' } });
+      await expect(reads.tasks({ limit: '1001' }, READ_ALL)).rejects.toMatchObject({ code: 'PROJECTION_REQUEST_INVALID', details: { parameter: 'limit' } });
+    });
   });
 
   it('pages a task timeline and says where the next page starts', async () => {
@@ -125,9 +180,28 @@ describe('ReadService', () => {
       }
     });
 
-    it('given an own scope, when it lists across tasks, then 403 PROJECTION_SCOPE_FORBIDDEN; by another task, then an empty list', async () => {
-      await expect(reads.approvals({}, own('agent-a'))).rejects.toSatisfy(code('PROJECTION_SCOPE_FORBIDDEN'));
-      await expect(reads.cells({}, own('agent-a'))).rejects.toSatisfy(code('PROJECTION_SCOPE_FORBIDDEN'));
+    it('given an own scope, when it lists a paged list, then the model is asked for its own rows only', async () => {
+      const asked: unknown[] = [];
+      const scoped = new ReadService(
+        model({
+          listTasks: async (request) => (asked.push(request), []),
+          listActions: async (request) => (asked.push(request), []),
+          listApprovals: async (request) => (asked.push(request), []),
+          listReceipts: async (request) => (asked.push(request), []),
+          listCells: async (request) => (asked.push(request), []),
+        }),
+      );
+      await scoped.tasks({ principal_id: 'agent-b' }, own('agent-a'));
+      await scoped.actions({}, own('agent-a'));
+      await scoped.approvals({}, own('agent-a'));
+      await scoped.receipts({}, own('agent-a'));
+      await scoped.cells({}, own('agent-a'));
+      expect(asked).toHaveLength(5);
+      for (const request of asked) expect(request).toMatchObject({ visibleTo: 'agent-a' });
+      expect(asked[0]).toMatchObject({ filter: { principal_id: 'agent-b' } });
+    });
+
+    it('given an own scope, when it lists grants across tasks, then 403 PROJECTION_SCOPE_FORBIDDEN; by another task, then an empty list', async () => {
       await expect(reads.grants({}, own('agent-a'))).rejects.toSatisfy(code('PROJECTION_SCOPE_FORBIDDEN'));
       await expect(reads.grants({ task_id: 't-b' }, own('agent-a'))).resolves.toEqual({ grants: [] });
       await expect(reads.grants({ task_id: 't-a' }, own('agent-a'))).resolves.toEqual({ grants: [{ grant_id: 'g' }] });

@@ -63,12 +63,15 @@ function emptyRow(actionRequestId: string, status: ActionStatus, at: string): Fo
     receipt_id: null,
     reason_code: null,
     received_at: null,
+    // The row's birth: never patched, so a list ordered by it is stable while rows change.
+    created_at: at,
     updated_at: at,
   };
 }
 
-function actionClassOf(value: unknown): string | null {
-  return ActionClass.safeParse(value).success ? (value as string) : null;
+function actionClassOf(value: unknown): ActionClass | null {
+  const parsed = ActionClass.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 /** The attempt a task-stream event is about, looking inside the payloads that carry it. */
@@ -152,7 +155,7 @@ function foldIngress(row: Folded<ActionRow> | undefined, event: ProjectedEvent, 
         action_class: actionClassOf(field(claimed, 'action_class')),
         received_at: at,
       };
-      return row === undefined ? fresh : patch(row, { ...fresh, updated_at: row.updated_at }, at);
+      return row === undefined ? fresh : patch(row, { ...fresh, created_at: row.created_at, updated_at: row.updated_at }, at);
     }
     case 'ingress.rejected': {
       const reason = text(payload, 'reason_code');

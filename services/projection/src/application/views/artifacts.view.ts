@@ -3,7 +3,13 @@ import { field, idField, instant, occurredAt, type ProjectedEvent } from '../pro
 import type { Locator, View, Folded } from './view.js';
 import type { ArtifactRow } from '@writ/contracts/projection-rows';
 
-/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+/**
+ * The artifact catalog (Hermit 13.6, 14): every artifact an execution
+ * captured (`execution.completed.artifacts`), by id, with its content hash,
+ * kind, size and the task, step and attempt that produced it. Artifacts are
+ * immutable: the first record of an id is the artifact. The content itself
+ * stays in the artifact store; a row is only its description.
+ */
 export type { ArtifactRow };
 
 /** Events whose payload lists artifacts in `artifacts`. */

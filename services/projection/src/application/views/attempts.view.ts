@@ -3,7 +3,12 @@ import { nextAttemptStatus } from './steps.view.js';
 import { patch, type Locator, type View, type Folded } from './view.js';
 import type { AttemptRow } from '@writ/contracts/projection-rows';
 
-/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+/**
+ * One StepAttempt (Hermit 8.3, 12.3): its status along the kernel's
+ * `ATTEMPT_EVENT_EDGES` and the ids of what decided, authorized, ran and
+ * receipted it. The step queue shows an attempt's state in line; this view
+ * is each attempt's own record (`GET /v1/attempts/<id>`, and a step's list).
+ */
 export type { AttemptRow };
 
 /** Events of the task stream that describe an attempt besides its own `attempt.*` events. */

@@ -2,7 +2,25 @@ import { field, idField, instant, isObject, occurredAt, text, type ProjectedEven
 import { patch, type Locator, type View, type Folded } from './view.js';
 import type { CellRow, ParticipantSummary } from '@writ/contracts/projection-rows';
 
-/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+/**
+ * Cells (Lazarus 4, 7): where actions run, one row per cell. The executor
+ * names a task's cell after the task (cell id = task id), so two sources
+ * meet in one row:
+ *
+ * - the cell aggregate, `<root>.evt.cell.<cell_id>` (the kernel's
+ *   `CellEvent`s). The mapping is deliberately tolerant, so that the
+ *   executor's lifecycle can grow without stalling or rewriting this view:
+ *   every `cell.*` event creates the row if it is missing and records itself
+ *   as `last_event_type`; the events of `CELL_STATUS_BY_EVENT` set the status;
+ *   fields are read when present and left alone when not; an event type not
+ *   listed changes nothing else. It follows the log, not the kernel's
+ *   transition checks (the executor enforces those before it appends).
+ * - the task stream's execution facts (`execution.started`: the container;
+ *   `execution.completed`: the environment actually applied, the outcome),
+ *   folded into the row of the task's cell. A row that has only these has
+ *   `source: 'execution'` and no status (no lifecycle event seen yet).
+ */
+
 export type { CellRow, ParticipantSummary };
 
 /** The status each cell event moves to (Lazarus 4.1). `cell.checkpoint_completed` is ACTIVE unless final. */

@@ -3,7 +3,14 @@ import { field, idField, instant, isObject, occurredAt, text, type ProjectedEven
 import type { Locator, View, Folded } from './view.js';
 import type { DecisionRow } from '@writ/contracts/projection-rows';
 
-/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+/**
+ * The decision timeline (Hermit 13.6, 16): every Decision of a task in log
+ * order, from `policy.evaluated` (the policy's decision with its result:
+ * outcome, risk band, profile and version) and `decision.recorded` (a
+ * decision made outside policy, e.g. an approval resolution with its
+ * resolver). Keyed by the event that carried it, so the order is `task_seq`.
+ * Free text passes through the secret redaction like the timeline's payloads.
+ */
 export type { DecisionRow };
 
 const DECISION_EVENTS = new Set(['policy.evaluated', 'decision.recorded']);

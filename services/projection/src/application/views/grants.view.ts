@@ -2,7 +2,12 @@ import { attemptIdOf, field, fromNumericDate, idField, intField, occurredAt, tex
 import { patch, type Locator, type View, type Folded } from './view.js';
 import type { GrantRow } from '@writ/contracts/projection-rows';
 
-/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+/**
+ * A capability grant as the log describes it: its claims and its uses. The
+ * grant's JWS is never stored (a bearer capability has no reader), and
+ * whether it is usable is never decided from here: the executor checks the
+ * grant against the log itself (projection lag must never authorize).
+ */
 export type { GrantRow };
 
 const GRANT_EVENTS = new Set(['grant.issued', 'grant.use_claimed', 'grant.use_released', 'grant.refused', 'grant.revoked']);

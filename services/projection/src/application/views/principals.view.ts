@@ -3,7 +3,12 @@ import { instant, occurredAt, type ProjectedEvent } from '../projected-event.js'
 import { patch, type View, type Folded } from './view.js';
 import type { PrincipalRow } from '@writ/contracts/projection-rows';
 
-/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+/**
+ * A principal and its active public keys, folded with the runtime's own
+ * `evolvePrincipal` (the fold ingress and approval authorize with), so the
+ * key list here can never disagree with theirs about what a key event means.
+ * Only public JWKs exist here: the contract refuses a JWK carrying `d`.
+ */
 export type { PrincipalRow };
 
 function toRecord(row: PrincipalRow): PrincipalRecord {

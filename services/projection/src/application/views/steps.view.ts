@@ -3,7 +3,13 @@ import { field, idField, instant, intField, occurredAt, stepIdOf, text, type Pro
 import { patch, type Locator, type View, type Folded } from './view.js';
 import type { StepRow } from '@writ/contracts/projection-rows';
 
-/** The row type is the contract's (@writ/contracts/projection-rows): what is published is what is typed here. */
+/**
+ * The step queue (Hermit 13.6): every step of every task with its status
+ * (`planned`, `ready`, `running`, `blocked`, then an end), moved along the
+ * kernel's `STEP_EVENT_EDGES`, and the state of its current attempt along
+ * `ATTEMPT_EVENT_EDGES`, so a supervisor sees what is ready, running or
+ * blocked and on what (`GET /v1/steps?status=ready`).
+ */
 export type { StepRow };
 
 function isStepTransition(type: string): type is keyof typeof STEP_EVENT_EDGES {

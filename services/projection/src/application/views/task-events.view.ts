@@ -1,6 +1,7 @@
 import { redactSecrets } from '@writ/telemetry';
 import { occurredAt, type ProjectedEvent } from '../projected-event.js';
 import type { View } from './view.js';
+import type { TaskEventRow } from '@writ/contracts/projection-rows';
 
 /**
  * One line of a task's timeline (`GET /v1/tasks/<id>`): every event of the
@@ -8,21 +9,7 @@ import type { View } from './view.js';
  * (invariant 6: nothing secret-shaped reaches a projection, e.g. the bearer
  * JWS of a grant, which is withheld); deterministic, so a rebuild yields the same rows.
  */
-export interface TaskEventRow {
-  readonly task_id: string;
-  readonly task_seq: number;
-  readonly stream_seq: number;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly entity_type: string;
-  readonly entity_id: string;
-  readonly step_id: string | null;
-  readonly attempt_id: string | null;
-  readonly actor_type: string;
-  readonly actor_id: string;
-  readonly payload: Readonly<Record<string, unknown>>;
-  readonly occurred_at: string;
-}
+export type { TaskEventRow };
 
 /** A grant's JWS is a bearer capability: it has no reader, so the timeline never holds it (the claims stay). */
 function timelinePayload(eventType: string, payload: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {

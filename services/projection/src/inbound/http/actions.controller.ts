@@ -1,8 +1,8 @@
-import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { Forwarding } from '../../application/forwarding.js';
 import type { JsonObject } from '../../application/projected-event.js';
 import { ReadService, type ActionView } from '../../application/read-service.js';
-import type { HttpReadScope } from '@writ/contracts';
+import type { ActionPage, HttpReadScope } from '@writ/contracts';
 import { ReadScope } from './read-scope.js';
 import { PublicRoute } from '@writ/runtime/nest';
 
@@ -16,6 +16,12 @@ export class ActionsController {
     @Inject(ReadService) private readonly reads: ReadService,
     @Inject(Forwarding) private readonly forwarding: Forwarding,
   ) {}
+
+  /** Actions, newest first: `?status=&principal_id=&task_id=&action_class=&risk_band=&since=&until=&limit=&cursor=` (an agent: its own). */
+  @Get()
+  list(@Query() query: unknown, @ReadScope() scope: HttpReadScope): Promise<ActionPage> {
+    return this.reads.actions(query, scope);
+  }
 
   /** The action's status and the ids of what decided and ran it (docs/governed-path.md, "Action status"). */
   @Get(':id')

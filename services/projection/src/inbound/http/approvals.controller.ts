@@ -3,8 +3,7 @@ import type { ApprovalDetail } from '../../application/approval-detail.js';
 import { Forwarding } from '../../application/forwarding.js';
 import type { JsonObject } from '../../application/projected-event.js';
 import { ReadService } from '../../application/read-service.js';
-import type { ApprovalRow } from '../../application/views/index.js';
-import type { HttpReadScope } from '@writ/contracts';
+import type { ApprovalPage, HttpReadScope } from '@writ/contracts';
 import { ReadScope } from './read-scope.js';
 import { PublicRoute } from '@writ/runtime/nest';
 
@@ -15,10 +14,10 @@ export class ApprovalsController {
     @Inject(Forwarding) private readonly forwarding: Forwarding,
   ) {}
 
-  /** The approval inbox: `?status=pending` (any approval status), oldest request first. */
+  /** The approval inbox, oldest request first: `?status=pending&task_id=&principal_id=&action_class=&risk_band=&since=&until=&limit=&cursor=` (an agent: its tasks'). */
   @Get()
-  list(@Query('status') status: unknown, @Query('limit') limit: unknown, @ReadScope() scope: HttpReadScope): Promise<{ readonly approvals: readonly ApprovalRow[] }> {
-    return this.reads.approvals({ status, limit }, scope);
+  list(@Query() query: unknown, @ReadScope() scope: HttpReadScope): Promise<ApprovalPage> {
+    return this.reads.approvals(query, scope);
   }
 
   /** One approval: status, packet (and its artifact ref), state witness, expiry, resolution with resolver and cause, decisions. */

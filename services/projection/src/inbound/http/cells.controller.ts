@@ -1,17 +1,17 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ReadService } from '../../application/read-service.js';
 import type { CellRow } from '../../application/views/index.js';
-import type { HttpReadScope } from '@writ/contracts';
+import type { CellPage, HttpReadScope } from '@writ/contracts';
 import { ReadScope } from './read-scope.js';
 
 @Controller('v1/cells')
 export class CellsController {
   constructor(@Inject(ReadService) private readonly reads: ReadService) {}
 
-  /** Cells: `?status=ACTIVE|…&limit=`, most recently changed first. */
+  /** Cells, newest first: `?status=ACTIVE|…&task_id=&principal_id=&director_id=&since=&until=&limit=&cursor=` (an agent: its tasks'). */
   @Get()
-  list(@Query('status') status: unknown, @Query('limit') limit: unknown, @ReadScope() scope: HttpReadScope): Promise<{ readonly cells: readonly CellRow[] }> {
-    return this.reads.cells({ status, limit }, scope);
+  list(@Query() query: unknown, @ReadScope() scope: HttpReadScope): Promise<CellPage> {
+    return this.reads.cells(query, scope);
   }
 
   /** One cell (a task's execution cell is `task-<task_id>`). */

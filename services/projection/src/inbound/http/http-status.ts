@@ -1,14 +1,16 @@
+import { problemTitle, problemType, type ProblemDetails } from '@writ/contracts';
 import { redactString } from '@writ/telemetry';
 
 /**
  * The HTTP adapter's one mapping table: error code → status. Codes are the
  * projection's own and those forwarded from ingress and approval, which keep
- * their codes in the `{ code, message }` body (domain errors carry no HTTP
- * status themselves).
+ * their codes in the problem details' `code` (domain errors carry no HTTP
+ * status themselves). The OpenAPI document lists each status's codes from here.
  */
 export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   PROJECTION_NOT_FOUND: 404,
   PROJECTION_REQUEST_INVALID: 400,
+  PROJECTION_CURSOR_INVALID: 400,
   PROJECTION_REQUEST_TOO_LARGE: 413,
   PROJECTION_ROUTE_NOT_FOUND: 404,
   PROJECTION_DECISION_MISMATCH: 400,
@@ -93,6 +95,8 @@ export function statusForCode(code: string): number {
 export interface HttpErrorBody {
   readonly code: string;
   readonly message: string;
+  /** The malformed parameter, header or body a 400 is about (`details.parameter` of the error). */
+  readonly parameter?: string;
 }
 
 /** A Writ code has at least two tokens (`CONTEXT_REASON`); a driver's SQLSTATE or errno does not pass for one. */
@@ -103,7 +107,11 @@ export function toHttpError(exception: unknown): { readonly status: number; read
   const code = (exception as { code?: unknown } | null)?.code;
   const message = (exception as { message?: unknown } | null)?.message;
   if (typeof code === 'string' && WRIT_CODE.test(code) && exception instanceof Error) {
-    return { status: statusForCode(code), body: { code, message: redactString(typeof message === 'string' ? message : code) } };
+    const parameter = (exception as { details?: { parameter?: unknown } }).details?.parameter;
+    return {
+      status: statusForCode(code),
+      body: { code, message: redactString(typeof message === 'string' ? message : code), ...(typeof parameter === 'string' ? { parameter } : {}) },
+    };
   }
   const status = httpStatusOf(exception);
   if (status === 404) return { status, body: { code: 'PROJECTION_ROUTE_NOT_FOUND', message: 'no such route; see services/projection/README.md for the API' } };
@@ -119,4 +127,28 @@ function httpStatusOf(exception: unknown): number | undefined {
   const e = exception as { getStatus?: () => unknown; status?: unknown; statusCode?: unknown } | null;
   const status = typeof e?.getStatus === 'function' ? e.getStatus() : (e?.status ?? e?.statusCode);
   return typeof status === 'number' && Number.isInteger(status) ? status : undefined;
+}
+
+/**
+ * Anything a route threw as RFC 9457 problem details: `type` names the code
+ * (`/v1/problems/<code>`, which the API answers), `title` is the code in
+ * words, `detail` the actionable message, `instance` the path that answered;
+ * `code` is kept as is (clients branch on it) and `message` repeats `detail`
+ * for clients of the earlier `{ code, message }` body.
+ */
+export function toProblem(exception: unknown, instance?: string): { readonly status: number; readonly problem: ProblemDetails } {
+  const { status, body } = toHttpError(exception);
+  return {
+    status,
+    problem: {
+      type: problemType(body.code),
+      title: problemTitle(body.code),
+      status,
+      detail: body.message,
+      ...(instance === undefined ? {} : { instance }),
+      code: body.code,
+      message: body.message,
+      ...(body.parameter === undefined ? {} : { parameter: body.parameter }),
+    },
+  };
 }

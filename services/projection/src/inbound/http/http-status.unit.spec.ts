@@ -1,6 +1,8 @@
 import { WritError } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
-import { statusForCode, toHttpError } from './http-status.js';
+import { ProblemDetails } from '@writ/contracts';
+import { ProjectionError } from '../../application/projection-errors.js';
+import { statusForCode, toHttpError, toProblem } from './http-status.js';
 
 describe('HTTP status table', () => {
   it.each([
@@ -35,5 +37,27 @@ describe('HTTP status table', () => {
       status: 500,
       body: { code: 'PROJECTION_INTERNAL', message: 'unexpected error; see the projection service logs' },
     });
+  });
+
+  it('given any failure, when answered, then it is RFC 9457 problem details keeping the code, message as an alias of detail', () => {
+    // given
+    const refused = new ProjectionError('PROJECTION_CURSOR_INVALID', 'cursor refused', { details: { parameter: 'cursor' } });
+    // when
+    const { status, problem } = toProblem(refused, '/v1/tasks');
+    // then
+    expect(status).toBe(400);
+    expect(problem).toEqual({
+      type: '/v1/problems/PROJECTION_CURSOR_INVALID',
+      title: 'Projection cursor invalid',
+      status: 400,
+      detail: 'cursor refused',
+      instance: '/v1/tasks',
+      code: 'PROJECTION_CURSOR_INVALID',
+      message: 'cursor refused',
+      parameter: 'cursor',
+    });
+    expect(ProblemDetails.safeParse(problem).success).toBe(true);
+    expect(toProblem(new TypeError('secret place')).problem).toMatchObject({ status: 500, code: 'PROJECTION_INTERNAL', type: '/v1/problems/PROJECTION_INTERNAL' });
+    expect(ProblemDetails.safeParse(toProblem({ getStatus: () => 404 }).problem).success).toBe(true);
   });
 });

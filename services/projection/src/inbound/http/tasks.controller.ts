@@ -1,11 +1,17 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
-import { ReadService, type DecisionTimeline, type TaskView } from '../../application/read-service.js';
-import type { HttpReadScope } from '@writ/contracts';
+import { ReadService } from '../../application/read-service.js';
+import type { DecisionTimeline, HttpReadScope, TaskPage, TaskView } from '@writ/contracts';
 import { ReadScope } from './read-scope.js';
 
 @Controller('v1/tasks')
 export class TasksController {
   constructor(@Inject(ReadService) private readonly reads: ReadService) {}
+
+  /** Tasks, newest first: `?status=&principal_id=&policy_profile=&since=&until=&limit=&cursor=` (an agent: its own). */
+  @Get()
+  list(@Query() query: unknown, @ReadScope() scope: HttpReadScope): Promise<TaskPage> {
+    return this.reads.tasks(query, scope);
+  }
 
   /** The task and its event timeline (`?after=<task_seq>&limit=<n>` pages it). */
   @Get(':id')

@@ -66,6 +66,8 @@ export const ActionEntity = new EntitySchema<ActionRow>({
     received_at: timestamp(true),
     updated_at: timestamp(),
     row_version: rowVersion(),
+    // Added by AddListPagination1766100000000 after AddRowVersions1766000000000, so last in the table (the row cache writes columns in table order).
+    created_at: timestamp(),
   },
 });
 

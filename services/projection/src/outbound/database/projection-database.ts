@@ -7,6 +7,7 @@ import { CreateProjectionViews1751760000000 } from './migrations/1751760000000-c
 import { AddQueueCatalogTimelineCellViews1764150000000 } from './migrations/1764150000000-add-queue-catalog-timeline-cell-views.js';
 import { AddQuarantinedMessages1765200000000 } from './migrations/1765200000000-add-quarantined-messages.js';
 import { AddRowVersions1766000000000 } from './migrations/1766000000000-add-row-versions.js';
+import { AddListPagination1766100000000 } from './migrations/1766100000000-add-list-pagination.js';
 
 /**
  * Where Postgres is and who logs in: `url` names host, port, database and
@@ -25,7 +26,13 @@ export interface ProjectionDatabaseConfig extends PgConnectionConfig {
   readonly poolSize: number;
 }
 
-export const MIGRATIONS = [CreateProjectionViews1751760000000, AddQueueCatalogTimelineCellViews1764150000000, AddQuarantinedMessages1765200000000, AddRowVersions1766000000000];
+export const MIGRATIONS = [
+  CreateProjectionViews1751760000000,
+  AddQueueCatalogTimelineCellViews1764150000000,
+  AddQuarantinedMessages1765200000000,
+  AddRowVersions1766000000000,
+  AddListPagination1766100000000,
+];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -1,7 +1,18 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource, EntityManager, EntitySchema, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { QuarantineReason, QuarantineRecord } from '@writ/contracts';
 import type { ChangesPage, PublishedView } from '@writ/contracts/projection-rows';
-import type { ChangeFeed, ChangesQuery, ProjectionSnapshot, ProjectionStore, ProjectionTx, QuarantineSummary, ReadModel, ViewChecksum } from '../../application/ports.js';
+import type { ListFilterOf } from '../../application/list-page.js';
+import type {
+  ChangeFeed,
+  ChangesQuery,
+  ListRequest,
+  ProjectionSnapshot,
+  ProjectionStore,
+  ProjectionTx,
+  QuarantineSummary,
+  ReadModel,
+  ViewChecksum,
+} from '../../application/ports.js';
 import type { RowChange, RowPlan } from '../../application/project-event.js';
 import {
   VIEW_NAMES,
@@ -144,12 +155,70 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel, Chang
     );
   }
 
-  approvals(filter: { readonly status: string | undefined; readonly limit: number }): Promise<ApprovalRow[]> {
+  listTasks(request: ListRequest<ListFilterOf<'tasks'>>): Promise<TaskRow[]> {
+    const { filter } = request;
+    return this.run('list tasks', () =>
+      this.keysetPage(TaskEntity, 't', { at: 'created_at', id: 'task_id', order: 'DESC' }, request, (qb) => {
+        if (request.visibleTo !== undefined) qb.andWhere('t.owner_principal_id = :visibleTo', { visibleTo: request.visibleTo });
+        if (filter.principal_id !== undefined) qb.andWhere('t.owner_principal_id = :principalId', { principalId: filter.principal_id });
+        if (filter.status !== undefined) qb.andWhere('t.status = :status', { status: filter.status });
+        if (filter.policy_profile !== undefined) qb.andWhere('t.policy_profile = :profile', { profile: filter.policy_profile });
+      }),
+    );
+  }
+
+  listActions(request: ListRequest<ListFilterOf<'actions'>>): Promise<ActionRow[]> {
+    const { filter } = request;
+    return this.run('list actions', () =>
+      this.keysetPage(ActionEntity, 'a', { at: 'created_at', id: 'action_request_id', order: 'DESC' }, request, (qb) => {
+        // An agent's own: the actions it proposed, and those of the tasks it owns (GET /v1/actions/<id> decides the same).
+        if (request.visibleTo !== undefined) {
+          qb.andWhere(`(a.principal_id = :visibleTo OR a.task_id IN (${this.ownedTasks(':visibleTo')}))`, { visibleTo: request.visibleTo });
+        }
+        if (filter.principal_id !== undefined) qb.andWhere('a.principal_id = :principalId', { principalId: filter.principal_id });
+        if (filter.task_id !== undefined) qb.andWhere('a.task_id = :taskId', { taskId: filter.task_id });
+        if (filter.status !== undefined) qb.andWhere('a.status = :status', { status: filter.status });
+        if (filter.action_class !== undefined) qb.andWhere('a.action_class = :actionClass', { actionClass: filter.action_class });
+        if (filter.risk_band !== undefined) qb.andWhere('a.risk_band = :riskBand', { riskBand: filter.risk_band });
+      }),
+    );
+  }
+
+  listApprovals(request: ListRequest<ListFilterOf<'approvals'>>): Promise<ApprovalRow[]> {
+    const { filter } = request;
     return this.run('list approvals', () =>
-      this.dataSource.getRepository(ApprovalEntity).find({
-        where: filter.status === undefined ? {} : { status: filter.status as ApprovalRow['status'] },
-        order: { requested_at: 'ASC', approval_id: 'ASC' },
-        take: filter.limit,
+      this.keysetPage(ApprovalEntity, 'ap', { at: 'requested_at', id: 'approval_id', order: 'ASC' }, request, (qb) => {
+        this.byTaskOwner(qb, 'ap', request.visibleTo, filter.principal_id);
+        if (filter.task_id !== undefined) qb.andWhere('ap.task_id = :taskId', { taskId: filter.task_id });
+        if (filter.status !== undefined) qb.andWhere('ap.status = :status', { status: filter.status });
+        // The packet is what the approver decides on: its action class and risk band are the ones shown.
+        if (filter.action_class !== undefined) qb.andWhere(`ap.packet->>'action_class' = :actionClass`, { actionClass: filter.action_class });
+        if (filter.risk_band !== undefined) qb.andWhere(`ap.packet->>'risk_band' = :riskBand`, { riskBand: filter.risk_band });
+      }),
+    );
+  }
+
+  listReceipts(request: ListRequest<ListFilterOf<'receipts'>>): Promise<ReceiptRow[]> {
+    const { filter } = request;
+    return this.run('list receipts', () =>
+      this.keysetPage(ReceiptEntity, 'r', { at: 'created_at', id: 'receipt_id', order: 'DESC' }, request, (qb) => {
+        this.byTaskOwner(qb, 'r', request.visibleTo, filter.principal_id);
+        if (filter.task_id !== undefined) qb.andWhere('r.task_id = :taskId', { taskId: filter.task_id });
+        if (filter.action_request_id !== undefined) qb.andWhere('r.action_request_id = :actionRequestId', { actionRequestId: filter.action_request_id });
+        if (filter.result_code !== undefined) qb.andWhere('r.result_code = :resultCode', { resultCode: filter.result_code });
+        if (filter.receipt_class !== undefined) qb.andWhere('r.receipt_class = :receiptClass', { receiptClass: filter.receipt_class });
+      }),
+    );
+  }
+
+  listCells(request: ListRequest<ListFilterOf<'cells'>>): Promise<CellRow[]> {
+    const { filter } = request;
+    return this.run('list cells', () =>
+      this.keysetPage(CellEntity, 'c', { at: 'created_at', id: 'cell_id', order: 'DESC' }, request, (qb) => {
+        this.byTaskOwner(qb, 'c', request.visibleTo, filter.principal_id);
+        if (filter.task_id !== undefined) qb.andWhere('c.task_id = :taskId', { taskId: filter.task_id });
+        if (filter.status !== undefined) qb.andWhere('c.status = :status', { status: filter.status });
+        if (filter.director_id !== undefined) qb.andWhere('c.director_id = :directorId', { directorId: filter.director_id });
       }),
     );
   }
@@ -252,16 +321,6 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel, Chang
     );
   }
 
-  cells(filter: { readonly status: string | undefined; readonly limit: number }): Promise<CellRow[]> {
-    return this.run('list cells', () =>
-      this.dataSource.getRepository(CellEntity).find({
-        where: filter.status === undefined ? {} : { status: filter.status },
-        order: { updated_at: 'DESC', cell_id: 'ASC' },
-        take: filter.limit,
-      }),
-    );
-  }
-
   cell(cellId: string): Promise<CellRow | undefined> {
     return this.run('read a cell', async () => (await this.dataSource.getRepository(CellEntity).findOneBy({ cell_id: cellId })) ?? undefined);
   }
@@ -297,6 +356,45 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel, Chang
 
   async ping(): Promise<void> {
     await this.run('answer a ping', () => this.dataSource.query('SELECT 1'));
+  }
+
+  /**
+   * One keyset page: `filters` add their conditions, then the rows strictly
+   * after `request.after` in the order (time, id), `request.limit` of them.
+   * The row comparison `(time, id) < (…)` is what the (time, id) indexes
+   * serve; the time travels as text and is cast back (the rows' timestamps
+   * have millisecond precision, so the ISO string is exact).
+   */
+  private keysetPage<Row extends ObjectLiteral>(
+    entity: EntitySchema<Row>,
+    alias: string,
+    order: { readonly at: string; readonly id: string; readonly order: 'ASC' | 'DESC' },
+    request: ListRequest<{ readonly since?: string | undefined; readonly until?: string | undefined }>,
+    filters: (qb: SelectQueryBuilder<Row>) => void,
+  ): Promise<Row[]> {
+    const qb = this.dataSource.getRepository(entity).createQueryBuilder(alias).where('TRUE');
+    filters(qb);
+    const at = `${alias}.${order.at}`;
+    if (request.filter.since !== undefined) qb.andWhere(`${at} >= CAST(:since AS timestamptz)`, { since: request.filter.since });
+    if (request.filter.until !== undefined) qb.andWhere(`${at} < CAST(:until AS timestamptz)`, { until: request.filter.until });
+    if (request.after !== undefined) {
+      qb.andWhere(`(${at}, ${alias}.${order.id}) ${order.order === 'DESC' ? '<' : '>'} (CAST(:afterAt AS timestamptz), :afterId)`, {
+        afterAt: request.after.at,
+        afterId: request.after.id,
+      });
+    }
+    return qb.orderBy(at, order.order).addOrderBy(`${alias}.${order.id}`, order.order).limit(request.limit).getMany();
+  }
+
+  /** `SELECT task_id FROM tasks WHERE owner_principal_id = <param>`: the tasks a principal owns (its own scope, and the owner filter). */
+  private ownedTasks(param: string): string {
+    return `SELECT o.task_id FROM ${this.table('tasks')} o WHERE o.owner_principal_id = ${param}`;
+  }
+
+  /** Rows whose task the caller owns (an agent's scope) and whose task `owner` owns (the `principal_id` filter). */
+  private byTaskOwner<Row extends ObjectLiteral>(qb: SelectQueryBuilder<Row>, alias: string, visibleTo: string | undefined, owner: string | undefined): void {
+    if (visibleTo !== undefined) qb.andWhere(`${alias}.task_id IN (${this.ownedTasks(':visibleTo')})`, { visibleTo });
+    if (owner !== undefined) qb.andWhere(`${alias}.task_id IN (${this.ownedTasks(':owner')})`, { owner });
   }
 
   private async run<T>(operation: string, work: () => Promise<T>): Promise<T> {
