@@ -1,4 +1,5 @@
 import {
+  InclusionProofReply,
   ActionListQuery,
   ActionPage,
   ApprovalDecisionBody,
@@ -76,6 +77,7 @@ export const API_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   ApprovalRow: ApprovalRowSchema,
   GrantRow: GrantRowSchema,
   ReceiptRow: ReceiptRowSchema,
+  InclusionProofReply,
   PrincipalRow: PrincipalRowSchema,
   StepRow: StepRowSchema,
   AttemptRow: AttemptRowSchema,
@@ -279,6 +281,18 @@ export const API_ROUTES: readonly ApiRoute[] = [
     pathParameters: [id('receipt')],
     replies: { 200: { description: 'The receipt.', schema: ReceiptRowSchema } },
     problems: [404, 503],
+  },
+  {
+    method: 'get',
+    path: '/v1/receipts/{id}/inclusion-proof',
+    operationId: 'getReceiptInclusionProof',
+    tag: 'Receipts',
+    summary: "The receipt's inclusion proof in the transparency log and the signed tree head it is against",
+    description: `For verifiers without a bus connection (the console): the receipt service's answer, after the same read-scope check as the receipt. A receipt issued but not sequenced yet is 404: retry shortly. ${NOT_FOUND_NOTE}`,
+    pathParameters: [id('receipt')],
+    query: [{ name: 'tree_size', schema: z.int().min(1).optional(), description: 'Prove against this tree size (default: the latest signed head).' }],
+    replies: { 200: { description: 'The inclusion proof and the signed tree head.', schema: InclusionProofReply } },
+    problems: [400, 404, 502, 503, 504],
   },
   {
     method: 'get',
