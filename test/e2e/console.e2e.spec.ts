@@ -310,21 +310,23 @@ describe('the console in a real browser', () => {
   );
 
   it(
-    "given an agent, when it logs in, then it reads its own task but no list across tasks, and the inbox answers with the API's code",
+    "given an agent, when it logs in, then its task list and inbox hold its own work only, and another principal's resource answers with the API's code",
     async () => {
       // given / when
       const agent = await newPage();
       await logIn(agent, story.agent);
-      // then: no inbox or cells in its navigation; the task list says why there is none, with its code
+      // then: no inbox or cells in its navigation; its task list (GET /v1/tasks, scoped to it) holds its own task only
       expect(await agent.locator('[data-testid=nav-approvals]').count()).toBe(0);
-      await agent.locator('[data-testid=error][data-code=CONSOLE_LIST_UNAVAILABLE]').waitFor({ timeout: 30_000 });
+      await agent.locator(`[data-testid=task-row][data-task="${story.taskId}"]`).waitFor({ timeout: 30_000 });
+      const listed = await agent.locator('[data-testid=task-row]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-task')));
+      for (const taskId of listed) expect((await stack.http(`/v1/tasks/${taskId}`, { as: story.agent.principal })).status).toBe(200);
       await shot(agent, 'agent-tasks');
       // its own task opens
       await go(agent, `#/tasks/${story.taskId}`);
       await agent.locator('[data-testid=task-status]').waitFor({ timeout: 30_000 });
-      // the inbox is not its to read: the API's code is shown
+      // the inbox, typed in, lists the approvals of its own tasks only (the API scopes the list)
       await go(agent, '#/approvals');
-      await agent.locator('[data-testid=error][data-code=PROJECTION_SCOPE_FORBIDDEN]').waitFor({ timeout: 30_000 });
+      await agent.locator('[data-testid=approval-row]').first().waitFor({ timeout: 30_000 });
       // another principal's resource answers as a missing one
       await go(agent, `#/participants/${story.director.principal.id}`);
       await agent.locator('[data-testid=error][data-code=PROJECTION_NOT_FOUND]').waitFor({ timeout: 30_000 });

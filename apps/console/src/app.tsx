@@ -14,7 +14,8 @@ import { href, navigate, useRoute, type Route } from './router.js';
 import type { Session } from './session/session.js';
 import { ConsoleContext } from './ui/console-context.js';
 
-const LIVE_VIEWS = ['tasks', 'task_events', 'actions', 'approvals', 'grants', 'receipts', 'cells', 'steps', 'attempts', 'artifacts', 'decisions', 'principals'];
+/** The published views the pages read (the changes feed refuses any other name: a task's timeline changes with its task row). */
+const LIVE_VIEWS = ['tasks', 'actions', 'approvals', 'grants', 'receipts', 'cells', 'steps', 'attempts', 'artifacts', 'decisions', 'principals'];
 
 function Nav(props: { readonly session: Session; readonly route: Route; readonly mode: LiveMode; readonly onLogout: () => void }) {
   const { session, route } = props;

@@ -104,13 +104,18 @@ export class LiveUpdates {
     if (this.#stopped) return;
     const source = new EventSource(this.#streamUrl(await this.http.token()));
     this.#source = source;
-    source.onmessage = (message) => {
+    // The feed names its events (docs/dashboard-contract.md): `rows` carries changes; `synced`, `heartbeat` and
+    // `closing` carry none. Named events never reach `onmessage`, so each is listened to by name.
+    source.addEventListener('rows', (message: MessageEvent) => {
       if (message.lastEventId !== '') this.#since = message.lastEventId;
       this.#coalescing ??= setTimeout(() => {
         this.#coalescing = undefined;
         this.#emit();
       }, COALESCE_MS);
-    };
+    });
+    source.addEventListener('synced', (message: MessageEvent) => {
+      if (message.lastEventId !== '') this.#since = message.lastEventId;
+    });
     // A broken stream (or an expired token) reconnects with a fresh token from the last row version seen.
     source.onerror = () => {
       source.close();

@@ -158,7 +158,8 @@ export class WritApi {
    */
   async listTasks(filter: TaskFilter): Promise<Listed<TaskRow>> {
     try {
-      const page = await this.http.get<Page<TaskRow>>('/v1/tasks', { status: filter.status, q: filter.search, cursor: filter.cursor, limit: 100 });
+      // The search is the console's own (matchesSearch): the list refuses parameters it does not know.
+      const page = await this.http.get<Page<TaskRow>>('/v1/tasks', { status: filter.status, cursor: filter.cursor, limit: 100 });
       return { items: page.items.filter((task) => matchesSearch(task, filter.search)), nextCursor: page.next_cursor, source: 'endpoint' };
     } catch (error) {
       if (!isMissingRoute(error)) throw error;
