@@ -24,6 +24,8 @@ const bin = (name) => path.resolve(root, '..', '..', 'node_modules', '.bin', nam
 
 /** The module the seam re-exports from, and what it becomes in dist/contracts.{js,d.ts}. */
 const SEAM = { file: 'contracts', from: "'@writ/contracts'", to: "'./vendor/contracts/index.js'" };
+/** The contracts' subpath exports the seam also re-exports from, and where each is in the vendored copy. */
+const SEAM_SUBPATHS = { "'@writ/contracts/projection-rows'": "'./vendor/contracts/projection-rows/index.js'" };
 
 function run(command, args, cwd) {
   const result = spawnSync(command, args, { cwd, stdio: 'inherit' });
@@ -54,7 +56,9 @@ for (const ext of ['.js', '.d.ts']) {
   const file = path.join(dist, SEAM.file + ext);
   const text = await readFile(file, 'utf8');
   if (!text.includes(SEAM.from)) throw new Error(`${path.relative(root, file)} does not import ${SEAM.from}: the seam moved; update scripts/build-package.mjs`);
-  await writeFile(file, text.replaceAll(SEAM.from, SEAM.to));
+  let rewritten = text;
+  for (const [from, to] of Object.entries(SEAM_SUBPATHS)) rewritten = rewritten.replaceAll(from, to);
+  await writeFile(file, rewritten.replaceAll(SEAM.from, SEAM.to));
 }
 
 // 4. Nothing shipped may still need a private workspace package, nor lack its declarations.

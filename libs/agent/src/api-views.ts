@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACTION_STATUSES, type ActionStatus } from './contracts.js';
 
 /**
  * What the SDK reads from Writ's HTTP API (the projection's read models,
@@ -7,23 +8,8 @@ import { z } from 'zod';
  * a server that adds a field does not break an older SDK.
  */
 
-/** Every status `GET /v1/actions/<id>` reports (docs/governed-path.md, "Action status"). */
-export const ACTION_STATUSES = [
-  'received',
-  'rejected',
-  'awaiting_policy',
-  'awaiting_approval',
-  'authorized',
-  'executing',
-  'receipt_pending',
-  'succeeded',
-  'failed',
-  'denied',
-  'unknown_outcome',
-  'cancelled',
-  'superseded',
-] as const;
-export type ActionStatus = (typeof ACTION_STATUSES)[number];
+/** Every status `GET /v1/actions/<id>` reports: the projection's own list (docs/governed-path.md, "Action status"). */
+export { ACTION_STATUSES, type ActionStatus };
 
 /** Statuses after which nothing changes any more (a receipt still follows, except for `rejected`). */
 export const TERMINAL_ACTION_STATUSES: readonly ActionStatus[] = Object.freeze(['rejected', 'succeeded', 'failed', 'denied', 'unknown_outcome', 'cancelled', 'superseded']);

@@ -40,3 +40,4 @@ export {
   safeParseContract,
 } from '@writ/contracts';
 export type { ContractIssue, HttpAuthErrorCode, IngressRejectionCode, ReceiptResultCode, TaskStatus } from '@writ/contracts';
+export { ACTION_STATUSES, type ActionStatus } from '@writ/contracts/projection-rows';
