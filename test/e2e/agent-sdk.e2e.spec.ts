@@ -14,7 +14,8 @@ import { stopStackAfterAll } from './support/stack-lifecycle.js';
  * NATS, Postgres and Docker (support/stack.mjs). The agent is registered through the `writ` CLI
  * with a key the SDK generated, and then acts only through the SDK, with the bus credential
  * issued to it: submit over NATS and HTTP, outcomes awaited with their receipts verified,
- * a receipt tampered with on the way refused with its code, a briefed task claimed done.
+ * a receipt tampered with on the way refused with its code, a briefed task claimed blocked over
+ * NATS and done over HTTP, a stranger's claim refused.
  */
 
 const STEP_MS = 150_000;
@@ -194,7 +195,7 @@ describe('a task from a brief, claimed done', () => {
       expect(two.receipt?.receipt.prev_receipt_hash).toBe(first.receipt?.receipt.receipt_hash);
       expect(two.receipt?.checks.find((check) => check.name === 'chain')).toMatchObject({ result: 'pass', message: expect.stringMatching(/links to the previous receipt/) });
 
-      // then: its own credential may not send claims (it publishes its ingress subject only)
+      // then: its own bus credential may not send claims (it publishes its ingress subject only)
       const blocked = {
         session: principalId,
         blocked_at: new Date().toISOString(),
@@ -206,9 +207,17 @@ describe('a task from a brief, claimed done', () => {
         can_resume_without_answer: true,
         human_required_for: null,
       };
-      await expect(agent.claim(created.taskId, { kind: 'blocked', claim: blocked })).rejects.toMatchObject({ code: 'AGENT_BUS_FORBIDDEN' });
+      await expect(agent.claim(created.taskId, { kind: 'blocked', claim: blocked }, { via: 'nats' })).rejects.toMatchObject({ code: 'AGENT_BUS_FORBIDDEN' });
 
-      // when: the claims go over a credential that may send them (the operator's, as `writ task done` does), signed by the agent
+      // and: a principal that does not own the task is refused by the orchestrator, over HTTP as over NATS
+      const strangerId = uniqueName('stranger').replaceAll('_', '-');
+      const stranger = new WritAgent({ principalId: strangerId, key: await generateAgentKey({ kid: `${strangerId}-k1` }), apiUrl: stack.apiUrl, subjectRoot: stack.root });
+      const refused = await stranger.claim(created.taskId, { kind: 'blocked', claim: { ...blocked, session: strangerId } }).catch((error: unknown) => error);
+      expect(isAgentError(refused, 'AGENT_CLAIM_REFUSED')).toBe(true);
+      expect((refused as { remoteCode?: string }).remoteCode).toMatch(/^ORCHESTRATOR_CLAIM_(SIGNATURE_INVALID|SIGNER_NOT_ALLOWED)$/);
+      await stranger.close();
+
+      // when: the block goes over a credential that may send claims (the operator's, as `writ task done` does), signed by the agent
       const claimant = new WritAgent({
         principalId,
         key,
@@ -221,29 +230,31 @@ describe('a task from a brief, claimed done', () => {
         const block = await claimant.claim(created.taskId, { kind: 'blocked', claim: blocked });
         expect(block).toMatchObject({ kind: 'blocked', status: 'accepted' });
         expect(block.question_id).not.toBeNull();
-        const done = {
-          agent: principalId,
-          status: 'done_clean' as const,
-          started_at: new Date(Date.now() - 60_000).toISOString(),
-          finished_at: new Date().toISOString(),
-          mission: brief.mission,
-          evidence: { verify_command: brief.verify_command, verify_exit_code: 0, verify_stdout: '', verify_stderr: '', artefacts: [] },
-          regressions: [],
-          pending_actions: [],
-        };
-        const reply = await claimant.claim(created.taskId, { kind: 'done', claim: done });
-        expect(reply.status).toBe('verifying');
-        const verdict = await claimant.awaitClaimVerdict(reply, { timeoutMs: STEP_MS });
-
-        // then: accepted, and the task's updates end with its completion
-        expect(verdict).toMatchObject({ status: 'accepted', refusals: [] });
-        const seen: string[] = [];
-        for await (const update of claimant.subscribeTaskUpdates(created.taskId, { signal: AbortSignal.timeout(STEP_MS) })) seen.push(update.event.event_type);
-        expect(seen).toEqual(expect.arrayContaining(['task.created', 'claim.blocked_accepted', 'claim.done_accepted', 'task.completed']));
-        expect(seen.indexOf('claim.done_accepted')).toBeLessThan(seen.indexOf('task.completed'));
       } finally {
         await claimant.close();
       }
+
+      // and: the agent claims done itself, over HTTP (POST /v1/tasks/<id>/claims/done: the signed claim is the credential)
+      const done = {
+        agent: principalId,
+        status: 'done_clean' as const,
+        started_at: new Date(Date.now() - 60_000).toISOString(),
+        finished_at: new Date().toISOString(),
+        mission: brief.mission,
+        evidence: { verify_command: brief.verify_command, verify_exit_code: 0, verify_stdout: '', verify_stderr: '', artefacts: [] },
+        regressions: [],
+        pending_actions: [],
+      };
+      const reply = await agent.claim(created.taskId, { kind: 'done', claim: done });
+      expect(reply.status).toBe('verifying');
+      const verdict = await agent.awaitClaimVerdict(reply, { timeoutMs: STEP_MS });
+
+      // then: accepted, and the task's updates end with its completion
+      expect(verdict).toMatchObject({ status: 'accepted', refusals: [] });
+      const seen: string[] = [];
+      for await (const update of agent.subscribeTaskUpdates(created.taskId, { signal: AbortSignal.timeout(STEP_MS) })) seen.push(update.event.event_type);
+      expect(seen).toEqual(expect.arrayContaining(['task.created', 'claim.blocked_accepted', 'claim.done_accepted', 'task.completed']));
+      expect(seen.indexOf('claim.done_accepted')).toBeLessThan(seen.indexOf('task.completed'));
     },
     STEP_MS * 3,
   );

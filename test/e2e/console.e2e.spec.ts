@@ -337,6 +337,56 @@ describe('the console in a real browser', () => {
   );
 
   it(
+    'given a grant the executor has not used yet, when the director revokes it in the UI, then the revocation signed in the browser is recorded and the executor refuses the grant: the command never runs',
+    async () => {
+      // given: the executor down, an allowed command of the task holds its grant
+      await stack.killService('executor');
+      let restarted = false;
+      try {
+        const request = stack.actionRequest(story.agent.principal, {
+          task_id: story.taskId,
+          target_resources: ['revoked.txt'],
+          params: { argv: ['sh', '-c', 'echo ran > revoked.txt'] },
+          reason: 'a command the director stops',
+        });
+        await stack.submit(story.agent.principal, request);
+        const authorized = await stack.waitForAction(request.action_request_id, {
+          statuses: ['authorized', 'executing'],
+          until: (row: { grant_id: string | null }) => row.grant_id !== null,
+          timeoutMs: STEP_MS,
+        });
+        const grantId = String(authorized.grant_id);
+
+        // when: the director revokes it on the task's grants tab
+        await go(director, `#/tasks/${story.taskId}`);
+        await director.click('[data-testid=tab-grants]');
+        const row = director.locator(`[data-testid=grant-row][data-grant="${grantId}"]`);
+        await row.locator('[data-testid=revoke]').waitFor({ timeout: 30_000 });
+        await row.locator('[data-testid=revoke-reason]').fill('not this command');
+        await shot(director, 'grant-revoke');
+        await row.locator('[data-testid=revoke]').click();
+
+        // then: the approval service accepted the browser-signed revocation
+        await row.locator('[data-testid=revoke-reply] [data-status=revoked]').waitFor({ timeout: 30_000 });
+        const revoked = await stack.waitForTaskEvent(story.taskId, (event) => event.event_type === 'grant.revoked' && event.entity_id === grantId, { timeoutMs: 30_000 });
+        expect(revoked.payload).toMatchObject({ revoked_by: story.director.principal.id, reason: 'not this command' });
+
+        // and the executor, back, refuses the grant: the action ends without running
+        await stack.startService('executor');
+        restarted = true;
+        const action = await stack.waitForAction(request.action_request_id, { timeoutMs: STEP_MS, until: (row: { receipt_id: string | null }) => row.receipt_id !== null });
+        expect(action.status).toBe('failed');
+        expect(existsSync(stack.workspaceFile(story.taskId, 'revoked.txt'))).toBe(false);
+        const refusal = (await stack.taskEvents(story.taskId)).find((event) => event.event_type === 'grant.refused' && event.entity_id === grantId);
+        expect(refusal?.payload).toMatchObject({ code: 'GRANT_REVOKED' });
+      } finally {
+        if (!restarted) await stack.startService('executor');
+      }
+    },
+    STEP_MS * 2,
+  );
+
+  it(
     'given every request the console pages made, when inspected, then none carried a private key: each API call carried a short-lived writ-http+jws bearer token signed in the browser',
     async () => {
       // given

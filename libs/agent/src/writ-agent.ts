@@ -25,9 +25,10 @@ export interface WritAgentOptions {
   /** Writ's NATS: how to connect (lazily, on the first NATS call; closed by `close()`), or a connection the caller owns. */
   readonly nats?: NatsOptions | NatsConnection;
   /**
-   * Where claims go, when not `nats`: a connection (or how to make one) whose
-   * credential may send `<root>.qry.orchestrator.claim-*`. The credential
-   * `writ principal add` issues an agent may not (README, "Claims").
+   * Claims over NATS: a connection (or how to make one) whose credential may
+   * send `<root>.qry.orchestrator.claim-*` (the credential `writ principal
+   * add` issues an agent may not). Without it claims go over HTTP, where the
+   * signed claim is the credential (README, "Claims").
    */
   readonly claimsNats?: NatsOptions | NatsConnection;
   /** Poll interval of `awaitOutcome` and `awaitClaimVerdict`; default 250 ms. */
@@ -239,18 +240,25 @@ export class WritAgent {
 
   /**
    * Sends a done / blocked claim (or a correction) about one of this agent's
-   * tasks to the orchestrator (`<root>.qry.orchestrator.claim-*`, request/reply)
-   * and returns its answer. A claim the rules refuse is an answer, not an error:
-   * `status: 'refused'` with every refusal's code. A done claim Writ verifies by
-   * running the brief's verify command answers `verifying`: `awaitClaimVerdict`
-   * waits for the verdict. AGENT_CLAIM_REFUSED when the request itself is
-   * refused (ORCHESTRATOR_CLAIM_* as `remoteCode`); AGENT_BUS_FORBIDDEN when
-   * the bus credential may not send claims.
+   * tasks to the orchestrator and returns its answer: over HTTP (`POST
+   * /v1/tasks/<id>/claims/<kind>`, the default) or, with `via: 'nats'`, as a
+   * request on `<root>.qry.orchestrator.claim-*` over `claimsNats` (else the
+   * agent's own connection, whose credential may not send it). A claim the
+   * rules refuse is an answer, not an error: `status: 'refused'` with every
+   * refusal's code. A done claim Writ verifies by running the brief's verify
+   * command answers `verifying`: `awaitClaimVerdict` waits for the verdict.
+   * AGENT_CLAIM_REFUSED when the request itself is refused
+   * (ORCHESTRATOR_CLAIM_* as `remoteCode`); AGENT_BUS_FORBIDDEN when the bus
+   * credential may not send claims.
    */
-  async claim(taskId: string, claim: TaskClaim, options: { readonly timeoutMs?: number } = {}): Promise<ClaimReply> {
+  async claim(taskId: string, claim: TaskClaim, options: { readonly timeoutMs?: number; readonly via?: Via } = {}): Promise<ClaimReply> {
     this.#open();
     const claimJws = await signTaskClaim(taskId, claim, { principalId: this.principalId, key: this.#key });
     const body = checkContract('SubmitClaim', SubmitClaim, { task_id: taskId, claim_jws: claimJws });
+    const via = options.via ?? (this.#options.claimsNats === undefined ? 'http' : 'nats');
+    if (via === 'http') {
+      return this.#api.postClaim(`/v1/tasks/${encodeURIComponent(taskId)}/claims/${claim.kind}`, { claim_jws: claimJws }, ClaimReply);
+    }
     const reply = await requestService(await this.#claimsBus(), claimSubject(claim.kind, this.subjectRoot), body, 'AGENT_CLAIM_REFUSED', options.timeoutMs);
     const parsed = ClaimReply.safeParse(reply);
     if (!parsed.success) throw new AgentError('AGENT_SERVICE_UNAVAILABLE', "the orchestrator's answer is not a ClaimReply; is the server of this SDK's release?", { details: { reply } });

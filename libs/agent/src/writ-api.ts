@@ -87,6 +87,29 @@ export class WritApi {
     return { status: response.status, reply: await this.#parse(response, view, 'the submission', route) };
   }
 
+  /**
+   * POSTs a signed claim to `/v1/tasks/<id>/claims/<kind>` (public: the signed
+   * claim is the credential; the bearer token is sent anyway). The
+   * orchestrator's refusal of the request itself (any 4xx) is
+   * AGENT_CLAIM_REFUSED with its code (ORCHESTRATOR_CLAIM_*) as `remoteCode`.
+   */
+  async postClaim<S extends z.ZodType>(route: string, body: unknown, view: S): Promise<z.output<S>> {
+    const response = await this.#send(
+      route,
+      { method: 'POST', headers: { authorization: await this.authorization(), 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) },
+      'the claim',
+    );
+    if (response.status >= 400 && response.status < 500) {
+      const refusal = await bodyOf(response);
+      const code = codeOf(refusal);
+      throw new AgentError('AGENT_CLAIM_REFUSED', `POST ${route} refused the claim (${response.status} ${code ?? 'no code'}): ${messageOf(refusal) ?? 'no message'}`, {
+        details: { status: response.status, route },
+        ...(code === undefined ? {} : { remoteCode: code }),
+      });
+    }
+    return this.#parse(response, view, 'the claim', route);
+  }
+
   async #send(route: string, init: RequestInit, what: string): Promise<Response> {
     const url = `${this.baseUrl}${route}`;
     try {

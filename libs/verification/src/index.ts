@@ -22,6 +22,7 @@ export {
   mintBearerToken,
   packetHashOfRef,
   signApprovalResolution,
+  signGrantRevocation,
   type BearerTokenOptions,
   type ResolutionFields,
 } from './signed-requests.js';

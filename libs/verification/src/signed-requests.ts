@@ -1,4 +1,4 @@
-import { ApprovalResolution, HTTP_TOKEN_DEFAULT_TTL_SECONDS, HTTP_TOKEN_JWS_TYPE, HTTP_TOKEN_MAX_TTL_SECONDS, HttpTokenClaims } from '@writ/contracts';
+import { ApprovalResolution, GrantRevocation, HTTP_TOKEN_DEFAULT_TTL_SECONDS, HTTP_TOKEN_JWS_TYPE, HTTP_TOKEN_MAX_TTL_SECONDS, HttpTokenClaims } from '@writ/contracts';
 import { signCompactJws } from './compact-jws.js';
 import { canonicalJson } from './canonical-json.js';
 import { sha256Hex } from './digest.js';
@@ -8,8 +8,9 @@ import { VerificationError } from './verification-errors.js';
 /**
  * What a principal signs with its own key over WebCrypto, in exactly the
  * format the services verify (the CLI signs the same with jose): HTTP bearer
- * tokens (`mintHttpToken` of @writ/runtime) and approval resolutions
- * (`signRequest(SIGNED_REQUESTS.approvalResolution)` of @writ/runtime). Cross-
+ * tokens (`mintHttpToken` of @writ/runtime), approval resolutions and grant
+ * revocations (`signRequest(SIGNED_REQUESTS.approvalResolution |
+ * grantRevocation)` of @writ/runtime). Cross-
  * checked in the tests against those very verifiers.
  */
 
@@ -53,6 +54,21 @@ export interface ResolutionFields {
  */
 export async function signApprovalResolution(fields: ResolutionFields, by: { readonly principalId: string; readonly key: Signer; readonly now: Date }): Promise<string> {
   const payload = ApprovalResolution.parse({ ...fields, resolved_by: by.principalId, resolved_at: by.now.toISOString() });
+  return signCompactJws(JSON.stringify(payload), by.key);
+}
+
+export interface RevocationFields {
+  readonly grant_id: string;
+  readonly task_id: string;
+  readonly reason: string;
+}
+
+/**
+ * A director's `GrantRevocation` as `writ grant revoke` signs it: the fields
+ * plus `revoked_by` and `revoked_at`, checked against the contract, no `typ`.
+ */
+export async function signGrantRevocation(fields: RevocationFields, by: { readonly principalId: string; readonly key: Signer; readonly now: Date }): Promise<string> {
+  const payload = GrantRevocation.parse({ ...fields, revoked_by: by.principalId, revoked_at: by.now.toISOString() });
   return signCompactJws(JSON.stringify(payload), by.key);
 }
 

@@ -69,6 +69,10 @@ export interface ProjectionConfig {
     readonly submitAction: string;
     /** `<root>.qry.approval.resolve` (request/reply, core NATS). */
     readonly resolveApproval: string;
+    /** `<root>.qry.approval.revoke-grant` (request/reply, core NATS). */
+    readonly revokeGrant: string;
+    /** `<root>.qry.orchestrator.claim-done|claim-blocked|claim-correction` (request/reply, core NATS). */
+    readonly claims: { readonly done: string; readonly blocked: string; readonly correction: string };
     /** `<root>.qry.projection.rebuild` and `.rebuild-status` (request/reply, core NATS): served here. */
     readonly rebuild: string;
     readonly rebuildStatus: string;
@@ -102,6 +106,8 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
       projectorPattern: subjects.allEvents,
       submitAction: subjects.commands.ingressSubmitAction,
       resolveApproval: subjects.commands.approvalResolve,
+      revokeGrant: subjects.commands.approvalRevokeGrant,
+      claims: { done: subjects.commands.orchestratorClaimDone, blocked: subjects.commands.orchestratorClaimBlocked, correction: subjects.commands.orchestratorClaimCorrection },
       rebuild: subjects.commands.projectionRebuild,
       rebuildStatus: subjects.commands.projectionRebuildStatus,
       projections: subjects.projections,

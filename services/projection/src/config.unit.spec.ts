@@ -14,6 +14,8 @@ describe('projection config', () => {
       projectorPattern: 'writ.evt.>',
       submitAction: 'writ.qry.ingress.submit-action',
       resolveApproval: 'writ.qry.approval.resolve',
+      revokeGrant: 'writ.qry.approval.revoke-grant',
+      claims: { done: 'writ.qry.orchestrator.claim-done', blocked: 'writ.qry.orchestrator.claim-blocked', correction: 'writ.qry.orchestrator.claim-correction' },
       rebuild: 'writ.qry.projection.rebuild',
       rebuildStatus: 'writ.qry.projection.rebuild-status',
       projections: 'writ.proj',

@@ -99,6 +99,15 @@ export interface ResolveReply {
   readonly [field: string]: unknown;
 }
 
+/** `RevokeGrantReply`: `revoked` (this request revoked it) or `already_revoked` (the standing revocation). */
+export interface RevokeReply {
+  readonly grant_id: string;
+  readonly task_id: string;
+  readonly status: 'revoked' | 'already_revoked';
+  readonly revoked_by: string;
+  readonly revoked_at: string;
+}
+
 export interface ReceiptRow {
   readonly receipt_id: string;
   readonly task_id: string;

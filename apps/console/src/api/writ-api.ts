@@ -13,6 +13,7 @@ import type {
   PrincipalRow,
   ReceiptRow,
   ResolveReply,
+  RevokeReply,
   StepRow,
   StepView,
   TaskEventRow,
@@ -96,6 +97,10 @@ export class WritApi {
 
   resolveApproval(id: string, decision: 'grant' | 'deny', body: { readonly task_id: string; readonly resolution_jws: string }): Promise<ResolveReply> {
     return this.http.post(`/v1/approvals/${encodeURIComponent(id)}/${decision}`, body);
+  }
+
+  revokeGrant(id: string, body: { readonly task_id: string; readonly revocation_jws: string }): Promise<RevokeReply> {
+    return this.http.post(`/v1/grants/${encodeURIComponent(id)}/revoke`, body);
   }
 
   receipt(id: string): Promise<ReceiptRow> {

@@ -1,7 +1,8 @@
 import { useContext, useState } from 'preact/hooks';
-import { hasCode } from '../api/api-error.js';
-import type { StepView, TaskEventRow } from '../api/rows.js';
+import { describeError, hasCode } from '../api/api-error.js';
+import type { GrantRow, RevokeReply, StepView, TaskEventRow } from '../api/rows.js';
 import { actionStories, type ActionStory } from '../explain/action-story.js';
+import { revokeGrant } from '../session/revoke-grant.js';
 import { ConsoleContext } from '../ui/console-context.js';
 import { Empty, ErrorBox, Facts, JsonView, Link, Loading, Mono, Section, Status, Time } from '../ui/components.js';
 import { useLive } from '../ui/use-live.js';
@@ -73,6 +74,45 @@ function Story(props: { readonly story: ActionStory }) {
         ]}
       />
     </article>
+  );
+}
+
+/** Revoke, for a director, on a grant still active: signed in this browser, checked by the approval service; the executor refuses every later use. */
+function RevokeGrant(props: { readonly grant: GrantRow; readonly onRevoked: () => void }) {
+  const { api, session } = useContext(ConsoleContext);
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [reply, setReply] = useState<RevokeReply | undefined>(undefined);
+  const [error, setError] = useState<{ code: string; message: string } | undefined>(undefined);
+  if (session === undefined || !session.mayResolve) return null;
+  const revoke = async (): Promise<void> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      setReply(await revokeGrant(api!, session, props.grant, reason));
+      props.onRevoked();
+    } catch (failure) {
+      setError(describeError(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="revoke" data-testid="revoke-grant">
+      {reply === undefined ? (
+        <>
+          <input value={reason} placeholder="why (recorded in grant.revoked)" onInput={(event) => setReason((event.target as HTMLInputElement).value)} data-testid="revoke-reason" maxLength={1000} />
+          <button type="button" class="deny" disabled={busy} onClick={() => void revoke()} data-testid="revoke">
+            {busy ? 'Revoking…' : 'Revoke'}
+          </button>
+        </>
+      ) : (
+        <span class="ok" data-testid="revoke-reply">
+          <Status value={reply.status} /> by {reply.revoked_by} at <Time at={reply.revoked_at} />
+        </span>
+      )}
+      <ErrorBox error={error} />
+    </div>
   );
 }
 
@@ -258,12 +298,19 @@ export function TaskPage(props: { readonly id: string }) {
             </Section>
           ) : null}
           {tab === 'grants' ? (
-            <Section title="Grants" note={<>A grant is revoked with <code>writ grant revoke &lt;grant_id&gt;</code>: the revocation is a director-signed request the approval service takes over the bus, which this API does not accept.</>}>
+            <Section
+              title="Grants"
+              note={
+                session?.mayResolve === true
+                  ? `An active grant is revoked here: signed with ${session.principalId}'s key (${session.kid}) in this browser, as writ grant revoke signs it; the approval service checks it and the executor refuses every later use.`
+                  : 'A director revokes an active grant here (or with writ grant revoke).'
+              }
+            >
               {(extra.data?.grants ?? []).length === 0 ? <Empty>No grant.</Empty> : null}
               <table>
                 <tbody>
                   {(extra.data?.grants ?? []).map((grant) => (
-                    <tr data-testid="grant-row">
+                    <tr data-testid="grant-row" data-grant={grant.grant_id}>
                       <td>
                         <Mono>{grant.grant_id}</Mono>
                       </td>
@@ -277,6 +324,7 @@ export function TaskPage(props: { readonly id: string }) {
                       <td>
                         <JsonView value={grant} label="grant" />
                       </td>
+                      <td>{grant.status === 'active' ? <RevokeGrant grant={grant} onRevoked={() => extra.reload()} /> : null}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -1,7 +1,7 @@
 import { HttpTokenClaims, httpAudience } from '@writ/contracts';
 import { KeySet, exportEd25519PrivateJwk, generateEd25519Key } from '@writ/crypto';
 import { SIGNED_REQUESTS, approvalPacketHash as servicePacketHash, verifyHttpBearer, verifySignedRequest } from '@writ/runtime';
-import { approvalPacketHash, importPrivateJwk, signApprovalResolution } from '@writ/verification';
+import { approvalPacketHash, importPrivateJwk, signApprovalResolution, signGrantRevocation } from '@writ/verification';
 import { describe, expect, it } from 'vitest';
 import { BearerTokens, TOKEN_TTL_SECONDS } from './bearer-tokens.js';
 
@@ -55,4 +55,23 @@ describe('what the console signs, as the services verify it', () => {
     });
     expect(verified.payload).toMatchObject({ approval_id: 'apv-1', decision: 'grant', packet_hash: packetHash, resolved_by: 'director-1', note: 'ok' });
   });
+
+  it("given a director's key, when a grant revocation is signed in the browser's way, then the approval service's verifier accepts it as that director's", async () => {
+    // given
+    const now = new Date('2031-05-01T12:00:00Z');
+    // when
+    const jws = await signGrantRevocation({ grant_id: 'gnt-1', task_id: 'tsk-1', reason: 'the plan changed' }, { principalId: 'director-1', key, now });
+    // then
+    const verified = await verifySignedRequest(jws, { ...SIGNED_REQUESTS.grantRevocation, signers: 'director', freshnessSeconds: 300 }, {
+      principals,
+      clock: () => now,
+      failure: (reason, message) => new Error(`${reason}: ${message}`),
+    });
+    expect(verified.payload).toEqual({ grant_id: 'gnt-1', task_id: 'tsk-1', reason: 'the plan changed', revoked_by: 'director-1', revoked_at: '2031-05-01T12:00:00.000Z' });
+  });
+
+  it('given a revocation without a reason, when it is signed in the browser, then the contract refuses it and nothing is signed', async () => {
+    await expect(signGrantRevocation({ grant_id: 'gnt-1', task_id: 'tsk-1', reason: '' }, { principalId: 'director-1', key, now: new Date() })).rejects.toThrow();
+  });
 });
+

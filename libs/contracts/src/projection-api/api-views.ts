@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PublicEd25519Jwk } from '../governed-path/principal-events.js';
-import { ResolutionJws } from '../governed-path/service-commands.js';
+import { RevokeGrant, ResolutionJws } from '../governed-path/service-commands.js';
+import { SubmitClaim } from '../task-claims/commands.js';
 import { Id } from '../ids.js';
 import { QuarantineCounts } from '../quarantine.js';
 import { ActionRowSchema } from '../projection-rows/actions.row.js';
@@ -171,3 +172,22 @@ export const ApprovalDecisionBody = z
   })
   .meta({ title: 'ApprovalDecisionBody', description: "A director's signed resolution of an approval." });
 export type ApprovalDecisionBody = z.infer<typeof ApprovalDecisionBody>;
+
+/** `POST /v1/grants/<id>/revoke`: a director's signed revocation, forwarded to the approval service as `RevokeGrant`. */
+export const GrantRevocationBody = z
+  .strictObject({
+    task_id: RevokeGrant.shape.task_id.describe("The grant's task, as GET /v1/grants/<id> shows it."),
+    revocation_jws: RevokeGrant.shape.revocation_jws.describe('Compact JWS by a director over { grant_id, task_id, reason, revoked_by, revoked_at } (GrantRevocation).'),
+  })
+  .meta({ title: 'GrantRevocationBody', description: "A director's signed revocation of a grant." });
+export type GrantRevocationBody = z.infer<typeof GrantRevocationBody>;
+
+/** `POST /v1/tasks/<id>/claims/done|blocked|correction`: the task owner's signed claim, forwarded to the orchestrator as `SubmitClaim`. */
+export const TaskClaimBody = z
+  .strictObject({
+    claim_jws: SubmitClaim.shape.claim_jws.describe(
+      "Compact JWS by the task's owner (typ writ-done-claim+jws, writ-blocked-claim+jws or writ-correction+jws) over { task_id, claim | correction, claimed_by, claimed_at }.",
+    ),
+  })
+  .meta({ title: 'TaskClaimBody', description: "The task owner's signed done / blocked claim or correction." });
+export type TaskClaimBody = z.infer<typeof TaskClaimBody>;

@@ -10,6 +10,7 @@ export {
   DecisionTimeline,
   ForwardedReply,
   GrantList,
+  GrantRevocationBody,
   Health,
   KeySet,
   ProjectionLag,
@@ -18,6 +19,7 @@ export {
   StepList,
   SubmitActionBody,
   StepView,
+  TaskClaimBody,
   TaskPage,
   TaskView,
 } from './api-views.js';

@@ -1,4 +1,4 @@
-import { Id, parseContract, ResolveApproval, SubmitAction, WritError } from '@writ/contracts';
+import { Id, parseContract, ResolveApproval, RevokeGrant, SubmitAction, SubmitClaim, WritError } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { z } from 'zod';
 import type { Upstream } from './ports.js';
@@ -10,7 +10,15 @@ export interface ForwardingSubjects {
   readonly submitAction: string;
   /** `<root>.qry.approval.resolve`. */
   readonly resolveApproval: string;
+  /** `<root>.qry.approval.revoke-grant`. */
+  readonly revokeGrant: string;
+  /** `<root>.qry.orchestrator.claim-done`, `claim-blocked`, `claim-correction`. */
+  readonly claims: Readonly<Record<TaskClaimKind, string>>;
 }
+
+export type TaskClaimKind = 'done' | 'blocked' | 'correction';
+
+export const TASK_CLAIM_KINDS: readonly TaskClaimKind[] = ['done', 'blocked', 'correction'];
 
 export type ApprovalDecision = 'grant' | 'deny';
 
@@ -30,8 +38,10 @@ const SubmitActionEnvelope = SubmitAction.extend({ jws: z.string().min(1) });
 const MAX_KEY_LENGTH = 256;
 
 /**
- * `POST /v1/actions` and `POST /v1/approvals/<id>/grant|deny`: forwarded as
- * NATS requests to ingress and approval, which authenticate and decide. The
+ * `POST /v1/actions`, `POST /v1/approvals/<id>/grant|deny`, `POST
+ * /v1/grants/<id>/revoke` and `POST /v1/tasks/<id>/claims/<kind>`: forwarded
+ * as NATS requests to ingress, approval and the orchestrator, which
+ * authenticate and decide. The
  * projection shapes the request and passes the answer back; it never
  * verifies a signature nor authorizes anything, and it refuses nothing
  * ingress would record. The JWS payloads are peeked at (unverified) only to
@@ -106,6 +116,49 @@ export class Forwarding {
     return this.ask(this.subjects.resolveApproval, command);
   }
 
+  /**
+   * The body is `{ task_id, revocation_jws }`; the approval service checks the
+   * signature, that the signer is a director and not the action's proposer.
+   */
+  async revokeGrant(input: { readonly grantId: string; readonly body: unknown }): Promise<JsonObject> {
+    const grantId = checkedPathId(input.grantId, 'grant');
+    const revocationJws = field(input.body, 'revocation_jws');
+    const taskId = field(input.body, 'task_id');
+    if (!isObject(input.body) || typeof revocationJws !== 'string' || revocationJws === '' || !Id.safeParse(taskId).success) {
+      throw new ProjectionError(
+        'PROJECTION_REQUEST_INVALID',
+        'send JSON {"task_id": "<the grant\'s task, as GET /v1/grants/<id> shows it>", "revocation_jws": "<compact JWS by a director over {grant_id, task_id, reason, revoked_by, revoked_at}>"}',
+        { details: { parameter: 'body' } },
+      );
+    }
+    mismatchGuard(peekJwsPayload(revocationJws), { grant_id: grantId, task_id: taskId }, `POST it to /v1/grants/<its grant_id>/revoke with its task_id`);
+    const command = parseContract('RevokeGrant', RevokeGrant, { grant_id: grantId, task_id: taskId, revocation_jws: revocationJws });
+    return this.ask(this.subjects.revokeGrant, command);
+  }
+
+  /**
+   * The body is `{ claim_jws }`; the orchestrator checks the signature, its
+   * `typ` against the kind, and that the signer owns the task.
+   */
+  async submitClaim(input: { readonly taskId: string; readonly kind: string; readonly body: unknown }): Promise<JsonObject> {
+    const taskId = checkedPathId(input.taskId, 'task');
+    const kind = TASK_CLAIM_KINDS.find((known) => known === input.kind);
+    if (kind === undefined) {
+      throw new ProjectionError('PROJECTION_REQUEST_INVALID', `a claim is done, blocked or correction, not ${JSON.stringify(input.kind).slice(0, 64)}: POST /v1/tasks/<id>/claims/done`, {
+        details: { parameter: 'kind' },
+      });
+    }
+    const claimJws = field(input.body, 'claim_jws');
+    if (!isObject(input.body) || typeof claimJws !== 'string' || claimJws === '') {
+      throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'send JSON {"claim_jws": "<compact JWS by the task\'s owner over {task_id, claim | correction, claimed_by, claimed_at}>"}', {
+        details: { parameter: 'body' },
+      });
+    }
+    mismatchGuard(peekJwsPayload(claimJws), { task_id: taskId }, `POST it to /v1/tasks/<its task_id>/claims/${kind}`);
+    const command = parseContract('SubmitClaim', SubmitClaim, { task_id: taskId, claim_jws: claimJws });
+    return this.ask(this.subjects.claims[kind], command);
+  }
+
   /** The upstream's answer as an object; a rejection written in the body becomes the error it means. */
   private async ask(subject: string, command: unknown): Promise<JsonObject> {
     const reply = await this.upstream.request(subject, command);
@@ -128,4 +181,27 @@ function checkedKey(header: string): string {
     });
   }
   return key;
+}
+
+function checkedPathId(value: string, what: string): string {
+  if (!Id.safeParse(value).success) {
+    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `the ${what} id must be 1-128 characters of A-Z, a-z, 0-9, "_" or "-"`, { details: { parameter: 'id' } });
+  }
+  return value;
+}
+
+/**
+ * A signed payload (peeked at, unverified) that names another grant or task
+ * than the URL and body do is refused before it is forwarded: the service
+ * would refuse it too, but a clear 400 here tells the caller which URL it meant.
+ */
+function mismatchGuard(signed: unknown, expected: Readonly<Record<string, unknown>>, hint: string): void {
+  for (const [name, value] of Object.entries(expected)) {
+    const said = field(signed, name);
+    if (said !== undefined && said !== value) {
+      throw new ProjectionError('PROJECTION_REQUEST_MISMATCH', `the signed payload says ${name} ${JSON.stringify(said).slice(0, 140)}, the request ${JSON.stringify(value).slice(0, 140)}: ${hint}`, {
+        details: { parameter: name },
+      });
+    }
+  }
 }

@@ -5,7 +5,12 @@ import { actionRequest, fakeJws, storyIds } from '../../test/governed-path.fixtu
 import { Forwarding } from './forwarding.js';
 import type { Upstream } from './ports.js';
 
-const subjects = { submitAction: 't.qry.ingress.submit-action', resolveApproval: 't.qry.approval.resolve' };
+const subjects = {
+  submitAction: 't.qry.ingress.submit-action',
+  resolveApproval: 't.qry.approval.resolve',
+  revokeGrant: 't.qry.approval.revoke-grant',
+  claims: { done: 't.qry.orchestrator.claim-done', blocked: 't.qry.orchestrator.claim-blocked', correction: 't.qry.orchestrator.claim-correction' },
+};
 const ids = storyIds('fw1');
 
 class RecordingUpstream implements Upstream {
@@ -100,6 +105,71 @@ describe('Forwarding.resolveApproval', () => {
     );
     await expect(forwarding.resolveApproval({ approvalId: 'approval.1', decision: 'deny', body: body(resolution('deny')) })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     await expect(forwarding.resolveApproval({ approvalId: 'approval-1', decision: 'deny', body: 'text' })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    expect(upstream.requests).toEqual([]);
+  });
+});
+
+describe('Forwarding.revokeGrant', () => {
+  const revocation = (grant = 'grant-1', task = 'task-1') =>
+    fakeJws({ grant_id: grant, task_id: task, reason: 'stop', revoked_by: 'director-1', revoked_at: '2030-01-01T00:00:00Z' }, 'director-k1');
+
+  it('given a signed revocation, when it is posted to its grant, then {grant_id, task_id, revocation_jws} goes to the approval service and its answer comes back', async () => {
+    // given
+    const upstream = new RecordingUpstream({ grant_id: 'grant-1', task_id: 'task-1', status: 'revoked', revoked_by: 'director-1', revoked_at: '2030-01-01T00:00:00Z' });
+    const jws = revocation();
+    // when
+    const reply = await new Forwarding(upstream, subjects).revokeGrant({ grantId: 'grant-1', body: { task_id: 'task-1', revocation_jws: jws } });
+    // then
+    expect(reply['status']).toBe('revoked');
+    expect(upstream.requests).toEqual([{ subject: subjects.revokeGrant, payload: { grant_id: 'grant-1', task_id: 'task-1', revocation_jws: jws } }]);
+  });
+
+  it('given a revocation of another grant or task, a malformed id or body, when it is posted, then it is refused with its code and nothing is forwarded', async () => {
+    // given
+    const upstream = new RecordingUpstream();
+    const forwarding = new Forwarding(upstream, subjects);
+    // when / then
+    await expect(forwarding.revokeGrant({ grantId: 'grant-2', body: { task_id: 'task-1', revocation_jws: revocation() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_MISMATCH'));
+    await expect(forwarding.revokeGrant({ grantId: 'grant-1', body: { task_id: 'task-2', revocation_jws: revocation() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_MISMATCH'));
+    await expect(forwarding.revokeGrant({ grantId: 'not an id', body: { task_id: 'task-1', revocation_jws: revocation() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(forwarding.revokeGrant({ grantId: 'grant-1', body: { revocation_jws: revocation() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(forwarding.revokeGrant({ grantId: 'grant-1', body: 'text' })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    expect(upstream.requests).toEqual([]);
+  });
+
+  it("given the approval service's refusal in the reply, when it comes back, then it is that code", async () => {
+    const refused = new RecordingUpstream({ status: 'rejected', code: 'APPROVAL_SIGNER_NOT_ALLOWED', message: 'not a director' });
+    await expect(new Forwarding(refused, subjects).revokeGrant({ grantId: 'grant-1', body: { task_id: 'task-1', revocation_jws: revocation() } })).rejects.toSatisfy(
+      code('APPROVAL_SIGNER_NOT_ALLOWED'),
+    );
+  });
+});
+
+describe('Forwarding.submitClaim', () => {
+  const claim = (task = 'task-1') => fakeJws({ task_id: task, claim: { status: 'done_clean' }, claimed_by: 'agent-1', claimed_at: '2030-01-01T00:00:00Z' }, 'agent-k1');
+
+  it('given a signed claim of each kind, when it is posted to its task, then {task_id, claim_jws} goes to that kind\'s subject', async () => {
+    // given
+    const upstream = new RecordingUpstream({ task_id: 'task-1', claim_id: 'dcl-1', kind: 'done', status: 'verifying' });
+    const forwarding = new Forwarding(upstream, subjects);
+    const jws = claim();
+    // when
+    for (const kind of ['done', 'blocked', 'correction']) await forwarding.submitClaim({ taskId: 'task-1', kind, body: { claim_jws: jws } });
+    // then
+    expect(upstream.requests).toEqual(
+      (['done', 'blocked', 'correction'] as const).map((kind) => ({ subject: subjects.claims[kind], payload: { task_id: 'task-1', claim_jws: jws } })),
+    );
+  });
+
+  it('given an unknown kind, a claim about another task or no claim, when it is posted, then it is refused with its code and nothing is forwarded', async () => {
+    // given
+    const upstream = new RecordingUpstream();
+    const forwarding = new Forwarding(upstream, subjects);
+    // when / then
+    await expect(forwarding.submitClaim({ taskId: 'task-1', kind: 'finished', body: { claim_jws: claim() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(forwarding.submitClaim({ taskId: 'task-2', kind: 'done', body: { claim_jws: claim() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_MISMATCH'));
+    await expect(forwarding.submitClaim({ taskId: 'task-1', kind: 'done', body: {} })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(forwarding.submitClaim({ taskId: '../x', kind: 'done', body: { claim_jws: claim() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     expect(upstream.requests).toEqual([]);
   });
 });

@@ -18,6 +18,8 @@ export type ProjectionErrorCode =
   | 'PROJECTION_ROUTE_NOT_FOUND'
   /** The URL says grant (deny), the signed resolution says otherwise, or names another approval. */
   | 'PROJECTION_DECISION_MISMATCH'
+  /** The signed payload (a grant revocation, a task claim) names another grant or task than the URL and body. */
+  | 'PROJECTION_REQUEST_MISMATCH'
   /** Nobody answers on the forwarding subject (ingress or approval down). */
   | 'PROJECTION_UPSTREAM_UNAVAILABLE'
   /** Ingress or approval did not answer in time. */

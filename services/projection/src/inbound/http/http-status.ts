@@ -14,6 +14,7 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   PROJECTION_REQUEST_TOO_LARGE: 413,
   PROJECTION_ROUTE_NOT_FOUND: 404,
   PROJECTION_DECISION_MISMATCH: 400,
+  PROJECTION_REQUEST_MISMATCH: 400,
   PROJECTION_UPSTREAM_UNAVAILABLE: 503,
   PROJECTION_UPSTREAM_TIMEOUT: 504,
   PROJECTION_UPSTREAM_INVALID_REPLY: 502,
@@ -66,6 +67,19 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   APPROVAL_RESOLUTION_MISMATCH: 400,
   APPROVAL_NOT_GRANTED: 409,
   APPROVAL_AUTHORITY_MISSING: 409,
+  APPROVAL_SIGNER_NOT_ALLOWED: 403,
+  APPROVAL_SIGNED_REQUEST_STALE: 422,
+  APPROVAL_SIGNED_REQUEST_MISMATCH: 400,
+  APPROVAL_GRANT_NOT_FOUND: 404,
+  // orchestrator claims (POST /v1/tasks/<id>/claims/<kind>)
+  ORCHESTRATOR_CLAIM_SIGNATURE_INVALID: 401,
+  ORCHESTRATOR_CLAIM_SIGNER_NOT_ALLOWED: 403,
+  ORCHESTRATOR_CLAIM_STALE: 422,
+  ORCHESTRATOR_CLAIM_MISMATCH: 400,
+  ORCHESTRATOR_CLAIM_TASK_UNKNOWN: 404,
+  ORCHESTRATOR_TASK_NOT_BRIEFED: 409,
+  ORCHESTRATOR_CLAIM_UNKNOWN: 404,
+  ORCHESTRATOR_UNAVAILABLE: 503,
   BUS_TIMEOUT: 504,
   BUS_NO_RESPONDERS: 503,
 };
@@ -81,14 +95,14 @@ const SUFFIX_STATUS: ReadonlyArray<readonly [string, number]> = [
   ['_TIMEOUT', 504],
 ];
 
-/** The status of a code: the table, then by suffix; other client-facing codes of ingress/approval 422; anything else 502 (the other side failed). */
+/** The status of a code: the table, then by suffix; other client-facing codes of ingress/approval/the orchestrator 422; anything else 502 (the other side failed). */
 export function statusForCode(code: string): number {
   const known = STATUS_BY_CODE[code];
   if (known !== undefined) return known;
   const bySuffix = SUFFIX_STATUS.find(([suffix]) => code.endsWith(suffix));
   if (bySuffix !== undefined) return bySuffix[1];
   if (code.startsWith('PROJECTION_')) return 500;
-  if (code.startsWith('INGRESS_') || code.startsWith('APPROVAL_')) return 422;
+  if (code.startsWith('INGRESS_') || code.startsWith('APPROVAL_') || code.startsWith('ORCHESTRATOR_')) return 422;
   return 502;
 }
 

@@ -1,11 +1,17 @@
-import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { PublicRoute } from '@writ/runtime/nest';
+import { Forwarding } from '../../application/forwarding.js';
+import type { JsonObject } from '../../application/projected-event.js';
 import { ReadService } from '../../application/read-service.js';
 import type { DecisionTimeline, HttpReadScope, TaskPage, TaskView } from '@writ/contracts';
 import { ReadScope } from './read-scope.js';
 
 @Controller('v1/tasks')
 export class TasksController {
-  constructor(@Inject(ReadService) private readonly reads: ReadService) {}
+  constructor(
+    @Inject(ReadService) private readonly reads: ReadService,
+    @Inject(Forwarding) private readonly forwarding: Forwarding,
+  ) {}
 
   /** Tasks, newest first: `?status=&principal_id=&policy_profile=&since=&until=&limit=&cursor=` (an agent: its own). */
   @Get()
@@ -23,5 +29,19 @@ export class TasksController {
   @Get(':id/decisions')
   decisions(@Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown, @ReadScope() scope: HttpReadScope): Promise<DecisionTimeline> {
     return this.reads.decisions(id, { after, limit }, scope);
+  }
+
+  /**
+   * `{ claim_jws }` (`kind`: done, blocked or correction), forwarded to the
+   * orchestrator, which checks the signature, the JWS type against the kind,
+   * and that the signer owns the task. Public: the signed claim is the
+   * credential, so an agent whose bus credential publishes only its ingress
+   * subject claims here.
+   */
+  @PublicRoute()
+  @Post(':id/claims/:kind')
+  @HttpCode(200)
+  claim(@Param('id') id: string, @Param('kind') kind: string, @Body() body: unknown): Promise<JsonObject> {
+    return this.forwarding.submitClaim({ taskId: id, kind, body });
   }
 }

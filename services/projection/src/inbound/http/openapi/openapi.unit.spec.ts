@@ -62,6 +62,8 @@ describe('the OpenAPI document', () => {
         'POST /v1/actions',
         'POST /v1/approvals/{id}/deny',
         'POST /v1/approvals/{id}/grant',
+        'POST /v1/grants/{id}/revoke',
+        'POST /v1/tasks/{id}/claims/{kind}',
       ].sort(),
     );
     expect(document.security).toEqual([{ writHttpToken: [] }]);
