@@ -214,6 +214,13 @@ describe('the HTTP API: paged lists, problem details, OpenAPI', () => {
     it('given the filters of /v1/tasks, /v1/actions and /v1/receipts, then each selects what its rows say', async () => {
       await expectFilter('tasks', 'task_id', 'principal_id', agentB.id, (row) => row['owner_principal_id'] === agentB.id);
       await expectFilter('tasks', 'task_id', 'status', 'completed', (row) => row['status'] === 'completed');
+      // the search: any of id, title, goal, owner, profile contains it, whatever the case; % and _ are literal
+      const needle = agentB.id.slice(2).toUpperCase();
+      const searched = ['task_id', 'title', 'goal', 'owner_principal_id', 'policy_profile'];
+      await expectFilter('tasks', 'task_id', 'q', needle, (row) => searched.some((key) => String(row[key] ?? '').toLowerCase().includes(needle.toLowerCase())));
+      // as wildcards, '%-agent-b' and '-agent_b' would match B's tasks (owner <tag>-agent-b); as text they match nothing
+      expect((await as(director, `/v1/tasks?q=${encodeURIComponent('%-agent-b')}`)).body).toMatchObject({ items: [], next_cursor: null });
+      expect((await as(director, `/v1/tasks?q=${encodeURIComponent('-agent_b')}`)).body).toMatchObject({ items: [], next_cursor: null });
       await expectFilter('actions', 'action_request_id', 'status', 'awaiting_approval', (row) => row['status'] === 'awaiting_approval');
       await expectFilter('actions', 'action_request_id', 'principal_id', agentB.id, (row) => row['principal_id'] === agentB.id);
       await expectFilter('actions', 'action_request_id', 'task_id', aHappy[3]!.task, (row) => row['task_id'] === aHappy[3]!.task);

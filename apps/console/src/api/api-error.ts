@@ -18,9 +18,7 @@ export type ConsoleErrorCode =
   | 'CONSOLE_APPROVAL_EXPIRED'
   | 'CONSOLE_APPROVAL_UNEXPECTED'
   /** The approval service answered a grant revocation with neither `revoked` nor `already_revoked`. */
-  | 'CONSOLE_REVOCATION_UNEXPECTED'
-  /** A list across tasks needs a wide reader (director, operator, observer) until `GET /v1/tasks` exists. */
-  | 'CONSOLE_LIST_UNAVAILABLE';
+  | 'CONSOLE_REVOCATION_UNEXPECTED';
 
 export class ApiError extends Error {
   constructor(

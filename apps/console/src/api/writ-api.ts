@@ -1,4 +1,4 @@
-import { ApiError, consoleError, hasCode } from './api-error.js';
+import { ApiError, hasCode } from './api-error.js';
 import type { HttpClient } from './http-client.js';
 import type {
   ActionRow,
@@ -22,26 +22,20 @@ import type {
 } from './rows.js';
 
 /**
- * Every call the console makes to the projection's API, in one small module,
- * so the endpoints that are on their way (list endpoints with cursors, the
- * changes feed) switch on here and nowhere else. Where a list endpoint is
- * missing (404 `PROJECTION_ROUTE_NOT_FOUND`) the list is derived from what
- * exists today, and says so (`source`).
+ * Every call the console makes to the projection's API, in one small module:
+ * the pages never build a URL themselves.
  */
 
 export interface Listed<T> {
   readonly items: readonly T[];
   readonly nextCursor: string | null;
-  /** `endpoint`: the list endpoint answered; `derived`: assembled from today's endpoints (see `note`). */
-  readonly source: 'endpoint' | 'derived';
-  readonly note?: string;
 }
 
 export type InclusionAnswer = { readonly kind: 'proof'; readonly proof: Json; readonly tree_head: Json } | { readonly kind: 'not_served' } | { readonly kind: 'not_yet' };
 
 export interface TaskFilter {
   readonly status?: string;
-  /** Matched against id, title, goal, owner and profile. */
+  /** Matched by the API (`q`) against id, title, goal, owner and profile. */
   readonly search?: string;
   readonly cursor?: string;
 }
@@ -49,14 +43,6 @@ export interface TaskFilter {
 /** A route the server does not have (yet): the projection's 404 PROJECTION_ROUTE_NOT_FOUND. */
 export function isMissingRoute(error: unknown): boolean {
   return error instanceof ApiError && error.status === 404 && hasCode(error, 'PROJECTION_ROUTE_NOT_FOUND');
-}
-
-const DERIVED_TASK_LIMIT = 60;
-
-export function matchesSearch(task: TaskRow, search: string | undefined): boolean {
-  const needle = search?.trim().toLowerCase() ?? '';
-  if (needle === '') return true;
-  return [task.task_id, task.title, task.goal, task.owner_principal_id ?? '', task.policy_profile ?? '', task.status].some((field) => field.toLowerCase().includes(needle));
 }
 
 export class WritApi {
@@ -154,39 +140,15 @@ export class WritApi {
     return this.http.get(`/v1/principals/${encodeURIComponent(id)}`);
   }
 
-  /**
-   * Tasks, newest change first: `GET /v1/tasks?status=&q=&cursor=` once it
-   * exists (the server scopes it: an agent sees its own). Until then, for a
-   * wide reader, the tasks behind today's lists (steps, approvals, cells),
-   * each read once; an agent gets CONSOLE_LIST_UNAVAILABLE (the lists across
-   * tasks are 403 for it) and looks its work up by id instead.
-   */
+  /** Tasks, newest first: `GET /v1/tasks?status=&q=&cursor=` (the API scopes it: an agent sees its own). */
   async listTasks(filter: TaskFilter): Promise<Listed<TaskRow>> {
-    try {
-      // The search is the console's own (matchesSearch): the list refuses parameters it does not know.
-      const page = await this.http.get<Page<TaskRow>>('/v1/tasks', { status: filter.status, cursor: filter.cursor, limit: 100 });
-      return { items: page.items.filter((task) => matchesSearch(task, filter.search)), nextCursor: page.next_cursor, source: 'endpoint' };
-    } catch (error) {
-      if (!isMissingRoute(error)) throw error;
-    }
-    let ids: string[];
-    try {
-      const [steps, approvals, cells] = await Promise.all([this.steps({ limit: 1000 }), this.approvals(undefined, 1000), this.cells()]);
-      ids = [...new Set([...steps.map((s) => s.task_id), ...approvals.map((a) => a.task_id), ...cells.map((c) => (typeof c.task_id === 'string' ? c.task_id : ''))].filter((id) => id !== ''))];
-    } catch (error) {
-      if (hasCode(error, 'PROJECTION_SCOPE_FORBIDDEN')) {
-        throw consoleError('CONSOLE_LIST_UNAVAILABLE', 'this API has no task list yet (GET /v1/tasks), and the lists across tasks are for directors, operators and observers: look your task or action up by id');
-      }
-      throw error;
-    }
-    const tasks = (await Promise.all(ids.map((id) => this.http.get<TaskView>(`/v1/tasks/${encodeURIComponent(id)}`, { limit: 1 }).catch(() => undefined)))).filter(
-      (task): task is TaskView => task !== undefined,
-    );
-    const items = tasks
-      .map(({ events: _events, next_after: _next, ...task }) => task as TaskRow)
-      .filter((task) => (filter.status === undefined || filter.status === '' || task.status === filter.status) && matchesSearch(task, filter.search))
-      .sort((a, b) => b.updated_at.localeCompare(a.updated_at))
-      .slice(0, DERIVED_TASK_LIMIT);
-    return { items, nextCursor: null, source: 'derived', note: `derived from the step, approval and cell lists (GET /v1/tasks is not served yet); at most ${DERIVED_TASK_LIMIT} tasks` };
+    const search = filter.search?.trim();
+    const page = await this.http.get<Page<TaskRow>>('/v1/tasks', {
+      status: filter.status === '' ? undefined : filter.status,
+      q: search === '' ? undefined : search,
+      cursor: filter.cursor,
+      limit: 100,
+    });
+    return { items: page.items, nextCursor: page.next_cursor };
   }
 }

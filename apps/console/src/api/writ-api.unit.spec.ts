@@ -5,10 +5,9 @@ import { HttpClient } from './http-client.js';
 import { WritApi } from './writ-api.js';
 
 /**
- * The API client against a real HTTP server answering canned JSON, as the
- * projection does today (no list endpoints: 404 PROJECTION_ROUTE_NOT_FOUND)
- * and as it will (`GET /v1/tasks` with `{ items, next_cursor }`, errors as
- * problem+json).
+ * The API client against a real HTTP server answering canned JSON as the
+ * projection does (`GET /v1/tasks` with `{ items, next_cursor }`, errors as
+ * problem+json, 404 PROJECTION_ROUTE_NOT_FOUND for a route it lacks).
  */
 let server: Server | undefined;
 
@@ -35,30 +34,25 @@ async function serve(routes: Record<string, { status?: number; json: unknown; ty
 const task = (id: string, status: string, updated: string) => ({ task_id: id, title: `title ${id}`, goal: 'g', status, owner_principal_id: 'agent-1', policy_profile: 'p', last_task_seq: 1, last_event_type: 'task.created', created_at: updated, updated_at: updated });
 
 describe('WritApi.listTasks', () => {
-  it('given GET /v1/tasks, when tasks are listed, then its page is used as is', async () => {
+  it('given GET /v1/tasks, when tasks are listed with a status and a search, then the API filters and its page is used as is', async () => {
+    // given
     const { api, seen } = await serve({ '/v1/tasks': { json: { items: [task('tsk-1', 'running', '2031-01-01T00:00:00Z')], next_cursor: 'c2' } } });
-    const listed = await api.listTasks({ status: 'running' });
-    expect(listed).toMatchObject({ source: 'endpoint', nextCursor: 'c2', items: [{ task_id: 'tsk-1' }] });
-    expect(seen).toEqual(['/v1/tasks?status=running&limit=100']);
+    // when
+    const listed = await api.listTasks({ status: 'running', search: '  deploy web ' });
+    // then
+    expect(listed).toEqual({ nextCursor: 'c2', items: [expect.objectContaining({ task_id: 'tsk-1' })] });
+    expect(seen).toEqual(['/v1/tasks?status=running&q=deploy+web&limit=100']);
   });
 
-  it('given no GET /v1/tasks, when tasks are listed, then they are derived from the steps, approvals and cells, newest change first, filtered', async () => {
-    const { api } = await serve({
-      '/v1/steps': { json: { steps: [{ step_id: 's1', task_id: 'tsk-1', status: 'succeeded' }] } },
-      '/v1/approvals': { json: { approvals: [{ approval_id: 'a1', task_id: 'tsk-2', status: 'pending' }] } },
-      '/v1/cells': { json: { cells: [{ cell_id: 'tsk-2', task_id: 'tsk-2', status: 'ACTIVE' }] } },
-      '/v1/tasks/tsk-1': { json: { ...task('tsk-1', 'completed', '2031-01-01T00:00:00Z'), events: [], next_after: null } },
-      '/v1/tasks/tsk-2': { json: { ...task('tsk-2', 'running', '2031-01-02T00:00:00Z'), events: [], next_after: null } },
-    });
-    expect((await api.listTasks({})).items.map((row) => row.task_id)).toEqual(['tsk-2', 'tsk-1']);
-    expect((await api.listTasks({ search: 'TITLE TSK-1' })).items.map((row) => row.task_id)).toEqual(['tsk-1']);
-    expect(await api.listTasks({ status: 'running' })).toMatchObject({ source: 'derived', items: [{ task_id: 'tsk-2' }] });
+  it('given no status and an empty search, when tasks are listed, then neither is sent', async () => {
+    const { api, seen } = await serve({ '/v1/tasks': { json: { items: [], next_cursor: null } } });
+    await api.listTasks({ status: '', search: '   ' });
+    expect(seen).toEqual(['/v1/tasks?limit=100']);
   });
 
-  it('given a caller that reads its own only (403 on the lists), when tasks are listed, then CONSOLE_LIST_UNAVAILABLE says to look work up by id', async () => {
-    const forbidden = { status: 403, json: { code: 'PROJECTION_SCOPE_FORBIDDEN', message: 'not yours' } };
-    const { api } = await serve({ '/v1/steps': forbidden, '/v1/approvals': forbidden, '/v1/cells': forbidden });
-    await expect(api.listTasks({})).rejects.toMatchObject({ code: 'CONSOLE_LIST_UNAVAILABLE' });
+  it("given an agent's 403 or any refusal, when tasks are listed, then the API's code is the error", async () => {
+    const { api } = await serve({ '/v1/tasks': { status: 400, json: { code: 'PROJECTION_REQUEST_INVALID', message: 'q: too long' } } });
+    await expect(api.listTasks({ search: 'x' })).rejects.toMatchObject({ code: 'PROJECTION_REQUEST_INVALID' });
   });
 });
 

@@ -28,8 +28,7 @@ function Lookup() {
 export function TasksPage(props: { readonly status: string; readonly search: string }) {
   const { api } = useContext(ConsoleContext);
   const [search, setSearch] = useState(props.search);
-  // The derived list reads every task it names: refreshed every 10 s, not on every tick.
-  const tasks = useLive(() => api!.listTasks({ status: props.status, search: props.search }), [props.status, props.search], { minIntervalMs: 10_000 });
+  const tasks = useLive(() => api!.listTasks({ status: props.status, search: props.search }), [props.status, props.search]);
 
   return (
     <>
@@ -52,14 +51,14 @@ export function TasksPage(props: { readonly status: string; readonly search: str
         </label>
         <label>
           Search
-          <input type="search" value={search} placeholder="id, title, goal, owner" onInput={(event) => setSearch((event.target as HTMLInputElement).value)} data-testid="task-search" />
+          <input type="search" value={search} placeholder="id, title, goal, owner, profile" onInput={(event) => setSearch((event.target as HTMLInputElement).value)} data-testid="task-search" />
         </label>
         <button type="submit">Filter</button>
       </form>
       <ErrorBox error={tasks.error} />
       <Loading when={tasks.loading} />
       {tasks.data === undefined ? null : (
-        <Section title={`${tasks.data.items.length} task(s)`} note={tasks.data.note} testId="tasks">
+        <Section title={`${tasks.data.items.length} task(s)${tasks.data.nextCursor === null ? '' : ', the newest'}`} testId="tasks">
           {tasks.data.items.length === 0 ? (
             <Empty>No task matches.</Empty>
           ) : (

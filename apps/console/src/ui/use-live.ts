@@ -18,11 +18,7 @@ export interface Loaded<T> {
 export function useLive<T>(
   load: () => Promise<T>,
   deps: readonly unknown[],
-  options: {
-    readonly live?: boolean;
-    /** Re-read on live updates at most this often (a costly read: the derived task list). */
-    readonly minIntervalMs?: number;
-  } = {},
+  options: { readonly live?: boolean } = {},
 ): Loaded<T> {
   const { live } = useContext(ConsoleContext);
   const [state, setState] = useState<{ data: T | undefined; error: Loaded<T>['error']; loading: boolean }>({ data: undefined, error: undefined, loading: true });
@@ -30,12 +26,10 @@ export function useLive<T>(
   const loader = useRef(load);
   loader.current = load;
   const generation = useRef(0);
-  const lastRun = useRef(0);
 
   const run = (): void => {
     if (running.current) return;
     running.current = true;
-    lastRun.current = Date.now();
     const mine = generation.current;
     loader
       .current()
@@ -58,9 +52,7 @@ export function useLive<T>(
     setState({ data: undefined, error: undefined, loading: true });
     run();
     if (options.live === false || live === undefined) return undefined;
-    return live.subscribe(() => {
-      if (Date.now() - lastRun.current >= (options.minIntervalMs ?? 0)) run();
-    });
+    return live.subscribe(run);
   }, deps);
 
   return { ...state, reload: run };

@@ -28,6 +28,13 @@ export const TaskListQuery = z.strictObject({
   status: TaskStatus.optional().describe('Only tasks in this status.'),
   principal_id: Id.optional().describe('Only tasks this principal owns.'),
   policy_profile: Name.optional().describe('Only tasks under this policy profile.'),
+  q: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Only tasks whose id, title, goal, owner or policy profile contains this text (case-insensitive; % and _ match themselves).'),
   since: since('created_at'),
   until: until('created_at'),
   ...paging,

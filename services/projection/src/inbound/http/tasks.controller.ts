@@ -13,7 +13,7 @@ export class TasksController {
     @Inject(Forwarding) private readonly forwarding: Forwarding,
   ) {}
 
-  /** Tasks, newest first: `?status=&principal_id=&policy_profile=&since=&until=&limit=&cursor=` (an agent: its own). */
+  /** Tasks, newest first: `?status=&principal_id=&policy_profile=&q=&since=&until=&limit=&cursor=` (an agent: its own). */
   @Get()
   list(@Query() query: unknown, @ReadScope() scope: HttpReadScope): Promise<TaskPage> {
     return this.reads.tasks(query, scope);

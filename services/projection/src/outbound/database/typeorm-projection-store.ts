@@ -163,6 +163,12 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel, Chang
         if (filter.principal_id !== undefined) qb.andWhere('t.owner_principal_id = :principalId', { principalId: filter.principal_id });
         if (filter.status !== undefined) qb.andWhere('t.status = :status', { status: filter.status });
         if (filter.policy_profile !== undefined) qb.andWhere('t.policy_profile = :profile', { profile: filter.policy_profile });
+        if (filter.q !== undefined) {
+          qb.andWhere(
+            "(t.task_id ILIKE :q ESCAPE '\\' OR t.title ILIKE :q ESCAPE '\\' OR t.goal ILIKE :q ESCAPE '\\' OR t.owner_principal_id ILIKE :q ESCAPE '\\' OR t.policy_profile ILIKE :q ESCAPE '\\')",
+            { q: `%${likeLiteral(filter.q)}%` },
+          );
+        }
       }),
     );
   }
@@ -458,4 +464,9 @@ class TypeormProjectionTx implements ProjectionTx {
       [record.stream_seq, record.stream, record.subject, record.reason, record.sha256, record.bytes, record.detail],
     );
   }
+}
+
+/** `text` as a LIKE pattern that matches itself: `\`, `%` and `_` escaped (ESCAPE '\'). */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (special) => `\\${special}`);
 }

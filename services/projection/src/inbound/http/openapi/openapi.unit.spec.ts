@@ -71,7 +71,7 @@ describe('the OpenAPI document', () => {
 
   it('given a list endpoint, then its parameters are the query contract with the documented limit', () => {
     const tasks = operations.find(({ where }) => where === 'GET /v1/tasks')?.operation;
-    expect(tasks?.parameters?.map((p) => p.name)).toEqual(['status', 'principal_id', 'policy_profile', 'since', 'until', 'limit', 'cursor']);
+    expect(tasks?.parameters?.map((p) => p.name)).toEqual(['status', 'principal_id', 'policy_profile', 'q', 'since', 'until', 'limit', 'cursor']);
     expect(tasks?.parameters?.find((p) => p.name === 'limit')?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 1000, default: 200 });
     expect(tasks?.responses['200']?.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/TaskPage' });
   });
