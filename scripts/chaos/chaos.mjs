@@ -51,6 +51,7 @@ const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const WRIT_CLI = path.join(REPO, 'apps', 'cli', 'bin', 'writ.mjs');
 const SERVICES = ['projection', 'ingress', 'orchestrator', 'policy', 'approval', 'executor', 'receipt'];
+const APPROVAL_CONCURRENCY = 4;
 const TERMINAL = new Set(['rejected', 'succeeded', 'failed', 'denied', 'unknown_outcome', 'cancelled', 'superseded']);
 
 const { values: flags } = parseArgs({
@@ -72,8 +73,17 @@ const { values: flags } = parseArgs({
     services: { type: 'string', default: SERVICES.join(',') },
     'repair-replicas': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (flags.help) {
+  // The usage is this file's opening comment.
+  const source = await readFile(fileURLToPath(import.meta.url), 'utf8');
+  const lines = source.split('\n').slice(1);
+  const usage = lines.slice(0, lines.findIndex((line) => !line.startsWith('//')));
+  process.stdout.write(`${usage.map((line) => line.replace(/^\/\/ ?/, '')).join('\n')}\n`);
+  process.exit(0);
+}
 const number = (name, min) => {
   const value = Number(flags[name]);
   if (!Number.isFinite(value) || value < min) throw new Error(`--${name} ${flags[name]}: a number ≥ ${min}`);
@@ -520,9 +530,13 @@ async function poll(actions) {
   }
 }
 
+/**
+ * The director resolves what waits for it, a few at a time (`writ approve|deny` is a process each: one
+ * at a time, 90 waiting approvals held the polling of every other action for minutes).
+ */
 async function resolveApprovals(actions, director) {
-  for (const action of actions) {
-    if (action.kind !== 'approval' || action.resolved || action.row?.status !== 'awaiting_approval' || !action.row.approval_id) continue;
+  const waiting = actions.filter((action) => action.kind === 'approval' && !action.resolved && action.row?.status === 'awaiting_approval' && action.row.approval_id);
+  const resolve = async (action) => {
     try {
       await writ([action.grant ? 'approve' : 'deny', action.row.approval_id, '--principal', director.id, '--key', director.keyFile, '--task', action.row.task_id]);
       action.resolved = true;
@@ -530,7 +544,12 @@ async function resolveApprovals(actions, director) {
       // Not open yet, or a service down: the next round tries again.
       if (!/not (yet )?open|not found|NOT_FOUND|UNAVAILABLE|ECONNREFUSED/i.test(String(error.stderr ?? error.message))) log(`${action.id}: ${action.grant ? 'approve' : 'deny'} failed: ${String(error.stderr ?? error.message).trim().split('\n')[0]}`);
     }
-  }
+  };
+  let next = 0;
+  const resolver = async () => {
+    while (next < waiting.length) await resolve(waiting[next++]);
+  };
+  await Promise.all(Array.from({ length: APPROVAL_CONCURRENCY }, resolver));
 }
 
 /**

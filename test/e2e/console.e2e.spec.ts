@@ -173,6 +173,13 @@ describe('the console in a real browser', () => {
       await go(director, '#/tasks');
       await director.locator(`[data-testid=task-row][data-task="${story.taskId}"]`).waitFor({ timeout: 30_000 });
       await shot(director, 'tasks');
+      // and the search (the API's q) finds the task by a piece of its id in any case, and nothing for what no task holds
+      await director.fill('[data-testid=task-search]', story.taskId.slice(4, 14).toUpperCase());
+      await director.press('[data-testid=task-search]', 'Enter');
+      await director.locator(`[data-testid=task-row][data-task="${story.taskId}"]`).waitFor({ timeout: 30_000 });
+      await director.fill('[data-testid=task-search]', 'no task holds this text');
+      await director.press('[data-testid=task-search]', 'Enter');
+      await director.locator('[data-testid=tasks]', { hasText: 'No task matches.' }).waitFor({ timeout: 30_000 });
     },
     STEP_MS,
   );
