@@ -33,6 +33,7 @@ export const ContextOmissionReason = z.enum([
   'TRUST_TIER_BARRED_FROM_PLANNING',
   'MEMORY_NOT_ACTIVE',
   'MEMORY_EXPIRED',
+  'SESSION_NOT_REQUESTED',
 ]);
 export type ContextOmissionReason = z.infer<typeof ContextOmissionReason>;
 
