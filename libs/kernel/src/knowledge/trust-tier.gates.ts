@@ -47,8 +47,8 @@ export const TRUST_TIER_ADMISSION = Object.freeze({
   untrusted: Object.freeze({ asserters: 'any', evidence: 'none' }),
   observed: Object.freeze({ asserters: 'any', evidence: 'any' }),
   verified: Object.freeze({ asserters: 'any', evidence: 'receipt' }),
-  user_asserted: Object.freeze({ asserters: Object.freeze(['user', 'supervisor']), evidence: 'none' }),
-  policy_asserted: Object.freeze({ asserters: Object.freeze(['policy_engine']), evidence: 'none' }),
+  user_asserted: Object.freeze({ asserters: Object.freeze(['user', 'supervisor'] as const), evidence: 'none' }),
+  policy_asserted: Object.freeze({ asserters: Object.freeze(['policy_engine'] as const), evidence: 'none' }),
 } as const satisfies Record<TrustTier, { asserters: 'any' | readonly PrincipalType[]; evidence: 'none' | 'any' | 'receipt' }>);
 
 /** Why a tier is not admitted, or undefined when it is. */
