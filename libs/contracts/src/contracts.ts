@@ -10,6 +10,7 @@ import { Decision } from './decision.js';
 import { EventEnvelope } from './event-envelope.js';
 import { EvidenceRef } from './evidence-ref.js';
 import { IngressRecord } from './ingress-record.js';
+import { Belief, ContextPack, MemoryRecord, WorkingState } from './knowledge/index.js';
 import { CrashReport, Heartbeat } from './lineage/heartbeat.js';
 import { LastWill } from './lineage/last-will.js';
 import { SpawnManifest } from './lineage/spawn-manifest.js';
@@ -60,6 +61,10 @@ export const CONTRACTS = Object.freeze({
   // The HTTP API's errors. (The projection's rows are the dashboard contract's,
   // @writ/contracts/projection-rows, with their own documents under docs/schemas/projection-rows.)
   ProblemDetails,
+  WorkingState,
+  Belief,
+  MemoryRecord,
+  ContextPack,
 });
 
 export type Contracts = typeof CONTRACTS;

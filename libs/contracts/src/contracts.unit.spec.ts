@@ -86,6 +86,12 @@ const MINIMUM_FIELDS: Record<ContractName, readonly string[]> = {
   ReceiptBundle: ['bundle_version', 'task_id', 'events', 'receipts', 'tree_head', 'principals', 'keys', 'not_asserted', 'bundle_hash'],
   // RFC 9457 members and Writ's code (instance is optional there).
   ProblemDetails: ['type', 'title', 'status', 'detail', 'code'],
+  // Hermit 15.2: not listed field by field in section 8; these are what the working state view needs.
+  WorkingState: ['task_id', 'revision', 'limits', 'entries', 'updated_at'],
+  Belief: ['belief_id', 'task_id', 'claim', 'scope', 'evidence_refs', 'confidence', 'trust_tier', 'status', 'created_at'],
+  MemoryRecord: ['memory_id', 'claim', 'scope', 'evidence_refs', 'trust_tier', 'promotion_reason', 'status', 'created_at'],
+  // Hermit 15.6: a pack for one attempt, with what was left out.
+  ContextPack: ['kind', 'task_id', 'attempt_id', 'items', 'omitted'],
 };
 
 function requiredKeys(contract: ContractName): string[] {

@@ -143,4 +143,5 @@ export {
 export * from './governed-path/index.js';
 export * from './task-claims/index.js';
 export * from './lineage/index.js';
+export * from './knowledge/index.js';
 export * from './projection-api/index.js';

@@ -485,6 +485,60 @@ export const problemDetails = {
 } as const;
 
 /** One valid sample per registered contract. */
+export const workingState = {
+  task_id: 'task-01',
+  revision: 2,
+  limits: { max_entries: 64, max_entry_bytes: 4096, max_total_bytes: 65536 },
+  entries: [
+    { key: 'plan.current', kind: 'plan_pointer', value: 'artifact:plan-01', refs: ['objective.main'] },
+    { key: 'objective.main', kind: 'objective', value: { goal: 'fix the failing test' }, pinned: true },
+  ],
+  updated_at: T1,
+} as const;
+
+export const belief = {
+  belief_id: 'belief-01',
+  task_id: 'task-01',
+  claim: 'The test suite passes on main',
+  scope: 'repo:writ',
+  evidence_refs: [{ kind: 'receipt', id: 'rcpt-01' }],
+  confidence: 0.9,
+  trust_tier: 'verified',
+  status: 'active',
+  created_at: T1,
+  asserted_by: 'agent-1',
+  version: 1,
+} as const;
+
+export const memoryRecord = {
+  memory_id: 'mem-01',
+  task_id: 'task-01',
+  claim: 'The test suite passes on main',
+  scope: 'repo:writ',
+  evidence_refs: [{ kind: 'receipt', id: 'rcpt-01' }],
+  trust_tier: 'verified',
+  promotion_reason: 'Needed by every later task on this repository',
+  source: { kind: 'belief', id: 'belief-01' },
+  invalidation_policy: { mode: 'on_evidence_revoked' },
+  retention_class: 'project',
+  status: 'active',
+  created_at: T1,
+  promoted_by: 'agent-1',
+  policy_result_ref: 'policy_result:pr-01',
+} as const;
+
+export const contextPack = {
+  kind: 'context.pack',
+  version: 1,
+  task_id: 'task-01',
+  attempt_id: 'attempt-01',
+  as_of: T1,
+  secrets: 'excluded',
+  budget: { max_items: 64, max_bytes: 65536, used_items: 1, used_bytes: 90 },
+  items: [{ section: 'task_contract', source: { kind: 'task_contract', id: 'artifact:contract-01' }, content: 'Fix the failing test' }],
+  omitted: [{ section: 'beliefs', source: { kind: 'belief', id: 'belief-02' }, reason: 'BELIEF_NOT_ACTIVE' }],
+} as const;
+
 export const SAMPLES = {
   EventEnvelope: eventEnvelope,
   Principal: principal,
@@ -512,6 +566,10 @@ export const SAMPLES = {
   CrashReport: crashReport,
   ReceiptBundle: receiptBundle,
   ProblemDetails: problemDetails,
+  WorkingState: workingState,
+  Belief: belief,
+  MemoryRecord: memoryRecord,
+  ContextPack: contextPack,
 } as const;
 
 /** One valid row per published view (the dashboard contract's `PROJECTION_ROW_SCHEMAS`). */

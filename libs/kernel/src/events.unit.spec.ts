@@ -1,6 +1,6 @@
 import { EventType, authorsOf } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
-import { ApprovalEvent, ATTEMPT_TRANSITIONS, AttemptEvent, GrantEvent, StepEvent, TaskEvent } from './index.js';
+import { ApprovalEvent, ATTEMPT_TRANSITIONS, AttemptEvent, BeliefEvent, GrantEvent, IngressBindingEvent, MemoryEvent, StepEvent, TaskEvent, WorkingStateEvent } from './index.js';
 
 const typesOf = (union: { options: readonly { shape: { type: { value: string } } }[] }) => union.options.map((option) => option.shape.type.value);
 
@@ -41,5 +41,31 @@ describe('event types', () => {
     expect(ATTEMPT_TRANSITIONS.authorized).toEqual(expect.arrayContaining(['executing', 'awaiting_policy', 'superseded']));
     const intoExecuting = Object.entries(ATTEMPT_TRANSITIONS).filter(([, tos]) => tos.includes('executing')).map(([from]) => from);
     expect(intoExecuting).toEqual(['authorized']);
+  });
+});
+
+// The knowledge layer's events (issue 17). Who appends them on a task subject is the services'
+// part of the issue: EVENT_AUTHORSHIP gains their rows in the change that first appends them.
+const KNOWLEDGE_CONTEXTS = [
+  ['working_state', typesOf(WorkingStateEvent as never)],
+  ['belief', typesOf(BeliefEvent as never)],
+  ['memory', typesOf(MemoryEvent as never)],
+  ['ingress', typesOf(IngressBindingEvent as never)],
+] as const;
+
+describe('knowledge event types', () => {
+  it.each(KNOWLEDGE_CONTEXTS)('given the %s events, then each type is a dotted envelope event_type of its context, none of them a deletion', (context, types) => {
+    expect(types.length).toBeGreaterThan(1);
+    for (const type of types) {
+      expect(EventType.safeParse(type).success, type).toBe(true);
+      expect(type.startsWith(`${context}.`), type).toBe(true);
+      expect(type, type).not.toMatch(/delete|erase|purge/);
+    }
+  });
+
+  it('given every context, knowledge included, then no event type is declared twice, and the ingress binding keeps clear of the ActionRequest path', () => {
+    const all = [...CONTEXTS, ...KNOWLEDGE_CONTEXTS].flatMap(([, types]) => types);
+    expect(new Set(all).size).toBe(all.length);
+    expect(typesOf(IngressBindingEvent as never)).not.toEqual(expect.arrayContaining(['ingress.received']));
   });
 });

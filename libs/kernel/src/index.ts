@@ -21,6 +21,11 @@
  * with `classifyRisk` and the destructive-command detector beside it.
  * Profiles are data: a `PolicyProfileDocument` (what an author writes) plus
  * a `version` derived from its content makes a `PolicyProfile`.
+ *
+ * Knowledge (Hermit 15, 8.1.2-8.1.3, 13.6): deciders for a task's
+ * WorkingState, its Beliefs, each MemoryRecord and each free-form ingress's
+ * binding; the trust-tier gates as a table; the context compiler and the
+ * conversation focus fold as pure functions.
  */
 
 // Shared
@@ -188,6 +193,9 @@ export { CellError, type CellErrorCode } from './cell/cell.errors.js';
 
 // Lineage (seed 002: signed spawn manifests, heartbeats, Last Wills, forensic seeds, reconstitution; participant scope)
 export * from './lineage/index.js';
+
+// Knowledge (issue 17): working state, beliefs, memory, context packs, ingress binding and conversation focus
+export * from './knowledge/index.js';
 
 // Access: who reads what through the HTTP API
 export { httpReadScope, mayRead, READ_ALL_ROLES } from './access/http-read-scope.js';

@@ -1,0 +1,5 @@
+export { KnowledgeEvidenceRef, KnowledgeScope, KnowledgeSensitivity } from './knowledge-evidence.js';
+export { WORKING_STATE_CEILINGS, WorkingState, WorkingStateEntry, WorkingStateEntryKind, WorkingStateLimits } from './working-state.js';
+export { Belief, BeliefStatus } from './belief.js';
+export { InvalidationPolicy, MemoryRecord, MemorySource, MemoryStatus } from './memory-record.js';
+export { ContextItem, ContextOmission, ContextOmissionReason, ContextPack, ContextSection, ContextSource } from './context-pack.js';
