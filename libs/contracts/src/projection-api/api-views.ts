@@ -176,7 +176,7 @@ export type ApprovalDecisionBody = z.infer<typeof ApprovalDecisionBody>;
 /** `POST /v1/grants/<id>/revoke`: a director's signed revocation, forwarded to the approval service as `RevokeGrant`. */
 export const GrantRevocationBody = z
   .strictObject({
-    task_id: RevokeGrant.shape.task_id.describe("The grant's task, as GET /v1/grants/<id> shows it."),
+    task_id: RevokeGrant.shape.task_id.describe("The grant's task, as the grant's own view shows it."),
     revocation_jws: RevokeGrant.shape.revocation_jws.describe('Compact JWS by a director over { grant_id, task_id, reason, revoked_by, revoked_at } (GrantRevocation).'),
   })
   .meta({ title: 'GrantRevocationBody', description: "A director's signed revocation of a grant." });
