@@ -13,17 +13,9 @@ export function jsonByteSize(value: unknown): number | undefined {
   return text === undefined ? undefined : utf8Length(text);
 }
 
-/** UTF-8 length of a string (lone surrogates count as the 3-byte replacement character). */
+const UTF8 = new TextEncoder();
+
+/** UTF-8 length of a string (a lone surrogate counts as the 3-byte replacement character, as the encoder writes it). */
 export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i += 1) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i += 1;
-    } else bytes += 3;
-  }
-  return bytes;
+  return UTF8.encode(text).length;
 }
