@@ -417,6 +417,138 @@ describe('EventStore (real NATS)', () => {
       expect(await store.verifyChain(taskId)).toMatchObject({ ok: true, length: 3, quarantined: [{ stream_seq: seq, reason: 'QUARANTINE_FORKED' }] });
     });
 
+    it('given a cold reader, when it reads a task of a governed action\'s length, then it opens no consumer on the stream (message gets only), and a longer task streams through one', async () => {
+      // given a short and a long task, and a store that has read neither
+      const store = await openStore();
+      const jsm = await jetstreamManager(nc);
+      const consumers = async () => (await jsm.streams.info(store.config.stream)).state.consumer_count;
+      const short = uniqueName('task');
+      const long = uniqueName('task');
+      await store.append(short, drafts(short, 20), 0);
+      await store.append(long, drafts(long, 40), 0);
+      const reader = await sibling(store);
+      const before = await consumers();
+      // when it reads the short one
+      const read = await reader.read(short);
+      // then every event, and no consumer was created for it
+      expect(read.map((stored) => stored.event.task_seq)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+      expect(await consumers()).toBe(before);
+      // and the long one (past the gets) equals a fresh read through a consumer
+      expect((await reader.read(long)).map((stored) => stored.event.task_seq)).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
+      expect(await consumers()).toBe(before + 1);
+    });
+
+    it('given a follower that judged a task through its deliveries, when it is asked about each next delivery, then it answers as a fresh store does, including junk and a rival stored in between', async () => {
+      // given a task of two events a follower has judged, then junk, a third event and a rival of it
+      const store = await openStore();
+      const follower = await sibling(store);
+      const taskId = uniqueName('task');
+      const subject = `${store.config.subjectPrefix}.task.${taskId}`;
+      const first = await store.append(taskId, drafts(taskId, 2), 0);
+      const firstSeqs = first.events.map((stored) => stored.streamSeq);
+      for (const seq of firstSeqs) expect(await follower.entryAt(subject, seq)).toMatchObject({ kind: 'event' });
+      const junk = await publishRaw(subject, { not: 'an event' });
+      const third = await store.append(taskId, drafts(taskId, 1), 2);
+      const events = await store.read(taskId);
+      const rival = await publishRaw(subject, sealEvent(taskDraft(taskId), taskId, link(events[1]!.event)));
+      // when the follower is asked about the third event first (the junk is read on the way), then the junk, then the rival
+      const fresh = await sibling(store);
+      const thirdSeq = third.events[0]!.streamSeq;
+      // then each answer is a fresh store's
+      expect(await follower.entryAt(subject, thirdSeq)).toEqual(await fresh.entryAt(subject, thirdSeq));
+      expect(await follower.entryAt(subject, junk)).toEqual(await fresh.entryAt(subject, junk));
+      expect(await follower.entryAt(subject, rival)).toEqual(await fresh.entryAt(subject, rival));
+      expect(await follower.entryAt(subject, rival)).toMatchObject({ kind: 'quarantined', record: { reason: 'QUARANTINE_FORKED' } });
+      expect(await follower.read(taskId)).toEqual(events);
+    });
+
+    it('given a follower that judged a task, when the stream is recreated with other messages at the same sequences, then it judges what is stored now, not what it cached', async () => {
+      // given a follower that judged the two events of a task
+      const store = await openStore();
+      const follower = await sibling(store);
+      const taskId = uniqueName('task');
+      const subject = `${store.config.subjectPrefix}.task.${taskId}`;
+      const stored = await store.append(taskId, drafts(taskId, 2), 0);
+      const seqs = stored.events.map((event) => event.streamSeq);
+      expect(await follower.entryAt(subject, seqs[1]!)).toMatchObject({ kind: 'event', event: { hash: stored.events[1]!.hash } });
+      // when the stream is deleted and created again, and other events of the same task land at the same sequences
+      const jsm = await jetstreamManager(nc);
+      const config = (await jsm.streams.info(store.config.stream)).config;
+      await jsm.streams.delete(store.config.stream);
+      await jsm.streams.add(config);
+      const writer = await sibling(store);
+      const again = await writer.append(taskId, drafts(taskId, 2).map((draft) => ({ ...draft, payload: { other: true } })), 0);
+      expect(again.events.map((event) => event.streamSeq)).toEqual(seqs);
+      // then the follower answers with the event stored now
+      expect(await follower.entryAt(subject, seqs[1]!)).toMatchObject({ kind: 'event', event: { hash: again.events[1]!.hash } });
+    });
+
+    describe('readThrough', () => {
+      /** Counts the message gets on `stream` while `during` runs. */
+      async function getsDuring(stream: string, during: () => Promise<unknown>): Promise<number> {
+        let gets = 0;
+        const watch = nc.subscribe(`$JS.API.STREAM.MSG.GET.${stream}`, { callback: () => void gets++ });
+        await nc.flush();
+        try {
+          await during();
+          await nc.flush();
+        } finally {
+          watch.unsubscribe();
+        }
+        return gets;
+      }
+
+      it('given a store that wrote the task, when asked through an event it wrote, then it answers with the task as written and sends no request', async () => {
+        // given a task this store wrote in two appends
+        const store = await openStore();
+        const taskId = uniqueName('task');
+        await store.append(taskId, drafts(taskId, 2), 0);
+        await store.read(taskId);
+        const second = await store.append(taskId, drafts(taskId, 2), 2);
+        const delivered = second.events[0]!;
+        // when a consumer delivers event 3 and the handler reads through it
+        let events: StoredEvent[] = [];
+        const gets = await getsDuring(store.config.stream, async () => (events = await store.readThrough(taskId, delivered.streamSeq, delivered.hash)));
+        // then the four events, and no get
+        expect(events.map((stored) => stored.event.task_seq)).toEqual([1, 2, 3, 4]);
+        expect(events).toEqual(await (await sibling(store)).read(taskId));
+        expect(gets).toBe(0);
+      });
+
+      it('given a cache behind the log, when an append decided on it conflicts, then the next readThrough reads the log to its end', async () => {
+        // given a store that holds the task through event 2, and event 3 written by another store
+        const store = await openStore();
+        const other = await sibling(store);
+        const taskId = uniqueName('task');
+        const first = await store.append(taskId, drafts(taskId, 2), 0);
+        await store.read(taskId);
+        await other.append(taskId, drafts(taskId, 1), 2);
+        // when it reads through event 2 (answered from the cache) and appends on what it read
+        const behind = await store.readThrough(taskId, first.events[1]!.streamSeq, first.events[1]!.hash);
+        expect(behind).toHaveLength(2);
+        await expect(store.append(taskId, drafts(taskId, 1), 2)).rejects.toMatchObject({ code: 'EVENTSTORE_CONFLICT' });
+        // then the redelivered event reads the whole log
+        const again = await store.readThrough(taskId, first.events[1]!.streamSeq, first.events[1]!.hash);
+        expect(again.map((stored) => stored.event.task_seq)).toEqual([1, 2, 3]);
+      });
+
+      it('given a delivered copy whose hash is not the cached event\'s, when read through, then the log is read instead of the cache', async () => {
+        // given a store that holds the task through event 2, and a later event written by another store
+        const store = await openStore();
+        const other = await sibling(store);
+        const taskId = uniqueName('task');
+        const first = await store.append(taskId, drafts(taskId, 2), 0);
+        await store.read(taskId);
+        await other.append(taskId, drafts(taskId, 1), 2);
+        // when the delivery at event 2's position carries another hash
+        let events: StoredEvent[] = [];
+        const gets = await getsDuring(store.config.stream, async () => (events = await store.readThrough(taskId, first.events[1]!.streamSeq, 'f'.repeat(64))));
+        // then the log was asked, and its answer is the whole task
+        expect(gets).toBeGreaterThan(0);
+        expect(events.map((stored) => stored.event.task_seq)).toEqual([1, 2, 3]);
+      });
+    });
+
     it('given the cache turned off, when a task is read twice, then both reads verify and agree', async () => {
       const store = await openStore({ readCacheEvents: 0 });
       const taskId = uniqueName('task');
@@ -646,10 +778,11 @@ describe('EventStore (real NATS)', () => {
     // nats-server 2.9 leaves ephemeral consumers a cluster lists but no peer runs; nats.js ends an ordered
     // fetch only on the server's answer, so a read through one waited forever (a projection's boot replay hung).
     it('given a cold reader whose first scan consumer never answers its pulls, when it reads a task and replays the log, then it gives up on that consumer, reads through a new one, and deletes the dead one', async () => {
-      // given a task of three events, and a reader connected through a proxy that kills the next consumer pulled from
+      // given a task longer than a read gets one message at a time (so it scans through a consumer), and a reader
+      // connected through a proxy that kills the next consumer pulled from
       const store = await openStore({ requestTimeoutMs: 1_000 });
       const taskId = uniqueName('task');
-      await store.append(taskId, drafts(taskId, 3), 0);
+      await store.append(taskId, drafts(taskId, 40), 0);
       const blackhole = await startNatsPullBlackhole(NATS_URL);
       const through = await connect({ servers: blackhole.url, name: 'eventstore-blackhole', ...testNatsAuth() });
       try {
@@ -659,7 +792,7 @@ describe('EventStore (real NATS)', () => {
         blackhole.killNextConsumer();
         const events = await reader.read(taskId);
         // then every event arrives, through another consumer, and the dead one is gone
-        expect(events.map((stored) => stored.event.task_seq)).toEqual([1, 2, 3]);
+        expect(events.map((stored) => stored.event.task_seq)).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
         expect(blackhole.swallowed, `dead consumer ${String(blackhole.deadConsumer)}`).toBeGreaterThan(0);
         const dead = blackhole.deadConsumer?.split('.').at(-1);
         await waitFor(async () => {

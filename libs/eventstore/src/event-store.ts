@@ -144,6 +144,12 @@ const REPLAY_CURSORS = 4_096;
 type AppendStart = { readonly link: ChainLink; readonly guard: number };
 
 const FETCH_BATCH = 256;
+/**
+ * How many messages of one subject a read gets one by one before it opens an ordered consumer for
+ * the rest. A governed action's task holds ~15 events, so a service's read of a task it has not
+ * read yet, or of the events since its last read, is a few gets.
+ */
+const GETS_BEFORE_SCAN = 32;
 const FOLLOW_FETCH_EXPIRES_MS = 30_000;
 /**
  * How long the server keeps a scan's ephemeral consumer after its last pull. A
@@ -312,6 +318,24 @@ export class EventStore {
     return this.#read(this.#entity(entityType, entityId));
   }
 
+  /**
+   * The task's events, read at least through the event a consumer delivered (stored at `streamSeq`,
+   * with hash `hash`), for a handler that reacts to each of them. When this process already judged
+   * the task past that event (it read it, or wrote it: its own appends extend the cache) and holds
+   * the delivered event there, those events answer without a request: they may end before the log
+   * does, which the append guard turns into a conflict, never a wrong chain (and a conflict makes
+   * the next read go to the server). Otherwise it is `read`.
+   */
+  async readThrough(taskId: string, streamSeq: number, hash: string): Promise<StoredEvent[]> {
+    const aggregate = this.#task(taskId);
+    const cached = this.#reads.get(aggregate.subject);
+    if (cached !== undefined && cached.lastStreamSeq >= streamSeq) {
+      const judged = judgedIn(cached, streamSeq);
+      if (judged?.kind === 'event' && judged.event.hash === hash) return [...cached.events];
+    }
+    return this.#read(aggregate);
+  }
+
   /** Re-reads the task's log (no cache) and reports whether it is a valid chain, or where it first breaks, with the messages it quarantined. */
   async verifyChain(taskId: string): Promise<ChainVerification> {
     return this.#verify(this.#task(taskId));
@@ -362,7 +386,7 @@ export class EventStore {
   async entryAt(subject: string, streamSeq: number): Promise<LogEntry> {
     const aggregate = this.#aggregateOf(subject);
     if (aggregate === undefined) return this.#quarantinedEntry(this.#wrongSubject(await this.#rawAt(subject, streamSeq)), true);
-    const state = await this.#state(aggregate);
+    const state = await this.#stateThrough(aggregate, streamSeq);
     const judged = judgedIn(state, streamSeq);
     if (judged?.kind === 'event') return { kind: 'event', streamSeq, subject, event: judged.event };
     if (judged?.kind === 'quarantined') return this.#quarantinedEntry(judged.record, false);
@@ -391,6 +415,16 @@ export class EventStore {
   // ---- append ---------------------------------------------------------------------------------
 
   async #append(aggregate: Aggregate, drafts: readonly unknown[], expectedSeq: number): Promise<AppendResult> {
+    try {
+      return await this.#appendGuarded(aggregate, drafts, expectedSeq);
+    } catch (error) {
+      // Whoever decided this append read the aggregate behind the log: `readThrough` must not answer from that again.
+      if (isEventStoreError(error, 'EVENTSTORE_CONFLICT')) this.#reads.forget(aggregate.subject);
+      throw error;
+    }
+  }
+
+  async #appendGuarded(aggregate: Aggregate, drafts: readonly unknown[], expectedSeq: number): Promise<AppendResult> {
     if (!Number.isSafeInteger(expectedSeq) || expectedSeq < 0) {
       throw requestInvalid(`expectedSeq must be a non-negative integer, got ${expectedSeq}`);
     }
@@ -632,7 +666,7 @@ export class EventStore {
     } else if (cached !== undefined && last.seq > cached.lastStreamSeq) {
       const first = await this.#getMessage(subject, { seq: cached.lastStreamSeq + 1, next_by_subj: subject });
       if (first !== null) {
-        const suffix = first.seq === last.seq ? [this.#raw(last)] : await this.#collect(subject, first.seq, last.seq);
+        const suffix = first.seq === last.seq ? [this.#raw(last)] : [this.#raw(first), ...(await this.#collect(subject, first.seq + 1, last.seq))];
         await this.#learnAuthors(aggregate, suffix);
         state = this.#judge(aggregate, suffix, cached);
       }
@@ -645,6 +679,36 @@ export class EventStore {
     if (state.broken === undefined) {
       this.#heads.replace(subject, headOf(state));
       if (state !== cached) this.#reads.set(subject, state);
+    } else {
+      this.#heads.forget(subject);
+      this.#reads.forget(subject);
+    }
+    return state;
+  }
+
+  /**
+   * The aggregate's messages judged at least through `streamSeq` (a message stored on its subject,
+   * as a consumer delivered it), for a reader that follows the log in order. A judgment is final
+   * once made (the log is append-only), so a cached state that reaches `streamSeq` answers after one
+   * get proves the message there is the one it judged (a stream recreated under the process is read
+   * afresh); one that ends before it reads on only through `streamSeq`, not to the subject's end:
+   * one get per delivery when the reader keeps up, instead of a last-message get and the messages
+   * after it.
+   */
+  async #stateThrough(aggregate: Aggregate, streamSeq: number): Promise<ChainState> {
+    const { subject } = aggregate;
+    const cached = this.#reads.get(subject);
+    if (cached !== undefined && cached.lastStreamSeq >= streamSeq) {
+      const stored = await this.#getMessage(subject, { seq: streamSeq });
+      return stored !== null && stored.subject === subject && sameJudged(cached, streamSeq, stored.data) ? cached : this.#state(aggregate);
+    }
+    const from = cached ?? EMPTY_STATE;
+    const raws = await this.#collect(subject, from.lastStreamSeq + 1, streamSeq);
+    await this.#learnAuthors(aggregate, raws);
+    const state = this.#judge(aggregate, raws, from);
+    if (state.broken === undefined) {
+      this.#heads.advance(subject, headOf(state));
+      this.#reads.set(subject, state);
     } else {
       this.#heads.forget(subject);
       this.#reads.forget(subject);
@@ -687,9 +751,22 @@ export class EventStore {
     });
   }
 
+  /**
+   * The subject's messages from `fromSeq` through `untilSeq` (which must exist on it). A short run is
+   * read message by message (`next_by_subj` gets: one request each, nothing for the server to set up
+   * or reap); past `GETS_BEFORE_SCAN` messages the rest streams through an ordered consumer, whose
+   * setup (a consumer created, the stream's info read) costs the server far more than one get.
+   */
   async #collect(subject: string, fromSeq: number, untilSeq: number): Promise<RawStored[]> {
     const raws: RawStored[] = [];
-    for await (const raw of this.#scan(subject, fromSeq, untilSeq, undefined)) raws.push(raw);
+    let next = fromSeq;
+    while (next <= untilSeq && raws.length < GETS_BEFORE_SCAN) {
+      const message = await this.#getMessage(subject, { seq: next, next_by_subj: subject });
+      if (message === null || message.seq > untilSeq) throw requestInvalid(`no message on ${subject} at stream seq ${untilSeq}`);
+      raws.push(this.#raw(message));
+      next = message.seq + 1;
+    }
+    if (next <= untilSeq) for await (const raw of this.#scan(subject, next, untilSeq, undefined)) raws.push(raw);
     return raws;
   }
 
@@ -1033,6 +1110,15 @@ function judgedIn(state: ChainState, streamSeq: number): { kind: 'event'; event:
   if (event !== undefined) return { kind: 'event', event: event.event };
   const record = findBySeq(state.quarantined, (entry) => entry.stream_seq, streamSeq);
   return record === undefined ? undefined : { kind: 'quarantined', record };
+}
+
+/** Whether `data` is the message `state` judged at `streamSeq`: the same event (its hash covers its content) or the same quarantined bytes. */
+function sameJudged(state: ChainState, streamSeq: number, data: Uint8Array): boolean {
+  const judged = judgedIn(state, streamSeq);
+  if (judged?.kind === 'quarantined') return sha256Hex(data) === judged.record.sha256;
+  if (judged?.kind !== 'event') return false;
+  const value = decodeJson(data);
+  return typeof value === 'object' && value !== null && (value as { hash?: unknown }).hash === judged.event.hash;
 }
 
 /** Binary search of a list sorted by stream sequence. */
