@@ -7,6 +7,12 @@ export interface TaskLog {
   /** The task's events in order (chain verified). */
   read(taskId: string): Promise<readonly EventEnvelope[]>;
   /**
+   * The task's events at least through the one a consumer delivered (stored at `streamSeq`, with
+   * `hash`): answered from what this process already read or wrote when that covers it, else `read`.
+   * It may end before the log does; an append on it is guarded as any other.
+   */
+  readThrough(taskId: string, streamSeq: number, hash: string): Promise<readonly EventEnvelope[]>;
+  /**
    * Appends `drafts` if the task's last `task_seq` is `expectedSeq`; a lost
    * race throws EVENTSTORE_CONFLICT. Returns how many the log already held.
    */

@@ -40,6 +40,10 @@ class RacingLog implements TaskLog {
     return this.inner.read(taskId);
   }
 
+  readThrough(taskId: string, streamSeq: number, hash: string) {
+    return this.inner.readThrough(taskId, streamSeq, hash);
+  }
+
   async append(taskId: string, drafts: readonly EventDraft[], expectedSeq: number) {
     if (!this.#raced) {
       this.#raced = true;

@@ -39,10 +39,14 @@ export interface TaskEventOutcome {
 export class TaskEventHandler {
   constructor(private readonly options: TaskEventHandlerOptions) {}
 
-  async handle(trigger: EventEnvelope): Promise<TaskEventOutcome> {
+  /**
+   * `streamSeq`: where the log stores the trigger, when a consumer delivered it; the task is then read
+   * through it (`TaskLog.readThrough`: no request when this process already holds it), else in full.
+   */
+  async handle(trigger: EventEnvelope, streamSeq?: number): Promise<TaskEventOutcome> {
     const { log, commands, clock } = this.options;
     const taskId = trigger.task_id;
-    const events = await log.read(taskId);
+    const events = streamSeq === undefined ? await log.read(taskId) : await log.readThrough(taskId, streamSeq, trigger.hash);
     const headSeq = events.length === 0 ? 0 : (events[events.length - 1] as EventEnvelope).task_seq;
     if (trigger.task_seq > headSeq) {
       throw new OrchestratorError('ORCHESTRATOR_LOG_BEHIND', `task ${taskId} reads up to ${headSeq}, but event ${trigger.task_seq} was delivered`, {

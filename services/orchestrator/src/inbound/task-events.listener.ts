@@ -37,9 +37,9 @@ export function createTaskEventsListener(pattern: string, consumer: ConsumerOpti
     constructor(@Inject(TaskEventHandler) private readonly handler: TaskEventHandler) {}
 
     @EventPattern<string>(pattern, busOptions({ ...consumer, errorActions: { ...TASK_EVENT_ERROR_ACTIONS, ...consumer.errorActions } }))
-    async onTaskEvent(@Payload() body: unknown, @Ctx() _context: JetStreamContext): Promise<void> {
+    async onTaskEvent(@Payload() body: unknown, @Ctx() context: JetStreamContext): Promise<void> {
       const event = parseContract('EventEnvelope', EventEnvelope, body);
-      await this.#tasks.run(event.task_id, () => this.handler.handle(event));
+      await this.#tasks.run(event.task_id, () => this.handler.handle(event, context.streamSequence));
     }
   }
   return TaskEventsListener;
