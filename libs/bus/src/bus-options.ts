@@ -47,9 +47,12 @@ export interface ConsumerOptions {
    */
   readonly concurrency?: number;
   /**
-   * Most messages asked for by one pull (default: `concurrency`). A pull never
-   * asks for more than the free handler slots, so no message waits in a
-   * client buffer while its ack timer runs.
+   * Most messages pulled and not yet handled (default, and at least:
+   * `concurrency`). Above `concurrency`, messages wait in arrival order for
+   * a handler slot, kept ours meanwhile (`working()`), and one pull serves
+   * many of them. Keep it at `concurrency` for a work queue whose competing
+   * consumers should share the work (an executor): what one instance pulled
+   * ahead, another cannot take.
    */
   readonly pullBatch?: number;
   /**

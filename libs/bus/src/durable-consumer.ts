@@ -38,12 +38,18 @@ export interface DurableConsumerDeps {
   readonly onError: (error: unknown) => void;
 }
 
-type Outcome = 'ack' | 'retry' | 'dead-letter' | 'released' | 'dead-letter-failed' | 'ack-failed';
+type Outcome = 'ack' | 'retry' | 'dead-letter' | 'released' | 'dead-letter-failed';
 
 /**
- * The pull loop of one durable consumer in this process. It pulls only as
- * many messages as it has free handler slots (`concurrency`), with bounded
- * `fetch` requests, and turns every handler outcome into exactly one of
+ * The pull loop of one durable consumer in this process. It pulls at most
+ * `pullBatch` messages ahead (by default `concurrency`: only as many as it
+ * has free handler slots), with bounded `fetch` requests, hands them to at
+ * most `concurrency` handlers at once in arrival order, and keeps every
+ * message that waits for a slot its own (`working()`, as a running handler
+ * does), so a wait never runs out its ack timer. A pull per message is a
+ * round trip the server and this process each pay for; a serial consumer
+ * that keeps up (the projection) asks for a batch ahead instead. Every
+ * handler outcome turns into exactly one of
  * ack / nak(delay) / dead-letter+term. Nothing escapes the loop: each
  * message's processing catches its own failures, and `stop()` awaits the
  * loop, which awaits every in-flight handler.
@@ -56,6 +62,8 @@ type Outcome = 'ack' | 'retry' | 'dead-letter' | 'released' | 'dead-letter-faile
  */
 export class DurableConsumer {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Pulled, waiting for a handler slot, in arrival order. */
+  private readonly waiting: JsMsg[] = [];
   private stopping = false;
   private wake: (() => void) | undefined;
   /** Settles when the loop has ended and every in-flight message is settled. */
@@ -90,19 +98,27 @@ export class DurableConsumer {
 
   private async loop(): Promise<void> {
     const { settings } = this.deps;
+    const ahead = Math.max(settings.pullBatch, settings.concurrency);
     let failures = 0;
+    // Messages waiting for a slot stay ours the way a running handler's does.
+    const keepWaiting = setInterval(() => {
+      for (const message of this.waiting) message.working();
+    }, Math.max(500, Math.floor(settings.ackWaitMs / 2)));
+    keepWaiting.unref();
     while (!this.stopping) {
-      await this.waitForSlot();
+      await this.waitForRoom(ahead);
       if (this.stopping) break;
-      const free = settings.concurrency - this.inFlight.size;
       try {
         const batch = await this.deps.consumer.fetch({
-          max_messages: Math.min(free, settings.pullBatch),
+          max_messages: ahead - this.inFlight.size - this.waiting.length,
           expires: settings.pullExpiresMs,
         });
         for await (const message of batch) {
           if (this.stopping) this.release(message);
-          else this.start(message);
+          else {
+            this.waiting.push(message);
+            this.startWaiting();
+          }
         }
         failures = 0;
       } catch (error) {
@@ -115,16 +131,30 @@ export class DurableConsumer {
         await this.pause(backoffDelay(failures, settings.retry.backoff));
       }
     }
+    for (const message of this.waiting.splice(0)) this.release(message);
+    clearInterval(keepWaiting);
     await Promise.all(this.inFlight);
   }
 
-  private start(message: JsMsg): void {
-    const task: Promise<void> = this.process(message).finally(() => this.inFlight.delete(task));
-    this.inFlight.add(task);
+  /** Starts waiting messages, oldest first, while handler slots are free. */
+  private startWaiting(): void {
+    while (this.inFlight.size < this.deps.settings.concurrency && this.waiting.length > 0) {
+      const message = this.waiting.shift()!;
+      if (this.stopping) {
+        this.release(message);
+        continue;
+      }
+      const task: Promise<void> = this.process(message).finally(() => {
+        this.inFlight.delete(task);
+        this.startWaiting();
+      });
+      this.inFlight.add(task);
+    }
   }
 
-  private async waitForSlot(): Promise<void> {
-    while (this.inFlight.size >= this.deps.settings.concurrency) {
+  /** Until fewer than `ahead` messages are pulled and not yet handled. */
+  private async waitForRoom(ahead: number): Promise<void> {
+    while (this.inFlight.size + this.waiting.length >= ahead) {
       await Promise.race(this.inFlight);
     }
   }
@@ -208,14 +238,11 @@ export class DurableConsumer {
     }
     if (failure !== undefined) return this.fail(message, span, failure);
 
-    try {
-      // Wait for the server to confirm: an ack lost on the way means a redelivery we would not expect.
-      await message.ackAck();
-      return 'ack';
-    } catch (error) {
-      this.deps.logger.warn({ err: error, consumer: this.durable, seq: message.seq }, 'ack not confirmed; the message may be redelivered');
-      return 'ack-failed';
-    }
+    // Not awaited for the server's confirmation (ackAck): that is a round trip per message, and an ack lost
+    // on the way only means a redelivery, which every handler absorbs (DESIGN: each consumer is idempotent
+    // by its own key, not by the bus). The connection's drain at stop flushes the acks still buffered.
+    message.ack();
+    return 'ack';
   }
 
   private async fail(message: JsMsg, span: Span, failure: HandlerFailure): Promise<Outcome> {

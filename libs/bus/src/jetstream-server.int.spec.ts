@@ -346,6 +346,41 @@ describe('JetStreamServer (real NestJS app, real NATS 2.9)', () => {
     expect(handled.map((h) => h.n).sort((x, y) => Number(x) - Number(y))).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
   });
 
+  it('given a serial consumer that pulls ahead, when a handler outlasts the ack wait, then the messages waiting behind it are neither redelivered nor reordered, and far fewer pulls than messages are made', async () => {
+    // given one handler slot, eight messages pulled ahead, an ack wait of 1 s, and a first handler that takes 2.5 s
+    const subject = `${rig.prefix}.evt.ordered`;
+    const handled: Delivery[] = [];
+    let slowDone = false;
+    const { server } = await startApp(rig, [
+      eventController(
+        subject,
+        async (payload, ctx) => {
+          handled.push(record(payload, ctx));
+          if (!slowDone) {
+            slowDone = true;
+            await new Promise((resolve) => setTimeout(resolve, 2_500));
+          }
+        },
+        { concurrency: 1, pullBatch: 8, ackWaitMs: 1_000 },
+      ),
+    ]);
+    const durable = server.boundConsumers()[0]?.durable ?? '';
+    let pulls = 0;
+    const pullWatch = rig.nc.subscribe(`$JS.API.CONSUMER.MSG.NEXT.${rig.stream}.${durable}`, { callback: () => void pulls++ });
+    await rig.nc.flush();
+    // when twenty messages arrive at once
+    await Promise.all(Array.from({ length: 20 }, (_, index) => rig.client.publish(subject, index + 1, { msgId: `o-${index + 1}` })));
+    await waitSettled(rig, durable, 20);
+    // then each was handled once, in stream order, none delivered twice
+    expect(handled.map((delivery) => delivery.seq)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+    expect(handled.every((delivery) => delivery.deliveryCount === 1)).toBe(true);
+    expect((await consumerState(rig, durable)).redelivered).toBe(0);
+    // and the pulls were batches, not one per message
+    pullWatch.unsubscribe();
+    expect(pulls).toBeGreaterThan(0);
+    expect(pulls).toBeLessThan(10);
+  });
+
   it('drains gracefully: a handler in flight at shutdown completes and is acked; nothing new is taken', async () => {
     const subject = `${rig.prefix}.cmd.slow`;
     let release!: () => void;

@@ -18,7 +18,7 @@ import { createLogger, type Logger } from '@writ/telemetry';
 import { lastValueFrom } from 'rxjs';
 import type { JetStreamContext, RequestContext } from './bus-context.js';
 import { BusError } from './bus-errors.js';
-import { SERVICE_RECONNECT, connectBus } from './nats-credentials.js';
+import { SERVICE_CONNECTION, connectBus } from './nats-credentials.js';
 import {
   DEAD_LETTER_DELIVERIES,
   readHandlerOptions,
@@ -153,7 +153,7 @@ export class JetStreamServer
   private async connect(): Promise<NatsConnection> {
     const servers = this.options.servers ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL;
     try {
-      return await connectBus({ servers, name: this.options.serviceName, ...SERVICE_RECONNECT });
+      return await connectBus({ servers, name: this.options.serviceName, ...SERVICE_CONNECTION });
     } catch (cause) {
       throw new BusError('BUS_CONNECTION_FAILED', `cannot connect to NATS at ${String(servers)}`, { cause });
     }

@@ -180,11 +180,8 @@ export class IngressActionConsumer {
       clearInterval(heartbeat);
     }
     if (failure === undefined) {
-      try {
-        await message.ackAck();
-      } catch (error) {
-        this.log.warn({ err: error, seq: message.seq }, 'ack not confirmed; the message may be redelivered (ingress is idempotent)');
-      }
+      // Not awaited for the server's confirmation: a lost ack is a redelivery, and ingress is idempotent by key.
+      message.ack();
       return;
     }
     const decision = decideAck(failure, deliveries, this.#retry);
