@@ -7,6 +7,7 @@
 // then, as root (cells chown their workspace), with the workspace's Node 24:
 //   npx node scripts/bench/e2e.bench.mjs [--actions 200] [--agents 8] [--denied 200] [--warmup 8] [--keep-logs]
 //                                        [--service-env KEY=VALUE]...   (extra environment for every service, e.g. WRIT_EVENTS_READ_CACHE=0)
+//                                        [--service-cpu-prof <dir>]   (every service runs with node --cpu-prof; profiles written to <dir> as the stack stops)
 // Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
 // It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
 //
@@ -63,6 +64,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import pg from 'pg';
@@ -84,6 +86,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string' },
     'keep-logs': { type: 'boolean' },
     'service-env': { type: 'string', multiple: true },
+    'service-cpu-prof': { type: 'string' },
   },
 });
 
@@ -95,6 +98,9 @@ const SERVICE_ENV = Object.fromEntries(
     return [pair.slice(0, at), pair.slice(at + 1)];
   }),
 );
+
+// `--service-cpu-prof <dir>`: every service runs with node --cpu-prof and writes its profile into <dir> when the stack stops.
+if (args['service-cpu-prof'] !== undefined) SERVICE_ENV.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${path.resolve(args['service-cpu-prof'])}`;
 
 const option = (name, fallback, min = 1) => integerOption(args, name, fallback, min);
 
