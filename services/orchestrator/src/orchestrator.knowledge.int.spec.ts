@@ -1,0 +1,176 @@
+import type { BeliefAssertion, BeliefRequestReply, BeliefRequestSubmission, EventEnvelope, WorkingStateEntry, WorkingStateRevisionReply } from '@writ/contracts';
+import { SIGNED_REQUESTS, signRequest } from '@writ/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerPrincipal, type TestPrincipal } from '../test/claims-rig.js';
+import { append, createRig, disposeRig, events, startApp, waitForIdle, type Rig } from '../test/rig.js';
+import { AGENT, commandRequest, ingressDrafts, taskIds, type TaskIds } from '../test/task-fixtures.js';
+
+/**
+ * Working state revisions and belief changes against the running
+ * orchestrator (issue 17): signed requests over NATS request/reply, verified
+ * like claims, decided by the kernel's deciders and appended to the task
+ * stream; every refusal is a code, and nothing is appended for it.
+ */
+
+let rig: Rig;
+let agent: TestPrincipal;
+let intruder: TestPrincipal;
+let director: TestPrincipal;
+const name = (suffix: string) => `${suffix}-${Math.random().toString(16).slice(2, 8)}`;
+
+beforeAll(async () => {
+  rig = await createRig('knowledge');
+  agent = await registerPrincipal(rig, AGENT);
+  intruder = await registerPrincipal(rig, 'intruder-1');
+  director = await registerPrincipal(rig, 'director-k', 'user', ['director']);
+  await startApp(rig);
+});
+
+afterAll(async () => {
+  await disposeRig(rig);
+});
+
+/** A task owned by AGENT, opened as ingress opens it; the orchestrator has handled its opening. */
+async function openTask(suffix: string): Promise<TaskIds> {
+  const ids = taskIds(name(suffix));
+  await append(rig, ids.task_id, ...ingressDrafts(ids, commandRequest(ids, ['true'])));
+  await waitForIdle(rig);
+  return ids;
+}
+
+type Answer<R> = { reply?: R; code?: string; message?: string };
+
+async function ask<R>(subject: string, body: unknown): Promise<Answer<R>> {
+  const msg = await rig.nc.request(subject, JSON.stringify(body), { timeout: 15_000 });
+  const code = msg.headers?.get('Writ-Error-Code');
+  const json = msg.json<Record<string, unknown>>();
+  if (code !== undefined && code !== '') return { code, message: String(json['message']) };
+  return { reply: json as R };
+}
+
+const entry = (key: string, value: unknown, kind: WorkingStateEntry['kind'] = 'objective'): WorkingStateEntry => ({ key, kind, value });
+
+async function signRevision(ids: TaskIds, by: TestPrincipal, fields: { request_id: string; expected_revision: number; set?: WorkingStateEntry[]; remove?: string[] }): Promise<string> {
+  const signed = await signRequest(
+    SIGNED_REQUESTS.workingStateRevision,
+    { task_id: ids.task_id, request_id: fields.request_id, expected_revision: fields.expected_revision, set: fields.set ?? [], remove: fields.remove ?? [] },
+    { principalId: by.id, key: by.key, now: new Date() },
+  );
+  return signed.jws;
+}
+
+async function signBelief(ids: TaskIds, by: TestPrincipal, requestId: string, change: BeliefRequestSubmission['change']): Promise<string> {
+  return (await signRequest(SIGNED_REQUESTS.beliefRequest, { task_id: ids.task_id, request_id: requestId, change }, { principalId: by.id, key: by.key, now: new Date() })).jws;
+}
+
+const revise = (ids: TaskIds, jws: string) => ask<WorkingStateRevisionReply>(rig.config.subjects.reviseWorkingState, { task_id: ids.task_id, request_jws: jws });
+const changeBelief = (ids: TaskIds, jws: string) => ask<BeliefRequestReply>(rig.config.subjects.changeBelief, { task_id: ids.task_id, request_jws: jws });
+
+const knowledgeEvents = async (ids: TaskIds): Promise<EventEnvelope[]> =>
+  (await events(rig, ids.task_id)).filter((event) => event.event_type.startsWith('working_state.') || event.event_type.startsWith('belief.'));
+
+const observed = (beliefId: string, claim: string, extra: Partial<BeliefAssertion> = {}): BeliefAssertion => ({
+  belief_id: beliefId,
+  claim,
+  scope: 'repo:writ',
+  evidence_refs: [{ kind: 'artifact', id: 'art-1' }],
+  confidence: 0.7,
+  trust_tier: 'observed',
+  ...extra,
+});
+
+describe('working state revisions against the running orchestrator', () => {
+  it('given a revision signed by the task agent, when sent twice, then it is appended once (opened, revised) by the orchestrator and the resend answers duplicate', async () => {
+    // given
+    const ids = await openTask('ws-once');
+    const jws = await signRevision(ids, agent, { request_id: 'req-1', expected_revision: 0, set: [entry('objective.main', 'greet the user'), entry('plan.current', { step: 1 }, 'plan_pointer')] });
+    // when
+    const first = await revise(ids, jws);
+    const again = await revise(ids, jws);
+    // then
+    expect(first.reply).toMatchObject({ task_id: ids.task_id, request_id: 'req-1', status: 'accepted', revision: 1, duplicate: false });
+    expect(again.reply).toMatchObject({ request_id: 'req-1', revision: 1, duplicate: true });
+    const appended = await knowledgeEvents(ids);
+    expect(appended.map((event) => event.event_type)).toEqual(['working_state.opened', 'working_state.revised']);
+    expect(appended.every((event) => event.actor_id === rig.config.env.WRIT_ORCHESTRATOR_PRINCIPAL_ID)).toBe(true);
+    expect(appended[1]?.payload).toMatchObject({ revision: 1, request_id: 'req-1', revised_by: AGENT, removed: [] });
+    // and the orchestrator's own consumer plans nothing from them (no task state moves on a knowledge event)
+    const before = (await events(rig, ids.task_id)).length;
+    await waitForIdle(rig);
+    expect((await events(rig, ids.task_id)).length).toBe(before);
+  });
+
+  it('given a revision signed by another agent, then ORCHESTRATOR_KNOWLEDGE_SIGNER_NOT_ALLOWED and nothing is appended; a director may revise', async () => {
+    const ids = await openTask('ws-stranger');
+    const stranger = await revise(ids, await signRevision(ids, intruder, { request_id: 'req-x', expected_revision: 0, set: [entry('objective.main', 'take over')] }));
+    expect(stranger.code).toBe('ORCHESTRATOR_KNOWLEDGE_SIGNER_NOT_ALLOWED');
+    expect(await knowledgeEvents(ids)).toEqual([]);
+    const byDirector = await revise(ids, await signRevision(ids, director, { request_id: 'req-d', expected_revision: 0, set: [entry('constraint.budget', 'no network', 'constraint')] }));
+    expect(byDirector.reply).toMatchObject({ revision: 1, duplicate: false });
+  });
+
+  it('given a revision past the entry size limit, then KNOWLEDGE_WORKING_STATE_TOO_LARGE and nothing is appended; a stale expected_revision is KNOWLEDGE_WORKING_STATE_REVISION_CONFLICT', async () => {
+    const ids = await openTask('ws-large');
+    // the default limit is 4,096 bytes per entry: this one is over it
+    const large = await revise(ids, await signRevision(ids, agent, { request_id: 'req-big', expected_revision: 0, set: [entry('cache.page', 'x'.repeat(5_000), 'cache')] }));
+    expect(large.code).toBe('KNOWLEDGE_WORKING_STATE_TOO_LARGE');
+    expect(await knowledgeEvents(ids)).toEqual([]);
+    expect((await revise(ids, await signRevision(ids, agent, { request_id: 'req-ok', expected_revision: 0, set: [entry('objective.main', 'small')] }))).reply?.revision).toBe(1);
+    const stale = await revise(ids, await signRevision(ids, agent, { request_id: 'req-stale', expected_revision: 0, set: [entry('objective.main', 'again')] }));
+    expect(stale.code).toBe('KNOWLEDGE_WORKING_STATE_REVISION_CONFLICT');
+    expect((await knowledgeEvents(ids)).map((event) => event.event_type)).toEqual(['working_state.opened', 'working_state.revised']);
+  });
+
+  it('given a tampered revision, a belief request sent as a revision and a revision for another task, then each is refused with its code', async () => {
+    const ids = await openTask('ws-forged');
+    const jws = await signRevision(ids, agent, { request_id: 'req-t', expected_revision: 0, set: [entry('objective.main', 'honest')] });
+    const [header, payload, signature] = jws.split('.') as [string, string, string];
+    const signed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const tampered = `${header}.${Buffer.from(JSON.stringify({ ...signed, set: [entry('objective.main', 'forged')] })).toString('base64url')}.${signature}`;
+    expect((await revise(ids, tampered)).code).toBe('ORCHESTRATOR_KNOWLEDGE_SIGNATURE_INVALID');
+    // a JWS of one kind never passes for another (typ): a belief request's signature on the revision subject
+    const belief = await signBelief(ids, agent, 'req-b', { op: 'assert', belief: observed('bel-1', 'the build is green') });
+    expect((await revise(ids, belief)).code).toBe('CONTRACT_INVALID');
+    expect((await ask(rig.config.subjects.reviseWorkingState, { task_id: 'tsk-elsewhere', request_jws: jws })).code).toBe('ORCHESTRATOR_KNOWLEDGE_MISMATCH');
+    expect(await knowledgeEvents(ids)).toEqual([]);
+  });
+});
+
+describe('belief changes against the running orchestrator', () => {
+  it('given an observed belief with evidence, when asserted, superseded and revoked, then each is appended once with its status; a resend is duplicate', async () => {
+    const ids = await openTask('bel-life');
+    const assertJws = await signBelief(ids, agent, 'req-a1', { op: 'assert', belief: observed('bel-1', 'the tests pass on main') });
+    const asserted = await changeBelief(ids, assertJws);
+    expect(asserted.reply).toMatchObject({ op: 'assert', belief_id: 'bel-1', belief_status: 'active', version: 1, events: ['belief.asserted'], duplicate: false });
+    expect((await changeBelief(ids, assertJws)).reply).toMatchObject({ belief_id: 'bel-1', duplicate: true, events: ['belief.asserted'] });
+    const superseding = await changeBelief(ids, await signBelief(ids, agent, 'req-a2', { op: 'assert', belief: observed('bel-2', 'the tests pass on main and on the branch', { supersedes: 'bel-1' }) }));
+    expect(superseding.reply).toMatchObject({ belief_id: 'bel-2', belief_status: 'active', events: ['belief.asserted', 'belief.superseded'] });
+    const revoked = await changeBelief(ids, await signBelief(ids, agent, 'req-r', { op: 'revoke', belief_id: 'bel-2', reason: 'the branch test was flaky' }));
+    expect(revoked.reply).toMatchObject({ op: 'revoke', belief_id: 'bel-2', belief_status: 'revoked', version: 2 });
+    // revoking it again: the kernel's code, nothing appended
+    const before = (await knowledgeEvents(ids)).length;
+    expect((await changeBelief(ids, await signBelief(ids, agent, 'req-r2', { op: 'revoke', belief_id: 'bel-2', reason: 'again' }))).code).toBe('KNOWLEDGE_BELIEF_NOT_ACTIVE');
+    expect((await knowledgeEvents(ids)).map((event) => event.event_type)).toEqual(['belief.asserted', 'belief.asserted', 'belief.superseded', 'belief.revoked']);
+    expect(before).toBe(4);
+    const stored = (await knowledgeEvents(ids))[0];
+    expect(stored?.payload).toMatchObject({ belief: { belief_id: 'bel-1', task_id: ids.task_id, asserted_by: AGENT, status: 'active', version: 1 }, asserter_type: 'agent' });
+  });
+
+  it('given a verified belief without a receipt ref, then KNOWLEDGE_TRUST_TIER_UNSUPPORTED and nothing is appended; with a receipt it is accepted', async () => {
+    const ids = await openTask('bel-verified');
+    const unsupported = await changeBelief(ids, await signBelief(ids, agent, 'req-v1', { op: 'assert', belief: observed('bel-v', 'the deploy succeeded', { trust_tier: 'verified' }) }));
+    expect(unsupported.code).toBe('KNOWLEDGE_TRUST_TIER_UNSUPPORTED');
+    expect(await knowledgeEvents(ids)).toEqual([]);
+    const receipted = observed('bel-v', 'the deploy succeeded', { trust_tier: 'verified', evidence_refs: [{ kind: 'receipt', id: 'rct-1' }] });
+    expect((await changeBelief(ids, await signBelief(ids, agent, 'req-v2', { op: 'assert', belief: receipted }))).reply).toMatchObject({ belief_status: 'active' });
+  });
+
+  it('given user_asserted, then an agent is refused KNOWLEDGE_TRUST_TIER_UNSUPPORTED while a human director may assert it; a stranger may not touch the beliefs', async () => {
+    const ids = await openTask('bel-user');
+    const word = observed('bel-u', 'ship on Friday', { trust_tier: 'user_asserted', evidence_refs: [] });
+    expect((await changeBelief(ids, await signBelief(ids, agent, 'req-u1', { op: 'assert', belief: word }))).code).toBe('KNOWLEDGE_TRUST_TIER_UNSUPPORTED');
+    expect((await changeBelief(ids, await signBelief(ids, director, 'req-u2', { op: 'assert', belief: word }))).reply).toMatchObject({ belief_status: 'active' });
+    expect((await changeBelief(ids, await signBelief(ids, intruder, 'req-u3', { op: 'revoke', belief_id: 'bel-u', reason: 'mine now' }))).code).toBe('ORCHESTRATOR_KNOWLEDGE_SIGNER_NOT_ALLOWED');
+    expect((await knowledgeEvents(ids)).map((event) => event.event_type)).toEqual(['belief.asserted']);
+  });
+});
