@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { importEd25519PrivateJwk } from '@writ/crypto';
 import { uniqueName } from '@writ/testing';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { startStack, type Principal, type Stack } from './support/stack.mjs';
+import { scratchFiles } from './support/scratch-files.js';
 import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
@@ -21,24 +21,14 @@ import { stopStackAfterAll } from './support/stack-lifecycle.js';
 const STEP_MS = 120_000;
 
 let stack: Stack;
-let dir: string;
+const scratch = scratchFiles('writ-knowledge-e2e-');
+const file = scratch.file;
 
 beforeAll(async () => {
   stack = await startStack({ prefix: 'e2ek' });
-  dir = await mkdtemp(path.join(tmpdir(), 'writ-knowledge-e2e-'));
 }, 180_000);
 
 stopStackAfterAll(() => stack);
-
-afterAll(async () => {
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-});
-
-async function file(name: string, content: unknown): Promise<string> {
-  const target = path.join(dir, name);
-  await writeFile(target, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
-  return target;
-}
 
 /** Polls a projection route until its answer matches. */
 async function waitForRoute(route: string, until: (status: number, body: Record<string, unknown>) => boolean, as?: Principal): Promise<Record<string, unknown>> {
@@ -56,7 +46,7 @@ it(
   async () => {
     // given: an agent registered through the CLI, and a task of its own whose first action ran and was receipted
     const agentId = uniqueName('agent').replaceAll('_', '-');
-    const privateJwk = path.join(dir, `${agentId}.private.jwk.json`);
+    const privateJwk = path.join(scratch.dir(), `${agentId}.private.jwk.json`);
     const publicJwk = await stack.cli(['principal', 'keygen', '--kid', `${agentId}-k1`, '--out', privateJwk]);
     await stack.cli(['principal', 'add', '--id', agentId, '--type', 'agent', '--role', 'executor', '--jwk', await file(`${agentId}.public.jwk.json`, publicJwk.trim())]);
     const key = await importEd25519PrivateJwk(JSON.parse(await readFile(privateJwk, 'utf8')));
