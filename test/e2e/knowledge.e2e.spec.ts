@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { importEd25519PrivateJwk } from '@writ/crypto';
+import { SIGNED_REQUESTS, signRequest } from '@writ/runtime';
 import { uniqueName } from '@writ/testing';
 import { beforeAll, expect, it } from 'vitest';
 import { startStack, type Principal, type Stack } from './support/stack.mjs';
@@ -89,18 +90,37 @@ it(
     const revoked = JSON.parse(await stack.cli(['belief', 'revoke', taskId, 'bel-observed', '--reason', 'the copy may still change', ...keyArgs])) as Record<string, unknown>;
     expect(revoked).toMatchObject({ belief_status: 'revoked', version: 2 });
 
+    // an agent whose bus credential publishes only its ingress subject changes a belief over HTTP: the signed body is the credential
+    const overHttp = await signRequest(
+      SIGNED_REQUESTS.beliefRequest,
+      { task_id: taskId, request_id: 'req-http-1', change: { op: 'assert', belief: { ...observed, belief_id: 'bel-http', claim: 'posted over HTTP' } as never } },
+      { principalId: agentId, key, now: new Date() },
+    );
+    const post = (body: unknown) => stack.http(`/v1/tasks/${taskId}/beliefs`, { method: 'POST', headers: { authorization: '', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(await post({ request_jws: overHttp.jws })).toMatchObject({ status: 200, body: { belief_id: 'bel-http', belief_status: 'active', duplicate: false } });
+    expect(await post({ request_jws: overHttp.jws })).toMatchObject({ status: 200, body: { belief_id: 'bel-http', duplicate: true } });
+    // a signed working state revision past the limit answers the kernel's code as problem details
+    const tooLarge = await signRequest(
+      SIGNED_REQUESTS.workingStateRevision,
+      { task_id: taskId, request_id: 'req-http-2', expected_revision: 1, set: large as never, remove: [] },
+      { principalId: agentId, key, now: new Date() },
+    );
+    const refused = await stack.http(`/v1/tasks/${taskId}/working-state`, { method: 'POST', headers: { authorization: '', 'content-type': 'application/json' }, body: JSON.stringify({ request_jws: tooLarge.jws }) });
+    expect(refused).toMatchObject({ status: 413, body: { code: 'KNOWLEDGE_WORKING_STATE_TOO_LARGE' } });
+
     // the log holds exactly what was accepted, appended by the orchestrator
     const log = (await stack.taskEvents(taskId)).filter((event) => event.event_type.startsWith('working_state.') || event.event_type.startsWith('belief.'));
-    expect(log.map((event) => event.event_type)).toEqual(['working_state.opened', 'working_state.revised', 'belief.asserted', 'belief.asserted', 'belief.revoked']);
+    expect(log.map((event) => event.event_type)).toEqual(['working_state.opened', 'working_state.revised', 'belief.asserted', 'belief.asserted', 'belief.revoked', 'belief.asserted']);
     expect(log.every((event) => event.actor_id === 'writ-orchestrator')).toBe(true);
     expect(log[2]?.payload).toMatchObject({ belief: { belief_id: 'bel-verified', trust_tier: 'verified', evidence_refs: [{ kind: 'receipt', id: receiptId }], asserted_by: agentId } });
 
     // and the projection serves them to the agent that owns the task (the CLI reading as the agent)
-    await waitForRoute(`/v1/tasks/${taskId}/beliefs`, (status, body) => status === 200 && (body['beliefs'] as unknown[]).length === 2, agent);
+    await waitForRoute(`/v1/tasks/${taskId}/beliefs`, (status, body) => status === 200 && (body['beliefs'] as unknown[]).length === 3, agent);
     const beliefs = JSON.parse(await stack.cli(['belief', 'list', taskId, '--url', stack.apiUrl, ...keyArgs])) as { beliefs: Array<Record<string, unknown>> };
     expect(beliefs.beliefs.map((b) => [b['belief_id'], b['status'], b['trust_tier']])).toEqual([
       ['bel-verified', 'active', 'verified'],
       ['bel-observed', 'revoked', 'observed'],
+      ['bel-http', 'active', 'observed'],
     ]);
     const state = JSON.parse(await stack.cli(['working-state', 'show', taskId, '--url', stack.apiUrl, ...keyArgs])) as Record<string, unknown>;
     expect(state).toMatchObject({ task_id: taskId, revision: 1, entry_count: 2, last_request_id: 'req-ws-1', last_revised_by: agentId });

@@ -136,6 +136,19 @@ describe('working state revisions against the running orchestrator', () => {
   });
 });
 
+describe('secret-looking values in knowledge requests', () => {
+  it('given an entry and a claim carrying secret-looking values, when accepted, then the log holds them redacted, never the values', async () => {
+    const ids = await openTask('canary');
+    const canary = `sk-ant-${'Q7x'.repeat(12)}`;
+    await revise(ids, await signRevision(ids, agent, { request_id: 'req-c', expected_revision: 0, set: [entry('resource.api', { header: `Bearer ${canary}` }, 'resource_handle')] }));
+    await changeBelief(ids, await signBelief(ids, agent, 'req-cb', { op: 'assert', belief: observed('bel-c', `the deploy key is ${canary}`) }));
+    const logged = JSON.stringify(await knowledgeEvents(ids));
+    expect(logged).toContain('[REDACTED]');
+    expect(logged).not.toContain(canary);
+    expect((await knowledgeEvents(ids)).map((event) => event.event_type)).toEqual(['working_state.opened', 'working_state.revised', 'belief.asserted']);
+  });
+});
+
 describe('belief changes against the running orchestrator', () => {
   it('given an observed belief with evidence, when asserted, superseded and revoked, then each is appended once with its status; a resend is duplicate', async () => {
     const ids = await openTask('bel-life');

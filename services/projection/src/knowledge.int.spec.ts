@@ -99,6 +99,15 @@ describe('knowledge views: rows, reads, rebuild', () => {
     expect((await http(app, `/v1/tasks/${ids.task}/beliefs`, { headers: asStranger })).body).toEqual({ task_id: ids.task, beliefs: [] });
   });
 
+  it('given the knowledge rows, then the changes feed serves them as published rows of working_states and beliefs, versioned by the log', async () => {
+    const { status, body } = await http(app, '/v1/changes?since=0&views=working_states,beliefs');
+    expect(status).toBe(200);
+    const changes = body['changes'] as Array<{ view: string; id: string; row_version: number }>;
+    expect(changes.filter((c) => c.view === 'working_states').map((c) => c.id)).toEqual([ids.task]);
+    expect(changes.filter((c) => c.view === 'beliefs').map((c) => c.id).sort()).toEqual(['bel-a', 'bel-b', 'bel-c', 'bel-s', 'bel-v']);
+    expect(changes.every((c) => c.row_version > 0)).toBe(true);
+  });
+
   it('given the knowledge rows, when the projection is rebuilt from the log alone, then both views are identical (invariant 2)', async () => {
     const report = await rebuildIntoFreshSchema(rig.config);
     expect(report.views.filter((v) => !v.match)).toEqual([]);

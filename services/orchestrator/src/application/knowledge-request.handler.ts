@@ -133,8 +133,8 @@ export class KnowledgeRequestHandler {
     const rules = { ...SIGNED_REQUESTS.workingStateRevision, signers: 'any' as const, freshnessSeconds: this.deps.freshnessSeconds };
     const verified = await verifySignedRequest(request.request_jws, rules, { principals: this.deps.principals, clock: this.deps.clock, failure });
     const { signer, principal } = verified;
-    // Secret-looking values never reach the log (invariant 6); an entry meant to stay secret is marked so and left out of context packs.
-    const payload = parseContract('WorkingStateRevisionSubmission', SIGNED_REQUESTS.workingStateRevision.schema, redactSecrets(verified.payload));
+    // Secret-looking values in the entries never reach the log (invariant 6); the ids and fields around them are kept as signed.
+    const payload = parseContract('WorkingStateRevisionSubmission', SIGNED_REQUESTS.workingStateRevision.schema, { ...verified.payload, set: redactSecrets(verified.payload.set) });
     this.#sameTask(payload.task_id, request.task_id);
     const taskId = request.task_id;
     const outcome = await handleCommand({
@@ -178,7 +178,7 @@ export class KnowledgeRequestHandler {
     const rules = { ...SIGNED_REQUESTS.beliefRequest, signers: 'any' as const, freshnessSeconds: this.deps.freshnessSeconds };
     const verified = await verifySignedRequest(request.request_jws, rules, { principals: this.deps.principals, clock: this.deps.clock, failure });
     const { signer, principal } = verified;
-    const payload = parseContract('BeliefRequestSubmission', SIGNED_REQUESTS.beliefRequest.schema, redactSecrets(verified.payload));
+    const payload = parseContract('BeliefRequestSubmission', SIGNED_REQUESTS.beliefRequest.schema, { ...verified.payload, change: redactSecrets(verified.payload.change) });
     this.#sameTask(payload.task_id, request.task_id);
     const taskId = request.task_id;
     const change = payload.change;

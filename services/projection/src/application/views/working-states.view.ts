@@ -21,7 +21,12 @@ function locate(event: ProjectedEvent): Locator | undefined {
   return { task_id: event.aggregate.id };
 }
 
-/** The kernel's record as this row holds it (withheld values stay withheld: only keys, kinds and refs steer a revision's checks besides sizes). */
+/**
+ * The kernel's record as this row holds it. A withheld value stays withheld, so a secret entry
+ * counts with its marker's size here: for a task with secret entries this fold's size check is
+ * looser than the orchestrator's, which decided with the real sizes (and alone may append them:
+ * EVENT_AUTHORSHIP). Keys, kinds, refs and pins, which steer everything else, are all kept.
+ */
 function recordOf(row: WorkingStateRow): WorkingStateRecord {
   const entries = row.entries as unknown as WorkingStateRecord['entries'];
   return {
