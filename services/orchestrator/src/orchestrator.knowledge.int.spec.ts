@@ -48,7 +48,7 @@ async function ask<R>(subject: string, body: unknown): Promise<Answer<R>> {
   return { reply: json as R };
 }
 
-const entry = (key: string, value: unknown, kind: WorkingStateEntry['kind'] = 'objective'): WorkingStateEntry => ({ key, kind, value });
+const entry = (key: string, value: unknown, kind: WorkingStateEntry['kind'] = 'objective'): WorkingStateEntry => ({ key, kind, value: value as WorkingStateEntry['value'] });
 
 async function signRevision(ids: TaskIds, by: TestPrincipal, fields: { request_id: string; expected_revision: number; set?: WorkingStateEntry[]; remove?: string[] }): Promise<string> {
   const signed = await signRequest(
