@@ -124,6 +124,12 @@ it(
     ]);
     const state = JSON.parse(await stack.cli(['working-state', 'show', taskId, '--url', stack.apiUrl, ...keyArgs])) as Record<string, unknown>;
     expect(state).toMatchObject({ task_id: taskId, revision: 1, entry_count: 2, last_request_id: 'req-ws-1', last_revised_by: agentId });
+    // the task with its knowledge events still verifies and explains: they break no chain, seal or receipt check
+    await stack.cli(['verify', '--task', taskId]);
+    const explained = JSON.parse(await stack.cli(['explain', taskId, '--json'])) as { format: string; actions: Array<{ action_request_id: string }> };
+    expect(explained.format).toBe('writ.explain/1');
+    expect(explained.actions.map((a) => a.action_request_id)).toEqual([request.action_request_id]);
+
     // another agent reads neither
     const stranger = await stack.registerPrincipal({ type: 'agent', roles: ['executor'] });
     expect((await stack.http(`/v1/tasks/${taskId}/working-state`, { as: stranger })).status).toBe(404);
