@@ -126,6 +126,10 @@ it(
     expect(state).toMatchObject({ task_id: taskId, revision: 1, entry_count: 2, last_request_id: 'req-ws-1', last_revised_by: agentId });
     // the task with its knowledge events still verifies and explains: they break no chain, seal or receipt check
     await stack.cli(['verify', '--task', taskId]);
+    // (a bundle holds the task's events up to its last receipt: these knowledge events came after it)
+    const bundle = path.join(scratch.dir(), `${taskId}.bundle.json`);
+    expect(JSON.parse(await stack.cli(['export', taskId, '--out', bundle, '--wait', '60', '--json']))).toMatchObject({ ok: true });
+    await stack.cli(['verify', bundle]);
     const explained = JSON.parse(await stack.cli(['explain', taskId, '--json'])) as { format: string; actions: Array<{ action_request_id: string }> };
     expect(explained.format).toBe('writ.explain/1');
     expect(explained.actions.map((a) => a.action_request_id)).toEqual([request.action_request_id]);
