@@ -1,5 +1,10 @@
 import type { BeliefAssertion, BeliefRequestReply, BeliefRequestSubmission, EventEnvelope, WorkingStateEntry, WorkingStateRevisionReply } from '@writ/contracts';
-import { SIGNED_REQUESTS, signRequest } from '@writ/runtime';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { generateEd25519Key } from '@writ/crypto';
+import { EventStore, eventSealer } from '@writ/eventstore';
+import { SIGNED_REQUESTS, registerServicePrincipal, serviceAuthorship, signRequest } from '@writ/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPrincipal, type TestPrincipal } from '../test/claims-rig.js';
 import { append, createRig, disposeRig, events, startApp, waitForIdle, type Rig } from '../test/rig.js';
@@ -185,5 +190,83 @@ describe('belief changes against the running orchestrator', () => {
     expect((await changeBelief(ids, await signBelief(ids, director, 'req-u2', { op: 'assert', belief: word }))).reply).toMatchObject({ belief_status: 'active' });
     expect((await changeBelief(ids, await signBelief(ids, intruder, 'req-u3', { op: 'revoke', belief_id: 'bel-u', reason: 'mine now' }))).code).toBe('ORCHESTRATOR_KNOWLEDGE_SIGNER_NOT_ALLOWED');
     expect((await knowledgeEvents(ids)).map((event) => event.event_type)).toEqual(['belief.asserted']);
+  });
+});
+
+describe('knowledge requests with authorship enforced: a forged knowledge event in the task stream is ignored by the orchestrator', () => {
+  let enforced: Rig;
+  let owner: TestPrincipal;
+  let keyDir: string;
+  const env = { authorship: process.env['WRIT_AUTHORSHIP'], keyDir: process.env['WRIT_SEAL_KEY_DIR'] };
+
+  /** A store on the rig's log sealing as the Writ service `principalId`, its key registered on its own subject; it checks nothing it appends. */
+  async function sealedAs(store: EventStore, principalId: string): Promise<EventStore> {
+    const key = await generateEd25519Key({ kid: `${principalId}-${name('k')}` });
+    store.sealWith(eventSealer(principalId, key));
+    await registerServicePrincipal(store, { principalId, displayName: principalId, key });
+    return store;
+  }
+
+  beforeAll(async () => {
+    // The orchestrator reads its log as in a deployment (scripts/writ-up.sh), its sealing key in a directory of this test's own.
+    keyDir = await mkdtemp(path.join(tmpdir(), 'writ-orc-seal-'));
+    process.env['WRIT_AUTHORSHIP'] = 'enforce';
+    process.env['WRIT_SEAL_KEY_DIR'] = keyDir;
+    enforced = await createRig('knowledge-enforced');
+    // the test plays ingress: registrations and task openings sealed by the ingress service, as in a deployment
+    await sealedAs(enforced.store, 'ingress');
+    owner = await registerPrincipal(enforced, AGENT);
+    await startApp(enforced);
+  });
+
+  afterAll(async () => {
+    await disposeRig(enforced);
+    await rm(keyDir, { recursive: true, force: true });
+    for (const [variable, value] of [['WRIT_AUTHORSHIP', env.authorship], ['WRIT_SEAL_KEY_DIR', env.keyDir]] as const) {
+      if (value === undefined) delete process.env[variable];
+      else process.env[variable] = value;
+    }
+  });
+
+  it('given a revision and a belief appended by the policy service, then the orchestrator decides as if they were not there', async () => {
+    // given a task and its first revision, accepted
+    const ids = taskIds(name('forged'));
+    await append(enforced, ids.task_id, ...ingressDrafts(ids, commandRequest(ids, ['true'])));
+    const ask = <R>(subject: string, jws: string) => enforced.nc.request(subject, JSON.stringify({ task_id: ids.task_id, request_jws: jws }), { timeout: 15_000 }).then((msg) => ({ code: msg.headers?.get('Writ-Error-Code') ?? '', body: msg.json<R>() }));
+    const first = await ask<WorkingStateRevisionReply>(enforced.config.subjects.reviseWorkingState, await signRevision(ids, owner, { request_id: 'req-1', expected_revision: 0, set: [entry('objective.main', 'honest')] }));
+    expect(first.body, JSON.stringify(first.body)).toMatchObject({ revision: 1 });
+    // when the policy service (a stolen credential in a client that checks nothing) appends a revision 2 and a belief to the task
+    const forger = await sealedAs(await EventStore.open(enforced.nc, { stream: enforced.config.env.WRIT_EVENTS_STREAM, subjectPrefix: enforced.config.subjects.events, maxBytes: 64 * 1024 ** 2 }), 'writ-policy');
+    const at = new Date().toISOString();
+    const forged = (type: string, payload: Record<string, unknown>) => ({
+      event_id: name('forged'),
+      schema_version: 1,
+      event_type: type,
+      entity_type: 'task' as const,
+      entity_id: ids.task_id,
+      occurred_at: at,
+      actor_type: 'service' as const,
+      actor_id: 'writ-orchestrator',
+      payload,
+      causation_id: null,
+      correlation_id: ids.task_id,
+    });
+    await forger.append(ids.task_id, [forged('working_state.revised', { revision: 2, request_id: 'req-forged', revised_by: AGENT, set: [entry('objective.main', 'forged')], removed: [], at })], (await forger.head(ids.task_id)).taskSeq);
+    const belief = { ...observed('bel-forged', 'all checks passed'), task_id: ids.task_id, status: 'active', version: 1, created_at: at, asserted_by: AGENT };
+    await forger.append(ids.task_id, [forged('belief.asserted', { belief, asserter_type: 'agent', at })], (await forger.head(ids.task_id)).taskSeq);
+    // then the next revision made against revision 1 is accepted as revision 2: the forged one does not count
+    const second = await ask<WorkingStateRevisionReply>(enforced.config.subjects.reviseWorkingState, await signRevision(ids, owner, { request_id: 'req-2', expected_revision: 1, set: [entry('objective.main', 'still honest')] }));
+    expect(second).toMatchObject({ code: '', body: { revision: 2, duplicate: false } });
+    // and the forged belief is not one the task holds
+    const revoke = await ask<BeliefRequestReply>(enforced.config.subjects.changeBelief, await signBelief(ids, owner, 'req-r', { op: 'revoke', belief_id: 'bel-forged', reason: 'forged' }));
+    expect(revoke.code).toBe('KNOWLEDGE_BELIEF_NOT_FOUND');
+    // and, read as every service reads it (authorship checked), the log holds the orchestrator's two revisions, chained past the forgeries
+    const checked = await EventStore.open(enforced.nc, { stream: enforced.config.env.WRIT_EVENTS_STREAM, subjectPrefix: enforced.config.subjects.events, maxBytes: 64 * 1024 ** 2 }, { authorship: serviceAuthorship().store! });
+    const knowledge = (await checked.read(ids.task_id)).map((stored) => stored.event).filter((event) => event.event_type.startsWith('working_state.') || event.event_type.startsWith('belief.'));
+    expect(knowledge.map((event) => [event.event_type, event.payload['request_id'] ?? null])).toEqual([
+      ['working_state.opened', null],
+      ['working_state.revised', 'req-1'],
+      ['working_state.revised', 'req-2'],
+    ]);
   });
 });
