@@ -2,10 +2,10 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { BusClient } from '@writ/bus';
 import type { EventStore } from '@writ/eventstore';
-import type { SignedRequestPrincipal, SignedRequestPrincipals } from '@writ/runtime';
+import type { SignedRequestPrincipals } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import type { Clock, CommandPublisher, ResolutionRefusals, TaskLog } from './application/ports.js';
-import { KnowledgeRequestHandler } from './application/knowledge-request.handler.js';
+import { KnowledgeRequestHandler, type KnowledgeSigner } from './application/knowledge-request.handler.js';
 import { SubmitClaimHandler } from './application/submit-claim.handler.js';
 import { TaskEventHandler } from './application/task-event.handler.js';
 import type { OrchestratorConfig } from './config.js';
@@ -33,7 +33,7 @@ export interface OrchestratorResources {
   readonly logger: Logger;
   readonly clock?: Clock;
   /** Principals and their keys from the log: who may sign a claim (the task's owner, with an active key) or a knowledge request (and of which type: a tier's admission depends on it). */
-  readonly principals: SignedRequestPrincipals<SignedRequestPrincipal & { readonly principal_type: string }>;
+  readonly principals: SignedRequestPrincipals<KnowledgeSigner>;
   /** Which director decisions in a task fail their authority check: folded as absent (DESIGN invariant 9). */
   readonly authority: ResolutionRefusals;
 }

@@ -6,6 +6,7 @@ import {
   type Belief,
   type EventDraft,
   type EventEnvelope,
+  type PrincipalType,
   type SubmitKnowledgeRequest,
 } from '@writ/contracts';
 import {
@@ -36,9 +37,12 @@ import { OrchestratorError, type OrchestratorErrorCode } from './orchestrator.er
 import type { Clock, TaskLog } from './ports.js';
 import { TaskView } from './task-view.js';
 
+/** A signer as the registry describes it: its type decides which trust tiers it may assert (TRUST_TIER_ADMISSION). */
+export type KnowledgeSigner = SignedRequestPrincipal & { readonly principal_type: PrincipalType };
+
 export interface KnowledgeRequestDeps {
   readonly log: TaskLog;
-  readonly principals: SignedRequestPrincipals<SignedRequestPrincipal & { readonly principal_type: string }>;
+  readonly principals: SignedRequestPrincipals<KnowledgeSigner>;
   readonly clock: Clock;
   /** The orchestrator's principal: actor of what it appends. */
   readonly actorId: string;
@@ -200,7 +204,7 @@ export class KnowledgeRequestHandler {
           change.op === 'assert'
             ? {
                 type: 'assert-belief',
-                data: { belief: { ...change.belief, task_id: taskId }, asserted_by: { principal_id: signer, principal_type: principal.principal_type as never } },
+                data: { belief: { ...change.belief, task_id: taskId }, asserted_by: { principal_id: signer, principal_type: principal.principal_type } },
                 metadata: { now },
               }
             : { type: 'revoke-belief', data: { belief_id: change.belief_id, revoked_by: signer, reason: change.reason }, metadata: { now } };
@@ -244,7 +248,7 @@ export class KnowledgeRequestHandler {
   }
 
   /** The task exists, and the signer is its owner or a director (never another agent). */
-  #checkTask(taskId: string, events: readonly EventEnvelope[], signer: string, principal: SignedRequestPrincipal & { readonly principal_type: string }): TaskRecord {
+  #checkTask(taskId: string, events: readonly EventEnvelope[], signer: string, principal: KnowledgeSigner): TaskRecord {
     const task = TaskView.fold(taskId, events).task;
     if (task.status === 'initial') throw new OrchestratorError('ORCHESTRATOR_KNOWLEDGE_TASK_UNKNOWN', `there is no task ${taskId}`, { details: { task_id: taskId } });
     const director = principal.principal_type !== 'agent' && principal.roles.includes('director');
