@@ -494,10 +494,12 @@ function program(io: CliIo): Command {
     .requiredOption('--principal <id>', 'the signer (revised_by)')
     .option('--remove <key>', 'an entry to remove (repeat for several)', collect, [])
     .option('--expected-revision <n>', "the revision this change is made against (default: the task's current one, read from its log)")
+    .option('--compact', 'compact first: drop every entry no root reaches (pinned, objectives, constraints, pending questions, uncertainties, --keep keys) through refs; makes room at the size limit')
+    .option('--keep <key>', 'with --compact: a key held from outside, kept with all it reaches (repeat for several)', collect, [])
     .option('--request-id <id>', 'the request id (default a fresh one); the same id sent again appends nothing')
     .option('--nats <url>', NATS_HELP)
     .option('--json', "print the orchestrator's reply as JSON")
-    .action(async (taskId: string, file: string | undefined, options: { key: string; principal: string; remove: string[]; expectedRevision?: string; requestId?: string; nats?: string; json?: boolean }) => {
+    .action(async (taskId: string, file: string | undefined, options: { key: string; principal: string; remove: string[]; expectedRevision?: string; compact?: boolean; keep: string[]; requestId?: string; nats?: string; json?: boolean }) => {
       await workingStateSet(taskId, file, options, connectionFrom(io, options.nats), io);
     });
 

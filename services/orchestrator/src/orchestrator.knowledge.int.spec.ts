@@ -55,10 +55,21 @@ async function ask<R>(subject: string, body: unknown): Promise<Answer<R>> {
 
 const entry = (key: string, value: unknown, kind: WorkingStateEntry['kind'] = 'objective'): WorkingStateEntry => ({ key, kind, value: value as WorkingStateEntry['value'] });
 
-async function signRevision(ids: TaskIds, by: TestPrincipal, fields: { request_id: string; expected_revision: number; set?: WorkingStateEntry[]; remove?: string[] }): Promise<string> {
+async function signRevision(
+  ids: TaskIds,
+  by: TestPrincipal,
+  fields: { request_id: string; expected_revision: number; set?: WorkingStateEntry[]; remove?: string[]; compact?: { references: string[] } },
+): Promise<string> {
   const signed = await signRequest(
     SIGNED_REQUESTS.workingStateRevision,
-    { task_id: ids.task_id, request_id: fields.request_id, expected_revision: fields.expected_revision, set: fields.set ?? [], remove: fields.remove ?? [] },
+    {
+      task_id: ids.task_id,
+      request_id: fields.request_id,
+      expected_revision: fields.expected_revision,
+      set: fields.set ?? [],
+      remove: fields.remove ?? [],
+      ...(fields.compact === undefined ? {} : { compact: fields.compact }),
+    },
     { principalId: by.id, key: by.key, now: new Date() },
   );
   return signed.jws;
@@ -124,6 +135,23 @@ describe('working state revisions against the running orchestrator', () => {
     const stale = await revise(ids, await signRevision(ids, agent, { request_id: 'req-stale', expected_revision: 0, set: [entry('objective.main', 'again')] }));
     expect(stale.code).toBe('KNOWLEDGE_WORKING_STATE_REVISION_CONFLICT');
     expect((await knowledgeEvents(ids)).map((event) => event.event_type)).toEqual(['working_state.opened', 'working_state.revised']);
+  });
+
+  it('given a working state at its total size limit, when the same entry is sent with compact, then the unreferenced cache goes, the entry fits, and one compaction and one revision are appended', async () => {
+    // given: the default total limit is 65,536 bytes; sixteen cache pages of ~4,000 bytes fill it
+    const ids = await openTask('ws-compact');
+    const pages = Array.from({ length: 16 }, (_, n) => entry(`cache.page_${n}`, 'x'.repeat(3_950), 'cache'));
+    expect((await revise(ids, await signRevision(ids, agent, { request_id: 'req-fill', expected_revision: 0, set: [...pages, entry('objective.main', 'ship it'), entry('plan.current', 'step 2', 'plan_pointer')] }))).reply?.revision).toBe(1);
+    const note = entry('uncertainty.db', 'y'.repeat(3_900), 'uncertainty');
+    expect((await revise(ids, await signRevision(ids, agent, { request_id: 'req-full', expected_revision: 1, set: [note] }))).code).toBe('KNOWLEDGE_WORKING_STATE_TOO_LARGE');
+    // when: sent again with compact, keeping the current plan
+    const compacted = await revise(ids, await signRevision(ids, agent, { request_id: 'req-room', expected_revision: 1, set: [note], compact: { references: ['plan.current'] } }));
+    // then
+    expect(compacted.reply).toMatchObject({ revision: 3, duplicate: false });
+    const appended = (await knowledgeEvents(ids)).slice(2);
+    expect(appended.map((event) => event.event_type)).toEqual(['working_state.compacted', 'working_state.revised']);
+    expect(appended[0]?.payload).toMatchObject({ revision: 2, compaction_id: 'req-room', compacted_by: AGENT, kept: ['objective.main', 'plan.current'], references: ['plan.current'] });
+    expect((appended[0]?.payload['removed'] as string[]).length).toBe(16);
   });
 
   it('given a tampered revision, a belief request sent as a revision and a revision for another task, then each is refused with its code', async () => {

@@ -59,6 +59,10 @@ export interface WorkingStateSetOptions extends KnowledgeSignerOptions {
   readonly remove?: readonly string[];
   /** The revision this change is made against; default the task's current one, read from its log. */
   readonly expectedRevision?: string;
+  /** Compact first: drop what no root reaches (to make room at the size limit). */
+  readonly compact?: boolean;
+  /** With `compact`: keys held from outside, kept with all they reach. */
+  readonly keep?: readonly string[];
 }
 
 /**
@@ -66,8 +70,9 @@ export interface WorkingStateSetOptions extends KnowledgeSignerOptions {
  * a WorkingStateRevision (typ `writ-working-state-revision+jws`) over the
  * entries to set (a JSON array of WorkingStateEntry, each replacing the
  * entry of its key) and the keys to remove, and sends it to
- * `<root>.qry.orchestrator.revise-working-state`. The kernel's refusal code
- * (KNOWLEDGE_WORKING_STATE_TOO_LARGE, _REVISION_CONFLICT, ...) is the exit error.
+ * `<root>.qry.orchestrator.revise-working-state`. `--compact` (with `--keep
+ * <key>`) compacts first, making room at the size limit. The kernel's refusal
+ * code (KNOWLEDGE_WORKING_STATE_TOO_LARGE, _REVISION_CONFLICT, ...) is the exit error.
  */
 export async function workingStateSet(taskIdArg: string, file: string | undefined, options: WorkingStateSetOptions, conn: Connection, io: CliIo): Promise<WorkingStateRevisionReply> {
   const taskId = parseContract('task id', Id, taskIdArg);
@@ -76,7 +81,8 @@ export async function workingStateSet(taskIdArg: string, file: string | undefine
   const remove = [...(options.remove ?? [])];
   const signer = await directorSigner(io, options.key, options.principal);
   const expected = options.expectedRevision === undefined ? await currentRevision(conn, taskId) : parseContract('--expected-revision', z.coerce.number().int().min(0), options.expectedRevision);
-  const jws = await signer.sign(SIGNED_REQUESTS.workingStateRevision, { task_id: taskId, request_id: requestIdOf(options.requestId), expected_revision: expected, set, remove });
+  const compact = options.compact === true ? { compact: { references: [...(options.keep ?? [])] } } : {};
+  const jws = await signer.sign(SIGNED_REQUESTS.workingStateRevision, { task_id: taskId, request_id: requestIdOf(options.requestId), expected_revision: expected, set, remove, ...compact });
   const reply = await sendSignedRequest(conn, COMMANDS.orchestratorReviseWorkingState, { task_id: taskId, request_jws: jws }, WorkingStateRevisionReply, 'WorkingStateRevisionReply');
   io.stdout(
     options.json === true

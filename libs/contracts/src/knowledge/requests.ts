@@ -21,7 +21,11 @@ export const BELIEF_REQUEST_JWS_TYPE = 'writ-belief-request+jws';
  * this revision: the same id sent again is answered as a duplicate and
  * appends nothing. `expected_revision` is the revision the signer read
  * (0 before the first): a revision made against a stale read is refused
- * (KNOWLEDGE_WORKING_STATE_REVISION_CONFLICT), never merged.
+ * (KNOWLEDGE_WORKING_STATE_REVISION_CONFLICT), never merged. `compact`
+ * compacts first (Hermit 15.2): every entry no root reaches through `refs` is
+ * dropped (roots: pinned entries, objectives, constraints, pending questions,
+ * uncertainties, and the keys in `references`), then `set` and `remove` apply;
+ * it is how a working state at its size limit makes room.
  */
 export const WorkingStateRevisionSubmission = z.strictObject({
   task_id: Id,
@@ -29,6 +33,9 @@ export const WorkingStateRevisionSubmission = z.strictObject({
   expected_revision: z.int().min(0),
   set: z.array(WorkingStateEntry).max(WORKING_STATE_CEILINGS.max_entries),
   remove: z.array(Name).max(WORKING_STATE_CEILINGS.max_entries),
+  compact: z
+    .strictObject({ references: z.array(Name).max(LIMITS.listItems).describe('Keys held from outside (the current plan, what a pending attempt reads): kept, with all they reach.') })
+    .optional(),
   revised_by: Id,
   revised_at: Timestamp,
 });

@@ -158,10 +158,21 @@ export class KnowledgeRequestHandler {
           decided.push(...opened);
           for (const event of opened) state = workingStateDecider.evolve(state, event);
         }
+        let expected = payload.expected_revision;
+        if (payload.compact !== undefined) {
+          // Compacted against the revision the signer read; the revision then applies to what the compaction kept.
+          const compacted = workingStateDecider.decide(
+            { type: 'compact-working-state', data: { task_id: taskId, compaction_id: payload.request_id, compacted_by: signer, expected_revision: expected, references: payload.compact.references }, metadata: { now } },
+            state,
+          );
+          decided.push(...compacted);
+          for (const event of compacted) state = workingStateDecider.evolve(state, event);
+          expected = state.status === 'open' ? state.revision : expected;
+        }
         const revised = workingStateDecider.decide(
           {
             type: 'revise-working-state',
-            data: { task_id: taskId, request_id: payload.request_id, revised_by: signer, expected_revision: payload.expected_revision, set: payload.set, remove: payload.remove },
+            data: { task_id: taskId, request_id: payload.request_id, revised_by: signer, expected_revision: expected, set: payload.set, remove: payload.remove },
             metadata: { now },
           },
           state,
