@@ -1,10 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { EventEnvelope } from '@writ/contracts';
 import { uniqueName } from '@writ/testing';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { startStack, type Stack } from './support/stack.mjs';
+import { scratchFiles } from './support/scratch-files.js';
 import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
@@ -18,31 +17,21 @@ import { stopStackAfterAll } from './support/stack-lifecycle.js';
 const STEP_MS = 120_000;
 
 let stack: Stack;
-let dir: string;
+const scratch = scratchFiles('writ-claims-e2e-');
+const file = scratch.file;
 
 beforeAll(async () => {
   stack = await startStack({ prefix: 'e2ec' });
-  dir = await mkdtemp(path.join(tmpdir(), 'writ-claims-e2e-'));
 }, 180_000);
 
 stopStackAfterAll(() => stack);
-
-afterAll(async () => {
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-});
-
-async function file(name: string, content: unknown): Promise<string> {
-  const target = path.join(dir, name);
-  await writeFile(target, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
-  return target;
-}
 
 it(
   'given a brief and its first action, when the agent claims done_clean, then Writ verifies it in the cell, audits the scope and completes the task; its question leaves the inbox',
   async () => {
     // given: an agent with its own key, registered through the CLI
     const agent = uniqueName('agent').replaceAll('_', '-');
-    const privateJwk = path.join(dir, `${agent}.private.jwk.json`);
+    const privateJwk = path.join(scratch.dir(), `${agent}.private.jwk.json`);
     const publicJwk = await stack.cli(['principal', 'keygen', '--kid', `${agent}-k1`, '--out', privateJwk]);
     await stack.cli(['principal', 'add', '--id', agent, '--type', 'agent', '--role', 'executor', '--jwk', await file(`${agent}.public.jwk.json`, publicJwk.trim())]);
     const brief = {

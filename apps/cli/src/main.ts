@@ -32,6 +32,7 @@ import { registerTaskClaimCommands } from './commands/task-claim-commands.js';
 import { decisions } from './commands/decisions.js';
 import { explain } from './commands/explain.js';
 import { grantRevoke } from './commands/grant-revoke.js';
+import { beliefAssert, beliefList, beliefRevoke, workingStateSet, workingStateShow } from './commands/knowledge.js';
 import { keysList } from './commands/keys-list.js';
 import { ROTATING_SERVICES, keysRotate, type RotatingService } from './commands/keys-rotate.js';
 import { policyApply } from './commands/policy-apply.js';
@@ -83,6 +84,7 @@ export { explain, type ExplainOptions } from './commands/explain.js';
 export { decisionLog, type DecisionEntry, type DecisionLog } from './explain/decision-log.js';
 export { explainTask, type ActionExplanation, type TaskExplanation } from './explain/task-explanation.js';
 export { grantRevoke, type GrantRevokeOptions } from './commands/grant-revoke.js';
+export { beliefAssert, beliefList, beliefRevoke, workingStateSet, workingStateShow } from './commands/knowledge.js';
 export { keysList, type KeysListOptions, type PrincipalKeys } from './commands/keys-list.js';
 export { keysRotate, type KeysRotateOptions } from './commands/keys-rotate.js';
 export { policyApply, type PolicyApplyOptions } from './commands/policy-apply.js';
@@ -467,6 +469,79 @@ function program(io: CliIo): Command {
     .option('--json', "print the approval service's reply as JSON")
     .action(async (grantId: string, options: { key: string; principal: string; reason?: string; task?: string; url?: string; nats?: string; json?: boolean }) => {
       await grantRevoke(grantId, options, connectionFrom(io, options.nats), WritApi.from(io, options.url, options), io);
+    });
+
+  const NATS_HELP = 'NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)';
+  const SIGNER_KEY_HELP = "the signer's PRIVATE JWK: the task's agent (its owner) or a director";
+  const workingState = writ.command('working-state').description("a task's working state (Hermit 15.2): bounded, task-local entries revised through signed requests");
+  workingState
+    .command('show')
+    .description("the task's working state as the projection folded it (GET /v1/tasks/<id>/working-state)")
+    .argument('<task_id>', 'the task')
+    .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
+    .option('--json', 'print the row as JSON')
+    .action(async (taskId: string, options: { url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await workingStateShow(taskId, options, WritApi.from(io, options.url, options), io);
+    });
+  workingState
+    .command('set')
+    .description('revise the working state: set the entries of entries.json (a JSON array of WorkingStateEntry) and remove keys, signed and sent to <root>.qry.orchestrator.revise-working-state; a refusal (KNOWLEDGE_WORKING_STATE_TOO_LARGE, _REVISION_CONFLICT, ...) exits with its code')
+    .argument('<task_id>', 'the task')
+    .argument('[entries.json]', 'the entries to set (each replaces the entry of its key)')
+    .requiredOption('--key <file>', SIGNER_KEY_HELP)
+    .requiredOption('--principal <id>', 'the signer (revised_by)')
+    .option('--remove <key>', 'an entry to remove (repeat for several)', collect, [])
+    .option('--expected-revision <n>', "the revision this change is made against (default: the task's current one, read from its log)")
+    .option('--compact', 'compact first: drop every entry no root reaches (pinned, objectives, constraints, pending questions, uncertainties, --keep keys) through refs; makes room at the size limit')
+    .option('--keep <key>', 'with --compact: a key held from outside, kept with all it reaches (repeat for several)', collect, [])
+    .option('--request-id <id>', 'the request id (default a fresh one); the same id sent again appends nothing')
+    .option('--nats <url>', NATS_HELP)
+    .option('--json', "print the orchestrator's reply as JSON")
+    .action(async (taskId: string, file: string | undefined, options: { key: string; principal: string; remove: string[]; expectedRevision?: string; compact?: boolean; keep: string[]; requestId?: string; nats?: string; json?: boolean }) => {
+      await workingStateSet(taskId, file, options, connectionFrom(io, options.nats), io);
+    });
+
+  const belief = writ.command('belief').description("a task's beliefs (Hermit 15.3): evidence-backed, trust-tiered, never deleted (superseded or revoked instead)");
+  belief
+    .command('list')
+    .description('every belief of the task with its status, version, trust tier and confidence (GET /v1/tasks/<id>/beliefs)')
+    .argument('<task_id>', 'the task')
+    .option('--status <status>', 'only beliefs of this status (active, superseded, contradicted, revoked, expired)')
+    .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
+    .option('--json', 'print the list as JSON')
+    .action(async (taskId: string, options: { status?: string; url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await beliefList(taskId, options, WritApi.from(io, options.url, options), io);
+    });
+  belief
+    .command('assert')
+    .description('assert a belief from belief.json (claim, scope, evidence_refs, confidence, trust_tier; supersedes / contradicts optional), signed and sent to <root>.qry.orchestrator.change-belief; a tier its evidence or signer cannot support exits KNOWLEDGE_TRUST_TIER_UNSUPPORTED')
+    .argument('<task_id>', 'the task')
+    .argument('<belief.json>', 'the belief (belief_id defaults to a fresh bel-<uuid>)')
+    .requiredOption('--key <file>', SIGNER_KEY_HELP)
+    .requiredOption('--principal <id>', 'the asserter')
+    .option('--request-id <id>', 'the request id (default a fresh one); the same id sent again appends nothing')
+    .option('--nats <url>', NATS_HELP)
+    .option('--json', "print the orchestrator's reply as JSON")
+    .action(async (taskId: string, file: string, options: { key: string; principal: string; requestId?: string; nats?: string; json?: boolean }) => {
+      await beliefAssert(taskId, file, options, connectionFrom(io, options.nats), io);
+    });
+  belief
+    .command('revoke')
+    .description('revoke a belief (it stays, with status revoked), signed and sent to <root>.qry.orchestrator.change-belief')
+    .argument('<task_id>', 'the task')
+    .argument('<belief_id>', 'the belief')
+    .requiredOption('--reason <text>', 'why (recorded in belief.revoked)')
+    .requiredOption('--key <file>', SIGNER_KEY_HELP)
+    .requiredOption('--principal <id>', 'the signer (revoked_by)')
+    .option('--request-id <id>', 'the request id (default a fresh one); the same id sent again appends nothing')
+    .option('--nats <url>', NATS_HELP)
+    .option('--json', "print the orchestrator's reply as JSON")
+    .action(async (taskId: string, beliefId: string, options: { key: string; principal: string; reason: string; requestId?: string; nats?: string; json?: boolean }) => {
+      await beliefRevoke(taskId, beliefId, options, connectionFrom(io, options.nats), io);
     });
 
   const keys = writ.command('keys').description("service signing keys: the JWKS is each service's /.well-known/jwks.json");

@@ -51,6 +51,9 @@ export const EVENT_AUTHORSHIP: readonly AuthorshipRule[] = Object.freeze([
   { aggregate: 'task', event: 'question.*', authors: ORCHESTRATION },
   { aggregate: 'task', event: 'audit.*', authors: ORCHESTRATION },
   { aggregate: 'task', event: 'decision.recorded', authors: ['orchestrator', 'approval'] },
+  // A task's working state and beliefs (issue 17): the orchestrator alone, from a signed request it verified.
+  { aggregate: 'task', event: 'working_state.*', authors: ['orchestrator'] },
+  { aggregate: 'task', event: 'belief.*', authors: ['orchestrator'] },
   // Policy's verdict: the policy service alone.
   { aggregate: 'task', event: 'policy.*', authors: ['policy'] },
   // Approvals and grants: the approval service (the orchestrator records a refused resolution and revokes on drift).

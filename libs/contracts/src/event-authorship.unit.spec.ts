@@ -18,6 +18,9 @@ describe('EVENT_AUTHORSHIP: who may append what (docs/security.md, Authorship)',
     { note: 'an agent\'s registration is appended by ingress', aggregate: 'principal', event: 'principal.registered', want: ['ingress'] },
     { note: 'a service principal\'s own subject is sealed by itself', aggregate: 'principal', event: 'principal.key_added', servicePrincipal: true, want: 'self' },
     { note: 'a service principal\'s subject carries principal events only', aggregate: 'principal', event: 'grant.issued', servicePrincipal: true, want: [] },
+    { note: "a task's working state is the orchestrator's alone", aggregate: 'task', event: 'working_state.revised', want: ['orchestrator'] },
+    { note: "a task's beliefs are the orchestrator's alone", aggregate: 'task', event: 'belief.asserted', want: ['orchestrator'] },
+    { note: 'memory is not appended yet: nobody', aggregate: 'task', event: 'memory.promoted', want: [] },
     { note: 'no dot, no family', aggregate: 'task', event: 'grant', want: [] },
   ];
   it.each(cases)('$note', ({ aggregate, event, servicePrincipal, want }) => {

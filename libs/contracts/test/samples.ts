@@ -479,6 +479,22 @@ export const cellRow = {
   last_event_type: 'cell.activated', created_at: R0, updated_at: R1, row_version: 48,
 } as const;
 
+export const workingStateRow = {
+  task_id: 'task-01', revision: 2, limits: { max_entries: 64, max_entry_bytes: 4096, max_total_bytes: 65536 },
+  entries: [
+    { key: 'objective.main', kind: 'objective', value: 'fix the failing test', pinned: true },
+    { key: 'resource.token', kind: 'resource_handle', value: null, sensitivity: 'secret', value_withheld: true },
+  ],
+  entry_count: 2, last_request_id: 'req-02', last_revised_by: 'agent-7', compactions: 0, opened_at: R0, updated_at: R1, row_version: 49,
+} as const;
+
+export const beliefRow = {
+  task_id: 'task-01', belief_id: 'belief-01', claim: 'the tests pass on main', claim_withheld: false, scope: 'repo:writ', trust_tier: 'verified',
+  status: 'active', confidence: 0.9, version: 1, evidence_refs: [{ kind: 'receipt', id: 'rct-01' }], asserted_by: 'agent-7', asserter_type: 'agent',
+  step_id: null, attempt_id: null, supersedes: null, superseded_by: null, contradicts: [], needs_review: false, expires_at: null, revoked_by: null,
+  revoke_reason: null, epistemic_type: null, sensitivity: null, created_at: R0, updated_at: R0, row_version: 50,
+} as const;
+
 export const problemDetails = {
   type: '/v1/problems/PROJECTION_NOT_FOUND', title: 'Projection not found', status: 404, detail: 'no task task-01 in the projection',
   instance: '/v1/tasks/task-01', code: 'PROJECTION_NOT_FOUND', message: 'no task task-01 in the projection',
@@ -585,4 +601,6 @@ export const PROJECTION_ROW_SAMPLES = {
   artifacts: artifactRow,
   decisions: decisionRow,
   cells: cellRow,
+  working_states: workingStateRow,
+  beliefs: beliefRow,
 } as const;

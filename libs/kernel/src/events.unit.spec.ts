@@ -45,7 +45,8 @@ describe('event types', () => {
 });
 
 // The knowledge layer's events (issue 17). Who appends them on a task subject is the services'
-// part of the issue: EVENT_AUTHORSHIP gains their rows in the change that first appends them.
+// part of the issue: EVENT_AUTHORSHIP gains their rows in the change that first appends them
+// (the orchestrator appends working state and beliefs; memory and ingress binding are not appended yet).
 const KNOWLEDGE_CONTEXTS = [
   ['working_state', typesOf(WorkingStateEvent as never)],
   ['belief', typesOf(BeliefEvent as never)],
@@ -61,6 +62,11 @@ describe('knowledge event types', () => {
       expect(type.startsWith(`${context}.`), type).toBe(true);
       expect(type, type).not.toMatch(/delete|erase|purge/);
     }
+  });
+
+  it('given the working state and belief events, then the orchestrator alone appends them on a task; memory and ingress binding have no author yet', () => {
+    for (const type of [...typesOf(WorkingStateEvent as never), ...typesOf(BeliefEvent as never)]) expect(authorsOf('task', type), type).toEqual(['orchestrator']);
+    for (const type of [...typesOf(MemoryEvent as never), ...typesOf(IngressBindingEvent as never)]) expect(authorsOf('task', type), type).toEqual([]);
   });
 
   it('given every context, knowledge included, then no event type is declared twice, and the ingress binding keeps clear of the ActionRequest path', () => {

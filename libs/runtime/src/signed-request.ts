@@ -1,5 +1,6 @@
 import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, PRINCIPAL_REGISTRATION_JWS_TYPE, PRINCIPAL_REVOCATION_JWS_TYPE, PrincipalRegistration, PrincipalRevocation, SERVICE_ENROLLMENT_JWS_TYPE, ServiceEnrollment, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
 import { BLOCKED_CLAIM_JWS_TYPE, BlockedClaimSubmission, CORRECTION_JWS_TYPE, CorrectionSubmission, DONE_CLAIM_JWS_TYPE, DoneClaimSubmission } from '@writ/contracts';
+import { BELIEF_REQUEST_JWS_TYPE, BeliefRequestSubmission, WORKING_STATE_REVISION_JWS_TYPE, WorkingStateRevisionSubmission } from '@writ/contracts';
 import { signJws, verifyJws, type JwsSigner, type KeySet } from '@writ/crypto';
 import type { z } from 'zod';
 
@@ -64,6 +65,16 @@ export const SIGNED_REQUESTS = {
   blockedClaim: kind({ contract: 'BlockedClaimSubmission', schema: BlockedClaimSubmission, signerField: 'claimed_by', signedAtField: 'claimed_at', typ: BLOCKED_CLAIM_JWS_TYPE }),
   /** `writ task correct` → `<root>.qry.orchestrator.claim-correction`. */
   correction: kind({ contract: 'CorrectionSubmission', schema: CorrectionSubmission, signerField: 'claimed_by', signedAtField: 'claimed_at', typ: CORRECTION_JWS_TYPE }),
+  /** `writ working-state set` → `<root>.qry.orchestrator.revise-working-state` (the task's owner or a director; the orchestrator checks who). */
+  workingStateRevision: kind({
+    contract: 'WorkingStateRevisionSubmission',
+    schema: WorkingStateRevisionSubmission,
+    signerField: 'revised_by',
+    signedAtField: 'revised_at',
+    typ: WORKING_STATE_REVISION_JWS_TYPE,
+  }),
+  /** `writ belief assert|revoke` → `<root>.qry.orchestrator.change-belief`. */
+  beliefRequest: kind({ contract: 'BeliefRequestSubmission', schema: BeliefRequestSubmission, signerField: 'requested_by', signedAtField: 'requested_at', typ: BELIEF_REQUEST_JWS_TYPE }),
 } as const;
 
 /** Why a signed request was refused; each service maps these onto its own error codes. */

@@ -85,6 +85,9 @@ export interface OrchestratorSubjects {
   readonly claimDone: string;
   readonly claimBlocked: string;
   readonly claimCorrection: string;
+  /** Request/reply: signed working state revisions and belief changes (`<root>.qry.orchestrator.revise-working-state`, `change-belief`). */
+  readonly reviseWorkingState: string;
+  readonly changeBelief: string;
 }
 
 export interface OrchestratorConfig {
@@ -118,6 +121,8 @@ export function orchestratorSubjects(env: OrchestratorEnv): OrchestratorSubjects
     claimDone: underRoot(root, COMMANDS.orchestratorClaimDone),
     claimBlocked: underRoot(root, COMMANDS.orchestratorClaimBlocked),
     claimCorrection: underRoot(root, COMMANDS.orchestratorClaimCorrection),
+    reviseWorkingState: underRoot(root, COMMANDS.orchestratorReviseWorkingState),
+    changeBelief: underRoot(root, COMMANDS.orchestratorChangeBelief),
   });
 }
 

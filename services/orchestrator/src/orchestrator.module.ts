@@ -5,11 +5,13 @@ import type { EventStore } from '@writ/eventstore';
 import type { SignedRequestPrincipals } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import type { Clock, CommandPublisher, ResolutionRefusals, TaskLog } from './application/ports.js';
+import { KnowledgeRequestHandler, type KnowledgeSigner } from './application/knowledge-request.handler.js';
 import { SubmitClaimHandler } from './application/submit-claim.handler.js';
 import { TaskEventHandler } from './application/task-event.handler.js';
 import type { OrchestratorConfig } from './config.js';
 import { createClaimsListener } from './inbound/claims.listener.js';
 import { HealthController } from './inbound/health.controller.js';
+import { createKnowledgeListener } from './inbound/knowledge.listener.js';
 import { createTaskEventsListener } from './inbound/task-events.listener.js';
 import { BusCommandPublisher } from './outbound/bus.command-publisher.js';
 import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
@@ -30,8 +32,8 @@ export interface OrchestratorResources {
   readonly readiness: Readiness;
   readonly logger: Logger;
   readonly clock?: Clock;
-  /** Principals and their keys from the log: who may sign a claim (the task's owner, with an active key). */
-  readonly principals: SignedRequestPrincipals;
+  /** Principals and their keys from the log: who may sign a claim (the task's owner, with an active key) or a knowledge request (and of which type: a tier's admission depends on it). */
+  readonly principals: SignedRequestPrincipals<KnowledgeSigner>;
   /** Which director decisions in a task fail their authority check: folded as absent (DESIGN invariant 9). */
   readonly authority: ResolutionRefusals;
 }
@@ -64,7 +66,7 @@ export class OrchestratorModule {
     });
     return {
       module: OrchestratorModule,
-      controllers: [HealthController, listener, createClaimsListener(config.subjects, logger)],
+      controllers: [HealthController, listener, createClaimsListener(config.subjects, logger), createKnowledgeListener(config.subjects, logger)],
       providers: [
         { provide: Readiness, useValue: readiness },
         { provide: NatsConnectionLifecycle, useValue: new NatsConnectionLifecycle(nc) },
@@ -99,6 +101,19 @@ export class OrchestratorModule {
               logger,
             }),
           inject: [TASK_LOG, CLOCK, TaskEventHandler],
+        },
+        {
+          provide: KnowledgeRequestHandler,
+          useFactory: (log: TaskLog, clock: Clock) =>
+            new KnowledgeRequestHandler({
+              log,
+              principals: resources.principals,
+              clock,
+              actorId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID,
+              freshnessSeconds: env.WRIT_CLAIM_FRESHNESS_SECONDS,
+              logger,
+            }),
+          inject: [TASK_LOG, CLOCK],
         },
       ],
     };

@@ -9,7 +9,7 @@ export interface TestPrincipal {
   readonly key: Ed25519SigningKey;
 }
 
-export async function registerPrincipal(rig: Rig, id: string, type: 'agent' | 'user' = 'agent'): Promise<TestPrincipal> {
+export async function registerPrincipal(rig: Rig, id: string, type: 'agent' | 'user' = 'agent', roles: readonly string[] = ['executor']): Promise<TestPrincipal> {
   const key = await generateEd25519Key({ kid: `${id}-k1` });
   const at = new Date().toISOString();
   await rig.store.appendToEntity(
@@ -25,7 +25,7 @@ export async function registerPrincipal(rig: Rig, id: string, type: 'agent' | 'u
         occurred_at: at,
         actor_type: 'user',
         actor_id: 'operator',
-        payload: { principal_id: id, principal_type: type, display_name: id, roles: ['executor'], keys: [key.publicJwk], registered_by: 'operator', at },
+        payload: { principal_id: id, principal_type: type, display_name: id, roles: [...roles], keys: [key.publicJwk], registered_by: 'operator', at },
         causation_id: null,
         correlation_id: id,
       },

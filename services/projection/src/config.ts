@@ -73,6 +73,8 @@ export interface ProjectionConfig {
     readonly revokeGrant: string;
     /** `<root>.qry.orchestrator.claim-done|claim-blocked|claim-correction` (request/reply, core NATS). */
     readonly claims: { readonly done: string; readonly blocked: string; readonly correction: string };
+    /** `<root>.qry.orchestrator.revise-working-state|change-belief` (request/reply, core NATS). */
+    readonly knowledge: { readonly working_state: string; readonly belief: string };
     /** `<root>.qry.projection.rebuild` and `.rebuild-status` (request/reply, core NATS): served here. */
     readonly rebuild: string;
     readonly rebuildStatus: string;
@@ -108,6 +110,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
       resolveApproval: subjects.commands.approvalResolve,
       revokeGrant: subjects.commands.approvalRevokeGrant,
       claims: { done: subjects.commands.orchestratorClaimDone, blocked: subjects.commands.orchestratorClaimBlocked, correction: subjects.commands.orchestratorClaimCorrection },
+      knowledge: { working_state: subjects.commands.orchestratorReviseWorkingState, belief: subjects.commands.orchestratorChangeBelief },
       rebuild: subjects.commands.projectionRebuild,
       rebuildStatus: subjects.commands.projectionRebuildStatus,
       projections: subjects.projections,

@@ -16,6 +16,7 @@ describe('projection config', () => {
       resolveApproval: 'writ.qry.approval.resolve',
       revokeGrant: 'writ.qry.approval.revoke-grant',
       claims: { done: 'writ.qry.orchestrator.claim-done', blocked: 'writ.qry.orchestrator.claim-blocked', correction: 'writ.qry.orchestrator.claim-correction' },
+      knowledge: { working_state: 'writ.qry.orchestrator.revise-working-state', belief: 'writ.qry.orchestrator.change-belief' },
       rebuild: 'writ.qry.projection.rebuild',
       rebuildStatus: 'writ.qry.projection.rebuild-status',
       projections: 'writ.proj',

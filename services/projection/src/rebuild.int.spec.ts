@@ -2,7 +2,8 @@ import type { Msg } from '@nats-io/transport-node';
 import { ProjectionRebuildJob, ProjectionStatus, WritError, type StartProjectionRebuild } from '@writ/contracts';
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fullPath, governedLog, storyIds } from '../test/governed-path.fixture.js';
+import { fullPath, governedLog, storyIds, type StoryEvent } from '../test/governed-path.fixture.js';
+import { beliefStory, observedBelief, workingStateStory } from '../test/knowledge.fixture.js';
 import { createRig, http, type Rig } from '../test/projection-rig.js';
 import { VIEW_NAMES } from './application/views/index.js';
 import type { ProjectionApp } from './bootstrap.js';
@@ -61,6 +62,26 @@ async function settled(rig: Rig): Promise<number> {
 
 const VIEWS: readonly string[] = VIEW_NAMES;
 
+/** A working state (two revisions, a compaction) and beliefs (asserted, superseded, revoked) for the task of a governed-path story. */
+function knowledgeOf(story: readonly StoryEvent[]): StoryEvent[] {
+  const task = story.find((event) => event.aggregate === 'task');
+  if (task === undefined) return [];
+  const ids = storyIds(task.aggregateId.replace(/^task-/, ''));
+  const entry = (key: string, kind: string, value: unknown) => ({ key, kind, value }) as never;
+  return [
+    ...workingStateStory(ids, [{ set: [entry('objective.main', 'objective', 'fix it'), entry('cache.page', 'cache', 'text')] }, { set: [entry('question.db', 'pending_question', 'which db?')] }], { compact: true, seconds: 900 }),
+    ...beliefStory(
+      ids,
+      [
+        { op: 'assert', belief: observedBelief('bel-1', 'the tests pass') },
+        { op: 'assert', belief: observedBelief('bel-2', 'the tests pass on CI too', { supersedes: 'bel-1' }) },
+        { op: 'revoke', belief_id: 'bel-2', reason: 'CI was flaky' },
+      ],
+      950,
+    ),
+  ];
+}
+
 describe('projection rebuild: equality at scale, swap under load', () => {
   let rig: Rig;
   let app: ProjectionApp;
@@ -71,7 +92,8 @@ describe('projection rebuild: equality at scale, swap under load', () => {
     rig = await createRig();
     // given a log of more than 10,000 governed-path events, most appended before the service starts
     // (folded by its catch-up, in batches), the rest while it runs (folded by its consumer, one by one)
-    const stories = governedLog(uniqueName('scale'), MIN_EVENTS);
+    // every eighth story's task also keeps a working state and beliefs (issue 17), so those views are proven at scale too
+    const stories = governedLog(uniqueName('scale'), MIN_EVENTS).map((story, n) => (n % 8 === 0 ? [...story, ...knowledgeOf(story)] : story));
     taskEvents = stories.flat().filter((e) => e.aggregate === 'task').length;
     const split = Math.floor(stories.length * 0.7);
     await rig.appendStories(stories.slice(0, split), 8);
@@ -93,6 +115,8 @@ describe('projection rebuild: equality at scale, swap under load', () => {
     expect(status.views.map((v) => v.view)).toEqual(VIEWS);
     expect(status.views.every((v) => v.checksum !== null && v.checksum.length === 32)).toBe(true);
     expect(status.views.find((v) => v.view === 'task_events')?.rows).toBe(taskEvents);
+    expect(status.views.find((v) => v.view === 'working_states')?.rows).toBeGreaterThan(0);
+    expect(status.views.find((v) => v.view === 'beliefs')?.rows).toBeGreaterThan(0);
     const cheap = ProjectionStatus.parse((await http(app, '/v1/projections/status')).body);
     expect(cheap.views.every((v) => v.checksum === null)).toBe(true);
     expect(await http(app, '/v1/projections/status?checksums=yes')).toMatchObject({ status: 400, body: { code: 'PROJECTION_REQUEST_INVALID' } });

@@ -55,6 +55,8 @@ export async function liveVersions(rig: Rig, views: readonly PublishedView[] = P
     artifacts: 'artifact_id',
     decisions: 'decision_id',
     cells: 'cell_id',
+    working_states: 'task_id',
+    beliefs: 'belief_id',
   };
   const live = new Map<string, number>();
   for (const view of views) {

@@ -20,6 +20,8 @@ export const ProjectionView = z.enum([
   'artifacts',
   'decisions',
   'cells',
+  'working_states',
+  'beliefs',
 ]);
 export type ProjectionView = z.infer<typeof ProjectionView>;
 

@@ -41,6 +41,8 @@ export const COMMANDS = Object.freeze({
   orchestratorClaimDone: 'writ.qry.orchestrator.claim-done',
   orchestratorClaimBlocked: 'writ.qry.orchestrator.claim-blocked',
   orchestratorClaimCorrection: 'writ.qry.orchestrator.claim-correction',
+  orchestratorReviseWorkingState: 'writ.qry.orchestrator.revise-working-state',
+  orchestratorChangeBelief: 'writ.qry.orchestrator.change-belief',
   receiptTreeHead: 'writ.qry.receipt.tree-head',
   receiptInclusionProof: 'writ.qry.receipt.inclusion-proof',
   receiptConsistencyProof: 'writ.qry.receipt.consistency-proof',

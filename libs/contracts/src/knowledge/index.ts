@@ -3,3 +3,14 @@ export { WORKING_STATE_CEILINGS, WorkingState, WorkingStateEntry, WorkingStateEn
 export { Belief, BeliefStatus } from './belief.js';
 export { InvalidationPolicy, MemoryRecord, MemorySource, MemoryStatus } from './memory-record.js';
 export { ContextItem, ContextOmission, ContextOmissionReason, ContextPack, ContextSection, ContextSource } from './context-pack.js';
+export {
+  BELIEF_REQUEST_JWS_TYPE,
+  BeliefAssertion,
+  BeliefChange,
+  BeliefRequestReply,
+  BeliefRequestSubmission,
+  SubmitKnowledgeRequest,
+  WORKING_STATE_REVISION_JWS_TYPE,
+  WorkingStateRevisionReply,
+  WorkingStateRevisionSubmission,
+} from './requests.js';

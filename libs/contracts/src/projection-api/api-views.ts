@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { PublicEd25519Jwk } from '../governed-path/principal-events.js';
 import { RevokeGrant, ResolutionJws } from '../governed-path/service-commands.js';
 import { SubmitClaim } from '../task-claims/commands.js';
+import { BeliefStatus } from '../knowledge/belief.js';
+import { SubmitKnowledgeRequest } from '../knowledge/requests.js';
+import { BeliefRowSchema } from '../projection-rows/beliefs.row.js';
 import { Id } from '../ids.js';
 import { QuarantineCounts } from '../quarantine.js';
 import { ActionRowSchema } from '../projection-rows/actions.row.js';
@@ -191,3 +194,26 @@ export const TaskClaimBody = z
   })
   .meta({ title: 'TaskClaimBody', description: "The task owner's signed done / blocked claim or correction." });
 export type TaskClaimBody = z.infer<typeof TaskClaimBody>;
+
+/** `GET /v1/tasks/<id>/beliefs`: every belief of the task, in assertion order (`?status=` keeps one status). */
+export const BeliefList = z
+  .strictObject({ task_id: RowId, beliefs: z.array(BeliefRowSchema) })
+  .meta({ title: 'BeliefList', description: "A task's beliefs, every status, in assertion order." });
+export type BeliefList = z.infer<typeof BeliefList>;
+
+/** `?status=` of `GET /v1/tasks/<id>/beliefs`. */
+export const BeliefListQuery = z.strictObject({ status: BeliefStatus.optional() });
+export type BeliefListQuery = z.infer<typeof BeliefListQuery>;
+
+/**
+ * `POST /v1/tasks/<id>/working-state` and `POST /v1/tasks/<id>/beliefs`: the
+ * signed request, forwarded to the orchestrator as `SubmitKnowledgeRequest`.
+ */
+export const KnowledgeRequestBody = z
+  .strictObject({
+    request_jws: SubmitKnowledgeRequest.shape.request_jws.describe(
+      "Compact JWS by the task's owner or a director: typ writ-working-state-revision+jws over { task_id, request_id, expected_revision, set, remove, revised_by, revised_at }, or typ writ-belief-request+jws over { task_id, request_id, change, requested_by, requested_at }.",
+    ),
+  })
+  .meta({ title: 'KnowledgeRequestBody', description: 'A signed working state revision or belief change.' });
+export type KnowledgeRequestBody = z.infer<typeof KnowledgeRequestBody>;

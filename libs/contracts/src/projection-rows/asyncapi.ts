@@ -36,6 +36,8 @@ const TOPIC_ID: Readonly<Record<PublishedView, string>> = {
   artifacts: 'artifact_id',
   decisions: 'decision_id',
   cells: 'cell_id',
+  working_states: 'task_id',
+  beliefs: 'belief_id',
 };
 
 const camel = (view: string): string => view.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()).replace(/^./, (c) => c.toUpperCase());

@@ -12,6 +12,8 @@ import { ReceiptRowSchema } from './receipts.row.js';
 import { RowVersion } from './row-fields.js';
 import { StepRowSchema } from './steps.row.js';
 import { TaskRowSchema } from './tasks.row.js';
+import { BeliefRowSchema } from './beliefs.row.js';
+import { WorkingStateRowSchema } from './working-states.row.js';
 
 /**
  * The changes feed: `GET /v1/changes?since=<version>&views=a,b&limit=N` and
@@ -45,6 +47,8 @@ export const ProjectionChangeSchema = z.discriminatedUnion('view', [
   change('artifacts', ArtifactRowSchema),
   change('decisions', DecisionRowSchema),
   change('cells', CellRowSchema),
+  change('working_states', WorkingStateRowSchema),
+  change('beliefs', BeliefRowSchema),
 ]);
 export type ProjectionChange = z.infer<typeof ProjectionChangeSchema>;
 

@@ -19,6 +19,8 @@ export {
   type ParticipantSummary,
 } from './cells.row.js';
 export { DecisionRowSchema, type DecisionRow } from './decisions.row.js';
+export { WorkingStateRowSchema, type WorkingStateRow } from './working-states.row.js';
+export { BeliefRowSchema, type BeliefRow } from './beliefs.row.js';
 export { GRANT_STATUSES, GrantRowSchema, GrantStatusSchema, type GrantRow, type GrantStatus } from './grants.row.js';
 export { PrincipalRowSchema, type PrincipalRow } from './principals.row.js';
 export { ReceiptRowSchema, type ReceiptRow } from './receipts.row.js';

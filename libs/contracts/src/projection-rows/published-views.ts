@@ -10,13 +10,15 @@ import { PrincipalRowSchema } from './principals.row.js';
 import { ReceiptRowSchema } from './receipts.row.js';
 import { StepRowSchema } from './steps.row.js';
 import { TaskRowSchema } from './tasks.row.js';
+import { BeliefRowSchema } from './beliefs.row.js';
+import { WorkingStateRowSchema } from './working-states.row.js';
 
 /**
  * The views whose rows are public: published on `<root>.proj.<view>.<id>`
  * and served by the changes feed. (`task_events`, the raw timeline, is read
  * per task over HTTP only.)
  */
-export const PUBLISHED_VIEWS = ['actions', 'tasks', 'approvals', 'grants', 'receipts', 'principals', 'steps', 'attempts', 'artifacts', 'decisions', 'cells'] as const;
+export const PUBLISHED_VIEWS = ['actions', 'tasks', 'approvals', 'grants', 'receipts', 'principals', 'steps', 'attempts', 'artifacts', 'decisions', 'cells', 'working_states', 'beliefs'] as const;
 export const PublishedView = z.enum(PUBLISHED_VIEWS);
 export type PublishedView = z.infer<typeof PublishedView>;
 
@@ -33,6 +35,8 @@ export const PROJECTION_ROW_SCHEMAS = {
   artifacts: ArtifactRowSchema,
   decisions: DecisionRowSchema,
   cells: CellRowSchema,
+  working_states: WorkingStateRowSchema,
+  beliefs: BeliefRowSchema,
 } as const satisfies Record<PublishedView, z.ZodType>;
 
 export type ProjectionRowOf<V extends PublishedView> = z.infer<(typeof PROJECTION_ROW_SCHEMAS)[V]>;
@@ -55,6 +59,8 @@ export const PROJECTION_ROW_SCHEMA_VERSIONS: Readonly<Record<PublishedView, numb
   artifacts: 1,
   decisions: 1,
   cells: 1,
+  working_states: 1,
+  beliefs: 1,
 };
 
 /** The NATS headers of every message on `<root>.proj.<view>.<id>` (values are strings, as NATS headers are). */

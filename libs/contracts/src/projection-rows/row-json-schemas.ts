@@ -22,6 +22,8 @@ const TITLES: Readonly<Record<PublishedView, string>> = {
   artifacts: 'ArtifactRow',
   decisions: 'DecisionRow',
   cells: 'CellRow',
+  working_states: 'WorkingStateRow',
+  beliefs: 'BeliefRow',
 };
 
 function jsonSchema(schema: z.ZodType, title: string, target: 'draft-2020-12' | 'draft-7'): Record<string, unknown> {

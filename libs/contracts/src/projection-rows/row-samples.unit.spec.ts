@@ -19,6 +19,8 @@ const REQUIRED_COLUMNS: Record<(typeof PUBLISHED_VIEWS)[number], readonly string
   artifacts: ['artifact_id', 'sha256', 'kind', 'uri', 'task_id', 'created_at'],
   decisions: ['task_id', 'task_seq', 'decision_id', 'source', 'decided_by', 'created_at'],
   cells: ['cell_id', 'source', 'task_id', 'status', 'participants', 'created_at', 'updated_at'],
+  working_states: ['task_id', 'revision', 'limits', 'entries', 'updated_at'],
+  beliefs: ['task_id', 'belief_id', 'claim', 'scope', 'trust_tier', 'status', 'confidence', 'version', 'evidence_refs', 'created_at'],
 };
 
 describe('the projection row samples', () => {

@@ -25,6 +25,18 @@ export type OrchestratorErrorCode =
   | 'ORCHESTRATOR_TASK_NOT_BRIEFED'
   /** A correction names a done claim the task does not hold. */
   | 'ORCHESTRATOR_CLAIM_UNKNOWN'
+  // Knowledge requests (request/reply, issue 17): working state revisions and belief changes. The kernel's
+  // KNOWLEDGE_* codes (TOO_LARGE, REVISION_CONFLICT, TRUST_TIER_UNSUPPORTED, ...) reach the requester as they are.
+  /** The request is not a compact JWS signed by an active key of the principal it names, with its kind's typ. */
+  | 'ORCHESTRATOR_KNOWLEDGE_SIGNATURE_INVALID'
+  /** The signer is not a registered principal, or neither the task's owner nor a director. */
+  | 'ORCHESTRATOR_KNOWLEDGE_SIGNER_NOT_ALLOWED'
+  /** The request was signed more than WRIT_CLAIM_FRESHNESS_SECONDS away from now: sign it again. */
+  | 'ORCHESTRATOR_KNOWLEDGE_STALE'
+  /** The signed request names another task than the request. */
+  | 'ORCHESTRATOR_KNOWLEDGE_MISMATCH'
+  /** No task with this id. */
+  | 'ORCHESTRATOR_KNOWLEDGE_TASK_UNKNOWN'
   /** The log could not be read or written now, or the task kept changing: retry. */
   | 'ORCHESTRATOR_UNAVAILABLE';
 

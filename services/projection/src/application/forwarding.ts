@@ -1,4 +1,4 @@
-import { Id, parseContract, ResolveApproval, RevokeGrant, SubmitAction, SubmitClaim, WritError } from '@writ/contracts';
+import { Id, parseContract, ResolveApproval, RevokeGrant, SubmitAction, SubmitClaim, SubmitKnowledgeRequest, WritError } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { z } from 'zod';
 import type { Upstream } from './ports.js';
@@ -14,7 +14,11 @@ export interface ForwardingSubjects {
   readonly revokeGrant: string;
   /** `<root>.qry.orchestrator.claim-done`, `claim-blocked`, `claim-correction`. */
   readonly claims: Readonly<Record<TaskClaimKind, string>>;
+  /** `<root>.qry.orchestrator.revise-working-state` and `change-belief`. */
+  readonly knowledge: Readonly<Record<KnowledgeRequestKind, string>>;
 }
+
+export type KnowledgeRequestKind = 'working_state' | 'belief';
 
 export type TaskClaimKind = 'done' | 'blocked' | 'correction';
 
@@ -39,7 +43,8 @@ const MAX_KEY_LENGTH = 256;
 
 /**
  * `POST /v1/actions`, `POST /v1/approvals/<id>/grant|deny`, `POST
- * /v1/grants/<id>/revoke` and `POST /v1/tasks/<id>/claims/<kind>`: forwarded
+ * /v1/grants/<id>/revoke`, `POST /v1/tasks/<id>/claims/<kind>`, `POST
+ * /v1/tasks/<id>/working-state` and `POST /v1/tasks/<id>/beliefs`: forwarded
  * as NATS requests to ingress, approval and the orchestrator, which
  * authenticate and decide. The
  * projection shapes the request and passes the answer back; it never
@@ -157,6 +162,26 @@ export class Forwarding {
     mismatchGuard(peekJwsPayload(claimJws), { task_id: taskId }, `POST it to /v1/tasks/<its task_id>/claims/${kind}`);
     const command = parseContract('SubmitClaim', SubmitClaim, { task_id: taskId, claim_jws: claimJws });
     return this.ask(this.subjects.claims[kind], command);
+  }
+
+  /**
+   * `POST /v1/tasks/<id>/working-state` and `POST /v1/tasks/<id>/beliefs`: the
+   * body is `{ request_jws }`; the orchestrator checks the signature, its `typ`
+   * against the route, and that the signer owns the task or is a director.
+   */
+  async submitKnowledge(input: { readonly taskId: string; readonly kind: KnowledgeRequestKind; readonly body: unknown }): Promise<JsonObject> {
+    const taskId = checkedPathId(input.taskId, 'task');
+    const requestJws = field(input.body, 'request_jws');
+    if (!isObject(input.body) || typeof requestJws !== 'string' || requestJws === '') {
+      const what = input.kind === 'working_state' ? '{task_id, request_id, expected_revision, set, remove, revised_by, revised_at}' : '{task_id, request_id, change, requested_by, requested_at}';
+      throw new ProjectionError('PROJECTION_REQUEST_INVALID', `send JSON {"request_jws": "<compact JWS by the task's owner or a director over ${what}>"}`, {
+        details: { parameter: 'body' },
+      });
+    }
+    const route = input.kind === 'working_state' ? 'working-state' : 'beliefs';
+    mismatchGuard(peekJwsPayload(requestJws), { task_id: taskId }, `POST it to /v1/tasks/<its task_id>/${route}`);
+    const command = parseContract('SubmitKnowledgeRequest', SubmitKnowledgeRequest, { task_id: taskId, request_jws: requestJws });
+    return this.ask(this.subjects.knowledge[input.kind], command);
   }
 
   /** The upstream's answer as an object; a rejection written in the body becomes the error it means. */

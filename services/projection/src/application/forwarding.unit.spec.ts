@@ -10,6 +10,7 @@ const subjects = {
   resolveApproval: 't.qry.approval.resolve',
   revokeGrant: 't.qry.approval.revoke-grant',
   claims: { done: 't.qry.orchestrator.claim-done', blocked: 't.qry.orchestrator.claim-blocked', correction: 't.qry.orchestrator.claim-correction' },
+  knowledge: { working_state: 't.qry.orchestrator.revise-working-state', belief: 't.qry.orchestrator.change-belief' },
 };
 const ids = storyIds('fw1');
 
@@ -170,6 +171,34 @@ describe('Forwarding.submitClaim', () => {
     await expect(forwarding.submitClaim({ taskId: 'task-2', kind: 'done', body: { claim_jws: claim() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_MISMATCH'));
     await expect(forwarding.submitClaim({ taskId: 'task-1', kind: 'done', body: {} })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     await expect(forwarding.submitClaim({ taskId: '../x', kind: 'done', body: { claim_jws: claim() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    expect(upstream.requests).toEqual([]);
+  });
+});
+
+describe('Forwarding.submitKnowledge', () => {
+  const request = (task = 'task-1') => fakeJws({ task_id: task, request_id: 'req-1', expected_revision: 0, set: [], remove: [], revised_by: 'agent-1', revised_at: '2030-01-01T00:00:00Z' }, 'agent-k1');
+
+  it('given a signed working state revision and a belief change, when posted to their task, then {task_id, request_jws} goes to each kind\'s subject', async () => {
+    // given
+    const upstream = new RecordingUpstream({ task_id: 'task-1', request_id: 'req-1', status: 'accepted', revision: 1, duplicate: false });
+    const forwarding = new Forwarding(upstream, subjects);
+    const jws = request();
+    // when
+    await forwarding.submitKnowledge({ taskId: 'task-1', kind: 'working_state', body: { request_jws: jws } });
+    await forwarding.submitKnowledge({ taskId: 'task-1', kind: 'belief', body: { request_jws: jws } });
+    // then
+    expect(upstream.requests).toEqual([
+      { subject: subjects.knowledge.working_state, payload: { task_id: 'task-1', request_jws: jws } },
+      { subject: subjects.knowledge.belief, payload: { task_id: 'task-1', request_jws: jws } },
+    ]);
+  });
+
+  it('given a request about another task, no request or a bad task id, when posted, then it is refused with its code and nothing is forwarded', async () => {
+    const upstream = new RecordingUpstream();
+    const forwarding = new Forwarding(upstream, subjects);
+    await expect(forwarding.submitKnowledge({ taskId: 'task-2', kind: 'working_state', body: { request_jws: request() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_MISMATCH'));
+    await expect(forwarding.submitKnowledge({ taskId: 'task-1', kind: 'belief', body: { jws: request() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(forwarding.submitKnowledge({ taskId: '../x', kind: 'belief', body: { request_jws: request() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     expect(upstream.requests).toEqual([]);
   });
 });

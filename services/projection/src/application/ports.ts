@@ -11,6 +11,8 @@ import type {
   AttemptRow,
   CellRow,
   DecisionRow,
+  BeliefRow,
+  WorkingStateRow,
   GrantRow,
   Locator,
   PrincipalRow,
@@ -215,6 +217,10 @@ export interface ReadModel {
   /** A task's decision timeline after `afterSeq`, in task order. */
   decisions(taskId: string, page: { readonly afterSeq: number; readonly limit: number }): Promise<DecisionRow[]>;
   cell(cellId: string): Promise<CellRow | undefined>;
+  /** A task's working state, when it has one. */
+  workingState(taskId: string): Promise<WorkingStateRow | undefined>;
+  /** A task's beliefs in assertion order, optionally of one status. */
+  beliefs(taskId: string, filter: { readonly status: string | undefined }): Promise<BeliefRow[]>;
   /** Rows per view, without checksums (cheap). */
   viewRows(): Promise<Readonly<Record<ViewName, number>>>;
   /** Resolves when the database answers. */

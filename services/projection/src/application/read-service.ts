@@ -2,6 +2,9 @@ import {
   Id,
   Name,
   StepStatus,
+  BeliefListQuery,
+  BeliefStatus,
+  type BeliefList,
   type ActionPage,
   type ApprovalPage,
   type CellPage,
@@ -19,7 +22,7 @@ import { approvalDetail, type ApprovalDetail } from './approval-detail.js';
 import { decodeCursor, encodeCursor, listFingerprint, parseListQuery, type Keyset, type ListFilterOf } from './list-page.js';
 import type { ListRequest, ReadModel } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
-import type { ActionRow, ArtifactRow, AttemptRow, CellRow, GrantRow, PrincipalRow, ReceiptRow, StepRow } from './views/index.js';
+import type { ActionRow, ArtifactRow, AttemptRow, CellRow, GrantRow, PrincipalRow, ReceiptRow, StepRow, WorkingStateRow } from './views/index.js';
 
 /** `GET /v1/actions/<id>`. */
 export type ActionView = ActionRow;
@@ -181,6 +184,25 @@ export class ReadService {
     const page = await this.model.decisions(taskId, { afterSeq, limit: limit + 1 });
     const decisions = page.slice(0, limit);
     return { task_id: taskId, decisions, next_after: page.length > limit ? (decisions.at(-1)?.task_seq ?? null) : null };
+  }
+
+  /** `GET /v1/tasks/<id>/working-state`: the task's working state; another's task, or one without a working state yet, is not found. */
+  async workingState(id: string, scope: HttpReadScope): Promise<WorkingStateRow> {
+    const taskId = parseId(id, 'task id');
+    const row = (await this.#ownsTask(scope, taskId)) ? await this.model.workingState(taskId) : undefined;
+    if (row === undefined) throw notFound('working state of task', taskId, 'a working state appears with its first accepted revision (writ working-state set)');
+    return row;
+  }
+
+  /** `GET /v1/tasks/<id>/beliefs?status=`: every belief of the task in assertion order; another's task reads as one without beliefs. */
+  async beliefs(id: string, query: unknown, scope: HttpReadScope): Promise<BeliefList> {
+    const taskId = parseId(id, 'task id');
+    const parsed = BeliefListQuery.safeParse(query ?? {});
+    if (!parsed.success) {
+      throw new ProjectionError('PROJECTION_REQUEST_INVALID', `the beliefs take only ?status=, one of ${BeliefStatus.options.join(', ')}`, { details: { parameter: 'status' } });
+    }
+    if (!(await this.#ownsTask(scope, taskId))) return { task_id: taskId, beliefs: [] };
+    return { task_id: taskId, beliefs: await this.model.beliefs(taskId, { status: parsed.data.status }) };
   }
 
   /** `GET /v1/cells`: newest first; an agent's own tasks' cells only; `cells` repeats `items` for earlier clients. */

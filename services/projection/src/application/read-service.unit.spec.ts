@@ -42,7 +42,9 @@ function model(overrides: Partial<ReadModel> = {}): ReadModel {
     artifact: async () => undefined,
     decisions: async () => [],
     cell: async () => undefined,
-    viewRows: async () => ({ actions: 0, tasks: 0, task_events: 0, approvals: 0, grants: 0, receipts: 0, principals: 0, steps: 0, attempts: 0, artifacts: 0, decisions: 0, cells: 0 }),
+    workingState: async () => undefined,
+    beliefs: async () => [],
+    viewRows: async () => ({ actions: 0, tasks: 0, task_events: 0, approvals: 0, grants: 0, receipts: 0, principals: 0, steps: 0, attempts: 0, artifacts: 0, decisions: 0, cells: 0, working_states: 0, beliefs: 0 }),
     ping: async () => undefined,
     ...overrides,
   };

@@ -10,6 +10,8 @@ import { receiptsView, type ReceiptRow } from './receipts.view.js';
 import { stepsView, type StepRow } from './steps.view.js';
 import { taskEventsView, type TaskEventRow } from './task-events.view.js';
 import { tasksView, type TaskRow } from './tasks.view.js';
+import { beliefsView, type BeliefRow } from './beliefs.view.js';
+import { workingStatesView, type WorkingStateRow } from './working-states.view.js';
 import type { View, ViewName } from './view.js';
 
 export { ACTION_STATUSES, actionsView, type ActionRow, type ActionStatus } from './actions.view.js';
@@ -24,6 +26,8 @@ export { receiptsView, type ReceiptRow } from './receipts.view.js';
 export { nextAttemptStatus, stepsView, type StepRow } from './steps.view.js';
 export { taskEventsView, type TaskEventRow } from './task-events.view.js';
 export { tasksView, type TaskRow } from './tasks.view.js';
+export { beliefsView, type BeliefRow } from './beliefs.view.js';
+export { workingStatesView, type WorkingStateRow } from './working-states.view.js';
 export { patch, type Folded, type Locator, type View, type ViewName } from './view.js';
 
 /** The row type of each view. */
@@ -40,6 +44,8 @@ export interface ViewRows {
   readonly artifacts: ArtifactRow;
   readonly decisions: DecisionRow;
   readonly cells: CellRow;
+  readonly working_states: WorkingStateRow;
+  readonly beliefs: BeliefRow;
 }
 
 /** Every read model, in the order an event is folded into them. */
@@ -56,6 +62,8 @@ export const VIEWS: { readonly [K in ViewName]: View<ViewRows[K]> } = {
   artifacts: artifactsView,
   decisions: decisionsView,
   cells: cellsView,
+  working_states: workingStatesView,
+  beliefs: beliefsView,
 };
 
 export const VIEW_NAMES = Object.keys(VIEWS) as ViewName[];

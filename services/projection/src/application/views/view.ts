@@ -13,7 +13,9 @@ export type ViewName =
   | 'attempts'
   | 'artifacts'
   | 'decisions'
-  | 'cells';
+  | 'cells'
+  | 'working_states'
+  | 'beliefs';
 
 /**
  * A row as a fold builds it. A published view's `row_version` (the log

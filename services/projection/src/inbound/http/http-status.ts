@@ -80,6 +80,24 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   ORCHESTRATOR_TASK_NOT_BRIEFED: 409,
   ORCHESTRATOR_CLAIM_UNKNOWN: 404,
   ORCHESTRATOR_UNAVAILABLE: 503,
+  // orchestrator knowledge requests (POST /v1/tasks/<id>/working-state, /beliefs) and the kernel's refusals of them
+  ORCHESTRATOR_KNOWLEDGE_SIGNATURE_INVALID: 401,
+  ORCHESTRATOR_KNOWLEDGE_SIGNER_NOT_ALLOWED: 403,
+  ORCHESTRATOR_KNOWLEDGE_STALE: 422,
+  ORCHESTRATOR_KNOWLEDGE_MISMATCH: 400,
+  ORCHESTRATOR_KNOWLEDGE_TASK_UNKNOWN: 404,
+  KNOWLEDGE_WORKING_STATE_TOO_LARGE: 413,
+  KNOWLEDGE_WORKING_STATE_REVISION_CONFLICT: 409,
+  KNOWLEDGE_WORKING_STATE_REVISION_INVALID: 422,
+  KNOWLEDGE_WORKING_STATE_ENTRY_UNKNOWN: 422,
+  KNOWLEDGE_WORKING_STATE_DANGLING_REF: 422,
+  KNOWLEDGE_WRONG_TASK: 400,
+  KNOWLEDGE_BELIEF_EXISTS: 409,
+  KNOWLEDGE_BELIEF_NOT_FOUND: 404,
+  KNOWLEDGE_BELIEF_NOT_ACTIVE: 409,
+  KNOWLEDGE_CONTRADICTION_INVALID: 422,
+  KNOWLEDGE_TRUST_TIER_UNSUPPORTED: 422,
+  KNOWLEDGE_DELETION_FORBIDDEN: 422,
   BUS_TIMEOUT: 504,
   BUS_NO_RESPONDERS: 503,
 };
@@ -102,7 +120,7 @@ export function statusForCode(code: string): number {
   const bySuffix = SUFFIX_STATUS.find(([suffix]) => code.endsWith(suffix));
   if (bySuffix !== undefined) return bySuffix[1];
   if (code.startsWith('PROJECTION_')) return 500;
-  if (code.startsWith('INGRESS_') || code.startsWith('APPROVAL_') || code.startsWith('ORCHESTRATOR_')) return 422;
+  if (code.startsWith('INGRESS_') || code.startsWith('APPROVAL_') || code.startsWith('ORCHESTRATOR_') || code.startsWith('KNOWLEDGE_')) return 422;
   return 502;
 }
 

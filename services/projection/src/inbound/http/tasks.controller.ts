@@ -3,7 +3,8 @@ import { PublicRoute } from '@writ/runtime/nest';
 import { Forwarding } from '../../application/forwarding.js';
 import type { JsonObject } from '../../application/projected-event.js';
 import { ReadService } from '../../application/read-service.js';
-import type { DecisionTimeline, HttpReadScope, TaskPage, TaskView } from '@writ/contracts';
+import type { BeliefList, DecisionTimeline, HttpReadScope, TaskPage, TaskView } from '@writ/contracts';
+import type { WorkingStateRow } from '@writ/contracts/projection-rows';
 import { ReadScope } from './read-scope.js';
 
 @Controller('v1/tasks')
@@ -38,6 +39,38 @@ export class TasksController {
    * credential, so an agent whose bus credential publishes only its ingress
    * subject claims here.
    */
+  /** The task's working state: its entries and revision (an agent: its own tasks only). */
+  @Get(':id/working-state')
+  workingState(@Param('id') id: string, @ReadScope() scope: HttpReadScope): Promise<WorkingStateRow> {
+    return this.reads.workingState(id, scope);
+  }
+
+  /** The task's beliefs, every status, in assertion order (`?status=` keeps one). */
+  @Get(':id/beliefs')
+  beliefs(@Param('id') id: string, @Query() query: unknown, @ReadScope() scope: HttpReadScope): Promise<BeliefList> {
+    return this.reads.beliefs(id, query, scope);
+  }
+
+  /**
+   * `{ request_jws }`: a signed working state revision, forwarded to the
+   * orchestrator, which checks the signature, its type, and that the signer
+   * owns the task or is a director. Public: the signed request is the credential.
+   */
+  @PublicRoute()
+  @Post(':id/working-state')
+  @HttpCode(200)
+  reviseWorkingState(@Param('id') id: string, @Body() body: unknown): Promise<JsonObject> {
+    return this.forwarding.submitKnowledge({ taskId: id, kind: 'working_state', body });
+  }
+
+  /** `{ request_jws }`: a signed belief assertion (or supersession) or revocation, forwarded as a revision is. */
+  @PublicRoute()
+  @Post(':id/beliefs')
+  @HttpCode(200)
+  changeBelief(@Param('id') id: string, @Body() body: unknown): Promise<JsonObject> {
+    return this.forwarding.submitKnowledge({ taskId: id, kind: 'belief', body });
+  }
+
   @PublicRoute()
   @Post(':id/claims/:kind')
   @HttpCode(200)

@@ -1,6 +1,8 @@
 import { EntitySchema, type EntitySchemaColumnOptions, type ValueTransformer } from 'typeorm';
 import type {
   ActionRow,
+  BeliefRow,
+  WorkingStateRow,
   ApprovalRow,
   ArtifactRow,
   AttemptRow,
@@ -329,6 +331,57 @@ export interface CheckpointRow {
   readonly updated_at: string;
 }
 
+export const WorkingStateEntity = new EntitySchema<WorkingStateRow>({
+  name: 'WorkingStateRow',
+  tableName: 'working_states',
+  columns: {
+    task_id: id({ primary: true }),
+    revision: integer(),
+    limits: jsonObject(),
+    entries: jsonArray(),
+    entry_count: integer(),
+    last_request_id: nullableId(),
+    last_revised_by: nullableId(),
+    compactions: integer(),
+    opened_at: timestamp(),
+    updated_at: timestamp(),
+    row_version: rowVersion(),
+  },
+});
+
+export const BeliefEntity = new EntitySchema<BeliefRow>({
+  name: 'BeliefRow',
+  tableName: 'beliefs',
+  columns: {
+    task_id: id({ primary: true }),
+    belief_id: id({ primary: true }),
+    claim: str(true),
+    claim_withheld: bool(),
+    scope: str(),
+    trust_tier: str(),
+    status: str(),
+    confidence: { type: 'double precision' },
+    version: integer(),
+    evidence_refs: jsonArray(),
+    asserted_by: nullableId(),
+    asserter_type: str(true),
+    step_id: nullableId(),
+    attempt_id: nullableId(),
+    supersedes: nullableId(),
+    superseded_by: nullableId(),
+    contradicts: jsonArray(),
+    needs_review: bool(),
+    expires_at: timestamp(true),
+    revoked_by: nullableId(),
+    revoke_reason: str(true),
+    epistemic_type: str(true),
+    sensitivity: str(true),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+    row_version: rowVersion(),
+  },
+});
+
 export const CheckpointEntity = new EntitySchema<CheckpointRow>({
   name: 'CheckpointRow',
   tableName: 'checkpoints',
@@ -353,6 +406,8 @@ export const VIEW_ENTITIES: Readonly<Record<ViewName, EntitySchema>> = {
   artifacts: ArtifactEntity as unknown as EntitySchema,
   decisions: DecisionEntity as unknown as EntitySchema,
   cells: CellEntity as unknown as EntitySchema,
+  working_states: WorkingStateEntity as unknown as EntitySchema,
+  beliefs: BeliefEntity as unknown as EntitySchema,
 };
 
 export const ENTITIES = [...Object.values(VIEW_ENTITIES), CheckpointEntity as unknown as EntitySchema];

@@ -8,6 +8,7 @@ import { AddQueueCatalogTimelineCellViews1764150000000 } from './migrations/1764
 import { AddQuarantinedMessages1765200000000 } from './migrations/1765200000000-add-quarantined-messages.js';
 import { AddRowVersions1766000000000 } from './migrations/1766000000000-add-row-versions.js';
 import { AddListPagination1766100000000 } from './migrations/1766100000000-add-list-pagination.js';
+import { AddKnowledgeViews1767000000000 } from './migrations/1767000000000-add-knowledge-views.js';
 
 /**
  * Where Postgres is and who logs in: `url` names host, port, database and
@@ -32,6 +33,7 @@ export const MIGRATIONS = [
   AddQuarantinedMessages1765200000000,
   AddRowVersions1766000000000,
   AddListPagination1766100000000,
+  AddKnowledgeViews1767000000000,
 ];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

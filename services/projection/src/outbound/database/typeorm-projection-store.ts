@@ -23,6 +23,8 @@ import {
   type AttemptRow,
   type CellRow,
   type DecisionRow,
+  type BeliefRow,
+  type WorkingStateRow,
   type GrantRow,
   type Locator,
   type PrincipalRow,
@@ -39,6 +41,8 @@ import {
   ArtifactEntity,
   AttemptEntity,
   CellEntity,
+  BeliefEntity,
+  WorkingStateEntity,
   DecisionEntity,
   GrantEntity,
   PrincipalEntity,
@@ -324,6 +328,19 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel, Chang
         .orderBy('d.task_seq', 'ASC')
         .take(page.limit)
         .getMany(),
+    );
+  }
+
+  workingState(taskId: string): Promise<WorkingStateRow | undefined> {
+    return this.run('read a working state', async () => (await this.dataSource.getRepository(WorkingStateEntity).findOneBy({ task_id: taskId })) ?? undefined);
+  }
+
+  beliefs(taskId: string, filter: { readonly status: string | undefined }): Promise<BeliefRow[]> {
+    return this.run('read a task\'s beliefs', () =>
+      this.dataSource.getRepository(BeliefEntity).find({
+        where: { task_id: taskId, ...(filter.status === undefined ? {} : { status: filter.status as BeliefRow['status'] }) },
+        order: { created_at: 'ASC', belief_id: 'ASC' },
+      }),
     );
   }
 

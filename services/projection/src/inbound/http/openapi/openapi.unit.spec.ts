@@ -64,6 +64,8 @@ describe('the OpenAPI document', () => {
         'POST /v1/approvals/{id}/grant',
         'POST /v1/grants/{id}/revoke',
         'POST /v1/tasks/{id}/claims/{kind}',
+        'POST /v1/tasks/{id}/working-state',
+        'POST /v1/tasks/{id}/beliefs',
       ].sort(),
     );
     expect(document.security).toEqual([{ writHttpToken: [] }]);
