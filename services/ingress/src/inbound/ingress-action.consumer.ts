@@ -180,8 +180,13 @@ export class IngressActionConsumer {
       clearInterval(heartbeat);
     }
     if (failure === undefined) {
-      // Not awaited for the server's confirmation: a lost ack is a redelivery, and ingress is idempotent by key.
-      message.ack();
+      // Awaited, unlike the bus's acks: through `consume()`, an instance that did not wait took every
+      // request and its sibling none (replicas e2e, 42 and 0), so the work was no longer shared.
+      try {
+        await message.ackAck();
+      } catch (error) {
+        this.log.warn({ err: error, seq: message.seq }, 'ack not confirmed; the message may be redelivered (ingress is idempotent)');
+      }
       return;
     }
     const decision = decideAck(failure, deliveries, this.#retry);
