@@ -77,19 +77,43 @@ export function withAnomaly<S extends EvolvingState>(state: S, event: unknown, r
   return { ...state, anomalies: anomalies.length > MAX_ANOMALIES ? anomalies.slice(-MAX_ANOMALIES) : anomalies };
 }
 
+type SafeParse<E> = (value: unknown) => { success: true; data: E } | { success: false };
+
+/**
+ * `schema.safeParse` remembered per event data object: a service folds the same stored events
+ * (the same objects, from its read cache) once per event it handles, and parsing them again was
+ * most of a fold's cost. A verdict is kept only for the same `type` with the same `data` object;
+ * stored events are never mutated, so the verdict cannot go stale, and a data object no longer
+ * referenced takes its verdict with it (WeakMap).
+ */
+export function parseOncePerData<E>(safeParse: SafeParse<E>): SafeParse<E> {
+  const verdicts = new WeakMap<object, { readonly type: unknown; readonly verdict: ReturnType<SafeParse<E>> }>();
+  return (value) => {
+    const data = typeof value === 'object' && value !== null ? (value as { data?: unknown }).data : undefined;
+    if (typeof data !== 'object' || data === null) return safeParse(value);
+    const type = (value as { type?: unknown }).type;
+    const known = verdicts.get(data);
+    if (known !== undefined && known.type === type) return known.verdict;
+    const verdict = safeParse(value);
+    verdicts.set(data, { type, verdict });
+    return verdict;
+  };
+}
+
 /**
  * Builds a total `evolve`: the event is parsed with the context's schema (a
- * malformed or unknown event is recorded as `malformed`), then `apply` folds
+ * malformed or unknown event is recorded as `malformed`; `parseOncePerData`), then `apply` folds
  * it, returning undefined when the event is not valid in the current state
  * (recorded as `unexpected`). Nothing escapes: even a throwing value is an anomaly.
  */
 export function totalEvolve<S extends EvolvingState, E>(
-  schema: { safeParse: (value: unknown) => { success: true; data: E } | { success: false } },
+  schema: { safeParse: SafeParse<E> },
   apply: (state: S, event: E) => S | undefined,
 ): (state: S, event: unknown) => S {
+  const safeParse = parseOncePerData((value) => schema.safeParse(value));
   return (state, event) => {
     try {
-      const parsed = schema.safeParse(event);
+      const parsed = safeParse(event);
       if (!parsed.success) return withAnomaly(state, event, 'malformed');
       return apply(state, parsed.data) ?? withAnomaly(state, event, 'unexpected');
     } catch {
