@@ -88,6 +88,11 @@ export interface JetStreamServerOptions extends Omit<ConsumerOptions, 'durable'>
   readonly servers?: string | string[];
   /** An existing connection to use; the server then neither drains nor closes it. */
   readonly connection?: NatsConnection;
+  /**
+   * An existing connection for the durable consumers to pull on (not drained or closed here either);
+   * default: one of its own on the consumer credential (`connectConsumerBus`), else `connection`.
+   */
+  readonly consumerConnection?: NatsConnection;
   /** Defaults to `createLogger('@writ/bus')`. */
   readonly logger?: Logger;
 }
@@ -167,7 +172,7 @@ export function resolveConsumerSettings(
   server: JetStreamServerOptions,
   handler: ConsumerOptions,
 ): ConsumerSettings {
-  const { serviceName: _service, servers: _servers, connection: _connection, logger: _logger, deadLetterPrefix: _dlqPrefix, ...serverDefaults } = server;
+  const { serviceName: _service, servers: _servers, connection: _connection, consumerConnection: _consumers, logger: _logger, deadLetterPrefix: _dlqPrefix, ...serverDefaults } = server;
   const merged: ConsumerOptions = { ...serverDefaults, ...handler };
   const backoff: BackoffSettings = { ...DEFAULTS.backoff, ...server.backoff, ...handler.backoff };
   const concurrency = positiveInt('concurrency', merged.concurrency ?? DEFAULTS.concurrency);

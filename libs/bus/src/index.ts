@@ -39,5 +39,5 @@ export {
   type HeldTimerOutcome,
   type HeldTimerOutcomeKind,
 } from './held-timer.js';
-export { BUS_START_TIMEOUT_MS_DEFAULT, SERVICE_CONNECTION, connectBus, inboxPrefixOf, natsConnectOptions, serverList, userJwtOf, type BusStartOptions, type NatsCredentialEnvironment } from './nats-credentials.js';
+export { BUS_START_TIMEOUT_MS_DEFAULT, SERVICE_CONNECTION, connectBus, connectConsumerBus, consumerCredsFile, inboxPrefixOf, natsConnectOptions, serverList, userJwtOf, type BusStartOptions, type NatsCredentialEnvironment } from './nats-credentials.js';
 export { compareReplicas, readReplicas, replaceReplica, streamPeers, type DivergedReplica, type ReadReplicasOptions, type ReplaceReplicaOptions, type ReplicaAgreement, type ReplicaMessage, type ReplicaReading, type ReplicaView } from './replica-agreement.js';

@@ -18,7 +18,7 @@ import { createLogger, type Logger } from '@writ/telemetry';
 import { lastValueFrom } from 'rxjs';
 import type { JetStreamContext, RequestContext } from './bus-context.js';
 import { BusError } from './bus-errors.js';
-import { SERVICE_CONNECTION, connectBus } from './nats-credentials.js';
+import { SERVICE_CONNECTION, connectBus, connectConsumerBus } from './nats-credentials.js';
 import {
   DEAD_LETTER_DELIVERIES,
   readHandlerOptions,
@@ -72,6 +72,8 @@ export class JetStreamServer
   private readonly events = new EventEmitter();
   private readonly tracer = trace.getTracer('@writ/bus');
   private connection: NatsConnection | undefined;
+  /** The connection the durable consumers pull on, when it is not `connection` (`consumerCredsFile`): ours to drain. */
+  private consumerConnection: NatsConnection | undefined;
   private consumers: DurableConsumer[] = [];
   private responders: RequestResponder[] = [];
   private statusWatch: Promise<void> | undefined;
@@ -125,8 +127,9 @@ export class JetStreamServer
     this.connection = nc;
     this.watchConnection(nc);
     try {
-      const js = jetstream(nc);
-      const jsm = await jetstreamManager(nc);
+      const pulling = this.options.consumerConnection ?? (await this.connectConsumers());
+      const js = jetstream(pulling ?? nc);
+      const jsm = await jetstreamManager(pulling ?? nc);
       for (const [pattern, handler] of this.getHandlers()) {
         assertSubjectFilter(pattern);
         if (handler.isEventHandler) {
@@ -157,6 +160,23 @@ export class JetStreamServer
     } catch (cause) {
       throw new BusError('BUS_CONNECTION_FAILED', `cannot connect to NATS at ${String(servers)}`, { cause });
     }
+  }
+
+  /**
+   * A connection of its own for the durable consumers when the service has a consumer credential
+   * (`consumerCredsFile`: a user that may not answer requests, which the server tracks a reply
+   * entry per delivery for); undefined when it has none, and they pull on the service's connection.
+   */
+  private async connectConsumers(): Promise<NatsConnection | undefined> {
+    if (![...this.getHandlers().values()].some((handler) => handler.isEventHandler)) return undefined;
+    const servers = this.options.servers ?? process.env['WRIT_NATS_URL'] ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL;
+    this.consumerConnection = await connectConsumerBus(this.options.serviceName, servers);
+    if (this.consumerConnection === undefined) return undefined;
+    const statuses = this.consumerConnection.status();
+    void (async () => {
+      for await (const status of statuses) if (status.type === 'error') this.events.emit('error', status.error);
+    })().catch((error: unknown) => this.events.emit('error', error));
+    return this.consumerConnection;
   }
 
   /** Mirrors the connection's state on `status`, until the connection closes or we stop watching. */
@@ -239,6 +259,10 @@ export class JetStreamServer
   }
 
   private async disconnect(): Promise<void> {
+    const pulling = this.consumerConnection;
+    this.consumerConnection = undefined;
+    // Ours: drain flushes the acks and naks still buffered, then closes.
+    if (pulling !== undefined && !pulling.isClosed()) await pulling.drain().catch((error: unknown) => this.log.warn({ err: error }, 'the consumers\' NATS connection did not drain cleanly'));
     const nc = this.connection;
     if (nc === undefined) return;
     try {

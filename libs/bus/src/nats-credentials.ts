@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, errors, nkeyAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { BusError } from './bus-errors.js';
 
@@ -57,6 +57,37 @@ export function natsConnectOptions(env: NatsCredentialEnvironment = process.env)
     };
   }
   return options;
+}
+
+/**
+ * The credential a service's durable consumers pull with: `WRIT_NATS_CONSUMER_CREDS`, else the file
+ * `writ init` issues beside `WRIT_NATS_CREDS` (`<name>.consumer.creds` for `<name>.creds`) when it
+ * is there; undefined otherwise, and the consumers then pull on the service's own connection. Its
+ * user may not answer requests, which spares the server a reply-permission entry per delivery
+ * (runtime `serviceConsumerPermissions`).
+ */
+export function consumerCredsFile(env: NatsCredentialEnvironment = process.env): string | undefined {
+  const named = nonEmpty(env['WRIT_NATS_CONSUMER_CREDS']);
+  if (named !== undefined) return named;
+  const creds = nonEmpty(env['WRIT_NATS_CREDS']);
+  if (creds === undefined || !creds.endsWith('.creds')) return undefined;
+  const beside = `${creds.slice(0, -'.creds'.length)}.consumer.creds`;
+  return existsSync(beside) ? beside : undefined;
+}
+
+/**
+ * A service's connection for what it pulls from JetStream (its durable consumers, a follower of
+ * the log), on its consumer credential (`consumerCredsFile`); undefined when it has none, and the
+ * caller pulls on its own connection. Reconnects forever, like the service's own (`SERVICE_CONNECTION`).
+ */
+export async function connectConsumerBus(name: string, servers: string | string[], env: NatsCredentialEnvironment = process.env): Promise<NatsConnection | undefined> {
+  const credentials = consumerCredsFile(env);
+  if (credentials === undefined) return undefined;
+  try {
+    return await connectBus({ servers, name: `${name}-consumers`, ...SERVICE_CONNECTION }, { ...env, WRIT_NATS_CREDS: credentials });
+  } catch (cause) {
+    throw new BusError('BUS_CONNECTION_FAILED', `cannot connect ${name}'s consumers to NATS at ${String(servers)} with ${credentials}`, { cause });
+  }
 }
 
 /**

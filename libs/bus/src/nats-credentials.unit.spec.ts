@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { SERVICE_CONNECTION, serverList } from './nats-credentials.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SERVICE_CONNECTION, consumerCredsFile, serverList } from './nats-credentials.js';
 
 describe('serverList', () => {
   it('given one URL naming a cluster with commas, then it is one URL per server, blanks dropped', () => {
@@ -23,5 +26,28 @@ describe('SERVICE_CONNECTION', () => {
 
   it('builds no stack trace per request: the client library\'s async traces cost a tenth of a busy service\'s CPU', () => {
     expect(SERVICE_CONNECTION.noAsyncTraces).toBe(true);
+  });
+});
+
+describe('consumerCredsFile', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'writ-creds-'));
+  const own = path.join(dir, 'policy.creds');
+  const beside = path.join(dir, 'policy.consumer.creds');
+  writeFileSync(own, 'x');
+
+  it('given WRIT_NATS_CONSUMER_CREDS, then it is the consumer credential, whatever lies beside the service\'s', () => {
+    expect(consumerCredsFile({ WRIT_NATS_CREDS: own, WRIT_NATS_CONSUMER_CREDS: '/elsewhere/c.creds' })).toBe('/elsewhere/c.creds');
+  });
+
+  it('given no consumer credential beside the service\'s, then there is none (the consumers pull on the service\'s connection)', () => {
+    expect(consumerCredsFile({ WRIT_NATS_CREDS: own })).toBeUndefined();
+    expect(consumerCredsFile({})).toBeUndefined();
+  });
+
+  it('given the file writ init issues beside the service\'s credential, then it is the consumer credential', () => {
+    writeFileSync(beside, 'x');
+    expect(consumerCredsFile({ WRIT_NATS_CREDS: own })).toBe(beside);
+    // a credential not named *.creds has no sibling by convention
+    expect(consumerCredsFile({ WRIT_NATS_CREDS: path.join(dir, 'policy.jwt') })).toBeUndefined();
   });
 });

@@ -204,6 +204,8 @@ export class EventStore {
   /** What start-up did to the stream. */
   readonly stream: EnsureStreamOutcome;
   readonly #js: JetStreamClient;
+  /** Where ordered consumers (long reads, replays) are opened: `#js`, or the service's consumer connection. */
+  readonly #scans: JetStreamClient;
   readonly #jsm: JetStreamManager;
   readonly #heads: HeadCache;
   readonly #reads: ReadCache<ChainState>;
@@ -220,13 +222,14 @@ export class EventStore {
    */
   readonly #replicated: boolean;
 
-  private constructor(config: EventStoreConfig, stream: EnsureStreamOutcome, js: JetStreamClient, jsm: JetStreamManager, authorship: EventStoreAuthorship) {
+  private constructor(config: EventStoreConfig, stream: EnsureStreamOutcome, js: JetStreamClient, jsm: JetStreamManager, authorship: EventStoreAuthorship, scans: JetStreamClient) {
     this.config = config;
     this.authorship = authorship.authorship === undefined || authorship.authorship instanceof Authorship ? authorship.authorship : new Authorship(authorship.authorship);
     this.#sealer = authorship.sealer;
     this.stream = stream;
     this.#replicated = Math.max(config.replicas, Number(stream.kept['num_replicas'] ?? 1)) > 1;
     this.#js = js;
+    this.#scans = scans;
     this.#jsm = jsm;
     this.#heads = new HeadCache(config.headCacheSize);
     this.#reads = new ReadCache<ChainState>(config.readCacheEvents);
@@ -236,7 +239,12 @@ export class EventStore {
    * Validates the config, creates or updates the stream (idempotent), and
    * returns a store on the caller's connection (the caller closes it).
    */
-  static async open(nc: NatsConnection, input: EventStoreConfigInput = {}, authorship: EventStoreAuthorship = {}): Promise<EventStore> {
+  /**
+   * `connections.scans`: where reads too long for message gets, and replays, open their ordered
+   * consumers (a service's consumer connection, whose user answers no requests: the server then
+   * keeps no reply entry per delivered message; bus `connectConsumerBus`). Default: `nc`.
+   */
+  static async open(nc: NatsConnection, input: EventStoreConfigInput = {}, authorship: EventStoreAuthorship = {}, connections: { readonly scans?: NatsConnection } = {}): Promise<EventStore> {
     const config = parseEventStoreConfig(input);
     let jsm: JetStreamManager;
     try {
@@ -245,7 +253,9 @@ export class EventStore {
       throw fromNatsError(error, { operation: 'connect to JetStream' });
     }
     const stream = await ensureEventStream(jsm, config);
-    return new EventStore(config, stream, jetstream(nc, { timeout: config.requestTimeoutMs }), jsm, authorship);
+    const js = jetstream(nc, { timeout: config.requestTimeoutMs });
+    const scans = connections.scans === undefined ? js : jetstream(connections.scans, { timeout: config.requestTimeoutMs });
+    return new EventStore(config, stream, js, jsm, authorship, scans);
   }
 
   /**
@@ -882,7 +892,7 @@ export class EventStore {
     const fetchExpiresMs = untilSeq === null ? FOLLOW_FETCH_EXPIRES_MS : Math.max(1_000, this.config.requestTimeoutMs);
     const open = async (startSeq: number) => {
       try {
-        return await this.#js.consumers.get(this.config.stream, {
+        return await this.#scans.consumers.get(this.config.stream, {
           filter_subjects: filter,
           deliver_policy: DeliverPolicy.StartSequence,
           opt_start_seq: startSeq,

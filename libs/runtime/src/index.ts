@@ -76,6 +76,7 @@ export {
   busLayout,
   dashboardPermissions,
   directorPermissions,
+  serviceConsumerPermissions,
   servicePermissions,
   userInbox,
   type BusLayout,

@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectBus, serverList, type BusStartOptions } from '@writ/bus';
+import { connectBus, connectConsumerBus, serverList, type BusStartOptions } from '@writ/bus';
 import type { PrincipalRole, QuarantineRecord } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore, eventSealer, type AuthorshipOptions } from '@writ/eventstore';
@@ -97,6 +97,11 @@ export class ServiceRuntime {
 
   private constructor(
     readonly nc: NatsConnection,
+    /**
+     * Where the service pulls from JetStream (its durables, followers of the log, long reads): the
+     * connection of its consumer credential when it has one (bus `connectConsumerBus`), else `nc`.
+     */
+    readonly pullNc: NatsConnection,
     readonly jsm: JetStreamManager,
     readonly store: EventStore,
     readonly subjects: WritSubjects,
@@ -143,7 +148,9 @@ export class ServiceRuntime {
    */
   static async start(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
     const nc = await connectNats(options.natsUrl, options.connectionName ?? options.serviceName, { waitForServer: true });
+    let pulling: NatsConnection | undefined;
     try {
+      pulling = await connectConsumerBus(options.connectionName ?? options.serviceName, options.natsUrl);
       const { streams } = options;
       const subjects = writSubjects(options.subjectRoot, streams.eventsPrefix);
       const jsm = await jetstreamManager(nc);
@@ -159,10 +166,11 @@ export class ServiceRuntime {
         maxBytes: streams.eventsMaxBytes,
         readCacheEvents: streams.eventsReadCache,
         replicas: streams.replicas,
-      }, authorshipOf(options.authorship));
+      }, authorshipOf(options.authorship), { scans: pulling });
       warnKeptCapacities(store, options.logger);
-      return new ServiceRuntime(nc, jsm, store, subjects, options);
+      return new ServiceRuntime(nc, pulling ?? nc, jsm, store, subjects, options);
     } catch (error) {
+      await pulling?.close().catch(() => undefined);
       await nc.close().catch(() => undefined);
       throw error;
     }
@@ -241,6 +249,7 @@ export class ServiceRuntime {
       await this.stalls.stop();
       await this.#keys?.stop();
       await this.#registry?.close().catch((error: unknown) => logger.warn({ err: error }, 'principal registry did not close cleanly'));
+      if (this.pullNc !== this.nc && !this.pullNc.isClosed()) await this.pullNc.drain().catch((error: unknown) => logger.warn({ err: error }, 'the consumers\' NATS connection did not drain cleanly'));
       if (!this.nc.isClosed()) await this.nc.drain().catch((error: unknown) => logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
       await this.options.onClose?.();
     })();

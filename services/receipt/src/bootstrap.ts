@@ -89,7 +89,8 @@ export async function createReceiptApp(config: ReceiptConfig, options: ReceiptAp
     });
     logger.info({ log_id: tlog.logId, leaves: tlog.size, tree_head: tlog.latestHead?.tree_size ?? null }, 'transparency log rebuilt and verified');
     tlogProcess = new TransparencyLogProcess({
-      nc: runtime.nc,
+      // Its followers read every event of the log: on the connection the service pulls on.
+      nc: runtime.pullNc,
       store: runtime.store,
       stream: config.streams.events,
       eventsPrefix: runtime.subjects.events,

@@ -43,6 +43,7 @@ import {
   mintHttpToken,
   packetHashOfRef,
   pgServiceRole,
+  serviceConsumerPermissions,
   servicePermissions,
   writeSecret,
 } from '@writ/runtime';
@@ -406,6 +407,8 @@ export class Stack {
     for (const name of names) {
       const file = path.join(this.layout.dir, 'creds', `${name}.creds`);
       await writeSecret(file, await authority.writUserCreds(`svc-${name}`, servicePermissions(name, bus)));
+      // Beside it, as writ init issues it: the credential the service's durable consumers pull with.
+      await writeSecret(path.join(this.layout.dir, 'creds', `${name}.consumer.creds`), await authority.writUserCreds(`svc-${name}`, serviceConsumerPermissions(name, bus)));
       this.credentials[name] = file;
     }
   }

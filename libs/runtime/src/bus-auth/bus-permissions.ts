@@ -166,6 +166,20 @@ export function servicePermissions(service: WritService, layout: BusLayout): Sub
   return { pub: { allow: pub, deny: pubDeny }, sub: { allow: sub, deny: [] }, responses: SERVICE_RESPONSES };
 }
 
+/**
+ * The same service's second user, for the connection its durable consumers pull on: the service's
+ * subjects without the right to answer requests. nats-server 2.9 keeps, per connection whose user
+ * may answer (`allow_responses`), every reply subject it delivered for the permission's TTL, and
+ * once it holds 4,096 it sweeps them all on each delivery (`pruneReplyPerms`); every JetStream
+ * delivery carries one (its ack subject), so a connection pulling ~450 events a second had the
+ * server sweep ~27,000 entries per event: a quarter of its CPU. A user without responses keeps none.
+ * Stolen, it does no more than the service's own credential.
+ */
+export function serviceConsumerPermissions(service: WritService, layout: BusLayout): SubjectPermissions {
+  const { pub, sub } = servicePermissions(service, layout);
+  return { pub, sub };
+}
+
 /** A dashboard: read-only on `<root>.proj.>`; it publishes nothing. */
 export function dashboardPermissions(layout: BusLayout): SubjectPermissions {
   return { pub: { allow: [], deny: ['>'] }, sub: { allow: [`${layout.root}.proj.>`], deny: [] } };

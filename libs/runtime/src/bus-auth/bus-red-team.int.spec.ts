@@ -3,7 +3,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { NATS_URL, connectTestNats, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentPermissions, busLayout, dashboardPermissions, servicePermissions, userInbox, type BusLayout } from './bus-permissions.js';
+import { agentPermissions, busLayout, dashboardPermissions, serviceConsumerPermissions, servicePermissions, userInbox, type BusLayout } from './bus-permissions.js';
 import { NatsAuthority, pushAccountJwt } from './nats-authority.js';
 
 /**
@@ -34,8 +34,8 @@ async function agent(principalId: string): Promise<NatsConnection> {
   return as(issued.creds, principalId);
 }
 
-async function service(name: Parameters<typeof servicePermissions>[0]): Promise<NatsConnection> {
-  const creds = await authority.writUserCreds(`svc-${name}`, servicePermissions(name, layout));
+async function service(name: Parameters<typeof servicePermissions>[0], permissions = servicePermissions(name, layout)): Promise<NatsConnection> {
+  const creds = await authority.writUserCreds(`svc-${name}`, permissions);
   const nc = await connect({ servers: NATS_URL, name: `stolen-${name}`, authenticator: credsAuthenticator(new TextEncoder().encode(creds)), inboxPrefix: userInbox(`svc-${name}`), reconnect: false });
   opened.push(nc);
   return nc;
@@ -199,6 +199,34 @@ describe('a stolen service credential', () => {
     // and it cannot read other parties' replies or the raw event traffic
     for (const subject of ['_INBOX.>', '_INBOX.svc-approval.>', `${root}.evt.>`, `${root}.ingress.>`]) {
       expect((await subscriptionVerdict(nc, subject)).verdict, subject).toMatch(/Permissions Violation for Subscription/);
+    }
+  });
+
+  it("given the policy service's consumer credential, then it may do nothing the service's own may not, and cannot even answer a request sent to the service", async () => {
+    // given the service's own connection, answering on its query subject, and its consumer credential
+    const own = await service('policy');
+    const consumer = await service('policy', serviceConsumerPermissions('policy', layout));
+    const subject = `${root}.qry.policy.evaluate`;
+    const answer = async (nc: NatsConnection): Promise<string> => {
+      const sub = nc.subscribe(subject, { max: 1, callback: (_error, message) => void message.respond('answered') });
+      await nc.flush();
+      try {
+        return (await operator.request(subject, '{}', { timeout: 1_000 })).string();
+      } catch (error) {
+        return (error as Error).message;
+      } finally {
+        sub.unsubscribe();
+      }
+    };
+    // then the service answers, and its consumer credential's answer never reaches the caller
+    expect(await answer(own)).toBe('answered');
+    expect(await answer(consumer)).not.toBe('answered');
+    // and what the service may not publish, its consumer credential may not either
+    for (const subject of [`${root}.evt.principal.writ-approval`, `${root}.evt.cell.c1`, `$JS.API.STREAM.DELETE.${streams.events}`, '$SYS.REQ.CLAIMS.UPDATE']) {
+      expect(await refusedRequest(consumer, subject), subject).toMatch(/Permissions Violation for Publish/);
+    }
+    for (const subject of ['_INBOX.>', `${root}.evt.>`]) {
+      expect((await subscriptionVerdict(consumer, subject)).verdict, subject).toMatch(/Permissions Violation for Subscription/);
     }
   });
 

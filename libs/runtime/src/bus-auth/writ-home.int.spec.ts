@@ -6,7 +6,8 @@ import { TrustAnchor } from '@writ/contracts';
 import { generateEd25519Key } from '@writ/crypto';
 import { RegistrationAuthority } from '../registration-authority.js';
 import { loadServiceEnrollment } from '../service-enrollment.js';
-import { DEFAULT_SERVICE_PRINCIPALS, busLayout, servicePermissions } from './bus-permissions.js';
+import { consumerCredsFile } from '@writ/bus';
+import { DEFAULT_SERVICE_PRINCIPALS, busLayout, serviceConsumerPermissions, servicePermissions, type WritService } from './bus-permissions.js';
 import { NatsAuthority } from './nats-authority.js';
 import { initWritHome } from './writ-home.js';
 
@@ -27,6 +28,15 @@ describe('writ init (initWritHome)', () => {
     expect(await mode(join(home, 'nats'))).toBe(0o700);
     for (const secret of [made.operatorKey, made.dashboardKey, made.creds.operator, made.creds.system, made.creds.dashboard, ...Object.values(made.creds.services), join(home, 'nats', 'keys', 'operator.nk')]) {
       expect(await mode(secret), secret).toBe(0o600);
+    }
+    // and beside each service's credential, 0600 too, the one its consumers pull with: the same subjects, and no right to answer
+    for (const [service, file] of Object.entries(made.creds.services)) {
+      const beside = file.replace(/\.creds$/, '.consumer.creds');
+      expect(await mode(beside), beside).toBe(0o600);
+      expect(consumerCredsFile({ WRIT_NATS_CREDS: file })).toBe(beside);
+      const granted = await readFile(beside, 'utf8');
+      expect(NatsAuthority.credsGrant(granted, serviceConsumerPermissions(service as WritService, busLayout())), service).toBe(true);
+      expect(NatsAuthority.credsGrant(granted, servicePermissions(service as WritService, busLayout())), service).toBe(false);
     }
     const anchor = TrustAnchor.parse(JSON.parse(await readFile(made.trustAnchor, 'utf8')));
     expect(anchor.principal_id).toBe('operator');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { TrustAnchor, type PublicEd25519Jwk } from '@writ/contracts';
 import { exportEd25519PrivateJwk, generateEd25519Key, importEd25519PrivateJwk } from '@writ/crypto';
 import { serviceEnrollmentPath, signServiceEnrollment } from '../service-enrollment.js';
-import { DEFAULT_SERVICE_PRINCIPALS, WRIT_SERVICES, busLayout, dashboardPermissions, servicePermissions, type BusLayout, type SubjectPermissions, type WritService } from './bus-permissions.js';
+import { DEFAULT_SERVICE_PRINCIPALS, WRIT_SERVICES, busLayout, dashboardPermissions, serviceConsumerPermissions, servicePermissions, type BusLayout, type SubjectPermissions, type WritService } from './bus-permissions.js';
 import { DEFAULT_NATS_SERVER, NatsAuthority, fileExists as exists, writeSecret, type NatsServerSettings } from './nats-authority.js';
 import { generatePgPassword, pgServiceRole } from '../pg-auth/pg-roles.js';
 
@@ -117,6 +117,8 @@ export async function initWritHome(options: WritHomeOptions): Promise<WritHome> 
   for (const service of WRIT_SERVICES) {
     services[service] = credsFile(service);
     await current(services[service], `svc-${service}`, servicePermissions(service, layout));
+    // Beside it, the credential its durable consumers pull with (bus `consumerCredsFile`).
+    await current(credsFile(`${service}.consumer`), `svc-${service}`, serviceConsumerPermissions(service, layout));
   }
 
   const operatorKey = join(home, 'operator', `${operatorId}.jwk.json`);

@@ -111,6 +111,7 @@ export async function startServiceApp(options: ServiceAppOptions): Promise<Servi
       ...options.bus,
       serviceName: options.serviceName,
       connection: runtime.nc,
+      consumerConnection: runtime.pullNc,
       logger: options.logger,
     });
     runtime.attachBus(server);
