@@ -60,14 +60,18 @@ if [ ! -x node_modules/.bin/node ]; then say "installing dependencies (npm ci)";
 export PATH="$root/node_modules/.bin:$PATH"
 scripts/build-images.sh service nats postgres cell
 
-if [ ! -f "$home/writ.env" ]; then
+# writ init on every start: it changes nothing that is current, and issues what this release adds or
+# grants differently (a credential the Compose file mounts, e.g. each service's <service>.consumer.creds).
+if [ -f "$home/writ.env" ]; then
+  port=$(sed -n 's/^WRIT_NATS_URL=.*:\([0-9]*\)$/\1/p' "$home/writ.env" | head -n 1)
+else
   port=${WRIT_NATS_PORT:-4223}
-  say "writ init --home $home --host 0.0.0.0 --port $port (in writ/service:$WRIT_VERSION, as uid 10002)"
   mkdir -p "$home" && chown 10002:10002 "$home" && chmod 700 "$home"
-  docker run --rm --user 10002:10002 --network none -v "$home:$home" "writ/service:$WRIT_VERSION" \
-    node apps/cli/bin/writ.mjs init --home "$home" --host 0.0.0.0 --port "$port" --monitor-port $((port + 4000)) >/dev/null \
-    || die "writ init failed (above)"
 fi
+say "writ init --home $home --host 0.0.0.0 --port $port (in writ/service:$WRIT_VERSION, as uid 10002)"
+docker run --rm --user 10002:10002 --network none -v "$home:$home" "writ/service:$WRIT_VERSION" \
+  node apps/cli/bin/writ.mjs init --home "$home" --host 0.0.0.0 --port "$port" --monitor-port $((port + 4000)) >/dev/null \
+  || die "writ init failed (above)"
 load_env
 export WRIT_COMMIT=${WRIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || true)}
 # The executor's cells live here on the host, at the same path inside the executor's container.

@@ -78,6 +78,8 @@ if want services; then
     IFS=: read -r name principal seal <<<"$entry"
     need "$home/creds/$name.creds"; need "$home/services/$principal.enrollment.jws"
     files=(--from-file=bus.creds="$home/creds/$name.creds" --from-file=enrollment.jws="$home/services/$principal.enrollment.jws")
+    # The credential its consumers pull with, beside bus.creds (a home from before this release has none: run writ init on it).
+    if [ -f "$home/creds/$name.consumer.creds" ]; then files+=(--from-file=bus.consumer.creds="$home/creds/$name.consumer.creds"); fi
     if [ "$seal" = seal ]; then
       key=$home/k8s/$principal.seal.jwk.json
       if [ ! -s "$key" ]; then

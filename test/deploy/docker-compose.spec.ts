@@ -33,10 +33,12 @@ describe('docker-compose.yml', () => {
       expect(service?.environment?.['WRIT_NATS_CREDS'], name).toBe('/run/writ/bus.creds');
       const volumes = service?.volumes ?? [];
       expect(volumes, name).toContain(`\${WRIT_HOME}/creds/${name}.creds:/run/writ/bus.creds:ro`);
+      // and beside it, where the bus looks for it, the service's own consumer credential
+      expect(volumes, name).toContain(`\${WRIT_HOME}/creds/${name}.consumer.creds:/run/writ/bus.consumer.creds:ro`);
       expect(volumes, name).toContain(`\${WRIT_HOME}/services/${ENROLLMENT[name] ?? `writ-${name}`}.enrollment.jws:/run/writ/enrollment.jws:ro`);
       // Nothing else of the deployment's directory: not another party's credential, not the operator's key.
       expect(volumes.filter((v) => v.startsWith('${WRIT_HOME}') && !v.endsWith(':ro')), name).toEqual([]);
-      expect(volumes.filter((v) => /\/creds\//.test(v)), name).toHaveLength(1);
+      expect(volumes.filter((v) => /\/creds\//.test(v)).map((v) => v.split(':')[0]), name).toEqual([`\${WRIT_HOME}/creds/${name}.creds`, `\${WRIT_HOME}/creds/${name}.consumer.creds`]);
       expect(volumes.some((v) => /operator|dashboard|\/keys\/|^\$\{WRIT_HOME\}:/.test(v.split(':')[0] ?? '')), name).toBe(false);
     }
     // No image comes from a registry: every one is built here.
