@@ -267,6 +267,9 @@ export async function startStack(options = {}) {
   }
 }
 
+/** How many times the first start of a stack starts again an instance that exits before it is ready. */
+const STARTUP_RESTARTS = 3;
+
 export class Stack {
   #options;
   /** instance id (`executor`, or `executor-2` when a service runs several) → its child process. */
@@ -355,7 +358,7 @@ export class Stack {
       for (const root of this.cellsRoots) await mkdir(root, { recursive: true });
     }
     for (const { id } of plan) this.#spawn(id);
-    await Promise.all(plan.map(({ id }) => this.#waitReady(id)));
+    await Promise.all(plan.map(({ id }) => this.#waitReady(id, { restarts: STARTUP_RESTARTS })));
   }
 
   /** The NATS servers to connect to (every node of a cluster). */
@@ -461,14 +464,24 @@ export class Stack {
     return planned === undefined ? undefined : this.instances[planned.service]?.[planned.instance - 1];
   }
 
-  async #waitReady(name) {
+  /**
+   * Until the instance answers /readyz. `restarts`: how many times one that exits first is started
+   * again, as every deployment's supervisor does (writ-service.sh, Compose's restart policy, the
+   * kubelet): a cluster still electing its streams' leaders times a service's first JetStream calls
+   * out, and the service exits rather than serve half set up.
+   */
+  async #waitReady(name, { restarts = 0 } = {}) {
     const service = this.#instance(name);
     const child = this.#children.get(name);
     const deadline = performance.now() + (this.#options.readyTimeoutMs ?? 90_000);
     let last = 'no answer';
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready; log ${service.logFile}:\n${this.logTail(name, 30)}`);
+        const exited = `${name} exited (${child.exitCode ?? child.signalCode}) before it was ready; log ${service.logFile}:\n${this.logTail(name, 30)}`;
+        if (restarts <= 0 || performance.now() > deadline) throw new Error(exited);
+        process.stderr.write(`[stack] ${name} exited before it was ready; starting it again, as its supervisor would (${restarts} more)\n`);
+        this.#spawn(name);
+        return this.#waitReady(name, { restarts: restarts - 1 });
       }
       try {
         const response = await fetch(`${service.url}/readyz`, { signal: AbortSignal.timeout(2_000) });

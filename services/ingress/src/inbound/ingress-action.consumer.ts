@@ -39,6 +39,9 @@ export interface IngressActionConsumerOptions {
 
 const decoder = new TextDecoder();
 
+/** How long one pull of the ingress durable waits on the server (the bus's default pull expiry too). */
+export const INGRESS_PULL_EXPIRES_MS = 5_000;
+
 /**
  * The durable consumer of `<root>.ingress.action.*`.
  *
@@ -122,7 +125,10 @@ export class IngressActionConsumer {
     }
     this.#js = jetstream(this.nc);
     const consumer = await this.#js.consumers.get(this.options.stream, this.durable);
-    this.#messages = await consumer.consume({ max_messages: 1 });
+    // A pull that goes unanswered (one sent while a cluster still routes the durable's leader, replicas e2e)
+    // is noticed after two missed heartbeats, half the pull's expiry each, and sent again: with the library's
+    // 30 s the instance took nothing for half a minute while its sibling took every request.
+    this.#messages = await consumer.consume({ max_messages: 1, expires: INGRESS_PULL_EXPIRES_MS });
     const messages = this.#messages;
     this.#loop = (async () => {
       try {
