@@ -686,14 +686,24 @@ export class EventStore {
       await this.#learnAuthors(aggregate, raws);
       state = this.#judge(aggregate, raws, EMPTY_STATE);
     }
-    if (state.broken === undefined) {
-      this.#heads.replace(subject, headOf(state));
-      if (state !== cached) this.#reads.set(subject, state);
-    } else {
+    this.#keep(subject, state, 'to its end');
+    return state;
+  }
+
+  /**
+   * Caches a state judged without a break, and its head: replaced when the subject was read to its
+   * end, only advanced when read part-way (a later head this process knows stays); a broken state
+   * is forgotten with its head.
+   */
+  #keep(subject: string, state: ChainState, read: 'to its end' | 'part-way'): void {
+    if (state.broken !== undefined) {
       this.#heads.forget(subject);
       this.#reads.forget(subject);
+      return;
     }
-    return state;
+    if (read === 'to its end') this.#heads.replace(subject, headOf(state));
+    else this.#heads.advance(subject, headOf(state));
+    if (this.#reads.get(subject) !== state) this.#reads.set(subject, state);
   }
 
   /**
@@ -716,13 +726,7 @@ export class EventStore {
     const raws = await this.#collect(subject, from.lastStreamSeq + 1, streamSeq);
     await this.#learnAuthors(aggregate, raws);
     const state = this.#judge(aggregate, raws, from);
-    if (state.broken === undefined) {
-      this.#heads.advance(subject, headOf(state));
-      this.#reads.set(subject, state);
-    } else {
-      this.#heads.forget(subject);
-      this.#reads.forget(subject);
-    }
+    this.#keep(subject, state, 'part-way');
     return state;
   }
 
