@@ -13,6 +13,7 @@ import {
   DEFAULT_WORKING_STATE_LIMITS,
   beliefDecider,
   findBelief,
+  fold,
   workingStateDecider,
   type BeliefCommand,
   type BeliefEvent,
@@ -83,18 +84,18 @@ function asKernelEvent(event: Pick<EventEnvelope, 'event_type' | 'payload'>): { 
   return { type: event.event_type, data: event.payload };
 }
 
+/** The task's events of one aggregate (`<prefix>.*` types) as the kernel's deciders take them. */
+const kernelEventsOf = (events: readonly Pick<EventEnvelope, 'event_type' | 'payload'>[], prefix: string) =>
+  events.filter((event) => event.event_type.startsWith(prefix)).map(asKernelEvent);
+
 /** The task's working state as its events fold (a forged or malformed one is not applied: the kernel's `evolve` is total and strict). */
 export function foldWorkingState(events: readonly Pick<EventEnvelope, 'event_type' | 'payload'>[]): WorkingStateState {
-  let state = workingStateDecider.initialState();
-  for (const event of events) if (event.event_type.startsWith('working_state.')) state = workingStateDecider.evolve(state, asKernelEvent(event));
-  return state;
+  return fold(workingStateDecider, kernelEventsOf(events, 'working_state.'));
 }
 
 /** The task's beliefs as its events fold. */
 export function foldBeliefs(events: readonly Pick<EventEnvelope, 'event_type' | 'payload'>[]): BeliefSetState {
-  let state = beliefDecider.initialState();
-  for (const event of events) if (event.event_type.startsWith('belief.')) state = beliefDecider.evolve(state, asKernelEvent(event));
-  return state;
+  return fold(beliefDecider, kernelEventsOf(events, 'belief.'));
 }
 
 /** Idempotency keys of what one request appended: `<prefix>:<request_id>:<n>`; the prefix keeps a revision's id apart from a belief change's. */
@@ -204,10 +205,10 @@ export class KnowledgeRequestHandler {
       exhausted: () => new OrchestratorError('ORCHESTRATOR_UNAVAILABLE', `task ${taskId} kept changing while the belief change was recorded; send it again`),
       decide: ({ events }) => {
         const task = this.#checkTask(taskId, events, signer, principal);
-        const earlier = appendedBy(events, 'belief', payload.request_id);
-        if (earlier.length > 0) return decision.done({ events: earlier.map((event) => event.event_type), duplicate: true });
-        const now = this.#now();
         let state = foldBeliefs(events);
+        const earlier = appendedBy(events, 'belief', payload.request_id);
+        if (earlier.length > 0) return decision.done({ events: earlier.map((event) => event.event_type), duplicate: true, belief: findBelief(state, beliefId) });
+        const now = this.#now();
         // Beliefs past their expiry are marked expired first, so a change never builds on one that no longer holds.
         const decided: BeliefEvent[] = [...beliefDecider.decide({ type: 'expire-beliefs', data: {}, metadata: { now } }, state)];
         for (const event of decided) state = beliefDecider.evolve(state, event);
@@ -219,13 +220,17 @@ export class KnowledgeRequestHandler {
                 metadata: { now },
               }
             : { type: 'revoke-belief', data: { belief_id: change.belief_id, revoked_by: signer, reason: change.reason }, metadata: { now } };
-        decided.push(...beliefDecider.decide(command, state));
+        const changed = beliefDecider.decide(command, state);
+        for (const event of changed) state = beliefDecider.evolve(state, event);
+        decided.push(...changed);
         const drafts = decided.map((event, n) => this.#draft(task, event, requestKey('belief', payload.request_id, n)));
-        return decision.append(drafts, { events: decided.map((event) => event.type), duplicate: false });
+        // The belief as the appended events leave it: what the log holds once the guarded append lands.
+        return decision.append(drafts, { events: decided.map((event) => event.type), duplicate: false, belief: findBelief(state, beliefId) });
       },
     });
-    const belief = findBelief(foldBeliefs(await this.deps.log.read(taskId)), beliefId) as Belief | undefined;
-    if (belief === undefined) throw new OrchestratorError('ORCHESTRATOR_UNAVAILABLE', `belief ${beliefId} is not in task ${taskId} as read back; send the request again`);
+    const { belief: found, ...answered } = outcome;
+    const belief = found as Belief | undefined;
+    if (belief === undefined) throw new OrchestratorError('ORCHESTRATOR_UNAVAILABLE', `belief ${beliefId} is not in task ${taskId} as decided; send the request again`);
     this.deps.logger?.info({ task_id: taskId, request_id: payload.request_id, op: change.op, belief_id: beliefId, by: signer, duplicate: outcome.duplicate }, 'belief change answered');
     return parseContract('BeliefRequestReply', BeliefRequestReply, {
       task_id: taskId,
@@ -235,7 +240,7 @@ export class KnowledgeRequestHandler {
       belief_id: beliefId,
       belief_status: belief.status,
       version: belief.version,
-      ...outcome,
+      ...answered,
     });
   }
 
