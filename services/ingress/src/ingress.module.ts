@@ -82,8 +82,9 @@ export class IngressModule {
       },
       new LogParticipantSigners(runtime.store),
     );
+    // Pulled on the service's consumer connection, like every durable (runtime `pullNc`).
     const consumer = new IngressActionConsumer(
-      runtime.nc,
+      runtime.pullNc,
       handler,
       {
         serviceName: SERVICE_NAME,
@@ -113,7 +114,7 @@ export class IngressModule {
       principalId: config.principalId,
     });
     const expiryTimer = participantExpiryTimer({
-      nc: runtime.nc,
+      nc: runtime.pullNc,
       serviceName: SERVICE_NAME,
       stream: config.streams.commands,
       subject: config.seeds.subjects.expire,
