@@ -27,7 +27,6 @@ import {
   decision,
   handleCommand,
   verifySignedRequest,
-  versioned,
   type SignedRequestFailure,
   type SignedRequestPrincipal,
   type SignedRequestPrincipals,
@@ -36,6 +35,7 @@ import { redactSecrets, type Logger } from '@writ/telemetry';
 import { eventIdFor } from './ids.js';
 import { OrchestratorError, type OrchestratorErrorCode } from './orchestrator.errors.js';
 import type { Clock, TaskLog } from './ports.js';
+import { taskCommandStream } from './task-command-stream.js';
 import { TaskView } from './task-view.js';
 
 /** A signer as the registry describes it: its type decides which trust tiers it may assert (TRUST_TIER_ADMISSION). */
@@ -143,7 +143,7 @@ export class KnowledgeRequestHandler {
     this.#sameTask(payload.task_id, request.task_id);
     const taskId = request.task_id;
     const outcome = await handleCommand({
-      stream: this.#stream(taskId),
+      stream: taskCommandStream(this.deps.log, taskId),
       maxRounds: this.deps.maxConflicts,
       exhausted: () => new OrchestratorError('ORCHESTRATOR_UNAVAILABLE', `task ${taskId} kept changing while the revision was recorded; send it again`),
       decide: ({ events }) => {
@@ -200,7 +200,7 @@ export class KnowledgeRequestHandler {
     const change = payload.change;
     const beliefId = change.op === 'assert' ? change.belief.belief_id : change.belief_id;
     const outcome = await handleCommand({
-      stream: this.#stream(taskId),
+      stream: taskCommandStream(this.deps.log, taskId),
       maxRounds: this.deps.maxConflicts,
       exhausted: () => new OrchestratorError('ORCHESTRATOR_UNAVAILABLE', `task ${taskId} kept changing while the belief change was recorded; send it again`),
       decide: ({ events }) => {
@@ -242,13 +242,6 @@ export class KnowledgeRequestHandler {
       version: belief.version,
       ...answered,
     });
-  }
-
-  #stream(taskId: string) {
-    return {
-      read: async () => versioned(await this.deps.log.read(taskId)),
-      append: async (drafts: readonly EventDraft[], expectedSeq: number) => ({ duplicate: (await this.deps.log.append(taskId, drafts, expectedSeq)).duplicates > 0 }),
-    };
   }
 
   #now(): string {

@@ -11,11 +11,12 @@ import {
 } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import type { TaskRecord } from '@writ/kernel';
-import { SIGNED_REQUESTS, decision, handleCommand, verifySignedRequest, versioned, type CommandDecision, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
+import { SIGNED_REQUESTS, decision, handleCommand, verifySignedRequest, type CommandDecision, type SignedRequestFailure, type SignedRequestPrincipals } from '@writ/runtime';
 import { redactSecrets, type Logger } from '@writ/telemetry';
 import { claimIdFor, eventIdFor } from './ids.js';
 import { OrchestratorError, type OrchestratorErrorCode } from './orchestrator.errors.js';
 import type { Clock, TaskLog } from './ports.js';
+import { taskCommandStream } from './task-command-stream.js';
 import { TaskView } from './task-view.js';
 
 /** The three claims of seed 003 the orchestrator takes. */
@@ -102,10 +103,7 @@ export class SubmitClaimHandler {
     const taskId = request.task_id;
     const claimId = claimIdFor(spec.prefix, request.claim_jws);
     const outcome = await handleCommand({
-      stream: {
-        read: async () => versioned(await this.deps.log.read(taskId)),
-        append: async (drafts, expectedSeq) => ({ duplicate: (await this.deps.log.append(taskId, drafts, expectedSeq)).duplicates > 0 }),
-      },
+      stream: taskCommandStream(this.deps.log, taskId),
       maxRounds: this.deps.maxConflicts,
       exhausted: () => new OrchestratorError('ORCHESTRATOR_UNAVAILABLE', `task ${taskId} kept changing while the claim was recorded; send it again`),
       decide: ({ events }): CommandDecision<{ readonly standing: ClaimReply } | { readonly appended: EventDraft }> => {
