@@ -12,7 +12,8 @@
 #   scripts/writ-up.sh --down     stop the services it started, and Writ's NATS
 #   WRIT_NATS_NODES=3 scripts/writ-up.sh   the same on a 3-node JetStream cluster on loopback (R3 streams;
 #                                 scripts/nats-cluster/cluster.mjs, each node in its own network namespace as root)
-#   WRIT_HOME (default ./var/writ) the deployment: its keys, credentials, NATS data and Postgres schema; a new one
+#   WRIT_HOME (default ./var/writ) the deployment: its keys, credentials, NATS data, Postgres schema and cells root
+#                                 (WRIT_HOME/cells, or WRIT_CELLS_ROOT); a new one
 #                                 is a new, empty deployment (a cluster's log is not the single server's)
 #
 # Logs: var/log/<service>.log   PIDs: var/run/<service>.pid (and .supervisor.pid: each service runs under
@@ -70,6 +71,10 @@ say "postgres: projection role ${WRIT_PG_SCHEMA}_projection (scram-sha-256; pass
 # Streams are the operator's to create and reconfigure (a service's credential may only create a missing one).
 say "streams: $(writ streams ensure)"
 
+cells_root=${WRIT_CELLS_ROOT:-$WRIT_HOME/cells}
+mkdir -p "$cells_root"
+say "cells: $cells_root (the executor's workspaces; WRIT_CELLS_ROOT overrides)"
+
 probe() { node -e "fetch('http://127.0.0.1:$1/$2').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; }
 healthy() { probe "$1" healthz; }
 ready() { probe "$1" readyz; }
@@ -77,11 +82,14 @@ for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   if healthy "$port"; then say "$name: already up on :$port"; continue; fi
   say "$name: starting on 127.0.0.1:$port (log var/log/$name.log, bus credential $WRIT_HOME/creds/$name.creds)"
-  pg_env=()
-  [ "$name" = projection ] && pg_env=(WRIT_PG_URL="$pg_url" WRIT_PG_PASSWORD_FILE="$pg_password_file")
+  service_env=()
+  [ "$name" = projection ] && service_env=(WRIT_PG_URL="$pg_url" WRIT_PG_PASSWORD_FILE="$pg_password_file")
+  # The deployment's own cells root: its executor's host id derives from it, so another deployment on this Docker
+  # engine (a second WRIT_HOME, docker-compose's /var/lib/writ/cells) never takes these cells for its own, nor these its.
+  [ "$name" = executor ] && service_env=(WRIT_CELLS_ROOT="$cells_root")
   # Supervised: a service that dies (a crash, a kill, a start that gave up) is started again (scripts/writ-service.sh).
   # WRIT_AUTHORSHIP=enforce: every read checks each event's seal against who may write it (docs/security.md, "Authorship").
-  env WRIT_AUTHORSHIP=enforce WRIT_HTTP_PORT="$port" WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" "${pg_env[@]}" setsid nohup scripts/writ-service.sh "$name" >/dev/null 2>&1 </dev/null &
+  env WRIT_AUTHORSHIP=enforce WRIT_HTTP_PORT="$port" WRIT_NATS_CREDS="$WRIT_HOME/creds/$name.creds" "${service_env[@]}" setsid nohup scripts/writ-service.sh "$name" >/dev/null 2>&1 </dev/null &
 done
 for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}

@@ -31,7 +31,7 @@
 //
 // Needs: the stack up (scripts/writ-up.sh, which leaves var/run/<service>.pid), the operator's
 // environment (. var/writ/writ.env), root (it reads the cells' workspaces under WRIT_CELLS_ROOT,
-// default /var/lib/writ/cells, and restarts PostgreSQL with pg_ctlcluster). HTTP reads carry the
+// default WRIT_HOME/cells as scripts/writ-up.sh sets it, and restarts PostgreSQL with pg_ctlcluster). HTTP reads carry the
 // operator's bearer token (`writ http token`), or WRIT_HTTP_AUTHORIZATION when it is set. Progress
 // every 10 s on stderr; the report on stdout.
 
@@ -114,7 +114,8 @@ const HOME = env.WRIT_HOME ?? path.join(REPO, 'var', 'writ');
 const API = (env.WRIT_URL ?? `http://127.0.0.1:${env.WRIT_HTTP_PORT_BASE ?? 8080}`).replace(/\/+$/, '');
 const NATS_URL = env.WRIT_NATS_URL ?? 'nats://127.0.0.1:4223';
 const ROOT = env.WRIT_SUBJECT_ROOT ?? 'writ';
-const CELLS_ROOT = env.WRIT_CELLS_ROOT ?? '/var/lib/writ/cells';
+// Where scripts/writ-up.sh put the deployment's cells.
+const CELLS_ROOT = env.WRIT_CELLS_ROOT ?? path.join(HOME, 'cells');
 const CLUSTER = path.join(REPO, 'scripts', 'nats-cluster', 'cluster.mjs');
 const CLUSTER_STATE = path.join(HOME, 'nats', 'cluster', 'state.json');
 const started = Date.now();
