@@ -116,6 +116,24 @@ describe('working state revisions against the running orchestrator', () => {
     expect((await events(rig, ids.task_id)).length).toBe(before);
   });
 
+  it('given an accepted revision, when its request_id comes again signed anew, then the same change is a duplicate and another change, or another signer, is ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED with nothing appended', async () => {
+    // given
+    const ids = await openTask('ws-reuse');
+    const set = [entry('objective.main', 'ship the fix')];
+    expect((await revise(ids, await signRevision(ids, agent, { request_id: 'req-r', expected_revision: 0, set }))).reply).toMatchObject({ revision: 1, duplicate: false });
+    // when / then: the same change, signed again later (a client's retry), answers what the first did
+    expect((await revise(ids, await signRevision(ids, agent, { request_id: 'req-r', expected_revision: 0, set }))).reply).toMatchObject({ revision: 1, duplicate: true });
+    // another change under the same id is never answered as the first one
+    const other = await revise(ids, await signRevision(ids, agent, { request_id: 'req-r', expected_revision: 1, set: [entry('objective.main', 'delete the branch')] }));
+    expect(other.code).toBe('ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED');
+    expect(other.message).toContain('req-r');
+    const removal = await revise(ids, await signRevision(ids, agent, { request_id: 'req-r', expected_revision: 1, remove: ['objective.main'] }));
+    expect(removal.code).toBe('ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED');
+    // nor is the same change signed by someone else
+    expect((await revise(ids, await signRevision(ids, director, { request_id: 'req-r', expected_revision: 0, set }))).code).toBe('ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED');
+    expect((await knowledgeEvents(ids)).map((event) => event.event_type)).toEqual(['working_state.opened', 'working_state.revised']);
+  });
+
   it('given a revision signed by another agent, then ORCHESTRATOR_KNOWLEDGE_SIGNER_NOT_ALLOWED and nothing is appended; a director may revise', async () => {
     const ids = await openTask('ws-stranger');
     const stranger = await revise(ids, await signRevision(ids, intruder, { request_id: 'req-x', expected_revision: 0, set: [entry('objective.main', 'take over')] }));
@@ -183,6 +201,20 @@ describe('secret-looking values in knowledge requests', () => {
 });
 
 describe('belief changes against the running orchestrator', () => {
+  it('given an asserted belief, when its request_id comes again, then the same assertion signed anew is a duplicate and another claim or a revocation is ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED', async () => {
+    // given
+    const ids = await openTask('bel-reuse');
+    const belief = observed('bel-r', 'the migration is reversible');
+    expect((await changeBelief(ids, await signBelief(ids, agent, 'req-br', { op: 'assert', belief }))).reply).toMatchObject({ belief_id: 'bel-r', duplicate: false });
+    // when / then
+    expect((await changeBelief(ids, await signBelief(ids, agent, 'req-br', { op: 'assert', belief }))).reply).toMatchObject({ belief_id: 'bel-r', duplicate: true });
+    const otherClaim = await changeBelief(ids, await signBelief(ids, agent, 'req-br', { op: 'assert', belief: { ...belief, claim: 'the migration is irreversible' } }));
+    expect(otherClaim.code).toBe('ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED');
+    const revocation = await changeBelief(ids, await signBelief(ids, agent, 'req-br', { op: 'revoke', belief_id: 'bel-r', reason: 'checked again' }));
+    expect(revocation.code).toBe('ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED');
+    expect((await knowledgeEvents(ids)).map((event) => event.event_type)).toEqual(['belief.asserted']);
+  });
+
   it('given an observed belief with evidence, when asserted, superseded and revoked, then each is appended once with its status; a resend is duplicate', async () => {
     const ids = await openTask('bel-life');
     const assertJws = await signBelief(ids, agent, 'req-a1', { op: 'assert', belief: observed('bel-1', 'the tests pass on main') });

@@ -1,6 +1,7 @@
 import {
   BeliefRequestReply,
   WorkingStateRevisionReply,
+  type BeliefChange as BeliefRequestChange,
   hasErrorCode,
   parseContract,
   type Belief,
@@ -31,6 +32,7 @@ import {
   type SignedRequestPrincipal,
   type SignedRequestPrincipals,
 } from '@writ/runtime';
+import { canonicalJson } from '@writ/crypto';
 import { redactSecrets, type Logger } from '@writ/telemetry';
 import { eventIdFor } from './ids.js';
 import { OrchestratorError, type OrchestratorErrorCode } from './orchestrator.errors.js';
@@ -64,6 +66,7 @@ const REPLY_CODES = new Set<string>([
   'ORCHESTRATOR_KNOWLEDGE_STALE',
   'ORCHESTRATOR_KNOWLEDGE_MISMATCH',
   'ORCHESTRATOR_KNOWLEDGE_TASK_UNKNOWN',
+  'ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED',
   'ORCHESTRATOR_UNAVAILABLE',
   'CONTRACT_INVALID',
 ]);
@@ -104,6 +107,44 @@ const appendedBy = (events: readonly EventEnvelope[], prefix: 'ws' | 'belief', r
   events.filter((event) => event.idempotency_key?.startsWith(`${prefix}:${requestId}:`) === true);
 
 /**
+ * Whether every field the request gives is the stored one's (the stored side may hold more: what the
+ * decider added, such as a belief's status and version, or an entry's defaults).
+ */
+function givenFieldsMatch(requested: unknown, stored: unknown): boolean {
+  if (Array.isArray(requested)) return Array.isArray(stored) && stored.length === requested.length && requested.every((item, index) => givenFieldsMatch(item, stored[index]));
+  if (requested !== null && typeof requested === 'object') {
+    if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return false;
+    return Object.entries(requested).every(([key, value]) => value === undefined || givenFieldsMatch(value, (stored as Record<string, unknown>)[key]));
+  }
+  return canonicalJson(requested) === canonicalJson(stored);
+}
+
+/** A resend of the revision `revised` recorded: same signer, same entries set, same keys removed. */
+function sameRevision(revised: Record<string, unknown>, signer: string, request: { set?: unknown; remove?: readonly string[] }): boolean {
+  return revised['revised_by'] === signer && givenFieldsMatch(request.set ?? [], revised['set']) && givenFieldsMatch(request.remove ?? [], revised['removed']);
+}
+
+/** A resend of the belief change `earlier` recorded: the same assertion (or revocation) by the same signer. */
+function sameBeliefChange(earlier: readonly EventEnvelope[], signer: string, taskId: string, change: BeliefRequestChange): boolean {
+  if (change.op === 'assert') {
+    const asserted = earlier.find((event) => event.event_type === 'belief.asserted')?.payload['belief'];
+    // `contradicts` is not kept on the belief: the decider records it as contradiction events.
+    const { contradicts: _contradicts, ...belief } = change.belief;
+    return asserted !== undefined && givenFieldsMatch({ ...belief, task_id: taskId, asserted_by: signer }, asserted);
+  }
+  const revoked = earlier.find((event) => event.event_type === 'belief.revoked')?.payload;
+  return revoked !== undefined && givenFieldsMatch({ belief_id: change.belief_id, reason: change.reason, revoked_by: signer }, revoked);
+}
+
+function requestReused(taskId: string, requestId: string, eventId: string): OrchestratorError {
+  return new OrchestratorError(
+    'ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED',
+    `request_id ${requestId} was used for another change of task ${taskId} (event ${eventId}): a request_id answers only the request it was first sent with; send this one under a new request_id`,
+    { details: { task_id: taskId, request_id: requestId, event_id: eventId } },
+  );
+}
+
+/**
  * `<root>.qry.orchestrator.revise-working-state` and `.change-belief`
  * (request/reply, issue 17): a working state revision or a belief change,
  * signed by the task's owner (or a director), is verified the way claims are
@@ -112,7 +153,9 @@ const appendedBy = (events: readonly EventEnvelope[], prefix: 'ws' | 'belief', r
  * working state or belief decider against the task's stream and appended to
  * it. A refusal is the decider's KNOWLEDGE_* code, and nothing is appended.
  * Idempotent by the signer's `request_id`: sent again, it answers what it did
- * the first time (`duplicate: true`) and appends nothing.
+ * the first time (`duplicate: true`) and appends nothing; the same id with
+ * another change is refused (`ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED`), never
+ * answered as the first one.
  */
 export class KnowledgeRequestHandler {
   constructor(private readonly deps: KnowledgeRequestDeps) {}
@@ -149,7 +192,10 @@ export class KnowledgeRequestHandler {
       decide: ({ events }) => {
         const task = this.#checkTask(taskId, events, signer, principal);
         const earlier = appendedBy(events, 'ws', payload.request_id).find((event) => event.event_type === 'working_state.revised');
-        if (earlier !== undefined) return decision.done({ revision: Number(earlier.payload['revision']), duplicate: true });
+        if (earlier !== undefined) {
+          if (!sameRevision(earlier.payload, signer, payload)) throw requestReused(taskId, payload.request_id, earlier.event_id);
+          return decision.done({ revision: Number(earlier.payload['revision']), duplicate: true });
+        }
         const now = this.#now();
         let state = foldWorkingState(events);
         const decided: WorkingStateEvent[] = [];
@@ -207,7 +253,10 @@ export class KnowledgeRequestHandler {
         const task = this.#checkTask(taskId, events, signer, principal);
         let state = foldBeliefs(events);
         const earlier = appendedBy(events, 'belief', payload.request_id);
-        if (earlier.length > 0) return decision.done({ events: earlier.map((event) => event.event_type), duplicate: true, belief: findBelief(state, beliefId) });
+        if (earlier.length > 0) {
+          if (!sameBeliefChange(earlier, signer, taskId, change)) throw requestReused(taskId, payload.request_id, earlier[0]!.event_id);
+          return decision.done({ events: earlier.map((event) => event.event_type), duplicate: true, belief: findBelief(state, beliefId) });
+        }
         const now = this.#now();
         // Beliefs past their expiry are marked expired first, so a change never builds on one that no longer holds.
         const decided: BeliefEvent[] = [...beliefDecider.decide({ type: 'expire-beliefs', data: {}, metadata: { now } }, state)];

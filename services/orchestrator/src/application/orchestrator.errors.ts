@@ -37,6 +37,8 @@ export type OrchestratorErrorCode =
   | 'ORCHESTRATOR_KNOWLEDGE_MISMATCH'
   /** No task with this id. */
   | 'ORCHESTRATOR_KNOWLEDGE_TASK_UNKNOWN'
+  /** The request_id was used before for another change (an idempotency key answers only the request it was made for): use a new one. */
+  | 'ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED'
   /** The log could not be read or written now, or the task kept changing: retry. */
   | 'ORCHESTRATOR_UNAVAILABLE';
 
