@@ -20,11 +20,16 @@
 //        [--kill-every 3] [--nats-restarts 3] [--pg-restarts 3] [--rate 4]
 //        [--approval-share 0.1] [--denied-share 0.1] [--settle-timeout 900] [--verify-sample all|N]
 //        [--verify-concurrency 2] [--partitions 0] [--partition-seconds 20] [--node-down-seconds 5]
-//        [--repair-replicas] [--services projection,ingress,...] [--json]
+//        [--repair-replicas] [--partition-leaders] [--services projection,ingress,...] [--json]
 //
 // On the loopback cluster (WRIT_NATS_NODES=3 scripts/writ-up.sh) a nats-server restart is one node
 // SIGKILLed, left down --node-down-seconds and started again (each node in turn), and --partitions
 // cuts one node's route links for --partition-seconds (its clients stay on the minority side).
+// The node cut leads no stream: its stream leaderships are stepped down first, because nats-server
+// 2.9.10 lets a partitioned stream leader keep a write no quorum accepted, a copy diverged for good
+// that can lead again and take writes on top of it (docs/operations.md, "Replicas that diverge"): a
+// server bug Writ detects (`writ streams replicas`) but no client can undo. --partition-leaders cuts
+// the node whatever it leads, as the long runs in docs/operations.md do.
 // After each such fault every stream's replicas are compared (`writ streams replicas`); a diverged
 // copy is reported, and with --repair-replicas replaced and the views rebuilt once the faults are
 // over, as docs/operations.md tells the operator.
@@ -44,7 +49,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, headers } from '@nats-io/transport-node';
 
 const run = promisify(execFile);
@@ -72,6 +77,7 @@ const { values: flags } = parseArgs({
     'verify-concurrency': { type: 'string', default: '2' },
     services: { type: 'string', default: SERVICES.join(',') },
     'repair-replicas': { type: 'boolean', default: false },
+    'partition-leaders': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -106,6 +112,7 @@ const settings = {
   verifyConcurrency: number('verify-concurrency', 1),
   services: flags.services.split(',').filter((name) => name !== ''),
   repairReplicas: flags['repair-replicas'],
+  partitionLeaders: flags['partition-leaders'],
 };
 for (const name of settings.services) if (!SERVICES.includes(name)) throw new Error(`--services: ${name} is not a Writ service (${SERVICES.join(', ')})`);
 
@@ -416,6 +423,7 @@ async function checkReplicas(counts, when) {
 async function partitionNode(counts) {
   const nodes = await clusterNodes();
   const n = nodes[(counts.partitions + 1) % nodes.length];
+  if (!settings.partitionLeaders) await moveStreamLeadersOff(n);
   await cluster('cut', String(n));
   await delay(settings.partitionMs);
   const healedAt = Date.now();
@@ -423,6 +431,34 @@ async function partitionNode(counts) {
   counts.partitions++;
   measureRecovery(counts, 'partition healed', SERVICES, healedAt);
   await checkReplicas(counts, `after node ${n}'s partition healed`);
+}
+
+/**
+ * Steps down every stream whose leader is node `n` until another node leads it (a stepdown elects
+ * any peer, this one again included), as the operator: the node then holds only follower copies.
+ */
+async function moveStreamLeadersOff(n) {
+  const state = JSON.parse(await readFile(CLUSTER_STATE, 'utf8'));
+  const name = state.nodes.find((node) => node.n === n)?.name;
+  const nc = await connect({ servers: NATS_URL.split(','), authenticator: credsAuthenticator(await readFile(env.WRIT_NATS_CREDS)), name: 'writ-chaos-stepdown' });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const moved = [];
+    for await (const stream of jsm.streams.list()) {
+      const stepdown = `$JS.API.STREAM.LEADER.STEPDOWN.${stream.config.name}`;
+      for (let attempt = 1; (await jsm.streams.info(stream.config.name)).cluster?.leader === name; attempt++) {
+        if (attempt > 10) throw new Error(`${name} still leads ${stream.config.name} after 10 stepdowns`);
+        await nc.request(stepdown, undefined, { timeout: 10_000 });
+        await delay(1_000);
+        moved.push(stream.config.name);
+      }
+    }
+    log(`partition: ${name} leads no stream${moved.length === 0 ? '' : ` (stepped down: ${[...new Set(moved)].join(', ')})`}`);
+  } catch (error) {
+    log(`partition: could not move the stream leaders off ${name} (${error.message}); cutting it anyway`);
+  } finally {
+    await nc.close().catch(() => undefined);
+  }
 }
 
 async function restartNats(counts) {
