@@ -443,10 +443,21 @@ async function moveStreamLeadersOff(n) {
   const nc = await connect({ servers: NATS_URL.split(','), authenticator: credsAuthenticator(await readFile(env.WRIT_NATS_CREDS)), name: 'writ-chaos-stepdown' });
   try {
     const jsm = await jetstreamManager(nc);
+    // Right after a stepdown the stream may have no leader for a moment: its info is asked again.
+    const leaderOf = async (stream) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return (await jsm.streams.info(stream)).cluster?.leader;
+        } catch (error) {
+          if (attempt === 10) throw error;
+          await delay(1_000);
+        }
+      }
+    };
     const moved = [];
     for await (const stream of jsm.streams.list()) {
       const stepdown = `$JS.API.STREAM.LEADER.STEPDOWN.${stream.config.name}`;
-      for (let attempt = 1; (await jsm.streams.info(stream.config.name)).cluster?.leader === name; attempt++) {
+      for (let attempt = 1; (await leaderOf(stream.config.name)) === name; attempt++) {
         if (attempt > 10) throw new Error(`${name} still leads ${stream.config.name} after 10 stepdowns`);
         await nc.request(stepdown, undefined, { timeout: 10_000 });
         await delay(1_000);
