@@ -37,11 +37,15 @@ function commonShape(httpPort: number) {
     WRIT_HTTP_PORT: envInt(0, 65_535).default(httpPort),
     /** Replaces the leading `writ` of every subject (`<root>.cmd.policy.evaluate`, `<root>.evt.task.<id>`). */
     WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
+    /** JetStream stream of the event log: every task's events. */
     WRIT_EVENTS_STREAM: StreamName.default(EVENTS_STREAM),
     /** Subject prefix of the event log; default `<root>.evt`. */
     WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
+    /** Bus stream capturing `<root>.ingress.>`: agents' signed requests, recorded before ingress handles them. */
     WRIT_INGRESS_STREAM: StreamName.default(INGRESS_STREAM),
+    /** Bus stream capturing `<root>.cmd.>`: the durable commands one service sends another (and their timers). */
     WRIT_COMMANDS_STREAM: StreamName.default(COMMANDS_STREAM),
+    /** Bus stream capturing `<root>.dlq.>`: what a consumer gave up on, kept for inspection. */
     WRIT_DLQ_STREAM: StreamName.default(DLQ_STREAM),
     /** Byte bound of the event log (the server reserves it; docs/operations.md). */
     WRIT_EVENTS_MAX_BYTES: envInt(1).default(10 * GiB),
@@ -69,8 +73,10 @@ function commonShape(httpPort: number) {
  */
 export function serviceEnvironment<B extends BusMaxBytesVariable = 'WRIT_BUS_MAX_BYTES'>(options: ServiceEnvironmentOptions<B>) {
   const name = options.busMaxBytesVariable ?? 'WRIT_BUS_MAX_BYTES';
-  /** Byte bound of each bus stream (ingress, commands, dead letters). */
-  const bus = { [name]: busMaxBytes } as { [K in B]: typeof busMaxBytes };
+  const bus = {
+    /** Byte bound of each bus stream (ingress, commands, dead letters). */
+    [name]: busMaxBytes,
+  } as { [K in B]: typeof busMaxBytes };
   return z.object({ ...commonShape(options.httpPort), ...bus });
 }
 
@@ -85,9 +91,13 @@ export type ServiceEnvironment = z.output<z.ZodObject<ReturnType<typeof commonSh
  * stop), ack wait (extended while a handler runs).
  */
 export const busConsumerVariables = {
+  /** Handled deliveries of one message before it is dead-lettered. */
   WRIT_BUS_MAX_DELIVER: envInt(1).default(10),
+  /** Delay before the first retry of a failed message; each further retry doubles it (at most 60 s). */
   WRIT_BUS_BACKOFF_INITIAL_MS: envInt(0).default(1_000),
+  /** How long one pull waits on the server for messages; bounds how long a graceful stop waits when idle. */
   WRIT_BUS_PULL_EXPIRES_MS: envInt(1_000).default(5_000),
+  /** How long the server waits for an ack before it redelivers; extended while a handler is still running. */
   WRIT_BUS_ACK_WAIT_MS: envInt(1_000).default(30_000),
 };
 

@@ -16,17 +16,23 @@ const Seconds = (max: number) => z.coerce.number().int().min(1).max(max);
  */
 export const ApprovalEnvironment = z
   .object({
+    /** NATS server(s), comma-separated. */
     WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
+    /** Port of `/healthz`, `/readyz` and `/metrics`; 0 picks a free port (tests). */
     WRIT_HTTP_PORT: Port.default(8084),
     /** Loopback unless configured wider (a container sets 0.0.0.0). */
     WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
     /** Replaces the leading `writ` of every subject: `<root>.cmd.approval.request`, `<root>.evt.task.<id>`. */
     WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
+    /** JetStream stream of the event log. */
     WRIT_EVENTS_STREAM: StreamName.default('WRIT_EVENTS'),
     /** Default `<root>.evt`. */
     WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
+    /** Bus stream of `<root>.ingress.>` (ensured at start with the others). */
     WRIT_INGRESS_STREAM: StreamName.default('WRIT_INGRESS'),
+    /** Bus stream of `<root>.cmd.>`: the commands this service consumes, its expiry timers among them. */
     WRIT_COMMANDS_STREAM: StreamName.default('WRIT_COMMANDS'),
+    /** Bus stream of `<root>.dlq.>`: where its consumers' dead letters go. */
     WRIT_DLQ_STREAM: StreamName.default('WRIT_DLQ'),
     /** 1 on a single server; 3 in a cluster. */
     WRIT_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
@@ -36,6 +42,7 @@ export const ApprovalEnvironment = z
     WRIT_EVENTS_READ_CACHE: z.coerce.number().int().min(0).optional(),
     /** Byte bound of each bus stream; default the runtime's (1 GiB). */
     WRIT_BUS_MAX_BYTES: Bytes.optional(),
+    /** The service's principal: registered with its signing key at start, `actor_id` of its events, `iss` of the grants it mints. */
     WRIT_APPROVAL_PRINCIPAL_ID: Id.default('writ-approval'),
     /** The deployment's trust anchor (writ init's trust-anchor.json): each director's registration must chain to it. */
     WRIT_TRUST_ANCHOR: z.string().min(1).optional(),

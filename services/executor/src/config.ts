@@ -75,17 +75,23 @@ export function defaultExecutorId(host: string = hostname()): string {
  * offending variables when one is wrong and the service refuses to start.
  */
 export const ExecutorEnv = z.object({
+  /** NATS server(s), comma-separated. */
   WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
+  /** Port of `/healthz`, `/readyz` and `/metrics`; 0 picks a free port (tests). */
   WRIT_HTTP_PORT: int(0, 65_535).default(8085),
   /** Loopback unless configured wider (a container sets 0.0.0.0). */
   WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   /** Every subject derives from it: `<root>.cmd.executor.run`, `<root>.evt.>`, `<root>.dlq.>`. */
   WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
+  /** JetStream stream of the event log. */
   WRIT_EVENTS_STREAM: StreamName.default('WRIT_EVENTS'),
   /** Default `<root>.evt`. */
   WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
+  /** Bus stream of `<root>.ingress.>` (ensured at start with the others). */
   WRIT_INGRESS_STREAM: StreamName.default('WRIT_INGRESS'),
+  /** Bus stream of `<root>.cmd.>`: the RunAction and CloseCell commands this executor consumes. */
   WRIT_COMMANDS_STREAM: StreamName.default('WRIT_COMMANDS'),
+  /** Bus stream of `<root>.dlq.>`: where its consumers' dead letters go. */
   WRIT_DLQ_STREAM: StreamName.default('WRIT_DLQ'),
   /** Byte bound of the event log (reserved by the server; docs/operations.md). */
   WRIT_EVENTS_MAX_BYTES: int(1).default(10 * GiB),
@@ -101,7 +107,7 @@ export const ExecutorEnv = z.object({
     .optional()
     .refine((value) => value === undefined, 'was renamed WRIT_STREAM_REPLICAS (the name every service reads): set that instead and unset WRIT_REPLICAS'),
 
-  /** This process, as recorded in `execution.completed.executor_id`. */
+  /** This process, as recorded in `execution.completed.executor_id`; default `executor-<hostname>`. */
   WRIT_EXECUTOR_ID: Id.default(() => defaultExecutorId()),
   /**
    * The host this executor's cells live on, as the cell events record their holder (README → Several
@@ -142,6 +148,7 @@ export const ExecutorEnv = z.object({
 
   /** NATS Object Store bucket of the content-addressed artifacts. */
   WRIT_ARTIFACTS_BUCKET: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('WRIT_ARTIFACTS'),
+  /** Byte bound of the artifact bucket, set when this executor creates it. */
   WRIT_ARTIFACTS_MAX_BYTES: int(1).default(10 * GiB),
   /** Largest changed file whose content is kept as an artifact. */
   WRIT_ARTIFACT_FILE_MAX_BYTES: int(0, 64 * MiB).default(MiB),
@@ -154,8 +161,11 @@ export const ExecutorEnv = z.object({
    */
   WRIT_EXECUTOR_PREIMAGE_MAX_BYTES: int(0, 64 * MiB).default(PREIMAGE_MAX_BYTES_DEFAULT),
 
+  /** Image every cell container runs, built offline by scripts/build-cell-image.sh (no registry is reachable). */
   WRIT_CELL_IMAGE: z.string().min(1).default('writ/cell:latest'),
+  /** Host directory holding each cell's `<task_id>/workspace` (and this executor's use journal); part of the derived host id. */
   WRIT_CELLS_ROOT: z.string().startsWith('/').default('/var/lib/writ/cells'),
+  /** The Docker Engine socket the cells are created through. */
   WRIT_DOCKER_SOCKET: z.string().min(1).default('/var/run/docker.sock'),
   /**
    * PEM certificates trusted by https network actions besides the cell image's public bundle (an
@@ -192,17 +202,19 @@ export const ExecutorEnv = z.object({
    */
   WRIT_CELL_SUPERVISOR: z.enum(['true', 'false']).default('true'),
 
-  /**
-   * Lazarus cells (README → Cells): the policy each new cell is created with (recorded in its first
-   * event), in milliseconds. Invitation TTL, activation window and its renewal ceiling (at most 24 h),
-   * closed grace (the graveyard, resurrectable), archive retention, heartbeat timeout (a running seat
-   * silent this long goes DOWNED).
-   */
+  // Lazarus cells (README → Cells): the WRIT_CELL_*_MS below make the policy each new cell is created
+  // with (recorded in its first event, so a change applies to new cells only).
+  /** An invitation to a cell not accepted within this long is revoked. */
   WRIT_CELL_INVITATION_TTL_MS: int(1_000, DAY).default(CELL_POLICY_DEFAULTS.invitation_ttl_ms),
+  /** Length of a cell's activation window, from its spawn or resurrection. */
   WRIT_CELL_ACTIVE_TTL_MS: int(1_000, DAY).default(CELL_POLICY_DEFAULTS.active_ttl_ms),
+  /** How long a director may extend the activation window to by renewals, from activation (at most 24 h). */
   WRIT_CELL_ACTIVE_TTL_MAX_MS: int(1_000, DAY).default(CELL_POLICY_DEFAULTS.active_ttl_max_ms),
+  /** A closed cell stays in its graveyard (resurrectable) this long, then a sweep scrubs it. */
   WRIT_CELL_CLOSED_GRACE_MS: int(1_000, 30 * DAY).default(CELL_POLICY_DEFAULTS.closed_grace_ms),
+  /** How long an archived cell's checkpoints stay in the artifact bucket before a sweep purges them. */
   WRIT_CELL_ARCHIVE_RETENTION_MS: int(1_000, 3_650 * DAY).default(CELL_POLICY_DEFAULTS.archive_retention_ms),
+  /** A running seat without a heartbeat for this long goes DOWNED. */
   WRIT_CELL_HEARTBEAT_TIMEOUT_MS: int(1_000, 60 * 60 * 1000).default(CELL_POLICY_DEFAULTS.heartbeat_timeout_ms),
   /** `true`: another principal's action in a DOWNED cell takes it over as a substitute (Lazarus 3.1: off unless enabled). */
   WRIT_CELL_ALLOW_SUBSTITUTE: z.enum(['true', 'false']).default('false'),

@@ -31,6 +31,7 @@ const GiB = 1024 ** 3;
 export const IngressEnv = serviceEnvironment({ httpPort: 8081, busMaxBytesVariable: 'WRIT_BUS_STREAMS_MAX_BYTES' }).extend({
   /** Ingress refuses byte bounds under 1 MiB (its largest message). */
   WRIT_EVENTS_MAX_BYTES: envInt(MiB).default(10 * GiB),
+  /** Byte bound of each bus stream; like the log's, at least 1 MiB. */
   WRIT_BUS_STREAMS_MAX_BYTES: envInt(MiB).default(GiB),
   /** How far `proposed_at` may lie from the time ingress received the request. */
   WRIT_INGRESS_FRESHNESS_SECONDS: envInt(1, 86_400).default(300),

@@ -16,17 +16,23 @@ const int = (min: number) => z.coerce.number().int().min(min);
  * test (or a second deployment on the same NATS) can run beside the real one.
  */
 export const OrchestratorEnv = z.object({
+  /** NATS server(s), comma-separated. */
   WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
+  /** Port of `/healthz`, `/readyz` and `/metrics`; 0 picks a free port (tests). */
   WRIT_HTTP_PORT: int(0).max(65_535).default(8082),
   /** Loopback unless configured wider (a container sets 0.0.0.0). */
     WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   /** Replaces the leading `writ` of every subject (`<root>.evt.task.>`, `<root>.cmd.policy.evaluate`). */
   WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
+  /** JetStream stream of the event log. */
   WRIT_EVENTS_STREAM: StreamName.default(EVENTS_STREAM),
   /** Subject prefix of the event log; default `<root>.evt`. */
   WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
+  /** Bus stream of `<root>.ingress.>` (ensured at start with the others). */
   WRIT_INGRESS_STREAM: StreamName.default(INGRESS_STREAM),
+  /** Bus stream of `<root>.cmd.>`: the commands the orchestrator issues to the other services. */
   WRIT_COMMANDS_STREAM: StreamName.default(COMMANDS_STREAM),
+  /** Bus stream of `<root>.dlq.>`: where undeliverable task events go. */
   WRIT_DLQ_STREAM: StreamName.default(DLQ_STREAM),
   /** Byte bound of the event log (the server reserves it). */
   WRIT_EVENTS_MAX_BYTES: int(1).default(10 * GiB),
@@ -40,10 +46,13 @@ export const OrchestratorEnv = z.object({
   WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
   /** The executor fleet principal grants are issued to. */
   WRIT_EXECUTOR_PRINCIPAL_ID: PrincipalId.default('writ-executor'),
-  /** Consumer tuning: handled attempts per event, first backoff delay, pull wait (bounds an idle graceful stop). */
+  /** Handled attempts of one task event before it is dead-lettered. */
   WRIT_BUS_MAX_DELIVER: int(1).default(10),
+  /** Delay before the first retry of a failed event; each further retry doubles it. */
   WRIT_BUS_BACKOFF_INITIAL_MS: int(0).default(1_000),
+  /** How long one pull waits on the server; bounds how long a graceful stop waits when idle. */
   WRIT_BUS_PULL_EXPIRES_MS: int(1_000).default(5_000),
+  /** How long the server waits for an ack before it redelivers; extended while a handler is still running. */
   WRIT_BUS_ACK_WAIT_MS: int(1_000).default(30_000),
   /**
    * Task events handled at once by one process: events of different tasks run alongside

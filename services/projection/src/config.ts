@@ -33,7 +33,9 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080, busMaxBytesVar
     .refine((url) => !/^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url), 'must not carry a password: put it in the file WRIT_PG_PASSWORD_FILE names'),
   /** The role's password, in a 0600 file (`writ init` writes `<WRIT_HOME>/pg/projection.password`); read on each new connection. */
   WRIT_PG_PASSWORD_FILE: z.string().min(1).optional(),
+  /** The Postgres schema of the read models, created if missing; rebuilds make sibling `<schema>_rebuild_*` schemas. */
   WRIT_PG_SCHEMA: PgSchema.default('writ'),
+  /** Connections this instance's pool opens at most. */
   WRIT_PG_POOL_SIZE: positiveInt(10),
   /** How long a forwarded request (POST /v1/actions, approval resolution) waits for ingress or approval. */
   WRIT_UPSTREAM_TIMEOUT_MS: positiveInt(5_000),

@@ -10,6 +10,7 @@ import { z } from 'zod';
  */
 export const ReceiptEnvironment = serviceEnvironment({ httpPort: 8086 })
   .extend({
+    /** The service's principal: registered with its signing key at start; receipts and tree heads verify under its keys. */
     WRIT_RECEIPT_PRINCIPAL_ID: Id.default('writ-receipt'),
     /** The deployment's trust anchor (writ init's trust-anchor.json): each director's registration must chain to it. */
     WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
