@@ -32,6 +32,7 @@ const steps = [
   ['typecheck and lint, module boundaries included', 'nx', ['run-many', '-t', 'typecheck', 'lint', '--output-style=static', ...cacheFlags]],
   ['no import cycles', 'depcruise', ['libs', 'services', 'apps', 'test', '--config', '.dependency-cruiser.cjs']],
   ['generated JSON Schemas match the zod contracts', 'node', ['scripts/generate-schemas.mjs', '--check']],
+  ["docs/configuration.md matches the services' env schemas and their JSDoc", 'node', ['scripts/generate-config-reference.mjs', '--check']],
   ["Writ's own NATS with auth (writ init, nats-server on 4223)", 'scripts/writ-nats.sh', []],
   ['unit and integration tests of every project (real NATS and Postgres)', 'nx', ['run-many', '-t', 'test', '--output-style=static', '--parallel=2']],
 ];
