@@ -117,8 +117,13 @@ export const ExecutorEnv = z.object({
   WRIT_EXECUTOR_HOST_ID: HostId.optional(),
   /** How long an observation relayed to the host holding the cell may take; keep it below the approval's WRIT_APPROVAL_OBSERVE_TIMEOUT_MS. */
   WRIT_EXECUTOR_OBSERVE_RELAY_TIMEOUT_MS: int(100, 120_000).default(5_000),
-  /** The executor service principal: `actor_id` of its events and `producer` of its artifacts. */
-  WRIT_EXECUTOR_PRINCIPAL: Id.default('writ-executor'),
+  /** The executor service principal: `actor_id` of its events and `producer` of its artifacts (the name the orchestrator and every reader's authorship check read too). */
+  WRIT_EXECUTOR_PRINCIPAL_ID: Id.default('writ-executor'),
+  /** The executor's former name of WRIT_EXECUTOR_PRINCIPAL_ID: refused rather than read, so the executor never writes as a principal the other services do not expect. */
+  WRIT_EXECUTOR_PRINCIPAL: z
+    .string()
+    .optional()
+    .refine((value) => value === undefined, 'was renamed WRIT_EXECUTOR_PRINCIPAL_ID (the name the orchestrator and the authorship checks read): set that instead and unset WRIT_EXECUTOR_PRINCIPAL'),
   /** The durable shared by every executor process (competing consumers). */
   WRIT_EXECUTOR_DURABLE: StreamName.default('executor'),
   /** RunAction commands handled at once by this process. */
@@ -462,7 +467,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
     executorId: env.WRIT_EXECUTOR_ID,
     ...(env.WRIT_EXECUTOR_HOST_ID === undefined ? {} : { hostId: env.WRIT_EXECUTOR_HOST_ID }),
     routing: { observeRelayTimeoutMs: env.WRIT_EXECUTOR_OBSERVE_RELAY_TIMEOUT_MS },
-    principalId: env.WRIT_EXECUTOR_PRINCIPAL,
+    principalId: env.WRIT_EXECUTOR_PRINCIPAL_ID,
     durable: env.WRIT_EXECUTOR_DURABLE,
     concurrency: env.WRIT_EXECUTOR_CONCURRENCY,
     grant: { issuer: env.WRIT_GRANT_ISSUER, audience: env.WRIT_GRANT_AUDIENCE, ...(env.WRIT_TRUST_ANCHOR === undefined ? {} : { trustAnchorFile: env.WRIT_TRUST_ANCHOR }) },

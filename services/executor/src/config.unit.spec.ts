@@ -48,6 +48,20 @@ describe('executor config', () => {
     expect((refused as Error).message).toMatch(/WRIT_REPLICAS.*renamed WRIT_STREAM_REPLICAS/);
   });
 
+  it('given WRIT_EXECUTOR_PRINCIPAL_ID, the name the orchestrator and the authorship checks read, then the executor writes as it; the old WRIT_EXECUTOR_PRINCIPAL is refused by name', () => {
+    expect(loadExecutorConfig({ WRIT_EXECUTOR_PRINCIPAL_ID: 'exec-eu' }).principalId).toBe('exec-eu');
+    expect(loadExecutorConfig({}).principalId).toBe('writ-executor');
+    const refused = (() => {
+      try {
+        return loadExecutorConfig({ WRIT_EXECUTOR_PRINCIPAL: 'exec-eu' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(hasErrorCode(refused, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+    expect((refused as Error).message).toMatch(/WRIT_EXECUTOR_PRINCIPAL\b.*renamed WRIT_EXECUTOR_PRINCIPAL_ID/);
+  });
+
   it('given an empty environment, then cells get the Lazarus defaults: invitation 15 min, active 4 h renewable to 24 h, grace 30 min, archive 30 days, substitutes off', () => {
     expect(loadExecutorConfig({}).cellLifecycle).toEqual({
       policy: {
