@@ -197,7 +197,7 @@ async function fullPath(cellsRootFull, variant) {
       WRIT_COMMANDS_STREAM: `BENCH_CMD_${RID}`,
       WRIT_DLQ_STREAM: `BENCH_DLQ_${RID}`,
       WRIT_EVENTS_MAX_BYTES: String(256 * MiB),
-      WRIT_BUS_STREAMS_MAX_BYTES: String(256 * MiB),
+      WRIT_BUS_MAX_BYTES: String(256 * MiB),
       WRIT_ARTIFACTS_BUCKET: `BENCH_ART_${RID}`,
       WRIT_ARTIFACTS_MAX_BYTES: String(256 * MiB),
       WRIT_HTTP_PORT: '0',

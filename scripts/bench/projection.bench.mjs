@@ -78,7 +78,7 @@ const config = loadProjectionConfig({
   WRIT_COMMANDS_STREAM: streams.commands,
   WRIT_DLQ_STREAM: streams.dlq,
   WRIT_EVENTS_MAX_BYTES: String(512 * MiB),
-  WRIT_BUS_STREAMS_MAX_BYTES: String(16 * MiB),
+  WRIT_BUS_MAX_BYTES: String(16 * MiB),
   WRIT_PG_URL: `postgres://${pgRole}@${pgAdmin.host}/${encodeURIComponent(pgDatabase)}`,
   WRIT_PG_PASSWORD_FILE: pgPasswordFile,
   WRIT_PG_SCHEMA: schema,

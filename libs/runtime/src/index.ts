@@ -12,7 +12,6 @@ export {
   SubjectRoot,
   SubjectToken,
   type BusConsumerEnvironment,
-  type BusMaxBytesVariable,
   type ServiceEnvironment,
   type ServiceEnvironmentOptions,
   type ServiceHttp,

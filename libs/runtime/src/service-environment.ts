@@ -12,20 +12,10 @@ export const StreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-6
 /** An environment value read as a whole number within bounds (values arrive as strings). */
 export const envInt = (min: number, max: number = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
-/**
- * The variable a service reads the bus streams' byte bound from. Services
- * written apart chose two names; each keeps the one it documents.
- */
-export type BusMaxBytesVariable = 'WRIT_BUS_MAX_BYTES' | 'WRIT_BUS_STREAMS_MAX_BYTES';
-
-export interface ServiceEnvironmentOptions<B extends BusMaxBytesVariable> {
+export interface ServiceEnvironmentOptions {
   /** `WRIT_HTTP_PORT`'s default (projection 8080, ingress 8081, orchestrator 8082, policy 8083, approval 8084, executor 8085, receipt 8086). */
   readonly httpPort: number;
-  /** Default `WRIT_BUS_MAX_BYTES`. */
-  readonly busMaxBytesVariable?: B;
 }
-
-const busMaxBytes = envInt(1).default(GiB);
 
 function commonShape(httpPort: number) {
   return {
@@ -57,6 +47,13 @@ function commonShape(httpPort: number) {
     WRIT_CONSUMER_STALL_SECONDS: envInt(1).default(120),
     /** How often the service samples its consumers for stalls. */
     WRIT_CONSUMER_STALL_CHECK_MS: envInt(100).default(5_000),
+    /** Byte bound of each bus stream (ingress, commands, dead letters). */
+    WRIT_BUS_MAX_BYTES: envInt(1).default(GiB),
+    /** Former name of WRIT_BUS_MAX_BYTES (executor, ingress, projection): refused rather than read, so the bus streams are never bounded half one way. */
+    WRIT_BUS_STREAMS_MAX_BYTES: z
+      .string()
+      .optional()
+      .refine((value) => value === undefined, 'was renamed WRIT_BUS_MAX_BYTES (the name every service reads): set that instead and unset WRIT_BUS_STREAMS_MAX_BYTES'),
   };
 }
 
@@ -71,18 +68,12 @@ function commonShape(httpPort: number) {
  *
  * Unknown variables are ignored (one environment may serve several services).
  */
-export function serviceEnvironment<B extends BusMaxBytesVariable = 'WRIT_BUS_MAX_BYTES'>(options: ServiceEnvironmentOptions<B>) {
-  const name = options.busMaxBytesVariable ?? 'WRIT_BUS_MAX_BYTES';
-  const bus = {
-    /** Byte bound of each bus stream (ingress, commands, dead letters). */
-    [name]: busMaxBytes,
-  } as { [K in B]: typeof busMaxBytes };
-  return z.object({ ...commonShape(options.httpPort), ...bus });
+export function serviceEnvironment(options: ServiceEnvironmentOptions) {
+  return z.object(commonShape(options.httpPort));
 }
 
-/** What `serviceEnvironment` yields, whichever name the bus streams' byte bound has. */
-export type ServiceEnvironment = z.output<z.ZodObject<ReturnType<typeof commonShape>>> &
-  ({ readonly WRIT_BUS_MAX_BYTES: number } | { readonly WRIT_BUS_STREAMS_MAX_BYTES: number });
+/** What `serviceEnvironment` yields. */
+export type ServiceEnvironment = z.output<ReturnType<typeof serviceEnvironment>>;
 
 /**
  * The consumer tuning variables of a service whose handlers share them
@@ -147,7 +138,7 @@ export function serviceStreams(env: ServiceEnvironment): ServiceStreams {
     replicas: env.WRIT_STREAM_REPLICAS,
     eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
     eventsReadCache: env.WRIT_EVENTS_READ_CACHE,
-    busMaxBytes: 'WRIT_BUS_MAX_BYTES' in env ? env.WRIT_BUS_MAX_BYTES : env.WRIT_BUS_STREAMS_MAX_BYTES,
+    busMaxBytes: env.WRIT_BUS_MAX_BYTES,
     consumerStallMs: env.WRIT_CONSUMER_STALL_SECONDS * 1000,
     consumerStallCheckMs: env.WRIT_CONSUMER_STALL_CHECK_MS,
   });

@@ -51,11 +51,20 @@ describe('serviceEnvironment', () => {
     });
   });
 
-  it('given a service that documents WRIT_BUS_STREAMS_MAX_BYTES, then it reads that name and ignores the other', () => {
-    const schema = serviceEnvironment({ httpPort: 8081, busMaxBytesVariable: 'WRIT_BUS_STREAMS_MAX_BYTES' });
-    const env = loadConfig('svc', schema, { WRIT_BUS_STREAMS_MAX_BYTES: '16777216', WRIT_BUS_MAX_BYTES: '1' });
-    expect(env).not.toHaveProperty('WRIT_BUS_MAX_BYTES');
-    expect(serviceStreams(env).busMaxBytes).toBe(16 * 1024 ** 2);
+  it('given WRIT_BUS_MAX_BYTES, the name every service reads, then it bounds the bus streams of a service that read WRIT_BUS_STREAMS_MAX_BYTES; the old name is refused by name', () => {
+    const schema = serviceEnvironment({ httpPort: 8081 });
+    expect(serviceStreams(loadConfig('svc', schema, { WRIT_BUS_MAX_BYTES: '16777216' })).busMaxBytes).toBe(16 * 1024 ** 2);
+    expect(serviceStreams(loadConfig('svc', schema, {})).busMaxBytes).toBe(GiB);
+    const refused = (() => {
+      try {
+        return loadConfig('svc', schema, { WRIT_BUS_STREAMS_MAX_BYTES: '16777216', WRIT_BUS_MAX_BYTES: '16777216' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(hasErrorCode(refused, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+    expect((refused as Error).message).toMatch(/WRIT_BUS_STREAMS_MAX_BYTES.*renamed WRIT_BUS_MAX_BYTES/);
+    expect(issuePaths(() => loadConfig('svc', schema, { WRIT_BUS_STREAMS_MAX_BYTES: '16777216' }))).toEqual(['WRIT_BUS_STREAMS_MAX_BYTES']);
   });
 
   it('given a subject root and stream names, then the streams and subjects derive from them', () => {

@@ -98,7 +98,12 @@ export const ExecutorEnv = z.object({
   /** Verified events kept in memory so that re-reading a task fetches only what was appended since (0: off). */
   WRIT_EVENTS_READ_CACHE: int(0).default(50_000),
   /** Byte bound of each bus stream (ingress, commands, dead letters). */
-  WRIT_BUS_STREAMS_MAX_BYTES: int(1).default(GiB),
+  WRIT_BUS_MAX_BYTES: int(1).default(GiB),
+  /** The executor's former name of WRIT_BUS_MAX_BYTES: refused rather than read, so the bus streams are never bounded half one way. */
+  WRIT_BUS_STREAMS_MAX_BYTES: z
+    .string()
+    .optional()
+    .refine((value) => value === undefined, 'was renamed WRIT_BUS_MAX_BYTES (the name every service reads): set that instead and unset WRIT_BUS_STREAMS_MAX_BYTES'),
   /** JetStream replicas of the streams and the artifact bucket: 1 on one server, 3 in a cluster (one name for every service). */
   WRIT_STREAM_REPLICAS: int(1, 5).default(1),
   /** The executor's former name of WRIT_STREAM_REPLICAS: refused rather than read, so a cluster is never configured half one way. */
@@ -461,7 +466,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
       dlq: env.WRIT_DLQ_STREAM,
       eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
       eventsReadCache: env.WRIT_EVENTS_READ_CACHE,
-      busMaxBytes: env.WRIT_BUS_STREAMS_MAX_BYTES,
+      busMaxBytes: env.WRIT_BUS_MAX_BYTES,
       replicas: env.WRIT_STREAM_REPLICAS,
     },
     executorId: env.WRIT_EXECUTOR_ID,

@@ -48,6 +48,20 @@ describe('executor config', () => {
     expect((refused as Error).message).toMatch(/WRIT_REPLICAS.*renamed WRIT_STREAM_REPLICAS/);
   });
 
+  it('given WRIT_BUS_MAX_BYTES, the name every service reads, then the bus streams use it; the old WRIT_BUS_STREAMS_MAX_BYTES is refused by name', () => {
+    expect(loadExecutorConfig({ WRIT_BUS_MAX_BYTES: '268435456' }).streams.busMaxBytes).toBe(256 * 1024 * 1024);
+    expect(loadExecutorConfig({}).streams.busMaxBytes).toBe(1024 ** 3);
+    const refused = (() => {
+      try {
+        return loadExecutorConfig({ WRIT_BUS_STREAMS_MAX_BYTES: '268435456' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(hasErrorCode(refused, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+    expect((refused as Error).message).toMatch(/WRIT_BUS_STREAMS_MAX_BYTES.*renamed WRIT_BUS_MAX_BYTES/);
+  });
+
   it('given WRIT_EXECUTOR_PRINCIPAL_ID, the name the orchestrator and the authorship checks read, then the executor writes as it; the old WRIT_EXECUTOR_PRINCIPAL is refused by name', () => {
     expect(loadExecutorConfig({ WRIT_EXECUTOR_PRINCIPAL_ID: 'exec-eu' }).principalId).toBe('exec-eu');
     expect(loadExecutorConfig({}).principalId).toBe('writ-executor');

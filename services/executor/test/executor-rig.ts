@@ -32,7 +32,7 @@ export function testEnv(cellsRoot: string, env: Record<string, string> = {}): Re
     WRIT_COMMANDS_STREAM: uniqueName('EXEC_CMD'),
     WRIT_DLQ_STREAM: uniqueName('EXEC_DLQ'),
     WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
-    WRIT_BUS_STREAMS_MAX_BYTES: String(64 * MiB),
+    WRIT_BUS_MAX_BYTES: String(64 * MiB),
     WRIT_ARTIFACTS_BUCKET: uniqueName('EXEC_ART'),
     WRIT_ARTIFACTS_MAX_BYTES: String(64 * MiB),
     WRIT_HTTP_PORT: '0',

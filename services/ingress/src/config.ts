@@ -24,15 +24,15 @@ const GiB = 1024 ** 3;
 /**
  * The environment ingress reads, with its defaults (docs in the service README):
  * the variables every service reads (`@writ/runtime`'s `serviceEnvironment`,
- * HTTP port 8081, the bus streams' bound in `WRIT_BUS_STREAMS_MAX_BYTES`) and
- * its own. Every subject derives from `WRIT_SUBJECT_ROOT`, every stream name is
- * overridable, so a test runs a real ingress on its own streams and subjects.
+ * HTTP port 8081) and its own. Every subject derives from `WRIT_SUBJECT_ROOT`,
+ * every stream name is overridable, so a test runs a real ingress on its own
+ * streams and subjects.
  */
-export const IngressEnv = serviceEnvironment({ httpPort: 8081, busMaxBytesVariable: 'WRIT_BUS_STREAMS_MAX_BYTES' }).extend({
+export const IngressEnv = serviceEnvironment({ httpPort: 8081 }).extend({
   /** Ingress refuses byte bounds under 1 MiB (its largest message). */
   WRIT_EVENTS_MAX_BYTES: envInt(MiB).default(10 * GiB),
   /** Byte bound of each bus stream; like the log's, at least 1 MiB. */
-  WRIT_BUS_STREAMS_MAX_BYTES: envInt(MiB).default(GiB),
+  WRIT_BUS_MAX_BYTES: envInt(MiB).default(GiB),
   /** How far `proposed_at` may lie from the time ingress received the request. */
   WRIT_INGRESS_FRESHNESS_SECONDS: envInt(1, 86_400).default(300),
   /** Largest signed request accepted, in bytes; at most the contract's MAX_INGRESS_BYTES. */

@@ -36,7 +36,7 @@ export async function startTestIngress(env: Record<string, string> = {}): Promis
     WRIT_COMMANDS_STREAM: streams.commands,
     WRIT_DLQ_STREAM: streams.dlq,
     WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
-    WRIT_BUS_STREAMS_MAX_BYTES: String(16 * MiB),
+    WRIT_BUS_MAX_BYTES: String(16 * MiB),
     ...env,
   });
   const nc = await connectTestNats('ingress-test');

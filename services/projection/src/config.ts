@@ -14,9 +14,9 @@ const positiveInt = (fallback: number) => envInt(1).default(fallback);
  * The environment the projection service reads, with every default written
  * down (docs: services/projection/README.md). Keys are the variable names: the
  * variables every service reads (`@writ/runtime`'s `serviceEnvironment`, HTTP
- * port 8080, the bus streams' bound in `WRIT_BUS_STREAMS_MAX_BYTES`) and its own.
+ * port 8080) and its own.
  */
-export const ProjectionEnv = serviceEnvironment({ httpPort: 8080, busMaxBytesVariable: 'WRIT_BUS_STREAMS_MAX_BYTES' }).extend({
+export const ProjectionEnv = serviceEnvironment({ httpPort: 8080 }).extend({
   /** First token of every subject (exactly one token): `<root>.evt.>`, `<root>.cmd.…`, `<root>.proj.…`, `<root>.dlq.>`. */
   WRIT_SUBJECT_ROOT: SubjectToken.default('writ'),
   /** Handled deliveries of one event before it is dead-lettered; high, because a dead letter here only delays the view (the gap is refilled from the log). */

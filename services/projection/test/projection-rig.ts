@@ -141,7 +141,7 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
     WRIT_COMMANDS_STREAM: streams.commands,
     WRIT_DLQ_STREAM: streams.dlq,
     WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
-    WRIT_BUS_STREAMS_MAX_BYTES: String(16 * MiB),
+    WRIT_BUS_MAX_BYTES: String(16 * MiB),
     // The service logs in as its own role with its password file, as in a deployment.
     WRIT_PG_URL: pgRole.url,
     WRIT_PG_PASSWORD_FILE: pgRole.passwordFile,

@@ -178,11 +178,9 @@ function stackEnvironment(layout, extra) {
     WRIT_INGRESS_STREAM: layout.streams.ingress,
     WRIT_COMMANDS_STREAM: layout.streams.commands,
     WRIT_DLQ_STREAM: layout.streams.dlq,
-    // The services name the bus streams' bound differently; every name gets the same value,
-    // so no service "updates" a stream another one created.
+    // Every bound gets the same value, so no service "updates" a stream another one created.
     WRIT_EVENTS_MAX_BYTES: bytes,
     WRIT_BUS_MAX_BYTES: bytes,
-    WRIT_BUS_STREAMS_MAX_BYTES: bytes,
     WRIT_ARTIFACTS_BUCKET: layout.bucket,
     WRIT_ARTIFACTS_MAX_BYTES: bytes,
     WRIT_POLICY_BUCKET: `${layout.root.toUpperCase()}_POLICY`,

@@ -174,7 +174,7 @@ describe('Postgres: each Writ service role logs in with its own scram-sha-256 pa
         WRIT_COMMANDS_STREAM: streams.commands,
         WRIT_DLQ_STREAM: streams.dlq,
         WRIT_EVENTS_MAX_BYTES: String(8 * 1024 ** 2),
-        WRIT_BUS_STREAMS_MAX_BYTES: String(8 * 1024 ** 2),
+        WRIT_BUS_MAX_BYTES: String(8 * 1024 ** 2),
         WRIT_HTTP_PORT: '0',
         WRIT_PG_URL: mine.url,
         WRIT_PG_PASSWORD_FILE: wrong,
