@@ -4,6 +4,7 @@ export {
   busConsumerSettings,
   busConsumerVariables,
   envInt,
+  renamedVariable,
   serviceEnvironment,
   serviceHttp,
   serviceStreams,

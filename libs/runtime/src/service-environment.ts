@@ -50,11 +50,19 @@ function commonShape(httpPort: number) {
     /** Byte bound of each bus stream (ingress, commands, dead letters). */
     WRIT_BUS_MAX_BYTES: envInt(1).default(GiB),
     /** Former name of WRIT_BUS_MAX_BYTES (executor, ingress, projection): refused rather than read, so the bus streams are never bounded half one way. */
-    WRIT_BUS_STREAMS_MAX_BYTES: z
-      .string()
-      .optional()
-      .refine((value) => value === undefined, 'was renamed WRIT_BUS_MAX_BYTES (the name every service reads): set that instead and unset WRIT_BUS_STREAMS_MAX_BYTES'),
+    WRIT_BUS_STREAMS_MAX_BYTES: renamedVariable('WRIT_BUS_STREAMS_MAX_BYTES', 'WRIT_BUS_MAX_BYTES', 'the name every service reads'),
   };
+}
+
+/**
+ * A variable's former name, declared so that setting it fails the start (`loadConfig` names it with the
+ * message) instead of being ignored: a deployment is never configured half under each name.
+ */
+export function renamedVariable(former: string, current: string, why: string) {
+  return z
+    .string()
+    .optional()
+    .refine((value) => value === undefined, `was renamed ${current} (${why}): set that instead and unset ${former}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { COMMANDS, Id } from '@writ/contracts';
-import { loadConfig } from '@writ/runtime';
+import { loadConfig, renamedVariable } from '@writ/runtime';
 import { z } from 'zod';
 
 /** Dot-separated subject tokens without wildcards: `writ`, `t_1a2b.writ`. */
@@ -42,6 +42,8 @@ export const ApprovalEnvironment = z
     WRIT_EVENTS_READ_CACHE: z.coerce.number().int().min(0).optional(),
     /** Byte bound of each bus stream; default the runtime's (1 GiB). */
     WRIT_BUS_MAX_BYTES: Bytes.optional(),
+    /** Former name of WRIT_BUS_MAX_BYTES (executor, ingress, projection): refused rather than read, so the bus streams are never bounded half one way. */
+    WRIT_BUS_STREAMS_MAX_BYTES: renamedVariable('WRIT_BUS_STREAMS_MAX_BYTES', 'WRIT_BUS_MAX_BYTES', 'the name every service reads'),
     /** The service's principal: registered with its signing key at start, `actor_id` of its events, `iss` of the grants it mints. */
     WRIT_APPROVAL_PRINCIPAL_ID: Id.default('writ-approval'),
     /** The deployment's trust anchor (writ init's trust-anchor.json): each director's registration must chain to it. */

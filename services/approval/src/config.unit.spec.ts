@@ -71,4 +71,16 @@ describe('approval config', () => {
     const subjects = approvalSubjects('t_1');
     expect([subjects.revokeGrant, subjects.rotateKey]).toEqual(['t_1.qry.approval.revoke-grant', 't_1.qry.approval.rotate-key']);
   });
+
+  it('given the former WRIT_BUS_STREAMS_MAX_BYTES, then the start is refused by name: every service reads WRIT_BUS_MAX_BYTES', () => {
+    const refused = (() => {
+      try {
+        return loadApprovalConfig({ WRIT_BUS_STREAMS_MAX_BYTES: '1048576' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(hasErrorCode(refused, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+    expect((refused as Error).message).toMatch(/WRIT_BUS_STREAMS_MAX_BYTES.*renamed WRIT_BUS_MAX_BYTES/);
+  });
 });

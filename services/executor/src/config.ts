@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { COMMANDS, executorHostSubject, Id } from '@writ/contracts';
 import { CELL_POLICY_DEFAULTS, CellPolicy, type CellPolicyInput } from '@writ/kernel';
-import { loadConfig } from '@writ/runtime';
+import { loadConfig, renamedVariable } from '@writ/runtime';
 import { z } from 'zod';
 import { ExecutorError } from './application/executor-errors.js';
 
@@ -100,17 +100,11 @@ export const ExecutorEnv = z.object({
   /** Byte bound of each bus stream (ingress, commands, dead letters). */
   WRIT_BUS_MAX_BYTES: int(1).default(GiB),
   /** The executor's former name of WRIT_BUS_MAX_BYTES: refused rather than read, so the bus streams are never bounded half one way. */
-  WRIT_BUS_STREAMS_MAX_BYTES: z
-    .string()
-    .optional()
-    .refine((value) => value === undefined, 'was renamed WRIT_BUS_MAX_BYTES (the name every service reads): set that instead and unset WRIT_BUS_STREAMS_MAX_BYTES'),
+  WRIT_BUS_STREAMS_MAX_BYTES: renamedVariable('WRIT_BUS_STREAMS_MAX_BYTES', 'WRIT_BUS_MAX_BYTES', 'the name every service reads'),
   /** JetStream replicas of the streams and the artifact bucket: 1 on one server, 3 in a cluster (one name for every service). */
   WRIT_STREAM_REPLICAS: int(1, 5).default(1),
   /** The executor's former name of WRIT_STREAM_REPLICAS: refused rather than read, so a cluster is never configured half one way. */
-  WRIT_REPLICAS: z
-    .string()
-    .optional()
-    .refine((value) => value === undefined, 'was renamed WRIT_STREAM_REPLICAS (the name every service reads): set that instead and unset WRIT_REPLICAS'),
+  WRIT_REPLICAS: renamedVariable('WRIT_REPLICAS', 'WRIT_STREAM_REPLICAS', 'the name every service reads'),
 
   /** This process, as recorded in `execution.completed.executor_id`; default `executor-<hostname>`. */
   WRIT_EXECUTOR_ID: Id.default(() => defaultExecutorId()),
@@ -125,10 +119,7 @@ export const ExecutorEnv = z.object({
   /** The executor service principal: `actor_id` of its events and `producer` of its artifacts (the name the orchestrator and every reader's authorship check read too). */
   WRIT_EXECUTOR_PRINCIPAL_ID: Id.default('writ-executor'),
   /** The executor's former name of WRIT_EXECUTOR_PRINCIPAL_ID: refused rather than read, so the executor never writes as a principal the other services do not expect. */
-  WRIT_EXECUTOR_PRINCIPAL: z
-    .string()
-    .optional()
-    .refine((value) => value === undefined, 'was renamed WRIT_EXECUTOR_PRINCIPAL_ID (the name the orchestrator and the authorship checks read): set that instead and unset WRIT_EXECUTOR_PRINCIPAL'),
+  WRIT_EXECUTOR_PRINCIPAL: renamedVariable('WRIT_EXECUTOR_PRINCIPAL', 'WRIT_EXECUTOR_PRINCIPAL_ID', 'the name the orchestrator and the authorship checks read'),
   /** The durable shared by every executor process (competing consumers). */
   WRIT_EXECUTOR_DURABLE: StreamName.default('executor'),
   /** RunAction commands handled at once by this process. */

@@ -1,5 +1,5 @@
 import { COMMANDS, COMMANDS_STREAM, DLQ_STREAM, EVENTS_STREAM, INGRESS_STREAM } from '@writ/contracts';
-import { loadConfig } from '@writ/runtime';
+import { loadConfig, renamedVariable } from '@writ/runtime';
 import { z } from 'zod';
 
 const GiB = 1024 ** 3;
@@ -38,6 +38,8 @@ export const OrchestratorEnv = z.object({
   WRIT_EVENTS_MAX_BYTES: int(1).default(10 * GiB),
   /** Byte bound of each bus stream (ingress, commands, dead letters). */
   WRIT_BUS_MAX_BYTES: int(1).default(GiB),
+  /** Former name of WRIT_BUS_MAX_BYTES (executor, ingress, projection): refused rather than read, so the bus streams are never bounded half one way. */
+  WRIT_BUS_STREAMS_MAX_BYTES: renamedVariable('WRIT_BUS_STREAMS_MAX_BYTES', 'WRIT_BUS_MAX_BYTES', 'the name every service reads'),
   /** 1 on a single server, 3 in a cluster. */
   WRIT_STREAM_REPLICAS: int(1).max(5).default(1),
   /** Who the orchestrator's events are attributed to (`actor_id`). */

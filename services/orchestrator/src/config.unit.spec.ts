@@ -49,4 +49,16 @@ describe('orchestrator config', () => {
     }
     expect(hasErrorCode(error, 'RUNTIME_CONFIG_INVALID')).toBe(true);
   });
+
+  it('given the former WRIT_BUS_STREAMS_MAX_BYTES, then the start is refused by name: every service reads WRIT_BUS_MAX_BYTES', () => {
+    const refused = (() => {
+      try {
+        return loadOrchestratorConfig({ WRIT_BUS_STREAMS_MAX_BYTES: '1048576' });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(hasErrorCode(refused, 'RUNTIME_CONFIG_INVALID')).toBe(true);
+    expect((refused as Error).message).toMatch(/WRIT_BUS_STREAMS_MAX_BYTES.*renamed WRIT_BUS_MAX_BYTES/);
+  });
 });
