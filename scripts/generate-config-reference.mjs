@@ -49,20 +49,8 @@ const services = readdirSync(join(root, 'services'), { withFileTypes: true })
   .sort((a, b) => a.name.localeCompare(b.name));
 if (services.length === 0) fail('no services/<name>/src/config.ts found');
 
-// One program for the checker: a computed key (`[name]: …`) stands for the string literals its type allows.
-const program = ts.createProgram(
-  [RUNTIME_SOURCE, ...services.map((service) => service.source)].map((file) => join(root, file)),
-  { noResolve: true, noLib: true, types: [], strict: true },
-);
-const checker = program.getTypeChecker();
-
-function literalNames(expression) {
-  const expand = (type) => {
-    const constraint = type.isTypeParameter() ? (checker.getBaseConstraintOfType(type) ?? type) : type;
-    return constraint.isUnion() ? constraint.types.flatMap(expand) : [constraint];
-  };
-  return [...new Set(expand(checker.getTypeAtLocation(expression)).filter((type) => type.isStringLiteral()).map((type) => type.value))];
-}
+// Parsed, not type-checked: every variable is declared by name (a computed key fails below).
+const sourceFile = (file) => ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
 
 function jsDocText(node) {
   const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
@@ -93,7 +81,8 @@ function declarations(file) {
   const visit = (node) => {
     if (ts.isPropertyAssignment(node) && ts.isObjectLiteralExpression(node.parent)) {
       const key = node.name;
-      const names = ts.isComputedPropertyName(key) ? literalNames(key.expression) : ts.isIdentifier(key) || ts.isStringLiteral(key) ? [key.text] : [];
+      if (ts.isComputedPropertyName(key)) fail(`${file}: a computed key (${key.getText()}); declare each WRIT_* variable by name so that its JSDoc documents it`);
+      const names = ts.isIdentifier(key) || ts.isStringLiteral(key) ? [key.text] : [];
       const call = node.parent.parent;
       for (const name of names.filter((n) => VARIABLE.test(n))) {
         if (found.has(name)) fail(`${file}: ${name} is declared twice; the reference cannot tell which comment documents it`);
@@ -102,7 +91,7 @@ function declarations(file) {
     }
     ts.forEachChild(node, visit);
   };
-  visit(program.getSourceFile(join(root, file)));
+  visit(sourceFile(file));
   return found;
 }
 
