@@ -4,3 +4,4 @@ export { freePort } from './free-port.js';
 export { startTestNatsCluster, type TestNatsCluster } from './nats-cluster.js';
 export { startNatsPullBlackhole, type NatsPullBlackhole } from './nats-pull-blackhole.js';
 export { openEventStream, type EventStream, type ServerSentEvent } from './event-stream.js';
+export { refusedByName } from './config-refusal.js';
