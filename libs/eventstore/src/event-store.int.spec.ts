@@ -559,6 +559,88 @@ describe('EventStore (real NATS)', () => {
     });
   });
 
+  describe("entriesOf (a consumer's delivery)", () => {
+    /** The stream's messages from `from` to `to` as a durable consumer would deliver them. */
+    async function delivered(store: EventStore, from: number, to: number): Promise<Array<{ subject: string; streamSeq: number; data: Uint8Array }>> {
+      const jsm = await jetstreamManager(nc);
+      const run = [];
+      for (let seq = from; seq <= to; seq++) {
+        const message = await jsm.streams.getMessage(store.config.stream, { seq });
+        run.push({ subject: message!.subject, streamSeq: seq, data: message!.data });
+      }
+      return run;
+    }
+
+    /** What a store that never saw the log answers for each message, one get per message. */
+    async function entriesOneByOne(store: EventStore, run: ReadonlyArray<{ subject: string; streamSeq: number }>) {
+      const fresh = await sibling(store);
+      const entries = [];
+      for (const message of run) entries.push(await fresh.entryAt(message.subject, message.streamSeq));
+      return entries;
+    }
+
+    it('given two tasks interleaved with junk and a follower that judged the first half, when the second half is delivered as one run, then each entry is what entryAt says and the follower asks the server once per task, not once per message', async () => {
+      // given two tasks whose events interleave, junk on one of them, and a follower that judged the first half
+      const store = await openStore();
+      const [a, b] = [uniqueName('task'), uniqueName('task')];
+      await store.append(a, drafts(a, 2), 0);
+      await store.append(b, drafts(b, 2), 0);
+      const half = (await store.append(a, drafts(a, 1), 2)).events[0]!.streamSeq;
+      const follower = await sibling(store);
+      expect((await follower.entriesOf(await delivered(store, 1, half))).map((entry) => entry.kind)).toEqual(['event', 'event', 'event', 'event', 'event']);
+      await store.append(b, drafts(b, 3), 2);
+      await store.append(a, drafts(a, 4), 3);
+      const junk = await publishRaw(`${store.config.subjectPrefix}.task.${b}`, { not: 'an event' });
+      const last = (await store.append(b, drafts(b, 1), 5)).events[0]!.streamSeq;
+      const run = await delivered(store, half + 1, last);
+      // when the second half is delivered as one run
+      const before = nc.stats().outMsgs;
+      const entries = await follower.entriesOf(run);
+      const requests = nc.stats().outMsgs - before;
+      // then every entry is a fresh store's, the junk quarantined as it would be
+      expect(entries).toEqual(await entriesOneByOne(store, run));
+      expect(entries.find((entry) => entry.streamSeq === junk)).toMatchObject({ kind: 'quarantined', record: { reason: 'QUARANTINE_NOT_ENVELOPE' } });
+      // and the 8 events of two tasks cost a get per task and one for the junk's own bytes (judged on the log's copy)
+      expect(run).toHaveLength(9);
+      expect(requests).toBeLessThanOrEqual(4);
+      expect(await follower.read(b)).toEqual(await store.read(b));
+    });
+
+    it('given delivered bytes that are not what the log stores (a forged first message, junk or a replayed event in place of an event), when the run is judged, then every entry is the log\'s own', async () => {
+      // given a task of four events a follower has judged up to its first
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      const appended = await store.append(taskId, drafts(taskId, 4), 0);
+      const seqs = appended.events.map((stored) => stored.streamSeq);
+      const follower = await sibling(store);
+      await follower.entriesOf(await delivered(store, seqs[0]!, seqs[0]!));
+      const genuine = await delivered(store, seqs[1]!, seqs[3]!);
+      const expected = await entriesOneByOne(store, genuine);
+      const forgeries = {
+        'another event in place of the first': [{ ...genuine[0]!, data: genuine[1]!.data }, ...genuine.slice(1)],
+        'junk in place of the second': [genuine[0]!, { ...genuine[1]!, data: new TextEncoder().encode('{"not":"an event"}') }, genuine[2]!],
+        'the first replayed in place of the third': [genuine[0]!, genuine[1]!, { ...genuine[2]!, data: genuine[0]!.data }],
+      };
+      for (const [forgery, run] of Object.entries(forgeries)) {
+        // when the forged run is judged by a follower in that state
+        const judge = await sibling(store);
+        await judge.entriesOf(await delivered(store, seqs[0]!, seqs[0]!));
+        // then the entries are the log's
+        expect(await judge.entriesOf(run), forgery).toEqual(expected);
+        expect((await judge.entriesOf(run)).map((entry) => entry.kind), forgery).toEqual(['event', 'event', 'event']);
+      }
+    });
+
+    it('given a run that skips a stream sequence, when it is judged, then it is refused (EVENTSTORE_REQUEST_INVALID): a gap could hide a message of the aggregate', async () => {
+      const store = await openStore();
+      const taskId = uniqueName('task');
+      const seqs = (await store.append(taskId, drafts(taskId, 3), 0)).events.map((stored) => stored.streamSeq);
+      const run = await delivered(store, seqs[0]!, seqs[2]!);
+      const refused = await store.entriesOf([run[0]!, run[2]!]).catch((error: unknown) => error);
+      expect(isEventStoreError(refused, 'EVENTSTORE_REQUEST_INVALID')).toBe(true);
+    });
+  });
+
   describe('chain verification against tampering', () => {
     /** A task with two honest events; returns their envelopes. */
     async function honestTask(store: EventStore): Promise<{ taskId: string; subject: string; events: EventEnvelope[] }> {

@@ -73,6 +73,13 @@ export type LogEntry =
   | { readonly kind: 'event'; readonly streamSeq: number; readonly subject: string; readonly event: EventEnvelope }
   | { readonly kind: 'quarantined'; readonly streamSeq: number; readonly subject: string; readonly record: QuarantineRecord };
 
+/** A message as a consumer delivered it: where the log stores it, and its bytes. */
+export interface DeliveredMessage {
+  readonly subject: string;
+  readonly streamSeq: number;
+  readonly data: Uint8Array;
+}
+
 /** Told once per process about each message a read, replay or verification quarantined. */
 export type QuarantineListener = (record: QuarantineRecord) => void;
 
@@ -405,6 +412,66 @@ export class EventStore {
   }
 
   /**
+   * What each message of a consumer's contiguous delivery is, as `entryAt`
+   * judges it one by one, without a get per message. `run` must hold
+   * consecutive stream sequences: every message the log stores there (the
+   * consumer's filter covers the log), so between two of an aggregate's
+   * messages in it the aggregate has no other. Per aggregate, one get proves
+   * that nothing of it was stored between the chain this process holds and
+   * its first message in the run, and that the log's copy of that message is
+   * the delivered one; each message is then judged on the chain (hash, link,
+   * seal) as a read judges it, and taken from the delivered bytes only when
+   * it is the chain's next event. Anything else (junk, a break), and every
+   * aggregate this cannot vouch for that way (not read here yet, a
+   * redelivery, a broken chain, bytes that differ from the log's), is read
+   * message by message, as `entryAt` reads it.
+   */
+  async entriesOf(run: readonly DeliveredMessage[]): Promise<LogEntry[]> {
+    const first = run[0];
+    if (first === undefined) return [];
+    if (run.some((message, index) => message.streamSeq !== first.streamSeq + index)) throw requestInvalid('entriesOf needs consecutive stream sequences');
+    const bySubject = new Map<string, DeliveredMessage[]>();
+    for (const message of run) bySubject.set(message.subject, [...(bySubject.get(message.subject) ?? []), message]);
+    const entries = new Map<number, LogEntry>();
+    await Promise.all(
+      [...bySubject].map(async ([subject, messages]) => {
+        const aggregate = this.#aggregateOf(subject);
+        const judged = aggregate === undefined ? [] : await this.#judgeDelivered(aggregate, messages);
+        for (const [index, message] of messages.entries()) {
+          // In order: each read extends the chain the one before cached.
+          entries.set(message.streamSeq, judged[index] ?? (await this.entryAt(subject, message.streamSeq)));
+        }
+      }),
+    );
+    return run.map((message) => entries.get(message.streamSeq)!);
+  }
+
+  /** `entriesOf` for one aggregate's messages of a run: the entries it could vouch for (a prefix; the rest are read). */
+  async #judgeDelivered(aggregate: Aggregate, messages: readonly DeliveredMessage[]): Promise<LogEntry[]> {
+    const { subject } = aggregate;
+    const first = messages[0]!;
+    const cached = this.#reads.get(subject);
+    if (cached?.broken !== undefined || (cached !== undefined && cached.lastStreamSeq >= first.streamSeq)) return [];
+    const stored = await this.#getMessage(subject, { seq: (cached?.lastStreamSeq ?? 0) + 1, next_by_subj: subject });
+    if (stored === null || stored.seq !== first.streamSeq || !Buffer.from(stored.data).equals(first.data)) return [];
+    const raws = messages.map((message) => ({ streamSeq: message.streamSeq, subject, value: decodeJson(message.data), data: message.data }));
+    await this.#learnAuthors(aggregate, raws);
+    let state = cached ?? EMPTY_STATE;
+    const entries: LogEntry[] = [];
+    for (const raw of raws) {
+      // One at a time, as `entryAt` judges each. Only an event that takes its place on the chain is taken from the
+      // delivered bytes; anything else (junk, a break) is judged on the log's own copy, read as `entryAt` reads it.
+      const next = this.#judge(aggregate, [raw], state, false);
+      const judged = judgedIn(next, raw.streamSeq);
+      if (judged?.kind !== 'event') break;
+      state = next;
+      entries.push({ kind: 'event', streamSeq: raw.streamSeq, subject, event: judged.event });
+    }
+    if (entries.length > 0) this.#keep(subject, state, 'part-way');
+    return entries;
+  }
+
+  /**
    * Before a reader outside the store judges `value`, stored on `subject`,
    * with `ChainScanner` and this store's `authorship`: makes sure the keys of
    * the service that sealed it are known (read from its principal's subject
@@ -730,8 +797,8 @@ export class EventStore {
     return state;
   }
 
-  /** `raws` (the subject's messages after `from`'s last) judged on from `from`; newly quarantined messages are reported. */
-  #judge(aggregate: Aggregate, raws: readonly RawStored[], from: ChainState): ChainState {
+  /** `raws` (the subject's messages after `from`'s last) judged on from `from`; newly quarantined messages are reported (unless `report` is false). */
+  #judge(aggregate: Aggregate, raws: readonly RawStored[], from: ChainState, report = true): ChainState {
     if (from.broken !== undefined || raws.length === 0) return from;
     const scanner = scannerAt(aggregate, from, this.authorship);
     const events = [...from.events];
@@ -746,7 +813,7 @@ export class EventStore {
       else broken = { reason: verdict.reason, taskSeq: verdict.taskSeq, streamSeq: raw.streamSeq, index: examined, detail: verdict.detail };
       examined++;
     }
-    this.#report(quarantined.slice(from.quarantined.length));
+    if (report) this.#report(quarantined.slice(from.quarantined.length));
     const last = raws.at(-1)!;
     return { events, quarantined, broken, examined, lastStreamSeq: last.streamSeq, lastDigest: sha256Hex(last.data) };
   }

@@ -3,6 +3,7 @@ export {
   type AppendResult,
   type EventStoreAuthorship,
   type ChainVerification,
+  type DeliveredMessage,
   type LogEntry,
   type QuarantineListener,
   type ReplayHandler,
