@@ -7,6 +7,7 @@
 // then, as root (cells chown their workspace), with the workspace's Node 24:
 //   npx node scripts/bench/e2e.bench.mjs [--actions 200] [--agents 8] [--denied 200] [--warmup 8] [--keep-logs]
 //                                        [--service-env KEY=VALUE]...   (extra environment for every service, e.g. WRIT_EVENTS_READ_CACHE=0)
+//                                        [--service-log-level debug]  (every service logs at that level; with --keep-logs)
 //                                        [--service-cpu-prof <dir>]   (every service runs with node --cpu-prof; profiles written to <dir> as the stack stops)
 // Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
 // It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
@@ -87,6 +88,7 @@ const { values: args } = parseArgs({
     'keep-logs': { type: 'boolean' },
     'service-env': { type: 'string', multiple: true },
     'service-cpu-prof': { type: 'string' },
+    'service-log-level': { type: 'string' },
   },
 });
 
@@ -101,6 +103,8 @@ const SERVICE_ENV = Object.fromEntries(
 
 // `--service-cpu-prof <dir>`: every service runs with node --cpu-prof and writes its profile into <dir> when the stack stops.
 if (args['service-cpu-prof'] !== undefined) SERVICE_ENV.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${path.resolve(args['service-cpu-prof'])}`;
+// `--service-log-level debug` (with --keep-logs): e.g. the projection's group commits, their sizes and judge/apply times.
+if (args['service-log-level'] !== undefined) SERVICE_ENV.LOG_LEVEL = args['service-log-level'];
 
 const option = (name, fallback, min = 1) => integerOption(args, name, fallback, min);
 

@@ -1,6 +1,6 @@
 import { applyEvent } from '../src/application/apply-event.js';
 import type { QuarantineRecord } from '@writ/contracts';
-import type { EventLog, ProjectionSnapshot, ProjectionStore, ProjectionTx, QuarantineSummary, ViewChecksum } from '../src/application/ports.js';
+import type { DeliveredMessage, EventLog, ProjectionSnapshot, ProjectionStore, ProjectionTx, QuarantineSummary, ViewChecksum } from '../src/application/ports.js';
 import type { ProjectedEvent, RawStoredEvent } from '../src/application/projected-event.js';
 import type { RowChange } from '../src/application/project-event.js';
 import { VIEW_NAMES, VIEWS, type Locator, type ViewName, type ViewRows } from '../src/application/views/index.js';
@@ -102,6 +102,14 @@ export class MemoryLog implements EventLog {
     if (event === undefined) throw Object.assign(new Error(`no message at ${streamSeq}`), { code: 'PROJECTION_LOG_UNAVAILABLE' });
     return event;
   }
+
+  /** Judged one by one (`entryAt`); counted, so a test can tell a run was judged in one call. */
+  async entriesOf(run: readonly DeliveredMessage[]): Promise<RawStoredEvent[]> {
+    this.runsJudged += 1;
+    return Promise.all(run.map((message) => this.entryAt(message.subject, message.streamSeq)));
+  }
+
+  runsJudged = 0;
 
   async lastSeq(): Promise<number> {
     return this.events.at(-1)?.streamSeq ?? 0;

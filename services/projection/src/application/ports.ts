@@ -79,6 +79,13 @@ export interface ProjectionStore {
   quarantined(latest: number): Promise<QuarantineSummary>;
 }
 
+/** A message as the durable consumer delivered it: where, and its bytes (which the log vouches for, or replaces). */
+export interface DeliveredMessage {
+  readonly subject: string;
+  readonly streamSeq: number;
+  readonly data: Uint8Array;
+}
+
 /** The event log, read-only. */
 export interface EventLog {
   /**
@@ -89,6 +96,12 @@ export interface EventLog {
   replay(fromStreamSeq: number): AsyncIterable<RawStoredEvent>;
   /** The message delivered at `streamSeq` on `subject`, judged as the replay judges it. */
   entryAt(subject: string, streamSeq: number): Promise<RawStoredEvent>;
+  /**
+   * A consumer's delivery of consecutive stream sequences (every message the
+   * log stores there), with the delivered bytes, judged as `entryAt` judges
+   * each, in the same order.
+   */
+  entriesOf(run: readonly DeliveredMessage[]): Promise<RawStoredEvent[]>;
   /** The log's last stream sequence (0 when empty). */
   lastSeq(): Promise<number>;
   /** When the log stored the event at `streamSeq` (its stream timestamp), or undefined when there is none. */

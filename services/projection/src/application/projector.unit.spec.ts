@@ -200,6 +200,107 @@ describe('Projector', () => {
     expect(store.lastSeq).toBe(1);
   });
 
+  describe('group commit', () => {
+    /** Counts the store's transactions from here on. */
+    function countTransactions(store: MemoryProjectionStore): { readonly count: () => number } {
+      let transactions = 0;
+      const transaction = store.transaction.bind(store);
+      store.transaction = (work) => {
+        transactions += 1;
+        return transaction(work);
+      };
+      return { count: () => transactions };
+    }
+
+    it('given deliveries handed over together, out of order, when they are handled, then one transaction applies them in stream order and each settles applied; the rows equal a one-by-one fold', async () => {
+      // given a whole story delivered at once, in shuffled order
+      const { store, published, projector, events } = rig();
+      const transactions = countTransactions(store);
+      const shuffled = [...events].reverse();
+      // when every delivery is handed over before any settles
+      const outcomes = await Promise.all(shuffled.map((event) => projector.handle({ ...event, pending: 0 })));
+      // then each is applied, all in one transaction
+      expect(outcomes).toEqual(shuffled.map(() => 'applied'));
+      expect(transactions.count()).toBe(1);
+      expect(store.lastSeq).toBe(events.length);
+      const oneByOne = rig();
+      for (const event of oneByOne.events) await oneByOne.projector.handle(event);
+      expect(await store.snapshot()).toEqual(await oneByOne.store.snapshot());
+      expect(published.changes).toEqual(oneByOne.published.changes);
+    });
+
+    it('given a delivery handed over while a group is being committed, when that commit ends, then the delivery is applied in the next group, not left waiting', async () => {
+      // given event 1 being committed, and event 2 arriving during its transaction
+      const { store, projector, events } = rig();
+      const transaction = store.transaction.bind(store);
+      let second: Promise<unknown> | undefined;
+      store.transaction = (work) => {
+        second ??= projector.handle(events[1]!);
+        return transaction(work);
+      };
+      // when event 1 settles
+      expect(await projector.handle(events[0]!)).toBe('applied');
+      // then event 2 settles too, applied after it
+      expect(await second).toBe('applied');
+      expect(store.lastSeq).toBe(2);
+    });
+
+    it('given a group with a hole (another instance took those deliveries), when it is handled, then the hole is filled from the log first and every run is applied in order', async () => {
+      // given deliveries 1-2 and 5-6 handed over together; 3-4 went elsewhere and are only in the log
+      const { store, projector, events } = rig();
+      const handed = [events[0]!, events[1]!, events[4]!, events[5]!];
+      // when they are handled
+      const outcomes = await Promise.all(handed.map((event) => projector.handle({ ...event, pending: 0 })));
+      // then all four settle applied, and the checkpoint passed 3-4 in order
+      expect(outcomes).toEqual(['applied', 'applied', 'applied', 'applied']);
+      expect(store.lastSeq).toBe(6);
+      const oneByOne = rig();
+      for (const event of oneByOne.events.slice(0, 6)) await oneByOne.projector.handle(event);
+      expect(await store.snapshot()).toEqual(await oneByOne.store.snapshot());
+    });
+
+    it('given a database outage during a group, when it is handled, then every delivery of the group fails with the outage code and nothing is applied; their redelivery applies them', async () => {
+      // given a store that is down
+      const { store, projector, events } = rig();
+      store.failWith = Object.assign(new Error('down'), { code: 'PROJECTION_DB_UNAVAILABLE' });
+      // when three deliveries are handed over together
+      const settled = await Promise.allSettled(events.slice(0, 3).map((event) => projector.handle(event)));
+      // then each is refused with the code, and the checkpoint has not moved
+      for (const outcome of settled) {
+        expect(outcome.status).toBe('rejected');
+        expect(hasErrorCode((outcome as PromiseRejectedResult).reason, 'PROJECTION_DB_UNAVAILABLE')).toBe(true);
+      }
+      expect(store.lastSeq).toBe(0);
+      // and once it is back, their redelivery applies them
+      store.failWith = undefined;
+      expect(await Promise.all(events.slice(0, 3).map((event) => projector.handle(event)))).toEqual(['applied', 'applied', 'applied']);
+      expect(store.lastSeq).toBe(3);
+    });
+
+    it('given deliveries that carry their bytes, when they arrive together, then the log judges the run in one call (a get per aggregate, not per event); without bytes, each is read', async () => {
+      // given a log that counts the runs it judged
+      const events = raws();
+      const log = new MemoryLog(events);
+      const store = new MemoryProjectionStore();
+      const projector = new Projector({ store, log, publisher: new Published(), eventsPrefix: PREFIX, logger: quiet });
+      const bytes = new TextEncoder().encode('delivered');
+      // when the first half arrives with its bytes, then the rest without
+      const half = Math.floor(events.length / 2);
+      await Promise.all(events.slice(0, half).map((event) => projector.handle({ ...event, data: bytes })));
+      await Promise.all(events.slice(half).map((event) => projector.handle(event)));
+      // then one run was judged whole, and every event is applied
+      expect(log.runsJudged).toBe(1);
+      expect(store.lastSeq).toBe(events.length);
+    });
+
+    it('given the same delivery twice in one group, when it is handled, then it is applied once and the copy is skipped', async () => {
+      const { store, projector, events } = rig();
+      const outcomes = await Promise.all([projector.handle(events[0]!), projector.handle(events[1]!), projector.handle(events[1]!)]);
+      expect([...outcomes].sort()).toEqual(['applied', 'applied', 'skipped']);
+      expect(store.lastSeq).toBe(2);
+    });
+  });
+
   it('catchUp applies whatever the log holds beyond the checkpoint', async () => {
     const { store, projector, events } = rig();
     await projector.handle(events[0]!);

@@ -1,7 +1,7 @@
 import { hasErrorCode } from '@writ/contracts';
 import type { EventStore, LogEntry } from '@writ/eventstore';
 import type { JetStreamManager } from '@nats-io/jetstream';
-import type { EventLog } from '../../application/ports.js';
+import type { DeliveredMessage, EventLog } from '../../application/ports.js';
 import { ProjectionError } from '../../application/projection-errors.js';
 import type { RawStoredEvent } from '../../application/projected-event.js';
 
@@ -43,6 +43,14 @@ export class JetStreamEventLog implements EventLog {
       return toRaw(await this.store.entryAt(subject, streamSeq));
     } catch (error) {
       throw logError('read a message of', error);
+    }
+  }
+
+  async entriesOf(run: readonly DeliveredMessage[]): Promise<RawStoredEvent[]> {
+    try {
+      return (await this.store.entriesOf(run)).map(toRaw);
+    } catch (error) {
+      throw logError('read messages of', error);
     }
   }
 
