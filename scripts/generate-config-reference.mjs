@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Writes docs/configuration.md: every WRIT_* environment variable, generated from the
-// services' zod schemas (services/<name>/src/config.ts, many built on @writ/runtime's
-// serviceEnvironment and busConsumerVariables) and a scan of the rest of the source.
+// services' zod schemas (services/<name>/src/config.ts, each built on @writ/runtime's
+// serviceEnvironment and, where it has durables, busConsumerVariables) and a scan of the rest of
+// the source. It fails when a service copies a shared declaration instead of building on it.
 //
 //   npx nx run-many -t build && node scripts/generate-config-reference.mjs           # write
 //   npx nx run-many -t build && node scripts/generate-config-reference.mjs --check   # CI: exit 1 on drift
@@ -98,6 +99,17 @@ function declarations(file) {
 const shared = declarations(RUNTIME_SOURCE);
 for (const service of services) service.declared = declarations(service.source);
 
+// A shared variable has one declaration: a service builds on serviceEnvironment and takes busConsumerVariables
+// (spread, or by name as `{ WRIT_BUS_MAX_DELIVER }`, which declares nothing). It may narrow one in `.extend(...)`
+// (atLeast, another default), and its JSDoc there says why; a copy elsewhere is how defaults drifted apart.
+for (const service of services) {
+  for (const [name, declaration] of service.declared) {
+    if (!shared.has(name)) continue;
+    if (!declaration.inExtend) fail(`${service.source}: ${name} copies the declaration in ${RUNTIME_SOURCE}; build on serviceEnvironment / busConsumerVariables instead`);
+    if (declaration.description === '') fail(`${service.source}: ${name} narrows the shared declaration in .extend(...) without a JSDoc saying why`);
+  }
+}
+
 // --- The built schemas --------------------------------------------------------------------------
 
 const isZod = (value) => typeof value === 'object' && value !== null && '_zod' in value;
@@ -105,6 +117,15 @@ function objectOf(schema) {
   let current = schema;
   while (current._zod.def.type === 'pipe') current = current._zod.def.in;
   return current._zod.def.type === 'object' ? current : undefined;
+}
+
+const RUNTIME_DIST = join(root, 'libs', 'runtime', 'dist', 'service-environment.js');
+let commonNames;
+try {
+  const { serviceEnvironment } = await import(pathToFileURL(RUNTIME_DIST).href);
+  commonNames = Object.keys(serviceEnvironment({ httpPort: 0 }).shape);
+} catch (error) {
+  fail(`Cannot load ${relative(root, RUNTIME_DIST)}; build first: npx nx run-many -t build\n${error.stack ?? error}`);
 }
 
 for (const service of services) {
@@ -123,6 +144,8 @@ for (const service of services) {
   }
   service.exportName = schemas[0].exportName;
   service.shape = schemas[0].object._zod.def.shape;
+  const missing = commonNames.filter((name) => !(name in service.shape));
+  if (missing.length > 0) fail(`${service.source}: ${service.exportName} does not build on serviceEnvironment (${RUNTIME_SOURCE}); it lacks ${missing.join(', ')}`);
   // The built schema and the source must name the same variables, or one of them is out of date.
   const built = Object.keys(service.shape);
   const onlyBuilt = built.filter((name) => !service.declared.has(name) && !shared.has(name));
@@ -244,8 +267,9 @@ function sharedSection() {
   const lines = [
     '## Every service',
     '',
-    `Declared once in \`${RUNTIME_SOURCE}\` (\`serviceEnvironment\`, \`busConsumerVariables\`). A service whose`,
-    'schema does not build on them declares its own copy; where their defaults or bounds differ, each is shown.',
+    `Declared once in \`${RUNTIME_SOURCE}\` (\`serviceEnvironment\`, \`busConsumerVariables\`): every service's`,
+    'schema builds on them. Where a service narrows a bound or sets another default, each value is shown, and',
+    "the service's reason follows the shared description.",
     '',
     row(['Variable', 'Default', 'Read by', 'Description']),
     row(['---', '---', '---', '---']),

@@ -1,6 +1,7 @@
 export { RuntimeError, type RuntimeErrorCode } from './runtime-errors.js';
 export { loadConfig } from './service-config.js';
 export {
+  atLeast,
   busConsumerSettings,
   busConsumerVariables,
   envInt,

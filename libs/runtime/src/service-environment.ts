@@ -23,7 +23,7 @@ function commonShape(httpPort: number) {
     WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
     /** Loopback unless configured wider (a container sets 0.0.0.0; docker-compose.yml does). */
     WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
-    /** 0 picks a free port (tests). */
+    /** Port of `/healthz`, `/readyz` and `/metrics` (and of the projection's API); 0 picks a free port (tests). */
     WRIT_HTTP_PORT: envInt(0, 65_535).default(httpPort),
     /** Replaces the leading `writ` of every subject (`<root>.cmd.policy.evaluate`, `<root>.evt.task.<id>`). */
     WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
@@ -74,6 +74,9 @@ export function renamedVariable(former: string, current: string, why: string) {
  * export const PolicyEnv = serviceEnvironment({ httpPort: 8083 }).extend({ WRIT_POLICY_PRINCIPAL_ID: Id.default('writ-policy') });
  * ```
  *
+ * A service never declares a copy of one of these: where it needs a stricter bound
+ * it narrows the shared declaration (`atLeast`), with its reason in the JSDoc, so
+ * each variable keeps one default and one description in every service.
  * Unknown variables are ignored (one environment may serve several services).
  */
 export function serviceEnvironment(options: ServiceEnvironmentOptions) {
@@ -84,10 +87,23 @@ export function serviceEnvironment(options: ServiceEnvironmentOptions) {
 export type ServiceEnvironment = z.output<ReturnType<typeof serviceEnvironment>>;
 
 /**
+ * A shared numeric variable narrowed for one service to at least `min`, its shared default
+ * kept (the service's JSDoc above the variable says why it needs the stricter bound):
+ * `WRIT_EVENTS_MAX_BYTES: atLeast(common.shape.WRIT_EVENTS_MAX_BYTES, MiB)`.
+ */
+export function atLeast<T extends z.ZodCoercedNumber>(variable: z.ZodDefault<T>, min: number): z.ZodDefault<T> {
+  return variable.unwrap().min(min).default(variable.def.defaultValue);
+}
+
+/**
  * The consumer tuning variables of a service whose handlers share them
  * (spread into `.extend(...)`): handled deliveries before a dead letter, first
  * backoff delay (doubling), how long one pull waits (bounds an idle graceful
- * stop), ack wait (extended while a handler runs).
+ * stop), ack wait (extended while a handler runs). A service that reads only
+ * some takes them by name (`const { WRIT_BUS_MAX_DELIVER } = busConsumerVariables`,
+ * then `{ WRIT_BUS_MAX_DELIVER }` in its schema); one whose consumer needs another
+ * default keeps the bound (`busConsumerVariables.WRIT_BUS_MAX_DELIVER.unwrap().default(100)`)
+ * and says why in its JSDoc.
  */
 export const busConsumerVariables = {
   /** Handled deliveries of one message before it is dead-lettered. */

@@ -2,7 +2,7 @@ import { hasErrorCode } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { refusedByName } from '@writ/testing';
-import { busConsumerSettings, busConsumerVariables, serviceEnvironment, serviceHttp, serviceStreams, serviceSubjects, SubjectToken } from './service-environment.js';
+import { atLeast, busConsumerSettings, busConsumerVariables, serviceEnvironment, serviceHttp, serviceStreams, serviceSubjects, SubjectToken } from './service-environment.js';
 import { loadConfig } from './service-config.js';
 
 const GiB = 1024 ** 3;
@@ -92,6 +92,18 @@ describe('serviceEnvironment', () => {
     const schema = serviceEnvironment({ httpPort: 8080 }).extend({ WRIT_SUBJECT_ROOT: SubjectToken.default('writ'), WRIT_X: z.string().default('x') });
     expect(loadConfig('svc', schema, {})).toMatchObject({ WRIT_SUBJECT_ROOT: 'writ', WRIT_X: 'x' });
     expect(issuePaths(() => loadConfig('svc', schema, { WRIT_SUBJECT_ROOT: 'a.b' }))).toEqual(['WRIT_SUBJECT_ROOT']);
+  });
+});
+
+describe('atLeast', () => {
+  it('given a service that narrows a shared bound, then values under it are refused and the shared default still applies', () => {
+    const common = serviceEnvironment({ httpPort: 8081 });
+    const schema = common.extend({ WRIT_BUS_MAX_BYTES: atLeast(common.shape.WRIT_BUS_MAX_BYTES, 1024 ** 2) });
+    expect(loadConfig('svc', schema, {}).WRIT_BUS_MAX_BYTES).toBe(GiB);
+    expect(loadConfig('svc', schema, { WRIT_BUS_MAX_BYTES: String(1024 ** 2) }).WRIT_BUS_MAX_BYTES).toBe(1024 ** 2);
+    expect(issuePaths(() => loadConfig('svc', schema, { WRIT_BUS_MAX_BYTES: String(1024 ** 2 - 1) }))).toEqual(['WRIT_BUS_MAX_BYTES']);
+    // The shared declaration itself is left as it was.
+    expect(loadConfig('svc', common, { WRIT_BUS_MAX_BYTES: '1' }).WRIT_BUS_MAX_BYTES).toBe(1);
   });
 });
 

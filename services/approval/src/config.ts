@@ -1,49 +1,17 @@
 import { COMMANDS, Id } from '@writ/contracts';
-import { loadConfig, renamedVariable } from '@writ/runtime';
+import { StreamName, envInt, loadConfig, serviceEnvironment, serviceHttp, serviceStreams } from '@writ/runtime';
 import { z } from 'zod';
 
-/** Dot-separated subject tokens without wildcards: `writ`, `t_1a2b.writ`. */
-const SubjectRoot = z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be dot-separated subject tokens without wildcards');
-const StreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"');
-const Port = z.coerce.number().int().min(0).max(65_535);
-const Bytes = z.coerce.number().int().min(1);
-const Seconds = (max: number) => z.coerce.number().int().min(1).max(max);
+const Seconds = (max: number) => envInt(1, max);
 
 /**
- * The approval service's environment (docs/governed-path.md, step 4). Every
- * subject derives from `WRIT_SUBJECT_ROOT`, so a test runs the real service on
- * its own subjects and streams.
+ * The approval service's environment (docs/governed-path.md, step 4): the
+ * variables every service reads (`@writ/runtime`'s `serviceEnvironment`, HTTP
+ * port 8084) and its own. Every subject derives from `WRIT_SUBJECT_ROOT`, so a
+ * test runs the real service on its own subjects and streams.
  */
-export const ApprovalEnvironment = z
-  .object({
-    /** NATS server(s), comma-separated. */
-    WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
-    /** Port of `/healthz`, `/readyz` and `/metrics`; 0 picks a free port (tests). */
-    WRIT_HTTP_PORT: Port.default(8084),
-    /** Loopback unless configured wider (a container sets 0.0.0.0). */
-    WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
-    /** Replaces the leading `writ` of every subject: `<root>.cmd.approval.request`, `<root>.evt.task.<id>`. */
-    WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
-    /** JetStream stream of the event log. */
-    WRIT_EVENTS_STREAM: StreamName.default('WRIT_EVENTS'),
-    /** Default `<root>.evt`. */
-    WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
-    /** Bus stream of `<root>.ingress.>` (ensured at start with the others). */
-    WRIT_INGRESS_STREAM: StreamName.default('WRIT_INGRESS'),
-    /** Bus stream of `<root>.cmd.>`: the commands this service consumes, its expiry timers among them. */
-    WRIT_COMMANDS_STREAM: StreamName.default('WRIT_COMMANDS'),
-    /** Bus stream of `<root>.dlq.>`: where its consumers' dead letters go. */
-    WRIT_DLQ_STREAM: StreamName.default('WRIT_DLQ'),
-    /** 1 on a single server; 3 in a cluster. */
-    WRIT_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
-    /** Byte bound of the event log; default the event store's (10 GiB). */
-    WRIT_EVENTS_MAX_BYTES: Bytes.optional(),
-    /** Verified events kept in memory so that re-reading a task fetches only what was appended since (0: off; default the event store's, 50 000). */
-    WRIT_EVENTS_READ_CACHE: z.coerce.number().int().min(0).optional(),
-    /** Byte bound of each bus stream; default the runtime's (1 GiB). */
-    WRIT_BUS_MAX_BYTES: Bytes.optional(),
-    /** Former name of WRIT_BUS_MAX_BYTES (executor, ingress, projection): refused rather than read, so the bus streams are never bounded half one way. */
-    WRIT_BUS_STREAMS_MAX_BYTES: renamedVariable('WRIT_BUS_STREAMS_MAX_BYTES', 'WRIT_BUS_MAX_BYTES', 'the name every service reads'),
+export const ApprovalEnvironment = serviceEnvironment({ httpPort: 8084 })
+  .extend({
     /** The service's principal: registered with its signing key at start, `actor_id` of its events, `iss` of the grants it mints. */
     WRIT_APPROVAL_PRINCIPAL_ID: Id.default('writ-approval'),
     /** The deployment's trust anchor (writ init's trust-anchor.json): each director's registration must chain to it. */
@@ -69,7 +37,7 @@ export const ApprovalEnvironment = z
     /** NATS Object Store bucket of content-addressed artifacts (the executor's): approval packets are stored there. */
     WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
     /** Byte bound of the artifact bucket when this service creates it (the executor's default). */
-    WRIT_ARTIFACTS_MAX_BYTES: Bytes.default(10 * 1024 ** 3),
+    WRIT_ARTIFACTS_MAX_BYTES: envInt(1).default(10 * 1024 ** 3),
     /** The policy service's profile KV bucket, read (never written) to compare profile versions at grant time. */
     WRIT_POLICY_BUCKET: StreamName.default('WRIT_POLICY'),
     /** How long a minted grant is valid. */
@@ -80,28 +48,13 @@ export const ApprovalEnvironment = z
     WRIT_APPROVAL_OBSERVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
     /** How long a request waits for an executor to observe the workspace (one restarting) before the command fails and the bus retries it. */
     WRIT_APPROVAL_WITNESS_WAIT_SECONDS: z.coerce.number().int().min(0).max(3_600).default(300),
-    /** A durable with work waiting whose ack floor has not moved for this long is stalled: `/readyz` fails (docs/operations.md). */
-    WRIT_CONSUMER_STALL_SECONDS: z.coerce.number().int().min(1).default(120),
-    /** How often the durables are sampled for stalls. */
-    WRIT_CONSUMER_STALL_CHECK_MS: z.coerce.number().int().min(100).default(5_000),
   })
   .transform((env) => {
-    const root = env.WRIT_SUBJECT_ROOT;
     return {
       natsUrl: env.WRIT_NATS_URL,
-      http: { port: env.WRIT_HTTP_PORT, host: env.WRIT_HTTP_HOST },
-      subjectRoot: root,
-      streams: {
-        events: env.WRIT_EVENTS_STREAM,
-        eventsPrefix: env.WRIT_EVENTS_PREFIX ?? `${root}.evt`,
-        ingress: env.WRIT_INGRESS_STREAM,
-        commands: env.WRIT_COMMANDS_STREAM,
-        dlq: env.WRIT_DLQ_STREAM,
-        replicas: env.WRIT_STREAM_REPLICAS,
-        eventsMaxBytes: env.WRIT_EVENTS_MAX_BYTES,
-        eventsReadCache: env.WRIT_EVENTS_READ_CACHE,
-        busMaxBytes: env.WRIT_BUS_MAX_BYTES,
-      },
+      http: serviceHttp(env),
+      subjectRoot: env.WRIT_SUBJECT_ROOT,
+      streams: serviceStreams(env),
       principalId: env.WRIT_APPROVAL_PRINCIPAL_ID,
       trustAnchorFile: env.WRIT_TRUST_ANCHOR,
       keyFile: env.WRIT_APPROVAL_KEY_FILE,

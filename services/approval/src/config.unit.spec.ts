@@ -76,4 +76,11 @@ describe('approval config', () => {
   it('given the former WRIT_BUS_STREAMS_MAX_BYTES, then the start is refused by name: every service reads WRIT_BUS_MAX_BYTES', () => {
     expect(() => loadApprovalConfig({ WRIT_BUS_STREAMS_MAX_BYTES: '1048576' })).toThrow(refusedByName(/WRIT_BUS_STREAMS_MAX_BYTES.*renamed WRIT_BUS_MAX_BYTES/));
   });
+
+  it('given no stream bounds, then the log and the bus streams take the shared defaults (the bounds and the read cache every service has)', () => {
+    const GiB = 1024 ** 3;
+    expect(loadApprovalConfig({}).streams).toMatchObject({ eventsMaxBytes: 10 * GiB, eventsReadCache: 50_000, busMaxBytes: GiB });
+    expect(loadApprovalConfig({ WRIT_EVENTS_READ_CACHE: '0', WRIT_BUS_MAX_BYTES: String(64 * 1024 ** 2) }).streams).toMatchObject({ eventsReadCache: 0, busMaxBytes: 64 * 1024 ** 2 });
+    expect(loadApprovalConfig({}).consumerStall).toEqual({ afterMs: 120_000, checkMs: 5_000 });
+  });
 });

@@ -9,16 +9,12 @@ import { CellLifecycle } from './application/cell-lifecycle.js';
 import { ExecutorError } from './application/executor-errors.js';
 import { RunActionHandler } from './application/run-action.handler.js';
 import { ConsumerStallWatch, NatsArtifactStore, QuarantineLedger, countDeadLetters, natsCredentialExpiry, observeRuntimeMetrics } from '@writ/runtime';
-import type { ExecutorConfig } from './config.js';
+import { DEFAULT_CONSUMER_STALL, type ExecutorConfig } from './config.js';
 import { ExecutorModule, type ExecutorOptions } from './executor.module.js';
 import { ExecutorCells } from './outbound/executor-cells.js';
 import { ExecutorReadiness } from './outbound/readiness.js';
 import { deriveHostId } from './outbound/host-identity.js';
 import { observeCellPool } from './outbound/cell-pool.metrics.js';
-
-/** The consumer figures' sampling: the services' defaults (WRIT_CONSUMER_STALL_SECONDS, WRIT_CONSUMER_STALL_CHECK_MS). */
-const CONSUMER_STALL_MS = 120_000;
-const CONSUMER_SAMPLE_MS = 5_000;
 
 export interface CreateExecutorAppOptions extends ExecutorOptions {
   /** Nest's own log levels (default: errors and warnings). */
@@ -78,14 +74,16 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
     await app.startAllMicroservices();
     const readiness = app.get(ExecutorReadiness);
     readiness.attachBus(bus);
-    // Sampled for the consumer figures only: the executor's readiness is its own and does not judge stalls yet.
+    // Its durables are sampled like every service's (WRIT_CONSUMER_STALL_*): a stalled one fails /readyz and feeds the consumer figures.
+    const stallConfig = config.consumerStall ?? DEFAULT_CONSUMER_STALL;
     stalls = new ConsumerStallWatch(await jetstreamManager(nc), {
-      stallAfterMs: CONSUMER_STALL_MS,
-      checkMs: CONSUMER_SAMPLE_MS,
+      stallAfterMs: stallConfig.afterMs,
+      checkMs: stallConfig.checkMs,
       consumers: () => bus.boundConsumers(),
       logger: busLogger,
     });
     stalls.start();
+    readiness.watchStalls(stalls);
     const watched = stalls;
     const stopRuntimeMetrics = observeRuntimeMetrics({
       ready: async () => (await readiness.check()).ready,

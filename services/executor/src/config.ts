@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { COMMANDS, executorHostSubject, Id } from '@writ/contracts';
 import { CELL_POLICY_DEFAULTS, CellPolicy, type CellPolicyInput } from '@writ/kernel';
-import { loadConfig, renamedVariable } from '@writ/runtime';
+import { StreamName, busConsumerVariables, envInt as int, loadConfig, renamedVariable, serviceEnvironment } from '@writ/runtime';
 import { z } from 'zod';
 import { ExecutorError } from './application/executor-errors.js';
 
@@ -53,15 +53,14 @@ export function readExtraCaBundle(file: string): ExtraCaBundle {
   return { file, pem: `${certificates.join('\n')}\n`, certificates: certificates.length };
 }
 
-/** One or more subject tokens without wildcards: `writ`, `t_1a2b`, `acme.writ`. */
-const SubjectRoot = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be dot-separated subject tokens without wildcards');
-const StreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"');
 /** A host id is a subject token (`<root>.cmd.executor.run.host.<host_id>`) and part of durable names. */
 export const HostId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-" (a subject token)');
-/** Environment values arrive as strings; whole numbers within bounds. */
-const int = (min: number, max: number = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+/**
+ * The shared consumer tuning the executor's durables read. Not the ack wait (a RunAction's follows the action
+ * timeout, `runAckWaitMs`) nor the first backoff (the bus's).
+ */
+const { WRIT_BUS_MAX_DELIVER, WRIT_BUS_PULL_EXPIRES_MS } = busConsumerVariables;
 
 /** `executor-<hostname>`, made a valid Id (the hostname may hold dots). */
 export function defaultExecutorId(host: string = hostname()): string {
@@ -71,40 +70,17 @@ export function defaultExecutorId(host: string = hostname()): string {
 
 /**
  * The executor's environment, with every default documented here (README →
- * Configuration). Keys are the variable names, so `loadConfig` lists the
- * offending variables when one is wrong and the service refuses to start.
+ * Configuration): the variables every service reads (`@writ/runtime`'s
+ * `serviceEnvironment`, HTTP port 8085; `WRIT_STREAM_REPLICAS` also sizes the
+ * artifact bucket), the consumer tuning its durables read and its own. Keys
+ * are the variable names, so `loadConfig` lists the offending variables when
+ * one is wrong and the service refuses to start.
  */
-export const ExecutorEnv = z.object({
-  /** NATS server(s), comma-separated. */
-  WRIT_NATS_URL: z.string().min(1).default('nats://127.0.0.1:4223'),
-  /** Port of `/healthz`, `/readyz` and `/metrics`; 0 picks a free port (tests). */
-  WRIT_HTTP_PORT: int(0, 65_535).default(8085),
-  /** Loopback unless configured wider (a container sets 0.0.0.0). */
-  WRIT_HTTP_HOST: z.string().min(1).default('127.0.0.1'),
-  /** Every subject derives from it: `<root>.cmd.executor.run`, `<root>.evt.>`, `<root>.dlq.>`. */
-  WRIT_SUBJECT_ROOT: SubjectRoot.default('writ'),
-  /** JetStream stream of the event log. */
-  WRIT_EVENTS_STREAM: StreamName.default('WRIT_EVENTS'),
-  /** Default `<root>.evt`. */
-  WRIT_EVENTS_PREFIX: SubjectRoot.optional(),
-  /** Bus stream of `<root>.ingress.>` (ensured at start with the others). */
-  WRIT_INGRESS_STREAM: StreamName.default('WRIT_INGRESS'),
-  /** Bus stream of `<root>.cmd.>`: the RunAction and CloseCell commands this executor consumes. */
-  WRIT_COMMANDS_STREAM: StreamName.default('WRIT_COMMANDS'),
-  /** Bus stream of `<root>.dlq.>`: where its consumers' dead letters go. */
-  WRIT_DLQ_STREAM: StreamName.default('WRIT_DLQ'),
-  /** Byte bound of the event log (reserved by the server; docs/operations.md). */
-  WRIT_EVENTS_MAX_BYTES: int(1).default(10 * GiB),
-  /** Verified events kept in memory so that re-reading a task fetches only what was appended since (0: off). */
-  WRIT_EVENTS_READ_CACHE: int(0).default(50_000),
-  /** Byte bound of each bus stream (ingress, commands, dead letters). */
-  WRIT_BUS_MAX_BYTES: int(1).default(GiB),
-  /** The executor's former name of WRIT_BUS_MAX_BYTES: refused rather than read, so the bus streams are never bounded half one way. */
-  WRIT_BUS_STREAMS_MAX_BYTES: renamedVariable('WRIT_BUS_STREAMS_MAX_BYTES', 'WRIT_BUS_MAX_BYTES', 'the name every service reads'),
-  /** JetStream replicas of the streams and the artifact bucket: 1 on one server, 3 in a cluster (one name for every service). */
-  WRIT_STREAM_REPLICAS: int(1, 5).default(1),
+export const ExecutorEnv = serviceEnvironment({ httpPort: 8085 }).extend({
   /** The executor's former name of WRIT_STREAM_REPLICAS: refused rather than read, so a cluster is never configured half one way. */
   WRIT_REPLICAS: renamedVariable('WRIT_REPLICAS', 'WRIT_STREAM_REPLICAS', 'the name every service reads'),
+  WRIT_BUS_MAX_DELIVER,
+  WRIT_BUS_PULL_EXPIRES_MS,
 
   /** This process, as recorded in `execution.completed.executor_id`; default `executor-<hostname>`. */
   WRIT_EXECUTOR_ID: Id.default(() => defaultExecutorId()),
@@ -228,11 +204,6 @@ export const ExecutorEnv = z.object({
   /** Wall clock of one checkpoint capture or restore inside the cell. */
   WRIT_CELL_CHECKPOINT_TIMEOUT_MS: int(1_000, DAY).default(120_000),
 
-  /** How long one pull waits on the server; bounds how long a graceful stop waits when idle. */
-  WRIT_BUS_PULL_EXPIRES_MS: int(1_000, 60_000).default(5_000),
-  /** Handled attempts per RunAction before it is dead-lettered. */
-  WRIT_BUS_MAX_DELIVER: int(1, 100).default(10),
-
   /** State-witness observation (`<root>.qry.executor.observe`): entries one walk visits at most; past it a directory is `dir-partial:`. */
   WRIT_OBSERVE_MAX_ENTRIES: int(1, 1_000_000).default(10_000),
   /** Directory levels below a resource that a walk descends; deeper directories are fingerprinted by their metadata (`dir-partial:`). */
@@ -352,6 +323,11 @@ export interface ExecutorConfig {
     readonly supervisor?: boolean;
   };
   readonly bus: { readonly pullExpiresMs: number; readonly maxDeliver: number };
+  /**
+   * `WRIT_CONSUMER_STALL_SECONDS` / `_CHECK_MS`: a durable with work waiting and no ack for `afterMs` is stalled and
+   * `/readyz` fails, as in every service. Optional so configs built by hand stay valid (the shared defaults then apply).
+   */
+  readonly consumerStall?: ConsumerStallConfig;
   readonly observe: ObserveLimits;
   /** `WRIT_SECRETS_DIR`: where granted secret handles are resolved at execution time. */
   readonly secretsDir?: string;
@@ -360,6 +336,20 @@ export interface ExecutorConfig {
   /** `WRIT_CELL_*`: the Lazarus cell lifecycle. Optional so configs built by hand stay valid (the defaults then apply). */
   readonly cellLifecycle?: CellLifecycleConfig;
 }
+
+export interface ConsumerStallConfig {
+  readonly afterMs: number;
+  readonly checkMs: number;
+}
+
+function consumerStall(env: Pick<ExecutorEnv, 'WRIT_CONSUMER_STALL_SECONDS' | 'WRIT_CONSUMER_STALL_CHECK_MS'>): ConsumerStallConfig {
+  return { afterMs: env.WRIT_CONSUMER_STALL_SECONDS * 1000, checkMs: env.WRIT_CONSUMER_STALL_CHECK_MS };
+}
+
+/** `WRIT_CONSUMER_STALL_*` unset: the shared declarations' defaults. */
+export const DEFAULT_CONSUMER_STALL: ConsumerStallConfig = Object.freeze(
+  consumerStall(serviceEnvironment({ httpPort: 8085 }).parse({})),
+);
 
 /** README → Several hosts. */
 export interface RoutingConfig {
@@ -480,6 +470,7 @@ export function toExecutorConfig(env: ExecutorEnv): ExecutorConfig {
     },
     cells: { image: env.WRIT_CELL_IMAGE, cellsRoot: env.WRIT_CELLS_ROOT, socketPath: env.WRIT_DOCKER_SOCKET, poolSize: env.WRIT_CELL_POOL_SIZE, diskQuotaBytes: env.WRIT_CELL_DISK_QUOTA_BYTES, supervisor: env.WRIT_CELL_SUPERVISOR === 'true' },
     bus: { pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS, maxDeliver: env.WRIT_BUS_MAX_DELIVER },
+    consumerStall: consumerStall(env),
     observe: {
       maxEntries: env.WRIT_OBSERVE_MAX_ENTRIES,
       maxDepth: env.WRIT_OBSERVE_MAX_DEPTH,

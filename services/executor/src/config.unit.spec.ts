@@ -4,7 +4,7 @@ import { hasErrorCode } from '@writ/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusedByName } from '@writ/testing';
 import { TestPki, type TestCa } from '../test/test-pki.js';
-import { defaultExecutorId, EXTRA_CA_MAX_BYTES, loadExecutorConfig } from './config.js';
+import { DEFAULT_CONSUMER_STALL, defaultExecutorId, EXTRA_CA_MAX_BYTES, loadExecutorConfig } from './config.js';
 
 describe('executor config', () => {
   it('given an empty environment, then the documented defaults, every subject under writ', () => {
@@ -45,6 +45,18 @@ describe('executor config', () => {
     expect(loadExecutorConfig({ WRIT_BUS_MAX_BYTES: '268435456' }).streams.busMaxBytes).toBe(256 * 1024 * 1024);
     expect(loadExecutorConfig({}).streams.busMaxBytes).toBe(1024 ** 3);
     expect(() => loadExecutorConfig({ WRIT_BUS_STREAMS_MAX_BYTES: '268435456' })).toThrow(refusedByName(/WRIT_BUS_STREAMS_MAX_BYTES.*renamed WRIT_BUS_MAX_BYTES/));
+  });
+
+  it('given no WRIT_CONSUMER_STALL_*, then its durables are watched for stalls with the shared defaults; given them, then it reads them like every service', () => {
+    expect(loadExecutorConfig({}).consumerStall).toEqual({ afterMs: 120_000, checkMs: 5_000 });
+    expect(DEFAULT_CONSUMER_STALL).toEqual({ afterMs: 120_000, checkMs: 5_000 });
+    expect(loadExecutorConfig({ WRIT_CONSUMER_STALL_SECONDS: '600', WRIT_CONSUMER_STALL_CHECK_MS: '1000' }).consumerStall).toEqual({ afterMs: 600_000, checkMs: 1_000 });
+  });
+
+  it('given WRIT_BUS_MAX_DELIVER or WRIT_BUS_PULL_EXPIRES_MS, then the shared bounds apply: no executor-only ceiling', () => {
+    expect(loadExecutorConfig({}).bus).toEqual({ maxDeliver: 10, pullExpiresMs: 5_000 });
+    expect(loadExecutorConfig({ WRIT_BUS_MAX_DELIVER: '500', WRIT_BUS_PULL_EXPIRES_MS: '120000' }).bus).toEqual({ maxDeliver: 500, pullExpiresMs: 120_000 });
+    expect(() => loadExecutorConfig({ WRIT_BUS_PULL_EXPIRES_MS: '999' })).toThrow(expect.objectContaining({ code: 'RUNTIME_CONFIG_INVALID', message: expect.stringContaining('WRIT_BUS_PULL_EXPIRES_MS') }));
   });
 
   it('given WRIT_EXECUTOR_PRINCIPAL_ID, the name the orchestrator and the authorship checks read, then the executor writes as it; the old WRIT_EXECUTOR_PRINCIPAL is refused by name', () => {

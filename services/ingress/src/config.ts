@@ -5,8 +5,12 @@ import { ParticipantCeilings, type LocalInstall } from '@writ/kernel';
 import {
   RuntimeError,
   StreamName,
+  atLeast,
+  busConsumerSettings,
+  busConsumerVariables,
   envInt,
   loadConfig,
+  renamedVariable,
   rooted,
   serviceEnvironment,
   serviceHttp,
@@ -21,18 +25,22 @@ import { z } from 'zod';
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
 
+const common = serviceEnvironment({ httpPort: 8081 });
+
 /**
  * The environment ingress reads, with its defaults (docs in the service README):
  * the variables every service reads (`@writ/runtime`'s `serviceEnvironment`,
- * HTTP port 8081) and its own. Every subject derives from `WRIT_SUBJECT_ROOT`,
- * every stream name is overridable, so a test runs a real ingress on its own
- * streams and subjects.
+ * HTTP port 8081), the consumer tuning of its durables (`busConsumerVariables`)
+ * and its own. Every subject derives from `WRIT_SUBJECT_ROOT`, every stream
+ * name is overridable, so a test runs a real ingress on its own streams and
+ * subjects.
  */
-export const IngressEnv = serviceEnvironment({ httpPort: 8081 }).extend({
-  /** Ingress refuses byte bounds under 1 MiB (its largest message). */
-  WRIT_EVENTS_MAX_BYTES: envInt(MiB).default(10 * GiB),
-  /** Byte bound of each bus stream; like the log's, at least 1 MiB. */
-  WRIT_BUS_MAX_BYTES: envInt(MiB).default(GiB),
+export const IngressEnv = common.extend({
+  /** At least 1 MiB, one message at the log's size limit: ingress records each request it receives whole (raw and normalized text), so a smaller bound could refuse its largest. */
+  WRIT_EVENTS_MAX_BYTES: atLeast(common.shape.WRIT_EVENTS_MAX_BYTES, MiB),
+  /** At least 1 MiB, one message at the bus streams' size limit: the ingress stream holds each signed request whole until ingress has recorded it. */
+  WRIT_BUS_MAX_BYTES: atLeast(common.shape.WRIT_BUS_MAX_BYTES, MiB),
+  ...busConsumerVariables,
   /** How far `proposed_at` may lie from the time ingress received the request. */
   WRIT_INGRESS_FRESHNESS_SECONDS: envInt(1, 86_400).default(300),
   /** Largest signed request accepted, in bytes; at most the contract's MAX_INGRESS_BYTES. */
@@ -41,10 +49,10 @@ export const IngressEnv = serviceEnvironment({ httpPort: 8081 }).extend({
   WRIT_INGRESS_PRINCIPAL_ID: Id.default('ingress'),
   /** `max_attempts` of the step each action opens (retries are new attempts, by the orchestrator). */
   WRIT_STEP_MAX_ATTEMPTS: envInt(1, 100).default(3),
-  /** Handled deliveries of one ingress message before it is dead-lettered (infrastructure failures only). */
-  WRIT_INGRESS_MAX_DELIVER: envInt(1, 100).default(10),
-  /** Ack wait of the ingress consumer; a handler in flight extends it. */
-  WRIT_INGRESS_ACK_WAIT_MS: envInt(1_000).default(30_000),
+  /** Former name of WRIT_BUS_MAX_DELIVER in ingress: refused rather than read, so its consumer is never tuned half under each name. */
+  WRIT_INGRESS_MAX_DELIVER: renamedVariable('WRIT_INGRESS_MAX_DELIVER', 'WRIT_BUS_MAX_DELIVER', 'the name every service reads'),
+  /** Former name of WRIT_BUS_ACK_WAIT_MS in ingress: refused rather than read, so its consumer is never tuned half under each name. */
+  WRIT_INGRESS_ACK_WAIT_MS: renamedVariable('WRIT_INGRESS_ACK_WAIT_MS', 'WRIT_BUS_ACK_WAIT_MS', 'the name every service reads'),
   /** This installation's id: a spawn manifest's `lineage.install_id` must equal it (docs/spawn-retire.md). */
   WRIT_INSTALL_ID: Id.default('writ-local'),
   /** This installation's genesis fingerprint: a spawn manifest's `lineage.genesis_fingerprint` must equal it. */
@@ -98,7 +106,8 @@ export interface IngressConfig {
   /** `WRIT_TRUST_ANCHOR`: the file naming the first operator (read at start). */
   readonly trustAnchorFile: string | undefined;
   readonly stepMaxAttempts: number;
-  readonly consumer: { readonly maxDeliver: number; readonly ackWaitMs: number };
+  /** The tuning of its durables (`WRIT_BUS_*`): the ingress action consumer's. */
+  readonly consumer: ReturnType<typeof busConsumerSettings>;
   /** Spawn, heartbeat, retire and crash verification of participants (seed 002; docs/spawn-retire.md). */
   readonly seeds: SeedsConfig;
 }
@@ -171,7 +180,7 @@ export function loadIngressConfig(env: Record<string, string | undefined> = proc
     principalId: e.WRIT_INGRESS_PRINCIPAL_ID,
     trustAnchorFile: e.WRIT_TRUST_ANCHOR,
     stepMaxAttempts: e.WRIT_STEP_MAX_ATTEMPTS,
-    consumer: { maxDeliver: e.WRIT_INGRESS_MAX_DELIVER, ackWaitMs: e.WRIT_INGRESS_ACK_WAIT_MS },
+    consumer: busConsumerSettings(e),
     seeds: seedsConfig(e, subjects.root),
   };
 }

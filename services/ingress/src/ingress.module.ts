@@ -91,8 +91,7 @@ export class IngressModule {
         stream: config.streams.ingress,
         pattern: config.subjects.ingressActions,
         deadLetterSubject: config.subjects.deadLetter,
-        maxDeliver: config.consumer.maxDeliver,
-        ackWaitMs: config.consumer.ackWaitMs,
+        ...config.consumer,
       },
       logger,
     );

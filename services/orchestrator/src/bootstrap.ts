@@ -41,7 +41,7 @@ export interface OrchestratorApp {
  * in the log), and listens on `WRIT_HTTP_PORT` (0 picks a free port).
  */
 export async function createOrchestratorApp(config: OrchestratorConfig, options: OrchestratorAppOptions = {}): Promise<OrchestratorApp> {
-  const env = config.env;
+  const { env, streams } = config;
   const logger = options.logger ?? createLogger('orchestrator');
   const readiness = new Readiness(1);
   let nc: NatsConnection | undefined;
@@ -55,10 +55,11 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     const store = await EventStore.open(
       nc,
       {
-        stream: env.WRIT_EVENTS_STREAM,
-        subjectPrefix: config.subjects.events,
-        maxBytes: env.WRIT_EVENTS_MAX_BYTES,
-        replicas: env.WRIT_STREAM_REPLICAS,
+        stream: streams.events,
+        subjectPrefix: streams.eventsPrefix,
+        maxBytes: streams.eventsMaxBytes,
+        readCacheEvents: streams.eventsReadCache,
+        replicas: streams.replicas,
       },
       authorship.store === undefined ? {} : { authorship: authorship.store },
     );
@@ -66,10 +67,10 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     // Every event the orchestrator appends is sealed by its key (docs/security.md, "Authorship").
     await useSealKey(store, { principalId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID, displayName: 'Writ orchestrator', keyFile: authorship.sealKeyFile(env.WRIT_ORCHESTRATOR_PRINCIPAL_ID) });
     await ensureWritStreams(await jetstreamManager(nc), {
-      names: { ingress: env.WRIT_INGRESS_STREAM, commands: env.WRIT_COMMANDS_STREAM, dlq: env.WRIT_DLQ_STREAM },
+      names: { ingress: streams.ingress, commands: streams.commands, dlq: streams.dlq },
       subjects: { ingress: config.subjects.ingressAll, commands: config.subjects.commandsAll, dlq: config.subjects.dlqAll },
-      maxBytes: env.WRIT_BUS_MAX_BYTES,
-      replicas: env.WRIT_STREAM_REPLICAS,
+      maxBytes: streams.busMaxBytes,
+      replicas: streams.replicas,
     });
     readiness.streamsEnsured();
     // Claims are signed by the task's agent, resolutions by a director: their keys, as the log says.

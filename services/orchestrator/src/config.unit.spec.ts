@@ -54,4 +54,11 @@ describe('orchestrator config', () => {
   it('given the former WRIT_BUS_STREAMS_MAX_BYTES, then the start is refused by name: every service reads WRIT_BUS_MAX_BYTES', () => {
     expect(() => loadOrchestratorConfig({ WRIT_BUS_STREAMS_MAX_BYTES: '1048576' })).toThrow(refusedByName(/WRIT_BUS_STREAMS_MAX_BYTES.*renamed WRIT_BUS_MAX_BYTES/));
   });
+
+  it('given no WRIT_EVENTS_READ_CACHE, then its log keeps the shared default read cache; given one, then it reads it like every service', () => {
+    const GiB = 1024 ** 3;
+    expect(loadOrchestratorConfig({}).streams).toMatchObject({ eventsReadCache: 50_000, eventsMaxBytes: 10 * GiB, busMaxBytes: GiB, consumerStallMs: 120_000, consumerStallCheckMs: 5_000 });
+    expect(loadOrchestratorConfig({ WRIT_EVENTS_READ_CACHE: '0' }).streams.eventsReadCache).toBe(0);
+    expect(loadOrchestratorConfig({ WRIT_SUBJECT_ROOT: 't_1' }).streams).toMatchObject({ events: 'WRIT_EVENTS', eventsPrefix: 't_1.evt', commands: 'WRIT_COMMANDS' });
+  });
 });

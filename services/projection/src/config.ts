@@ -1,4 +1,17 @@
-import { busConsumerVariables, envInt, loadConfig, serviceEnvironment, serviceHttp, serviceStreams, serviceSubjects, SubjectToken, type ServiceHttp, type ServiceStreams } from '@writ/runtime';
+import {
+  busConsumerSettings,
+  busConsumerVariables,
+  envInt,
+  loadConfig,
+  renamedVariable,
+  serviceEnvironment,
+  serviceHttp,
+  serviceStreams,
+  serviceSubjects,
+  SubjectToken,
+  type ServiceHttp,
+  type ServiceStreams,
+} from '@writ/runtime';
 import { z } from 'zod';
 
 /** `writ.cmd.policy.evaluate` → `<root>.cmd.policy.evaluate` (`@writ/runtime`'s `rooted`, under the name this service has exported). */
@@ -14,17 +27,19 @@ const positiveInt = (fallback: number) => envInt(1).default(fallback);
  * The environment the projection service reads, with every default written
  * down (docs: services/projection/README.md). Keys are the variable names: the
  * variables every service reads (`@writ/runtime`'s `serviceEnvironment`, HTTP
- * port 8080) and its own.
+ * port 8080), the tuning of the projector's durable (`busConsumerVariables`)
+ * and its own.
  */
 export const ProjectionEnv = serviceEnvironment({ httpPort: 8080 }).extend({
   /** First token of every subject (exactly one token): `<root>.evt.>`, `<root>.cmd.…`, `<root>.proj.…`, `<root>.dlq.>`. */
   WRIT_SUBJECT_ROOT: SubjectToken.default('writ'),
-  /** Handled deliveries of one event before it is dead-lettered; high, because a dead letter here only delays the view (the gap is refilled from the log). */
-  WRIT_PROJECTOR_MAX_DELIVER: positiveInt(100),
-  /** First retry delay of a failed event (doubling, capped at 60 s). */
-  WRIT_PROJECTOR_BACKOFF_MS: positiveInt(1_000),
-  /** How long one pull from the durable stays open; bounds an idle graceful stop. */
-  WRIT_BUS_PULL_EXPIRES_MS: busConsumerVariables.WRIT_BUS_PULL_EXPIRES_MS,
+  ...busConsumerVariables,
+  /** 100 by default, not 10: a dead letter here only delays the view (the gap is refilled from the log), so an event is given longer to get through an outage. */
+  WRIT_BUS_MAX_DELIVER: busConsumerVariables.WRIT_BUS_MAX_DELIVER.unwrap().default(100),
+  /** Former name of WRIT_BUS_MAX_DELIVER in the projection: refused rather than read, so its durable is never tuned half under each name. */
+  WRIT_PROJECTOR_MAX_DELIVER: renamedVariable('WRIT_PROJECTOR_MAX_DELIVER', 'WRIT_BUS_MAX_DELIVER', 'the name every service reads'),
+  /** Former name of WRIT_BUS_BACKOFF_INITIAL_MS in the projection: refused rather than read, so its durable is never tuned half under each name. */
+  WRIT_PROJECTOR_BACKOFF_MS: renamedVariable('WRIT_PROJECTOR_BACKOFF_MS', 'WRIT_BUS_BACKOFF_INITIAL_MS', 'the name every service reads'),
   /** Host, port, database and role; no password (a URL with one is refused, without echoing it): that is WRIT_PG_PASSWORD_FILE's. */
   WRIT_PG_URL: z
     .string()
@@ -87,7 +102,8 @@ export interface ProjectionConfig {
   };
   /** The log and the bus streams (ensured at start: the consumer's dead letters need WRIT_DLQ). */
   readonly streams: ServiceStreams;
-  readonly projector: { readonly maxDeliver: number; readonly backoffMs: number; readonly pullExpiresMs: number };
+  /** The tuning of the projector's durable (`WRIT_BUS_*`). */
+  readonly projector: ReturnType<typeof busConsumerSettings>;
   readonly pg: { readonly url: string; readonly passwordFile?: string; readonly schema: string; readonly poolSize: number };
   readonly upstreamTimeoutMs: number;
   readonly rebuild: { readonly swapLockTimeoutMs: number };
@@ -119,11 +135,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
       deadLetters: subjects.deadLetters,
     },
     streams: serviceStreams(env),
-    projector: {
-      maxDeliver: env.WRIT_PROJECTOR_MAX_DELIVER,
-      backoffMs: env.WRIT_PROJECTOR_BACKOFF_MS,
-      pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS,
-    },
+    projector: busConsumerSettings(env),
     pg: {
       url: env.WRIT_PG_URL,
       ...(env.WRIT_PG_PASSWORD_FILE === undefined ? {} : { passwordFile: env.WRIT_PG_PASSWORD_FILE }),

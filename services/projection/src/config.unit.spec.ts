@@ -1,5 +1,6 @@
 import { hasErrorCode } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
+import { refusedByName } from '@writ/testing';
 import { loadProjectionConfig, underRoot } from './config.js';
 
 describe('projection config', () => {
@@ -60,5 +61,16 @@ describe('projection config', () => {
     expect(hasErrorCode(failure, 'RUNTIME_CONFIG_INVALID')).toBe(true);
     expect((failure as Error).message).toMatch(/WRIT_PG_URL: must not carry a password/);
     expect(JSON.stringify({ message: (failure as Error).message, details: (failure as { details?: unknown }).details })).not.toContain('hunter2-secret');
+  });
+
+  it('given no consumer tuning, then the projector keeps its 100 deliveries and takes the other shared WRIT_BUS_* defaults; given WRIT_BUS_*, then it reads them', () => {
+    expect(loadProjectionConfig({}).projector).toEqual({ maxDeliver: 100, ackWaitMs: 30_000, backoff: { initialMs: 1_000 }, pullExpiresMs: 5_000 });
+    const config = loadProjectionConfig({ WRIT_BUS_MAX_DELIVER: '20', WRIT_BUS_BACKOFF_INITIAL_MS: '50', WRIT_BUS_ACK_WAIT_MS: '60000', WRIT_BUS_PULL_EXPIRES_MS: '1000' });
+    expect(config.projector).toEqual({ maxDeliver: 20, ackWaitMs: 60_000, backoff: { initialMs: 50 }, pullExpiresMs: 1_000 });
+  });
+
+  it('given the former WRIT_PROJECTOR_MAX_DELIVER or WRIT_PROJECTOR_BACKOFF_MS, then the start is refused by name: every service reads WRIT_BUS_MAX_DELIVER and WRIT_BUS_BACKOFF_INITIAL_MS', () => {
+    expect(() => loadProjectionConfig({ WRIT_PROJECTOR_MAX_DELIVER: '100' })).toThrow(refusedByName(/WRIT_PROJECTOR_MAX_DELIVER.*renamed WRIT_BUS_MAX_DELIVER/));
+    expect(() => loadProjectionConfig({ WRIT_PROJECTOR_BACKOFF_MS: '50', WRIT_BUS_BACKOFF_INITIAL_MS: '50' })).toThrow(refusedByName(/WRIT_PROJECTOR_BACKOFF_MS.*renamed WRIT_BUS_BACKOFF_INITIAL_MS/));
   });
 });

@@ -97,9 +97,7 @@ export class ProjectionModule {
     const pattern = config.subjects.projectorPattern;
     const listener = createProjectorListener(pattern, {
       stream: config.streams.events,
-      maxDeliver: config.projector.maxDeliver,
-      backoff: { initialMs: config.projector.backoffMs },
-      pullExpiresMs: config.projector.pullExpiresMs,
+      ...config.projector,
       deadLetterSubject: `${config.subjects.deadLetters}.${SERVICE_NAME}.${patternToken(pattern)}`,
     });
     return {

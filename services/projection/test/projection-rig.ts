@@ -148,7 +148,7 @@ export async function createRig(env: Record<string, string> = {}): Promise<Rig> 
     WRIT_PG_SCHEMA: schema,
     WRIT_PG_POOL_SIZE: '4',
     WRIT_UPSTREAM_TIMEOUT_MS: '1000',
-    WRIT_PROJECTOR_BACKOFF_MS: '50',
+    WRIT_BUS_BACKOFF_INITIAL_MS: '50',
     WRIT_BUS_PULL_EXPIRES_MS: '1000',
     WRIT_TRUST_ANCHOR: await testTrustAnchor(),
     ...env,

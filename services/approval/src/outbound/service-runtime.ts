@@ -3,24 +3,15 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectBus } from '@writ/bus';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { EventStore } from '@writ/eventstore';
-import { PrincipalRegistry, RotatingServiceKey, ensureWritStreams, loadServiceEnrollment, serviceAuthorship, warnKeptCapacities } from '@writ/runtime';
+import { PrincipalRegistry, RotatingServiceKey, ensureWritStreams, loadServiceEnrollment, serviceAuthorship, warnKeptCapacities, type ServiceStreams } from '@writ/runtime';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import type { Logger } from '@writ/telemetry';
 
 export interface ServiceRuntimeOptions {
   readonly serviceName: string;
   readonly natsUrl: string;
-  readonly streams: {
-    readonly events: string;
-    readonly eventsPrefix: string;
-    readonly ingress: string;
-    readonly commands: string;
-    readonly dlq: string;
-    readonly replicas: number;
-    readonly eventsMaxBytes: number | undefined;
-    readonly eventsReadCache: number | undefined;
-    readonly busMaxBytes: number | undefined;
-  };
+  /** The log and the bus streams, as every service configures them (`serviceStreams`). */
+  readonly streams: ServiceStreams;
   readonly subjects: { readonly ingress: string; readonly commands: string; readonly dlq: string };
   /** `keyDir`: the rotating keyring; `keyFile`: the single key file of older releases, migrated in on first start. */
   readonly principal: { readonly id: string; readonly displayName: string; readonly keyFile: string; readonly keyDir: string };
@@ -55,14 +46,14 @@ export class ServiceRuntime implements OnApplicationShutdown {
         replicas: streams.replicas,
         names: { ingress: streams.ingress, commands: streams.commands, dlq: streams.dlq },
         subjects: options.subjects,
-        ...(streams.busMaxBytes === undefined ? {} : { maxBytes: streams.busMaxBytes }),
+        maxBytes: streams.busMaxBytes,
       });
       const store = await EventStore.open(nc, {
         stream: streams.events,
         subjectPrefix: streams.eventsPrefix,
         replicas: streams.replicas,
-        ...(streams.eventsMaxBytes === undefined ? {} : { maxBytes: streams.eventsMaxBytes }),
-        ...(streams.eventsReadCache === undefined ? {} : { readCacheEvents: streams.eventsReadCache }),
+        maxBytes: streams.eventsMaxBytes,
+        readCacheEvents: streams.eventsReadCache,
       }, authorshipStore());
       warnKeptCapacities(store, options.logger);
       // The operator's enrollment of this principal (writ init): without it, no reader trusts the grants it signs.

@@ -16,6 +16,8 @@ export interface ReadinessReport {
     readonly streams: ReadinessCheck;
     readonly artifacts: ReadinessCheck;
     readonly consumer: ReadinessCheck;
+    /** A durable with work waiting and no ack for WRIT_CONSUMER_STALL_SECONDS (docs/operations.md, "Stalls"), as in every service. */
+    readonly consumers_stalled: ReadinessCheck;
     readonly cell_image: ReadinessCheck;
   };
 }
@@ -23,6 +25,11 @@ export interface ReadinessReport {
 /** Consumers a bus server bound (the JetStreamServer's `boundConsumers`). */
 export interface BoundConsumers {
   boundConsumers(): ReadonlyArray<{ readonly pattern: string; readonly durable: string }>;
+}
+
+/** The durables stalled at the last sample (the runtime's `ConsumerStallWatch`). */
+export interface StalledConsumers {
+  readonly stalled: ReadonlyArray<{ readonly durable: string; readonly pending: number; readonly stuckMs: number }>;
 }
 
 const OK: ReadinessCheck = { ok: true };
@@ -41,6 +48,7 @@ export class ExecutorReadiness {
   #streams = false;
   #artifacts = false;
   #server: BoundConsumers | undefined;
+  #stalls: StalledConsumers | undefined;
 
   constructor(nc: NatsConnection, cells: CellPort, durable: string) {
     this.#nc = nc;
@@ -61,6 +69,11 @@ export class ExecutorReadiness {
     this.#server = server;
   }
 
+  /** The stall watch over the bound durables (once it is sampling). */
+  watchStalls(stalls: StalledConsumers): void {
+    this.#stalls = stalls;
+  }
+
   async check(): Promise<ReadinessReport> {
     const [nats, cellImage] = await Promise.all([this.#checkNats(), this.#checkImage()]);
     const checks = {
@@ -68,6 +81,7 @@ export class ExecutorReadiness {
       streams: this.#streams ? OK : { ok: false, code: 'EXECUTOR_NOT_READY', message: 'the event and bus streams are not ensured yet' },
       artifacts: this.#artifacts ? OK : { ok: false, code: 'EXECUTOR_NOT_READY', message: 'the artifact bucket is not ensured yet' },
       consumer: this.#checkConsumer(),
+      consumers_stalled: this.#checkStalls(),
       cell_image: cellImage,
     };
     return { ready: Object.values(checks).every((check) => check.ok), checks };
@@ -76,6 +90,13 @@ export class ExecutorReadiness {
   #checkConsumer(): ReadinessCheck {
     const bound = this.#server?.boundConsumers().some((consumer) => consumer.durable === this.#durable) ?? false;
     return bound ? OK : { ok: false, code: 'EXECUTOR_NOT_READY', message: `the durable consumer ${this.#durable} is not bound yet` };
+  }
+
+  #checkStalls(): ReadinessCheck {
+    const stalled = this.#stalls?.stalled ?? [];
+    if (stalled.length === 0) return OK;
+    const named = stalled.map((consumer) => `${consumer.durable}: ${consumer.pending} message(s) waiting, no progress for ${Math.round(consumer.stuckMs / 1000)} s`);
+    return { ok: false, code: 'EXECUTOR_NOT_READY', message: `stalled: ${named.join('; ')}` };
   }
 
   async #checkNats(): Promise<ReadinessCheck> {

@@ -35,12 +35,13 @@ export interface IngressActionConsumerOptions {
   readonly deadLetterSubject: string;
   readonly maxDeliver: number;
   readonly ackWaitMs: number;
+  /** First retry delay of a failed message (`WRIT_BUS_BACKOFF_INITIAL_MS`), doubling up to the bus's cap; default the bus's. */
+  readonly backoff?: { readonly initialMs: number };
+  /** How long one pull waits on the server (`WRIT_BUS_PULL_EXPIRES_MS`); default the bus's (5 s). */
+  readonly pullExpiresMs?: number;
 }
 
 const decoder = new TextDecoder();
-
-/** How long one pull of the ingress durable waits on the server (the bus's default pull expiry too). */
-export const INGRESS_PULL_EXPIRES_MS = 5_000;
 
 /**
  * The durable consumer of `<root>.ingress.action.*`.
@@ -76,7 +77,7 @@ export class IngressActionConsumer {
     this.durable = durableName(options.serviceName, options.pattern);
     this.#retry = {
       maxDeliver: options.maxDeliver,
-      backoff: DEFAULTS.backoff,
+      backoff: { ...DEFAULTS.backoff, ...options.backoff },
       retrySoonDelayMs: DEFAULTS.retrySoonDelayMs,
       classify: classifierFromTable(),
     };
@@ -128,7 +129,7 @@ export class IngressActionConsumer {
     // A pull that goes unanswered (one sent while a cluster still routes the durable's leader, replicas e2e)
     // is noticed after two missed heartbeats, half the pull's expiry each, and sent again: with the library's
     // 30 s the instance took nothing for half a minute while its sibling took every request.
-    this.#messages = await consumer.consume({ max_messages: 1, expires: INGRESS_PULL_EXPIRES_MS });
+    this.#messages = await consumer.consume({ max_messages: 1, expires: this.options.pullExpiresMs ?? DEFAULTS.pullExpiresMs });
     const messages = this.#messages;
     this.#loop = (async () => {
       try {
