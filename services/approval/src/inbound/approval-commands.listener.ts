@@ -104,7 +104,7 @@ export function approvalCommandsListener(subjects: ApprovalSubjects, commandsStr
       const outcome = await this.grants.handle(command, originOf(ctx)).catch(typed);
       // Counted when minted now: a redelivery that finds the grant issued is not a second grant.
       if (outcome === 'issued') this.#issued.add(1, { action_class: command.action_request.action_class });
-      this.log.info({ task_id: command.task_id, attempt_id: command.attempt_id, outcome }, 'grant command handled');
+      this.log.debug({ task_id: command.task_id, attempt_id: command.attempt_id, outcome }, 'grant command handled');
     }
   }
   return ApprovalCommandsListener;

@@ -57,7 +57,7 @@ export function runActionListener(subject: string, options: ConsumerOptions): Ty
       const command = parseContract('RunAction', RunAction, payload);
       const outcome = await this.handler.handle(command, { hops: hopsOf(context.header(FORWARD_HOPS_HEADER)) });
       this.#metrics(command.action_request.action_class, outcome);
-      this.logger.info({ task_id: command.task_id, attempt_id: command.attempt_id, grant_id: command.grant_id, ...outcome }, 'run-action handled');
+      this.logger.debug({ task_id: command.task_id, attempt_id: command.attempt_id, grant_id: command.grant_id, ...outcome }, 'run-action handled');
     }
   }
   return RunActionListener;

@@ -180,7 +180,7 @@ export class IngressActionConsumer {
           storedAt: message.info.timestampNanos > 0n ? message.time : undefined,
         }),
       );
-      this.log.info({ ingress_id: reply.ingress_id, status: reply.status, reason_code: reply.reason_code, task_id: reply.task_id }, 'ingress handled');
+      this.log.debug({ ingress_id: reply.ingress_id, status: reply.status, reason_code: reply.reason_code, task_id: reply.task_id }, 'ingress handled');
     } catch (error) {
       failure = toHandlerFailure(error);
     } finally {

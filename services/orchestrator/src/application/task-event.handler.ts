@@ -77,7 +77,7 @@ export class TaskEventHandler {
     }
     const outcome: TaskEventOutcome = { task_id: taskId, trigger: stored.event_type, appended: plan.events.map((event) => event.event_type), published };
     if (outcome.appended.length > 0 || published.length > 0) {
-      this.options.logger?.info({ ...outcome, task_seq: stored.task_seq, ignored: view.ignored.length }, 'task event handled');
+      this.options.logger?.debug({ ...outcome, task_seq: stored.task_seq, ignored: view.ignored.length }, 'task event handled');
     }
     if (refused.has(stored.event_id)) {
       const refusal = refused.get(stored.event_id);

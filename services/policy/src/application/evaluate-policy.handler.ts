@@ -156,7 +156,7 @@ export class EvaluatePolicyHandler {
     });
     await log.append(command.task_id, [draft], history.seq);
     const result = evaluation.policy_result;
-    this.options.logger?.info(
+    this.options.logger?.debug(
       { task_id: command.task_id, attempt_id: command.attempt_id, entry: n, outcome: result.outcome, matched_rules: result.matched_rules, policy_profile_ref: result.policy_profile_ref },
       'policy evaluated',
     );

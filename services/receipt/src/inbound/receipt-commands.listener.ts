@@ -53,7 +53,7 @@ export function receiptCommandsListener(subjects: ReceiptSubjects, commandsStrea
       const command = parseContract('IssueReceipt', IssueReceipt, body);
       const outcome = await this.#tasks.run(command.task_id, () => this.receipts.handle(command, originOf(ctx))).catch(typed);
       if (outcome.status === 'issued') this.#issued.add(1, { action_class: outcome.action_class, result: outcome.result, cause: outcome.cause });
-      this.log.info({ task_id: command.task_id, attempt_id: command.attempt_id, cause: command.cause, outcome }, 'receipt command handled');
+      this.log.debug({ task_id: command.task_id, attempt_id: command.attempt_id, cause: command.cause, outcome }, 'receipt command handled');
     }
   }
   return ReceiptCommandsListener;
