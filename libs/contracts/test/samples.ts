@@ -586,6 +586,18 @@ export const SAMPLES = {
   Belief: belief,
   MemoryRecord: memoryRecord,
   ContextPack: contextPack,
+  ContextPackCompiled: {
+    attempt_id: 'att-01',
+    sha256: 'c'.repeat(64),
+    uri: `nats-obj://WRIT_ARTIFACTS/sha256-${'c'.repeat(64)}`,
+    byte_size: 912,
+    through_task_seq: 9,
+    as_of: '2030-01-01T00:01:00Z',
+    secrets: 'excluded',
+    items: 6,
+    omitted: 2,
+    at: '2030-01-01T00:01:01Z',
+  },
 } as const;
 
 /** One valid row per published view (the dashboard contract's `PROJECTION_ROW_SCHEMAS`). */
