@@ -40,6 +40,10 @@ export const OrchestratorEnv = z.object({
   WRIT_BUS_MAX_BYTES: int(1).default(GiB),
   /** Former name of WRIT_BUS_MAX_BYTES (executor, ingress, projection): refused rather than read, so the bus streams are never bounded half one way. */
   WRIT_BUS_STREAMS_MAX_BYTES: renamedVariable('WRIT_BUS_STREAMS_MAX_BYTES', 'WRIT_BUS_MAX_BYTES', 'the name every service reads'),
+  /** The shared, content-addressed artifact bucket each attempt's context pack is stored in (`sha256-<hex>`; opened on first use). */
+  WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
+  /** Byte bound of the artifact bucket if the orchestrator is the one creating it (the executor's default). */
+  WRIT_ARTIFACTS_MAX_BYTES: int(1).default(10 * GiB),
   /** 1 on a single server, 3 in a cluster. */
   WRIT_STREAM_REPLICAS: int(1).max(5).default(1),
   /** Who the orchestrator's events are attributed to (`actor_id`). */
