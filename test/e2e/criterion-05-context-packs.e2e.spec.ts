@@ -49,8 +49,11 @@ async function fetchPack(attemptId: string, as: Principal): Promise<{ status: nu
 
 /** A signed knowledge request of the agent, posted as the agent posts it (the signed body is the credential). */
 async function postKnowledge(agent: Principal, taskId: string, kind: 'working-state' | 'beliefs', payload: Record<string, unknown>): Promise<void> {
-  const rules = kind === 'working-state' ? SIGNED_REQUESTS.workingStateRevision : SIGNED_REQUESTS.beliefRequest;
-  const signed = await signRequest(rules, { task_id: taskId, ...payload } as never, { principalId: agent.id, key: agent.key, now: new Date() });
+  const signer = { principalId: agent.id, key: agent.key, now: new Date() };
+  const signed =
+    kind === 'working-state'
+      ? await signRequest(SIGNED_REQUESTS.workingStateRevision, { task_id: taskId, ...payload } as never, signer)
+      : await signRequest(SIGNED_REQUESTS.beliefRequest, { task_id: taskId, ...payload } as never, signer);
   const answer = await stack.http(`/v1/tasks/${taskId}/${kind}`, { method: 'POST', headers: { authorization: '', 'content-type': 'application/json' }, body: JSON.stringify({ request_jws: signed.jws }) });
   expect(answer, `${kind} ${JSON.stringify(answer.body)}`).toMatchObject({ status: 200, body: { duplicate: false } });
 }
@@ -58,12 +61,13 @@ async function postKnowledge(agent: Principal, taskId: string, kind: 'working-st
 /** Every id the log holds for a source kind of a pack item: what "traceable" is checked against. */
 function logIds(events: readonly EventEnvelope[]): Record<string, Set<string>> {
   const ids: Record<string, Set<string>> = { working_state_entry: new Set(), belief: new Set(), decision: new Set(), artifact: new Set() };
+  type Listed = Array<{ key?: string; artifact_id?: string }>;
   for (const { event_type: type, payload } of events) {
-    const p = payload as Record<string, any>;
-    if (type === 'working_state.revised') for (const entry of p['set'] ?? []) ids['working_state_entry']!.add(entry.key);
-    if (type === 'belief.asserted') ids['belief']!.add(p['belief']?.belief_id);
-    if (type === 'policy.evaluated' || type === 'decision.recorded') ids['decision']!.add(p['decision']?.decision_id);
-    if (type === 'execution.completed') for (const artifact of p['artifacts'] ?? []) ids['artifact']!.add(artifact.artifact_id);
+    const p = payload as { set?: Listed; artifacts?: Listed; belief?: { belief_id?: string }; decision?: { decision_id?: string } };
+    if (type === 'working_state.revised') for (const entry of p.set ?? []) ids['working_state_entry']!.add(String(entry.key));
+    if (type === 'belief.asserted') ids['belief']!.add(String(p.belief?.belief_id));
+    if (type === 'policy.evaluated' || type === 'decision.recorded') ids['decision']!.add(String(p.decision?.decision_id));
+    if (type === 'execution.completed') for (const artifact of p.artifacts ?? []) ids['artifact']!.add(String(artifact.artifact_id));
   }
   return ids;
 }
