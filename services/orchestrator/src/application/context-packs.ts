@@ -26,14 +26,23 @@ export interface ContextPackPlan {
 /** Idempotency key (and event id source) of an attempt's pack event: one per attempt, whoever records it. */
 export const contextPackKey = (attemptId: string) => `context-pack:${attemptId}`;
 
-/** Attempts whose request is in the log and whose pack is not (compiled or refused), in log order. */
+/**
+ * Attempts whose request is in the log and whose pack is not (compiled or refused), in log order:
+ * one pass over the task (this runs on every event handled), the decider's fold only for those.
+ */
 function pendingAttempts(events: readonly EventEnvelope[]): string[] {
-  const pending: string[] = [];
+  const recorded = new Set<string>();
+  const submitted: string[] = [];
   for (const event of events) {
-    if (event.event_type !== 'attempt.awaiting_policy' || event.attempt_id === undefined || pending.includes(event.attempt_id)) continue;
-    if (foldContextPack(events, event.attempt_id).status === 'initial') pending.push(event.attempt_id);
+    if (event.event_type.startsWith('context.')) {
+      const attemptId = event.payload['attempt_id'];
+      if (typeof attemptId === 'string') recorded.add(attemptId);
+    } else if (event.event_type === 'attempt.awaiting_policy' && event.attempt_id !== undefined && !submitted.includes(event.attempt_id)) {
+      submitted.push(event.attempt_id);
+    }
   }
-  return pending;
+  // A record counts only if the kernel folds it (a malformed one is an anomaly, not a pack).
+  return submitted.filter((attemptId) => !recorded.has(attemptId) || foldContextPack(events, attemptId).status === 'initial');
 }
 
 /**
