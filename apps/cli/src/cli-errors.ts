@@ -60,6 +60,10 @@ export type CliErrorCode =
   | 'CLI_REPLICAS_DIVERGED'
   /** `explain` / `decisions`: the id names no task in the log, nor an action request of a known task. */
   | 'CLI_EXPLAIN_NOT_FOUND'
+  /** `context`: the id names no attempt or task with a context pack the caller may read (yet). */
+  | 'CLI_CONTEXT_NOT_FOUND'
+  /** `context`: the pack served does not hash to the sha256 the log recorded, or (`--verify`) a recompile from the log gives other bytes. */
+  | 'CLI_CONTEXT_MISMATCH'
   /** `verify`: at least one check of the bundle (or of the live task) failed; `export`: the bundle was written but does not verify. */
   | 'CLI_BUNDLE_UNVERIFIED'
   /** `export` / `verify --task`: the log holds no event of this task. */

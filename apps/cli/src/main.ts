@@ -33,6 +33,7 @@ import { decisions } from './commands/decisions.js';
 import { explain } from './commands/explain.js';
 import { grantRevoke } from './commands/grant-revoke.js';
 import { beliefAssert, beliefList, beliefRevoke, workingStateSet, workingStateShow } from './commands/knowledge.js';
+import { contextShow } from './commands/context.js';
 import { keysList } from './commands/keys-list.js';
 import { ROTATING_SERVICES, keysRotate, type RotatingService } from './commands/keys-rotate.js';
 import { policyApply } from './commands/policy-apply.js';
@@ -85,6 +86,7 @@ export { decisionLog, type DecisionEntry, type DecisionLog } from './explain/dec
 export { explainTask, type ActionExplanation, type TaskExplanation } from './explain/task-explanation.js';
 export { grantRevoke, type GrantRevokeOptions } from './commands/grant-revoke.js';
 export { beliefAssert, beliefList, beliefRevoke, workingStateSet, workingStateShow } from './commands/knowledge.js';
+export { contextLines, contextShow, type ContextOptions, type ShownContext } from './commands/context.js';
 export { keysList, type KeysListOptions, type PrincipalKeys } from './commands/keys-list.js';
 export { keysRotate, type KeysRotateOptions } from './commands/keys-rotate.js';
 export { policyApply, type PolicyApplyOptions } from './commands/policy-apply.js';
@@ -344,6 +346,19 @@ function program(io: CliIo): Command {
     .option('--json', 'print the explanation as one JSON document (format writ.explain/1)')
     .action(async (id: string, options: { task?: string; url?: string; principal?: string; key?: string; nats?: string; json?: boolean }) => {
       await explain(id, options, connectionFrom(io, options.nats), options.task === undefined ? WritApi.from(io, options.url, options) : undefined, io);
+    });
+  writ
+    .command('context')
+    .description("the context pack an attempt was proposed under (Hermit 15.6): its items in the 15.7 precedence with their sources, what was left out and why, the budget; checked against the sha256 the log recorded (GET /v1/attempts/<id>/context)")
+    .argument('<id>', "an attempt id, or a task id (its latest attempt's pack)")
+    .option('--verify', "recompile the pack from the task's log (over NATS) and require the same bytes")
+    .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
+    .option('--nats <url>', 'with --verify: NATS server (default WRIT_NATS_URL or nats://127.0.0.1:4223)')
+    .option('--json', 'print { attempt_id, task_id, sha256, pack, recompiled_identical? } as JSON')
+    .action(async (id: string, options: { verify?: boolean; url?: string; principal?: string; key?: string; nats?: string; json?: boolean }) => {
+      await contextShow(id, options, WritApi.from(io, options.url, options), options.verify === true ? connectionFrom(io, options.nats) : undefined, io);
     });
   writ
     .command('decisions')

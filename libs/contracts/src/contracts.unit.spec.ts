@@ -92,6 +92,8 @@ const MINIMUM_FIELDS: Record<ContractName, readonly string[]> = {
   MemoryRecord: ['memory_id', 'claim', 'scope', 'evidence_refs', 'trust_tier', 'promotion_reason', 'status', 'created_at'],
   // Hermit 15.6: a pack for one attempt, with what was left out.
   ContextPack: ['kind', 'task_id', 'attempt_id', 'items', 'omitted'],
+  // Which pack an attempt was proposed under: where its bytes are and what log prefix made them.
+  ContextPackCompiled: ['attempt_id', 'sha256', 'uri', 'byte_size', 'through_task_seq', 'as_of'],
 };
 
 function requiredKeys(contract: ContractName): string[] {

@@ -54,6 +54,8 @@ export const EVENT_AUTHORSHIP: readonly AuthorshipRule[] = Object.freeze([
   // A task's working state and beliefs (issue 17): the orchestrator alone, from a signed request it verified.
   { aggregate: 'task', event: 'working_state.*', authors: ['orchestrator'] },
   { aggregate: 'task', event: 'belief.*', authors: ['orchestrator'] },
+  // An attempt's context pack (issue 17): the orchestrator compiles it from the log and records where it is.
+  { aggregate: 'task', event: 'context.*', authors: ['orchestrator'] },
   // Policy's verdict: the policy service alone.
   { aggregate: 'task', event: 'policy.*', authors: ['policy'] },
   // Approvals and grants: the approval service (the orchestrator records a refused resolution and revokes on drift).

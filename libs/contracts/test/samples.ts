@@ -455,7 +455,8 @@ export const stepRow = {
 export const attemptRow = {
   attempt_id: 'attempt-01', task_id: 'task-01', step_id: 'step-01', attempt_no: 1, status: 'succeeded', action_request_id: 'ar-01',
   action_class: 'execute_command', policy_outcome: 'allow', risk_band: 'low', approval_id: null, grant_id: 'grant-01', execution_outcome: 'completed',
-  result_code: 'succeeded', receipt_id: 'receipt-01', reason_code: null, last_task_seq: 14, last_event_type: 'attempt.succeeded', created_at: R0, updated_at: R1, row_version: 50,
+  result_code: 'succeeded', receipt_id: 'receipt-01', reason_code: null, context_pack_sha256: HASH_B, context_pack_uri: `nats-obj://WRIT_ARTIFACTS/sha256-${HASH_B}`,
+  context_pack_byte_size: 912, last_task_seq: 14, last_event_type: 'attempt.succeeded', created_at: R0, updated_at: R1, row_version: 50,
 } as const;
 
 export const artifactRow = {
@@ -586,6 +587,18 @@ export const SAMPLES = {
   Belief: belief,
   MemoryRecord: memoryRecord,
   ContextPack: contextPack,
+  ContextPackCompiled: {
+    attempt_id: 'att-01',
+    sha256: 'c'.repeat(64),
+    uri: `nats-obj://WRIT_ARTIFACTS/sha256-${'c'.repeat(64)}`,
+    byte_size: 912,
+    through_task_seq: 9,
+    as_of: '2030-01-01T00:01:00Z',
+    secrets: 'excluded',
+    items: 6,
+    omitted: 2,
+    at: '2030-01-01T00:01:01Z',
+  },
 } as const;
 
 /** One valid row per published view (the dashboard contract's `PROJECTION_ROW_SCHEMAS`). */

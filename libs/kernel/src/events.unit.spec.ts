@@ -1,6 +1,6 @@
 import { EventType, authorsOf } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
-import { ApprovalEvent, ATTEMPT_TRANSITIONS, AttemptEvent, BeliefEvent, GrantEvent, IngressBindingEvent, MemoryEvent, StepEvent, TaskEvent, WorkingStateEvent } from './index.js';
+import { ApprovalEvent, ATTEMPT_TRANSITIONS, AttemptEvent, BeliefEvent, ContextPackEvent, GrantEvent, IngressBindingEvent, MemoryEvent, StepEvent, TaskEvent, WorkingStateEvent } from './index.js';
 
 const typesOf = (union: { options: readonly { shape: { type: { value: string } } }[] }) => union.options.map((option) => option.shape.type.value);
 
@@ -52,6 +52,7 @@ const KNOWLEDGE_CONTEXTS = [
   ['belief', typesOf(BeliefEvent as never)],
   ['memory', typesOf(MemoryEvent as never)],
   ['ingress', typesOf(IngressBindingEvent as never)],
+  ['context', typesOf(ContextPackEvent as never)],
 ] as const;
 
 describe('knowledge event types', () => {
@@ -64,8 +65,8 @@ describe('knowledge event types', () => {
     }
   });
 
-  it('given the working state and belief events, then the orchestrator alone appends them on a task; memory and ingress binding have no author yet', () => {
-    for (const type of [...typesOf(WorkingStateEvent as never), ...typesOf(BeliefEvent as never)]) expect(authorsOf('task', type), type).toEqual(['orchestrator']);
+  it('given the working state, belief and context pack events, then the orchestrator alone appends them on a task; memory and ingress binding have no author yet', () => {
+    for (const type of [...typesOf(WorkingStateEvent as never), ...typesOf(BeliefEvent as never), ...typesOf(ContextPackEvent as never)]) expect(authorsOf('task', type), type).toEqual(['orchestrator']);
     for (const type of [...typesOf(MemoryEvent as never), ...typesOf(IngressBindingEvent as never)]) expect(authorsOf('task', type), type).toEqual([]);
   });
 

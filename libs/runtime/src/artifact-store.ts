@@ -79,6 +79,18 @@ export class NatsArtifactStore {
     }
   }
 
+  /**
+   * Opens the bucket without creating it: for a reader (the projection serving stored
+   * content), which has no business reserving the bucket's bytes; fails when it does not exist yet.
+   */
+  static async openExisting(nc: NatsConnection, options: Pick<ArtifactBucketOptions, 'bucket' | 'failure'>): Promise<NatsArtifactStore> {
+    try {
+      return new NatsArtifactStore(options.bucket, await new Objm(nc).open(options.bucket), options.failure);
+    } catch (cause) {
+      throw options.failure(`cannot open the artifact bucket ${options.bucket}: ${reason(cause)}`, { cause, details: { bucket: options.bucket } });
+    }
+  }
+
   #fail(message: string, details: Record<string, unknown>, cause?: unknown): Error {
     const error = this.#failure(message, { cause, details });
     reported.add(error);

@@ -4,7 +4,7 @@ import { BusClient } from '@writ/bus';
 import type { EventStore } from '@writ/eventstore';
 import type { SignedRequestPrincipals } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
-import type { Clock, CommandPublisher, ResolutionRefusals, TaskLog } from './application/ports.js';
+import type { Clock, CommandPublisher, ContextPackStore, ResolutionRefusals, TaskLog } from './application/ports.js';
 import { KnowledgeRequestHandler, type KnowledgeSigner } from './application/knowledge-request.handler.js';
 import { SubmitClaimHandler } from './application/submit-claim.handler.js';
 import { TaskEventHandler } from './application/task-event.handler.js';
@@ -13,6 +13,7 @@ import { createClaimsListener } from './inbound/claims.listener.js';
 import { HealthController } from './inbound/health.controller.js';
 import { createKnowledgeListener } from './inbound/knowledge.listener.js';
 import { createTaskEventsListener } from './inbound/task-events.listener.js';
+import { ArtifactPackStore } from './outbound/artifact-pack-store.js';
 import { BusCommandPublisher } from './outbound/bus.command-publisher.js';
 import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
 import { Readiness } from './outbound/readiness.js';
@@ -36,6 +37,8 @@ export interface OrchestratorResources {
   readonly principals: SignedRequestPrincipals<KnowledgeSigner>;
   /** Which director decisions in a task fail their authority check: folded as absent (DESIGN invariant 9). */
   readonly authority: ResolutionRefusals;
+  /** Where context packs are stored; the shared artifact bucket (WRIT_ARTIFACTS_BUCKET) unless given. */
+  readonly packs?: ContextPackStore;
 }
 
 /** Drains the NATS connection last, after the bus server has stopped and acked its in-flight work. */
@@ -84,6 +87,7 @@ export class OrchestratorModule {
               authority: resources.authority,
               actorId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID,
               executorPrincipalId: env.WRIT_EXECUTOR_PRINCIPAL_ID,
+              packs: resources.packs ?? new ArtifactPackStore(nc, { bucket: env.WRIT_ARTIFACTS_BUCKET, maxBytes: env.WRIT_ARTIFACTS_MAX_BYTES, replicas: env.WRIT_STREAM_REPLICAS }),
               logger,
             }),
           inject: [TASK_LOG, COMMAND_PUBLISHER, CLOCK],

@@ -39,6 +39,9 @@ export async function createRig(name: string): Promise<Rig> {
     WRIT_DLQ_STREAM: uniqueName('DLQ'),
     WRIT_EVENTS_MAX_BYTES: String(64 * MiB),
     WRIT_BUS_MAX_BYTES: String(64 * MiB),
+    // The context packs' bucket (the shared artifact bucket in a deployment), the test's own.
+    WRIT_ARTIFACTS_BUCKET: uniqueName('ART'),
+    WRIT_ARTIFACTS_MAX_BYTES: String(64 * MiB),
     WRIT_HTTP_PORT: '0',
     WRIT_HTTP_HOST: '127.0.0.1',
     WRIT_BUS_PULL_EXPIRES_MS: '1000',
@@ -76,7 +79,7 @@ export async function stopApp(rig: Rig, app: OrchestratorApp): Promise<void> {
 export async function disposeRig(rig: Rig): Promise<void> {
   await Promise.all(rig.apps.map((app) => app.close()));
   const env = rig.config.env;
-  await deleteStreams(rig.nc, env.WRIT_EVENTS_STREAM, env.WRIT_INGRESS_STREAM, env.WRIT_COMMANDS_STREAM, env.WRIT_DLQ_STREAM);
+  await deleteStreams(rig.nc, env.WRIT_EVENTS_STREAM, env.WRIT_INGRESS_STREAM, env.WRIT_COMMANDS_STREAM, env.WRIT_DLQ_STREAM, `OBJ_${env.WRIT_ARTIFACTS_BUCKET}`);
   await rig.nc.drain();
 }
 

@@ -66,6 +66,11 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080 }).extend({
   WRIT_SSE_POLL_MS: positiveInt(1_000),
   /** At most this many open streams per instance; more are refused 503 PROJECTION_STREAMS_EXHAUSTED (each reads Postgres). */
   WRIT_SSE_MAX_STREAMS: positiveInt(200),
+  /** The shared, content-addressed artifact bucket the context packs are read from (`GET /v1/attempts/<id>/context`); the projection never creates it. */
+  WRIT_ARTIFACTS_BUCKET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"')
+    .default('WRIT_ARTIFACTS'),
   /** The supervision console at `/console/` (apps/console): `off` serves nothing there. */
   WRIT_CONSOLE: z.enum(['on', 'off']).default('on'),
   /** Where the built console is; default the `dist/public` of the installed `@writ/console` package. */
@@ -106,6 +111,8 @@ export interface ProjectionConfig {
   readonly projector: ReturnType<typeof busConsumerSettings>;
   readonly pg: { readonly url: string; readonly passwordFile?: string; readonly schema: string; readonly poolSize: number };
   readonly upstreamTimeoutMs: number;
+  /** The artifact bucket context packs are read from. */
+  readonly artifactsBucket: string;
   readonly rebuild: { readonly swapLockTimeoutMs: number };
   /** The changes stream (`GET /v1/changes/stream`, Server-Sent Events). */
   readonly sse: { readonly heartbeatMs: number; readonly drainTimeoutMs: number; readonly pollMs: number; readonly maxStreams: number };
@@ -143,6 +150,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
       poolSize: env.WRIT_PG_POOL_SIZE,
     },
     upstreamTimeoutMs: env.WRIT_UPSTREAM_TIMEOUT_MS,
+    artifactsBucket: env.WRIT_ARTIFACTS_BUCKET,
     rebuild: { swapLockTimeoutMs: env.WRIT_REBUILD_SWAP_LOCK_TIMEOUT_MS },
     sse: { heartbeatMs: env.WRIT_SSE_HEARTBEAT_MS, drainTimeoutMs: env.WRIT_SSE_DRAIN_TIMEOUT_MS, pollMs: env.WRIT_SSE_POLL_MS, maxStreams: env.WRIT_SSE_MAX_STREAMS },
     trustAnchorFile: env.WRIT_TRUST_ANCHOR,

@@ -7,7 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { Forwarding } from './application/forwarding.js';
 import { ProjectionStatusReader } from './application/projection-status.js';
 import { Projector } from './application/projector.js';
+import { ContextPackReads } from './application/context-packs.js';
 import { ReadService } from './application/read-service.js';
+import { NatsArtifactReader } from './outbound/nats/artifact-reader.js';
 import { ReceiptProofs } from './application/receipt-proofs.js';
 import { Readiness, type WiringProbe } from './application/readiness.js';
 import { RebuildJobs } from './application/rebuild-job.js';
@@ -151,6 +153,11 @@ export class ProjectionModule {
         },
         { provide: ASYNCAPI_DOCUMENT, useFactory: () => deploymentAsyncApi(config.subjects.root, config.nats.url) },
         { provide: ReadService, useFactory: (store: TypeormProjectionStore) => new ReadService(store), inject: [TypeormProjectionStore] },
+        {
+          provide: ContextPackReads,
+          useFactory: (reads: ReadService) => new ContextPackReads(reads, new NatsArtifactReader(resources.runtime.nc, config.artifactsBucket)),
+          inject: [ReadService],
+        },
         {
           provide: Forwarding,
           useFactory: () => new Forwarding(new BusUpstream(new BusClient(resources.runtime.nc), config.upstreamTimeoutMs), config.subjects),

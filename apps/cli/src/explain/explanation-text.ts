@@ -97,6 +97,13 @@ function actionLines(action: ActionExplanation): string[] {
     for (const condition of policy.revalidation_conditions) out.push(line(i, 'revalidate', condition));
     out.push(line(i, 'evaluated', `${policy.evaluated_at} by ${policy.evaluated_by}`));
   }
+  const pack = why.context_pack;
+  if (pack === null) out.push(line(i, 'context pack', 'none recorded'));
+  else if (pack.status === 'refused') out.push(line(i, 'context pack', `none: ${pack.code} (${pack.message})`));
+  else {
+    out.push(line(i, 'context pack', `sha256:${pack.sha256}, as of ${pack.as_of} (task events 1-${pack.through_task_seq}): ${pack.items} items, ${pack.omitted} left out, secrets ${pack.secrets}`));
+    out.push(line(i, '  shown by', `writ context ${action.attempt_id} (--verify recompiles it from the log)`));
+  }
   for (const decision of why.decisions) {
     out.push(line(i, 'decision', `${decision.decision_id}: ${decision.summary}`));
     out.push(line(i, '  by', `${decision.decided_by} at ${decision.created_at} (${decision.decision_type}, risk ${decision.risk_level}, ${decision.reversible ? 'reversible' : 'final'})`));

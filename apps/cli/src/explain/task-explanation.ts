@@ -1,4 +1,6 @@
 import {
+  ContextPackCompiled,
+  ContextPackRefused,
   ActionRequest,
   CapabilityGrantClaims,
   DecisionRecorded,
@@ -187,6 +189,11 @@ export interface ActionExplanation {
   readonly why: {
     readonly policy: PolicyView | null;
     readonly decisions: readonly DecisionView[];
+    /**
+     * The context pack the action was proposed under (`context.pack_compiled`, Hermit 15.6): compiled from
+     * the task's log through the attempt's submission; `writ context <attempt_id>` shows it, `--verify` recompiles it.
+     */
+    readonly context_pack: ContextPackView | null;
   };
   readonly evidence: {
     readonly state_witness: { readonly ref: string; readonly observed_at: string | null; readonly fingerprints: Readonly<Record<string, string>> } | null;
@@ -219,6 +226,21 @@ export interface RollbackOfAction {
   readonly receipt_id: string | null;
   readonly result_code: string | null;
 }
+
+/** Which context pack an attempt was proposed under, as its task's log records it (or why none could be compiled). */
+export type ContextPackView =
+  | {
+      readonly status: 'compiled';
+      readonly sha256: string;
+      readonly uri: string;
+      readonly byte_size: number;
+      readonly as_of: string;
+      readonly through_task_seq: number;
+      readonly items: number;
+      readonly omitted: number;
+      readonly secrets: string;
+    }
+  | { readonly status: 'refused'; readonly code: string; readonly message: string; readonly through_task_seq: number };
 
 export interface TaskExplanation {
   readonly format: typeof EXPLANATION_FORMAT;
@@ -293,6 +315,7 @@ interface Working {
   execution: { view: ExecutionView; completed: ExecutionCompleted } | null;
   resolution: ActionExplanation['evidence']['outcome_resolution'];
   receipts: { receipt: Receipt; cause: string | null }[];
+  contextPack: ContextPackView | null;
 }
 
 function decisionView(decision: Decision, subject: string, recordedWith: string): DecisionView {
@@ -329,6 +352,17 @@ function policyView(result: PolicyEvaluated['policy_result']): PolicyView {
     evaluated_by: result.evaluated_by,
     downgrade: result.downgrade?.summary ?? null,
   };
+}
+
+function contextPackView(type: string, payload: unknown): ContextPackView | null {
+  if (type === 'context.pack_compiled') {
+    const parsed = ContextPackCompiled.safeParse(payload);
+    if (!parsed.success) return null;
+    const { sha256, uri, byte_size, as_of, through_task_seq, items, omitted, secrets } = parsed.data;
+    return { status: 'compiled', sha256, uri, byte_size, as_of, through_task_seq, items, omitted, secrets };
+  }
+  const parsed = ContextPackRefused.safeParse(payload);
+  return parsed.success ? { status: 'refused', code: parsed.data.code, message: parsed.data.message, through_task_seq: parsed.data.through_task_seq } : null;
 }
 
 function receiptHashRecomputes(receipt: Receipt): boolean {
@@ -397,6 +431,7 @@ export function explainTask(taskId: string, events: readonly EventEnvelope[], in
           execution: null,
           resolution: null,
           receipts: [],
+          contextPack: null,
         });
       }
       continue;
@@ -413,6 +448,9 @@ export function explainTask(taskId: string, events: readonly EventEnvelope[], in
         work.policy = { result: parsed.data.policy_result, decision: parsed.data.decision };
         work.decisions.push(decisionView(parsed.data.decision, `policy_result:${parsed.data.policy_result.policy_result_id}`, type));
       }
+    } else if (type === 'context.pack_compiled' || type === 'context.pack_refused') {
+      // The first record stands (the kernel decides one per attempt); a second, forged or raced, is not the pack.
+      if (work.contextPack === null) work.contextPack = contextPackView(type, event.payload);
     } else if (type === 'decision.recorded') {
       const parsed = DecisionRecorded.safeParse(event.payload);
       if (parsed.success) work.decisions.push(decisionView(parsed.data.decision, parsed.data.subject_ref, parsed.data.outcome_event));
@@ -625,7 +663,7 @@ function actionOf(work: Working, previousHash: ReadonlyMap<string, string | null
       downgraded_to: work.downgraded === null ? null : { action_request_id: work.downgraded.action_request_id, action_class: work.downgraded.action_class },
       supersedes: work.request.supersedes ?? null,
     },
-    why: { policy: work.policy === null ? null : policyView(work.policy.result), decisions: work.decisions },
+    why: { policy: work.policy === null ? null : policyView(work.policy.result), decisions: work.decisions, context_pack: work.contextPack },
     evidence: {
       state_witness: witness,
       approval_packet_ref: work.approval?.packet_ref ?? null,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { Id, Ref, Timestamp } from '../ids.js';
+import { Id, Ref, Sha256Hex, Timestamp } from '../ids.js';
 import { JsonValue } from '../json.js';
+import { Text } from '../text.js';
 
 /** The sections of a context pack, in the precedence of Hermit 15.7 (first wins the budget). */
 export const ContextSection = z.enum([
@@ -63,3 +64,40 @@ export const ContextPack = z
   })
   .meta({ title: 'ContextPack', description: 'A deterministic, bounded, traceable context pack for one attempt (Hermit 15.6, 15.7).' });
 export type ContextPack = z.infer<typeof ContextPack>;
+
+/** Why no pack could be compiled for an attempt: the kernel's refusal (`KnowledgeErrorCode`), recorded so the task moves on. */
+export const ContextPackRefusalCode = z.enum(['KNOWLEDGE_CONTEXT_BUDGET_TOO_SMALL', 'KNOWLEDGE_CONTEXT_INPUT_INVALID']);
+export type ContextPackRefusalCode = z.infer<typeof ContextPackRefusalCode>;
+
+/**
+ * `context.pack_compiled` on the task stream (the orchestrator's): the pack of one attempt
+ * is in the artifact store under `sha256`, compiled from the task's log through
+ * `through_task_seq` (the attempt's `attempt.awaiting_policy`) with `as_of` that event's
+ * `occurred_at`, so anyone holding the log compiles the same bytes again. The pack itself
+ * never travels in the log: its items are already there, and a secret one must not be twice.
+ */
+export const ContextPackCompiled = z
+  .strictObject({
+    attempt_id: Id,
+    sha256: Sha256Hex.describe('SHA-256 of the pack\'s RFC 8785 bytes: its name in the artifact store.'),
+    uri: Ref.describe('Where the bytes are: `nats-obj://<bucket>/sha256-<hex>`.'),
+    byte_size: z.int().min(1),
+    through_task_seq: z.int().min(1).describe('The last task event the pack was compiled from.'),
+    as_of: Timestamp,
+    secrets: z.enum(['excluded', 'by_reference']),
+    items: z.int().min(0),
+    omitted: z.int().min(0),
+    at: Timestamp,
+  })
+  .meta({ title: 'ContextPackCompiled', description: 'The payload of context.pack_compiled: which context pack an attempt was proposed under (Hermit 15.6).' });
+export type ContextPackCompiled = z.infer<typeof ContextPackCompiled>;
+
+/** `context.pack_refused`: the kernel refused to compile the attempt's pack (its inputs do not fit or do not parse). */
+export const ContextPackRefused = z.strictObject({
+  attempt_id: Id,
+  code: ContextPackRefusalCode,
+  message: Text,
+  through_task_seq: z.int().min(1),
+  at: Timestamp,
+});
+export type ContextPackRefused = z.infer<typeof ContextPackRefused>;

@@ -2,7 +2,17 @@ export { KnowledgeEvidenceRef, KnowledgeScope, KnowledgeSensitivity } from './kn
 export { WORKING_STATE_CEILINGS, WorkingState, WorkingStateEntry, WorkingStateEntryKind, WorkingStateLimits } from './working-state.js';
 export { Belief, BeliefStatus } from './belief.js';
 export { InvalidationPolicy, MemoryRecord, MemorySource, MemoryStatus } from './memory-record.js';
-export { ContextItem, ContextOmission, ContextOmissionReason, ContextPack, ContextSection, ContextSource } from './context-pack.js';
+export {
+  ContextItem,
+  ContextOmission,
+  ContextOmissionReason,
+  ContextPack,
+  ContextPackCompiled,
+  ContextPackRefusalCode,
+  ContextPackRefused,
+  ContextSection,
+  ContextSource,
+} from './context-pack.js';
 export {
   BELIEF_REQUEST_JWS_TYPE,
   BeliefAssertion,

@@ -21,6 +21,10 @@ export const AttemptRowSchema = z.strictObject({
   result_code: RowText,
   receipt_id: RowRef,
   reason_code: RowText,
+  /** The context pack the attempt was proposed under (`context.pack_compiled`): its SHA-256, where its bytes are, their size; null until compiled. */
+  context_pack_sha256: RowText,
+  context_pack_uri: RowText,
+  context_pack_byte_size: z.int().min(1).nullable(),
   last_task_seq: z.int().min(0),
   last_event_type: z.string(),
   created_at: RowInstant,

@@ -51,3 +51,6 @@ export {
   type FocusLogEntry,
   type PrincipalFocus,
 } from './conversation-focus.projection.js';
+export { contextPackDecider, type ContextPackCommand, type ContextPackState, type NoContextPack, type RecordedContextPack, type RefusedContextPack } from './context-pack.decider.js';
+export { ContextPackEvent, type ContextPackEventType } from './context-pack.events.js';
+export { DEFAULT_CONTEXT_PROFILE, contextInputsFromLog, contextPackOpening, foldContextPack, type ContextLogEvent, type ContextPackInputs } from './context-inputs.js';

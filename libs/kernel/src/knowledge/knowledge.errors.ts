@@ -44,6 +44,8 @@ export type KnowledgeErrorCode =
   | 'KNOWLEDGE_CONTEXT_BUDGET_TOO_SMALL'
   /** The compiler's inputs are malformed or name one source twice. */
   | 'KNOWLEDGE_CONTEXT_INPUT_INVALID'
+  /** The attempt already has another pack (or refusal) recorded: the first stands; a different recompile is a determinism bug. */
+  | 'KNOWLEDGE_CONTEXT_PACK_CONFLICT'
   /** The ingress was not recorded before being bound (Hermit 8.1.2: record first). */
   | 'KNOWLEDGE_INGRESS_NOT_RECORDED'
   /** `record-ingress` for an id already recorded. */

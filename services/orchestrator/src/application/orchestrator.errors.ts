@@ -40,7 +40,9 @@ export type OrchestratorErrorCode =
   /** The request_id was used before for another change (an idempotency key answers only the request it was made for): use a new one. */
   | 'ORCHESTRATOR_KNOWLEDGE_REQUEST_REUSED'
   /** The log could not be read or written now, or the task kept changing: retry. */
-  | 'ORCHESTRATOR_UNAVAILABLE';
+  | 'ORCHESTRATOR_UNAVAILABLE'
+  /** An attempt's context pack could not be stored in the artifact bucket now; the task event is retried (the governed path went on). */
+  | 'ORCHESTRATOR_CONTEXT_PACK_STORE_FAILED';
 
 export class OrchestratorError extends WritError<OrchestratorErrorCode> {
   constructor(code: OrchestratorErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {

@@ -43,3 +43,20 @@ export type Clock = () => Date;
 export interface ResolutionRefusals {
   refusals(events: readonly EventEnvelope[]): Promise<ReadonlyMap<string, ResolutionRefusal>>;
 }
+
+/** Where a stored pack's bytes are: the artifact store's answer. */
+export interface StoredPack {
+  readonly sha256: string;
+  /** `nats-obj://<bucket>/sha256-<hex>`. */
+  readonly uri: string;
+  readonly byte_size: number;
+}
+
+/**
+ * The content-addressed artifact store as the orchestrator uses it (outbound: the shared
+ * NATS object bucket): the same bytes are stored once under their SHA-256, so storing a
+ * pack again after a crash is a no-op.
+ */
+export interface ContextPackStore {
+  put(bytes: Uint8Array): Promise<StoredPack>;
+}

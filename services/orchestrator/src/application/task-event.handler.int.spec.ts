@@ -6,7 +6,8 @@ import { append, createRig, disposeRig, ensureBusStreams, events, storedCommands
 import { commandRequest, grantIssuedDraft, ingressDrafts, policyEvaluatedDraft, taskIds } from '../../test/task-fixtures.js';
 import { BusCommandPublisher } from '../outbound/bus.command-publisher.js';
 import { EventStoreTaskLog } from '../outbound/event-store.task-log.js';
-import type { TaskLog } from './ports.js';
+import { sha256Hex } from '@writ/crypto';
+import type { ContextPackStore, StoredPack, TaskLog } from './ports.js';
 import { TaskEventHandler } from './task-event.handler.js';
 
 /**
@@ -53,8 +54,22 @@ class RacingLog implements TaskLog {
   }
 }
 
-function handler(log: TaskLog = new EventStoreTaskLog(rig.store)): TaskEventHandler {
+/** A content-addressed store in memory that fails while `down`: the bucket as seen through an outage. */
+class FlakyPackStore implements ContextPackStore {
+  down = true;
+  readonly blobs = new Map<string, Uint8Array>();
+
+  async put(bytes: Uint8Array): Promise<StoredPack> {
+    if (this.down) throw new Error('the artifact bucket is unreachable');
+    const sha256 = sha256Hex(bytes);
+    this.blobs.set(sha256, bytes);
+    return { sha256, uri: `nats-obj://TEST/sha256-${sha256}`, byte_size: bytes.byteLength };
+  }
+}
+
+function handler(log: TaskLog = new EventStoreTaskLog(rig.store), packs?: ContextPackStore): TaskEventHandler {
   return new TaskEventHandler({
+    ...(packs === undefined ? {} : { packs }),
     log,
     commands: new BusCommandPublisher(bus, rig.config.subjects),
     clock: () => new Date(),
@@ -123,5 +138,34 @@ describe('TaskEventHandler against the real log', () => {
     expect(retried.appended).toEqual(['attempt.authorized', 'attempt.grant_attached']);
     const log = (await events(rig, ids.task_id)).map((e) => e.event_type);
     expect(log.filter((t) => t === 'attempt.authorized')).toHaveLength(1);
+  });
+
+  it('given the artifact bucket down, when an attempt\'s request is handled, then the policy command still goes out and the handling fails ORCHESTRATOR_CONTEXT_PACK_STORE_FAILED with no pack recorded; redelivered with the bucket back, the pack is stored then recorded once', async () => {
+    // given
+    const ids = taskIds(`pack-outage-${Date.now()}`);
+    await append(rig, ids.task_id, ...ingressDrafts(ids, commandRequest(ids, ['true'])));
+    const trigger = await stored(ids.task_id, 'attempt.awaiting_policy');
+    const store = new FlakyPackStore();
+    // when the bucket is down
+    let error: unknown;
+    try {
+      await handler(undefined, store).handle(trigger);
+    } catch (caught) {
+      error = caught;
+    }
+    // then the governed path went on, and nothing claims a pack that is not stored
+    expect(hasErrorCode(error, 'ORCHESTRATOR_CONTEXT_PACK_STORE_FAILED')).toBe(true);
+    expect((await storedCommands(rig, rig.config.subjects.policyEvaluate)).filter((c) => c['attempt_id'] === ids.attempt_id)).toHaveLength(1);
+    expect((await events(rig, ids.task_id)).filter((e) => e.event_type.startsWith('context.'))).toEqual([]);
+    // when redelivered with the bucket back, then stored first and recorded once; a further delivery appends nothing
+    store.down = false;
+    const retried = await handler(undefined, store).handle(trigger);
+    expect(retried.appended).toEqual(['context.pack_compiled']);
+    const again = await handler(undefined, store).handle(trigger);
+    expect(again.appended).toEqual([]);
+    const recorded = (await events(rig, ids.task_id)).filter((e) => e.event_type.startsWith('context.'));
+    expect(recorded).toHaveLength(1);
+    expect(store.blobs.has(String(recorded[0]?.payload['sha256']))).toBe(true);
+    expect(recorded[0]).toMatchObject({ entity_type: 'attempt', entity_id: ids.attempt_id, attempt_id: ids.attempt_id, idempotency_key: `context-pack:${ids.attempt_id}` });
   });
 });

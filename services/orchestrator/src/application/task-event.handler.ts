@@ -1,8 +1,9 @@
 import type { EventEnvelope } from '@writ/contracts';
 import type { Logger } from '@writ/telemetry';
+import { planContextPacks, type ContextPackPlan } from './context-packs.js';
 import { planTask, type CommandName } from './plan-task.js';
 import { OrchestratorError } from './orchestrator.errors.js';
-import type { Clock, CommandPublisher, ResolutionRefusals, TaskLog } from './ports.js';
+import type { Clock, CommandPublisher, ContextPackStore, ResolutionRefusals, TaskLog } from './ports.js';
 import { TaskView } from './task-view.js';
 
 export interface TaskEventHandlerOptions {
@@ -15,6 +16,8 @@ export interface TaskEventHandlerOptions {
   readonly actorId: string;
   /** The principal grants are issued to (the executor fleet). */
   readonly executorPrincipalId: string;
+  /** Where each attempt's context pack is stored (the shared artifact bucket); without it no pack is compiled. */
+  readonly packs?: ContextPackStore;
   readonly logger?: Logger;
 }
 
@@ -63,19 +66,23 @@ export class TaskEventHandler {
     // A director's decision counts only when its recorded signature holds up: the others are folded as absent.
     const refused = await this.options.authority.refusals(events);
     const view = TaskView.fold(taskId, events, refused);
+    const now = clock().toISOString();
     const plan = planTask(view, {
       trigger: stored,
-      now: clock().toISOString(),
+      now,
       actorId: this.options.actorId,
       executorPrincipalId: this.options.executorPrincipalId,
     });
-    if (plan.events.length > 0) await log.append(taskId, plan.events, headSeq);
+    // Each attempt's context pack, stored before its event is drafted; a store failure holds back only the pack's event.
+    const packs: ContextPackPlan = this.options.packs === undefined ? { drafts: [] } : await planContextPacks(events, this.options.packs, { taskId, now, actorId: this.options.actorId, causationId: stored.event_id });
+    const drafts = [...plan.events, ...packs.drafts];
+    if (drafts.length > 0) await log.append(taskId, drafts, headSeq);
     const published: Array<{ command: CommandName; msgId: string; duplicate: boolean }> = [];
     for (const command of plan.commands) {
       const result = await commands.publish(command.command, command.payload, { msgId: command.msgId, causationId: stored.event_id, correlationId: taskId });
       published.push({ command: command.command, msgId: command.msgId, duplicate: result.duplicate });
     }
-    const outcome: TaskEventOutcome = { task_id: taskId, trigger: stored.event_type, appended: plan.events.map((event) => event.event_type), published };
+    const outcome: TaskEventOutcome = { task_id: taskId, trigger: stored.event_type, appended: drafts.map((event) => event.event_type), published };
     if (outcome.appended.length > 0 || published.length > 0) {
       this.options.logger?.debug({ ...outcome, task_seq: stored.task_seq, ignored: view.ignored.length }, 'task event handled');
     }
@@ -83,6 +90,8 @@ export class TaskEventHandler {
       const refusal = refused.get(stored.event_id);
       this.options.logger?.warn({ task_id: taskId, event_id: stored.event_id, event_type: stored.event_type, code: refusal?.code, reason: refusal?.message }, 'resolution refused: it resolves nothing');
     }
+    // Thrown last, once the governed path's events and commands are out: the redelivery stores the pack and appends its event.
+    if (packs.failure !== undefined) throw packs.failure;
     return outcome;
   }
 }

@@ -50,6 +50,10 @@ export type ProjectionErrorCode =
   | 'PROJECTION_SCOPE_FORBIDDEN'
   /** The instance serves as many change streams as `WRIT_SSE_MAX_STREAMS` allows: retry later, or read `GET /v1/changes`. */
   | 'PROJECTION_STREAMS_EXHAUSTED'
+  /** The attempt's context pack is recorded, but the artifact store cannot give its bytes now (bucket unreachable, or missing): retry later. */
+  | 'PROJECTION_CONTEXT_PACK_UNAVAILABLE'
+  /** The bytes the artifact store holds for a context pack do not hash to the recorded sha256, or are not that attempt's pack: never served. */
+  | 'PROJECTION_CONTEXT_PACK_CORRUPT'
   /** Anything else (a bug); details are logged, never returned. */
   | 'PROJECTION_INTERNAL';
 

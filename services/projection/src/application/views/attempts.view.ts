@@ -12,7 +12,7 @@ import type { AttemptRow } from '@writ/contracts/projection-rows';
 export type { AttemptRow };
 
 /** Events of the task stream that describe an attempt besides its own `attempt.*` events. */
-const FACT_EVENTS = new Set(['execution.completed', 'execution.outcome_resolved', 'receipt.issued']);
+const FACT_EVENTS = new Set(['execution.completed', 'execution.outcome_resolved', 'receipt.issued', 'context.pack_compiled']);
 
 function attemptOf(event: ProjectedEvent): string | null {
   const { envelope } = event;
@@ -59,6 +59,9 @@ function fold(row: AttemptRow | undefined, event: ProjectedEvent): Folded<Attemp
       result_code: null,
       receipt_id: null,
       reason_code: null,
+      context_pack_sha256: null,
+      context_pack_uri: null,
+      context_pack_byte_size: null,
       last_task_seq: envelope.task_seq,
       last_event_type: type,
       created_at: instant(data['at']) ?? at,
@@ -110,6 +113,17 @@ function fold(row: AttemptRow | undefined, event: ProjectedEvent): Folded<Attemp
       changes.reason_code = text(data, 'reason_code');
       changes.receipt_id = refId(data['receipt_ref']) ?? row.receipt_id;
       break;
+    case 'context.pack_compiled': {
+      // The first pack stands (the kernel decides one per attempt); a second in the log, forged or raced, changes nothing.
+      if (row.context_pack_sha256 !== null) break;
+      const sha256 = text(data, 'sha256');
+      const size = data['byte_size'];
+      if (sha256 === null || !/^[0-9a-f]{64}$/.test(sha256) || idField(data, 'attempt_id') !== row.attempt_id) break;
+      changes.context_pack_sha256 = sha256;
+      changes.context_pack_uri = text(data, 'uri');
+      changes.context_pack_byte_size = typeof size === 'number' && Number.isSafeInteger(size) && size > 0 ? size : null;
+      break;
+    }
     case 'receipt.issued':
       // A receipt of an approval resolution is about the approval; the attempt's receipt is the one that ends it.
       if (text(data, 'cause') === 'approval_resolved') break;

@@ -9,6 +9,7 @@ import { AddQuarantinedMessages1765200000000 } from './migrations/1765200000000-
 import { AddRowVersions1766000000000 } from './migrations/1766000000000-add-row-versions.js';
 import { AddListPagination1766100000000 } from './migrations/1766100000000-add-list-pagination.js';
 import { AddKnowledgeViews1767000000000 } from './migrations/1767000000000-add-knowledge-views.js';
+import { AddAttemptContextPacks1767100000000 } from './migrations/1767100000000-add-attempt-context-packs.js';
 
 /**
  * Where Postgres is and who logs in: `url` names host, port, database and
@@ -34,6 +35,7 @@ export const MIGRATIONS = [
   AddRowVersions1766000000000,
   AddListPagination1766100000000,
   AddKnowledgeViews1767000000000,
+  AddAttemptContextPacks1767100000000,
 ];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

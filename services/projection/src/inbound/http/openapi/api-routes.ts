@@ -34,6 +34,8 @@ import {
   TaskClaimBody,
   TaskListQuery,
   BeliefList,
+  ContextItem,
+  ContextPack,
   BeliefRequestReply,
   BeliefStatus,
   KnowledgeRequestBody,
@@ -69,6 +71,12 @@ import {
 } from '@writ/contracts/projection-rows';
 import { z } from 'zod';
 import type { ApiParameter, ApiRoute } from './openapi-document.js';
+
+/**
+ * `GET /v1/attempts/<id>/context`'s body: the ContextPack contract, an item's `content` any JSON
+ * (the contract's recursive JsonValue has no place among the document's components).
+ */
+const ContextPackDocument = ContextPack.extend({ items: z.array(ContextItem.extend({ content: z.unknown().optional().describe('Absent for a secret named by reference.') })) });
 
 /**
  * Every route the projection serves, described for the OpenAPI document
@@ -126,6 +134,7 @@ export const API_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   TaskClaimBody,
   ClaimReply,
   BeliefList,
+  ContextPack: ContextPackDocument,
   KnowledgeRequestBody,
   WorkingStateRevisionReply,
   BeliefRequestReply,
@@ -448,6 +457,17 @@ export const API_ROUTES: readonly ApiRoute[] = [
     pathParameters: [id('attempt')],
     replies: { 200: { description: 'The attempt.', schema: AttemptRowSchema } },
     problems: [404, 503],
+  },
+  {
+    method: 'get',
+    path: '/v1/attempts/{id}/context',
+    operationId: 'getAttemptContextPack',
+    tag: 'Steps',
+    summary: 'The context pack the attempt was proposed under: its items in the precedence of Hermit 15.7, what was left out and why',
+    description: `The orchestrator compiles it from the task's log through the attempt's attempt.awaiting_policy and stores it content-addressed; the body is the stored canonical JSON (RFC 8785) verbatim, and Writ-Content-Sha256 the sha256 it was verified against (the attempt's context_pack_sha256). No pack yet is 404; bytes the store cannot give are 503 PROJECTION_CONTEXT_PACK_UNAVAILABLE, bytes that do not hash to the record 502 PROJECTION_CONTEXT_PACK_CORRUPT. ${NOT_FOUND_NOTE}`,
+    pathParameters: [id('attempt')],
+    replies: { 200: { description: 'The context pack.', schema: ContextPackDocument } },
+    problems: [404, 502, 503],
   },
   {
     method: 'get',
