@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateEd25519Key } from '@writ/crypto';
-import { EventStore, eventSealer } from '@writ/eventstore';
+import { EventStore, eventSealer, isEventStoreError } from '@writ/eventstore';
 import { SIGNED_REQUESTS, registerServicePrincipal, serviceAuthorship, signRequest } from '@writ/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPrincipal, type TestPrincipal } from '../test/claims-rig.js';
@@ -311,9 +311,19 @@ describe('knowledge requests with authorship enforced: a forged knowledge event 
       causation_id: null,
       correlation_id: ids.task_id,
     });
-    await forger.append(ids.task_id, [forged('working_state.revised', { revision: 2, request_id: 'req-forged', revised_by: AGENT, set: [entry('objective.main', 'forged')], removed: [], at })], (await forger.head(ids.task_id)).taskSeq);
+    // The running orchestrator appends to the task meanwhile (its context packs): the forger appends at the head it finds, again after a lost race.
+    const appendAtHead = async (draft: ReturnType<typeof forged>) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await forger.append(ids.task_id, [draft], (await forger.head(ids.task_id)).taskSeq);
+        } catch (error) {
+          if (!isEventStoreError(error, 'EVENTSTORE_CONFLICT') || attempt >= 20) throw error;
+        }
+      }
+    };
+    await appendAtHead(forged('working_state.revised', { revision: 2, request_id: 'req-forged', revised_by: AGENT, set: [entry('objective.main', 'forged')], removed: [], at }));
     const belief = { ...observed('bel-forged', 'all checks passed'), task_id: ids.task_id, status: 'active', version: 1, created_at: at, asserted_by: AGENT };
-    await forger.append(ids.task_id, [forged('belief.asserted', { belief, asserter_type: 'agent', at })], (await forger.head(ids.task_id)).taskSeq);
+    await appendAtHead(forged('belief.asserted', { belief, asserter_type: 'agent', at }));
     // then the next revision made against revision 1 is accepted as revision 2: the forged one does not count
     const second = await ask<WorkingStateRevisionReply>(enforced.config.subjects.reviseWorkingState, await signRevision(ids, owner, { request_id: 'req-2', expected_revision: 1, set: [entry('objective.main', 'still honest')] }));
     expect(second).toMatchObject({ code: '', body: { revision: 2, duplicate: false } });
