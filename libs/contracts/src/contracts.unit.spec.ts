@@ -94,6 +94,8 @@ const MINIMUM_FIELDS: Record<ContractName, readonly string[]> = {
   ContextPack: ['kind', 'task_id', 'attempt_id', 'items', 'omitted'],
   // Which pack an attempt was proposed under: where its bytes are and what log prefix made them.
   ContextPackCompiled: ['attempt_id', 'sha256', 'uri', 'byte_size', 'through_task_seq', 'as_of'],
+  // Hermit 17.3: a secret by reference; the name of where it lives is all there is.
+  SecretReference: ['secret_ref'],
 };
 
 function requiredKeys(contract: ContractName): string[] {

@@ -509,6 +509,7 @@ export const workingState = {
   entries: [
     { key: 'plan.current', kind: 'plan_pointer', value: 'artifact:plan-01', refs: ['objective.main'] },
     { key: 'objective.main', kind: 'objective', value: { goal: 'fix the failing test' }, pinned: true },
+    { key: 'resource.db', kind: 'resource_handle', value: { secret_ref: 'vault:db/password' }, sensitivity: 'secret' },
   ],
   updated_at: T1,
 } as const;
@@ -599,6 +600,7 @@ export const SAMPLES = {
     omitted: 2,
     at: '2030-01-01T00:01:01Z',
   },
+  SecretReference: { secret_ref: 'vault:db/password' },
 } as const;
 
 /** One valid row per published view (the dashboard contract's `PROJECTION_ROW_SCHEMAS`). */

@@ -16,7 +16,7 @@ export const Belief = z
   .strictObject({
     belief_id: Id,
     task_id: Id,
-    claim: Text,
+    claim: Text.describe('The claim in words. On a belief marked secret it says what the secret is about, never the secret itself: a claim cannot be checked, so the asserter answers for it (pattern redaction in the orchestrator is the last net).'),
     scope: KnowledgeScope,
     evidence_refs: z.array(KnowledgeEvidenceRef).max(LIMITS.listItems),
     confidence: UnitInterval,
@@ -33,7 +33,9 @@ export const Belief = z
     expires_at: Timestamp.optional(),
     structured_assertion: JsonValue.optional(),
     epistemic_type: EpistemicType.optional().describe('How a Last Will delta knew it (seed 002): retrieved, inferred, hypothesis, ...'),
-    sensitivity: KnowledgeSensitivity.optional(),
+    sensitivity: KnowledgeSensitivity.optional().describe(
+      '`secret`: the belief is about secret material. Its structured_assertion, if any, is exactly a SecretReference `{ "secret_ref": <Ref> }` (else KNOWLEDGE_SECRET_BY_VALUE); it is left out of context packs, or named by that reference.',
+    ),
   })
   .meta({ title: 'Belief', description: 'Evidence-backed, revisable working truth (Hermit 8.6, 15.3).' });
 export type Belief = z.infer<typeof Belief>;

@@ -1,4 +1,5 @@
 export { KnowledgeEvidenceRef, KnowledgeScope, KnowledgeSensitivity } from './knowledge-evidence.js';
+export { SecretReference, isSecretReference } from './secret-reference.js';
 export { WORKING_STATE_CEILINGS, WorkingState, WorkingStateEntry, WorkingStateEntryKind, WorkingStateLimits } from './working-state.js';
 export { Belief, BeliefStatus } from './belief.js';
 export { InvalidationPolicy, MemoryRecord, MemorySource, MemoryStatus } from './memory-record.js';

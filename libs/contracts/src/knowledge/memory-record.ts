@@ -29,7 +29,7 @@ export const MemoryRecord = z
   .strictObject({
     memory_id: Id,
     task_id: Id.describe('The task that promoted it (Hermit 6.1.2: no orphan durable objects).'),
-    claim: Text,
+    claim: Text.describe('The claim in words; on a record marked secret it says what the secret is about, never the secret itself.'),
     scope: KnowledgeScope,
     evidence_refs: z.array(KnowledgeEvidenceRef).min(1).max(LIMITS.listItems),
     trust_tier: TrustTier,
@@ -46,7 +46,9 @@ export const MemoryRecord = z
     invalidated_at: Timestamp.optional(),
     invalidation_reason: Text.optional(),
     structured_assertion: JsonValue.optional(),
-    sensitivity: KnowledgeSensitivity.optional(),
+    sensitivity: KnowledgeSensitivity.optional().describe(
+      '`secret`: the record is about secret material. Its structured_assertion, if any, is exactly a SecretReference `{ "secret_ref": <Ref> }` (else KNOWLEDGE_SECRET_BY_VALUE).',
+    ),
   })
   .meta({ title: 'MemoryRecord', description: 'Durable cross-task knowledge, promoted only with evidence; invalidated, never deleted (Hermit 8.7).' });
 export type MemoryRecord = z.infer<typeof MemoryRecord>;

@@ -26,7 +26,9 @@ export const WorkingStateEntry = z
     refs: z.array(Name).max(LIMITS.shortListItems).optional().describe('Keys of other entries this one depends on: a compaction keeps them.'),
     source_refs: z.array(Ref).max(LIMITS.shortListItems).optional().describe('Artifacts, beliefs or ingress records this entry came from.'),
     pinned: z.boolean().optional().describe('Kept by every compaction.'),
-    sensitivity: KnowledgeSensitivity.optional().describe('Absent means internal; secret entries never enter a context pack by value.'),
+    sensitivity: KnowledgeSensitivity.optional().describe(
+      'Absent means internal. A secret entry holds as its value exactly a SecretReference `{ "secret_ref": <Ref> }`, never the secret (else KNOWLEDGE_SECRET_BY_VALUE), and enters a context pack only by that reference, when the profile allows it.',
+    ),
   })
   .meta({ title: 'WorkingStateEntry', description: 'One schema-governed entry of a task-local working state (Hermit 15.2).' });
 export type WorkingStateEntry = z.infer<typeof WorkingStateEntry>;
