@@ -33,6 +33,15 @@ const SECRET_KEY_CONTAINS = [
 ] as const;
 const SECRET_KEY_ENDS_WITH = ['token', 'pwd', 'seed', 'nkey', 'jwt'] as const;
 
+/**
+ * Keys that name *where* a secret lives, never the secret: a knowledge entry
+ * marked secret holds `{ "secret_ref": "vault:db/password" }` (the kernel refuses
+ * anything else, KNOWLEDGE_SECRET_BY_VALUE). Hiding the name by its key would
+ * lose the reference the rule asks for; a string under it still passes the
+ * value shapes below, and anything but a string is redacted whole.
+ */
+const SECRET_REFERENCE_KEYS = new Set(['secretref']);
+
 /** Members of a JWK that hold private or symmetric key material (RFC 7517/7518). */
 const JWK_PRIVATE_MEMBERS = new Set(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']);
 
@@ -43,6 +52,7 @@ function normalizeKey(key: string): string {
 /** True when a value stored under `key` must never be written out. */
 export function isSecretKey(key: string): boolean {
   const k = normalizeKey(key);
+  if (SECRET_REFERENCE_KEYS.has(k)) return false;
   return SECRET_KEY_CONTAINS.some((part) => k.includes(part)) || SECRET_KEY_ENDS_WITH.some((end) => k.endsWith(end));
 }
 
@@ -137,7 +147,8 @@ function redactEntries(
   const out: Record<string, unknown> = {};
   for (const [key, inner] of entries) {
     if (inner === undefined) continue;
-    out[key] = isSecretKey(key) || (isJwk && JWK_PRIVATE_MEMBERS.has(key)) ? REDACTED : redactValue(inner, depth + 1, seen);
+    const reference = SECRET_REFERENCE_KEYS.has(normalizeKey(key));
+    out[key] = isSecretKey(key) || (isJwk && JWK_PRIVATE_MEMBERS.has(key)) || (reference && typeof inner !== 'string') ? REDACTED : redactValue(inner, depth + 1, seen);
   }
   return out;
 }

@@ -17,6 +17,9 @@ describe('isSecretKey', () => {
     ['api-key', true],
     ['privateKeyPem', true],
     ['nats_seed', true],
+    ['secret_ref', false],
+    ['secretRef', false],
+    ['secret_reference', true],
     ['max_tokens', false],
     ['input_tokens', false],
     ['task_id', false],
@@ -27,6 +30,15 @@ describe('isSecretKey', () => {
 });
 
 describe('redactSecrets', () => {
+  it('given a secret reference (where a secret lives, never the secret), when redacted, then the name stays; a secret shape or a non-string under it is still masked', () => {
+    // given
+    const entries = [{ value: { secret_ref: 'vault:db/password' } }, { value: { secret_ref: 'sk-ant-abcdefghijklmnopqrstuvwxyz' } }, { value: { secret_ref: { token: 'x' } } }];
+    // when
+    const out = redactSecrets(entries);
+    // then
+    expect(out).toEqual([{ value: { secret_ref: 'vault:db/password' } }, { value: { secret_ref: REDACTED } }, { value: { secret_ref: REDACTED } }]);
+  });
+
   it('given a secret deep in a nested object, when redacted, then the value is gone and its siblings stay', () => {
     const input = { task: { id: 't1', cell: { env: [{ name: 'X', api_key: 'abc123xyz' }], credentials: { user: 'u' } } } };
     const out = redactSecrets(input);
