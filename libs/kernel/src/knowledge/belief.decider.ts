@@ -5,6 +5,7 @@ import { emit } from '../shared/events.js';
 import { commandNowMs, tryInstantMs } from '../shared/instant.js';
 import { deletionForbidden, knowledgeUnknownCommand } from './deletion.js';
 import { KnowledgeError } from './knowledge.errors.js';
+import { assertionHoldsSecretByValue, secretByValue } from './secret-by-reference.js';
 import { BeliefEvent } from './belief.events.js';
 import { contradictionNeedsReview, trustTierRefusal } from './trust-tier.gates.js';
 
@@ -81,6 +82,7 @@ export function decide(command: BeliefCommand, state: BeliefSetState): BeliefEve
         throw new KnowledgeError('KNOWLEDGE_WRONG_TASK', `these beliefs belong to task ${state.task_id}, not ${draft.task_id}`, { details: { task_id: state.task_id } });
       }
       if (findBelief(state, draft.belief_id) !== undefined) throw new KnowledgeError('KNOWLEDGE_BELIEF_EXISTS', `belief ${draft.belief_id} exists: assert a new id that supersedes it`);
+      if (assertionHoldsSecretByValue(draft)) throw secretByValue(`belief ${draft.belief_id}`, 'structured_assertion', { belief_id: draft.belief_id });
       const refusal = trustTierRefusal(draft.trust_tier, asserter.principal_type, draft.evidence_refs ?? []);
       if (refusal !== undefined) {
         throw new KnowledgeError('KNOWLEDGE_TRUST_TIER_UNSUPPORTED', `belief ${draft.belief_id}: ${refusal}; assert it as untrusted or observed, or cite what supports the tier`, {
@@ -155,6 +157,7 @@ export const evolve = totalEvolve<BeliefSetState, BeliefEvent>(BeliefEvent, (sta
       const { belief, asserter_type } = event.data;
       if ((state.task_id !== null && belief.task_id !== state.task_id) || findBelief(state, belief.belief_id) !== undefined) return undefined;
       if (belief.status !== 'active' || belief.version !== 1 || trustTierRefusal(belief.trust_tier, asserter_type, belief.evidence_refs) !== undefined) return undefined;
+      if (assertionHoldsSecretByValue(belief)) return undefined;
       return { ...state, status: 'holding', task_id: belief.task_id, beliefs: [...state.beliefs, belief] };
     }
     case 'belief.confidence_updated':

@@ -121,4 +121,34 @@ describe('belief decider (Hermit 8.6, 15.3)', () => {
     const events = run([assert(), assert({ belief_id: 'b-2', supersedes: 'b-1' }), assert({ belief_id: 'b-3', scope: 'repo:other', contradicts: ['b-2'] })]);
     expect(stateOf(events)).toEqual(stateOf(JSON.parse(JSON.stringify(events)) as unknown[]));
   });
+
+  describe('a secret belief names its secret by reference (invariant 6, Hermit 17.3)', () => {
+    const CANARY = 'CANARY-belief-a41c07';
+
+    it.each([
+      ['a value', { token: CANARY }],
+      ['a string', CANARY],
+      ['a reference beside the value', { secret_ref: 'vault:deploy/token', value: CANARY }],
+    ])('given a belief marked secret whose structured_assertion is %s, when asserted, then KNOWLEDGE_SECRET_BY_VALUE and no event', (_note, structured_assertion) => {
+      spec.given([]).when(assert({ structured_assertion, sensitivity: 'secret' })).thenThrows('KNOWLEDGE_SECRET_BY_VALUE');
+    });
+
+    it('given a belief marked secret with a secret_ref, or with no structured_assertion, when asserted, then it is recorded as given', () => {
+      const byReference = { claim: 'the deploy token is in the vault', structured_assertion: { secret_ref: 'vault:deploy/token' }, sensitivity: 'secret' as const };
+      const [event] = spec.given([]).when(assert(byReference)).thenEvents();
+      expect(event).toMatchObject({ type: 'belief.asserted', data: { belief: byReference } });
+      spec.given([]).when(assert({ claim: 'the deploy token expires on Friday', sensitivity: 'secret' })).thenEvents();
+    });
+
+    it('given a belief not marked secret, when its structured_assertion holds any value, then it is recorded (the rule is for secret beliefs)', () => {
+      spec.given([]).when(assert({ structured_assertion: { port: 8080 }, sensitivity: 'internal' })).thenEvents();
+    });
+
+    it('given a secret belief with its value forged into the log, when folded, then it is not applied', () => {
+      const [event] = run([assert({ structured_assertion: { secret_ref: 'vault:deploy/token' }, sensitivity: 'secret' })]) as [Extract<BeliefEvent, { type: 'belief.asserted' }>];
+      const forged = { ...event, data: { ...event.data, belief: { ...event.data.belief, structured_assertion: { token: CANARY } } } };
+      expect(stateOf([forged]).beliefs).toEqual([]);
+      expect(stateOf([event]).beliefs).toHaveLength(1);
+    });
+  });
 });

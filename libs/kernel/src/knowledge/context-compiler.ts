@@ -12,6 +12,7 @@ import {
   Text,
   Timestamp,
   WorkingStateEntry,
+  isSecretReference,
   toContractIssues,
   type ContextItem,
   type ContextOmission,
@@ -88,8 +89,13 @@ interface Candidate {
   readonly source: ContextSource;
   readonly content: JsonValue;
   readonly secret: boolean;
+  /** What names a secret candidate in a pack that allows references: its own `secret_ref` when it holds one. */
+  readonly secretRef?: string;
   readonly refusal?: ContextOmissionReason;
 }
+
+/** The `secret_ref` a secret-marked value holds (the kernel records secrets only so), or undefined. */
+const secretRefOf = (value: JsonValue | undefined): string | undefined => (isSecretReference(value) ? value.secret_ref : undefined);
 
 /** Sections that must fit: without the contracts and the policy constraints a pack is not a pack. */
 const MANDATORY: readonly ContextSection[] = ['task_contract', 'step_contract', 'policy_constraints'];
@@ -137,24 +143,24 @@ const evidenceOf = (refs: readonly { kind: string; id: string }[]) => refs.map((
 function candidates(input: z.output<typeof ContextCompileInput>): Candidate[] {
   const asOfMs = Date.parse(input.as_of);
   const out: Candidate[] = [];
-  const add = (section: ContextSection, kind: ContextSource['kind'], id: string, content: JsonValue, secret = false, refusal?: ContextOmissionReason) =>
-    out.push({ section, source: { kind, id }, content, secret, ...(refusal === undefined ? {} : { refusal }) });
+  const add = (section: ContextSection, kind: ContextSource['kind'], id: string, content: JsonValue, secret = false, refusal?: ContextOmissionReason, secretRef?: string) =>
+    out.push({ section, source: { kind, id }, content, secret, ...(refusal === undefined ? {} : { refusal }), ...(secret && secretRef !== undefined ? { secretRef } : {}) });
 
   add('task_contract', 'task_contract', input.task_contract.ref, input.task_contract.content);
   if (input.step_contract !== undefined) add('step_contract', 'step_contract', input.step_contract.ref, input.step_contract.content);
   for (const policy of sorted(input.policy_constraints, (p) => p.ref)) add('policy_constraints', 'policy', policy.ref, policy.content);
   for (const decision of sorted(input.decisions, (d) => d.decision_id)) add('decisions', 'decision', decision.decision_id, json({ summary: decision.summary }));
   for (const entry of sorted(input.working_state, (e) => e.key)) {
-    add('working_state', 'working_state_entry', entry.key, json({ kind: entry.kind, value: entry.value, refs: entry.refs }), entry.sensitivity === 'secret');
+    add('working_state', 'working_state_entry', entry.key, json({ kind: entry.kind, value: entry.value, refs: entry.refs }), entry.sensitivity === 'secret', undefined, secretRefOf(entry.value));
   }
   // Beliefs and memory: the most trusted first, then the most confident, then by id.
   for (const belief of sorted(input.beliefs, (b) => tierOrder(b.trust_tier), (b) => -b.confidence, (b) => b.belief_id)) {
     const content = json({ claim: belief.claim, scope: belief.scope, confidence: belief.confidence, trust_tier: belief.trust_tier, evidence: evidenceOf(belief.evidence_refs), contradicts: belief.contradicts });
-    add('beliefs', 'belief', belief.belief_id, content, belief.sensitivity === 'secret', beliefRefusal(belief, asOfMs));
+    add('beliefs', 'belief', belief.belief_id, content, belief.sensitivity === 'secret', beliefRefusal(belief, asOfMs), secretRefOf(belief.structured_assertion));
   }
   for (const memory of sorted(input.memory, (m) => tierOrder(m.trust_tier), (m) => m.memory_id)) {
     const content = json({ claim: memory.claim, scope: memory.scope, trust_tier: memory.trust_tier, evidence: evidenceOf(memory.evidence_refs) });
-    add('memory', 'memory', memory.memory_id, content, memory.sensitivity === 'secret', memoryRefusal(memory, asOfMs));
+    add('memory', 'memory', memory.memory_id, content, memory.sensitivity === 'secret', memoryRefusal(memory, asOfMs), secretRefOf(memory.structured_assertion));
   }
   for (const artifact of sorted(input.artifacts, (a) => a.artifact_id)) {
     add('artifacts', 'artifact', artifact.artifact_id, json({ kind: artifact.kind, content_hash: artifact.content_hash, summary: artifact.summary }), artifact.sensitivity_class === 'secret');
@@ -182,7 +188,8 @@ function duplicateSource(list: readonly Candidate[]): ContextSource | undefined 
  * each naming its source; what does not fit the budget, is not active, is
  * barred by its trust tier, or is secret is listed in `omitted` with the
  * reason. A secret's value never enters the pack: it is left out, or named
- * by reference when the profile allows it.
+ * by reference when the profile allows it (by the `secret_ref` it holds,
+ * which the kernel makes the only thing a secret entry can hold).
  */
 export function compileContextPack(rawInput: ContextCompileInput, codec: ContextPackCodec): CompiledContextPack {
   const parsed = ContextCompileInput.safeParse(rawInput);
@@ -209,7 +216,10 @@ export function compileContextPack(rawInput: ContextCompileInput, codec: Context
       omitted.push({ section, source, reason: 'SECRET_EXCLUDED' });
       continue;
     }
-    const item: ContextItem = candidate.secret ? { section, source, secret_ref: `secret:${source.kind}:${source.id}` } : { section, source, content: candidate.content };
+    // A secret is named by the reference it holds (`vault:db/password`), or, holding none (an artifact, a claim-only belief), by its source.
+    const item: ContextItem = candidate.secret
+      ? { section, source, secret_ref: candidate.secretRef ?? `secret:${source.kind}:${source.id}` }
+      : { section, source, content: candidate.content };
     const size = utf8Length(codec.canonicalJson(item));
     if (items.length + 1 > profile.max_items || usedBytes + size > profile.max_bytes) {
       if (MANDATORY.includes(section)) {

@@ -55,7 +55,7 @@ const inputs = (over: Partial<ContextCompileInput> = {}): ContextCompileInput =>
   decisions: [{ decision_id: 'dec-1', summary: 'use vitest' }],
   working_state: [
     { key: 'objective.main', kind: 'objective', value: 'green build' },
-    { key: 'handle.deploy_token', kind: 'resource_handle', value: CANARY, sensitivity: 'secret' },
+    { key: 'handle.deploy_token', kind: 'resource_handle', value: { secret_ref: 'vault:deploy/token' }, sensitivity: 'secret' },
   ],
   beliefs: [
     belief('b-obs'),
@@ -63,7 +63,7 @@ const inputs = (over: Partial<ContextCompileInput> = {}): ContextCompileInput =>
     belief('b-untrusted', { trust_tier: 'untrusted', evidence_refs: [] }),
     belief('b-revoked', { status: 'revoked' }),
     belief('b-expiring', { expires_at: at(50) }),
-    belief('b-secret', { claim: `the token is ${CANARY}`, sensitivity: 'secret' }),
+    belief('b-secret', { claim: 'the deploy token is rotated daily', structured_assertion: { secret_ref: 'vault:deploy/token-rotation' }, sensitivity: 'secret' }),
   ],
   memory: [memory('m-1'), memory('m-old', { status: 'invalidated' })],
   artifacts: [
@@ -131,18 +131,32 @@ describe('context compiler (Hermit 15.6, 15.7)', () => {
     expect(JSON.parse(a.bytes)).toEqual(a.pack);
   });
 
-  it('given a secret canary in a working state handle, a belief and an artifact summary, then it never appears in the pack, with or without secret references', () => {
+  it('given secret knowledge held by reference and a secret canary in an artifact summary, then the pack leaves them out, or names each by its secret_ref, never by value', () => {
     const excluded = compileContextPack(inputs(), codec);
     expect(excluded.bytes).not.toContain(CANARY);
+    expect(excluded.bytes).not.toContain('vault:deploy/token');
     expect(excluded.pack.secrets).toBe('excluded');
     const byReference = compileContextPack(inputs({ profile: { max_items: 64, max_bytes: 65_536, allow_secret_references: true } }), codec);
     expect(byReference.bytes).not.toContain(CANARY);
     expect(byReference.pack.secrets).toBe('by_reference');
+    // A working state entry and a belief are named by the reference they hold; an artifact, holding none, by its source.
     expect(byReference.pack.items.filter((i) => i.secret_ref !== undefined)).toEqual([
-      { section: 'working_state', source: { kind: 'working_state_entry', id: 'handle.deploy_token' }, secret_ref: 'secret:working_state_entry:handle.deploy_token' },
-      { section: 'beliefs', source: { kind: 'belief', id: 'b-secret' }, secret_ref: 'secret:belief:b-secret' },
+      { section: 'working_state', source: { kind: 'working_state_entry', id: 'handle.deploy_token' }, secret_ref: 'vault:deploy/token' },
+      { section: 'beliefs', source: { kind: 'belief', id: 'b-secret' }, secret_ref: 'vault:deploy/token-rotation' },
       { section: 'artifacts', source: { kind: 'artifact', id: 'art-env' }, secret_ref: 'secret:artifact:art-env' },
     ]);
+    expect(byReference.bytes).not.toContain('rotated daily');
+  });
+
+  it('given a secret entry holding a value instead of a reference (no fold of the log yields one), then a pack allowing references names it by its source, never by value', () => {
+    const working_state = [{ key: 'handle.legacy', kind: 'resource_handle' as const, value: CANARY, sensitivity: 'secret' as const }];
+    const { pack, bytes } = compileContextPack(inputs({ working_state, profile: { max_items: 64, max_bytes: 65_536, allow_secret_references: true } }), codec);
+    expect(bytes).not.toContain(CANARY);
+    expect(pack.items.find((i) => i.source.id === 'handle.legacy')).toEqual({
+      section: 'working_state',
+      source: { kind: 'working_state_entry', id: 'handle.legacy' },
+      secret_ref: 'secret:working_state_entry:handle.legacy',
+    });
   });
 
   it('given a small budget, then the pack stays within it and the lower-precedence items are omitted as BUDGET_EXCEEDED', () => {

@@ -21,6 +21,8 @@ const codec: ContextPackCodec = {
 };
 
 const CANARY = 'CANARY-ctx-5d1e9b';
+/** A secret the agent tried to record by value: refused, so it is in no event and no pack. */
+const SECRET_CANARY = 'CANARY-secret-7c2a41';
 const TASK = 'task-1';
 
 /** A task's log as the services append it: each decider's events in envelopes with a task_seq, in the order given. */
@@ -58,20 +60,23 @@ function story(): Log {
     log.run(attemptDecider, `attempt-${n}`, { type: 'submit-action', data: { action_request: request({ action_request_id: `ar-${n}`, params: { path: 'src/a.ts', content: CANARY } }) }, ...meta(n) }, place);
     if (n === 2) break;
     log.run(workingStateDecider, 'ws', { type: 'open-working-state', data: { task_id: TASK }, ...meta(10) });
-    log.run(workingStateDecider, 'ws', {
-      type: 'revise-working-state',
+    const revise = (requestId: string, value: unknown) => ({
+      type: 'revise-working-state' as const,
       data: {
         task_id: TASK,
-        request_id: 'req-1',
+        request_id: requestId,
         revised_by: 'agent-1',
         expected_revision: 0,
         set: [
-          { key: 'objective.main', kind: 'objective', value: 'green build' },
-          { key: 'handle.token', kind: 'resource_handle', value: CANARY, sensitivity: 'secret' },
+          { key: 'objective.main', kind: 'objective' as const, value: 'green build' },
+          { key: 'handle.token', kind: 'resource_handle' as const, value: value as never, sensitivity: 'secret' as const },
         ],
       },
       ...meta(11),
     });
+    // The secret by value is refused (nothing recorded); by reference it is recorded.
+    expect(codeOf(() => log.run(workingStateDecider, 'ws', revise('req-0', SECRET_CANARY)))).toBe('KNOWLEDGE_SECRET_BY_VALUE');
+    log.run(workingStateDecider, 'ws', revise('req-1', { secret_ref: 'vault:deploy/token' }));
     const belief = (id: string, over: object = {}) => ({
       type: 'assert-belief' as const,
       data: {
@@ -81,7 +86,10 @@ function story(): Log {
       ...meta(12),
     });
     log.run(beliefDecider, 'beliefs', belief('b-1'));
-    log.run(beliefDecider, 'beliefs', belief('b-secret', { claim: `the token is ${CANARY}`, sensitivity: 'secret' }));
+    expect(codeOf(() => log.run(beliefDecider, 'beliefs', belief('b-secret', { claim: 'the deploy token', structured_assertion: { token: SECRET_CANARY }, sensitivity: 'secret' })))).toBe(
+      'KNOWLEDGE_SECRET_BY_VALUE',
+    );
+    log.run(beliefDecider, 'beliefs', belief('b-secret', { claim: 'the deploy token is in the vault', structured_assertion: { secret_ref: 'vault:deploy/token' }, sensitivity: 'secret' }));
   }
   return log;
 }
@@ -94,7 +102,10 @@ const compiled = (log: Log, attemptId: string) => {
 
 describe('context pack inputs from the log (Hermit 15.6, 15.7)', () => {
   it('given a task with working state and beliefs before attempt 2, then its pack holds them in 15.7 order, each naming its source, the secrets left out', () => {
-    const { pack, bytes, through_task_seq } = compiled(story(), 'attempt-2');
+    const log = story();
+    // The secret the agent tried to record by value was refused: no event holds it.
+    expect(JSON.stringify(log.events)).not.toContain(SECRET_CANARY);
+    const { pack, bytes, through_task_seq } = compiled(log, 'attempt-2');
     const order = ContextSection.options;
     const sections = pack.items.map((item) => order.indexOf(item.section));
     expect(sections).toEqual([...sections].sort((a, b) => a - b));
@@ -111,6 +122,8 @@ describe('context pack inputs from the log (Hermit 15.6, 15.7)', () => {
     ]);
     // The request's params (which may carry content) are not in the step contract, nor is any secret.
     expect(bytes).not.toContain(CANARY);
+    expect(bytes).not.toContain(SECRET_CANARY);
+    expect(bytes).not.toContain('vault:deploy/token');
     expect(pack.as_of).toBe(at(through_task_seq));
   });
 

@@ -16,6 +16,12 @@ export type KnowledgeErrorCode =
   | 'KNOWLEDGE_WORKING_STATE_ENTRY_UNKNOWN'
   /** An entry would reference (`refs`) a key that does not exist after the revision. */
   | 'KNOWLEDGE_WORKING_STATE_DANGLING_REF'
+  /**
+   * Knowledge marked `sensitivity: secret` holds something other than a reference to where the secret lives
+   * (`{ "secret_ref": <Ref> }`): a working state entry's `value`, a belief's or memory record's `structured_assertion`.
+   * A secret is recorded by reference, never by value (invariant 6); nothing was recorded.
+   */
+  | 'KNOWLEDGE_SECRET_BY_VALUE'
   /** The command names another task than the aggregate's. */
   | 'KNOWLEDGE_WRONG_TASK'
   /** A belief with this id already exists. */

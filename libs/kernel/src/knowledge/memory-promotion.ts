@@ -3,6 +3,7 @@ import { JsonValue } from '@writ/contracts';
 import type { Asserter } from './belief.decider.js';
 import { isBeliefActive } from './belief.decider.js';
 import { KnowledgeError } from './knowledge.errors.js';
+import { assertionHoldsSecretByValue, secretByValue } from './secret-by-reference.js';
 import type { PromotionDegradeReason } from './memory.events.js';
 
 export type { PromotionDegradeReason } from './memory.events.js';
@@ -88,12 +89,21 @@ function checkTrust(request: MemoryPromotionRequest, facts: MemoryPromotionFacts
  * The promotion decision (Hermit 6.3.1, 15.5), pure: forged trust throws; a
  * request missing any 15.5 requirement (evidence first of all) degrades to a
  * working state entry; a supported one needs a policy allow and becomes a record.
+ * A request marked secret names its secret by reference: its structured
+ * assertion is a SecretReference, and a secret candidate that degrades holds
+ * that reference as its entry's value (KNOWLEDGE_SECRET_BY_VALUE otherwise).
  */
 export function judgeMemoryPromotion(request: MemoryPromotionRequest, facts: MemoryPromotionFacts, at: string, nowMs: number): MemoryPromotionJudgment {
   checkTrust(request, facts, nowMs);
+  if (assertionHoldsSecretByValue(request)) throw secretByValue(`memory ${request.memory_id}`, 'structured_assertion', { memory_id: request.memory_id });
   const reasons = missing(request);
   if (reasons.length > 0) {
-    const value = JsonValue.parse(
+    const secret = request.sensitivity === 'secret';
+    // A secret candidate is a secret working state entry: it holds the reference, never the claim's data (the reasons are in the event).
+    if (secret && request.structured_assertion === undefined) {
+      throw secretByValue(`memory ${request.memory_id}`, 'structured_assertion', { memory_id: request.memory_id, degraded_because: reasons });
+    }
+    const value = secret ? (request.structured_assertion as JsonValue) : JsonValue.parse(
       JSON.parse(JSON.stringify({ claim: request.claim ?? null, scope: request.scope ?? null, trust_tier: request.trust_tier ?? null, promotion_reason: request.promotion_reason ?? null, degraded_because: reasons })),
     );
     const sourceRefs = [

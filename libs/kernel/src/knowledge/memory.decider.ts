@@ -5,6 +5,7 @@ import { emit } from '../shared/events.js';
 import { commandNowMs, tryInstantMs } from '../shared/instant.js';
 import { deletionForbidden, knowledgeUnknownCommand } from './deletion.js';
 import { KnowledgeError } from './knowledge.errors.js';
+import { assertionHoldsSecretByValue, entryHoldsSecretByValue } from './secret-by-reference.js';
 import { judgeMemoryPromotion, type MemoryPromotionFacts, type MemoryPromotionRequest, type PromotionDegradeReason } from './memory-promotion.js';
 import { MemoryEvent } from './memory.events.js';
 import { trustGate } from './trust-tier.gates.js';
@@ -94,10 +95,12 @@ export const evolve = totalEvolve<MemoryRecordState, MemoryEvent>(MemoryEvent, (
       if (state.status === 'degraded' && state.memory_id !== record.memory_id) return undefined;
       // The gate holds on replay too: an untrusted claim written as memory is not folded.
       if (record.status !== 'active' || !trustGate(record.trust_tier, 'promote_to_memory')) return undefined;
+      if (assertionHoldsSecretByValue(record)) return undefined;
       return { status: 'active', record, anomalies: state.anomalies };
     }
     case 'memory.promotion_degraded':
       if (state.status !== 'initial' && state.status !== 'degraded') return undefined;
+      if (entryHoldsSecretByValue(event.data.entry)) return undefined;
       return { status: 'degraded', memory_id: event.data.memory_id, reasons: event.data.reasons, anomalies: state.anomalies };
     default: {
       if (state.status !== 'active' || event.data.memory_id !== state.record.memory_id) return undefined;

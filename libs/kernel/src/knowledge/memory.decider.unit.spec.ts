@@ -117,4 +117,36 @@ describe('memory decider (Hermit 8.7, 15.5, 6.3.1)', () => {
     expect(stateOf(events).status).toBe('active');
     expect(stateOf(events)).toEqual(stateOf(JSON.parse(JSON.stringify(events)) as unknown[]));
   });
+
+  describe('a secret memory names its secret by reference (invariant 6, Hermit 17.3)', () => {
+    const CANARY = 'CANARY-memory-92b1e0';
+    const secretRef = { secret_ref: 'vault:api/key' };
+
+    it('given a promotion marked secret whose structured_assertion is a value, then KNOWLEDGE_SECRET_BY_VALUE and nothing is written', () => {
+      spec.given([]).when(promote(request({ structured_assertion: { key: CANARY }, sensitivity: 'secret' }))).thenThrows('KNOWLEDGE_SECRET_BY_VALUE');
+    });
+
+    it('given a supported promotion marked secret with a secret_ref, then memory.promoted records the reference', () => {
+      const [event] = spec.given([]).when(promote(request({ structured_assertion: secretRef, sensitivity: 'secret' }))).thenEvents();
+      expect(event).toMatchObject({ type: 'memory.promoted', data: { record: { structured_assertion: secretRef, sensitivity: 'secret' } } });
+      expect(stateOf([event]).status).toBe('active');
+    });
+
+    it('given an unsupported promotion marked secret, then its working state candidate holds the secret_ref as its value; without one it is KNOWLEDGE_SECRET_BY_VALUE', () => {
+      const [event] = spec.given([]).when(promote(request({ evidence_refs: [], structured_assertion: secretRef, sensitivity: 'secret' }))).thenEvents();
+      expect(event).toMatchObject({ type: 'memory.promotion_degraded', data: { entry: { key: 'memory_candidate.mem_1', value: secretRef, sensitivity: 'secret' } } });
+      spec.given([]).when(promote(request({ evidence_refs: [], sensitivity: 'secret' }))).thenThrows('KNOWLEDGE_SECRET_BY_VALUE');
+    });
+
+    it('given a secret record or candidate with its value forged into the log, when folded, then it is not applied', () => {
+      const [event] = memoryDecider.decide(promote(request({ structured_assertion: secretRef, sensitivity: 'secret' })), memoryDecider.initialState()) as [Extract<MemoryEvent, { type: 'memory.promoted' }>];
+      const forged = { ...event, data: { ...event.data, record: { ...event.data.record, structured_assertion: { key: CANARY } } } };
+      expect(stateOf([forged]).status).toBe('initial');
+      const degraded: MemoryEvent = {
+        type: 'memory.promotion_degraded',
+        data: { memory_id: 'mem-1', task_id: 'task-1', reasons: ['EVIDENCE_MISSING'], entry: { key: 'memory_candidate.mem_1', kind: 'uncertainty', value: { claim: CANARY }, sensitivity: 'secret' }, at: at(10) },
+      };
+      expect(stateOf([degraded]).status).toBe('initial');
+    });
+  });
 });

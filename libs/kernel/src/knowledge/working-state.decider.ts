@@ -6,6 +6,7 @@ import { commandNowMs, unknownCommand } from '../shared/instant.js';
 import { KernelError, type KernelCommandErrorCode } from '../shared/kernel-error.js';
 import { jsonByteSize } from './json-size.js';
 import { KnowledgeError } from './knowledge.errors.js';
+import { entryHoldsSecretByValue, secretByValue } from './secret-by-reference.js';
 import { WorkingStateEvent } from './working-state.events.js';
 
 /** The limits a task gets when its profile names none: small on purpose, large content belongs in artifacts. */
@@ -150,6 +151,8 @@ export function decide(command: WorkingStateCommand, state: WorkingStateState): 
       if (record.last_request_id === command.data.request_id) return [];
       checkRevision(record, command.data.expected_revision);
       const set = parseEntries(command.data.set ?? []);
+      const bySecretValue = set.find(entryHoldsSecretByValue);
+      if (bySecretValue !== undefined) throw secretByValue(`entry ${bySecretValue.key}`, 'value', { key: bySecretValue.key });
       const removed = [...(command.data.remove ?? [])];
       const touched = [...set.map((entry) => entry.key), ...removed];
       if (new Set(touched).size !== touched.length) {
@@ -200,7 +203,7 @@ export function decide(command: WorkingStateCommand, state: WorkingStateState): 
 
 /**
  * Total, and as strict as `decide`: a revision that would pass the recorded
- * limits or leave a dangling ref, and a compaction that would drop a kept
+ * limits, leave a dangling ref or set a secret entry by value, and a compaction that would drop a kept
  * (referenced) entry, are not applied, even when they sit in the log.
  */
 export const evolve = totalEvolve<WorkingStateState, WorkingStateEvent>(WorkingStateEvent, (state, event) => {
@@ -214,6 +217,8 @@ export const evolve = totalEvolve<WorkingStateState, WorkingStateEvent>(WorkingS
     const { set, removed, at, request_id } = event.data;
     const keys = [...set.map((entry) => entry.key), ...removed];
     if (new Set(keys).size !== keys.length || removed.some((key) => !state.entries.some((entry) => entry.key === key))) return undefined;
+    // A secret recorded by value is not folded either: a replay holds the log to the rule decide holds a request to.
+    if (set.some(entryHoldsSecretByValue)) return undefined;
     const entries = applyRevision(state.entries, set, removed);
     if (danglingRef(entries) !== undefined || workingStateOverLimit(entries, state.limits) !== undefined) return undefined;
     return { ...state, revision: event.data.revision, entries, total_bytes: totalBytes(entries), last_request_id: request_id, updated_at: at };

@@ -115,3 +115,50 @@ describe('working state compaction keeps every referenced entry', () => {
     expect(stateOf(events).entries.map((entry) => entry.key)).toEqual(['cache.logs', 'objective.main', 'plan.current']);
   });
 });
+
+describe('working state: a secret is recorded by reference, never by value (invariant 6, Hermit 17.3)', () => {
+  const CANARY = 'CANARY-ws-3f9e1d';
+  const byReference: WorkingStateEntry = { key: 'handle.db', kind: 'resource_handle', value: { secret_ref: 'vault:db/password' }, sensitivity: 'secret' };
+
+  it.each([
+    ['a plain string that does not look like a secret', CANARY],
+    ['an object holding the value', { token: CANARY }],
+    ['a secret_ref beside the value', { secret_ref: 'vault:db/password', value: CANARY }],
+    ['a secret_ref that is not a Ref (whitespace)', { secret_ref: `the password is ${CANARY}` }],
+    ['null', null],
+  ])('given an entry marked secret holding %s, when revised, then KNOWLEDGE_SECRET_BY_VALUE naming the key, no event, and the value is not in the refusal', (_note, value) => {
+    const command = revise({ set: [objective, { key: 'handle.db', kind: 'resource_handle', value, sensitivity: 'secret' }] });
+    spec.given([opened]).when(command).thenThrows('KNOWLEDGE_SECRET_BY_VALUE');
+    let refusal: unknown;
+    try {
+      workingStateDecider.decide(command, stateOf([opened]));
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ code: 'KNOWLEDGE_SECRET_BY_VALUE', details: { key: 'handle.db', field: 'value' } });
+    expect((refusal as Error).message).toContain('handle.db');
+    expect(JSON.stringify({ message: (refusal as Error).message, details: (refusal as { details?: unknown }).details })).not.toContain(CANARY);
+  });
+
+  it('given an entry marked secret holding exactly { secret_ref }, when revised, then working_state.revised records the reference', () => {
+    spec.given([opened]).when(revise({ set: [byReference] })).then([revised([byReference])]);
+    expect(stateOf([opened, revised([byReference])]).entries).toEqual([byReference]);
+  });
+
+  it.each([
+    ['internal', 'internal' as const],
+    ['public', 'public' as const],
+    ['unmarked', undefined],
+  ])('given an entry %s holding a plain value, when revised, then it is recorded unchanged (only secret entries are held to references)', (_note, sensitivity) => {
+    const entry: WorkingStateEntry = { key: 'cache.note', kind: 'cache', value: CANARY, ...(sensitivity === undefined ? {} : { sensitivity }) };
+    spec.given([opened]).when(revise({ set: [entry] })).then([revised([entry])]);
+  });
+
+  it('given a revision setting a secret by value forged into the log, when folded, then evolve does not apply it', () => {
+    const forged = revised([objective, { key: 'handle.db', kind: 'resource_handle', value: CANARY, sensitivity: 'secret' }]);
+    const state = stateOf([opened, forged]);
+    expect(state.revision).toBe(0);
+    expect(state.entries).toEqual([]);
+    expect(state.anomalies).toEqual([{ event_type: 'working_state.revised', status: 'open', reason: 'unexpected' }]);
+  });
+});
