@@ -40,7 +40,7 @@ describe('knowledge views: rows, reads, rebuild', () => {
       ...workingStateStory(
         ids,
         [
-          { set: [entry('objective.main', 'fix the test', 'objective'), entry('cache.page', 'cached text', 'cache'), entry('resource.token', 's3cr3t-value', 'resource_handle', { sensitivity: 'secret' })] },
+          { set: [entry('objective.main', 'fix the test', 'objective'), entry('cache.page', 'cached text', 'cache'), entry('resource.token', { secret_ref: 'vault:ci/token' }, 'resource_handle', { sensitivity: 'secret' })] },
           { set: [entry('plan.current', { step: 2 }, 'plan_pointer', { refs: ['objective.main'] })], remove: ['resource.token'] },
         ],
         { compact: true },
@@ -51,7 +51,7 @@ describe('knowledge views: rows, reads, rebuild', () => {
         { op: 'assert', belief: observedBelief('bel-c', 'main is red', { contradicts: ['bel-b'] }) },
         { op: 'assert', belief: observedBelief('bel-v', 'deployed', { trust_tier: 'verified', evidence_refs: [{ kind: 'receipt', id: 'rct-1' }] }) },
         { op: 'revoke', belief_id: 'bel-v', reason: 'rolled back' },
-        { op: 'assert', belief: observedBelief('bel-s', 'the key is hunter2', { sensitivity: 'secret' }) },
+        { op: 'assert', belief: observedBelief('bel-s', 'the signing key is kept in the vault', { structured_assertion: { secret_ref: 'vault:ci/signing-key' }, sensitivity: 'secret' }) },
       ]),
     ]);
     await rig.caughtUp(last);
@@ -70,7 +70,7 @@ describe('knowledge views: rows, reads, rebuild', () => {
     expect((body['entries'] as Array<{ key: string }>).map((e) => e.key)).toEqual(['objective.main']);
     const rows = await rig.db.query(`SELECT entries::text AS entries, row_version FROM ${rig.table('working_states')} WHERE task_id = $1`, [ids.task]);
     expect(rows.rows).toHaveLength(1);
-    expect(String(rows.rows[0].entries)).not.toContain('s3cr3t-value');
+    expect(String(rows.rows[0].entries)).not.toContain('vault:ci/token');
   });
 
   it('given asserted, superseded, contradicted and revoked beliefs, then every belief has its row with its status, tier and evidence; a secret claim is withheld', async () => {
@@ -85,7 +85,7 @@ describe('knowledge views: rows, reads, rebuild', () => {
     expect(byId['bel-v']).toMatchObject({ status: 'revoked', trust_tier: 'verified', evidence_refs: [{ kind: 'receipt', id: 'rct-1' }], revoke_reason: 'rolled back' });
     expect(byId['bel-s']).toMatchObject({ status: 'active', claim: null, claim_withheld: true });
     const raw = await rig.db.query(`SELECT string_agg(row_to_json(b)::text, ',') AS rows FROM ${rig.table('beliefs')} b`);
-    expect(String(raw.rows[0].rows)).not.toContain('hunter2');
+    expect(String(raw.rows[0].rows)).not.toContain('signing key is kept');
     expect((await http(app, `/v1/tasks/${ids.task}/beliefs?status=superseded`)).body['beliefs']).toHaveLength(1);
     expect((await http(app, `/v1/tasks/${ids.task}/beliefs?status=gone`)).body).toMatchObject({ code: 'PROJECTION_REQUEST_INVALID' });
   });

@@ -1,4 +1,5 @@
 export { KnowledgeError, type KnowledgeErrorCode } from './knowledge.errors.js';
+export { assertionHoldsSecretByValue, entryHoldsSecretByValue } from './secret-by-reference.js';
 export {
   TRUST_TIER_ADMISSION,
   TRUST_TIER_GATES,

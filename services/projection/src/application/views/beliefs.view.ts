@@ -1,5 +1,5 @@
 import { Belief, KnowledgeEvidenceRef, PrincipalType, type BeliefStatus } from '@writ/contracts';
-import { trustTierRefusal } from '@writ/kernel';
+import { assertionHoldsSecretByValue, trustTierRefusal } from '@writ/kernel';
 import { redactSecrets } from '@writ/telemetry';
 import { field, idField, occurredAt, text, type ProjectedEvent } from '../projected-event.js';
 import { patch, type Folded, type Locator, type View } from './view.js';
@@ -41,6 +41,8 @@ function asserted(event: ProjectedEvent): Folded<BeliefRow> | undefined {
   const belief = parsed.data;
   if (belief.task_id !== event.aggregate.id || belief.status !== 'active' || belief.version !== 1) return undefined;
   if (trustTierRefusal(belief.trust_tier, asserter.data, belief.evidence_refs) !== undefined) return undefined;
+  // As the kernel folds it: a secret belief holding its secret by value is not applied (a secret is recorded by reference).
+  if (assertionHoldsSecretByValue(belief)) return undefined;
   const secret = belief.sensitivity === 'secret';
   const at = occurredAt(event);
   return {

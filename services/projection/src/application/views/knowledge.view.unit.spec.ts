@@ -32,11 +32,19 @@ describe('working_states view', () => {
     expect(rows[0]).toMatchObject({ revision: 1, last_request_id: 'req-1', entry_count: 1 });
   });
 
-  it('given a secret entry, when folded, then its key and kind are kept and its value withheld; a later revision keeps it withheld', async () => {
-    const story = [...opening, ...workingStateStory(ids, [{ set: [entry('resource.token', 'p4ss-w0rd-value', 'resource_handle', { sensitivity: 'secret' })] }, { set: [entry('a.first', 1)] }])];
+  it('given a secret entry (held by reference), when folded, then its key and kind are kept and its value withheld; a later revision keeps it withheld', async () => {
+    const story = [...opening, ...workingStateStory(ids, [{ set: [entry('resource.token', { secret_ref: 'vault:ci/token' }, 'resource_handle', { sensitivity: 'secret' })] }, { set: [entry('a.first', 1)] }])];
     const row = (await foldStory(toProjectedEvents(story))).rows('working_states')[0]!;
     expect(row.entries.find((e) => e.key === 'resource.token')).toMatchObject({ kind: 'resource_handle', value: null, value_withheld: true });
-    expect(JSON.stringify(row)).not.toContain('p4ss-w0rd-value');
+    expect(JSON.stringify(row)).not.toContain('vault:ci/token');
+  });
+
+  it('given a revision forged with a secret entry held by value, when folded, then the kernel does not apply it and the value is in no row', async () => {
+    const story = [...opening, ...workingStateStory(ids, [{ set: [entry('a.first', 1)] }])];
+    const forged = withPayload(story.at(-1)!, (payload) => ({ ...payload, revision: 2, request_id: 'req-forged', set: [entry('resource.token', 'CANARY-view-p4ss', 'resource_handle', { sensitivity: 'secret' })] }));
+    const row = (await foldStory(toProjectedEvents([...story, forged]))).rows('working_states')[0]!;
+    expect(row).toMatchObject({ revision: 1, last_request_id: 'req-1', entry_count: 1 });
+    expect(JSON.stringify(row)).not.toContain('CANARY-view-p4ss');
   });
 
   it('given a redelivered revision, when folded again, then the row is returned unchanged', async () => {
@@ -87,10 +95,21 @@ describe('beliefs view', () => {
   });
 
   it('given a secret belief and a revoked one, when folded again after the revocation, then the claim stays withheld and nothing changes', async () => {
-    const events = toProjectedEvents([...opening, ...beliefStory(ids, [{ op: 'assert', belief: observedBelief('bel-s', 'the key is hunter2', { sensitivity: 'secret' }) }, { op: 'revoke', belief_id: 'bel-s', reason: 'rotated' }])]);
+    const events = toProjectedEvents([...opening, ...beliefStory(ids, [
+        { op: 'assert', belief: observedBelief('bel-s', 'the signing key is kept in the vault', { structured_assertion: { secret_ref: 'vault:ci/signing-key' }, sensitivity: 'secret' }) },
+        { op: 'revoke', belief_id: 'bel-s', reason: 'rotated' },
+      ]),
+    ]);
     const row = (await foldStory(events)).rows('beliefs')[0]!;
     expect(row).toMatchObject({ claim: null, claim_withheld: true, status: 'revoked' });
-    expect(JSON.stringify(row)).not.toContain('hunter2');
+    expect(JSON.stringify(row)).not.toContain('signing key');
     expect(beliefsView.fold(row, events.at(-1)!, { task_id: ids.task, belief_id: 'bel-s' })).toBe(row);
+  });
+
+  it('given a secret belief forged into the log with its secret by value, when folded, then no row holds it (as the kernel folds it)', async () => {
+    const story = [...opening, ...beliefStory(ids, [{ op: 'assert', belief: observedBelief('bel-s', 'the signing key', { structured_assertion: { secret_ref: 'vault:ci/signing-key' }, sensitivity: 'secret' }) }])];
+    const forged = withPayload(story.at(-1)!, (payload) => ({ ...payload, belief: { ...(payload['belief'] as object), structured_assertion: { key: 'CANARY-view-b3l13f' } } }));
+    const rows = (await foldStory(toProjectedEvents([...story.slice(0, -1), forged]))).rows('beliefs');
+    expect(rows).toEqual([]);
   });
 });
