@@ -502,7 +502,7 @@ function program(io: CliIo): Command {
     });
   workingState
     .command('set')
-    .description('revise the working state: set the entries of entries.json (a JSON array of WorkingStateEntry) and remove keys, signed and sent to <root>.qry.orchestrator.revise-working-state; a refusal (KNOWLEDGE_WORKING_STATE_TOO_LARGE, _REVISION_CONFLICT, ...) exits with its code')
+    .description('revise the working state: set the entries of entries.json (a JSON array of WorkingStateEntry) and remove keys, signed and sent to <root>.qry.orchestrator.revise-working-state; a refusal (KNOWLEDGE_WORKING_STATE_TOO_LARGE, _REVISION_CONFLICT, KNOWLEDGE_SECRET_BY_VALUE for an entry marked secret whose value is not { secret_ref }, ...) exits with its code')
     .argument('<task_id>', 'the task')
     .argument('[entries.json]', 'the entries to set (each replaces the entry of its key)')
     .requiredOption('--key <file>', SIGNER_KEY_HELP)
@@ -533,7 +533,7 @@ function program(io: CliIo): Command {
     });
   belief
     .command('assert')
-    .description('assert a belief from belief.json (claim, scope, evidence_refs, confidence, trust_tier; supersedes / contradicts optional), signed and sent to <root>.qry.orchestrator.change-belief; a tier its evidence or signer cannot support exits KNOWLEDGE_TRUST_TIER_UNSUPPORTED')
+    .description('assert a belief from belief.json (claim, scope, evidence_refs, confidence, trust_tier; supersedes / contradicts optional), signed and sent to <root>.qry.orchestrator.change-belief; a tier its evidence or signer cannot support exits KNOWLEDGE_TRUST_TIER_UNSUPPORTED, a secret belief whose structured_assertion is not { secret_ref } KNOWLEDGE_SECRET_BY_VALUE')
     .argument('<task_id>', 'the task')
     .argument('<belief.json>', 'the belief (belief_id defaults to a fresh bel-<uuid>)')
     .requiredOption('--key <file>', SIGNER_KEY_HELP)

@@ -72,7 +72,7 @@ export interface WorkingStateSetOptions extends KnowledgeSignerOptions {
  * entry of its key) and the keys to remove, and sends it to
  * `<root>.qry.orchestrator.revise-working-state`. `--compact` (with `--keep
  * <key>`) compacts first, making room at the size limit. The kernel's refusal
- * code (KNOWLEDGE_WORKING_STATE_TOO_LARGE, _REVISION_CONFLICT, ...) is the exit error.
+ * code (KNOWLEDGE_WORKING_STATE_TOO_LARGE, _REVISION_CONFLICT, KNOWLEDGE_SECRET_BY_VALUE, ...) is the exit error.
  */
 export async function workingStateSet(taskIdArg: string, file: string | undefined, options: WorkingStateSetOptions, conn: Connection, io: CliIo): Promise<WorkingStateRevisionReply> {
   const taskId = parseContract('task id', Id, taskIdArg);
@@ -133,7 +133,7 @@ export async function beliefList(taskIdArg: string, options: { readonly status?:
  * contradicts; `belief_id` defaults to `bel-<uuid>`) and `writ belief revoke
  * <task_id> <belief_id> --reason <text>`: signed (typ `writ-belief-request+jws`)
  * and sent to `<root>.qry.orchestrator.change-belief`. The kernel's refusal
- * (KNOWLEDGE_TRUST_TIER_UNSUPPORTED, _BELIEF_NOT_ACTIVE, ...) is the exit error.
+ * (KNOWLEDGE_TRUST_TIER_UNSUPPORTED, _BELIEF_NOT_ACTIVE, KNOWLEDGE_SECRET_BY_VALUE, ...) is the exit error.
  */
 export async function beliefAssert(taskIdArg: string, file: string, options: KnowledgeSignerOptions, conn: Connection, io: CliIo): Promise<BeliefRequestReply> {
   const taskId = parseContract('task id', Id, taskIdArg);

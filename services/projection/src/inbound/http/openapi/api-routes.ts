@@ -271,7 +271,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Tasks',
     summary: 'A signed working state revision by the task owner or a director (forwarded to the orchestrator)',
     description:
-      "The orchestrator checks the signature, the JWS type (writ-working-state-revision+jws) and that the signer owns the task or is a director, then the kernel's working state decider: past a size limit is 413 KNOWLEDGE_WORKING_STATE_TOO_LARGE, a stale expected_revision 409 KNOWLEDGE_WORKING_STATE_REVISION_CONFLICT, and nothing is appended. The same request_id sent again answers duplicate. Public: the signed request is the credential. A signed request naming another task is 400 PROJECTION_REQUEST_MISMATCH.",
+      "The orchestrator checks the signature, the JWS type (writ-working-state-revision+jws) and that the signer owns the task or is a director, then the kernel's working state decider: past a size limit is 413 KNOWLEDGE_WORKING_STATE_TOO_LARGE, a stale expected_revision 409 KNOWLEDGE_WORKING_STATE_REVISION_CONFLICT, an entry marked sensitivity: secret whose value is not exactly { secret_ref } 422 KNOWLEDGE_SECRET_BY_VALUE (a secret is recorded by reference, never by value), and nothing is appended. The same request_id sent again answers duplicate. Public: the signed request is the credential. A signed request naming another task is 400 PROJECTION_REQUEST_MISMATCH.",
     public: true,
     pathParameters: [id('task')],
     body: { description: 'The signed revision.', content: { 'application/json': KnowledgeRequestBody } },
@@ -297,7 +297,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'Tasks',
     summary: 'A signed belief assertion (or supersession) or revocation by the task owner or a director (forwarded to the orchestrator)',
     description:
-      "The orchestrator checks the signature, the JWS type (writ-belief-request+jws) and who signed, then the kernel's belief decider: a tier its asserter or evidence cannot support (verified without a receipt ref, user_asserted by an agent) is 422 KNOWLEDGE_TRUST_TIER_UNSUPPORTED, and nothing is appended. The same request_id sent again answers duplicate. Public: the signed request is the credential.",
+      "The orchestrator checks the signature, the JWS type (writ-belief-request+jws) and who signed, then the kernel's belief decider: a tier its asserter or evidence cannot support (verified without a receipt ref, user_asserted by an agent) is 422 KNOWLEDGE_TRUST_TIER_UNSUPPORTED, a belief marked secret whose structured_assertion is not exactly { secret_ref } 422 KNOWLEDGE_SECRET_BY_VALUE, and nothing is appended. The same request_id sent again answers duplicate. Public: the signed request is the credential.",
     public: true,
     pathParameters: [id('task')],
     body: { description: 'The signed belief change.', content: { 'application/json': KnowledgeRequestBody } },
