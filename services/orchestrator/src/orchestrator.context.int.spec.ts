@@ -48,17 +48,18 @@ async function packOf(taskId: string, attemptId: string): Promise<{ event: Event
   return { event, bytes, pack: ContextPack.parse(JSON.parse(bytes)) };
 }
 
-async function revise(ids: TaskIds, requestId: string, expected: number, set: WorkingStateEntry[]): Promise<void> {
+/** Sends a revision and expects its answer: accepted, or refused with `refusal`. */
+async function revise(ids: TaskIds, requestId: string, expected: number, set: WorkingStateEntry[], refusal = ''): Promise<void> {
   const jws = (await signRequest(SIGNED_REQUESTS.workingStateRevision, { task_id: ids.task_id, request_id: requestId, expected_revision: expected, set, remove: [] }, { principalId: agent.id, key: agent.key, now: new Date() })).jws;
   const reply = await rig.nc.request(rig.config.subjects.reviseWorkingState, JSON.stringify({ task_id: ids.task_id, request_jws: jws }), { timeout: 15_000 });
-  expect(reply.headers?.get('Writ-Error-Code') ?? '').toBe('');
+  expect(reply.headers?.get('Writ-Error-Code') ?? '').toBe(refusal);
 }
 
-async function assertBelief(ids: TaskIds, requestId: string, belief: Record<string, unknown>): Promise<void> {
+async function assertBelief(ids: TaskIds, requestId: string, belief: Record<string, unknown>, refusal = ''): Promise<void> {
   const change = { op: 'assert', belief: { scope: 'repo:writ', evidence_refs: [{ kind: 'artifact', id: 'art-1' }], confidence: 0.7, trust_tier: 'observed', ...belief } };
   const jws = (await signRequest(SIGNED_REQUESTS.beliefRequest, { task_id: ids.task_id, request_id: requestId, change } as never, { principalId: agent.id, key: agent.key, now: new Date() })).jws;
   const reply = await rig.nc.request(rig.config.subjects.changeBelief, JSON.stringify({ task_id: ids.task_id, request_jws: jws }), { timeout: 15_000 });
-  expect(reply.headers?.get('Writ-Error-Code') ?? '').toBe('');
+  expect(reply.headers?.get('Writ-Error-Code') ?? '').toBe(refusal);
 }
 
 /** The second attempt of the task (a follow-up request, as ingress appends it on an existing task). */
@@ -74,12 +75,14 @@ describe('context packs compiled by the running orchestrator', () => {
     await append(rig, first.task_id, ...ingressDrafts(first, commandRequest(first, ['true'])));
     const one = await packOf(first.task_id, first.attempt_id);
     expect(one.pack.items.map((item) => item.section)).toEqual(['task_contract', 'step_contract', 'policy_constraints']);
-    await revise(first, 'req-ws-1', 0, [
-      { key: 'objective.main', kind: 'objective', value: 'make the build green' },
-      { key: 'handle.token', kind: 'resource_handle', value: CANARY, sensitivity: 'secret' },
-    ]);
+    const handle = (value: unknown): WorkingStateEntry => ({ key: 'handle.token', kind: 'resource_handle', value: value as WorkingStateEntry['value'], sensitivity: 'secret' });
+    const objective: WorkingStateEntry = { key: 'objective.main', kind: 'objective', value: 'make the build green' };
+    // the agent tries to record the secret itself: refused, nothing recorded; by reference it is
+    await revise(first, 'req-ws-0', 0, [objective, handle(CANARY)], 'KNOWLEDGE_SECRET_BY_VALUE');
+    await revise(first, 'req-ws-1', 0, [objective, handle({ secret_ref: 'vault:deploy/token' })]);
     await assertBelief(first, 'req-b-1', { belief_id: 'b-tests', claim: 'the tests fail on main' });
-    await assertBelief(first, 'req-b-2', { belief_id: 'b-secret', claim: `the deploy token is ${CANARY}`, sensitivity: 'secret' });
+    await assertBelief(first, 'req-b-0', { belief_id: 'b-secret', claim: 'the deploy token', structured_assertion: { token: CANARY }, sensitivity: 'secret' }, 'KNOWLEDGE_SECRET_BY_VALUE');
+    await assertBelief(first, 'req-b-2', { belief_id: 'b-secret', claim: 'the deploy token is in the vault', structured_assertion: { secret_ref: 'vault:deploy/token' }, sensitivity: 'secret' });
     // when
     const { ids, drafts } = secondAttempt(first, name('two'));
     await append(rig, ids.task_id, ...drafts);
@@ -100,9 +103,11 @@ describe('context packs compiled by the running orchestrator', () => {
       'beliefs:b-tests',
     ]);
     expect(two.pack.omitted.map((o) => `${o.source.id}:${o.reason}`)).toEqual(['handle.token:SECRET_EXCLUDED', 'b-secret:SECRET_EXCLUDED']);
-    // no secret in the pack nor in its event
+    // no secret in the pack nor in its event, nor its reference (the profile excludes secrets); the refused canary in no event of the task
     expect(two.bytes).not.toContain(CANARY);
+    expect(two.bytes).not.toContain('vault:deploy/token');
     expect(JSON.stringify(await packEvents(ids.task_id))).not.toContain(CANARY);
+    expect(JSON.stringify(await events(rig, ids.task_id))).not.toContain(CANARY);
     // as of the attempt's submission (a log time), and the log alone compiles the same bytes
     const log = await events(rig, ids.task_id);
     const opening = log.find((event) => event.event_type === 'attempt.awaiting_policy' && event.attempt_id === ids.attempt_id);

@@ -187,6 +187,52 @@ describe('working state revisions against the running orchestrator', () => {
   });
 });
 
+/** Every message the events stream holds, raw: its subject, headers and payload bytes as text. */
+async function rawEventsStream(): Promise<string[]> {
+  const stream = rig.config.env.WRIT_EVENTS_STREAM;
+  const { state } = await rig.jsm.streams.info(stream);
+  const out: string[] = [];
+  for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+    const msg = await rig.jsm.streams.getMessage(stream, { seq }).catch(() => null);
+    if (msg === null) continue;
+    out.push(`${msg.subject}\n${msg.header?.toString() ?? ''}\n${Buffer.from(msg.data).toString('utf8')}`);
+  }
+  return out;
+}
+
+describe('a secret is recorded by reference, never by value (invariant 6)', () => {
+  it('given entries and a belief marked secret holding a canary that does not look like a secret, then KNOWLEDGE_SECRET_BY_VALUE naming the key, and the canary is in no message of the events stream; by reference they are recorded', async () => {
+    // given
+    const ids = await openTask('secret-by-value');
+    const canary = name('CANARY-ctx');
+    const secretEntry = (value: unknown): WorkingStateEntry => ({ key: 'handle.db', kind: 'resource_handle', value: value as WorkingStateEntry['value'], sensitivity: 'secret' });
+    // when: the agent sends the secret itself, as a plain value and inside an object
+    const byValue = await revise(ids, await signRevision(ids, agent, { request_id: 'req-sv', expected_revision: 0, set: [entry('objective.main', 'migrate the db'), secretEntry(canary)] }));
+    const nested = await revise(ids, await signRevision(ids, agent, { request_id: 'req-sv2', expected_revision: 0, set: [secretEntry({ user: 'app', value: canary })] }));
+    const belief = await changeBelief(ids, await signBelief(ids, agent, 'req-sb', { op: 'assert', belief: observed('bel-s', 'the db credential', { structured_assertion: { value: canary }, sensitivity: 'secret' }) }));
+    // then
+    for (const refused of [byValue, nested, belief]) expect(refused.code).toBe('KNOWLEDGE_SECRET_BY_VALUE');
+    expect(byValue.message).toContain('handle.db');
+    expect(byValue.message).toContain('secret_ref');
+    expect(`${byValue.message}${nested.message}${belief.message}`).not.toContain(canary);
+    expect(await knowledgeEvents(ids)).toEqual([]);
+    // and by reference (a name of where the secret lives) they are recorded, the reference kept as sent
+    const reference = { secret_ref: 'vault:db/password' };
+    expect((await revise(ids, await signRevision(ids, agent, { request_id: 'req-sr', expected_revision: 0, set: [secretEntry(reference)] }))).reply).toMatchObject({ revision: 1, duplicate: false });
+    expect((await changeBelief(ids, await signBelief(ids, agent, 'req-sbr', { op: 'assert', belief: observed('bel-s', 'the db credential', { structured_assertion: reference, sensitivity: 'secret' }) }))).reply).toMatchObject({
+      belief_status: 'active',
+    });
+    const appended = await knowledgeEvents(ids);
+    expect(appended.map((event) => event.event_type)).toEqual(['working_state.opened', 'working_state.revised', 'belief.asserted']);
+    expect(appended[1]?.payload['set']).toEqual([secretEntry(reference)]);
+    expect(appended[2]?.payload['belief']).toMatchObject({ structured_assertion: reference, sensitivity: 'secret' });
+    // every message of the stream, read raw: the task's events are there, the canary in none of them
+    const raw = await rawEventsStream();
+    expect(raw.filter((message) => message.includes(ids.task_id) && message.includes('vault:db/password'))).toHaveLength(2);
+    expect(raw.filter((message) => message.includes(canary))).toEqual([]);
+  });
+});
+
 describe('secret-looking values in knowledge requests', () => {
   it('given an entry and a claim carrying secret-looking values, when accepted, then the log holds them redacted, never the values', async () => {
     const ids = await openTask('canary');
