@@ -48,13 +48,18 @@ async function fetchPack(attemptId: string, as: Principal): Promise<{ status: nu
 }
 
 /** A signed knowledge request of the agent, posted as the agent posts it (the signed body is the credential). */
-async function postKnowledge(agent: Principal, taskId: string, kind: 'working-state' | 'beliefs', payload: Record<string, unknown>): Promise<void> {
+async function postKnowledge(agent: Principal, taskId: string, kind: 'working-state' | 'beliefs', payload: Record<string, unknown>, refused?: { status: number; code: string }): Promise<void> {
   const signer = { principalId: agent.id, key: agent.key, now: new Date() };
   const signed =
     kind === 'working-state'
       ? await signRequest(SIGNED_REQUESTS.workingStateRevision, { task_id: taskId, ...payload } as never, signer)
       : await signRequest(SIGNED_REQUESTS.beliefRequest, { task_id: taskId, ...payload } as never, signer);
   const answer = await stack.http(`/v1/tasks/${taskId}/${kind}`, { method: 'POST', headers: { authorization: '', 'content-type': 'application/json' }, body: JSON.stringify({ request_jws: signed.jws }) });
+  if (refused !== undefined) {
+    expect(answer, `${kind} ${JSON.stringify(answer.body)}`).toMatchObject({ status: refused.status, body: { code: refused.code } });
+    expect(JSON.stringify(answer.body)).not.toContain(CANARY);
+    return;
+  }
   expect(answer, `${kind} ${JSON.stringify(answer.body)}`).toMatchObject({ status: 200, body: { duplicate: false } });
 }
 
@@ -76,7 +81,8 @@ it(
   'exit criterion 5: an attempt is proposed under a context pack compiled from the log (15.7 order, every item traced to its id, bounded, secrets left out), fetched by its agent, byte-identical when recompiled or rebuilt, named by writ explain',
   async () => {
     // given: an agent's task, held open by an action awaiting approval, whose next action ran;
-    // then its working state and beliefs (a secret entry and a secret belief carry the canary)
+    // then its working state and beliefs: the agent tries to record a secret (the canary) by value in an entry and a belief
+    // marked secret, is refused, and records them by reference instead
     const agent = await stack.registerPrincipal({ type: 'agent', roles: ['executor'] });
     const holder = stack.actionRequest(agent, { target_resources: ['scratch'], params: { argv: ['rm', '-rf', 'scratch'] }, reversibility_hint: 'irreversible', reason: 'clean up' });
     await stack.submit(agent, holder);
@@ -85,21 +91,25 @@ it(
     const first = stack.actionRequest(agent, { task_id: taskId });
     await stack.submit(agent, first);
     expect(await stack.waitForAction(first.action_request_id, { timeoutMs: STEP_MS })).toMatchObject({ status: 'succeeded' });
-    await postKnowledge(agent, taskId, 'working-state', {
-      request_id: 'req-ws-1',
+    const revision = (requestId: string, secret: unknown) => ({
+      request_id: requestId,
       expected_revision: 0,
       set: [
         { key: 'objective.main', kind: 'objective', value: 'greet the user' },
-        { key: 'handle.deploy', kind: 'resource_handle', value: CANARY, sensitivity: 'secret' },
+        { key: 'handle.deploy', kind: 'resource_handle', value: secret, sensitivity: 'secret' },
       ],
       remove: [],
     });
+    const bySecretValue = { status: 422, code: 'KNOWLEDGE_SECRET_BY_VALUE' };
+    await postKnowledge(agent, taskId, 'working-state', revision('req-ws-0', CANARY), bySecretValue);
+    await postKnowledge(agent, taskId, 'working-state', revision('req-ws-1', { secret_ref: 'vault:deploy/token' }));
     const belief = (belief_id: string, claim: string, extra: Record<string, unknown> = {}) => ({
       request_id: `req-${belief_id}`,
       change: { op: 'assert', belief: { belief_id, claim, scope: `task:${taskId}`, confidence: 0.8, trust_tier: 'observed', evidence_refs: [{ kind: 'observation', id: 'obs-1' }], ...extra } },
     });
     await postKnowledge(agent, taskId, 'beliefs', belief('bel-greeting', 'out.txt holds hello'));
-    await postKnowledge(agent, taskId, 'beliefs', belief('bel-secret', `the deploy token is ${CANARY}`, { sensitivity: 'secret' }));
+    await postKnowledge(agent, taskId, 'beliefs', belief('bel-secret', 'the deploy token', { structured_assertion: { token: CANARY }, sensitivity: 'secret' }), bySecretValue);
+    await postKnowledge(agent, taskId, 'beliefs', belief('bel-secret', 'the deploy token is in the vault', { structured_assertion: { secret_ref: 'vault:deploy/token' }, sensitivity: 'secret' }));
 
     // when: the agent proposes its next action in the task
     const second = stack.actionRequest(agent, { task_id: taskId, reason: 'follow up' });
@@ -139,11 +149,15 @@ it(
     expect(pack.budget['used_items']).toBe(pack.items.length);
     expect(pack.budget['used_bytes']).toBeLessThanOrEqual(pack.budget['max_bytes']!);
     expect(pack.omitted.map((o) => `${o.source.id}:${o.reason}`)).toEqual(['handle.deploy:SECRET_EXCLUDED', 'bel-secret:SECRET_EXCLUDED']);
-    // the canary is in no pack, no pack event, no attempt row (the pack leaves secrets out by their marking, not by
-    // what they look like: this canary matches no secret pattern, so only its `sensitivity: secret` keeps it out)
+    // the canary is in no pack, no attempt row, and no message of the task's stream, read raw: it matches no secret
+    // pattern, so only the rule (a secret is recorded by reference, never by value) kept it out of the log
     expect(fetched.text).not.toContain(CANARY);
-    expect(JSON.stringify(events.filter((event) => event.event_type.startsWith('context.')))).not.toContain(CANARY);
+    expect(fetched.text).not.toContain('vault:deploy/token');
     expect(JSON.stringify(attempt.body)).not.toContain(CANARY);
+    const raw = await stack.streamMessages(stack.streams.events, stack.subject(`evt.task.${taskId}`));
+    expect(raw.length).toBeGreaterThanOrEqual(events.length);
+    expect(raw.filter((message) => Buffer.from(message.data).toString('utf8').includes('vault:deploy/token'))).toHaveLength(2);
+    expect(raw.filter((message) => Buffer.from(message.data).toString('utf8').includes(CANARY))).toEqual([]);
 
     // recompiled from the log (the CLI reads the task's stream, chain verified), the same bytes
     const shown = JSON.parse(await stack.cli(['context', attemptId, '--verify', '--json', '--url', stack.apiUrl])) as { sha256: string; recompiled_identical: boolean };
