@@ -9,6 +9,7 @@
 //                                        [--service-env KEY=VALUE]...   (extra environment for every service, e.g. WRIT_EVENTS_READ_CACHE=0)
 //                                        [--service-log-level debug]  (every service logs at that level; with --keep-logs)
 //                                        [--service-cpu-prof <dir>]   (every service runs with node --cpu-prof; profiles written to <dir> as the stack stops)
+//                                        [--nats-monitor http://127.0.0.1:8423]  (nats-server's monitoring, for the message table)
 // Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
 // It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
 //
@@ -58,10 +59,15 @@
 //             and rows this bench watches; work an action causes after its row (its task's cell
 //             closing) falls outside the window for the phase's last actions. /proc counts in
 //             clock ticks (getconf CLK_TCK, usually 10 ms), so small phases read coarsely.
+//   NATS      per phase, the messages each service's connections published (in: appends, API requests,
+//             acks, pulls, commands, row updates) and were sent (out: replies, deliveries), per action,
+//             from two readings of nats-server's /connz (--nats-monitor <url>, else the http: of
+//             $WRIT_HOME/nats/nats-server.conf): where the server's CPU goes, connection by connection.
 // Every allowed action opens a new task, so each runs in a freshly created cell (a container
 // per task): the cold start of a cell is part of Writ's figure and of `raw run`, not of `raw exec`.
 
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -89,6 +95,7 @@ const { values: args } = parseArgs({
     'service-env': { type: 'string', multiple: true },
     'service-cpu-prof': { type: 'string' },
     'service-log-level': { type: 'string' },
+    'nats-monitor': { type: 'string' },
   },
 });
 
@@ -194,6 +201,75 @@ function writNatsServer() {
 }
 
 /**
+ * Where nats-server's monitoring answers: `--nats-monitor`, else the `http:` of `$WRIT_HOME/nats/nats-server.conf`
+ * (writ init writes it), else null (the message table is then left out).
+ */
+const natsMonitor = natsMonitorUrl();
+
+function natsMonitorUrl() {
+  if (args['nats-monitor'] !== undefined) return args['nats-monitor'];
+  const home = process.env.WRIT_HOME;
+  if (home === undefined) return null;
+  try {
+    const match = /^\s*http\s*:\s*"?([^"\s]+)"?/m.exec(readFileSync(path.join(home, 'nats', 'nats-server.conf'), 'utf8'));
+    return match === null ? null : `http://${match[1]}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Messages each connection of the server published (in) and was sent (out) so far, by connection name (`/connz`); null when the server does not answer. */
+async function natsTraffic(monitor) {
+  if (monitor === null) return null;
+  try {
+    const response = await fetch(`${monitor}/connz?limit=4096`, { signal: AbortSignal.timeout(5_000) });
+    const connz = await response.json();
+    const byName = new Map();
+    for (const connection of connz.connections ?? []) {
+      const name = connection.name ?? `cid ${connection.cid}`;
+      const seen = byName.get(name) ?? { cids: new Map() };
+      seen.cids.set(connection.cid, { in: connection.in_msgs, out: connection.out_msgs });
+      byName.set(name, seen);
+    }
+    return byName;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The messages of a phase per connection group (a service's connections, the bench's own), from two `/connz`
+ * readings: what each published (appends, API requests, acks, pulls, commands) and was sent (replies,
+ * deliveries, acks of its appends). A connection opened in the window counts from zero; one closed in it is missed.
+ */
+function printNatsTraffic(title, actions, before, after, stack) {
+  if (before === null || after === null) {
+    console.log(`\nNATS messages, ${title}: not measured (no monitoring endpoint: --nats-monitor <url>)`);
+    return;
+  }
+  const services = Object.keys(stack.services).sort((a, b) => b.length - a.length);
+  const totals = new Map();
+  for (const [name, { cids }] of after) {
+    const group = services.find((service) => name.includes(service)) ?? (name.includes(stack.root) ? 'bench (agents, watchers)' : null);
+    if (group === null) continue;
+    const sum = totals.get(group) ?? { in: 0, out: 0 };
+    for (const [cid, counts] of cids) {
+      const was = before.get(name)?.cids.get(cid) ?? { in: 0, out: 0 };
+      sum.in += counts.in - was.in;
+      sum.out += counts.out - was.out;
+    }
+    totals.set(group, sum);
+  }
+  console.log(`\nNATS messages, ${title}: per action, by the server's /connz (in: published by the connection, out: sent to it)`);
+  let all = { in: 0, out: 0 };
+  for (const [group, sum] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
+    console.log(`  ${group.padEnd(40)} in ${(sum.in / actions).toFixed(1).padStart(7)}   out ${(sum.out / actions).toFixed(1).padStart(7)}`);
+    all = { in: all.in + sum.in, out: all.out + sum.out };
+  }
+  console.log(`  ${'all of the above'.padEnd(40)} in ${(all.in / actions).toFixed(1).padStart(7)}   out ${(all.out / actions).toFixed(1).padStart(7)}`);
+}
+
+/**
  * Which printed group a process belongs to: a service (the process the harness started, and
  * whatever it spawns), Writ's nats-server, PostgreSQL (every process named postgres, so the
  * postmaster's reaped time covers the backends that exit), the Docker engine; null for the rest.
@@ -232,6 +308,7 @@ async function cpuWindow(stack, nats, admin) {
   const groupOf = processGroups(stack, nats.pid);
   const cells = await trackCells(docker, { cellsRoot: stack.cellsRoot, executorId: stack.env.WRIT_EXECUTOR_ID });
   const backendsBefore = await stackBackends(admin, stack);
+  const trafficBefore = await natsTraffic(natsMonitor);
   const before = snapshotProcesses(groupOf);
   const startedAt = performance.now();
   return {
@@ -240,6 +317,7 @@ async function cpuWindow(stack, nats, admin) {
       const wallMs = performance.now() - startedAt;
       const cellsSpent = await cells.stop();
       const backendsAfter = await stackBackends(admin, stack);
+      const traffic = { before: trafficBefore, after: await natsTraffic(natsMonitor) };
       const backends = backendsBefore === null || backendsAfter === null ? null : new Set([...backendsBefore, ...backendsAfter]);
       const onlyBackends = (snapshot) => ({ processes: new Map([...snapshot.processes].filter(([, stat]) => stat.group === POSTGRES && backends.has(stat.pid))) });
       return {
@@ -247,6 +325,7 @@ async function cpuWindow(stack, nats, admin) {
         groups: cpuSpent(before, after),
         backends: backends === null ? null : (cpuSpent(onlyBackends(before), onlyBackends(after)).get(POSTGRES) ?? NO_PROCESS),
         cells: cellsSpent,
+        traffic,
       };
     },
   };
@@ -643,6 +722,8 @@ try {
 
   printCpu('allowed phase', ACTIONS, allowedCpuSpent, stack, nats, { msPerAction: 30, what: 'excluding Docker and the container\'s own work' });
   if (deniedCpuSpent !== undefined) printCpu('denied phase', DENIED, deniedCpuSpent, stack, nats, { msPerAction: 10, what: 'for the whole stack (nothing runs in Docker)' });
+  printNatsTraffic('allowed phase', ACTIONS, allowedCpuSpent.traffic.before, allowedCpuSpent.traffic.after, stack);
+  if (deniedCpuSpent !== undefined) printNatsTraffic('denied phase', DENIED, deniedCpuSpent.traffic.before, deniedCpuSpent.traffic.after, stack);
 
   console.log('\nresident memory (VmRSS) per service: idle → peak under the allowed load / the denied load (aim: < 200 MB)');
   const after = stack.residentMemory();
