@@ -123,3 +123,20 @@ export class NatsArtifactStore {
     }
   }
 }
+
+/**
+ * The bucket opened (created if need be) on first use, and again on the next use after a failed
+ * open: a service that needs it only now and then (a Last Will with artifacts, a context pack)
+ * never fails to start, or stays failed, because the bucket was unavailable once.
+ */
+export function lazyArtifactStore(nc: NatsConnection, options: ArtifactBucketOptions): () => Promise<NatsArtifactStore> {
+  let opened: Promise<NatsArtifactStore> | undefined;
+  return () => {
+    opened ??= NatsArtifactStore.open(nc, options).catch((error: unknown) => {
+      opened = undefined;
+      throw error;
+    });
+    return opened;
+  };
+}
+

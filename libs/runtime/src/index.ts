@@ -51,7 +51,7 @@ export {
 export { ServiceRuntime, connectNats, warnKeptCapacities, type RotatingKeyOptions, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
 export { isProcessEntry } from './process-entry.js';
 export { buildInfo, processBuildInfo, type BuildInfo } from './build-info.js';
-export { NatsArtifactStore, artifactObjectName, artifactUri, type ArtifactBucketOptions, type ArtifactStoreFailure, type StoredArtifact } from './artifact-store.js';
+export { NatsArtifactStore, artifactObjectName, artifactUri, lazyArtifactStore, type ArtifactBucketOptions, type ArtifactStoreFailure, type StoredArtifact } from './artifact-store.js';
 export {
   SIGNED_REQUESTS,
   claimedSignedRequest,

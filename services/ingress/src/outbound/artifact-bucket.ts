@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { NatsArtifactStore } from '@writ/runtime';
+import { lazyArtifactStore, type NatsArtifactStore } from '@writ/runtime';
 import type { SeedArtifacts } from '../application/participant-ports.js';
 import { IngressError } from '../ingress-errors.js';
 
@@ -15,12 +15,14 @@ export interface ArtifactBucketSettings {
  * sees one never creates the bucket.
  */
 export class LazyArtifactBucket implements SeedArtifacts {
-  #store: Promise<NatsArtifactStore> | undefined;
+  readonly #open: () => Promise<NatsArtifactStore>;
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly settings: ArtifactBucketSettings,
-  ) {}
+  constructor(nc: NatsConnection, settings: ArtifactBucketSettings) {
+    this.#open = lazyArtifactStore(nc, {
+      ...settings,
+      failure: (message, options) => new IngressError('INGRESS_ARTIFACTS_UNAVAILABLE', message, options),
+    });
+  }
 
   async holds(sha256: string): Promise<boolean> {
     return (await (await this.#open()).get(sha256)) !== null;
@@ -28,17 +30,5 @@ export class LazyArtifactBucket implements SeedArtifacts {
 
   async store(bytes: Uint8Array): Promise<void> {
     await (await this.#open()).put(bytes);
-  }
-
-  #open(): Promise<NatsArtifactStore> {
-    this.#store ??= NatsArtifactStore.open(this.nc, {
-      ...this.settings,
-      failure: (message, options) => new IngressError('INGRESS_ARTIFACTS_UNAVAILABLE', message, options),
-    }).catch((error: unknown) => {
-      // Not cached: the next Last Will tries again.
-      this.#store = undefined;
-      throw error;
-    });
-    return this.#store;
   }
 }

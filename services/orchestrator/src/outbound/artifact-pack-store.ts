@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { NatsArtifactStore } from '@writ/runtime';
+import { lazyArtifactStore, type NatsArtifactStore } from '@writ/runtime';
 import type { ContextPackStore, StoredPack } from '../application/ports.js';
 import { OrchestratorError } from '../application/orchestrator.errors.js';
 
@@ -15,27 +15,17 @@ export interface ArtifactBucketSettings {
  * at start-up never keeps the orchestrator from governing (only the packs wait).
  */
 export class ArtifactPackStore implements ContextPackStore {
-  #store: Promise<NatsArtifactStore> | undefined;
+  readonly #open: () => Promise<NatsArtifactStore>;
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly settings: ArtifactBucketSettings,
-  ) {}
+  constructor(nc: NatsConnection, settings: ArtifactBucketSettings) {
+    this.#open = lazyArtifactStore(nc, {
+      ...settings,
+      failure: (message, options) => new OrchestratorError('ORCHESTRATOR_CONTEXT_PACK_STORE_FAILED', message, options),
+    });
+  }
 
   async put(bytes: Uint8Array): Promise<StoredPack> {
     const stored = await (await this.#open()).put(bytes);
     return { sha256: stored.sha256, uri: stored.uri, byte_size: stored.byte_size };
-  }
-
-  #open(): Promise<NatsArtifactStore> {
-    this.#store ??= NatsArtifactStore.open(this.nc, {
-      ...this.settings,
-      failure: (message, options) => new OrchestratorError('ORCHESTRATOR_CONTEXT_PACK_STORE_FAILED', message, options),
-    }).catch((error: unknown) => {
-      // Not cached: the next pack tries again.
-      this.#store = undefined;
-      throw error;
-    });
-    return this.#store;
   }
 }
