@@ -275,7 +275,7 @@ export class RunActionHandler {
 
   /** The use is ours: run it, whatever happens record how it ended. */
   async #runClaimed(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan, head: number): Promise<RunActionOutcome> {
-    this.#deps.logger?.info({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'grant use claimed; running');
+    this.#deps.logger?.debug({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'grant use claimed; running');
     const payload = await this.#serialized(command.task_id, () => this.#execute(command, useId, claim, plan));
     await this.#recordCompletion(command, useId, claim, payload, undefined, payload.outcome === 'not_run' ? payload.error : undefined);
     await this.#forget(command.task_id, useId);

@@ -33,7 +33,7 @@ export function closeCellListener(subject: string, options: ConsumerOptions): Ty
     async onCloseCell(@Payload() payload: unknown, @Ctx() context: JetStreamContext): Promise<void> {
       const command = parseContract('CloseCell', CloseCell, payload);
       const outcome = await this.handler.handle(command, { hops: hopsOf(context.header(FORWARD_HOPS_HEADER)) });
-      this.logger.info({ ...outcome, reason: command.reason }, 'close-cell handled');
+      this.logger.debug({ ...outcome, reason: command.reason }, 'close-cell handled');
     }
   }
   return CloseCellListener;
