@@ -32,13 +32,6 @@ export class TasksController {
     return this.reads.decisions(id, { after, limit }, scope);
   }
 
-  /**
-   * `{ claim_jws }` (`kind`: done, blocked or correction), forwarded to the
-   * orchestrator, which checks the signature, the JWS type against the kind,
-   * and that the signer owns the task. Public: the signed claim is the
-   * credential, so an agent whose bus credential publishes only its ingress
-   * subject claims here.
-   */
   /** The task's working state: its entries and revision (an agent: its own tasks only). */
   @Get(':id/working-state')
   workingState(@Param('id') id: string, @ReadScope() scope: HttpReadScope): Promise<WorkingStateRow> {
@@ -71,6 +64,13 @@ export class TasksController {
     return this.forwarding.submitKnowledge({ taskId: id, kind: 'belief', body });
   }
 
+  /**
+   * `{ claim_jws }` (`kind`: done, blocked or correction), forwarded to the
+   * orchestrator, which checks the signature, the JWS type against the kind,
+   * and that the signer owns the task. Public: the signed claim is the
+   * credential, so an agent whose bus credential publishes only its ingress
+   * subject claims here.
+   */
   @PublicRoute()
   @Post(':id/claims/:kind')
   @HttpCode(200)
