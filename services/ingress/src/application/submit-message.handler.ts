@@ -11,7 +11,7 @@ import {
   type IngressBindingEvent,
   type IngressState,
 } from '@writ/kernel';
-import { SIGNED_REQUESTS, decision, handleCommand, serviceDraft, verifySignedRequest, type PrincipalRecord, type SignedRequestFailureReason, type SignedRequestPrincipals } from '@writ/runtime';
+import { SIGNED_REQUESTS, conversationStreamId, decision, handleCommand, messageIngressId, serviceDraft, verifySignedRequest, type PrincipalRecord, type SignedRequestFailureReason, type SignedRequestPrincipals } from '@writ/runtime';
 import { redactSecrets } from '@writ/telemetry';
 import { IngressError, type IngressErrorCode } from '../ingress-errors.js';
 import type { Clock, IngressLog, LoggedEvent } from './ports.js';
@@ -45,12 +45,6 @@ const REFUSALS: Record<SignedRequestFailureReason, IngressErrorCode> = {
 const CHANNEL = 'nats';
 /** At most this many of a conversation's earlier tasks are weighed (most recently bound first): a long conversation costs no more. */
 const MAX_WEIGHED_TASKS = LIMITS.shortListItems;
-
-const hex = (text: string) => sha256Hex(text).slice(0, 40);
-/** One principal's conversation: the stream `writ.evt.ingress.cnv-…` every message of it is recorded and bound on. */
-export const conversationStreamId = (principalId: string, conversationId: string) => `cnv-${hex(`conversation\n${principalId}\n${conversationId}`)}`;
-/** A message's ingress id: the sender's message_id within its conversation (a resend is the same ingress). */
-export const messageIngressId = (principalId: string, conversationId: string, messageId: string) => `msg-${hex(`message\n${principalId}\n${conversationId}\n${messageId}`)}`;
 
 /** The conversation stream's events as the kernel's fold and decider read them. */
 const asEntries = (streamId: string, events: readonly LoggedEvent[]): FocusLogEntry[] =>

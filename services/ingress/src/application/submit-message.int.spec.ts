@@ -2,14 +2,14 @@ import type { IngressMessageReply, IngressMessageSubmission } from '@writ/contra
 import { generateEd25519Key } from '@writ/crypto';
 import { EventStore, eventSealer } from '@writ/eventstore';
 import { fold, taskDecider, type TaskCommand } from '@writ/kernel';
-import { DEFAULT_SERVICE_PRINCIPALS, SIGNED_REQUESTS, TrustAnchoredPrincipals, registerServicePrincipal, serviceAuthorship, serviceDraft, signRequest } from '@writ/runtime';
+import { DEFAULT_SERVICE_PRINCIPALS, SIGNED_REQUESTS, TrustAnchoredPrincipals, conversationStreamId, registerServicePrincipal, serviceAuthorship, serviceDraft, signRequest } from '@writ/runtime';
 import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPrincipal, startTestIngress, type TestAgent, type TestIngress } from '../../test/fixtures.js';
 import { EventStoreIngressLog } from '../outbound/event-log.js';
 import { LogPrincipalDirectory } from '../outbound/principal-directory.js';
 import type { IngressLog } from './ports.js';
-import { SubmitMessageHandler, conversationStreamId, type MessageTexts } from './submit-message.handler.js';
+import { SubmitMessageHandler, type MessageTexts } from './submit-message.handler.js';
 
 /**
  * Free-form messages against the real log (issue 17, Hermit 8.1.2/8.1.3):
