@@ -1,4 +1,6 @@
 import {
+  ConversationFocusList,
+  ConversationHistory,
   InclusionProofReply,
   ActionListQuery,
   ActionPage,
@@ -134,6 +136,8 @@ export const API_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   TaskClaimBody,
   ClaimReply,
   BeliefList,
+  ConversationFocusList,
+  ConversationHistory,
   ContextPack: ContextPackDocument,
   KnowledgeRequestBody,
   WorkingStateRevisionReply,
@@ -277,6 +281,35 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: { description: 'The signed revision.', content: { 'application/json': KnowledgeRequestBody } },
     replies: { 200: { description: 'Accepted: the revision it made.', schema: WorkingStateRevisionReply } },
     problems: [400, 401, 403, 404, 409, 413, 422, 502, 503, 504],
+  },
+  {
+    method: 'get',
+    path: '/v1/focus',
+    operationId: 'getConversationFocus',
+    tag: 'Conversations',
+    summary: "A principal's focus in each of its conversations",
+    description:
+      "Issue 17, Hermit 13.6: folded from ingress's ingress.recorded and ingress.bound alone (rebuildable); a focused task that has ended reads as released, with last_outcome_task_id. A projection: ingress binds from the log, never from this. Without principal_id, the caller's own; an agent naming another principal is 403 PROJECTION_SCOPE_FORBIDDEN.",
+    query: [{ name: 'principal_id', schema: Id.optional(), description: 'Whose conversations (default the caller; an agent: only itself).' }],
+    replies: { 200: { description: 'The focus per conversation, most recently changed first.', schema: ConversationFocusList } },
+    problems: [400, 403, 503],
+  },
+  {
+    method: 'get',
+    path: '/v1/conversations/{id}/history',
+    operationId: 'getConversationHistory',
+    tag: 'Conversations',
+    summary: "One of a principal's conversations: each message and where it was bound, in order",
+    description:
+      "Issue 17, Hermit 15.8 (exit criterion 13): the session history is only this projection. Each message's text is read from the artifact bucket by its text_sha256 (secret-looking values were redacted before it was stored), null when the bucket does not hold it. Without principal_id, the caller's own; an agent naming another principal is 403 PROJECTION_SCOPE_FORBIDDEN.",
+    pathParameters: [id('conversation')],
+    query: [
+      { name: 'principal_id', schema: Id.optional(), description: 'Whose conversation (default the caller; an agent: only itself).' },
+      { name: 'after', schema: z.int().min(0).default(0), description: "Only messages after this conversation_seq: the last one's of the previous page." },
+      limit,
+    ],
+    replies: { 200: { description: 'One page of the conversation.', schema: ConversationHistory } },
+    problems: [400, 403, 503],
   },
   {
     method: 'get',
