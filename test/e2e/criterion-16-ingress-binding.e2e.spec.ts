@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { EventEnvelope } from '@writ/contracts';
 import { exportEd25519PrivateJwk } from '@writ/crypto';
 import { conversationTasks, type FocusLogEntry } from '@writ/kernel';
-import { conversationStreamId } from '@writ/runtime';
+import { SIGNED_REQUESTS, conversationStreamId, signRequest } from '@writ/runtime';
 import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startStack, type Principal, type Stack } from './support/stack.mjs';
@@ -57,6 +57,16 @@ interface Said {
 
 async function say(principal: Principal, text: string, args: readonly string[] = []): Promise<Said> {
   return JSON.parse(await stack.cli(['say', text, '--conversation', CONVERSATION, '--key', await keyFile(principal), '--principal', principal.id, ...args, '--json'])) as Said;
+}
+
+/** The same message posted over HTTP, as an agent (whose bus credential publishes its ingress subject only) sends it: the signed body is the credential. */
+async function post(principal: Principal, fields: { kind?: string; text: string; explicit_task_ref?: string }): Promise<{ status: number; body: Record<string, unknown> }> {
+  const { jws } = await signRequest(
+    SIGNED_REQUESTS.ingressMessage,
+    { message_id: uniqueName('m'), conversation_id: CONVERSATION, kind: 'note', ...fields } as never,
+    { principalId: principal.id, key: principal.key, now: new Date() },
+  );
+  return stack.http('/v1/messages', { method: 'POST', headers: { authorization: '', 'content-type': 'application/json' }, body: JSON.stringify({ message_jws: jws }) });
 }
 
 /** A task of `agent`'s held open by an irreversible action awaiting a director's approval. */
@@ -112,11 +122,12 @@ it(
     expect(ambiguous.task_id).toBeUndefined();
     // and a reply binds to the replied message's task; an explicit ref to the ended task is never a reopening
     expect(await say(agent, 'yes, staging', ['--kind', 'answer', '--reply-to', first.ingress_id])).toMatchObject({ resolution: 'append_note', task_id: one.taskId });
-    expect(await say(agent, 'one more thing', ['--task', three.taskId])).toMatchObject({ resolution: 'chat_only' });
+    expect(await post(agent, { text: 'one more thing', explicit_task_ref: three.taskId })).toMatchObject({ status: 200, body: { resolution: 'chat_only', duplicate: false } });
 
     // hostile: another agent cannot send a message about this agent's task (nothing recorded), nor read its focus or history
     const stranger = await stack.registerPrincipal({ type: 'agent', roles: ['executor'], extractable: true });
     await expect(say(stranger, 'cancel it', ['--task', one.taskId])).rejects.toThrow(/INGRESS_MESSAGE_TASK_UNKNOWN/);
+    expect(await post(stranger, { kind: 'control', text: 'cancel it', explicit_task_ref: one.taskId })).toMatchObject({ status: 404, body: { code: 'INGRESS_MESSAGE_TASK_UNKNOWN' } });
     expect(await stack.entityEvents('ingress', conversationStreamId(stranger.id, CONVERSATION))).toEqual([]);
     expect(await stack.http(`/v1/focus?principal_id=${agent.id}`, { as: stranger })).toMatchObject({ status: 403, body: { code: 'PROJECTION_SCOPE_FORBIDDEN' } });
     expect(await stack.http(`/v1/conversations/${CONVERSATION}/history?principal_id=${agent.id}`, { as: stranger })).toMatchObject({ status: 403 });

@@ -1,6 +1,8 @@
-import { Controller, Get, Inject, Param, Query, createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { ConversationFocusList, ConversationHistory, HttpReadScope } from '@writ/contracts';
-import { callerOf } from '@writ/runtime/nest';
+import { PublicRoute, callerOf } from '@writ/runtime/nest';
+import { Forwarding } from '../../application/forwarding.js';
+import type { JsonObject } from '../../application/projected-event.js';
 import { ConversationReads } from '../../application/conversations.js';
 import { ProjectionError } from '../../application/projection-errors.js';
 import { ReadScope } from './read-scope.js';
@@ -15,7 +17,22 @@ const CallerId = createParamDecorator((_data: unknown, context: ExecutionContext
 /** A principal's conversations (issue 17): focus and session history, projections only. */
 @Controller('v1')
 export class ConversationsController {
-  constructor(@Inject(ConversationReads) private readonly reads: ConversationReads) {}
+  constructor(
+    @Inject(ConversationReads) private readonly reads: ConversationReads,
+    @Inject(Forwarding) private readonly forwarding: Forwarding,
+  ) {}
+
+  /**
+   * `{ message_jws }`: a free-form message signed by its sender, forwarded to
+   * ingress, which verifies it, records it first and binds it. Public: the
+   * signed message is the credential, so an agent sends one here.
+   */
+  @PublicRoute()
+  @Post('messages')
+  @HttpCode(200)
+  submit(@Body() body: unknown): Promise<JsonObject> {
+    return this.forwarding.submitMessage(body);
+  }
 
   /** The focus in each of a principal's conversations (`?principal_id=`, default the caller; an agent: its own). */
   @Get('focus')

@@ -1,6 +1,8 @@
 import {
   ConversationFocusList,
   ConversationHistory,
+  IngressMessageReply,
+  SubmitIngressMessage,
   InclusionProofReply,
   ActionListQuery,
   ActionPage,
@@ -138,6 +140,8 @@ export const API_COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   BeliefList,
   ConversationFocusList,
   ConversationHistory,
+  SubmitIngressMessage,
+  IngressMessageReply,
   ContextPack: ContextPackDocument,
   KnowledgeRequestBody,
   WorkingStateRevisionReply,
@@ -281,6 +285,19 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: { description: 'The signed revision.', content: { 'application/json': KnowledgeRequestBody } },
     replies: { 200: { description: 'Accepted: the revision it made.', schema: WorkingStateRevisionReply } },
     problems: [400, 401, 403, 404, 409, 413, 422, 502, 503, 504],
+  },
+  {
+    method: 'post',
+    path: '/v1/messages',
+    operationId: 'submitMessage',
+    tag: 'Conversations',
+    summary: 'A free-form message signed by its sender (forwarded to ingress): recorded first, then bound',
+    description:
+      "Issue 17, Hermit 8.1.2/8.1.3: ingress verifies the signature (typ writ-ingress-message+jws), stores the text redacted and content-addressed, appends ingress.recorded (its hash) then ingress.bound: an explicit task ref wins, then the replied message's task, then the conversation's focus; two open tasks and nothing named is pending_disambiguation. A task that is not the signer's is 404 INGRESS_MESSAGE_TASK_UNKNOWN, an unknown reply 404 INGRESS_MESSAGE_REPLY_UNKNOWN, a message_id reused for another text 409 INGRESS_MESSAGE_REUSED, and nothing is recorded. The same message sent again answers duplicate. Public: the signed message is the credential (how an agent sends one).",
+    public: true,
+    body: { description: 'The signed message.', content: { 'application/json': SubmitIngressMessage } },
+    replies: { 200: { description: 'Recorded and bound: where it went.', schema: IngressMessageReply } },
+    problems: [400, 401, 404, 409, 422, 502, 503, 504],
   },
   {
     method: 'get',
