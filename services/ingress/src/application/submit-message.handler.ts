@@ -119,7 +119,9 @@ export class SubmitMessageHandler {
   async #checkTargets({ payload, signer, streamId }: Message): Promise<void> {
     if (payload.explicit_task_ref !== undefined) {
       const task = await this.#task(payload.explicit_task_ref);
-      if (task === undefined || (task.owner !== signer.principal_id && !signer.roles.includes('director'))) {
+      // A director may speak about any task; an agent never counts as one, whatever roles it holds (as for HTTP reads).
+      const director = signer.principal_type !== 'agent' && signer.roles.includes('director');
+      if (task === undefined || (task.owner !== signer.principal_id && !director)) {
         // One answer for "no such task" and "not yours": a caller learns nothing about others' tasks.
         throw new IngressError('INGRESS_MESSAGE_TASK_UNKNOWN', `${signer.principal_id} has no task ${payload.explicit_task_ref} to send a message about`, {
           details: { task_id: payload.explicit_task_ref },

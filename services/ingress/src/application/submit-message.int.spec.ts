@@ -144,6 +144,14 @@ describe('a free-form message is recorded, then bound', () => {
     expect((await streamOf(agent, conversation)).length).toBe(2);
   });
 
+  it('given another principal\'s task, then a director may send a message about it, and an agent holding the director role may not', async () => {
+    const theirs = await task(other);
+    const director = await registerPrincipal(checked, { type: 'user', roles: ['director'] });
+    const agentDirector = await registerPrincipal(checked, { type: 'agent', roles: ['director'] });
+    expect(await handler().submit(await message(director, { message_id: 'm-1', conversation_id: uniqueName('conv'), kind: 'control', text: 'hold', explicit_task_ref: theirs }))).toMatchObject({ resolution: 'control', task_id: theirs });
+    await expect(handler().submit(await message(agentDirector, { message_id: 'm-1', conversation_id: uniqueName('conv'), kind: 'control', text: 'hold', explicit_task_ref: theirs }))).rejects.toMatchObject({ code: 'INGRESS_MESSAGE_TASK_UNKNOWN' });
+  });
+
   it('given the focus moved across two tasks and the focused one ended, then a message naming none is pending_disambiguation; a reply binds to the replied task', async () => {
     const [first, second] = [await task(agent, 'mark-task-ready'), await task(agent, 'mark-task-ready')];
     const conversation = uniqueName('conv');
