@@ -33,6 +33,7 @@ import { decisions } from './commands/decisions.js';
 import { explain } from './commands/explain.js';
 import { grantRevoke } from './commands/grant-revoke.js';
 import { beliefAssert, beliefList, beliefRevoke, workingStateSet, workingStateShow } from './commands/knowledge.js';
+import { focus, history, say } from './commands/conversation.js';
 import { contextShow } from './commands/context.js';
 import { keysList } from './commands/keys-list.js';
 import { ROTATING_SERVICES, keysRotate, type RotatingService } from './commands/keys-rotate.js';
@@ -86,6 +87,7 @@ export { decisionLog, type DecisionEntry, type DecisionLog } from './explain/dec
 export { explainTask, type ActionExplanation, type TaskExplanation } from './explain/task-explanation.js';
 export { grantRevoke, type GrantRevokeOptions } from './commands/grant-revoke.js';
 export { beliefAssert, beliefList, beliefRevoke, workingStateSet, workingStateShow } from './commands/knowledge.js';
+export { focus, history, say } from './commands/conversation.js';
 export { contextLines, contextShow, type ContextOptions, type ShownContext } from './commands/context.js';
 export { keysList, type KeysListOptions, type PrincipalKeys } from './commands/keys-list.js';
 export { keysRotate, type KeysRotateOptions } from './commands/keys-rotate.js';
@@ -516,6 +518,46 @@ function program(io: CliIo): Command {
     .option('--json', "print the orchestrator's reply as JSON")
     .action(async (taskId: string, file: string | undefined, options: { key: string; principal: string; remove: string[]; expectedRevision?: string; compact?: boolean; keep: string[]; requestId?: string; nats?: string; json?: boolean }) => {
       await workingStateSet(taskId, file, options, connectionFrom(io, options.nats), io);
+    });
+
+  writ
+    .command('say')
+    .description('send a free-form message (a note, an answer, a correction, a control word, chat) signed to <root>.qry.ingress.submit-message: ingress records it first, then binds it (explicit --task, else the --reply-to message\'s task, else the conversation\'s focus; ambiguity is pending_disambiguation) and answers where; INGRESS_MESSAGE_TASK_UNKNOWN, _REPLY_UNKNOWN, _REUSED record nothing')
+    .argument('<text>', 'the message (secret-looking values are redacted before it is stored)')
+    .requiredOption('--conversation <id>', 'the conversation it belongs to')
+    .requiredOption('--key <file>', "the sender's PRIVATE JWK (an agent or a director)")
+    .requiredOption('--principal <id>', 'the sender')
+    .option('--kind <kind>', 'note (default), answer, correction, control or chat')
+    .option('--task <task_id>', 'the task it is about (wins over reply and focus; yours, or any for a director)')
+    .option('--reply-to <ingress_id>', 'an earlier message of this conversation it answers')
+    .option('--message-id <id>', 'the message id (default a fresh one); the same id sent again records nothing more')
+    .option('--nats <url>', NATS_HELP)
+    .option('--json', "print ingress's reply as JSON")
+    .action(async (text: string, options: { key: string; principal: string; conversation: string; kind?: string; task?: string; replyTo?: string; messageId?: string; nats?: string; json?: boolean }) => {
+      await say(text, options, connectionFrom(io, options.nats), io);
+    });
+  writ
+    .command('focus')
+    .description("the focus in each of a principal's conversations (GET /v1/focus): a projection of ingress's records and bindings, rebuildable; an agent reads its own only")
+    .option('--of <principal_id>', 'whose conversations (default the reader; a director or operator may name any)')
+    .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
+    .option('--json', 'print the list as JSON')
+    .action(async (options: { of?: string; url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await focus(options, WritApi.from(io, options.url, options), io);
+    });
+  writ
+    .command('history')
+    .description("a conversation's messages and where each was bound (GET /v1/conversations/<id>/history): the session history is only this projection")
+    .argument('<conversation_id>', 'the conversation')
+    .option('--of <principal_id>', 'whose conversation (default the reader)')
+    .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
+    .option('--json', 'print the page as JSON')
+    .action(async (conversation: string, options: { of?: string; url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await history(conversation, options, WritApi.from(io, options.url, options), io);
     });
 
   const belief = writ.command('belief').description("a task's beliefs (Hermit 15.3): evidence-backed, trust-tiered, never deleted (superseded or revoked instead)");

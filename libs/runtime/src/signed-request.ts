@@ -1,6 +1,6 @@
 import { ApprovalResolution, CELL_RENEWAL_JWS_TYPE, PRINCIPAL_REGISTRATION_JWS_TYPE, PRINCIPAL_REVOCATION_JWS_TYPE, PrincipalRegistration, PrincipalRevocation, SERVICE_ENROLLMENT_JWS_TYPE, ServiceEnrollment, CellRenewal, CellResurrection, GrantRevocation, KeyRotation, OutcomeResolution, POLICY_APPLICATION_JWS_TYPE, PolicyProfileApplication, WritError, parseContract, safeParseContract } from '@writ/contracts';
 import { BLOCKED_CLAIM_JWS_TYPE, BlockedClaimSubmission, CORRECTION_JWS_TYPE, CorrectionSubmission, DONE_CLAIM_JWS_TYPE, DoneClaimSubmission } from '@writ/contracts';
-import { BELIEF_REQUEST_JWS_TYPE, BeliefRequestSubmission, WORKING_STATE_REVISION_JWS_TYPE, WorkingStateRevisionSubmission } from '@writ/contracts';
+import { BELIEF_REQUEST_JWS_TYPE, BeliefRequestSubmission, INGRESS_MESSAGE_JWS_TYPE, IngressMessageSubmission, WORKING_STATE_REVISION_JWS_TYPE, WorkingStateRevisionSubmission } from '@writ/contracts';
 import { signJws, verifyJws, type JwsSigner, type KeySet } from '@writ/crypto';
 import type { z } from 'zod';
 
@@ -75,6 +75,8 @@ export const SIGNED_REQUESTS = {
   }),
   /** `writ belief assert|revoke` → `<root>.qry.orchestrator.change-belief`. */
   beliefRequest: kind({ contract: 'BeliefRequestSubmission', schema: BeliefRequestSubmission, signerField: 'requested_by', signedAtField: 'requested_at', typ: BELIEF_REQUEST_JWS_TYPE }),
+  /** `writ say` → `<root>.qry.ingress.submit-message` (any registered principal, about its own conversation; ingress checks the tasks it names). */
+  ingressMessage: kind({ contract: 'IngressMessageSubmission', schema: IngressMessageSubmission, signerField: 'sent_by', signedAtField: 'sent_at', typ: INGRESS_MESSAGE_JWS_TYPE }),
 } as const;
 
 /** Why a signed request was refused; each service maps these onto its own error codes. */

@@ -96,6 +96,8 @@ export interface IngressConfig {
     readonly registerPrincipal: string;
     /** Operator-signed key revocations: `<root>.qry.ingress.revoke-principal`. */
     readonly revokePrincipal: string;
+    /** Free-form messages (writ say), recorded then bound: `<root>.qry.ingress.submit-message`. */
+    readonly submitMessage: string;
     readonly deadLetter: string;
   };
   /** The log and the bus streams, with the subjects the bus streams capture. */
@@ -172,6 +174,7 @@ export function loadIngressConfig(env: Record<string, string | undefined> = proc
       submitAction: subjects.commands.ingressSubmitAction,
       registerPrincipal: subjects.commands.ingressRegisterPrincipal,
       revokePrincipal: subjects.commands.ingressRevokePrincipal,
+      submitMessage: subjects.commands.ingressSubmitMessage,
       deadLetter: subjects.deadLetter('ingress', patternToken(subjects.ingressActions)),
     },
     streams: { ...serviceStreams(e), subjects: subjects.streams },

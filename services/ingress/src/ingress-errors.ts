@@ -27,7 +27,19 @@ export type IngressErrorCode =
   /** The administrative request was signed too far from now (a replay, or a skewed clock). */
   | 'INGRESS_ADMIN_STALE'
   /** The registration contradicts the principal the log describes (type, roles, a revoked or reused kid). */
-  | 'INGRESS_PRINCIPAL_CONFLICT';
+  | 'INGRESS_PRINCIPAL_CONFLICT'
+  /** A free-form message (writ say) whose JWS does not verify under the signer's active keys, is not an IngressMessageSubmission, or whose signer is unknown: nothing recorded. */
+  | 'INGRESS_MESSAGE_SIGNATURE_INVALID'
+  /** The message was signed too far from now (a replay, or a skewed clock): sign it again. */
+  | 'INGRESS_MESSAGE_STALE'
+  /** The explicit task ref names no task the signer may send a message about (unknown, or another principal's and the signer no director). */
+  | 'INGRESS_MESSAGE_TASK_UNKNOWN'
+  /** reply_to_ref names no message of this conversation of the signer's. */
+  | 'INGRESS_MESSAGE_REPLY_UNKNOWN'
+  /** The message_id was first sent with another text or target: a new message needs a new message_id. */
+  | 'INGRESS_MESSAGE_REUSED'
+  /** The conversation kept changing while the message was recorded (a lost race, bounded retries): send it again with the same message_id. */
+  | 'INGRESS_MESSAGE_BUSY';
 
 export class IngressError extends WritError<IngressErrorCode> {
   constructor(code: IngressErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {

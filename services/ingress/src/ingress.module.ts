@@ -8,6 +8,7 @@ import type { Clock } from './application/ports.js';
 import { ReceiveActionHandler } from './application/receive-action.handler.js';
 import { RegisterPrincipalHandler } from './application/register-principal.handler.js';
 import { SeedVerificationHandler } from './application/seed-verification.handler.js';
+import { SubmitMessageHandler } from './application/submit-message.handler.js';
 import type { IngressConfig } from './config.js';
 import { ActionsController } from './inbound/actions.controller.js';
 import { IngressActionConsumer } from './inbound/ingress-action.consumer.js';
@@ -15,6 +16,7 @@ import { participantExpiryTimer, type ParticipantExpiryTimer, type ParticipantTi
 import { seedListeners } from './inbound/seed-listeners.js';
 import { SeedsController } from './inbound/seeds.controller.js';
 import { registerPrincipalListener } from './inbound/register-principal.listener.js';
+import { submitMessageListener } from './inbound/submit-message.listener.js';
 import { submitActionListener } from './inbound/submit-action.listener.js';
 import { LazyArtifactBucket } from './outbound/artifact-bucket.js';
 import { EventStoreIngressLog } from './outbound/event-log.js';
@@ -135,6 +137,15 @@ export class IngressModule {
       clock,
       logger,
     });
+    // Free-form messages (issue 17): recorded, then bound, on the sender's conversation stream; the text in the artifact bucket.
+    const messages = new SubmitMessageHandler({
+      log: new EventStoreIngressLog(runtime.store),
+      principals: new TrustAnchoredPrincipals(directory, options.trustAnchor),
+      texts: new LazyArtifactBucket(runtime.nc, config.seeds.artifacts),
+      clock,
+      principalId: config.principalId,
+      freshnessSeconds: config.freshnessSeconds,
+    });
     return {
       module: IngressModule,
       controllers: [
@@ -142,6 +153,7 @@ export class IngressModule {
         ActionsController,
         submitActionListener(config.subjects.submitAction),
         registerPrincipalListener({ register: config.subjects.registerPrincipal, revoke: config.subjects.revokePrincipal }),
+        submitMessageListener(config.subjects.submitMessage),
         SeedsController,
         seedListeners(config.seeds.subjects),
       ],
@@ -150,6 +162,7 @@ export class IngressModule {
         { provide: ReceiveActionHandler, useValue: handler },
         { provide: SeedVerificationHandler, useValue: seeds },
         { provide: RegisterPrincipalHandler, useValue: registrations },
+        { provide: SubmitMessageHandler, useValue: messages },
         { provide: ParticipantExpiryLifecycle, useValue: new ParticipantExpiryLifecycle(expiryTimer) },
         { provide: IngressActionConsumer, useValue: consumer },
         { provide: IngressLifecycle, useValue: new IngressLifecycle(consumer) },

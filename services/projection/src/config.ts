@@ -97,6 +97,8 @@ export interface ProjectionConfig {
     readonly claims: { readonly done: string; readonly blocked: string; readonly correction: string };
     /** `<root>.qry.orchestrator.revise-working-state|change-belief` (request/reply, core NATS). */
     readonly knowledge: { readonly working_state: string; readonly belief: string };
+    /** `<root>.qry.ingress.submit-message` (POST /v1/messages). */
+    readonly submitMessage: string;
     /** `<root>.qry.projection.rebuild` and `.rebuild-status` (request/reply, core NATS): served here. */
     readonly rebuild: string;
     readonly rebuildStatus: string;
@@ -136,6 +138,7 @@ export function toProjectionConfig(env: z.output<typeof ProjectionEnv>): Project
       revokeGrant: subjects.commands.approvalRevokeGrant,
       claims: { done: subjects.commands.orchestratorClaimDone, blocked: subjects.commands.orchestratorClaimBlocked, correction: subjects.commands.orchestratorClaimCorrection },
       knowledge: { working_state: subjects.commands.orchestratorReviseWorkingState, belief: subjects.commands.orchestratorChangeBelief },
+      submitMessage: subjects.commands.ingressSubmitMessage,
       rebuild: subjects.commands.projectionRebuild,
       rebuildStatus: subjects.commands.projectionRebuildStatus,
       projections: subjects.projections,

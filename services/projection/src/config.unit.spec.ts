@@ -18,6 +18,7 @@ describe('projection config', () => {
       revokeGrant: 'writ.qry.approval.revoke-grant',
       claims: { done: 'writ.qry.orchestrator.claim-done', blocked: 'writ.qry.orchestrator.claim-blocked', correction: 'writ.qry.orchestrator.claim-correction' },
       knowledge: { working_state: 'writ.qry.orchestrator.revise-working-state', belief: 'writ.qry.orchestrator.change-belief' },
+      submitMessage: 'writ.qry.ingress.submit-message',
       rebuild: 'writ.qry.projection.rebuild',
       rebuildStatus: 'writ.qry.projection.rebuild-status',
       projections: 'writ.proj',

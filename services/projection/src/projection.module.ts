@@ -8,6 +8,7 @@ import { Forwarding } from './application/forwarding.js';
 import { ProjectionStatusReader } from './application/projection-status.js';
 import { Projector } from './application/projector.js';
 import { ContextPackReads } from './application/context-packs.js';
+import { ConversationReads } from './application/conversations.js';
 import { ReadService } from './application/read-service.js';
 import { NatsArtifactReader } from './outbound/nats/artifact-reader.js';
 import { ReceiptProofs } from './application/receipt-proofs.js';
@@ -29,6 +30,7 @@ import { HealthController } from './inbound/http/health.controller.js';
 import { KeysController } from './inbound/http/keys.controller.js';
 import { OpenApiController } from './inbound/http/openapi/openapi.controller.js';
 import { ProblemsController } from './inbound/http/problems.controller.js';
+import { ConversationsController } from './inbound/http/conversations.controller.js';
 import { GrantsController } from './inbound/http/grants.controller.js';
 import { PrincipalsController } from './inbound/http/principals.controller.js';
 import { ProjectionsController } from './inbound/http/projections.controller.js';
@@ -124,6 +126,7 @@ export class ProjectionModule {
         HealthController,
         OpenApiController,
         ProblemsController,
+        ConversationsController,
       ],
       providers: [
         { provide: PROJECTION_RESOURCES, useValue: resources },
@@ -157,6 +160,11 @@ export class ProjectionModule {
           provide: ContextPackReads,
           useFactory: (reads: ReadService) => new ContextPackReads(reads, new NatsArtifactReader(resources.runtime.nc, config.artifactsBucket)),
           inject: [ReadService],
+        },
+        {
+          provide: ConversationReads,
+          useFactory: (store: TypeormProjectionStore) => new ConversationReads(store, new NatsArtifactReader(resources.runtime.nc, config.artifactsBucket)),
+          inject: [TypeormProjectionStore],
         },
         {
           provide: Forwarding,

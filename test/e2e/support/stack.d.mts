@@ -128,7 +128,7 @@ export declare class Stack {
   /** By instance id. */
   residentMemory(): Record<string, number | null>;
 
-  registerPrincipal(options?: { id?: string; type?: string; roles?: readonly string[] }): Promise<Principal>;
+  registerPrincipal(options?: { id?: string; type?: string; roles?: readonly string[]; extractable?: boolean }): Promise<Principal>;
   cli(args: readonly string[]): Promise<string>;
   actionRequest(principal: Principal, overrides?: Record<string, unknown>): ActionRequestDocument;
   sign(principal: Principal, request: unknown, options?: { key?: Ed25519SigningKey }): Promise<string>;

@@ -555,8 +555,9 @@ export class Stack {
    * A principal with a fresh Ed25519 key, registered through the `writ` CLI
    * (`writ principal add`, apps/cli/bin/writ.mjs) against this stack's log.
    */
-  async registerPrincipal({ id = uniqueName('agent').replaceAll('_', '-'), type = 'agent', roles = ['executor'] } = {}) {
-    const key = await generateEd25519Key({ kid: `${id}-k1` });
+  async registerPrincipal({ id = uniqueName('agent').replaceAll('_', '-'), type = 'agent', roles = ['executor'], extractable = false } = {}) {
+    // extractable: the private key can be written out as a JWK, for a principal that signs through the CLI (`--key <file>`).
+    const key = await generateEd25519Key({ kid: `${id}-k1`, extractable });
     const jwkFile = path.join(this.layout.dir, `${id}.public.jwk.json`);
     await writeFile(jwkFile, JSON.stringify(key.publicJwk));
     const credsFile = path.join(this.layout.dir, `${id}.creds`);

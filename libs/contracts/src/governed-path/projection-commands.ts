@@ -22,6 +22,8 @@ export const ProjectionView = z.enum([
   'cells',
   'working_states',
   'beliefs',
+  'conversation_focus',
+  'conversation_messages',
 ]);
 export type ProjectionView = z.infer<typeof ProjectionView>;
 

@@ -15,6 +15,7 @@ export const COMMANDS = Object.freeze({
   ingressSubmitAction: 'writ.qry.ingress.submit-action',
   ingressRegisterPrincipal: 'writ.qry.ingress.register-principal',
   ingressRevokePrincipal: 'writ.qry.ingress.revoke-principal',
+  ingressSubmitMessage: 'writ.qry.ingress.submit-message',
   ingressSpawnVerify: 'writ.qry.ingress.spawn-verify',
   ingressHeartbeatVerify: 'writ.qry.ingress.heartbeat-verify',
   ingressRetireIngest: 'writ.qry.ingress.retire-ingest',

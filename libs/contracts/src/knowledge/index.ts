@@ -25,3 +25,5 @@ export {
   WorkingStateRevisionReply,
   WorkingStateRevisionSubmission,
 } from './requests.js';
+export { INGRESS_MESSAGE_JWS_TYPE, IngressMessageKind, IngressMessageReply, IngressMessageSubmission, SubmitIngressMessage } from './ingress-message.js';
+export { ConversationFocus, ConversationFocusList, ConversationFocusRow, ConversationHistory, ConversationMessageRow } from './conversation.js';

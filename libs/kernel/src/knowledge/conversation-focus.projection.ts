@@ -24,14 +24,22 @@ export interface PrincipalFocus {
 export interface ConversationFocusView {
   /** Keyed `<principal_id>/<conversation_id>`; a plain object so the view serializes as it is. */
   readonly focus: Readonly<Record<string, PrincipalFocus>>;
-  /** Who sent each recorded ingress (the binding event names only the ingress), and whether it is bound for good. */
-  readonly ingress: Readonly<Record<string, { readonly principal_id: string; readonly conversation_id: string; readonly bound: boolean }>>;
+  /**
+   * Who sent each recorded ingress (the binding event names only the ingress), the stream it was
+   * recorded on (its binding must be on the same one), and whether it is bound for good.
+   */
+  readonly ingress: Readonly<Record<string, { readonly principal_id: string; readonly conversation_id: string; readonly stream: string; readonly bound: boolean }>>;
+  /**
+   * The principal and conversation each ingress stream belongs to, fixed by its first record: a
+   * stream holds one ingress (`<id>`) or one principal's conversation (`cnv-…`, issue 17), never two senders.
+   */
+  readonly streams: Readonly<Record<string, { readonly principal_id: string; readonly conversation_id: string }>>;
   /** Entries the projection could not read (malformed, or a binding of an unrecorded ingress). */
   readonly skipped: number;
 }
 
 export function emptyFocusView(): ConversationFocusView {
-  return { focus: {}, ingress: {}, skipped: 0 };
+  return { focus: {}, ingress: {}, streams: {}, skipped: 0 };
 }
 
 export const focusKey = (principalId: string, conversationId: string) => `${principalId}/${conversationId}`;
@@ -62,16 +70,24 @@ export function evolveFocus(view: ConversationFocusView, entry: FocusLogEntry): 
   }
   if (entry.entity_type !== 'ingress') return view;
   const parsed = IngressBindingEvent.safeParse(entry.event);
-  if (!parsed.success || parsed.data.data.ingress_id !== entry.entity_id) return { ...view, skipped: view.skipped + 1 };
+  if (!parsed.success) return { ...view, skipped: view.skipped + 1 };
   const event = parsed.data;
   if (event.type === 'ingress.recorded') {
     const { ingress_id, principal_id, conversation_id } = event.data;
+    const owner = view.streams[entry.entity_id];
+    // One ingress is recorded once; a record naming another sender than its stream's is not theirs to fold.
     if (view.ingress[ingress_id] !== undefined) return { ...view, skipped: view.skipped + 1 };
-    return { ...view, ingress: { ...view.ingress, [ingress_id]: { principal_id, conversation_id, bound: false } } };
+    if (owner !== undefined && (owner.principal_id !== principal_id || owner.conversation_id !== conversation_id)) return { ...view, skipped: view.skipped + 1 };
+    return {
+      ...view,
+      ingress: { ...view.ingress, [ingress_id]: { principal_id, conversation_id, stream: entry.entity_id, bound: false } },
+      streams: owner === undefined ? { ...view.streams, [entry.entity_id]: { principal_id, conversation_id } } : view.streams,
+    };
   }
   const sender = view.ingress[event.data.ingress_id];
-  // The decider's rules hold here too: a binding of an unrecorded or already bound ingress, or a malformed one, moves nothing.
-  if (sender === undefined || sender.bound || bindingProblem(event.data) !== undefined) return { ...view, skipped: view.skipped + 1 };
+  // The decider's rules hold here too: a binding of an unrecorded or already bound ingress, one on another stream than
+  // its record, or a malformed one, moves nothing.
+  if (sender === undefined || sender.bound || sender.stream !== entry.entity_id || bindingProblem(event.data) !== undefined) return { ...view, skipped: view.skipped + 1 };
   const key = focusKey(sender.principal_id, sender.conversation_id);
   const current: PrincipalFocus = view.focus[key] ?? {
     principal_id: sender.principal_id,

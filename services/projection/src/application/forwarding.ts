@@ -1,4 +1,4 @@
-import { Id, parseContract, ResolveApproval, RevokeGrant, SubmitAction, SubmitClaim, SubmitKnowledgeRequest, WritError } from '@writ/contracts';
+import { Id, parseContract, ResolveApproval, RevokeGrant, SubmitAction, SubmitClaim, SubmitIngressMessage, SubmitKnowledgeRequest, WritError } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { z } from 'zod';
 import type { Upstream } from './ports.js';
@@ -16,6 +16,8 @@ export interface ForwardingSubjects {
   readonly claims: Readonly<Record<TaskClaimKind, string>>;
   /** `<root>.qry.orchestrator.revise-working-state` and `change-belief`. */
   readonly knowledge: Readonly<Record<KnowledgeRequestKind, string>>;
+  /** `<root>.qry.ingress.submit-message`. */
+  readonly submitMessage: string;
 }
 
 export type KnowledgeRequestKind = 'working_state' | 'belief';
@@ -182,6 +184,22 @@ export class Forwarding {
     mismatchGuard(peekJwsPayload(requestJws), { task_id: taskId }, `POST it to /v1/tasks/<its task_id>/${route}`);
     const command = parseContract('SubmitKnowledgeRequest', SubmitKnowledgeRequest, { task_id: taskId, request_jws: requestJws });
     return this.ask(this.subjects.knowledge[input.kind], command);
+  }
+
+  /**
+   * `POST /v1/messages`: the body is `{ message_jws }`, a free-form message
+   * signed by its sender (issue 17); ingress verifies it, records it and binds
+   * it. How an agent, whose bus credential publishes only its ingress subject,
+   * sends one.
+   */
+  async submitMessage(body: unknown): Promise<JsonObject> {
+    const messageJws = field(body, 'message_jws');
+    if (!isObject(body) || typeof messageJws !== 'string' || messageJws === '') {
+      throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'send JSON {"message_jws": "<compact JWS by the sender over {message_id, conversation_id, kind, text, explicit_task_ref?, reply_to_ref?, sent_by, sent_at}>"}', {
+        details: { parameter: 'body' },
+      });
+    }
+    return this.ask(this.subjects.submitMessage, parseContract('SubmitIngressMessage', SubmitIngressMessage, { message_jws: messageJws }));
   }
 
   /** The upstream's answer as an object; a rejection written in the body becomes the error it means. */

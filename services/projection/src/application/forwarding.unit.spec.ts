@@ -11,6 +11,7 @@ const subjects = {
   revokeGrant: 't.qry.approval.revoke-grant',
   claims: { done: 't.qry.orchestrator.claim-done', blocked: 't.qry.orchestrator.claim-blocked', correction: 't.qry.orchestrator.claim-correction' },
   knowledge: { working_state: 't.qry.orchestrator.revise-working-state', belief: 't.qry.orchestrator.change-belief' },
+  submitMessage: 't.qry.ingress.submit-message',
 };
 const ids = storyIds('fw1');
 
@@ -199,6 +200,25 @@ describe('Forwarding.submitKnowledge', () => {
     await expect(forwarding.submitKnowledge({ taskId: 'task-2', kind: 'working_state', body: { request_jws: request() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_MISMATCH'));
     await expect(forwarding.submitKnowledge({ taskId: 'task-1', kind: 'belief', body: { jws: request() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     await expect(forwarding.submitKnowledge({ taskId: '../x', kind: 'belief', body: { request_jws: request() } })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    expect(upstream.requests).toEqual([]);
+  });
+});
+
+describe('Forwarding.submitMessage', () => {
+  const message = fakeJws({ message_id: 'm-1', conversation_id: 'c-1', kind: 'note', text: 'use staging', sent_by: 'agent-1', sent_at: '2030-01-01T00:00:00Z' }, 'agent-k1');
+
+  it('given a signed message, when posted, then {message_jws} goes to ingress and its answer comes back; a refusal in the answer is its error', async () => {
+    const upstream = new RecordingUpstream({ ingress_id: 'msg-1', resolution: 'chat_only', duplicate: false });
+    await expect(new Forwarding(upstream, subjects).submitMessage({ message_jws: message })).resolves.toMatchObject({ ingress_id: 'msg-1' });
+    expect(upstream.requests).toEqual([{ subject: subjects.submitMessage, payload: { message_jws: message } }]);
+    const refused = new RecordingUpstream({ status: 'rejected', code: 'INGRESS_MESSAGE_TASK_UNKNOWN', message: 'no task' });
+    await expect(new Forwarding(refused, subjects).submitMessage({ message_jws: message })).rejects.toSatisfy(code('INGRESS_MESSAGE_TASK_UNKNOWN'));
+  });
+
+  it('given no message_jws, when posted, then PROJECTION_REQUEST_INVALID and nothing is forwarded', async () => {
+    const upstream = new RecordingUpstream();
+    await expect(new Forwarding(upstream, subjects).submitMessage({ jws: message })).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+    await expect(new Forwarding(upstream, subjects).submitMessage('not json')).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
     expect(upstream.requests).toEqual([]);
   });
 });

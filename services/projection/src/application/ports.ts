@@ -1,4 +1,4 @@
-import type { ProjectionRebuildJob, QuarantineCounts, QuarantineRecord } from '@writ/contracts';
+import type { ConversationFocusRow, ConversationMessageRow, ProjectionRebuildJob, QuarantineCounts, QuarantineRecord } from '@writ/contracts';
 import type { RawStoredEvent } from './projected-event.js';
 import type { ChangesPage, PublishedView } from '@writ/contracts/projection-rows';
 import type { RowChange, RowPlan } from './project-event.js';
@@ -234,6 +234,10 @@ export interface ReadModel {
   workingState(taskId: string): Promise<WorkingStateRow | undefined>;
   /** A task's beliefs in assertion order, optionally of one status. */
   beliefs(taskId: string, filter: { readonly status: string | undefined }): Promise<BeliefRow[]>;
+  /** A principal's conversations and the focus in each, most recently changed first (at most `limit`). */
+  conversationFocus(principalId: string, limit: number): Promise<ConversationFocusRow[]>;
+  /** One principal's conversation, in conversation order after `afterSeq` (at most `limit`). */
+  conversationMessages(principalId: string, conversationId: string, page: { readonly afterSeq: number; readonly limit: number }): Promise<ConversationMessageRow[]>;
   /** Rows per view, without checksums (cheap). */
   viewRows(): Promise<Readonly<Record<ViewName, number>>>;
   /** Resolves when the database answers. */

@@ -44,7 +44,9 @@ function model(overrides: Partial<ReadModel> = {}): ReadModel {
     cell: async () => undefined,
     workingState: async () => undefined,
     beliefs: async () => [],
-    viewRows: async () => ({ actions: 0, tasks: 0, task_events: 0, approvals: 0, grants: 0, receipts: 0, principals: 0, steps: 0, attempts: 0, artifacts: 0, decisions: 0, cells: 0, working_states: 0, beliefs: 0 }),
+    conversationFocus: async () => [],
+    conversationMessages: async () => [],
+    viewRows: async () => ({ actions: 0, tasks: 0, task_events: 0, approvals: 0, grants: 0, receipts: 0, principals: 0, steps: 0, attempts: 0, artifacts: 0, decisions: 0, cells: 0, working_states: 0, beliefs: 0, conversation_focus: 0, conversation_messages: 0 }),
     ping: async () => undefined,
     ...overrides,
   };

@@ -12,6 +12,8 @@ import { taskEventsView, type TaskEventRow } from './task-events.view.js';
 import { tasksView, type TaskRow } from './tasks.view.js';
 import { beliefsView, type BeliefRow } from './beliefs.view.js';
 import { workingStatesView, type WorkingStateRow } from './working-states.view.js';
+import { conversationFocusView, type ConversationFocusRow } from './conversation-focus.view.js';
+import { conversationMessagesView, type ConversationMessageRow } from './conversation-messages.view.js';
 import type { View, ViewName } from './view.js';
 
 export { ACTION_STATUSES, actionsView, type ActionRow, type ActionStatus } from './actions.view.js';
@@ -28,6 +30,8 @@ export { taskEventsView, type TaskEventRow } from './task-events.view.js';
 export { tasksView, type TaskRow } from './tasks.view.js';
 export { beliefsView, type BeliefRow } from './beliefs.view.js';
 export { workingStatesView, type WorkingStateRow } from './working-states.view.js';
+export { conversationFocusView, type ConversationFocusRow } from './conversation-focus.view.js';
+export { conversationMessagesView, type ConversationMessageRow } from './conversation-messages.view.js';
 export { patch, type Folded, type Locator, type View, type ViewName } from './view.js';
 
 /** The row type of each view. */
@@ -46,6 +50,8 @@ export interface ViewRows {
   readonly cells: CellRow;
   readonly working_states: WorkingStateRow;
   readonly beliefs: BeliefRow;
+  readonly conversation_focus: ConversationFocusRow;
+  readonly conversation_messages: ConversationMessageRow;
 }
 
 /** Every read model, in the order an event is folded into them. */
@@ -64,6 +70,8 @@ export const VIEWS: { readonly [K in ViewName]: View<ViewRows[K]> } = {
   cells: cellsView,
   working_states: workingStatesView,
   beliefs: beliefsView,
+  conversation_focus: conversationFocusView,
+  conversation_messages: conversationMessagesView,
 };
 
 export const VIEW_NAMES = Object.keys(VIEWS) as ViewName[];

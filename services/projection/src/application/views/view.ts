@@ -15,7 +15,9 @@ export type ViewName =
   | 'decisions'
   | 'cells'
   | 'working_states'
-  | 'beliefs';
+  | 'beliefs'
+  | 'conversation_focus'
+  | 'conversation_messages';
 
 /**
  * A row as a fold builds it. A published view's `row_version` (the log

@@ -2,6 +2,8 @@ import { EntitySchema, type EntitySchemaColumnOptions, type ValueTransformer } f
 import type {
   ActionRow,
   BeliefRow,
+  ConversationFocusRow,
+  ConversationMessageRow,
   WorkingStateRow,
   ApprovalRow,
   ArtifactRow,
@@ -385,6 +387,45 @@ export const BeliefEntity = new EntitySchema<BeliefRow>({
   },
 });
 
+export const ConversationFocusEntity = new EntitySchema<ConversationFocusRow>({
+  name: 'ConversationFocusRow',
+  tableName: 'conversation_focus',
+  columns: {
+    principal_id: id({ primary: true }),
+    conversation_id: id({ primary: true }),
+    stream_id: id(),
+    bound_focus_task_id: nullableId(),
+    pending_ingress_ids: jsonArray(),
+    unbound_ingress_ids: jsonArray(),
+    last_ingress_id: nullableId(),
+    message_count: integer(),
+    updated_at: timestamp(),
+  },
+});
+
+export const ConversationMessageEntity = new EntitySchema<ConversationMessageRow>({
+  name: 'ConversationMessageRow',
+  tableName: 'conversation_messages',
+  columns: {
+    ingress_id: id({ primary: true }),
+    stream_id: id(),
+    principal_id: id(),
+    conversation_id: id(),
+    conversation_seq: integer(),
+    source_channel: str(),
+    text_sha256: str(),
+    explicit_task_ref: str(true),
+    reply_to_ref: str(true),
+    recorded_at: timestamp(),
+    resolution: str(true),
+    task_id: nullableId(),
+    candidates: jsonArray(),
+    rationale: str(true),
+    confidence: { type: 'double precision', nullable: true },
+    bound_at: timestamp(true),
+  },
+});
+
 export const CheckpointEntity = new EntitySchema<CheckpointRow>({
   name: 'CheckpointRow',
   tableName: 'checkpoints',
@@ -411,6 +452,8 @@ export const VIEW_ENTITIES: Readonly<Record<ViewName, EntitySchema>> = {
   cells: CellEntity as unknown as EntitySchema,
   working_states: WorkingStateEntity as unknown as EntitySchema,
   beliefs: BeliefEntity as unknown as EntitySchema,
+  conversation_focus: ConversationFocusEntity as unknown as EntitySchema,
+  conversation_messages: ConversationMessageEntity as unknown as EntitySchema,
 };
 
 export const ENTITIES = [...Object.values(VIEW_ENTITIES), CheckpointEntity as unknown as EntitySchema];

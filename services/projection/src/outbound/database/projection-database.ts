@@ -10,6 +10,7 @@ import { AddRowVersions1766000000000 } from './migrations/1766000000000-add-row-
 import { AddListPagination1766100000000 } from './migrations/1766100000000-add-list-pagination.js';
 import { AddKnowledgeViews1767000000000 } from './migrations/1767000000000-add-knowledge-views.js';
 import { AddAttemptContextPacks1767100000000 } from './migrations/1767100000000-add-attempt-context-packs.js';
+import { AddConversationViews1767200000000 } from './migrations/1767200000000-add-conversation-views.js';
 
 /**
  * Where Postgres is and who logs in: `url` names host, port, database and
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   AddListPagination1766100000000,
   AddKnowledgeViews1767000000000,
   AddAttemptContextPacks1767100000000,
+  AddConversationViews1767200000000,
 ];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager, EntitySchema, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import type { QuarantineReason, QuarantineRecord } from '@writ/contracts';
+import type { ConversationFocusRow, ConversationMessageRow, QuarantineReason, QuarantineRecord } from '@writ/contracts';
 import type { ChangesPage, PublishedView } from '@writ/contracts/projection-rows';
 import type { ListFilterOf } from '../../application/list-page.js';
 import type {
@@ -42,6 +42,8 @@ import {
   AttemptEntity,
   CellEntity,
   BeliefEntity,
+  ConversationFocusEntity,
+  ConversationMessageEntity,
   WorkingStateEntity,
   DecisionEntity,
   GrantEntity,
@@ -326,6 +328,24 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel, Chang
         .createQueryBuilder('d')
         .where('d.task_id = :taskId AND d.task_seq > :after', { taskId, after: page.afterSeq })
         .orderBy('d.task_seq', 'ASC')
+        .take(page.limit)
+        .getMany(),
+    );
+  }
+
+  conversationFocus(principalId: string, limit: number): Promise<ConversationFocusRow[]> {
+    return this.run('read a principal\'s conversation focus', () =>
+      this.dataSource.getRepository(ConversationFocusEntity).find({ where: { principal_id: principalId }, order: { updated_at: 'DESC', conversation_id: 'ASC' }, take: limit }),
+    );
+  }
+
+  conversationMessages(principalId: string, conversationId: string, page: { readonly afterSeq: number; readonly limit: number }): Promise<ConversationMessageRow[]> {
+    return this.run('read a conversation\'s history', () =>
+      this.dataSource
+        .getRepository(ConversationMessageEntity)
+        .createQueryBuilder('m')
+        .where('m.principal_id = :principalId AND m.conversation_id = :conversationId AND m.conversation_seq > :after', { principalId, conversationId, after: page.afterSeq })
+        .orderBy('m.conversation_seq', 'ASC')
         .take(page.limit)
         .getMany(),
     );

@@ -66,6 +66,7 @@ describe('the OpenAPI document', () => {
         'POST /v1/tasks/{id}/claims/{kind}',
         'POST /v1/tasks/{id}/working-state',
         'POST /v1/tasks/{id}/beliefs',
+        'POST /v1/messages',
       ].sort(),
     );
     expect(document.security).toEqual([{ writHttpToken: [] }]);

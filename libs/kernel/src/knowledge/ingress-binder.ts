@@ -1,0 +1,148 @@
+import { LIMITS, TASK_TERMINAL_STATES, type IngressMessageKind, type IngressResolution, type TaskStatus } from '@writ/contracts';
+import { emptyFocusView, evolveFocus, focusKey, type FocusLogEntry } from './conversation-focus.projection.js';
+import type { BindingCandidate } from './ingress-binding.events.js';
+
+/** A task as the binder weighs it: its id and its status as the task's own log says now (never a projection). */
+export interface BindingTask {
+  readonly task_id: string;
+  readonly status: TaskStatus;
+}
+
+/**
+ * What the binder knows about one recorded message. The caller reads every
+ * task here from the log and has already refused a message naming a task the
+ * sender may not act on (explicit_task_ref, or the task of the message it
+ * replies to): the binder chooses, it does not authorize.
+ */
+export interface BindingInput {
+  readonly kind: IngressMessageKind;
+  /** The task `explicit_task_ref` names. */
+  readonly explicit?: BindingTask | undefined;
+  /** The earlier message `reply_to_ref` names, and the task it was bound to (if any). */
+  readonly replyTo?: { readonly ingress_id: string; readonly task?: BindingTask | undefined } | undefined;
+  /** The conversation's focus task (`conversationTasks`), as its log says now. */
+  readonly focus?: BindingTask | undefined;
+  /** Every other task this conversation's earlier messages were bound to, as their logs say now. */
+  readonly others: readonly BindingTask[];
+}
+
+/** The outcome the binder chose: the `bind-ingress` command's data but for who binds. */
+export interface BindingChoice {
+  readonly resolution: IngressResolution;
+  readonly task_id?: string;
+  readonly continued_task_status?: TaskStatus;
+  readonly candidates: readonly BindingCandidate[];
+  readonly rationale: string;
+  readonly confidence: number;
+}
+
+const isTerminal = (status: TaskStatus) => TASK_TERMINAL_STATES.includes(status);
+
+/**
+ * Binds one free-form message (Hermit 8.1.3's priority, within what v1 can
+ * do): chat is chat_only; otherwise the target is the explicit task, else the
+ * task of the message replied to, else the conversation's focus task; a live
+ * target gets `control` (kind control) or `append_note`. Without a target,
+ * the conversation's one open task is chosen; two or more open tasks are
+ * `pending_disambiguation` (Hermit 8.1.2: the kernel never pretends a unique
+ * binding exists), none is chat_only.
+ *
+ * A terminal target is never reopened (Hermit 8.1.1). Opening a new task
+ * (fork_child, start_new_root with a continuation anchor) is the task
+ * intake's work, which a free-form message does not reach in this version:
+ * such a follow-up binds chat_only and says why, so it is kept in the
+ * conversation, moves no task, and a new ActionRequest opens the task.
+ * Pure and deterministic: the same input gives the same choice.
+ */
+export function chooseBinding(input: BindingInput): BindingChoice {
+  if (input.kind === 'chat') return { resolution: 'chat_only', candidates: [], rationale: 'the sender marked it chat: it belongs to no task', confidence: 1 };
+  const target =
+    input.explicit !== undefined
+      ? { task: input.explicit, why: `explicit task ref ${input.explicit.task_id}`, confidence: 1 }
+      : input.replyTo?.task !== undefined
+        ? { task: input.replyTo.task, why: `reply to ${input.replyTo.ingress_id}, bound to task ${input.replyTo.task.task_id}`, confidence: 0.9 }
+        : input.focus !== undefined && !isTerminal(input.focus.status)
+          ? { task: input.focus, why: `the conversation's focus task ${input.focus.task_id}`, confidence: 0.8 }
+          : undefined;
+  if (target !== undefined) {
+    if (isTerminal(target.task.status)) {
+      return {
+        resolution: 'chat_only',
+        candidates: [],
+        rationale: `${target.why} is ${target.task.status}: a terminal task is never reopened; the message is kept in the conversation and a new request opens a new task`,
+        confidence: target.confidence,
+      };
+    }
+    const resolution: IngressResolution = input.kind === 'control' ? 'control' : 'append_note';
+    return {
+      resolution,
+      task_id: target.task.task_id,
+      continued_task_status: target.task.status,
+      candidates: [{ resolution, task_id: target.task.task_id, score: target.confidence }],
+      rationale: `${resolution} on ${target.why}`,
+      confidence: target.confidence,
+    };
+  }
+  const seen = new Set<string>();
+  const open = input.others.filter((task) => !isTerminal(task.status) && !seen.has(task.task_id) && seen.add(task.task_id) !== undefined).sort((a, b) => a.task_id.localeCompare(b.task_id));
+  const resolution: IngressResolution = input.kind === 'control' ? 'control' : 'append_note';
+  if (open.length === 1) {
+    const only = open[0]!;
+    return {
+      resolution,
+      task_id: only.task_id,
+      continued_task_status: only.status,
+      candidates: [{ resolution, task_id: only.task_id, score: 0.6 }],
+      rationale: `no explicit task, reply or focus: ${only.task_id} is the conversation's only open task`,
+      confidence: 0.6,
+    };
+  }
+  if (open.length >= 2) {
+    const listed = open.slice(0, LIMITS.shortListItems);
+    const score = Math.round((1 / listed.length) * 1000) / 1000;
+    return {
+      resolution: 'pending_disambiguation',
+      candidates: listed.map((task) => ({ resolution, task_id: task.task_id, score })),
+      rationale: `no explicit task, reply or focus, and ${open.length} open tasks in the conversation: name one (explicit task ref or a reply)`,
+      confidence: score,
+    };
+  }
+  return { resolution: 'chat_only', candidates: [], rationale: 'no explicit task, reply, focus or open task in the conversation: it belongs to no task', confidence: 1 };
+}
+
+/** The tasks one principal's conversation points at, from its ingress records and bindings alone. */
+export interface ConversationTasks {
+  /** The focus task as the bindings set it (its status is for the caller to read). */
+  readonly focus_task_id: string | null;
+  /** Every other task a binding of this conversation named, first-bound first. */
+  readonly others: readonly string[];
+  /** Ingress id → the task it was bound to (null: bound to none, or still pending). */
+  readonly boundTo: Readonly<Record<string, string | null>>;
+}
+
+/**
+ * Folds a conversation's ingress stream (its `ingress.recorded` and
+ * `ingress.bound` events, as FocusLogEntry) with the focus projection's own
+ * rules, so the binder and the focus view cannot disagree on what the
+ * bindings say. Task lifecycle events are not in this stream: the caller
+ * reads each task's status from its log.
+ */
+export function conversationTasks(entries: readonly FocusLogEntry[], principalId: string, conversationId: string): ConversationTasks {
+  let view = emptyFocusView();
+  const boundTo: Record<string, string | null> = {};
+  const named: string[] = [];
+  for (const entry of entries) {
+    const before = view.skipped;
+    view = evolveFocus(view, entry);
+    const event = entry.event as { type?: unknown; data?: { ingress_id?: unknown; task_id?: unknown; resolution?: unknown } } | null;
+    // Only what the fold accepted: a forged, malformed or second binding names no task here either.
+    if (view.skipped !== before || event?.type !== 'ingress.bound' || typeof event.data?.ingress_id !== 'string') continue;
+    const sender = view.ingress[event.data.ingress_id];
+    if (sender?.principal_id !== principalId || sender.conversation_id !== conversationId) continue;
+    const taskId = typeof event.data.task_id === 'string' ? event.data.task_id : null;
+    boundTo[event.data.ingress_id] = taskId;
+    if (taskId !== null && !named.includes(taskId)) named.push(taskId);
+  }
+  const focus = view.focus[focusKey(principalId, conversationId)]?.focus_task_id ?? null;
+  return { focus_task_id: focus, others: named.filter((id) => id !== focus), boundTo };
+}

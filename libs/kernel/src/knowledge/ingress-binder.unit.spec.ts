@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { at } from '../../test/decider-spec.js';
+import { foldConversationFocus, focusKey, type FocusLogEntry } from './conversation-focus.projection.js';
+import { chooseBinding, conversationTasks, type BindingInput } from './ingress-binder.js';
+import { bindingProblem } from './ingress-binding.decider.js';
+
+const HASH = 'd'.repeat(64);
+const live = (task_id: string) => ({ task_id, status: 'running' as const });
+const ended = (task_id: string) => ({ task_id, status: 'completed' as const });
+const input = (over: Partial<BindingInput>): BindingInput => ({ kind: 'note', others: [], ...over });
+
+describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reopening)', () => {
+  it.each([
+    // note, input, want
+    ['chat is chat_only whatever it names', input({ kind: 'chat', explicit: live('t-1') }), { resolution: 'chat_only', task_id: undefined }],
+    ['an explicit task ref wins over reply and focus', input({ explicit: live('t-1'), replyTo: { ingress_id: 'in-0', task: live('t-2') }, focus: live('t-3') }), { resolution: 'append_note', task_id: 't-1' }],
+    ['a reply binds to the replied message\'s task before the focus', input({ replyTo: { ingress_id: 'in-0', task: live('t-2') }, focus: live('t-3') }), { resolution: 'append_note', task_id: 't-2' }],
+    ['without ref or reply, the focus task', input({ focus: live('t-3'), others: [live('t-4')] }), { resolution: 'append_note', task_id: 't-3' }],
+    ['a control word on the focus binds as control', input({ kind: 'control', focus: live('t-3') }), { resolution: 'control', task_id: 't-3' }],
+    ['an explicit terminal task is never reopened', input({ explicit: ended('t-1'), focus: live('t-3') }), { resolution: 'chat_only', task_id: undefined }],
+    ['an ended focus with one other open task binds to it', input({ focus: ended('t-3'), others: [live('t-4'), ended('t-5')] }), { resolution: 'append_note', task_id: 't-4' }],
+    ['an ended focus with two open tasks is pending_disambiguation', input({ focus: ended('t-3'), others: [live('t-5'), live('t-4')] }), { resolution: 'pending_disambiguation', task_id: undefined }],
+    ['nothing to bind to is chat_only', input({}), { resolution: 'chat_only', task_id: undefined }],
+  ] as const)('given %s', (_note, given, want) => {
+    const choice = chooseBinding(given);
+    expect({ resolution: choice.resolution, task_id: choice.task_id }).toEqual(want);
+    // Every choice is one the decider accepts (its shape rules are the same function).
+    expect(bindingProblem({ ...choice, candidates: [...choice.candidates] })).toBeUndefined();
+  });
+
+  it('given ambiguity, then the candidates are listed in id order so the binding is explainable and deterministic', () => {
+    const choice = chooseBinding(input({ others: [live('t-9'), live('t-4'), live('t-9')] }));
+    expect(choice.candidates.map((c) => c.task_id)).toEqual(['t-4', 't-9']);
+    expect(choice).toEqual(chooseBinding(input({ others: [live('t-4'), live('t-9')] })));
+  });
+});
+
+describe('conversation streams (cnv-…): one principal and conversation per stream', () => {
+  const recorded = (stream: string, ingress_id: string, principal_id = 'alice', conversation_id = 'conv-1'): FocusLogEntry => ({
+    entity_type: 'ingress',
+    entity_id: stream,
+    event: { type: 'ingress.recorded', data: { ingress_id, conversation_id, principal_id, source_channel: 'nats', text_sha256: HASH, at: at(0) } },
+  });
+  const bound = (stream: string, ingress_id: string, task_id: string | undefined, resolution = 'append_note'): FocusLogEntry => ({
+    entity_type: 'ingress',
+    entity_id: stream,
+    event: { type: 'ingress.bound', data: { ingress_id, resolution, ...(task_id === undefined ? {} : { task_id }), candidates: [], rationale: 'r', bound_by: 'writ-ingress', at: at(1) } },
+  });
+  const log = [recorded('cnv-a', 'in-1'), bound('cnv-a', 'in-1', 't-1'), recorded('cnv-a', 'in-2'), bound('cnv-a', 'in-2', 't-2')];
+
+  it('given two bindings, then focus is the last bound task and the other one is listed', () => {
+    expect(conversationTasks(log, 'alice', 'conv-1')).toEqual({ focus_task_id: 't-2', others: ['t-1'], boundTo: { 'in-1': 't-1', 'in-2': 't-2' } });
+  });
+
+  it('given a record naming another sender on the stream, a binding on another stream, or a second binding, then none moves focus or names a task', () => {
+    const forged = [
+      recorded('cnv-a', 'in-x', 'mallory'),
+      bound('cnv-a', 'in-x', 't-evil'),
+      recorded('cnv-b', 'in-3'),
+      bound('cnv-a', 'in-3', 't-evil'),
+      bound('cnv-a', 'in-2', 't-evil'),
+    ];
+    const tasks = conversationTasks([...log, ...forged], 'alice', 'conv-1');
+    expect(tasks.focus_task_id).toBe('t-2');
+    expect(tasks.others).toEqual(['t-1']);
+    const view = foldConversationFocus([...log, ...forged]);
+    expect(view.focus[focusKey('mallory', 'conv-1')]).toBeUndefined();
+    expect(view.skipped).toBe(4);
+  });
+
+  it('given a pending_disambiguation binding, then it names no task and the message may be bound again', () => {
+    const pending = [recorded('cnv-a', 'in-3'), { ...bound('cnv-a', 'in-3', undefined, 'pending_disambiguation'), event: { type: 'ingress.bound', data: { ingress_id: 'in-3', resolution: 'pending_disambiguation', candidates: [{ resolution: 'append_note', task_id: 't-1' }, { resolution: 'append_note', task_id: 't-2' }], rationale: 'r', bound_by: 'writ-ingress', at: at(2) } } }];
+    const tasks = conversationTasks([...log, ...pending, bound('cnv-a', 'in-3', 't-1')], 'alice', 'conv-1');
+    expect(tasks.boundTo['in-3']).toBe('t-1');
+    expect(tasks.focus_task_id).toBe('t-1');
+  });
+});

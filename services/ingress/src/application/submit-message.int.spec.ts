@@ -1,0 +1,208 @@
+import type { IngressMessageReply, IngressMessageSubmission } from '@writ/contracts';
+import { generateEd25519Key } from '@writ/crypto';
+import { EventStore, eventSealer } from '@writ/eventstore';
+import { fold, taskDecider, type TaskCommand } from '@writ/kernel';
+import { DEFAULT_SERVICE_PRINCIPALS, SIGNED_REQUESTS, TrustAnchoredPrincipals, conversationStreamId, registerServicePrincipal, serviceAuthorship, serviceDraft, signRequest } from '@writ/runtime';
+import { uniqueName } from '@writ/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerPrincipal, startTestIngress, type TestAgent, type TestIngress } from '../../test/fixtures.js';
+import { EventStoreIngressLog } from '../outbound/event-log.js';
+import { LogPrincipalDirectory } from '../outbound/principal-directory.js';
+import type { IngressLog } from './ports.js';
+import { SubmitMessageHandler, type MessageTexts } from './submit-message.handler.js';
+
+/**
+ * Free-form messages against the real log (issue 17, Hermit 8.1.2/8.1.3):
+ * recorded first, then bound once, across a crash between the two; a
+ * refusal records nothing; a binding forged by another service is not one.
+ */
+let t: TestIngress;
+let agent: TestAgent;
+let other: TestAgent;
+/** The log as a deployment reads it: every event's seal checked against EVENT_AUTHORSHIP; ingress's own appends sealed. */
+let checked: EventStore;
+
+const INGRESS = DEFAULT_SERVICE_PRINCIPALS.ingress;
+const texts = new Map<string, Uint8Array>();
+const memoryTexts: MessageTexts = { store: async (bytes) => void texts.set(Buffer.from(bytes).toString('utf8'), bytes) };
+
+async function sealedAs(store: EventStore, principalId: string): Promise<EventStore> {
+  const key = await generateEd25519Key({ kid: uniqueName(`${principalId}-k`) });
+  store.sealWith(eventSealer(principalId, key));
+  await registerServicePrincipal(store, { principalId, displayName: principalId, key });
+  return store;
+}
+
+const openStore = (authorship: boolean) =>
+  EventStore.open(t.nc, { stream: t.config.streams.events, subjectPrefix: t.config.streams.eventsPrefix, maxBytes: 64 * 1024 ** 2 }, authorship ? { authorship: serviceAuthorship({ WRIT_AUTHORSHIP: 'enforce' }).store! } : {});
+
+beforeAll(async () => {
+  t = await startTestIngress();
+  checked = await sealedAs(await openStore(true), INGRESS);
+  agent = await registerPrincipal(checked);
+  other = await registerPrincipal(checked);
+});
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+function handler(log: IngressLog = new EventStoreIngressLog(checked)): SubmitMessageHandler {
+  return new SubmitMessageHandler({
+    log,
+    principals: new TrustAnchoredPrincipals(new LogPrincipalDirectory(checked), undefined),
+    texts: memoryTexts,
+    clock: { now: () => new Date() },
+    principalId: INGRESS,
+    freshnessSeconds: 300,
+  });
+}
+
+async function message(from: TestAgent, fields: Omit<IngressMessageSubmission, 'sent_by' | 'sent_at'>): Promise<{ message_jws: string }> {
+  const { jws } = await signRequest(SIGNED_REQUESTS.ingressMessage, fields, { principalId: from.id, key: from.key, now: new Date() });
+  return { message_jws: jws };
+}
+
+/** A task of `owner`'s, opened and walked by the kernel's task decider (as ingress and the orchestrator would), sealed by ingress. */
+async function task(owner: TestAgent, ...walk: Exclude<TaskCommand['type'], 'create-task'>[]): Promise<string> {
+  const taskId = uniqueName('task');
+  const commands: TaskCommand[] = [
+    {
+      type: 'create-task',
+      data: { task_id: taskId, title: 'fix the flaky test', goal: 'make it pass', owner_principal_id: owner.id, policy_profile_ref: 'local_edit_allowed@1', task_contract_ref: 'artifact:brief' },
+      metadata: { now: new Date().toISOString() },
+    },
+    ...walk.map((type) => ({ type, data: {}, metadata: { now: new Date().toISOString() } }) as TaskCommand),
+  ];
+  let events: { type: string; data: unknown }[] = [];
+  for (const command of commands) events = [...events, ...taskDecider.decide(command, fold(taskDecider, events))];
+  const drafts = events.map((event, n) =>
+    serviceDraft({ key: `${taskId}:${n}`, eventType: event.type, entityType: 'task', entityId: taskId, occurredAt: new Date().toISOString(), actorId: INGRESS, payload: event.data as object, causationId: null, correlationId: taskId }),
+  );
+  await checked.append(taskId, drafts, 0);
+  return taskId;
+}
+
+const streamOf = async (principal: TestAgent, conversation: string) => (await checked.readEntity('ingress', conversationStreamId(principal.id, conversation))).map(({ event }) => event);
+
+class Crash extends Error {
+  readonly code = 'TEST_CRASH';
+}
+
+describe('a free-form message is recorded, then bound', () => {
+  it('given a note naming the sender\'s task, then ingress.recorded (the text\'s hash, a secret redacted) precedes ingress.bound append_note on it', async () => {
+    const taskId = await task(agent);
+    const conversation = uniqueName('conv');
+    const canary = `sk-${'q7'.repeat(16)}`;
+    const reply = await handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: `the CI key is ${canary}, retry after 5`, explicit_task_ref: taskId }));
+    expect(reply).toMatchObject({ resolution: 'append_note', task_id: taskId, duplicate: false });
+    const events = await streamOf(agent, conversation);
+    expect(events.map((e) => e.event_type)).toEqual(['ingress.recorded', 'ingress.bound']);
+    expect(events[0]!.payload).toMatchObject({ ingress_id: reply.ingress_id, principal_id: agent.id, text_sha256: reply.text_sha256, explicit_task_ref: taskId });
+    // the log holds no body, and what is kept as text has the secret masked
+    expect(JSON.stringify(events)).not.toContain('retry after 5');
+    const kept = [...texts.keys()].find((text) => text.includes('retry after 5'));
+    expect(kept).toBeDefined();
+    expect(kept).not.toContain(canary);
+  });
+
+  it('given a crash after the record, when the message is delivered again, then it is bound once; a third send is a duplicate', async () => {
+    const taskId = await task(agent);
+    const conversation = uniqueName('conv');
+    const inner = new EventStoreIngressLog(checked);
+    const crashing: IngressLog = {
+      ...inner,
+      headOfIngress: (id) => inner.headOfIngress(id),
+      readIngress: (id) => inner.readIngress(id),
+      headOfTask: (id) => inner.headOfTask(id),
+      readTask: (id) => inner.readTask(id),
+      appendTask: (id, drafts, seq) => inner.appendTask(id, drafts, seq),
+      appendIngress: async (id, drafts, seq) => {
+        if ((drafts as { event_type: string }[]).some((draft) => draft.event_type === 'ingress.bound')) throw new Crash('killed between record and bind');
+        return inner.appendIngress(id, drafts, seq);
+      },
+    };
+    const sent = await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'correction', text: 'use the staging database', explicit_task_ref: taskId });
+    await expect(handler(crashing).submit(sent)).rejects.toBeInstanceOf(Crash);
+    expect((await streamOf(agent, conversation)).map((e) => e.event_type)).toEqual(['ingress.recorded']);
+    const again = await handler().submit(sent);
+    const third = await handler().submit(sent);
+    expect(again).toMatchObject({ resolution: 'append_note', task_id: taskId, duplicate: false });
+    expect(third).toEqual({ ...again, duplicate: true });
+    expect((await streamOf(agent, conversation)).map((e) => e.event_type)).toEqual(['ingress.recorded', 'ingress.bound']);
+  });
+
+  it('given another principal\'s task, an unknown reply, or a reused message_id, then a stable code and nothing more recorded', async () => {
+    const theirs = await task(other);
+    const conversation = uniqueName('conv');
+    const codeOf = (promise: Promise<unknown>) => promise.then(() => 'none', (error: { code?: string }) => error.code);
+    expect(await codeOf(handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: 'stop', explicit_task_ref: theirs })))).toBe('INGRESS_MESSAGE_TASK_UNKNOWN');
+    expect(await codeOf(handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: 'stop', reply_to_ref: 'msg-nope' })))).toBe('INGRESS_MESSAGE_REPLY_UNKNOWN');
+    expect(await streamOf(agent, conversation)).toEqual([]);
+    await handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'chat', text: 'hello' }));
+    expect(await codeOf(handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'chat', text: 'hello again' })))).toBe('INGRESS_MESSAGE_REUSED');
+    expect((await streamOf(agent, conversation)).length).toBe(2);
+  });
+
+  it('given another principal\'s task, then a director may send a message about it, and an agent holding the director role may not', async () => {
+    const theirs = await task(other);
+    const director = await registerPrincipal(checked, { type: 'user', roles: ['director'] });
+    const agentDirector = await registerPrincipal(checked, { type: 'agent', roles: ['director'] });
+    expect(await handler().submit(await message(director, { message_id: 'm-1', conversation_id: uniqueName('conv'), kind: 'control', text: 'hold', explicit_task_ref: theirs }))).toMatchObject({ resolution: 'control', task_id: theirs });
+    await expect(handler().submit(await message(agentDirector, { message_id: 'm-1', conversation_id: uniqueName('conv'), kind: 'control', text: 'hold', explicit_task_ref: theirs }))).rejects.toMatchObject({ code: 'INGRESS_MESSAGE_TASK_UNKNOWN' });
+  });
+
+  it('given the focus moved across two tasks and the focused one ended, then a message naming none is pending_disambiguation; a reply binds to the replied task', async () => {
+    const [first, second] = [await task(agent, 'mark-task-ready'), await task(agent, 'mark-task-ready')];
+    const conversation = uniqueName('conv');
+    const third = await task(agent, 'mark-task-ready');
+    const a = await handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: 'one', explicit_task_ref: first }));
+    await handler().submit(await message(agent, { message_id: 'm-2', conversation_id: conversation, kind: 'note', text: 'two', explicit_task_ref: second }));
+    await handler().submit(await message(agent, { message_id: 'm-3', conversation_id: conversation, kind: 'note', text: 'three', explicit_task_ref: third }));
+    // the focus is the third task: a message naming nothing goes there
+    expect(await handler().submit(await message(agent, { message_id: 'm-4', conversation_id: conversation, kind: 'control', text: 'pause' }))).toMatchObject({ resolution: 'control', task_id: third });
+    // when the third task ends (as its log says, not a projection)
+    const head = await checked.head(third);
+    const state = fold(taskDecider, (await checked.read(third)).map(({ event }) => ({ type: event.event_type, data: event.payload })));
+    const [cancelled] = taskDecider.decide({ type: 'cancel-task', data: { reason: 'superseded by the first two' }, metadata: { now: new Date().toISOString() } } as TaskCommand, state);
+    await checked.append(third, [serviceDraft({ key: `${third}:end`, eventType: cancelled!.type, entityType: 'task', entityId: third, occurredAt: new Date().toISOString(), actorId: INGRESS, payload: cancelled!.data as object, causationId: null, correlationId: third })], head.taskSeq);
+    const ambiguous = await handler().submit(await message(agent, { message_id: 'm-5', conversation_id: conversation, kind: 'note', text: 'and also this' }));
+    expect(ambiguous).toMatchObject({ resolution: 'pending_disambiguation', candidates: [first, second].sort() });
+    expect(ambiguous.task_id).toBeUndefined();
+    expect(await handler().submit(await message(agent, { message_id: 'm-6', conversation_id: conversation, kind: 'answer', text: 'yes', reply_to_ref: a.ingress_id }))).toMatchObject({ resolution: 'append_note', task_id: first });
+  });
+
+  it('given a binding forged into the conversation by another service, then ingress binds as if it were not there', async () => {
+    const [mine, decoy] = [await task(agent), await task(agent)];
+    const conversation = uniqueName('conv');
+    await handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: 'on mine', explicit_task_ref: mine }));
+    // when the orchestrator's credential (checking nothing) appends an ingress.bound moving the focus to the decoy
+    const forger = await sealedAs(await openStore(false), DEFAULT_SERVICE_PRINCIPALS.orchestrator);
+    const stream = conversationStreamId(agent.id, conversation);
+    const forgedRecord = (await streamOf(agent, conversation))[0]!.payload;
+    const at = new Date().toISOString();
+    const forged = serviceDraft({
+      key: uniqueName('forged'),
+      eventType: 'ingress.bound',
+      entityType: 'ingress',
+      entityId: stream,
+      occurredAt: at,
+      actorId: INGRESS,
+      payload: { ingress_id: 'msg-forged', resolution: 'append_note', task_id: decoy, candidates: [], rationale: 'forged', bound_by: INGRESS, at },
+      causationId: null,
+      correlationId: stream,
+    });
+    const recordForged = { ...forged, event_id: uniqueName('forged'), idempotency_key: uniqueName('forged'), event_type: 'ingress.recorded', payload: { ...forgedRecord, ingress_id: 'msg-forged', at } };
+    await forger.appendToEntity('ingress', stream, [recordForged, forged], (await forger.headOfEntity('ingress', stream)).taskSeq);
+    // then the next message naming nothing still goes to the task the real bindings focused
+    const next: IngressMessageReply = await handler().submit(await message(agent, { message_id: 'm-2', conversation_id: conversation, kind: 'note', text: 'more' }));
+    expect(next).toMatchObject({ resolution: 'append_note', task_id: mine });
+    // and, read with authorship checked, the stream holds ingress's four events only
+    expect((await streamOf(agent, conversation)).map((e) => [e.event_type, e.payload['ingress_id'] === 'msg-forged'])).toEqual([
+      ['ingress.recorded', false],
+      ['ingress.bound', false],
+      ['ingress.recorded', false],
+      ['ingress.bound', false],
+    ]);
+  });
+});
