@@ -1,27 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type CliIo } from '../main.js';
+import { describe, expect, it } from 'vitest';
+import { offlineCli } from '../../test/offline-cli.fixture.js';
 
 // The checks `writ say`, `writ focus` and `writ history` make before anything is signed or sent:
 // NATS and the API point at closed ports, so a command that got past them would fail to connect instead.
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'writ-conversation-'));
-  await writeFile(join(dir, 'key.json'), '{}');
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function writ(argv: string[]): Promise<{ code: number; stderr: string }> {
-  const err: string[] = [];
-  const io: CliIo = { env: { WRIT_NATS_URL: 'nats://127.0.0.1:1', WRIT_URL: 'http://127.0.0.1:1' }, cwd: dir, stdout: () => undefined, stderr: (t) => void err.push(t), now: () => new Date() };
-  return { code: await run(argv, io), stderr: err.join('\n') };
-}
+const { writ } = offlineCli('writ-conversation-');
 
 const KEY = ['--key', 'key.json', '--principal', 'agent-1'];
 
