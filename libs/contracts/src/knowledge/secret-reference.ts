@@ -8,7 +8,8 @@ import { Ref } from '../ids.js';
  * `structured_assertion` when it has one; the kernel refuses anything else with
  * KNOWLEDGE_SECRET_BY_VALUE, so the value never reaches the log (invariant 6).
  * `secret_ref` names a secret store's entry (`vault:db/password`,
- * `env:DEPLOY_TOKEN`), resolved by an executor at execution time, never by Writ.
+ * `env:DEPLOY_TOKEN`): Writ records, shows and packs the name; nothing in the
+ * knowledge layer ever reads the secret behind it.
  */
 export const SecretReference = z
   .strictObject({

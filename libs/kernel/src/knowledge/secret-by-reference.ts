@@ -5,7 +5,7 @@ import { KnowledgeError } from './knowledge.errors.js';
  * A secret is recorded by reference, never by value (invariant 6, Hermit
  * 17.3). Knowledge an author marks `sensitivity: secret` may hold, where it
  * holds data, only `{ "secret_ref": <Ref> }`: the name of where the secret
- * lives, which an executor resolves at execution time. A value that does not
+ * lives, which the knowledge layer records and never resolves. A value that does not
  * look like a secret (the orchestrator's pattern redaction cannot know it is
  * one) is still the author's secret once marked so: it is refused before any
  * event exists, and `evolve` does not fold one found in a log.
