@@ -105,7 +105,7 @@ for (const service of services) service.declared = declarations(service.source);
 for (const service of services) {
   for (const [name, declaration] of service.declared) {
     if (!shared.has(name)) continue;
-    if (!declaration.inExtend) fail(`${service.source}: ${name} copies the declaration in ${RUNTIME_SOURCE}; build on serviceEnvironment / busConsumerVariables instead`);
+    if (!declaration.inExtend) fail(`${service.source}: ${name} copies the declaration in ${RUNTIME_SOURCE}; build on serviceEnvironment / busConsumerVariables / artifactVariables instead`);
     if (declaration.description === '') fail(`${service.source}: ${name} narrows the shared declaration in .extend(...) without a JSDoc saying why`);
   }
 }
@@ -267,7 +267,7 @@ function sharedSection() {
   const lines = [
     '## Every service',
     '',
-    `Declared once in \`${RUNTIME_SOURCE}\` (\`serviceEnvironment\`, \`busConsumerVariables\`): every service's`,
+    `Declared once in \`${RUNTIME_SOURCE}\` (\`serviceEnvironment\`, \`busConsumerVariables\`, \`artifactVariables\`): every service's`,
     'schema builds on them. Where a service narrows a bound or sets another default, each value is shown, and',
     "the service's reason follows the shared description.",
     '',

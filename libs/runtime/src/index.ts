@@ -3,7 +3,7 @@ export { loadConfig } from './service-config.js';
 export {
   atLeast,
   busConsumerSettings,
-  busConsumerVariables,
+  artifactVariables, busConsumerVariables,
   envInt,
   renamedVariable,
   serviceEnvironment,

@@ -96,6 +96,19 @@ export function atLeast<T extends z.ZodCoercedNumber>(variable: z.ZodDefault<T>,
 }
 
 /**
+ * The deployment's shared, content-addressed artifact bucket (spread into `.extend(...)` by
+ * each service that stores or reads artifacts: approval packets, workspace snapshots and
+ * checkpoints, Last Will artifacts, context packs, message texts). A service that only reads
+ * takes the bucket by name (`const { WRIT_ARTIFACTS_BUCKET } = artifactVariables`).
+ */
+export const artifactVariables = {
+  /** NATS Object Store bucket of the deployment's content-addressed artifacts (objects `sha256-<hex>`; the stream is `OBJ_<bucket>`). */
+  WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
+  /** Byte bound of the artifact bucket, set by whichever service creates it first (the server reserves it); an existing bucket is used as it is. */
+  WRIT_ARTIFACTS_MAX_BYTES: envInt(1).default(10 * GiB),
+};
+
+/**
  * The consumer tuning variables of a service whose handlers share them
  * (spread into `.extend(...)`): handled deliveries before a dead letter, first
  * backoff delay (doubling), how long one pull waits (bounds an idle graceful

@@ -1,5 +1,5 @@
 import { COMMANDS, Id } from '@writ/contracts';
-import { StreamName, envInt, loadConfig, serviceEnvironment, serviceHttp, serviceStreams } from '@writ/runtime';
+import { StreamName, artifactVariables, envInt, loadConfig, serviceEnvironment, serviceHttp, serviceStreams } from '@writ/runtime';
 import { z } from 'zod';
 
 const Seconds = (max: number) => envInt(1, max);
@@ -34,10 +34,7 @@ export const ApprovalEnvironment = serviceEnvironment({ httpPort: 8084 })
      * approval TTL outlives the stream's retention. Default 12 h.
      */
     WRIT_APPROVAL_EXPIRY_REFRESH_SECONDS: Seconds(23 * 3600).default(12 * 3600),
-    /** NATS Object Store bucket of content-addressed artifacts (the executor's): approval packets are stored there. */
-    WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
-    /** Byte bound of the artifact bucket when this service creates it (the executor's default). */
-    WRIT_ARTIFACTS_MAX_BYTES: envInt(1).default(10 * 1024 ** 3),
+    ...artifactVariables,
     /** The policy service's profile KV bucket, read (never written) to compare profile versions at grant time. */
     WRIT_POLICY_BUCKET: StreamName.default('WRIT_POLICY'),
     /** How long a minted grant is valid. */

@@ -3,11 +3,10 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { COMMANDS, executorHostSubject, Id } from '@writ/contracts';
 import { CELL_POLICY_DEFAULTS, CellPolicy, type CellPolicyInput } from '@writ/kernel';
-import { StreamName, busConsumerVariables, envInt as int, loadConfig, renamedVariable, serviceEnvironment } from '@writ/runtime';
+import { StreamName, artifactVariables, busConsumerVariables, envInt as int, loadConfig, renamedVariable, serviceEnvironment } from '@writ/runtime';
 import { z } from 'zod';
 import { ExecutorError } from './application/executor-errors.js';
 
-const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -123,10 +122,7 @@ export const ExecutorEnv = serviceEnvironment({ httpPort: 8085 }).extend({
   /** How often a delivery waiting on another process's claim re-reads the log. */
   WRIT_CLAIM_POLL_MS: int(10, 60_000).default(1_000),
 
-  /** NATS Object Store bucket of the content-addressed artifacts. */
-  WRIT_ARTIFACTS_BUCKET: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('WRIT_ARTIFACTS'),
-  /** Byte bound of the artifact bucket, set when this executor creates it. */
-  WRIT_ARTIFACTS_MAX_BYTES: int(1).default(10 * GiB),
+  ...artifactVariables,
   /** Largest changed file whose content is kept as an artifact. */
   WRIT_ARTIFACT_FILE_MAX_BYTES: int(0, 64 * MiB).default(MiB),
   /** Most changed files kept as artifacts per execution (the diff lists them all). */

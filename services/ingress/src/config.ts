@@ -4,7 +4,7 @@ import { durableName, patternToken } from '@writ/bus';
 import { ParticipantCeilings, type LocalInstall } from '@writ/kernel';
 import {
   RuntimeError,
-  StreamName,
+  artifactVariables,
   atLeast,
   busConsumerSettings,
   busConsumerVariables,
@@ -23,7 +23,6 @@ import {
 import { z } from 'zod';
 
 const MiB = 1024 ** 2;
-const GiB = 1024 ** 3;
 
 const common = serviceEnvironment({ httpPort: 8081 });
 
@@ -68,16 +67,15 @@ export const IngressEnv = common.extend({
   WRIT_PARTICIPANT_CLOCK_SKEW_SECONDS: envInt(0, 3_600).default(300),
   /** The participant TTL timer (`<root>.cmd.ingress.participant-expire`) is held at most this long per message, then re-published (below the commands stream's max age). */
   WRIT_PARTICIPANT_EXPIRY_REFRESH_SECONDS: envInt(60, 23 * 3_600).default(12 * 3_600),
-  /** The shared, content-addressed artifact bucket where Last Will artifacts are looked up and stored (opened on first use). */
-  WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
+  ...artifactVariables,
   /**
    * The deployment's trust anchor (`<WRIT_HOME>/trust-anchor.json`, from `writ init`): the
    * first operator and its public keys. Without it only operators already in the log can
    * register principals (on a new deployment: nobody).
    */
   WRIT_TRUST_ANCHOR: z.string().min(1).optional(),
-  /** Byte bound of the artifact bucket if ingress is the one creating it (the executor's default). */
-  WRIT_ARTIFACTS_MAX_BYTES: envInt(MiB).default(10 * GiB),
+  /** At least 1 MiB, one message at the bus streams' size limit: ingress stores each Last Will artifact and message text whole. */
+  WRIT_ARTIFACTS_MAX_BYTES: atLeast(artifactVariables.WRIT_ARTIFACTS_MAX_BYTES, MiB),
 });
 export type IngressEnv = z.input<typeof IngressEnv>;
 

@@ -46,4 +46,10 @@ describe('loadIngressConfig', () => {
       expect(loadIngressConfig({ [variable]: String(MiB) }).streams).toBeDefined();
     }
   });
+
+  it('given no artifact settings, then the shared bucket and bound apply; given a bucket bound under 1 MiB, then ingress refuses it (it stores a message text or Last Will artifact whole)', () => {
+    expect(loadIngressConfig({}).seeds.artifacts).toMatchObject({ bucket: 'WRIT_ARTIFACTS', maxBytes: 10 * 1024 * MiB });
+    expect(() => loadIngressConfig({ WRIT_ARTIFACTS_MAX_BYTES: String(MiB - 1) })).toThrow(expect.objectContaining({ code: 'RUNTIME_CONFIG_INVALID', message: expect.stringContaining('WRIT_ARTIFACTS_MAX_BYTES') }));
+    expect(loadIngressConfig({ WRIT_ARTIFACTS_BUCKET: 'OTHER', WRIT_ARTIFACTS_MAX_BYTES: String(MiB) }).seeds.artifacts).toMatchObject({ bucket: 'OTHER', maxBytes: MiB });
+  });
 });

@@ -1,8 +1,7 @@
 import { COMMANDS } from '@writ/contracts';
-import { busConsumerVariables, envInt, loadConfig, serviceEnvironment, serviceStreams, StreamName, type ServiceStreams } from '@writ/runtime';
+import { artifactVariables, busConsumerVariables, envInt, loadConfig, serviceEnvironment, serviceStreams, type ServiceStreams } from '@writ/runtime';
 import { z } from 'zod';
 
-const GiB = 1024 ** 3;
 
 const PrincipalId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a principal id (1-128 characters of A-Z, a-z, 0-9, "_" or "-")');
 
@@ -15,10 +14,8 @@ const PrincipalId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a princi
  * run beside the real one.
  */
 export const OrchestratorEnv = serviceEnvironment({ httpPort: 8082 }).extend({
-  /** The shared, content-addressed artifact bucket each attempt's context pack is stored in (`sha256-<hex>`; opened on first use). */
-  WRIT_ARTIFACTS_BUCKET: StreamName.default('WRIT_ARTIFACTS'),
-  /** Byte bound of the artifact bucket if the orchestrator is the one creating it (the executor's default). */
-  WRIT_ARTIFACTS_MAX_BYTES: envInt(1).default(10 * GiB),
+  /** Each attempt's context pack is stored there (opened on first use). */
+  ...artifactVariables,
   /** Who the orchestrator's events are attributed to (`actor_id`). */
   WRIT_ORCHESTRATOR_PRINCIPAL_ID: PrincipalId.default('writ-orchestrator'),
   /** The deployment's trust anchor (writ init's trust-anchor.json): each director's registration must chain to it. */

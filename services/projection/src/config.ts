@@ -1,4 +1,5 @@
 import {
+  artifactVariables,
   busConsumerSettings,
   busConsumerVariables,
   envInt,
@@ -66,11 +67,8 @@ export const ProjectionEnv = serviceEnvironment({ httpPort: 8080 }).extend({
   WRIT_SSE_POLL_MS: positiveInt(1_000),
   /** At most this many open streams per instance; more are refused 503 PROJECTION_STREAMS_EXHAUSTED (each reads Postgres). */
   WRIT_SSE_MAX_STREAMS: positiveInt(200),
-  /** The shared, content-addressed artifact bucket the context packs are read from (`GET /v1/attempts/<id>/context`); the projection never creates it. */
-  WRIT_ARTIFACTS_BUCKET: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"')
-    .default('WRIT_ARTIFACTS'),
+  /** Context packs are read from it (`GET /v1/attempts/<id>/context`); the projection never creates it, so it reads no byte bound. */
+  WRIT_ARTIFACTS_BUCKET: artifactVariables.WRIT_ARTIFACTS_BUCKET,
   /** The supervision console at `/console/` (apps/console): `off` serves nothing there. */
   WRIT_CONSOLE: z.enum(['on', 'off']).default('on'),
   /** Where the built console is; default the `dist/public` of the installed `@writ/console` package. */
