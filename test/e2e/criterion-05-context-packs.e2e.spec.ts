@@ -31,16 +31,6 @@ beforeAll(async () => {
 
 stopStackAfterAll(() => stack);
 
-async function waitForRoute(route: string, until: (status: number, body: Record<string, unknown>) => boolean, as?: Principal): Promise<{ status: number; body: Record<string, unknown> }> {
-  const deadline = Date.now() + STEP_MS;
-  for (;;) {
-    const answer = await stack.http(route, as === undefined ? {} : { as });
-    if (until(answer.status, answer.body)) return answer;
-    if (Date.now() > deadline) throw new Error(`${route} did not reach the expected answer: ${answer.status} ${JSON.stringify(answer.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /** The pack's raw body as the agent receives it (the bytes, not a re-serialization), with the hash header. */
 async function fetchPack(attemptId: string, as: Principal): Promise<{ status: number; text: string; header: string | null }> {
   const response = await fetch(`${stack.apiUrl}/v1/attempts/${attemptId}/context`, { headers: { authorization: await stack.bearer(as) } });
@@ -117,7 +107,7 @@ it(
     const two = await stack.waitForAction(second.action_request_id, { timeoutMs: STEP_MS });
     expect(two.status).toBe('succeeded');
     const attemptId = String(two.attempt_id);
-    const attempt = await waitForRoute(`/v1/attempts/${attemptId}`, (status, body) => status === 200 && typeof body['context_pack_sha256'] === 'string', agent);
+    const attempt = await stack.waitForRoute(`/v1/attempts/${attemptId}`, (status, body) => status === 200 && typeof body['context_pack_sha256'] === 'string', { as: agent, timeoutMs: STEP_MS });
     const recorded = String(attempt.body['context_pack_sha256']);
 
     // then: the agent fetches the pack its attempt was proposed under: the stored bytes, which hash to what the log recorded

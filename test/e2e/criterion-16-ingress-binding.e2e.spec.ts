@@ -77,16 +77,6 @@ async function openTask(agent: Principal): Promise<{ taskId: string; approvalId:
   return { taskId: String(waiting.task_id), approvalId: String(waiting.approval_id) };
 }
 
-async function waitForRoute(route: string, until: (status: number, body: Record<string, unknown>) => boolean, as?: Principal): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + STEP_MS;
-  for (;;) {
-    const answer = await stack.http(route, as === undefined ? {} : { as });
-    if (until(answer.status, answer.body)) return answer.body;
-    if (Date.now() > deadline) throw new Error(`${route} did not reach the expected answer: ${answer.status} ${JSON.stringify(answer.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /** The conversation stream as the log holds it (chain and authorship verified), as the kernel's fold reads it. */
 async function logEntries(agent: Principal): Promise<{ events: EventEnvelope[]; entries: FocusLogEntry[] }> {
   const stream = conversationStreamId(agent.id, CONVERSATION);
@@ -115,7 +105,7 @@ it(
 
     // when: the focused task ends (its approval granted, its action run)
     await stack.resolveApproval(director, three.taskId, three.approvalId, 'grant');
-    await waitForRoute(`/v1/tasks/${three.taskId}`, (status, body) => status === 200 && body['status'] === 'completed');
+    await stack.waitForRoute(`/v1/tasks/${three.taskId}`, (status, body) => status === 200 && body['status'] === 'completed', { timeoutMs: STEP_MS });
     // then: a message naming nothing, with two tasks open, is pending_disambiguation between them (the kernel never pretends)
     const ambiguous = await say(agent, 'and also rotate the logs');
     expect(ambiguous).toMatchObject({ resolution: 'pending_disambiguation', candidates: [one.taskId, two.taskId].sort() });
@@ -141,7 +131,7 @@ it(
     expect([...new Set(events.map((event) => `${event.actor_type}:${event.actor_id}`))]).toEqual([`service:${events[0]?.actor_id}`]);
     // and the focus and bindings the projection serves are the kernel's fold of those records (and task events) alone
     const folded = conversationTasks(entries, agent.id, CONVERSATION);
-    const focus = await waitForRoute('/v1/focus', (status, body) => status === 200 && (body['focus'] as Array<{ message_count: number }>)[0]?.message_count === said, agent);
+    const focus = (await stack.waitForRoute('/v1/focus', (status, body) => status === 200 && (body['focus'] as Array<{ message_count: number }>)[0]?.message_count === said, { as: agent, timeoutMs: STEP_MS })).body as Record<string, unknown>;
     expect(focus['focus']).toEqual([
       expect.objectContaining({ conversation_id: CONVERSATION, bound_focus_task_id: folded.focus_task_id, focus_task_id: one.taskId, pending_ingress_ids: [ambiguous.ingress_id], unbound_ingress_ids: [] }),
     ]);

@@ -31,17 +31,6 @@ beforeAll(async () => {
 
 stopStackAfterAll(() => stack);
 
-/** Polls a projection route until its answer matches. */
-async function waitForRoute(route: string, until: (status: number, body: Record<string, unknown>) => boolean, as?: Principal): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + STEP_MS;
-  for (;;) {
-    const answer = await stack.http(route, as === undefined ? {} : { as });
-    if (until(answer.status, answer.body)) return answer.body;
-    if (Date.now() > deadline) throw new Error(`${route} did not reach the expected answer: ${answer.status} ${JSON.stringify(answer.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 it(
   'exit criterion 10 (beliefs and working state): a belief needs the evidence its trust tier claims, working state stays bounded, and both are read back from the projection',
   async () => {
@@ -115,7 +104,7 @@ it(
     expect(log[2]?.payload).toMatchObject({ belief: { belief_id: 'bel-verified', trust_tier: 'verified', evidence_refs: [{ kind: 'receipt', id: receiptId }], asserted_by: agentId } });
 
     // and the projection serves them to the agent that owns the task (the CLI reading as the agent)
-    await waitForRoute(`/v1/tasks/${taskId}/beliefs`, (status, body) => status === 200 && (body['beliefs'] as unknown[]).length === 3, agent);
+    await stack.waitForRoute(`/v1/tasks/${taskId}/beliefs`, (status, body) => status === 200 && (body['beliefs'] as unknown[]).length === 3, { as: agent, timeoutMs: STEP_MS });
     const beliefs = JSON.parse(await stack.cli(['belief', 'list', taskId, '--url', stack.apiUrl, ...keyArgs])) as { beliefs: Array<Record<string, unknown>> };
     expect(beliefs.beliefs.map((b) => [b['belief_id'], b['status'], b['trust_tier']])).toEqual([
       ['bel-verified', 'active', 'verified'],

@@ -150,6 +150,7 @@ export declare class Stack {
   sealKey(principalId: string): Promise<Ed25519SigningKey>;
   entityEvents(entityType: string, entityId: string): Promise<EventEnvelope[]>;
   waitForTaskEvent(taskId: string, match: (event: EventEnvelope) => boolean, options?: { what?: string; timeoutMs?: number }): Promise<EventEnvelope>;
+  waitForRoute(route: string, until: (status: number, body: Record<string, unknown>) => boolean, options?: { as?: Principal; timeoutMs?: number }): Promise<HttpAnswer>;
   eventSubjects(filter?: string): Promise<Record<string, number>>;
   streamMessages(stream: string, subject: string): Promise<StoredMessage[]>;
   waitConsumerSettled(stream: string, durable: string, seq: number, options?: { timeoutMs?: number }): Promise<true>;

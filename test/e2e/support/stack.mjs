@@ -764,6 +764,17 @@ export class Stack {
     return waitFor(async () => (await this.taskEvents(taskId)).find(match), { timeoutMs, intervalMs: 100, what: `${what} in task ${taskId}` });
   }
 
+  /** Polls a projection route (as `as`, else the operator) until `until(status, body)` holds: the answer that did. */
+  async waitForRoute(route, until, { as, timeoutMs = 120_000 } = {}) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const answer = await this.http(route, as === undefined ? {} : { as });
+      if (until(answer.status, answer.body)) return answer;
+      if (Date.now() > deadline) throw new Error(`${route} did not reach the expected answer: ${answer.status} ${JSON.stringify(answer.body)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
   /** Subjects of the event log under `<root>.evt.<filter>` with their message counts. */
   async eventSubjects(filter = '>') {
     const info = await this.jsm.streams.info(this.streams.events, { subjects_filter: this.subject(`evt.${filter}`) });

@@ -2,6 +2,7 @@ import type { HttpReadScope } from '@writ/contracts';
 import { CHANGES_DEFAULT_LIMIT, CHANGES_MAX_LIMIT, PUBLISHED_VIEWS, PublishedView, type ChangesPage } from '@writ/contracts/projection-rows';
 import type { ChangeFeed, ChangesQuery } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
+import { parseCount } from './query-count.js';
 
 /** What `?since=&views=&limit=` (and `Last-Event-ID`) ask for, checked. */
 export interface ChangesRequest {
@@ -24,7 +25,7 @@ export class ChangesService {
   /** Parses the query; `lastEventId` (the SSE `Last-Event-ID` header) wins over `since`: it is where a reconnecting EventSource stopped. */
   request(query: { readonly since?: unknown; readonly views?: unknown; readonly limit?: unknown }, lastEventId?: string): ChangesRequest {
     const since = lastEventId === undefined || lastEventId === '' ? version(query.since, 'since') : version(lastEventId, 'Last-Event-ID');
-    return { since, views: views(query.views), limit: count(query.limit, 'limit', CHANGES_DEFAULT_LIMIT, 1, CHANGES_MAX_LIMIT) };
+    return { since, views: views(query.views), limit: parseCount(query.limit, 'limit', CHANGES_DEFAULT_LIMIT, 1, CHANGES_MAX_LIMIT) };
   }
 
   page(request: ChangesRequest, scope: HttpReadScope): Promise<ChangesPage> {
@@ -39,17 +40,9 @@ export function feedQuery(request: ChangesRequest, scope: HttpReadScope): Change
 
 function version(value: unknown, name: string): number {
   if (value === undefined) return 0;
-  return count(value, name, 0, 0, Number.MAX_SAFE_INTEGER);
+  return parseCount(value, name, 0, 0, Number.MAX_SAFE_INTEGER);
 }
 
-function count(value: unknown, name: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `${name} must be an integer from ${min} to ${max}`, { details: { parameter: name } });
-  }
-  return n;
-}
 
 /** `views=actions,tasks` → those views in the feed's order; absent → every published view. */
 function views(value: unknown): PublishedView[] {

@@ -2,6 +2,7 @@ import { Id, TASK_TERMINAL_STATES, type ConversationFocus, type ConversationFocu
 import type { ArtifactReader } from './context-packs.js';
 import type { ReadModel } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
+import { parseCount } from './query-count.js';
 import { DEFAULT_PAGE, MAX_PAGE } from './read-service.js';
 
 /** Conversations listed per `GET /v1/focus`. */
@@ -38,8 +39,8 @@ export class ConversationReads {
       throw new ProjectionError('PROJECTION_REQUEST_INVALID', 'the conversation id must be 1-128 characters of A-Z, a-z, 0-9, "_" or "-"', { details: { parameter: 'id' } });
     }
     const principalId = whose(query.principal_id, scope, callerId);
-    const afterSeq = count(query.after, 'after', 0, 0, Number.MAX_SAFE_INTEGER);
-    const limit = count(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
+    const afterSeq = parseCount(query.after, 'after', 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = parseCount(query.limit, 'limit', DEFAULT_PAGE, 1, MAX_PAGE);
     const rows = await this.model.conversationMessages(principalId, conversationId, { afterSeq, limit });
     const messages = [];
     for (const row of rows) messages.push({ ...row, text: await this.#text(row.text_sha256) });
@@ -69,11 +70,3 @@ function whose(named: unknown, scope: HttpReadScope, callerId: string): string {
   return named;
 }
 
-function count(value: unknown, name: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `${name} must be an integer from ${min} to ${max}`, { details: { parameter: name } });
-  }
-  return n;
-}

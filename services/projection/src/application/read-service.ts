@@ -22,6 +22,7 @@ import { approvalDetail, type ApprovalDetail } from './approval-detail.js';
 import { decodeCursor, encodeCursor, listFingerprint, parseListQuery, type Keyset, type ListFilterOf } from './list-page.js';
 import type { ListRequest, ReadModel } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
+import { parseCount } from './query-count.js';
 import type { ActionRow, ArtifactRow, AttemptRow, CellRow, GrantRow, PrincipalRow, ReceiptRow, StepRow, WorkingStateRow } from './views/index.js';
 
 /** `GET /v1/actions/<id>`. */
@@ -304,14 +305,6 @@ function parseKind(value: unknown): string {
   return value;
 }
 
-function parseCount(value: unknown, name: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new ProjectionError('PROJECTION_REQUEST_INVALID', `${name} must be an integer from ${min} to ${max}`, { details: { parameter: name } });
-  }
-  return n;
-}
 
 /** A read only a wide scope (director, operator, observer) covers. */
 export function requireAll(scope: HttpReadScope, what: string, hint: string): void {
