@@ -125,18 +125,22 @@ export class NatsArtifactStore {
 }
 
 /**
- * The bucket opened (created if need be) on first use, and again on the next use after a failed
- * open: a service that needs it only now and then (a Last Will with artifacts, a context pack)
- * never fails to start, or stays failed, because the bucket was unavailable once.
+ * The bucket opened on first use, and again on the next use after a failed open: a service
+ * that needs it only now and then (a Last Will with artifacts, a context pack) never fails to
+ * start, or stays failed, because the bucket was unavailable once. A writer creates it if need
+ * be (`open`); a reader (`{ create: false }`) only opens it, so a bucket that appears later is
+ * found by the next read and a reader never reserves its bytes.
  */
-export function lazyArtifactStore(nc: NatsConnection, options: ArtifactBucketOptions): () => Promise<NatsArtifactStore> {
+export function lazyArtifactStore(nc: NatsConnection, options: ArtifactBucketOptions): () => Promise<NatsArtifactStore>;
+export function lazyArtifactStore(nc: NatsConnection, options: Pick<ArtifactBucketOptions, 'bucket' | 'failure'>, mode: { readonly create: false }): () => Promise<NatsArtifactStore>;
+export function lazyArtifactStore(nc: NatsConnection, options: ArtifactBucketOptions | Pick<ArtifactBucketOptions, 'bucket' | 'failure'>, mode?: { readonly create: false }): () => Promise<NatsArtifactStore> {
   let opened: Promise<NatsArtifactStore> | undefined;
+  const open = () => (mode?.create === false ? NatsArtifactStore.openExisting(nc, options) : NatsArtifactStore.open(nc, options as ArtifactBucketOptions));
   return () => {
-    opened ??= NatsArtifactStore.open(nc, options).catch((error: unknown) => {
+    opened ??= open().catch((error: unknown) => {
       opened = undefined;
       throw error;
     });
     return opened;
   };
 }
-

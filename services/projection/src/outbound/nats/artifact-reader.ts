@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { NatsArtifactStore } from '@writ/runtime';
+import { lazyArtifactStore, type NatsArtifactStore } from '@writ/runtime';
 import type { ArtifactReader } from '../../application/context-packs.js';
 import { ProjectionError } from '../../application/projection-errors.js';
 
@@ -9,25 +9,13 @@ import { ProjectionError } from '../../application/projection-errors.js';
  * so a bucket that appears later is found by the next read.
  */
 export class NatsArtifactReader implements ArtifactReader {
-  #store: Promise<NatsArtifactStore> | undefined;
+  readonly #open: () => Promise<NatsArtifactStore>;
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly bucket: string,
-  ) {}
+  constructor(nc: NatsConnection, bucket: string) {
+    this.#open = lazyArtifactStore(nc, { bucket, failure: (message, options) => new ProjectionError('PROJECTION_CONTEXT_PACK_UNAVAILABLE', message, options) }, { create: false });
+  }
 
   async get(sha256: string): Promise<Uint8Array | null> {
     return (await this.#open()).get(sha256);
-  }
-
-  #open(): Promise<NatsArtifactStore> {
-    this.#store ??= NatsArtifactStore.openExisting(this.nc, {
-      bucket: this.bucket,
-      failure: (message, options) => new ProjectionError('PROJECTION_CONTEXT_PACK_UNAVAILABLE', message, options),
-    }).catch((error: unknown) => {
-      this.#store = undefined;
-      throw error;
-    });
-    return this.#store;
   }
 }
