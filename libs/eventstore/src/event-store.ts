@@ -431,7 +431,11 @@ export class EventStore {
     if (first === undefined) return [];
     if (run.some((message, index) => message.streamSeq !== first.streamSeq + index)) throw requestInvalid('entriesOf needs consecutive stream sequences');
     const bySubject = new Map<string, DeliveredMessage[]>();
-    for (const message of run) bySubject.set(message.subject, [...(bySubject.get(message.subject) ?? []), message]);
+    for (const message of run) {
+      const messages = bySubject.get(message.subject);
+      if (messages === undefined) bySubject.set(message.subject, [message]);
+      else messages.push(message);
+    }
     const entries = new Map<number, LogEntry>();
     await Promise.all(
       [...bySubject].map(async ([subject, messages]) => {
