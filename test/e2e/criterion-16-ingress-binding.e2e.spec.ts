@@ -50,6 +50,7 @@ async function keyFile(principal: Principal): Promise<string> {
 interface Said {
   readonly ingress_id: string;
   readonly resolution: string;
+  readonly rationale: string;
   readonly task_id?: string;
   readonly candidates: readonly string[];
   readonly duplicate: boolean;
@@ -85,7 +86,7 @@ async function logEntries(agent: Principal): Promise<{ events: EventEnvelope[]; 
 }
 
 it(
-  'exit criterion 16: free-form messages are recorded then bound (explicit task, focus, pending_disambiguation, reply), and focus and bindings are the fold of the log, identical after a rebuild, readable by their principal only',
+  'exit criterion 16: free-form messages are recorded then bound (explicit task, focus, pending_disambiguation, reply, an answer to a pending approval), and focus and bindings are the fold of the log, identical after a rebuild, readable by their principal only',
   async () => {
     // given: an agent with three open tasks and a director
     const agent = await stack.registerPrincipal({ type: 'agent', roles: ['executor'], extractable: true });
@@ -111,7 +112,11 @@ it(
     expect(ambiguous).toMatchObject({ resolution: 'pending_disambiguation', candidates: [one.taskId, two.taskId].sort() });
     expect(ambiguous.task_id).toBeUndefined();
     // and a reply binds to the replied message's task; an explicit ref to the ended task is never a reopening
-    expect(await say(agent, 'yes, staging', ['--kind', 'answer', '--reply-to', first.ingress_id])).toMatchObject({ resolution: 'append_note', task_id: one.taskId });
+    expect(await say(agent, 'staging, as said', ['--reply-to', first.ingress_id])).toMatchObject({ resolution: 'append_note', task_id: one.taskId });
+    // and an answer about a task awaiting approval is bound to that approval (named in the rationale), resolving nothing and moving no focus
+    const answer = await say(agent, 'yes, clean the build output', ['--kind', 'answer', '--task', two.taskId]);
+    expect(answer).toMatchObject({ resolution: 'approval', task_id: two.taskId });
+    expect(answer.rationale).toContain(two.approvalId);
     expect(await post(agent, { text: 'one more thing', explicit_task_ref: three.taskId })).toMatchObject({ status: 200, body: { resolution: 'chat_only', duplicate: false } });
 
     // hostile: another agent cannot send a message about this agent's task (nothing recorded), nor read its focus or history
@@ -125,7 +130,7 @@ it(
 
     // then: the log holds each message recorded before it was bound, by ingress, exactly once
     const { events, entries } = await logEntries(agent);
-    const said = 8;
+    const said = 9;
     expect(events.map((event) => event.event_type)).toEqual(Array.from({ length: said }, () => ['ingress.recorded', 'ingress.bound']).flat());
     // (read with every event's seal checked against EVENT_AUTHORSHIP: ingress's alone may write these)
     expect([...new Set(events.map((event) => `${event.actor_type}:${event.actor_id}`))]).toEqual([`service:${events[0]?.actor_id}`]);

@@ -6,6 +6,8 @@ import type { BindingCandidate } from './ingress-binding.events.js';
 export interface BindingTask {
   readonly task_id: string;
   readonly status: TaskStatus;
+  /** The task's approvals still pending, by id, as its log says now: an answer may be about one of them. */
+  readonly pending_approvals?: readonly string[] | undefined;
 }
 
 /**
@@ -41,11 +43,15 @@ const isTerminal = (status: TaskStatus) => TASK_TERMINAL_STATES.includes(status)
 /**
  * Binds one free-form message (Hermit 8.1.3's priority, within what v1 can
  * do): chat is chat_only; otherwise the target is the explicit task, else the
- * task of the message replied to, else the conversation's focus task; a live
- * target gets `control` (kind control) or `append_note`. Without a target,
- * the conversation's one open task is chosen; two or more open tasks are
- * `pending_disambiguation` (Hermit 8.1.2: the kernel never pretends a unique
- * binding exists), none is chat_only.
+ * task of the message replied to, else (for an answer) the one task of the
+ * conversation with a pending approval, else the conversation's focus task; a
+ * live target gets `approval` (an answer while the target has a pending
+ * approval), `control` (kind control) or `append_note`. Without a target,
+ * the conversation's one open task is chosen; two or more open tasks, or two
+ * or more with a pending approval for an answer, are `pending_disambiguation`
+ * (Hermit 8.1.2: the kernel never pretends a unique binding exists), none is
+ * chat_only. An `approval` binding records what the message answers; it
+ * resolves nothing (only a director's signed resolution does).
  *
  * A terminal target is never reopened (Hermit 8.1.1). Opening a new task
  * (fork_child, start_new_root with a continuation anchor) is the task
@@ -56,14 +62,20 @@ const isTerminal = (status: TaskStatus) => TASK_TERMINAL_STATES.includes(status)
  */
 export function chooseBinding(input: BindingInput): BindingChoice {
   if (input.kind === 'chat') return { resolution: 'chat_only', candidates: [], rationale: 'the sender marked it chat: it belongs to no task', confidence: 1 };
-  const target =
+  const named =
     input.explicit !== undefined
       ? { task: input.explicit, why: `explicit task ref ${input.explicit.task_id}`, confidence: 1 }
       : input.replyTo?.task !== undefined
         ? { task: input.replyTo.task, why: `reply to ${input.replyTo.ingress_id}, bound to task ${input.replyTo.task.task_id}`, confidence: 0.9 }
-        : input.focus !== undefined && !isTerminal(input.focus.status)
-          ? { task: input.focus, why: `the conversation's focus task ${input.focus.task_id}`, confidence: 0.8 }
-          : undefined;
+        : undefined;
+  if (named === undefined && input.kind === 'answer') {
+    const awaiting = distinctOpen([...(input.focus === undefined ? [] : [input.focus]), ...input.others]).filter(hasPendingApproval);
+    if (awaiting.length === 1) return approvalBinding(awaiting[0]!, `the conversation's only task with a pending approval`, 0.85);
+    if (awaiting.length >= 2) return pending(awaiting, 'approval', `an answer, no explicit task or reply, and ${awaiting.length} tasks of the conversation with a pending approval: name one (explicit task ref or a reply)`);
+  }
+  const target =
+    named ??
+    (input.focus !== undefined && !isTerminal(input.focus.status) ? { task: input.focus, why: `the conversation's focus task ${input.focus.task_id}`, confidence: 0.8 } : undefined);
   if (target !== undefined) {
     if (isTerminal(target.task.status)) {
       return {
@@ -73,6 +85,7 @@ export function chooseBinding(input: BindingInput): BindingChoice {
         confidence: target.confidence,
       };
     }
+    if (input.kind === 'answer' && hasPendingApproval(target.task)) return approvalBinding(target.task, target.why, target.confidence);
     const resolution: IngressResolution = input.kind === 'control' ? 'control' : 'append_note';
     return {
       resolution,
@@ -83,8 +96,7 @@ export function chooseBinding(input: BindingInput): BindingChoice {
       confidence: target.confidence,
     };
   }
-  const seen = new Set<string>();
-  const open = input.others.filter((task) => !isTerminal(task.status) && !seen.has(task.task_id) && seen.add(task.task_id) !== undefined).sort((a, b) => a.task_id.localeCompare(b.task_id));
+  const open = distinctOpen(input.others);
   const resolution: IngressResolution = input.kind === 'control' ? 'control' : 'append_note';
   if (open.length === 1) {
     const only = open[0]!;
@@ -97,17 +109,35 @@ export function chooseBinding(input: BindingInput): BindingChoice {
       confidence: 0.6,
     };
   }
-  if (open.length >= 2) {
-    const listed = open.slice(0, LIMITS.shortListItems);
-    const score = Math.round((1 / listed.length) * 1000) / 1000;
-    return {
-      resolution: 'pending_disambiguation',
-      candidates: listed.map((task) => ({ resolution, task_id: task.task_id, score })),
-      rationale: `no explicit task, reply or focus, and ${open.length} open tasks in the conversation: name one (explicit task ref or a reply)`,
-      confidence: score,
-    };
-  }
+  if (open.length >= 2) return pending(open, resolution, `no explicit task, reply or focus, and ${open.length} open tasks in the conversation: name one (explicit task ref or a reply)`);
   return { resolution: 'chat_only', candidates: [], rationale: 'no explicit task, reply, focus or open task in the conversation: it belongs to no task', confidence: 1 };
+}
+
+const hasPendingApproval = (task: BindingTask) => !isTerminal(task.status) && (task.pending_approvals?.length ?? 0) > 0;
+
+/** The live tasks among `tasks`, each once, in id order (a deterministic candidate list). */
+function distinctOpen(tasks: readonly BindingTask[]): BindingTask[] {
+  const seen = new Set<string>();
+  return tasks.filter((task) => !isTerminal(task.status) && !seen.has(task.task_id) && seen.add(task.task_id) !== undefined).sort((a, b) => a.task_id.localeCompare(b.task_id));
+}
+
+function approvalBinding(task: BindingTask, why: string, confidence: number): BindingChoice {
+  const approvals = [...(task.pending_approvals ?? [])].sort().slice(0, LIMITS.shortListItems);
+  return {
+    resolution: 'approval',
+    task_id: task.task_id,
+    continued_task_status: task.status,
+    candidates: [{ resolution: 'approval', task_id: task.task_id, score: confidence }],
+    rationale: `an answer on ${why}, which awaits approval ${approvals.join(', ')}: recorded as what the sender says about it (a director's signed resolution decides it)`,
+    confidence,
+  };
+}
+
+/** Hermit 8.1.2: two or more candidates are listed, never one picked for the sender. */
+function pending(tasks: readonly BindingTask[], resolution: IngressResolution, rationale: string): BindingChoice {
+  const listed = tasks.slice(0, LIMITS.shortListItems);
+  const score = Math.round((1 / listed.length) * 1000) / 1000;
+  return { resolution: 'pending_disambiguation', candidates: listed.map((task) => ({ resolution, task_id: task.task_id, score })), rationale, confidence: score };
 }
 
 /** The tasks one principal's conversation points at, from its ingress records and bindings alone. */

@@ -7,6 +7,7 @@ import { bindingProblem } from './ingress-binding.decider.js';
 const HASH = 'd'.repeat(64);
 const live = (task_id: string) => ({ task_id, status: 'running' as const });
 const ended = (task_id: string) => ({ task_id, status: 'completed' as const });
+const awaiting = (task_id: string, ...pending_approvals: string[]) => ({ ...live(task_id), pending_approvals });
 const input = (over: Partial<BindingInput>): BindingInput => ({ kind: 'note', others: [], ...over });
 
 describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reopening)', () => {
@@ -21,11 +22,24 @@ describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reope
     ['an ended focus with one other open task binds to it', input({ focus: ended('t-3'), others: [live('t-4'), ended('t-5')] }), { resolution: 'append_note', task_id: 't-4' }],
     ['an ended focus with two open tasks is pending_disambiguation', input({ focus: ended('t-3'), others: [live('t-5'), live('t-4')] }), { resolution: 'pending_disambiguation', task_id: undefined }],
     ['nothing to bind to is chat_only', input({}), { resolution: 'chat_only', task_id: undefined }],
+    ['an answer on an explicit task awaiting approval binds as approval', input({ kind: 'answer', explicit: awaiting('t-1', 'apv-1') }), { resolution: 'approval', task_id: 't-1' }],
+    ['a note on a task awaiting approval is a note', input({ kind: 'note', explicit: awaiting('t-1', 'apv-1') }), { resolution: 'append_note', task_id: 't-1' }],
+    ['an answer on an explicit task with no pending approval is a note on it', input({ kind: 'answer', explicit: live('t-1'), others: [awaiting('t-2', 'apv-2')] }), { resolution: 'append_note', task_id: 't-1' }],
+    ['an answer without ref or reply correlates to the one pending approval before the focus', input({ kind: 'answer', focus: live('t-3'), others: [awaiting('t-4', 'apv-4')] }), { resolution: 'approval', task_id: 't-4' }],
+    ['an answer with two tasks awaiting approval is pending_disambiguation', input({ kind: 'answer', focus: awaiting('t-3', 'apv-3'), others: [awaiting('t-4', 'apv-4')] }), { resolution: 'pending_disambiguation', task_id: undefined }],
+    ['an answer on an ended task that still lists an approval is never reopened', input({ kind: 'answer', explicit: { ...ended('t-1'), pending_approvals: ['apv-1'] } }), { resolution: 'chat_only', task_id: undefined }],
   ] as const)('given %s', (_note, given, want) => {
     const choice = chooseBinding(given);
     expect({ resolution: choice.resolution, task_id: choice.task_id }).toEqual(want);
     // Every choice is one the decider accepts (its shape rules are the same function).
     expect(bindingProblem({ ...choice, candidates: [...choice.candidates] })).toBeUndefined();
+  });
+
+  it('given an answer bound as approval, then the rationale names the approval it answers and says it resolves nothing', () => {
+    const choice = chooseBinding(input({ kind: 'answer', replyTo: { ingress_id: 'in-0', task: awaiting('t-2', 'apv-9', 'apv-1') } }));
+    expect(choice).toMatchObject({ resolution: 'approval', task_id: 't-2', continued_task_status: 'running', candidates: [{ resolution: 'approval', task_id: 't-2' }] });
+    expect(choice.rationale).toContain('apv-1, apv-9');
+    expect(choice.rationale).toContain("a director's signed resolution decides it");
   });
 
   it('given ambiguity, then the candidates are listed in id order so the binding is explainable and deterministic', () => {

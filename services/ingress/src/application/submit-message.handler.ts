@@ -1,6 +1,7 @@
 import { LIMITS, type EventEnvelope, type IngressMessageReply, type IngressMessageSubmission, type SubmitIngressMessage, type TaskStatus } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import {
+  approvalDecider,
   chooseBinding,
   conversationTasks,
   fold,
@@ -249,20 +250,24 @@ export class SubmitMessageHandler {
     return (await this.deps.log.headOfIngress(streamId)) === 0 ? [] : this.deps.log.readIngress(streamId);
   }
 
-  async #task(taskId: string): Promise<{ readonly status: TaskStatus; readonly owner: string } | undefined> {
+  async #task(taskId: string): Promise<{ readonly status: TaskStatus; readonly owner: string; readonly pendingApprovals: readonly string[] } | undefined> {
     if ((await this.deps.log.headOfTask(taskId)) === 0) return undefined;
     const events = await this.deps.log.readTask(taskId);
-    const state = fold(
-      taskDecider,
-      events.filter(({ event }) => event.entity_type === 'task').map(({ event }) => ({ type: event.event_type, data: event.payload })),
-    );
+    const of = (entityType: string, entityId?: string) =>
+      events
+        .filter(({ event }) => event.entity_type === entityType && (entityId === undefined || event.entity_id === entityId))
+        .map(({ event }) => ({ type: event.event_type, data: event.payload }));
+    const state = fold(taskDecider, of('task'));
     if (state.status === 'initial') return undefined;
-    return { status: state.status, owner: state.owner_principal_id };
+    // Each approval folded on its own entity, as the approval service decides it: pending until granted, denied, expired, cancelled or invalidated.
+    const approvalIds = [...new Set(events.flatMap(({ event }) => (event.entity_type === 'approval' ? [event.entity_id] : [])))];
+    const pendingApprovals = approvalIds.filter((id) => fold(approvalDecider, of('approval', id)).status === 'pending');
+    return { status: state.status, owner: state.owner_principal_id, pendingApprovals };
   }
 
   async #bindingTask(taskId: string): Promise<BindingTask | undefined> {
     const task = await this.#task(taskId);
-    return task === undefined ? undefined : { task_id: taskId, status: task.status };
+    return task === undefined ? undefined : { task_id: taskId, status: task.status, pending_approvals: task.pendingApprovals };
   }
 }
 

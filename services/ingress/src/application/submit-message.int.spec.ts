@@ -1,7 +1,7 @@
 import type { IngressMessageReply, IngressMessageSubmission } from '@writ/contracts';
 import { generateEd25519Key } from '@writ/crypto';
 import { EventStore, eventSealer } from '@writ/eventstore';
-import { fold, taskDecider, type TaskCommand } from '@writ/kernel';
+import { approvalDecider, fold, taskDecider, type TaskCommand } from '@writ/kernel';
 import { DEFAULT_SERVICE_PRINCIPALS, SIGNED_REQUESTS, TrustAnchoredPrincipals, conversationStreamId, registerServicePrincipal, serviceAuthorship, serviceDraft, signRequest } from '@writ/runtime';
 import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,6 +81,33 @@ async function task(owner: TestAgent, ...walk: Exclude<TaskCommand['type'], 'cre
   );
   await checked.append(taskId, drafts, 0);
   return taskId;
+}
+
+/** Appends an `approval.requested` on `taskId` (as the kernel's approval decider writes it), sealed by `author`'s store; returns its id. */
+async function requestApproval(author: EventStore, authorId: string, taskId: string): Promise<string> {
+  const approvalId = uniqueName('apv');
+  const now = new Date();
+  const [requested] = approvalDecider.decide(
+    {
+      type: 'request-approval',
+      data: {
+        approval_id: approvalId,
+        task_id: taskId,
+        step_id: uniqueName('stp'),
+        attempt_id: uniqueName('att'),
+        approval_type: 'destructive_command',
+        requested_action_ref: uniqueName('ar'),
+        approval_packet_ref: 'e'.repeat(64),
+        requested_by: agent.id,
+        expires_at: new Date(now.getTime() + 3_600_000).toISOString(),
+      },
+      metadata: { now: now.toISOString() },
+    },
+    approvalDecider.initialState(),
+  );
+  const draft = serviceDraft({ key: `${approvalId}:requested`, eventType: requested!.type, entityType: 'approval', entityId: approvalId, occurredAt: now.toISOString(), actorId: authorId, payload: requested!.data as object, causationId: null, correlationId: taskId });
+  await author.append(taskId, [draft], (await author.head(taskId)).taskSeq);
+  return approvalId;
 }
 
 const streamOf = async (principal: TestAgent, conversation: string) => (await checked.readEntity('ingress', conversationStreamId(principal.id, conversation))).map(({ event }) => event);
@@ -170,6 +197,31 @@ describe('a free-form message is recorded, then bound', () => {
     expect(ambiguous).toMatchObject({ resolution: 'pending_disambiguation', candidates: [first, second].sort() });
     expect(ambiguous.task_id).toBeUndefined();
     expect(await handler().submit(await message(agent, { message_id: 'm-6', conversation_id: conversation, kind: 'answer', text: 'yes', reply_to_ref: a.ingress_id }))).toMatchObject({ resolution: 'append_note', task_id: first });
+  });
+
+  it('given an answer and a task of the conversation awaiting approval, then it binds as approval on that task, ahead of the focus; a note still goes to the focus', async () => {
+    const approver = await sealedAs(await openStore(false), DEFAULT_SERVICE_PRINCIPALS.approval);
+    const [held, focused] = [await task(agent, 'mark-task-ready', 'start-task'), await task(agent, 'mark-task-ready', 'start-task')];
+    const approvalId = await requestApproval(approver, DEFAULT_SERVICE_PRINCIPALS.approval, held);
+    const conversation = uniqueName('conv');
+    await handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: 'about the held one', explicit_task_ref: held }));
+    await handler().submit(await message(agent, { message_id: 'm-2', conversation_id: conversation, kind: 'note', text: 'now this one', explicit_task_ref: focused }));
+    // when the sender answers without naming a task
+    const answer = await handler().submit(await message(agent, { message_id: 'm-3', conversation_id: conversation, kind: 'answer', text: 'yes, go ahead with the cleanup' }));
+    // then the answer is bound to the approval it answers, which it names, and resolves nothing
+    expect(answer).toMatchObject({ resolution: 'approval', task_id: held, candidates: [held] });
+    expect(answer.rationale).toContain(approvalId);
+    expect((await checked.read(held)).map(({ event }) => event.event_type)).not.toContain('approval.granted');
+    expect(await handler().submit(await message(agent, { message_id: 'm-4', conversation_id: conversation, kind: 'note', text: 'unrelated' }))).toMatchObject({ resolution: 'append_note', task_id: focused });
+  });
+
+  it('given an approval.requested forged onto the focus task by a service that may not author it, then an answer is a note on the focus, not an approval', async () => {
+    const forger = await sealedAs(await openStore(false), DEFAULT_SERVICE_PRINCIPALS.orchestrator);
+    const focused = await task(agent, 'mark-task-ready', 'start-task');
+    await requestApproval(forger, DEFAULT_SERVICE_PRINCIPALS.orchestrator, focused);
+    const conversation = uniqueName('conv');
+    await handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: 'on it', explicit_task_ref: focused }));
+    expect(await handler().submit(await message(agent, { message_id: 'm-2', conversation_id: conversation, kind: 'answer', text: 'yes' }))).toMatchObject({ resolution: 'append_note', task_id: focused });
   });
 
   it('given a binding forged into the conversation by another service, then ingress binds as if it were not there', async () => {
