@@ -1,5 +1,31 @@
-// What every benchmark script shares: its integer options and its order statistics.
+// What every benchmark script shares: its command line, its integer options and its order statistics.
 // Not a test: the scripts print figures, they assert nothing.
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+/**
+ * A script's options (`parseArgs` values) with `--help` / `-h` added: help prints the script's
+ * leading `//` comment (its documentation: what it measures, how to run it) and exits 0; an
+ * unknown or malformed option prints one line naming it and `--help`, and exits 2, instead of
+ * a stack trace.
+ */
+export function benchArgs(scriptUrl, options) {
+  const script = fileURLToPath(scriptUrl);
+  try {
+    const { values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h' } } });
+    if (!values.help) return values;
+    const header = readFileSync(script, 'utf8').split('\n');
+    const end = header.findIndex((line) => !line.startsWith('//'));
+    console.log(header.slice(0, end === -1 ? header.length : end).map((line) => line.replace(/^\/\/ ?/, '')).join('\n'));
+    process.exit(0);
+  } catch (error) {
+    if (!(error instanceof TypeError) || !String(error.code).startsWith('ERR_PARSE_ARGS')) throw error;
+    console.error(`[bench] ${error.message}; see: node ${script.replace(`${process.cwd()}/`, '')} --help`);
+    process.exit(2);
+  }
+}
 
 /**
  * An integer option: `--name` (from `parseArgs` values), else BENCH_<NAME>, else `fallback`;

@@ -21,22 +21,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
-import { integerOption, percentile } from './bench-stats.mjs';
+import { benchArgs, integerOption, percentile } from './bench-stats.mjs';
 
 const { CellRuntime } = await import(new URL('../../services/executor/dist/outbound/cells/index.js', import.meta.url).href).catch((error) => {
   console.error('[bench] cannot load services/executor/dist: run `NX_NO_CLOUD=true npx nx run @writ/executor:build` first');
   throw error;
 });
 
-const { values: args } = parseArgs({
-  options: {
-    execs: { type: 'string' },
-    warmup: { type: 'string' },
-    rounds: { type: 'string' },
-    opens: { type: 'string' },
-  },
+const args = benchArgs(import.meta.url, {
+  execs: { type: 'string' },
+  warmup: { type: 'string' },
+  rounds: { type: 'string' },
+  opens: { type: 'string' },
 });
 
 const option = (name, fallback) => integerOption(args, name, fallback);

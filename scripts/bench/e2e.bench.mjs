@@ -72,32 +72,29 @@ import os from 'node:os';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import pg from 'pg';
-import { integerOption, percentile } from './bench-stats.mjs';
+import { benchArgs, integerOption, percentile } from './bench-stats.mjs';
 import { trackCells } from './cell-cpu.mjs';
 import { clockTicksPerSecond, cpuSpent, pidsListeningOn, snapshotProcesses } from './proc-cpu.mjs';
+
+const args = benchArgs(import.meta.url, {
+  actions: { type: 'string' },
+  agents: { type: 'string' },
+  denied: { type: 'string' },
+  warmup: { type: 'string' },
+  'keep-logs': { type: 'boolean' },
+  'service-env': { type: 'string', multiple: true },
+  'service-cpu-prof': { type: 'string' },
+  'service-log-level': { type: 'string' },
+  'nats-monitor': { type: 'string' },
+});
 
 const harness = await import(new URL('../../test/e2e/support/stack.mjs', import.meta.url).href).catch((error) => {
   console.error('[bench] cannot load the e2e harness: build every project first (NX_NO_CLOUD=true npx nx run-many -t build)');
   throw error;
 });
 const { startStack, residentBytes } = harness;
-
-const { values: args } = parseArgs({
-  options: {
-    actions: { type: 'string' },
-    agents: { type: 'string' },
-    denied: { type: 'string' },
-    warmup: { type: 'string' },
-    'keep-logs': { type: 'boolean' },
-    'service-env': { type: 'string', multiple: true },
-    'service-cpu-prof': { type: 'string' },
-    'service-log-level': { type: 'string' },
-    'nats-monitor': { type: 'string' },
-  },
-});
 
 /** `--service-env KEY=VALUE`, repeatable: the same settings for every service of the stack (A/B runs of one setting). */
 const SERVICE_ENV = Object.fromEntries(

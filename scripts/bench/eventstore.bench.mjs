@@ -26,24 +26,21 @@
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { natsConnectOptions } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { integerOption, quantile } from './bench-stats.mjs';
+import { benchArgs, integerOption, quantile } from './bench-stats.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    seq: { type: 'string' },
-    concurrent: { type: 'string' },
-    inflight: { type: 'string' },
-    warmup: { type: 'string' },
-    rounds: { type: 'string' },
-    payload: { type: 'string' },
-    'read-events': { type: 'string' },
-    'no-async-traces': { type: 'boolean' },
-  },
+const args = benchArgs(import.meta.url, {
+  seq: { type: 'string' },
+  concurrent: { type: 'string' },
+  inflight: { type: 'string' },
+  warmup: { type: 'string' },
+  rounds: { type: 'string' },
+  payload: { type: 'string' },
+  'read-events': { type: 'string' },
+  'no-async-traces': { type: 'boolean' },
 });
 
 const option = (name, fallback) => integerOption(args, name, fallback);

@@ -42,9 +42,8 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
-import { integerOption, percentile } from './bench-stats.mjs';
+import { benchArgs, integerOption, percentile } from './bench-stats.mjs';
 
 const cells = await import(new URL('../../services/executor/dist/outbound/cells/index.js', import.meta.url).href).catch((error) => {
   console.error('[bench] cannot load services/executor/dist: run `NX_NO_CLOUD=true npx nx run @writ/executor:build` first');
@@ -53,18 +52,16 @@ const cells = await import(new URL('../../services/executor/dist/outbound/cells/
 const { CellRuntime, CellPool, cellContainerSpec } = cells;
 const run = promisify(execFile);
 
-const { values: args } = parseArgs({
-  options: {
-    opens: { type: 'string' },
-    execs: { type: 'string' },
-    warmup: { type: 'string' },
-    rounds: { type: 'string' },
-    concurrency: { type: 'string' },
-    sustained: { type: 'string' },
-    pool: { type: 'string' },
-    full: { type: 'string' },
-    'no-full': { type: 'boolean' },
-  },
+const args = benchArgs(import.meta.url, {
+  opens: { type: 'string' },
+  execs: { type: 'string' },
+  warmup: { type: 'string' },
+  rounds: { type: 'string' },
+  concurrency: { type: 'string' },
+  sustained: { type: 'string' },
+  pool: { type: 'string' },
+  full: { type: 'string' },
+  'no-full': { type: 'boolean' },
 });
 
 const option = (name, fallback) => integerOption(args, name, fallback);

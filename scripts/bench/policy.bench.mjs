@@ -35,27 +35,24 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { natsConnectOptions } from '@writ/bus';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { BUILTIN_POLICY_DOCUMENTS, evaluatePolicy, preparePolicyProfile, versionPolicyProfile } from '@writ/kernel';
-import { integerOption, quantile } from './bench-stats.mjs';
+import { benchArgs, integerOption, quantile } from './bench-stats.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    seq: { type: 'string' },
-    concurrent: { type: 'string' },
-    inflight: { type: 'string' },
-    warmup: { type: 'string' },
-    rounds: { type: 'string' },
-    inprocess: { type: 'string' },
-    'no-async-traces': { type: 'boolean' },
-    'keep-logs': { type: 'boolean' },
-    'service-cpu-prof': { type: 'string' },
-    'service-node-args': { type: 'string' },
-  },
+const args = benchArgs(import.meta.url, {
+  seq: { type: 'string' },
+  concurrent: { type: 'string' },
+  inflight: { type: 'string' },
+  warmup: { type: 'string' },
+  rounds: { type: 'string' },
+  inprocess: { type: 'string' },
+  'no-async-traces': { type: 'boolean' },
+  'keep-logs': { type: 'boolean' },
+  'service-cpu-prof': { type: 'string' },
+  'service-node-args': { type: 'string' },
 });
 
 const option = (name, fallback) => integerOption(args, name, fallback);

@@ -30,7 +30,6 @@ import os from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { natsConnectOptions } from '@writ/bus';
@@ -39,9 +38,9 @@ import { dropPgServiceRole, ensurePgServiceRole, generatePgPassword, pgServiceRo
 import { createProjectionApp, loadProjectionConfig } from '@writ/projection';
 import { createLogger } from '@writ/telemetry';
 import pg from 'pg';
-import { integerOption, quantile } from './bench-stats.mjs';
+import { benchArgs, integerOption, quantile } from './bench-stats.mjs';
 
-const { values: args } = parseArgs({ options: { events: { type: 'string' }, rounds: { type: 'string' }, batch: { type: 'string' } } });
+const args = benchArgs(import.meta.url, { events: { type: 'string' }, rounds: { type: 'string' }, batch: { type: 'string' } });
 const EVENTS = integerOption(args, 'events', 10_000);
 const ROUNDS = integerOption(args, 'rounds', 3);
 const BATCH = integerOption(args, 'batch', 500);

@@ -35,22 +35,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { natsConnectOptions } from '@writ/bus';
 import { EventStore } from '@writ/eventstore';
-import { integerOption, quantile } from './bench-stats.mjs';
+import { benchArgs, integerOption, quantile } from './bench-stats.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    receipts: { type: 'string' },
-    inflight: { type: 'string' },
-    rounds: { type: 'string' },
-    concurrency: { type: 'string' },
-    'service-cpu-prof': { type: 'string' },
-    'keep-logs': { type: 'boolean' },
-  },
+const args = benchArgs(import.meta.url, {
+  receipts: { type: 'string' },
+  inflight: { type: 'string' },
+  rounds: { type: 'string' },
+  concurrency: { type: 'string' },
+  'service-cpu-prof': { type: 'string' },
+  'keep-logs': { type: 'boolean' },
 });
 
 const RECEIPTS = integerOption(args, 'receipts', 500);

@@ -19,16 +19,13 @@
 
 import { createPublicKey, createHash, verify as ed25519Verify } from 'node:crypto';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { assembleBundle, serializeBundle, verifyBundleText } from '@writ/cli';
 import { bytesToHex, canonicalJson, generateEd25519Key, hexToBytes, inclusionProof, merkleLeafHash, merkleRoot, sha256Hex, signClaims, signJws } from '@writ/crypto';
 import { GENESIS, sealEvent } from '@writ/eventstore';
 import { signServiceEnrollment } from '@writ/runtime';
-import { integerOption, quantile } from './bench-stats.mjs';
+import { benchArgs, integerOption, quantile } from './bench-stats.mjs';
 
-const { values: args } = parseArgs({
-  options: { receipts: { type: 'string' }, leaves: { type: 'string' }, iterations: { type: 'string' }, warmup: { type: 'string' }, rounds: { type: 'string' } },
-});
+const args = benchArgs(import.meta.url, { receipts: { type: 'string' }, leaves: { type: 'string' }, iterations: { type: 'string' }, warmup: { type: 'string' }, rounds: { type: 'string' } });
 const RECEIPTS = integerOption(args, 'receipts', 10);
 const LEAVES = Math.max(integerOption(args, 'leaves', 1000), RECEIPTS);
 const ITERATIONS = integerOption(args, 'iterations', 200);
