@@ -86,7 +86,7 @@ async function logEntries(agent: Principal): Promise<{ events: EventEnvelope[]; 
 }
 
 it(
-  'exit criterion 16: free-form messages are recorded then bound (explicit task, focus, pending_disambiguation, reply, an answer to a pending approval), and focus and bindings are the fold of the log, identical after a rebuild, readable by their principal only',
+  'exit criterion 16: free-form messages are recorded then bound (explicit task, focus, pending_disambiguation, reply, an answer to a pending approval, a follow-up on an ended task starting a new anchored one), and focus and bindings are the fold of the log, identical after a rebuild, readable by their principal only',
   async () => {
     // given: an agent with three open tasks and a director
     const agent = await stack.registerPrincipal({ type: 'agent', roles: ['executor'], extractable: true });
@@ -117,7 +117,23 @@ it(
     const answer = await say(agent, 'yes, clean the build output', ['--kind', 'answer', '--task', two.taskId]);
     expect(answer).toMatchObject({ resolution: 'approval', task_id: two.taskId });
     expect(answer.rationale).toContain(two.approvalId);
-    expect(await post(agent, { text: 'one more thing', explicit_task_ref: three.taskId })).toMatchObject({ status: 200, body: { resolution: 'chat_only', duplicate: false } });
+    const followUp = await post(agent, { text: 'one more thing', explicit_task_ref: three.taskId });
+    expect(followUp).toMatchObject({ status: 200, body: { resolution: 'start_new_root', duplicate: false } });
+    // (a follow-up on the ended task starts a new task of the agent's, anchored on that outcome; the ended one is untouched)
+    const four = String(followUp.body['task_id']);
+    const anchor = { anchor_task_id: three.taskId, anchor_kind: 'completed_outcome', outcome_status: 'completed' };
+    expect((await stack.entityEvents('task', four)).map((event) => [event.event_type, event.payload['continuation_anchor'] ?? null])).toEqual([
+      ['task.created', expect.objectContaining(anchor)],
+      ['task.marked_ready', null],
+      ['task.started', null],
+    ]);
+    // and the agent's first action there is proposed under a context pack whose task contract carries the outcome it continues
+    const held = stack.actionRequest(agent, { task_id: four, target_resources: ['scratch'], params: { argv: ['rm', '-rf', 'scratch'] }, reversibility_hint: 'irreversible', reason: 'clean up again' });
+    await stack.submit(agent, held);
+    const waiting = await stack.waitForAction(held.action_request_id, { statuses: ['awaiting_approval'], timeoutMs: STEP_MS });
+    await stack.waitForRoute(`/v1/attempts/${String(waiting.attempt_id)}`, (status, body) => status === 200 && typeof body['context_pack_sha256'] === 'string', { as: agent, timeoutMs: STEP_MS });
+    const pack = (await stack.http(`/v1/attempts/${String(waiting.attempt_id)}/context`, { as: agent })).body as { items: Array<{ section: string; content: Record<string, unknown> }> };
+    expect(pack.items.find((item) => item.section === 'task_contract')?.content['continues']).toMatchObject(anchor);
 
     // hostile: another agent cannot send a message about this agent's task (nothing recorded), nor read its focus or history
     const stranger = await stack.registerPrincipal({ type: 'agent', roles: ['executor'], extractable: true });
@@ -136,9 +152,10 @@ it(
     expect([...new Set(events.map((event) => `${event.actor_type}:${event.actor_id}`))]).toEqual([`service:${events[0]?.actor_id}`]);
     // and the focus and bindings the projection serves are the kernel's fold of those records (and task events) alone
     const folded = conversationTasks(entries, agent.id, CONVERSATION);
+    expect(folded.focus_task_id).toBe(four);
     const focus = (await stack.waitForRoute('/v1/focus', (status, body) => status === 200 && (body['focus'] as Array<{ message_count: number }>)[0]?.message_count === said, { as: agent, timeoutMs: STEP_MS })).body as Record<string, unknown>;
     expect(focus['focus']).toEqual([
-      expect.objectContaining({ conversation_id: CONVERSATION, bound_focus_task_id: folded.focus_task_id, focus_task_id: one.taskId, pending_ingress_ids: [ambiguous.ingress_id], unbound_ingress_ids: [] }),
+      expect.objectContaining({ conversation_id: CONVERSATION, bound_focus_task_id: folded.focus_task_id, focus_task_id: four, pending_ingress_ids: [ambiguous.ingress_id], unbound_ingress_ids: [] }),
     ]);
     const history = (await stack.http(`/v1/conversations/${CONVERSATION}/history`, { as: agent })).body as { messages: Array<{ ingress_id: string; task_id: string | null; resolution: string }> };
     expect(Object.fromEntries(history.messages.map((message) => [message.ingress_id, message.task_id]))).toEqual(folded.boundTo);
@@ -150,7 +167,7 @@ it(
     expect((await stack.http('/v1/focus', { as: agent })).body).toEqual(focus);
     expect((await stack.http(`/v1/conversations/${CONVERSATION}/history`, { as: agent })).body).toEqual(history);
     // and writ focus shows it
-    expect(await stack.cli(['focus', '--of', agent.id, '--url', stack.apiUrl])).toContain(`${CONVERSATION} focus ${one.taskId}`);
+    expect(await stack.cli(['focus', '--of', agent.id, '--url', stack.apiUrl])).toContain(`${CONVERSATION} focus ${four}`);
   },
   8 * STEP_MS,
 );

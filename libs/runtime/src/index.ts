@@ -66,7 +66,7 @@ export {
   type SignedRequestRules,
   type VerifiedSignedRequest,
 } from './signed-request.js';
-export { conversationStreamId, messageIngressId } from './conversation-ids.js';
+export { conversationStreamId, followUpTaskId, messageIngressId } from './conversation-ids.js';
 export { HttpAuthError, httpPrincipals, mintHttpToken, verifyHttpBearer, type HttpCaller, type HttpTokenVerification, type MintHttpTokenOptions } from './http-credential.js';
 export { WakeableSleep } from './wakeable-sleep.js';
 export { connectBus, natsConnectOptions, readReplicas, replaceReplica, serverList, streamPeers, type ReplicaReading } from '@writ/bus';

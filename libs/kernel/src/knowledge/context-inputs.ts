@@ -91,7 +91,8 @@ function artifactsOf(prefix: readonly ContextLogEvent[]): NonNullable<ContextCom
  * the same inputs, hence (the compiler being pure) the same bytes. Undefined when the
  * log holds no submitted request of the attempt, or no task.
  *
- * Hermit 15.7's sections from the log: the task contract (title, goal), the step
+ * Hermit 15.7's sections from the log: the task contract (title, goal, and the
+ * continuation anchor of a follow-up task: the ended outcome it continues), the step
  * contract (the step, and the attempt's request without its params, which may carry
  * content), the policy constraints the task was created under (profile, files_owned,
  * Sacred Scope exceptions), the task's decisions (recorded and policy's), its working
@@ -114,7 +115,11 @@ export function contextInputsFromLog(events: readonly ContextLogEvent[], attempt
     task_id: task.task_id,
     attempt_id: attemptId,
     as_of: opening.occurred_at,
-    task_contract: { ref: task.task_contract_ref, content: json({ task_id: task.task_id, title: task.title, goal: task.goal, briefed: task.brief !== null }) },
+    // A follow-up's continuation anchor is its structured carry-forward (Hermit 8.1.1, 15.7): the ended outcome, never its transcript.
+    task_contract: {
+      ref: task.task_contract_ref,
+      content: json({ task_id: task.task_id, title: task.title, goal: task.goal, briefed: task.brief !== null, ...(task.continuation_anchor === null ? {} : { continues: task.continuation_anchor }) }),
+    },
     step_contract: {
       ref: step.status === 'initial' ? `step:${stepId}` : step.contract_ref,
       content: json({

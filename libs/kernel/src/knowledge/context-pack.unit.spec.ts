@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { ContextSection, authorsOf } from '@writ/contracts';
+import { ContextSection, authorsOf, type ContinuationAnchor } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
 import { at, codeOf, deciderSpec } from '../../test/decider-spec.js';
 import { request } from '../../test/samples.js';
@@ -45,11 +45,12 @@ class Log {
 const meta = (s: number) => ({ metadata: { now: at(s) } });
 
 /** The task and attempt 1 (ingress's events), then knowledge, then attempt 2 submitted: the pack of attempt 2 holds the knowledge. */
-function story(): Log {
+function story(continuation_anchor?: ContinuationAnchor): Log {
   const log = new Log();
+  const anchored = continuation_anchor === undefined ? {} : { continuation_anchor };
   log.run(taskDecider, 'task', {
     type: 'create-task',
-    data: { task_id: TASK, title: 'Fix the bug', goal: 'make the build green', owner_principal_id: 'agent-1', policy_profile_ref: 'local_edit_allowed', task_contract_ref: 'task:task-1', files_owned: ['src/**'] },
+    data: { task_id: TASK, title: 'Fix the bug', goal: 'make the build green', owner_principal_id: 'agent-1', policy_profile_ref: 'local_edit_allowed', task_contract_ref: 'task:task-1', files_owned: ['src/**'], ...anchored },
     ...meta(0),
   });
   for (const n of [1, 2]) {
@@ -135,6 +136,20 @@ describe('context pack inputs from the log (Hermit 15.6, 15.7)', () => {
     const after = compiled(log, 'attempt-1');
     expect(after.bytes).toBe(before.bytes);
     expect(after.content_hash).toBe(before.content_hash);
+  });
+
+  it('given a follow-up task (created with a continuation anchor), then its task contract item carries the ended outcome it continues; a task without one carries none', () => {
+    const anchor: ContinuationAnchor = {
+      anchor_task_id: 'task-0',
+      anchor_kind: 'completed_outcome',
+      selection_reason: 'explicit task ref task-0',
+      outcome_status: 'completed',
+      outcome_summary: 'task task-0 completed: Fix the bug; 1 receipt(s)',
+      source_artifact_refs: ['receipt:rct-0'],
+    };
+    const contractOf = (log: Log) => compiled(log, 'attempt-1').pack.items.find((item) => item.section === 'task_contract')!.content as Record<string, unknown>;
+    expect(contractOf(story(anchor))['continues']).toEqual(anchor);
+    expect(contractOf(story())).not.toHaveProperty('continues');
   });
 
   it('given an attempt the log has not seen submitted, then there are no inputs (nothing to compile yet)', () => {

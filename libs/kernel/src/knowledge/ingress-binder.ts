@@ -1,4 +1,4 @@
-import { LIMITS, TASK_TERMINAL_STATES, type IngressMessageKind, type IngressResolution, type TaskStatus } from '@writ/contracts';
+import { LIMITS, TASK_TERMINAL_STATES, type ContinuationAnchor, type IngressMessageKind, type IngressResolution, type TaskStatus } from '@writ/contracts';
 import { emptyFocusView, evolveFocus, focusKey, type FocusLogEntry } from './conversation-focus.projection.js';
 import type { BindingCandidate } from './ingress-binding.events.js';
 
@@ -8,6 +8,8 @@ export interface BindingTask {
   readonly status: TaskStatus;
   /** The task's approvals still pending, by id, as its log says now: an answer may be about one of them. */
   readonly pending_approvals?: readonly string[] | undefined;
+  /** An ended task's outcome as its log says it (a follow-up's continuation anchor carries it). */
+  readonly outcome?: { readonly summary: string; readonly artifact_refs: readonly string[] } | undefined;
 }
 
 /**
@@ -26,6 +28,8 @@ export interface BindingInput {
   readonly focus?: BindingTask | undefined;
   /** Every other task this conversation's earlier messages were bound to, as their logs say now. */
   readonly others: readonly BindingTask[];
+  /** The id of the task this message starts if it is a follow-up on an ended outcome (derived from the ingress id, so a redelivery starts the same one). */
+  readonly newTaskId: string;
 }
 
 /** The outcome the binder chose: the `bind-ingress` command's data but for who binds. */
@@ -33,6 +37,8 @@ export interface BindingChoice {
   readonly resolution: IngressResolution;
   readonly task_id?: string;
   readonly continued_task_status?: TaskStatus;
+  /** start_new_root: the ended outcome the new task continues. */
+  readonly continuation_anchor?: ContinuationAnchor;
   readonly candidates: readonly BindingCandidate[];
   readonly rationale: string;
   readonly confidence: number;
@@ -53,11 +59,12 @@ const isTerminal = (status: TaskStatus) => TASK_TERMINAL_STATES.includes(status)
  * chat_only. An `approval` binding records what the message answers; it
  * resolves nothing (only a director's signed resolution does).
  *
- * A terminal target is never reopened (Hermit 8.1.1). Opening a new task
- * (fork_child, start_new_root with a continuation anchor) is the task
- * intake's work, which a free-form message does not reach in this version:
- * such a follow-up binds chat_only and says why, so it is kept in the
- * conversation, moves no task, and a new ActionRequest opens the task.
+ * A terminal target is never reopened (Hermit 8.1.1): a note, correction
+ * or answer naming one (explicit ref or reply) is a follow-up on its outcome
+ * and starts a new task, `start_new_root` with a continuation anchor on the
+ * ended one (`newTaskId`, which the caller then creates); a control word on
+ * it starts nothing and is chat_only, saying why. `fork_child` (a child of a
+ * live task) needs the sender to ask for one, which a message cannot yet say.
  * Pure and deterministic: the same input gives the same choice.
  */
 export function chooseBinding(input: BindingInput): BindingChoice {
@@ -78,6 +85,7 @@ export function chooseBinding(input: BindingInput): BindingChoice {
     (input.focus !== undefined && !isTerminal(input.focus.status) ? { task: input.focus, why: `the conversation's focus task ${input.focus.task_id}`, confidence: 0.8 } : undefined);
   if (target !== undefined) {
     if (isTerminal(target.task.status)) {
+      if (FOLLOW_UP_KINDS.includes(input.kind) && named !== undefined) return startNewRoot(target.task, target.why, input.newTaskId);
       return {
         resolution: 'chat_only',
         candidates: [],
@@ -111,6 +119,28 @@ export function chooseBinding(input: BindingInput): BindingChoice {
   }
   if (open.length >= 2) return pending(open, resolution, `no explicit task, reply or focus, and ${open.length} open tasks in the conversation: name one (explicit task ref or a reply)`);
   return { resolution: 'chat_only', candidates: [], rationale: 'no explicit task, reply, focus or open task in the conversation: it belongs to no task', confidence: 1 };
+}
+
+/** Kinds that ask for more work: on an ended outcome they start a new task; a control word or chat does not. */
+const FOLLOW_UP_KINDS: readonly IngressMessageKind[] = ['note', 'correction', 'answer'];
+
+/** Hermit 8.1.1: a follow-up on a terminal outcome starts a new task anchored on it, never a reopening. */
+function startNewRoot(ended: BindingTask, why: string, newTaskId: string): BindingChoice {
+  return {
+    resolution: 'start_new_root',
+    task_id: newTaskId,
+    continuation_anchor: {
+      anchor_task_id: ended.task_id,
+      anchor_kind: 'completed_outcome',
+      selection_reason: why,
+      outcome_status: ended.status,
+      outcome_summary: ended.outcome?.summary ?? `task ${ended.task_id} ${ended.status}`,
+      source_artifact_refs: [...(ended.outcome?.artifact_refs ?? [])].slice(0, LIMITS.listItems),
+    },
+    candidates: [{ resolution: 'start_new_root', task_id: newTaskId, score: 1 }],
+    rationale: `${why} is ${ended.status}: a terminal task is never reopened; the follow-up starts task ${newTaskId}, anchored on that outcome`,
+    confidence: 1,
+  };
 }
 
 const hasPendingApproval = (task: BindingTask) => !isTerminal(task.status) && (task.pending_approvals?.length ?? 0) > 0;

@@ -8,7 +8,7 @@ const HASH = 'd'.repeat(64);
 const live = (task_id: string) => ({ task_id, status: 'running' as const });
 const ended = (task_id: string) => ({ task_id, status: 'completed' as const });
 const awaiting = (task_id: string, ...pending_approvals: string[]) => ({ ...live(task_id), pending_approvals });
-const input = (over: Partial<BindingInput>): BindingInput => ({ kind: 'note', others: [], ...over });
+const input = (over: Partial<BindingInput>): BindingInput => ({ kind: 'note', others: [], newTaskId: 't-new', ...over });
 
 describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reopening)', () => {
   it.each([
@@ -18,7 +18,10 @@ describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reope
     ['a reply binds to the replied message\'s task before the focus', input({ replyTo: { ingress_id: 'in-0', task: live('t-2') }, focus: live('t-3') }), { resolution: 'append_note', task_id: 't-2' }],
     ['without ref or reply, the focus task', input({ focus: live('t-3'), others: [live('t-4')] }), { resolution: 'append_note', task_id: 't-3' }],
     ['a control word on the focus binds as control', input({ kind: 'control', focus: live('t-3') }), { resolution: 'control', task_id: 't-3' }],
-    ['an explicit terminal task is never reopened', input({ explicit: ended('t-1'), focus: live('t-3') }), { resolution: 'chat_only', task_id: undefined }],
+    ['a note on an explicit terminal task starts a new root task, never a reopening', input({ explicit: ended('t-1'), focus: live('t-3') }), { resolution: 'start_new_root', task_id: 't-new' }],
+    ['a reply to a message of an ended task starts a new root task', input({ kind: 'correction', replyTo: { ingress_id: 'in-0', task: ended('t-2') }, focus: live('t-3') }), { resolution: 'start_new_root', task_id: 't-new' }],
+    ['a control word on an ended task starts nothing', input({ kind: 'control', explicit: ended('t-1') }), { resolution: 'chat_only', task_id: undefined }],
+    ['an ended focus is not a follow-up: the one other open task', input({ focus: ended('t-3'), others: [live('t-4')] }), { resolution: 'append_note', task_id: 't-4' }],
     ['an ended focus with one other open task binds to it', input({ focus: ended('t-3'), others: [live('t-4'), ended('t-5')] }), { resolution: 'append_note', task_id: 't-4' }],
     ['an ended focus with two open tasks is pending_disambiguation', input({ focus: ended('t-3'), others: [live('t-5'), live('t-4')] }), { resolution: 'pending_disambiguation', task_id: undefined }],
     ['nothing to bind to is chat_only', input({}), { resolution: 'chat_only', task_id: undefined }],
@@ -27,7 +30,7 @@ describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reope
     ['an answer on an explicit task with no pending approval is a note on it', input({ kind: 'answer', explicit: live('t-1'), others: [awaiting('t-2', 'apv-2')] }), { resolution: 'append_note', task_id: 't-1' }],
     ['an answer without ref or reply correlates to the one pending approval before the focus', input({ kind: 'answer', focus: live('t-3'), others: [awaiting('t-4', 'apv-4')] }), { resolution: 'approval', task_id: 't-4' }],
     ['an answer with two tasks awaiting approval is pending_disambiguation', input({ kind: 'answer', focus: awaiting('t-3', 'apv-3'), others: [awaiting('t-4', 'apv-4')] }), { resolution: 'pending_disambiguation', task_id: undefined }],
-    ['an answer on an ended task that still lists an approval is never reopened', input({ kind: 'answer', explicit: { ...ended('t-1'), pending_approvals: ['apv-1'] } }), { resolution: 'chat_only', task_id: undefined }],
+    ['an answer on an ended task that still lists an approval is a follow-up, not an approval', input({ kind: 'answer', explicit: { ...ended('t-1'), pending_approvals: ['apv-1'] } }), { resolution: 'start_new_root', task_id: 't-new' }],
   ] as const)('given %s', (_note, given, want) => {
     const choice = chooseBinding(given);
     expect({ resolution: choice.resolution, task_id: choice.task_id }).toEqual(want);
@@ -40,6 +43,22 @@ describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reope
     expect(choice).toMatchObject({ resolution: 'approval', task_id: 't-2', continued_task_status: 'running', candidates: [{ resolution: 'approval', task_id: 't-2' }] });
     expect(choice.rationale).toContain('apv-1, apv-9');
     expect(choice.rationale).toContain("a director's signed resolution decides it");
+  });
+
+  it('given a follow-up on an ended task, then the new task carries a continuation anchor on its outcome, the decider accepts it, and it is the same on a redelivery', () => {
+    const given = input({ explicit: { ...ended('t-1'), outcome: { summary: 'task t-1 completed: 2 actions, 2 receipts', artifact_refs: ['receipt:rct-1', 'receipt:rct-2'] } } });
+    const choice = chooseBinding(given);
+    expect(choice.continuation_anchor).toEqual({
+      anchor_task_id: 't-1',
+      anchor_kind: 'completed_outcome',
+      selection_reason: 'explicit task ref t-1',
+      outcome_status: 'completed',
+      outcome_summary: 'task t-1 completed: 2 actions, 2 receipts',
+      source_artifact_refs: ['receipt:rct-1', 'receipt:rct-2'],
+    });
+    expect(choice.rationale).toContain('never reopened');
+    expect(bindingProblem({ ...choice, candidates: [...choice.candidates] })).toBeUndefined();
+    expect(chooseBinding(given)).toEqual(choice);
   });
 
   it('given ambiguity, then the candidates are listed in id order so the binding is explainable and deterministic', () => {

@@ -1,4 +1,4 @@
-import { TASK_TERMINAL_STATES, type Brief, type TaskPriority, type TaskStatus } from '@writ/contracts';
+import { TASK_TERMINAL_STATES, type Brief, type ContinuationAnchor, type TaskPriority, type TaskStatus } from '@writ/contracts';
 import type { Anomaly, Command, Decider } from '../shared/decider.js';
 import { totalEvolve } from '../shared/decider.js';
 import { emit } from '../shared/events.js';
@@ -25,6 +25,8 @@ export type TaskCommand =
         readonly source_channel?: string;
         /** brief.json the task is created from (seed 003). */
         readonly brief?: Brief;
+        /** The ended outcome a follow-up continues (Hermit 8.1.1). */
+        readonly continuation_anchor?: ContinuationAnchor;
       }
     >
   | Command<'mark-task-ready', NoData>
@@ -59,6 +61,8 @@ export interface TaskRecord {
   readonly sacred_exceptions: readonly string[];
   /** brief.json the task was created from, or null: a briefed task closes only on an accepted done claim. */
   readonly brief: Brief | null;
+  /** The ended outcome this task continues, or null (Hermit 8.1.1). */
+  readonly continuation_anchor: ContinuationAnchor | null;
   readonly priority: TaskPriority;
   readonly created_at: string;
   readonly updated_at: string;
@@ -99,12 +103,13 @@ export function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
     if (state.status !== 'initial') {
       throw new TaskError('TASK_ALREADY_EXISTS', `task ${state.task_id} already exists`, { details: { task_id: state.task_id } });
     }
-    const { sacred_exceptions: sacred, brief, ...data } = command.data;
-    // Only a task that asks for exceptions (or has a brief) carries the field, so every other task.created stays as it was.
+    const { sacred_exceptions: sacred, brief, continuation_anchor: anchor, ...data } = command.data;
+    // Only a task that asks for exceptions (or has a brief, or continues an outcome) carries the field, so every other task.created stays as it was.
     const exceptions = sacred === undefined || sacred.length === 0 ? {} : { sacred_exceptions: [...sacred] };
     const briefed = brief === undefined ? {} : { brief };
+    const anchored = anchor === undefined ? {} : { continuation_anchor: anchor };
     return emit(TaskEvent, [
-      { type: 'task.created', data: { ...data, files_owned: [...(data.files_owned ?? [])], ...exceptions, ...briefed, priority: data.priority ?? 'normal', at } },
+      { type: 'task.created', data: { ...data, files_owned: [...(data.files_owned ?? [])], ...exceptions, ...briefed, ...anchored, priority: data.priority ?? 'normal', at } },
     ]);
   }
   const eventType = Object.hasOwn(TASK_COMMAND_EVENTS, command.type) ? TASK_COMMAND_EVENTS[command.type] : undefined;
@@ -124,8 +129,8 @@ export function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
 export const evolve = totalEvolve<TaskState, TaskEvent>(TaskEvent, (state, event) => {
   if (event.type === 'task.created') {
     if (state.status !== 'initial') return undefined;
-    const { at, source_channel: _channel, sacred_exceptions: sacred, brief, ...task } = event.data;
-    return { ...task, sacred_exceptions: sacred ?? [], brief: brief ?? null, status: 'created', created_at: at, updated_at: at, reason: null, rollback_ref: null, anomalies: state.anomalies };
+    const { at, source_channel: _channel, sacred_exceptions: sacred, brief, continuation_anchor: anchor, ...task } = event.data;
+    return { ...task, sacred_exceptions: sacred ?? [], brief: brief ?? null, continuation_anchor: anchor ?? null, status: 'created', created_at: at, updated_at: at, reason: null, rollback_ref: null, anomalies: state.anomalies };
   }
   if (state.status === 'initial') return undefined;
   const edge = TASK_EVENT_EDGES[event.type];

@@ -1,4 +1,4 @@
-import { Brief, Id, LIMITS, LongText, Name, Ref, TASK_TRANSITIONS, TaskPriority, Text, Timestamp, Title, type TaskStatus } from '@writ/contracts';
+import { Brief, ContinuationAnchor, Id, LIMITS, LongText, Name, Ref, TASK_TRANSITIONS, TaskPriority, Text, Timestamp, Title, type TaskStatus } from '@writ/contracts';
 import { z } from 'zod';
 import { GlobPattern } from '../shared/glob.js';
 
@@ -24,6 +24,9 @@ export const TaskEvent = z.discriminatedUnion('type', [
       priority: TaskPriority,
       source_channel: Name.optional(),
       brief: Brief.optional().describe('brief.json the task was created from (TaskSpec.brief, seed 003); such a task closes only on an accepted done claim.'),
+      continuation_anchor: ContinuationAnchor.optional().describe(
+        'The ended outcome this task continues (Hermit 8.1.1): a follow-up message on a terminal task starts this task instead of reopening that one.',
+      ),
       at,
     }),
   }),

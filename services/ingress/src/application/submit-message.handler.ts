@@ -1,4 +1,4 @@
-import { LIMITS, type EventEnvelope, type IngressMessageReply, type IngressMessageSubmission, type SubmitIngressMessage, type TaskStatus } from '@writ/contracts';
+import { LIMITS, TASK_TERMINAL_STATES, type ContinuationAnchor, type EventEnvelope, type IngressMessageReply, type IngressMessageSubmission, type SubmitIngressMessage } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import {
   approvalDecider,
@@ -11,11 +11,13 @@ import {
   type FocusLogEntry,
   type IngressBindingEvent,
   type IngressState,
+  type TaskRecord,
 } from '@writ/kernel';
-import { SIGNED_REQUESTS, conversationStreamId, decision, handleCommand, messageIngressId, serviceDraft, verifySignedRequest, type PrincipalRecord, type SignedRequestFailureReason, type SignedRequestPrincipals } from '@writ/runtime';
+import { SIGNED_REQUESTS, conversationStreamId, decision, followUpTaskId, handleCommand, messageIngressId, serviceDraft, verifySignedRequest, type PrincipalRecord, type SignedRequestFailureReason, type SignedRequestPrincipals } from '@writ/runtime';
 import { redactSecrets } from '@writ/telemetry';
 import { IngressError, type IngressErrorCode } from '../ingress-errors.js';
 import type { Clock, IngressLog, LoggedEvent } from './ports.js';
+import { planFollowUpTask } from './task-intake.js';
 
 /** Where a message's text is kept: the content-addressed artifact bucket (the event holds its SHA-256 only). */
 export interface MessageTexts {
@@ -122,7 +124,7 @@ export class SubmitMessageHandler {
       const task = await this.#task(payload.explicit_task_ref);
       // A director may speak about any task; an agent never counts as one, whatever roles it holds (as for HTTP reads).
       const director = signer.principal_type !== 'agent' && signer.roles.includes('director');
-      if (task === undefined || (task.owner !== signer.principal_id && !director)) {
+      if (task === undefined || (task.record.owner_principal_id !== signer.principal_id && !director)) {
         // One answer for "no such task" and "not yours": a caller learns nothing about others' tasks.
         throw new IngressError('INGRESS_MESSAGE_TASK_UNKNOWN', `${signer.principal_id} has no task ${payload.explicit_task_ref} to send a message about`, {
           details: { task_id: payload.explicit_task_ref },
@@ -188,13 +190,16 @@ export class SubmitMessageHandler {
         const [explicit, replied, focus, ...others] = await Promise.all(
           [payload.explicit_task_ref, replyTask ?? undefined, tasks.focus_task_id ?? undefined, ...weighed].map((id) => (id === undefined ? undefined : this.#bindingTask(id))),
         );
+        const newTaskId = followUpTaskId(ingressId);
         const choice = chooseBinding({
           kind: payload.kind,
           explicit,
           replyTo: payload.reply_to_ref === undefined ? undefined : { ingress_id: payload.reply_to_ref, task: replied },
           focus,
           others: others.filter((task): task is BindingTask => task !== undefined),
+          newTaskId,
         });
+        if (choice.resolution === 'start_new_root' && choice.continuation_anchor !== undefined) await this.#startFollowUp(message, newTaskId, choice.continuation_anchor);
         const now = laterOf(this.deps.clock.now().toISOString(), recordedAt);
         const { candidates, ...rest } = choice;
         const [event] = ingressBindingDecider.decide({ type: 'bind-ingress', data: { ...rest, candidates: [...candidates], bound_by: this.deps.principalId }, metadata: { now } }, state);
@@ -250,28 +255,76 @@ export class SubmitMessageHandler {
     return (await this.deps.log.headOfIngress(streamId)) === 0 ? [] : this.deps.log.readIngress(streamId);
   }
 
-  async #task(taskId: string): Promise<{ readonly status: TaskStatus; readonly owner: string; readonly pendingApprovals: readonly string[] } | undefined> {
+  async #task(taskId: string): Promise<TaskFacts | undefined> {
     if ((await this.deps.log.headOfTask(taskId)) === 0) return undefined;
     const events = await this.deps.log.readTask(taskId);
     const of = (entityType: string, entityId?: string) =>
       events
         .filter(({ event }) => event.entity_type === entityType && (entityId === undefined || event.entity_id === entityId))
         .map(({ event }) => ({ type: event.event_type, data: event.payload }));
-    const state = fold(taskDecider, of('task'));
-    if (state.status === 'initial') return undefined;
+    const record = fold(taskDecider, of('task'));
+    if (record.status === 'initial') return undefined;
     // Each approval folded on its own entity, as the approval service decides it: pending until granted, denied, expired, cancelled or invalidated.
     const approvalIds = [...new Set(events.flatMap(({ event }) => (event.entity_type === 'approval' ? [event.entity_id] : [])))];
     const pendingApprovals = approvalIds.filter((id) => fold(approvalDecider, of('approval', id)).status === 'pending');
-    return { status: state.status, owner: state.owner_principal_id, pendingApprovals };
+    const receipts = events.flatMap(({ event }) => (event.event_type === 'receipt.issued' && typeof event.payload['receipt_id'] === 'string' ? [`receipt:${event.payload['receipt_id']}`] : []));
+    const summary = `task ${taskId} ${record.status}: ${record.title}${record.reason === null ? '' : ` (${record.reason})`}; ${receipts.length} receipt(s)`;
+    return { record, pendingApprovals, outcome: { summary: clip(summary, LIMITS.text), artifact_refs: receipts } };
   }
 
   async #bindingTask(taskId: string): Promise<BindingTask | undefined> {
     const task = await this.#task(taskId);
-    return task === undefined ? undefined : { task_id: taskId, status: task.status, pending_approvals: task.pendingApprovals };
+    if (task === undefined) return undefined;
+    const ended = TASK_TERMINAL_STATES.includes(task.record.status);
+    return { task_id: taskId, status: task.record.status, pending_approvals: task.pendingApprovals, ...(ended ? { outcome: task.outcome } : {}) };
+  }
+
+  /**
+   * Starts the task a follow-up on an ended outcome binds to, before the
+   * binding names it (so a binding never points at nothing): its events are
+   * derived from the ingress id, so a crash between this and the binding is
+   * finished by the next delivery, and the task is started once.
+   */
+  async #startFollowUp(message: Message, newTaskId: string, anchor: ContinuationAnchor): Promise<void> {
+    const ended = await this.#task(anchor.anchor_task_id);
+    if (ended === undefined) throw new IngressError('INGRESS_LOG_INCONSISTENT', `task ${anchor.anchor_task_id} the follow-up continues is no longer in the log`);
+    const head = await this.deps.log.headOfTask(newTaskId);
+    const history = head === 0 ? [] : (await this.deps.log.readTask(newTaskId)).map(({ event }) => event);
+    const created = history.find((event) => event.event_type === 'task.created');
+    if (created !== undefined && created.payload['task_contract_ref'] !== `ingress:${message.ingressId}`) {
+      throw new IngressError('INGRESS_LOG_INCONSISTENT', `task ${newTaskId} exists and was not started by message ${message.ingressId}`, { details: { task_id: newTaskId } });
+    }
+    const now = this.deps.clock.now().toISOString();
+    const events = planFollowUpTask({
+      ingressId: message.ingressId,
+      newTaskId,
+      anchor: ended.record,
+      continuationAnchor: anchor,
+      senderId: message.signer.principal_id,
+      textSha256: message.textSha256,
+      channel: CHANNEL,
+      history,
+      now,
+    });
+    if (events.length === 0) return;
+    const recordEventId = `${message.ingressId}-recorded`;
+    const drafts = events.map((event) =>
+      serviceDraft({ key: event.idempotencyKey, eventId: event.eventId, eventType: event.type, entityType: event.entityType, entityId: event.entityId, occurredAt: now, actorId: this.deps.principalId, payload: event.data, causationId: recordEventId, correlationId: newTaskId }),
+    );
+    await this.deps.log.appendTask(newTaskId, drafts, head);
   }
 }
 
 type BoundData = Extract<IngressBindingEvent, { type: 'ingress.bound' }>['data'];
+
+/** A task as its log says it now: the folded record, its pending approvals, and (for an ended one) its outcome. */
+interface TaskFacts {
+  readonly record: TaskRecord;
+  readonly pendingApprovals: readonly string[];
+  readonly outcome: { readonly summary: string; readonly artifact_refs: readonly string[] };
+}
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 function boundEvent(events: readonly LoggedEvent[], ingressId: string): BoundData {
   // The fold said bound: its last accepted binding is the stream's last ingress.bound of this ingress.

@@ -2,7 +2,7 @@ import type { IngressMessageReply, IngressMessageSubmission } from '@writ/contra
 import { generateEd25519Key } from '@writ/crypto';
 import { EventStore, eventSealer } from '@writ/eventstore';
 import { approvalDecider, fold, taskDecider, type TaskCommand } from '@writ/kernel';
-import { DEFAULT_SERVICE_PRINCIPALS, SIGNED_REQUESTS, TrustAnchoredPrincipals, conversationStreamId, registerServicePrincipal, serviceAuthorship, serviceDraft, signRequest } from '@writ/runtime';
+import { DEFAULT_SERVICE_PRINCIPALS, SIGNED_REQUESTS, TrustAnchoredPrincipals, conversationStreamId, followUpTaskId, registerServicePrincipal, serviceAuthorship, serviceDraft, signRequest } from '@writ/runtime';
 import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPrincipal, startTestIngress, type TestAgent, type TestIngress } from '../../test/fixtures.js';
@@ -222,6 +222,81 @@ describe('a free-form message is recorded, then bound', () => {
     const conversation = uniqueName('conv');
     await handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: 'on it', explicit_task_ref: focused }));
     expect(await handler().submit(await message(agent, { message_id: 'm-2', conversation_id: conversation, kind: 'answer', text: 'yes' }))).toMatchObject({ resolution: 'append_note', task_id: focused });
+  });
+
+  it('given a note naming an ended task, then it starts a new task of that task\'s owner anchored on the outcome (never a reopening), and the focus moves to it', async () => {
+    const ended = await task(agent, 'mark-task-ready', 'start-task', 'complete-task');
+    const conversation = uniqueName('conv');
+    const reply = await handler().submit(await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'note', text: 'now do the same for staging', explicit_task_ref: ended }));
+    // then: bound start_new_root on a task derived from the message, which the log holds, started, with the continuation anchor
+    const newTaskId = followUpTaskId(reply.ingress_id);
+    expect(reply).toMatchObject({ resolution: 'start_new_root', task_id: newTaskId, duplicate: false });
+    const started = (await checked.read(newTaskId)).map(({ event }) => event);
+    expect(started.map((event) => event.event_type)).toEqual(['task.created', 'task.marked_ready', 'task.started']);
+    const anchor = { anchor_task_id: ended, anchor_kind: 'completed_outcome', outcome_status: 'completed', selection_reason: `explicit task ref ${ended}` };
+    expect(started[0]!.payload).toMatchObject({ owner_principal_id: agent.id, task_contract_ref: `ingress:${reply.ingress_id}`, policy_profile_ref: 'local_edit_allowed@1', continuation_anchor: anchor });
+    expect(JSON.stringify(started)).not.toContain('now do the same for staging');
+    const bound = (await streamOf(agent, conversation)).find((event) => event.event_type === 'ingress.bound')!;
+    expect(bound.payload).toMatchObject({ resolution: 'start_new_root', task_id: newTaskId, continuation_anchor: anchor });
+    // the ended task was not touched
+    expect((await checked.read(ended)).map(({ event }) => event.event_type).at(-1)).toBe('task.completed');
+    // and a message naming nothing now goes to the new task
+    expect(await handler().submit(await message(agent, { message_id: 'm-2', conversation_id: conversation, kind: 'note', text: 'use the same flags' }))).toMatchObject({ resolution: 'append_note', task_id: newTaskId });
+    // a control word on the ended task starts nothing
+    expect(await handler().submit(await message(agent, { message_id: 'm-3', conversation_id: conversation, kind: 'control', text: 'stop', explicit_task_ref: ended }))).toMatchObject({ resolution: 'chat_only' });
+  });
+
+  it('given a crash after the follow-up task was started, when the message is delivered again, then the task is started once and the message bound once', async () => {
+    const ended = await task(agent, 'mark-task-ready', 'start-task', 'complete-task');
+    const conversation = uniqueName('conv');
+    const inner = new EventStoreIngressLog(checked);
+    const crashing: IngressLog = {
+      headOfIngress: (id) => inner.headOfIngress(id),
+      readIngress: (id) => inner.readIngress(id),
+      headOfTask: (id) => inner.headOfTask(id),
+      readTask: (id) => inner.readTask(id),
+      appendTask: (id, drafts, seq) => inner.appendTask(id, drafts, seq),
+      appendIngress: async (id, drafts, seq) => {
+        if ((drafts as { event_type: string }[]).some((draft) => draft.event_type === 'ingress.bound')) throw new Crash('killed between starting the task and binding');
+        return inner.appendIngress(id, drafts, seq);
+      },
+    };
+    const sent = await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'correction', text: 'it was the other bucket', explicit_task_ref: ended });
+    await expect(handler(crashing).submit(sent)).rejects.toBeInstanceOf(Crash);
+    const again = await handler().submit(sent);
+    expect(again).toMatchObject({ resolution: 'start_new_root', duplicate: false });
+    expect((await checked.read(again.task_id!)).map(({ event }) => event.event_type)).toEqual(['task.created', 'task.marked_ready', 'task.started']);
+    expect((await streamOf(agent, conversation)).map((e) => e.event_type)).toEqual(['ingress.recorded', 'ingress.bound']);
+  });
+
+  it('given a crash half way through starting the follow-up task (task.created stored alone), when the message is delivered again, then the task is finished from where it stopped', async () => {
+    const ended = await task(agent, 'mark-task-ready', 'start-task', 'complete-task');
+    const inner = new EventStoreIngressLog(checked);
+    const halfway: IngressLog = {
+      headOfIngress: (id) => inner.headOfIngress(id),
+      readIngress: (id) => inner.readIngress(id),
+      headOfTask: (id) => inner.headOfTask(id),
+      readTask: (id) => inner.readTask(id),
+      appendIngress: (id, drafts, seq) => inner.appendIngress(id, drafts, seq),
+      appendTask: async (id, drafts, seq) => {
+        await inner.appendTask(id, drafts.slice(0, 1), seq);
+        throw new Crash('killed after the first event of the new task');
+      },
+    };
+    const sent = await message(agent, { message_id: 'm-1', conversation_id: uniqueName('conv'), kind: 'note', text: 'and the docs', explicit_task_ref: ended });
+    await expect(handler(halfway).submit(sent)).rejects.toBeInstanceOf(Crash);
+    const again = await handler().submit(sent);
+    expect((await checked.read(again.task_id!)).map(({ event }) => event.event_type)).toEqual(['task.created', 'task.marked_ready', 'task.started']);
+  });
+
+  it('given a director\'s follow-up on an agent\'s ended task, then the new task is the agent\'s, and names who asked', async () => {
+    const ended = await task(other, 'mark-task-ready', 'start-task', 'complete-task');
+    const director = await registerPrincipal(checked, { type: 'user', roles: ['director'] });
+    const reply = await handler().submit(await message(director, { message_id: 'm-1', conversation_id: uniqueName('conv'), kind: 'note', text: 'also rotate the keys', explicit_task_ref: ended }));
+    expect(reply).toMatchObject({ resolution: 'start_new_root' });
+    const [created] = (await checked.read(reply.task_id!)).map(({ event }) => event);
+    expect(created!.payload['owner_principal_id']).toBe(other.id);
+    expect(created!.payload['goal']).toContain(director.id);
   });
 
   it('given a binding forged into the conversation by another service, then ingress binds as if it were not there', async () => {

@@ -1,4 +1,4 @@
-import { LIMITS, type ActionRequest, type EventEnvelope, type IngressChannel } from '@writ/contracts';
+import { LIMITS, type ActionRequest, type ContinuationAnchor, type EventEnvelope, type IngressChannel } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import {
   ATTEMPT_PRE_EXECUTION_STATES,
@@ -9,6 +9,7 @@ import {
   taskDecider,
   type Decider,
   type StepState,
+  type TaskRecord,
   type TaskState,
 } from '@writ/kernel';
 import { IngressError } from '../ingress-errors.js';
@@ -121,32 +122,35 @@ function stepTitle(request: ActionRequest): string {
  * pattern the task aggregate refuses, a terminal task), or
  * INGRESS_INTAKE_CONFLICT when a resumed run can no longer be completed.
  */
-export function planIntake(input: IntakeInput): IntakePlan {
-  const { ids, request, history, now } = input;
-  const taskId = request.task_id ?? ids.newTaskId;
-  const createsTask = request.task_id === undefined;
-  const present = new Set(history.map((e) => e.event_id));
-  const resumed = [...present].some((id) => id.startsWith(`${ids.ingressId}-`));
-  const metadata = { now };
-  const events: IntakeEvent[] = [];
+type RunDecider = <C, E extends { type: string; data: unknown }, S>(
+  decider: Decider<C, E, S>,
+  state: S,
+  command: C,
+  type: string,
+  entity: Pick<IntakeEvent, 'entityType' | 'entityId' | 'stepId' | 'attemptId'>,
+) => S;
 
-  function run<C, E extends { type: string; data: unknown }, S>(
-    decider: Decider<C, E, S>,
-    state: S,
-    command: C,
-    type: string,
-    entity: Pick<IntakeEvent, 'entityType' | 'entityId' | 'stepId' | 'attemptId'>,
-  ): S {
-    const keys = eventKeys(ids.ingressId, type);
+/**
+ * Decides, one command at a time, the events one ingress still has to append
+ * to `taskId`'s stream: an event whose deterministic id `history` holds is not
+ * decided again (its effect is in the folded state), so a run that crashed
+ * half way is finished by the next one without duplicates.
+ */
+function resumableIntake(ingressId: string, taskId: string, history: readonly EventEnvelope[]): { readonly run: RunDecider; readonly events: IntakeEvent[] } {
+  const present = new Set(history.map((e) => e.event_id));
+  const resumed = [...present].some((id) => id.startsWith(`${ingressId}-`));
+  const events: IntakeEvent[] = [];
+  const run: RunDecider = (decider, state, command, type, entity) => {
+    const keys = eventKeys(ingressId, type);
     if (present.has(keys.eventId)) return state;
-    let decided: E[];
+    let decided;
     try {
       decided = decider.decide(command, state);
     } catch (error) {
       if (!resumed) throw error;
-      throw new IngressError('INGRESS_INTAKE_CONFLICT', `ingress ${ids.ingressId} stored part of its events, but ${type} can no longer be decided`, {
+      throw new IngressError('INGRESS_INTAKE_CONFLICT', `ingress ${ingressId} stored part of its events, but ${type} can no longer be decided`, {
         cause: error,
-        details: { ingress_id: ids.ingressId, task_id: taskId, event_type: type },
+        details: { ingress_id: ingressId, task_id: taskId, event_type: type },
       });
     }
     const [event] = decided;
@@ -155,7 +159,16 @@ export function planIntake(input: IntakeInput): IntakePlan {
     }
     events.push({ ...keys, ...entity, type, data: event.data as Record<string, unknown> });
     return decider.evolve(state, event);
-  }
+  };
+  return { run, events };
+}
+
+export function planIntake(input: IntakeInput): IntakePlan {
+  const { ids, request, history, now } = input;
+  const taskId = request.task_id ?? ids.newTaskId;
+  const createsTask = request.task_id === undefined;
+  const metadata = { now };
+  const { run, events } = resumableIntake(ids.ingressId, taskId, history);
 
   if (createsTask) {
     const task = request.task;
@@ -215,4 +228,58 @@ export function planIntake(input: IntakeInput): IntakePlan {
   run(attemptDecider, attempt, { type: 'submit-action', data: { action_request: request }, metadata }, 'attempt.awaiting_policy', attemptEntity);
 
   return { taskId, createsTask, events };
+}
+
+/** What a follow-up message on an ended task starts from: the message and the ended task as its log says it. */
+export interface FollowUpInput {
+  readonly ingressId: string;
+  readonly newTaskId: string;
+  /** The ended task, folded from its log. */
+  readonly anchor: TaskRecord;
+  readonly continuationAnchor: ContinuationAnchor;
+  /** Who sent the follow-up, and the SHA-256 of its (redacted) text in the artifact bucket. */
+  readonly senderId: string;
+  readonly textSha256: string;
+  readonly channel: string;
+  /** The new task's stream as stored now (empty unless a crashed run started it). */
+  readonly history: readonly EventEnvelope[];
+  readonly now: string;
+}
+
+const clipTo = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/**
+ * The task a follow-up message on an ended outcome starts (Hermit 8.1.1):
+ * `task.created` (carrying the continuation anchor) → `task.marked_ready` →
+ * `task.started`, resumable like an ActionRequest's intake. It belongs to the
+ * ended task's owner (the one who did that work), under that task's policy
+ * profile and write scope; its goal names the message by hash (the log never
+ * holds a message's text). It has no step: its owner proposes its actions.
+ */
+export function planFollowUpTask(input: FollowUpInput): readonly IntakeEvent[] {
+  const { anchor, newTaskId, now } = input;
+  const metadata = { now };
+  const entity = { entityType: 'task', entityId: newTaskId } as const;
+  const { run, events } = resumableIntake(input.ingressId, newTaskId, input.history);
+  const goal = `Follow-up message ${input.ingressId} from ${input.senderId} (text sha256 ${input.textSha256}) on the ${anchor.status} outcome of task ${anchor.task_id}, whose goal was: ${anchor.goal}`;
+  let state = fold(taskDecider, of(input.history, 'task'));
+  state = run(taskDecider, state, {
+    type: 'create-task',
+    data: {
+      task_id: newTaskId,
+      title: clipTo(`Follow-up: ${anchor.title}`, LIMITS.title),
+      goal: clipTo(goal, LIMITS.longText),
+      owner_principal_id: anchor.owner_principal_id,
+      policy_profile_ref: anchor.policy_profile_ref,
+      task_contract_ref: `ingress:${input.ingressId}`,
+      files_owned: anchor.files_owned,
+      ...(anchor.sacred_exceptions.length === 0 ? {} : { sacred_exceptions: anchor.sacred_exceptions }),
+      source_channel: input.channel,
+      continuation_anchor: input.continuationAnchor,
+    },
+    metadata,
+  }, 'task.created', entity);
+  state = run(taskDecider, state, { type: 'mark-task-ready', data: {}, metadata }, 'task.marked_ready', entity);
+  run(taskDecider, state, { type: 'start-task', data: {}, metadata }, 'task.started', entity);
+  return events;
 }
