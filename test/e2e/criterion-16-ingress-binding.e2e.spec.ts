@@ -86,7 +86,7 @@ async function logEntries(agent: Principal): Promise<{ events: EventEnvelope[]; 
 }
 
 it(
-  'exit criterion 16: free-form messages are recorded then bound (explicit task, focus, pending_disambiguation, reply, an answer to a pending approval, a follow-up on an ended task starting a new anchored one), and focus and bindings are the fold of the log, identical after a rebuild, readable by their principal only',
+  'exit criterion 16: free-form messages are recorded then bound (explicit task, focus, pending_disambiguation settled by a reply, reply, an answer to a pending approval, a follow-up on an ended task starting a new anchored one), and focus and bindings are the fold of the log, identical after a rebuild, readable by their principal only',
   async () => {
     // given: an agent with three open tasks and a director
     const agent = await stack.registerPrincipal({ type: 'agent', roles: ['executor'], extractable: true });
@@ -111,6 +111,8 @@ it(
     const ambiguous = await say(agent, 'and also rotate the logs');
     expect(ambiguous).toMatchObject({ resolution: 'pending_disambiguation', candidates: [one.taskId, two.taskId].sort() });
     expect(ambiguous.task_id).toBeUndefined();
+    // and a reply to it naming one of its candidates settles it: the reply is a note there, and the pending message is bound there too
+    expect(await say(agent, 'the second one', ['--task', two.taskId, '--reply-to', ambiguous.ingress_id])).toMatchObject({ resolution: 'append_note', task_id: two.taskId });
     // and a reply binds to the replied message's task; an explicit ref to the ended task is never a reopening
     expect(await say(agent, 'staging, as said', ['--reply-to', first.ingress_id])).toMatchObject({ resolution: 'append_note', task_id: one.taskId });
     // and an answer about a task awaiting approval is bound to that approval (named in the rationale), resolving nothing and moving no focus
@@ -146,8 +148,17 @@ it(
 
     // then: the log holds each message recorded before it was bound, by ingress, exactly once
     const { events, entries } = await logEntries(agent);
-    const said = 9;
-    expect(events.map((event) => event.event_type)).toEqual(Array.from({ length: said }, () => ['ingress.recorded', 'ingress.bound']).flat());
+    const said = 10;
+    const recordedAt = new Map(events.flatMap((event, at) => (event.event_type === 'ingress.recorded' ? [[event.payload['ingress_id'], at]] : [])));
+    expect(recordedAt.size).toBe(said);
+    // every message bound once after its record, but the pending one, bound again when the reply settled it
+    const bindings = events.flatMap((event, at) => (event.event_type === 'ingress.bound' ? [[event.payload['ingress_id'], at] as const] : []));
+    expect(bindings.length).toBe(said + 1);
+    expect(events.filter((e) => e.event_type === 'ingress.bound' && e.payload['ingress_id'] === ambiguous.ingress_id).map((e) => [e.payload['resolution'], e.payload['task_id']])).toEqual([
+      ['pending_disambiguation', undefined],
+      ['append_note', two.taskId],
+    ]);
+    expect(bindings.every(([id, at]) => recordedAt.get(id)! < at)).toBe(true);
     // (read with every event's seal checked against EVENT_AUTHORSHIP: ingress's alone may write these)
     expect([...new Set(events.map((event) => `${event.actor_type}:${event.actor_id}`))]).toEqual([`service:${events[0]?.actor_id}`]);
     // and the focus and bindings the projection serves are the kernel's fold of those records (and task events) alone
@@ -155,7 +166,7 @@ it(
     expect(folded.focus_task_id).toBe(four);
     const focus = (await stack.waitForRoute('/v1/focus', (status, body) => status === 200 && (body['focus'] as Array<{ message_count: number }>)[0]?.message_count === said, { as: agent, timeoutMs: STEP_MS })).body as Record<string, unknown>;
     expect(focus['focus']).toEqual([
-      expect.objectContaining({ conversation_id: CONVERSATION, bound_focus_task_id: folded.focus_task_id, focus_task_id: four, pending_ingress_ids: [ambiguous.ingress_id], unbound_ingress_ids: [] }),
+      expect.objectContaining({ conversation_id: CONVERSATION, bound_focus_task_id: folded.focus_task_id, focus_task_id: four, pending_ingress_ids: [], unbound_ingress_ids: [] }),
     ]);
     const history = (await stack.http(`/v1/conversations/${CONVERSATION}/history`, { as: agent })).body as { messages: Array<{ ingress_id: string; task_id: string | null; resolution: string }> };
     expect(Object.fromEntries(history.messages.map((message) => [message.ingress_id, message.task_id]))).toEqual(folded.boundTo);

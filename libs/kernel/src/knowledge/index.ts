@@ -43,7 +43,7 @@ export {
   type NoIngress,
 } from './ingress-binding.decider.js';
 export { BindingCandidate, IngressBindingEvent, type IngressBindingEventType } from './ingress-binding.events.js';
-export { chooseBinding, conversationTasks, type BindingChoice, type BindingInput, type BindingTask, type ConversationTasks } from './ingress-binder.js';
+export { chooseBinding, conversationTasks, disambiguation, type BindingChoice, type BindingInput, type BindingTask, type ConversationTasks, type PendingMessage } from './ingress-binder.js';
 export {
   emptyFocusView,
   evolveFocus,

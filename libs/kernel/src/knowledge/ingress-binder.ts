@@ -1,5 +1,6 @@
 import { LIMITS, TASK_TERMINAL_STATES, type ContinuationAnchor, type IngressMessageKind, type IngressResolution, type TaskStatus } from '@writ/contracts';
 import { emptyFocusView, evolveFocus, focusKey, type FocusLogEntry } from './conversation-focus.projection.js';
+import { TARGETED_RESOLUTIONS } from './ingress-binding.decider.js';
 import type { BindingCandidate } from './ingress-binding.events.js';
 
 /** A task as the binder weighs it: its id and its status as the task's own log says now (never a projection). */
@@ -168,6 +169,38 @@ function pending(tasks: readonly BindingTask[], resolution: IngressResolution, r
   const listed = tasks.slice(0, LIMITS.shortListItems);
   const score = Math.round((1 / listed.length) * 1000) / 1000;
   return { resolution: 'pending_disambiguation', candidates: listed.map((task) => ({ resolution, task_id: task.task_id, score })), rationale, confidence: score };
+}
+
+/** A message left `pending_disambiguation`, as its binding listed the candidates. */
+export interface PendingMessage {
+  readonly ingress_id: string;
+  readonly candidates: readonly BindingCandidate[];
+}
+
+/**
+ * The binding a pending message gets when a reply to it names one of its
+ * candidates (Hermit 8.1.2: ambiguity is a legal state until the sender
+ * resolves it): the reply bound to a live task by its explicit ref, and that
+ * task among the pending message's candidates, binds the pending message to
+ * it with the resolution its candidate had. Anything else leaves it pending
+ * (a reply naming no task, or a task it was not about). Pure.
+ */
+export function disambiguation(
+  pending: PendingMessage,
+  reply: { readonly ingress_id: string; readonly explicit: boolean; readonly choice: Pick<BindingChoice, 'resolution' | 'task_id' | 'continued_task_status'> },
+): BindingChoice | undefined {
+  const { choice } = reply;
+  if (!reply.explicit || choice.task_id === undefined || !TARGETED_RESOLUTIONS.includes(choice.resolution)) return undefined;
+  const candidate = pending.candidates.find((c) => c.task_id === choice.task_id);
+  if (candidate === undefined || !TARGETED_RESOLUTIONS.includes(candidate.resolution)) return undefined;
+  return {
+    resolution: candidate.resolution,
+    task_id: choice.task_id,
+    ...(choice.continued_task_status === undefined ? {} : { continued_task_status: choice.continued_task_status }),
+    candidates: [{ resolution: candidate.resolution, task_id: choice.task_id, score: 1 }],
+    rationale: `disambiguated by ${reply.ingress_id}, a reply naming task ${choice.task_id}, one of its candidates`,
+    confidence: 1,
+  };
 }
 
 /** The tasks one principal's conversation points at, from its ingress records and bindings alone. */

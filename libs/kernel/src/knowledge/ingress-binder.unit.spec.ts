@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { at } from '../../test/decider-spec.js';
 import { foldConversationFocus, focusKey, type FocusLogEntry } from './conversation-focus.projection.js';
-import { chooseBinding, conversationTasks, type BindingInput } from './ingress-binder.js';
+import { chooseBinding, conversationTasks, disambiguation, type BindingInput } from './ingress-binder.js';
 import { bindingProblem } from './ingress-binding.decider.js';
 
 const HASH = 'd'.repeat(64);
@@ -65,6 +65,27 @@ describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reope
     const choice = chooseBinding(input({ others: [live('t-9'), live('t-4'), live('t-9')] }));
     expect(choice.candidates.map((c) => c.task_id)).toEqual(['t-4', 't-9']);
     expect(choice).toEqual(chooseBinding(input({ others: [live('t-4'), live('t-9')] })));
+  });
+});
+
+describe('disambiguation: a reply naming one of a pending message\'s candidates binds it', () => {
+  const pending = { ingress_id: 'in-p', candidates: [{ resolution: 'control' as const, task_id: 't-4', score: 0.5 }, { resolution: 'control' as const, task_id: 't-5', score: 0.5 }] };
+
+  it('given a reply with an explicit ref to a candidate, then the pending message binds to it with its candidate resolution, and the decider accepts it', () => {
+    const reply = chooseBinding(input({ explicit: live('t-5'), replyTo: { ingress_id: 'in-p' } }));
+    const bound = disambiguation(pending, { ingress_id: 'in-r', explicit: true, choice: reply });
+    expect(bound).toMatchObject({ resolution: 'control', task_id: 't-5', continued_task_status: 'running', candidates: [{ resolution: 'control', task_id: 't-5' }] });
+    expect(bound!.rationale).toContain('in-r');
+    expect(bindingProblem({ ...bound!, candidates: [...bound!.candidates] })).toBeUndefined();
+  });
+
+  it.each([
+    ['a task that is not a candidate', input({ explicit: live('t-9'), replyTo: { ingress_id: 'in-p' } }), true],
+    ['no explicit ref (the focus chose)', input({ focus: live('t-4'), replyTo: { ingress_id: 'in-p' } }), false],
+    ['chat', input({ kind: 'chat', explicit: live('t-4'), replyTo: { ingress_id: 'in-p' } }), true],
+    ['an ended candidate (a new task started instead)', input({ explicit: ended('t-4'), replyTo: { ingress_id: 'in-p' } }), true],
+  ] as const)('given a reply naming %s, then the pending message stays pending', (_note, given, explicit) => {
+    expect(disambiguation(pending, { ingress_id: 'in-r', explicit, choice: chooseBinding(given) })).toBeUndefined();
   });
 });
 

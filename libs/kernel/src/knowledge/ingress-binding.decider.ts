@@ -65,7 +65,9 @@ export function initialState(): IngressState {
   return { status: 'initial', anomalies: [] };
 }
 
-const TARGETED: readonly IngressResolution[] = ['control', 'approval', 'append_note'];
+/** Resolutions that bind to a live target task (the others bind to none, or open one). */
+export const TARGETED_RESOLUTIONS: readonly IngressResolution[] = ['control', 'approval', 'append_note'];
+const TARGETED = TARGETED_RESOLUTIONS;
 const NEW_TASK: readonly IngressResolution[] = ['fork_child', 'start_new_root'];
 
 const isTerminal = (status: TaskStatus | undefined) => status !== undefined && TASK_TERMINAL_STATES.includes(status);

@@ -3,10 +3,12 @@ import { sha256Hex } from '@writ/crypto';
 import {
   approvalDecider,
   chooseBinding,
+  disambiguation,
   conversationTasks,
   fold,
   ingressBindingDecider,
   taskDecider,
+  type BindingChoice,
   type BindingTask,
   type FocusLogEntry,
   type IngressBindingEvent,
@@ -181,7 +183,15 @@ export class SubmitMessageHandler {
       exhausted: () => busy(payload.conversation_id),
       decide: async ({ events }) => {
         const state = ingressState(events, ingressId);
-        if (state.status === 'bound') return decision.done(this.#reply(message, boundEvent(events, ingressId), true));
+        if (state.status === 'bound') {
+          // A crash between this message's binding and the one it disambiguates: the resend finishes the second.
+          const bound = boundEvent(events, ingressId);
+          const task = bound.task_id === undefined ? undefined : await this.#bindingTask(bound.task_id);
+          const choice = { ...bound, ...(task === undefined ? {} : { continued_task_status: task.status }) };
+          const missing = this.#disambiguation(events, message, choice, laterOf(this.deps.clock.now().toISOString(), recordedAt));
+          const reply = this.#reply(message, bound, true);
+          return missing === undefined ? decision.done(reply) : decision.append([missing], reply);
+        }
         // Everything but this message: what the conversation said before it.
         const before = events.filter(({ event }) => event.payload['ingress_id'] !== ingressId);
         const tasks = conversationTasks(asEntries(streamId, before), signer.principal_id, payload.conversation_id);
@@ -204,8 +214,40 @@ export class SubmitMessageHandler {
         const { candidates, ...rest } = choice;
         const [event] = ingressBindingDecider.decide({ type: 'bind-ingress', data: { ...rest, candidates: [...candidates], bound_by: this.deps.principalId }, metadata: { now } }, state);
         const recordEventId = `${ingressId}-recorded`;
-        return decision.append([this.#draft(streamId, ingressId, event!, recordEventId, now)], this.#reply(message, event!.data as BoundData, false));
+        const disambiguated = this.#disambiguation(events, message, choice, now);
+        return decision.append([this.#draft(streamId, ingressId, event!, recordEventId, now), ...(disambiguated === undefined ? [] : [disambiguated])], this.#reply(message, event!.data as BoundData, false));
       },
+    });
+  }
+
+  /**
+   * The binding of the message this one replies to, when that one was left
+   * `pending_disambiguation` and this one names (explicit ref) a live task
+   * among its candidates (the kernel's `disambiguation`); undefined otherwise,
+   * or when it is bound already. Drafted under a key of both messages, so a
+   * resend drafts the same event and the log keeps it once.
+   */
+  #disambiguation(events: readonly LoggedEvent[], message: Message, choice: Pick<BindingChoice, 'resolution' | 'task_id' | 'continued_task_status'>, now: string) {
+    const pendingId = message.payload.reply_to_ref;
+    if (pendingId === undefined) return undefined;
+    const state = ingressState(events, pendingId);
+    if (state.status !== 'pending_disambiguation') return undefined;
+    const pending = boundEvent(events, pendingId);
+    const bound = disambiguation({ ingress_id: pendingId, candidates: pending.candidates }, { ingress_id: message.ingressId, explicit: message.payload.explicit_task_ref !== undefined, choice });
+    if (bound === undefined) return undefined;
+    const { candidates, ...rest } = bound;
+    const [event] = ingressBindingDecider.decide({ type: 'bind-ingress', data: { ...rest, candidates: [...candidates], bound_by: this.deps.principalId }, metadata: { now } }, state);
+    return serviceDraft({
+      key: `ingress.bound:${pendingId}:disambiguated-by:${message.ingressId}`,
+      eventId: `${pendingId}-bound-by-${message.ingressId}`,
+      eventType: event!.type,
+      entityType: 'ingress',
+      entityId: message.streamId,
+      occurredAt: now,
+      actorId: this.deps.principalId,
+      payload: event!.data,
+      causationId: `${message.ingressId}-bound`,
+      correlationId: pendingId,
     });
   }
 

@@ -112,6 +112,18 @@ async function requestApproval(author: EventStore, authorId: string, taskId: str
 
 const streamOf = async (principal: TestAgent, conversation: string) => (await checked.readEntity('ingress', conversationStreamId(principal.id, conversation))).map(({ event }) => event);
 
+/** Ends `taskId` (completed), as the orchestrator would. */
+async function endTask(taskId: string): Promise<void> {
+  const head = await checked.head(taskId);
+  const state = fold(taskDecider, (await checked.read(taskId)).map(({ event }) => ({ type: event.event_type, data: event.payload })));
+  const [done] = taskDecider.decide({ type: 'complete-task', data: {}, metadata: { now: new Date().toISOString() } } as TaskCommand, state);
+  await checked.append(taskId, [serviceDraft({ key: `${taskId}:end`, eventType: done!.type, entityType: 'task', entityId: taskId, occurredAt: new Date().toISOString(), actorId: INGRESS, payload: done!.data as object, causationId: null, correlationId: taskId })], head.taskSeq);
+}
+
+/** The bindings (resolution, task) a conversation stream holds for one message, in order. */
+const bindingsOf = (events: readonly { event_type: string; payload: Record<string, unknown> }[], ingressId: string) =>
+  events.filter((event) => event.event_type === 'ingress.bound' && event.payload['ingress_id'] === ingressId).map((event) => [event.payload['resolution'], event.payload['task_id']]);
+
 class Crash extends Error {
   readonly code = 'TEST_CRASH';
 }
@@ -297,6 +309,56 @@ describe('a free-form message is recorded, then bound', () => {
     const [created] = (await checked.read(reply.task_id!)).map(({ event }) => event);
     expect(created!.payload['owner_principal_id']).toBe(other.id);
     expect(created!.payload['goal']).toContain(director.id);
+  });
+
+  it('given a message left pending between two tasks, when a reply to it names one of them, then it is bound there too; a reply naming another task leaves it pending', async () => {
+    const [one, two, three] = [await task(agent, 'mark-task-ready', 'start-task'), await task(agent, 'mark-task-ready', 'start-task'), await task(agent, 'mark-task-ready', 'start-task')];
+    const conversation = uniqueName('conv');
+    for (const [n, id] of [one, two, three].entries()) await handler().submit(await message(agent, { message_id: `m-${n}`, conversation_id: conversation, kind: 'note', text: `on ${n}`, explicit_task_ref: id }));
+    await endTask(three);
+    const pending = await handler().submit(await message(agent, { message_id: 'm-p', conversation_id: conversation, kind: 'control', text: 'pause it' }));
+    expect(pending).toMatchObject({ resolution: 'pending_disambiguation', candidates: [one, two].sort() });
+    // when: a reply to it names a fourth task, not one of its candidates: it stays pending
+    const four = await task(agent, 'mark-task-ready', 'start-task');
+    await handler().submit(await message(agent, { message_id: 'm-x', conversation_id: conversation, kind: 'note', text: 'unrelated', explicit_task_ref: four, reply_to_ref: pending.ingress_id }));
+    expect(bindingsOf(await streamOf(agent, conversation), pending.ingress_id)).toEqual([['pending_disambiguation', undefined]]);
+    // when: a reply to it names one of its candidates
+    const reply = await handler().submit(await message(agent, { message_id: 'm-r', conversation_id: conversation, kind: 'note', text: 'the second one', explicit_task_ref: two, reply_to_ref: pending.ingress_id }));
+    // then: the reply is a note on it, and the pending message is bound to it as the control it asked for, naming the reply
+    expect(reply).toMatchObject({ resolution: 'append_note', task_id: two });
+    const events = await streamOf(agent, conversation);
+    expect(bindingsOf(events, pending.ingress_id)).toEqual([['pending_disambiguation', undefined], ['control', two]]);
+    expect(events.at(-1)!.payload['rationale']).toContain(reply.ingress_id);
+    // and a resend of the reply changes nothing
+    expect(await handler().submit(await message(agent, { message_id: 'm-r', conversation_id: conversation, kind: 'note', text: 'the second one', explicit_task_ref: two, reply_to_ref: pending.ingress_id }))).toMatchObject({ duplicate: true });
+    expect((await streamOf(agent, conversation)).length).toBe(events.length);
+  });
+
+  it('given a crash between the reply\'s binding and the pending message\'s, when the reply is sent again, then the pending message is bound once', async () => {
+    const [one, two, three] = [await task(agent, 'mark-task-ready', 'start-task'), await task(agent, 'mark-task-ready', 'start-task'), await task(agent, 'mark-task-ready', 'start-task')];
+    const conversation = uniqueName('conv');
+    for (const [n, id] of [one, two, three].entries()) await handler().submit(await message(agent, { message_id: `m-${n}`, conversation_id: conversation, kind: 'note', text: `on ${n}`, explicit_task_ref: id }));
+    await endTask(three);
+    const pending = await handler().submit(await message(agent, { message_id: 'm-p', conversation_id: conversation, kind: 'note', text: 'and this' }));
+    const inner = new EventStoreIngressLog(checked);
+    const firstOnly: IngressLog = {
+      headOfIngress: (id) => inner.headOfIngress(id),
+      readIngress: (id) => inner.readIngress(id),
+      headOfTask: (id) => inner.headOfTask(id),
+      readTask: (id) => inner.readTask(id),
+      appendTask: (id, drafts, seq) => inner.appendTask(id, drafts, seq),
+      appendIngress: async (id, drafts, seq) => {
+        if (drafts.length < 2) return inner.appendIngress(id, drafts, seq);
+        await inner.appendIngress(id, drafts.slice(0, 1), seq);
+        throw new Crash('killed between the two bindings');
+      },
+    };
+    const sent = await message(agent, { message_id: 'm-r', conversation_id: conversation, kind: 'note', text: 'the first', explicit_task_ref: one, reply_to_ref: pending.ingress_id });
+    await expect(handler(firstOnly).submit(sent)).rejects.toBeInstanceOf(Crash);
+    expect(bindingsOf(await streamOf(agent, conversation), pending.ingress_id)).toEqual([['pending_disambiguation', undefined]]);
+    expect(await handler().submit(sent)).toMatchObject({ resolution: 'append_note', task_id: one, duplicate: true });
+    expect(await handler().submit(sent)).toMatchObject({ duplicate: true });
+    expect(bindingsOf(await streamOf(agent, conversation), pending.ingress_id)).toEqual([['pending_disambiguation', undefined], ['append_note', one]]);
   });
 
   it('given a binding forged into the conversation by another service, then ingress binds as if it were not there', async () => {
