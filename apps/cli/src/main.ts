@@ -522,7 +522,7 @@ function program(io: CliIo): Command {
 
   writ
     .command('say')
-    .description('send a free-form message (a note, an answer, a correction, a control word, chat) signed to <root>.qry.ingress.submit-message: ingress records it first, then binds it (explicit --task, else the --reply-to message\'s task, else, for --kind answer, the task awaiting approval (bound `approval`: it records the answer, a director\'s `writ approve` decides), else the conversation\'s focus; ambiguity is pending_disambiguation; a note, correction or answer on an ended task starts a new task anchored on its outcome, start_new_root) and answers where; INGRESS_MESSAGE_TASK_UNKNOWN, _REPLY_UNKNOWN, _REUSED record nothing')
+    .description('send a free-form message (a note, an answer, a correction, a control word, chat) signed to <root>.qry.ingress.submit-message: ingress records it first, then binds it (explicit --task, else the --reply-to message\'s task, else, for --kind answer, the task awaiting approval (bound `approval`: it records the answer, a director\'s `writ approve` decides), else the conversation\'s focus; ambiguity is pending_disambiguation, settled by a --reply-to it naming one of its candidates with --task; a note, correction or answer on an ended task starts a new task anchored on its outcome, start_new_root) and answers where; INGRESS_MESSAGE_TASK_UNKNOWN, _REPLY_UNKNOWN, _REUSED record nothing')
     .argument('<text>', 'the message (secret-looking values are redacted before it is stored)')
     .requiredOption('--conversation <id>', 'the conversation it belongs to')
     .requiredOption('--key <file>', "the sender's PRIVATE JWK (an agent or a director)")
