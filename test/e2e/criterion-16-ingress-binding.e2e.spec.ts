@@ -86,7 +86,7 @@ async function logEntries(agent: Principal): Promise<{ events: EventEnvelope[]; 
 }
 
 it(
-  'exit criterion 16: free-form messages are recorded then bound (explicit task, focus, pending_disambiguation settled by a reply, reply, an answer to a pending approval, a follow-up on an ended task starting a new anchored one), and focus and bindings are the fold of the log, identical after a rebuild, readable by their principal only',
+  'exit criterion 16: free-form messages are recorded then bound (explicit task, focus, pending_disambiguation settled by a reply, reply, an answer to a pending approval, a fork starting a child task, a follow-up on an ended task starting a new anchored one), and focus and bindings are the fold of the log, identical after a rebuild, readable by their principal only',
   async () => {
     // given: an agent with three open tasks and a director
     const agent = await stack.registerPrincipal({ type: 'agent', roles: ['executor'], extractable: true });
@@ -115,6 +115,14 @@ it(
     expect(await say(agent, 'the second one', ['--task', two.taskId, '--reply-to', ambiguous.ingress_id])).toMatchObject({ resolution: 'append_note', task_id: two.taskId });
     // and a reply binds to the replied message's task; an explicit ref to the ended task is never a reopening
     expect(await say(agent, 'staging, as said', ['--reply-to', first.ingress_id])).toMatchObject({ resolution: 'append_note', task_id: one.taskId });
+    // and a note asking for a fork of a live task starts a child task of it (its parent named), leaving the parent as it was
+    const fork = await say(agent, 'try it on the replica too', ['--task', one.taskId, '--fork']);
+    expect(fork).toMatchObject({ resolution: 'fork_child' });
+    expect((await stack.entityEvents('task', String(fork.task_id))).map((event) => [event.event_type, event.payload['parent_task_id'] ?? null])).toEqual([
+      ['task.created', one.taskId],
+      ['task.marked_ready', null],
+      ['task.started', null],
+    ]);
     // and an answer about a task awaiting approval is bound to that approval (named in the rationale), resolving nothing and moving no focus
     const answer = await say(agent, 'yes, clean the build output', ['--kind', 'answer', '--task', two.taskId]);
     expect(answer).toMatchObject({ resolution: 'approval', task_id: two.taskId });
@@ -148,7 +156,7 @@ it(
 
     // then: the log holds each message recorded before it was bound, by ingress, exactly once
     const { events, entries } = await logEntries(agent);
-    const said = 10;
+    const said = 11;
     const recordedAt = new Map(events.flatMap((event, at) => (event.event_type === 'ingress.recorded' ? [[event.payload['ingress_id'], at]] : [])));
     expect(recordedAt.size).toBe(said);
     // every message bound once after its record, but the pending one, bound again when the reply settled it

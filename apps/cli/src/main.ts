@@ -530,10 +530,11 @@ function program(io: CliIo): Command {
     .option('--kind <kind>', 'note (default), answer, correction, control or chat')
     .option('--task <task_id>', 'the task it is about (wins over reply and focus; yours, or any for a director)')
     .option('--reply-to <ingress_id>', 'an earlier message of this conversation it answers')
+    .option('--fork', 'ask for a child task of the live task it lands on (fork_child: a new task of its owner, naming it as parent) instead of a note on it')
     .option('--message-id <id>', 'the message id (default a fresh one); the same id sent again records nothing more')
     .option('--nats <url>', NATS_HELP)
     .option('--json', "print ingress's reply as JSON")
-    .action(async (text: string, options: { key: string; principal: string; conversation: string; kind?: string; task?: string; replyTo?: string; messageId?: string; nats?: string; json?: boolean }) => {
+    .action(async (text: string, options: { key: string; principal: string; conversation: string; kind?: string; task?: string; replyTo?: string; fork?: boolean; messageId?: string; nats?: string; json?: boolean }) => {
       await say(text, options, connectionFrom(io, options.nats), io);
     });
   writ

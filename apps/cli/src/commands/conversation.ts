@@ -14,13 +14,15 @@ export interface SayOptions {
   readonly kind?: string;
   readonly task?: string;
   readonly replyTo?: string;
+  /** Ask for a child task of the live task the message lands on (fork_child). */
+  readonly fork?: boolean;
   /** The sender's id of this message (default a fresh `m-<uuid>`): send it again to retry without a second record. */
   readonly messageId?: string;
   readonly json?: boolean;
 }
 
 /**
- * `writ say <text> --conversation <id> [--kind k] [--task t] [--reply-to ingress]`:
+ * `writ say <text> --conversation <id> [--kind k] [--task t] [--reply-to ingress] [--fork]`:
  * signs an IngressMessageSubmission (typ `writ-ingress-message+jws`) and sends
  * it to `<root>.qry.ingress.submit-message`. Ingress records it first, then
  * binds it (control, append_note, chat_only, pending_disambiguation, ...);
@@ -35,6 +37,7 @@ export async function say(text: string, options: SayOptions, conn: Connection, i
     text: parseContract('text', LongText, text),
     ...(options.task === undefined ? {} : { explicit_task_ref: parseContract('--task', Id, options.task) }),
     ...(options.replyTo === undefined ? {} : { reply_to_ref: parseContract('--reply-to', Id, options.replyTo) }),
+    ...(options.fork === true ? { fork: true as const } : {}),
   };
   const signer = await directorSigner(io, options.key, options.principal);
   const jws = await signer.sign(SIGNED_REQUESTS.ingressMessage, fields);

@@ -37,6 +37,10 @@ export const IngressMessageSubmission = z.strictObject({
   text: LongText,
   explicit_task_ref: Id.optional(),
   reply_to_ref: Id.optional(),
+  fork: z
+    .literal(true)
+    .optional()
+    .describe('A note, correction or answer that asks for a child task of the task it is about (fork_child: a new task of that task\'s owner, its parent named, its working state not inherited) instead of a note on it.'),
   sent_by: Id,
   sent_at: Timestamp,
 });

@@ -115,10 +115,18 @@ export function contextInputsFromLog(events: readonly ContextLogEvent[], attempt
     task_id: task.task_id,
     attempt_id: attemptId,
     as_of: opening.occurred_at,
-    // A follow-up's continuation anchor is its structured carry-forward (Hermit 8.1.1, 15.7): the ended outcome, never its transcript.
+    // A follow-up's continuation anchor is its structured carry-forward (Hermit 8.1.1, 15.7): the ended outcome, never its transcript;
+    // a fork names its parent, whose working state it does not inherit.
     task_contract: {
       ref: task.task_contract_ref,
-      content: json({ task_id: task.task_id, title: task.title, goal: task.goal, briefed: task.brief !== null, ...(task.continuation_anchor === null ? {} : { continues: task.continuation_anchor }) }),
+      content: json({
+        task_id: task.task_id,
+        title: task.title,
+        goal: task.goal,
+        briefed: task.brief !== null,
+        ...(task.continuation_anchor === null ? {} : { continues: task.continuation_anchor }),
+        ...(task.parent_task_id === null ? {} : { parent_task_id: task.parent_task_id }),
+      }),
     },
     step_contract: {
       ref: step.status === 'initial' ? `step:${stepId}` : step.contract_ref,

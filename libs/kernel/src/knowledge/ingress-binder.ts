@@ -29,8 +29,10 @@ export interface BindingInput {
   readonly focus?: BindingTask | undefined;
   /** Every other task this conversation's earlier messages were bound to, as their logs say now. */
   readonly others: readonly BindingTask[];
-  /** The id of the task this message starts if it is a follow-up on an ended outcome (derived from the ingress id, so a redelivery starts the same one). */
+  /** The id of the task this message starts if it is a follow-up on an ended outcome or a fork (derived from the ingress id, so a redelivery starts the same one). */
   readonly newTaskId: string;
+  /** The sender asked for a child task of the task it is about (fork_child) instead of a note on it. */
+  readonly fork?: boolean | undefined;
 }
 
 /** The outcome the binder chose: the `bind-ingress` command's data but for who binds. */
@@ -40,6 +42,8 @@ export interface BindingChoice {
   readonly continued_task_status?: TaskStatus;
   /** start_new_root: the ended outcome the new task continues. */
   readonly continuation_anchor?: ContinuationAnchor;
+  /** fork_child: the live task the new one is a child of. */
+  readonly parent_task_id?: string;
   readonly candidates: readonly BindingCandidate[];
   readonly rationale: string;
   readonly confidence: number;
@@ -64,11 +68,26 @@ const isTerminal = (status: TaskStatus) => TASK_TERMINAL_STATES.includes(status)
  * or answer naming one (explicit ref or reply) is a follow-up on its outcome
  * and starts a new task, `start_new_root` with a continuation anchor on the
  * ended one (`newTaskId`, which the caller then creates); a control word on
- * it starts nothing and is chat_only, saying why. `fork_child` (a child of a
- * live task) needs the sender to ask for one, which a message cannot yet say.
+ * it starts nothing and is chat_only, saying why. A note, correction or
+ * answer that asks for a fork (`fork`) and lands on a live task is
+ * `fork_child`: a new task (`newTaskId`) whose parent is that task.
  * Pure and deterministic: the same input gives the same choice.
  */
 export function chooseBinding(input: BindingInput): BindingChoice {
+  const choice = choose(input);
+  // A fork asks for a child of the live task the message lands on, in place of a note, control or approval there.
+  if (input.fork !== true || !FOLLOW_UP_KINDS.includes(input.kind) || choice.task_id === undefined || !TARGETED_RESOLUTIONS.includes(choice.resolution)) return choice;
+  return {
+    resolution: 'fork_child',
+    task_id: input.newTaskId,
+    parent_task_id: choice.task_id,
+    candidates: [{ resolution: 'fork_child', task_id: input.newTaskId, score: choice.confidence }],
+    rationale: `a fork of task ${choice.task_id} (${choice.rationale}): the sender asked for a child task of it, which starts as task ${input.newTaskId}`,
+    confidence: choice.confidence,
+  };
+}
+
+function choose(input: BindingInput): BindingChoice {
   if (input.kind === 'chat') return { resolution: 'chat_only', candidates: [], rationale: 'the sender marked it chat: it belongs to no task', confidence: 1 };
   const named =
     input.explicit !== undefined

@@ -30,6 +30,11 @@ describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reope
     ['an answer on an explicit task with no pending approval is a note on it', input({ kind: 'answer', explicit: live('t-1'), others: [awaiting('t-2', 'apv-2')] }), { resolution: 'append_note', task_id: 't-1' }],
     ['an answer without ref or reply correlates to the one pending approval before the focus', input({ kind: 'answer', focus: live('t-3'), others: [awaiting('t-4', 'apv-4')] }), { resolution: 'approval', task_id: 't-4' }],
     ['an answer with two tasks awaiting approval is pending_disambiguation', input({ kind: 'answer', focus: awaiting('t-3', 'apv-3'), others: [awaiting('t-4', 'apv-4')] }), { resolution: 'pending_disambiguation', task_id: undefined }],
+    ['a fork on an explicit live task is fork_child of it', input({ fork: true, explicit: live('t-1'), focus: live('t-3') }), { resolution: 'fork_child', task_id: 't-new' }],
+    ['a fork on the focus is fork_child of it', input({ kind: 'correction', fork: true, focus: live('t-3') }), { resolution: 'fork_child', task_id: 't-new' }],
+    ['a fork on an ended task is a follow-up (start_new_root), never a child of an ended task', input({ fork: true, explicit: ended('t-1') }), { resolution: 'start_new_root', task_id: 't-new' }],
+    ['a control word asking for a fork is control', input({ kind: 'control', fork: true, explicit: live('t-1') }), { resolution: 'control', task_id: 't-1' }],
+    ['a fork with nothing to land on is chat_only', input({ fork: true }), { resolution: 'chat_only', task_id: undefined }],
     ['an answer on an ended task that still lists an approval is a follow-up, not an approval', input({ kind: 'answer', explicit: { ...ended('t-1'), pending_approvals: ['apv-1'] } }), { resolution: 'start_new_root', task_id: 't-new' }],
   ] as const)('given %s', (_note, given, want) => {
     const choice = chooseBinding(given);
@@ -59,6 +64,13 @@ describe('ingress binder (Hermit 8.1.3 priority, 8.1.2 ambiguity, 8.1.1 no reope
     expect(choice.rationale).toContain('never reopened');
     expect(bindingProblem({ ...choice, candidates: [...choice.candidates] })).toBeUndefined();
     expect(chooseBinding(given)).toEqual(choice);
+  });
+
+  it('given a fork, then the child names its parent, and the decider accepts it', () => {
+    const choice = chooseBinding(input({ fork: true, replyTo: { ingress_id: 'in-0', task: live('t-2') } }));
+    expect(choice).toMatchObject({ resolution: 'fork_child', task_id: 't-new', parent_task_id: 't-2', candidates: [{ resolution: 'fork_child', task_id: 't-new' }] });
+    expect(choice.rationale).toContain('reply to in-0');
+    expect(bindingProblem({ ...choice, candidates: [...choice.candidates] })).toBeUndefined();
   });
 
   it('given ambiguity, then the candidates are listed in id order so the binding is explainable and deterministic', () => {

@@ -17,6 +17,7 @@ export type IngressBindingCommand =
         readonly text_sha256: string;
         readonly explicit_task_ref?: string;
         readonly reply_to_ref?: string;
+        readonly fork?: true;
       }
     >
   | Command<

@@ -25,6 +25,8 @@ export const IngressBindingEvent = z.discriminatedUnion('type', [
       text_sha256: Sha256Hex,
       explicit_task_ref: Ref.optional(),
       reply_to_ref: Ref.optional(),
+      /** The sender asked for a child task of the task it is about (fork_child). */
+      fork: z.literal(true).optional(),
       at,
     }),
   }),

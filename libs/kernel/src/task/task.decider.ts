@@ -27,6 +27,8 @@ export type TaskCommand =
         readonly brief?: Brief;
         /** The ended outcome a follow-up continues (Hermit 8.1.1). */
         readonly continuation_anchor?: ContinuationAnchor;
+        /** The live task a fork_child was started from (Hermit 8.1.3). */
+        readonly parent_task_id?: string;
       }
     >
   | Command<'mark-task-ready', NoData>
@@ -63,6 +65,8 @@ export interface TaskRecord {
   readonly brief: Brief | null;
   /** The ended outcome this task continues, or null (Hermit 8.1.1). */
   readonly continuation_anchor: ContinuationAnchor | null;
+  /** The task this one was forked from, or null (Hermit 8.1.3 fork_child). */
+  readonly parent_task_id: string | null;
   readonly priority: TaskPriority;
   readonly created_at: string;
   readonly updated_at: string;
@@ -103,11 +107,11 @@ export function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
     if (state.status !== 'initial') {
       throw new TaskError('TASK_ALREADY_EXISTS', `task ${state.task_id} already exists`, { details: { task_id: state.task_id } });
     }
-    const { sacred_exceptions: sacred, brief, continuation_anchor: anchor, ...data } = command.data;
+    const { sacred_exceptions: sacred, brief, continuation_anchor: anchor, parent_task_id: parent, ...data } = command.data;
     // Only a task that asks for exceptions (or has a brief, or continues an outcome) carries the field, so every other task.created stays as it was.
     const exceptions = sacred === undefined || sacred.length === 0 ? {} : { sacred_exceptions: [...sacred] };
     const briefed = brief === undefined ? {} : { brief };
-    const anchored = anchor === undefined ? {} : { continuation_anchor: anchor };
+    const anchored = { ...(parent === undefined ? {} : { parent_task_id: parent }), ...(anchor === undefined ? {} : { continuation_anchor: anchor }) };
     return emit(TaskEvent, [
       { type: 'task.created', data: { ...data, files_owned: [...(data.files_owned ?? [])], ...exceptions, ...briefed, ...anchored, priority: data.priority ?? 'normal', at } },
     ]);
@@ -129,8 +133,8 @@ export function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
 export const evolve = totalEvolve<TaskState, TaskEvent>(TaskEvent, (state, event) => {
   if (event.type === 'task.created') {
     if (state.status !== 'initial') return undefined;
-    const { at, source_channel: _channel, sacred_exceptions: sacred, brief, continuation_anchor: anchor, ...task } = event.data;
-    return { ...task, sacred_exceptions: sacred ?? [], brief: brief ?? null, continuation_anchor: anchor ?? null, status: 'created', created_at: at, updated_at: at, reason: null, rollback_ref: null, anomalies: state.anomalies };
+    const { at, source_channel: _channel, sacred_exceptions: sacred, brief, continuation_anchor: anchor, parent_task_id: parent, ...task } = event.data;
+    return { ...task, sacred_exceptions: sacred ?? [], brief: brief ?? null, continuation_anchor: anchor ?? null, parent_task_id: parent ?? null, status: 'created', created_at: at, updated_at: at, reason: null, rollback_ref: null, anomalies: state.anomalies };
   }
   if (state.status === 'initial') return undefined;
   const edge = TASK_EVENT_EDGES[event.type];

@@ -24,6 +24,7 @@ export const TaskEvent = z.discriminatedUnion('type', [
       priority: TaskPriority,
       source_channel: Name.optional(),
       brief: Brief.optional().describe('brief.json the task was created from (TaskSpec.brief, seed 003); such a task closes only on an accepted done claim.'),
+      parent_task_id: Id.optional().describe('The live task this one was forked from (Hermit 8.1.3 fork_child): decomposition lineage; it inherits none of its working state.'),
       continuation_anchor: ContinuationAnchor.optional().describe(
         'The ended outcome this task continues (Hermit 8.1.1): a follow-up message on a terminal task starts this task instead of reopening that one.',
       ),

@@ -1,4 +1,4 @@
-import { LIMITS, TASK_TERMINAL_STATES, type ContinuationAnchor, type EventEnvelope, type IngressMessageReply, type IngressMessageSubmission, type SubmitIngressMessage } from '@writ/contracts';
+import { LIMITS, TASK_TERMINAL_STATES, type EventEnvelope, type IngressMessageReply, type IngressMessageSubmission, type SubmitIngressMessage } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import {
   approvalDecider,
@@ -19,7 +19,7 @@ import { SIGNED_REQUESTS, conversationStreamId, decision, followUpTaskId, handle
 import { redactSecrets } from '@writ/telemetry';
 import { IngressError, type IngressErrorCode } from '../ingress-errors.js';
 import type { Clock, IngressLog, LoggedEvent } from './ports.js';
-import { planFollowUpTask } from './task-intake.js';
+import { planStartedTask, type StartedTaskRelation } from './task-intake.js';
 
 /** Where a message's text is kept: the content-addressed artifact bucket (the event holds its SHA-256 only). */
 export interface MessageTexts {
@@ -168,6 +168,7 @@ export class SubmitMessageHandler {
           text_sha256: textSha256,
           ...(payload.explicit_task_ref === undefined ? {} : { explicit_task_ref: payload.explicit_task_ref }),
           ...(payload.reply_to_ref === undefined ? {} : { reply_to_ref: payload.reply_to_ref }),
+          ...(payload.fork === true ? { fork: true as const } : {}),
         };
         const [event] = ingressBindingDecider.decide({ type: 'record-ingress', data, metadata: { now } }, state);
         return decision.append([this.#draft(streamId, ingressId, event!, null, now)], now);
@@ -208,8 +209,12 @@ export class SubmitMessageHandler {
           focus,
           others: others.filter((task): task is BindingTask => task !== undefined),
           newTaskId,
+          fork: payload.fork === true,
         });
-        if (choice.resolution === 'start_new_root' && choice.continuation_anchor !== undefined) await this.#startFollowUp(message, newTaskId, choice.continuation_anchor);
+        if (choice.resolution === 'start_new_root' && choice.continuation_anchor !== undefined) {
+          await this.#startTask(message, newTaskId, choice.continuation_anchor.anchor_task_id, { kind: 'follow_up', continuationAnchor: choice.continuation_anchor });
+        }
+        if (choice.resolution === 'fork_child' && choice.parent_task_id !== undefined) await this.#startTask(message, newTaskId, choice.parent_task_id, { kind: 'fork' });
         const now = laterOf(this.deps.clock.now().toISOString(), recordedAt);
         const { candidates, ...rest } = choice;
         const [event] = ingressBindingDecider.decide({ type: 'bind-ingress', data: { ...rest, candidates: [...candidates], bound_by: this.deps.principalId }, metadata: { now } }, state);
@@ -322,14 +327,14 @@ export class SubmitMessageHandler {
   }
 
   /**
-   * Starts the task a follow-up on an ended outcome binds to, before the
-   * binding names it (so a binding never points at nothing): its events are
-   * derived from the ingress id, so a crash between this and the binding is
-   * finished by the next delivery, and the task is started once.
+   * Starts the task a follow-up (start_new_root) or a fork (fork_child) binds
+   * to, before the binding names it, so a binding never points at nothing:
+   * its events are derived from the ingress id, so a crash between this and
+   * the binding is finished by the next delivery, and the task starts once.
    */
-  async #startFollowUp(message: Message, newTaskId: string, anchor: ContinuationAnchor): Promise<void> {
-    const ended = await this.#task(anchor.anchor_task_id);
-    if (ended === undefined) throw new IngressError('INGRESS_LOG_INCONSISTENT', `task ${anchor.anchor_task_id} the follow-up continues is no longer in the log`);
+  async #startTask(message: Message, newTaskId: string, fromTaskId: string, relation: StartedTaskRelation): Promise<void> {
+    const from = await this.#task(fromTaskId);
+    if (from === undefined) throw new IngressError('INGRESS_LOG_INCONSISTENT', `task ${fromTaskId} the message is about is no longer in the log`);
     const head = await this.deps.log.headOfTask(newTaskId);
     const history = head === 0 ? [] : (await this.deps.log.readTask(newTaskId)).map(({ event }) => event);
     const created = history.find((event) => event.event_type === 'task.created');
@@ -337,11 +342,11 @@ export class SubmitMessageHandler {
       throw new IngressError('INGRESS_LOG_INCONSISTENT', `task ${newTaskId} exists and was not started by message ${message.ingressId}`, { details: { task_id: newTaskId } });
     }
     const now = this.deps.clock.now().toISOString();
-    const events = planFollowUpTask({
+    const events = planStartedTask({
       ingressId: message.ingressId,
       newTaskId,
-      anchor: ended.record,
-      continuationAnchor: anchor,
+      from: from.record,
+      relation,
       senderId: message.signer.principal_id,
       textSha256: message.textSha256,
       channel: CHANNEL,
@@ -379,7 +384,10 @@ function boundEvent(events: readonly LoggedEvent[], ingressId: string): BoundDat
 function sameMessage(recorded: EventEnvelope, message: Message): void {
   const was = recorded.payload;
   const same =
-    was['text_sha256'] === message.textSha256 && was['explicit_task_ref'] === message.payload.explicit_task_ref && was['reply_to_ref'] === message.payload.reply_to_ref;
+    was['text_sha256'] === message.textSha256 &&
+    was['explicit_task_ref'] === message.payload.explicit_task_ref &&
+    was['reply_to_ref'] === message.payload.reply_to_ref &&
+    was['fork'] === message.payload.fork;
   if (!same) {
     throw new IngressError(
       'INGRESS_MESSAGE_REUSED',

@@ -301,6 +301,24 @@ describe('a free-form message is recorded, then bound', () => {
     expect((await checked.read(again.task_id!)).map(({ event }) => event.event_type)).toEqual(['task.created', 'task.marked_ready', 'task.started']);
   });
 
+  it('given a note asking for a fork of a live task, then a child task of its owner names it as parent, the parent is untouched, and the same message_id without the fork is refused', async () => {
+    const parent = await task(agent, 'mark-task-ready', 'start-task');
+    const conversation = uniqueName('conv');
+    const fields = { message_id: 'm-1', conversation_id: conversation, kind: 'note' as const, text: 'try the other approach in parallel', explicit_task_ref: parent };
+    const reply = await handler().submit(await message(agent, { ...fields, fork: true }));
+    expect(reply).toMatchObject({ resolution: 'fork_child', task_id: followUpTaskId(reply.ingress_id) });
+    const started = (await checked.read(reply.task_id!)).map(({ event }) => event);
+    expect(started.map((event) => event.event_type)).toEqual(['task.created', 'task.marked_ready', 'task.started']);
+    expect(started[0]!.payload).toMatchObject({ owner_principal_id: agent.id, parent_task_id: parent, task_contract_ref: `ingress:${reply.ingress_id}` });
+    expect(started[0]!.payload).not.toHaveProperty('continuation_anchor');
+    const bound = (await streamOf(agent, conversation)).find((event) => event.event_type === 'ingress.bound')!;
+    expect(bound.payload).toMatchObject({ resolution: 'fork_child', task_id: reply.task_id, parent_task_id: parent });
+    expect((await checked.read(parent)).map(({ event }) => event.event_type)).toEqual(['task.created', 'task.marked_ready', 'task.started']);
+    // the same message_id without the fork is another message: refused, nothing more recorded
+    await expect(handler().submit(await message(agent, fields))).rejects.toMatchObject({ code: 'INGRESS_MESSAGE_REUSED' });
+    expect(await handler().submit(await message(agent, { ...fields, fork: true }))).toMatchObject({ resolution: 'fork_child', task_id: reply.task_id, duplicate: true });
+  });
+
   it('given a director\'s follow-up on an agent\'s ended task, then the new task is the agent\'s, and names who asked', async () => {
     const ended = await task(other, 'mark-task-ready', 'start-task', 'complete-task');
     const director = await registerPrincipal(checked, { type: 'user', roles: ['director'] });

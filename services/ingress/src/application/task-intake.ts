@@ -230,14 +230,21 @@ export function planIntake(input: IntakeInput): IntakePlan {
   return { taskId, createsTask, events };
 }
 
-/** What a follow-up message on an ended task starts from: the message and the ended task as its log says it. */
-export interface FollowUpInput {
+/** How a task a message starts relates to the task the message was about. */
+export type StartedTaskRelation =
+  /** start_new_root: a follow-up on an ended outcome (Hermit 8.1.1). */
+  | { readonly kind: 'follow_up'; readonly continuationAnchor: ContinuationAnchor }
+  /** fork_child: a child of a live task (Hermit 8.1.3), inheriting none of its working state. */
+  | { readonly kind: 'fork' };
+
+/** What a message that starts a task starts it from: the message, and the task it was about as its log says it. */
+export interface StartedTaskInput {
   readonly ingressId: string;
   readonly newTaskId: string;
-  /** The ended task, folded from its log. */
-  readonly anchor: TaskRecord;
-  readonly continuationAnchor: ContinuationAnchor;
-  /** Who sent the follow-up, and the SHA-256 of its (redacted) text in the artifact bucket. */
+  /** The task the message was about (the ended one, or the parent), folded from its log. */
+  readonly from: TaskRecord;
+  readonly relation: StartedTaskRelation;
+  /** Who sent the message, and the SHA-256 of its (redacted) text in the artifact bucket. */
   readonly senderId: string;
   readonly textSha256: string;
   readonly channel: string;
@@ -249,33 +256,39 @@ export interface FollowUpInput {
 const clipTo = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /**
- * The task a follow-up message on an ended outcome starts (Hermit 8.1.1):
- * `task.created` (carrying the continuation anchor) → `task.marked_ready` →
- * `task.started`, resumable like an ActionRequest's intake. It belongs to the
- * ended task's owner (the one who did that work), under that task's policy
- * profile and write scope; its goal names the message by hash (the log never
- * holds a message's text). It has no step: its owner proposes its actions.
+ * The task a free-form message starts: a follow-up on an ended outcome
+ * (start_new_root, `task.created` carrying the continuation anchor) or a
+ * fork of a live task (fork_child, `task.created` naming its parent), then
+ * `task.marked_ready` → `task.started`, resumable like an ActionRequest's
+ * intake. It belongs to the owner of the task the message was about (the one
+ * doing that work), under its policy profile and write scope; its goal names
+ * the message by hash (the log never holds a message's text). It has no step:
+ * its owner proposes its actions.
  */
-export function planFollowUpTask(input: FollowUpInput): readonly IntakeEvent[] {
-  const { anchor, newTaskId, now } = input;
+export function planStartedTask(input: StartedTaskInput): readonly IntakeEvent[] {
+  const { from, newTaskId, now, relation } = input;
   const metadata = { now };
   const entity = { entityType: 'task', entityId: newTaskId } as const;
   const { run, events } = resumableIntake(input.ingressId, newTaskId, input.history);
-  const goal = `Follow-up message ${input.ingressId} from ${input.senderId} (text sha256 ${input.textSha256}) on the ${anchor.status} outcome of task ${anchor.task_id}, whose goal was: ${anchor.goal}`;
+  const message = `message ${input.ingressId} from ${input.senderId} (text sha256 ${input.textSha256})`;
+  const goal =
+    relation.kind === 'follow_up'
+      ? `Follow-up ${message} on the ${from.status} outcome of task ${from.task_id}, whose goal was: ${from.goal}`
+      : `Child of task ${from.task_id} asked for by ${message}; the parent's goal: ${from.goal}`;
   let state = fold(taskDecider, of(input.history, 'task'));
   state = run(taskDecider, state, {
     type: 'create-task',
     data: {
       task_id: newTaskId,
-      title: clipTo(`Follow-up: ${anchor.title}`, LIMITS.title),
+      title: clipTo(`${relation.kind === 'follow_up' ? 'Follow-up' : 'Fork'}: ${from.title}`, LIMITS.title),
       goal: clipTo(goal, LIMITS.longText),
-      owner_principal_id: anchor.owner_principal_id,
-      policy_profile_ref: anchor.policy_profile_ref,
+      owner_principal_id: from.owner_principal_id,
+      policy_profile_ref: from.policy_profile_ref,
       task_contract_ref: `ingress:${input.ingressId}`,
-      files_owned: anchor.files_owned,
-      ...(anchor.sacred_exceptions.length === 0 ? {} : { sacred_exceptions: anchor.sacred_exceptions }),
+      files_owned: from.files_owned,
+      ...(from.sacred_exceptions.length === 0 ? {} : { sacred_exceptions: from.sacred_exceptions }),
       source_channel: input.channel,
-      continuation_anchor: input.continuationAnchor,
+      ...(relation.kind === 'follow_up' ? { continuation_anchor: relation.continuationAnchor } : { parent_task_id: from.task_id }),
     },
     metadata,
   }, 'task.created', entity);
