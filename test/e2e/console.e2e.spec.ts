@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exportEd25519PrivateJwk, generateEd25519Key } from '@writ/crypto';
+import { SIGNED_REQUESTS, signRequest } from '@writ/runtime';
 import { uniqueName, waitFor } from '@writ/testing';
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,6 +219,56 @@ describe('the console in a real browser', () => {
       expect(await watcher.locator('[data-testid=live-mode]').textContent()).toMatch(/live/);
       await shot(watcher, 'action');
       await watcher.close();
+    },
+    STEP_MS,
+  );
+
+  it(
+    "given the agent's working state and beliefs on the task, when the director opens its knowledge tab, then they are listed (a secret withheld) with each attempt's context pack and its items",
+    async () => {
+      // given: a working state revision and a belief, signed by the agent and posted as it posts them
+      const agent = story.agent.principal;
+      const post = async (kind: 'working-state' | 'beliefs', payload: Record<string, unknown>) => {
+        const signer = { principalId: agent.id, key: agent.key, now: new Date() };
+        const fields = { task_id: story.taskId, ...payload } as never;
+        const { jws } = kind === 'working-state' ? await signRequest(SIGNED_REQUESTS.workingStateRevision, fields, signer) : await signRequest(SIGNED_REQUESTS.beliefRequest, fields, signer);
+        const answer = await stack.http(`/v1/tasks/${story.taskId}/${kind}`, { method: 'POST', headers: { authorization: '', 'content-type': 'application/json' }, body: JSON.stringify({ request_jws: jws }) });
+        expect(answer, JSON.stringify(answer.body)).toMatchObject({ status: 200 });
+      };
+      await post('working-state', {
+        request_id: 'req-console-ws',
+        expected_revision: 0,
+        set: [
+          { key: 'objective.main', kind: 'objective', value: 'keep the build clean' },
+          { key: 'handle.deploy', kind: 'resource_handle', value: { secret_ref: 'vault:deploy/token' }, sensitivity: 'secret' },
+        ],
+        remove: [],
+      });
+      await post('beliefs', {
+        request_id: 'req-console-belief',
+        change: { op: 'assert', belief: { belief_id: 'bel-console', claim: 'the build directory is disposable', scope: `task:${story.taskId}`, confidence: 0.7, trust_tier: 'observed', evidence_refs: [{ kind: 'observation', id: 'obs-console' }] } },
+      });
+      await stack.waitForRoute(`/v1/tasks/${story.taskId}/beliefs`, (status, body) => status === 200 && (body['beliefs'] as unknown[]).length > 0, { as: story.director.principal, timeoutMs: 30_000 });
+      // when
+      await go(director, `#/tasks/${story.taskId}`);
+      await director.click('[data-testid=tab-knowledge]');
+      // then: the entries, the secret one withheld, and the belief with its tier
+      const entries = director.locator('[data-testid=working-state-entry]');
+      await entries.first().waitFor({ timeout: 30_000 });
+      expect(await director.locator('[data-testid=working-state-entry][data-key="objective.main"]').textContent()).toContain('keep the build clean');
+      const secret = (await director.locator('[data-testid=working-state-entry][data-key="handle.deploy"]').textContent()) ?? '';
+      expect(secret).toContain('withheld');
+      expect(secret).not.toContain('vault:deploy/token');
+      expect(await director.locator('[data-testid=belief][data-belief=bel-console] [data-testid=belief-tier]').textContent()).toContain('observed');
+      // and each attempt's context pack, whose items open on demand
+      const pack = director.locator('[data-testid=context-pack]').first();
+      await pack.waitFor({ timeout: 30_000 });
+      await pack.locator('[data-testid=show-pack]').click();
+      await pack.locator('[data-testid=pack-items] li').first().waitFor({ timeout: 30_000 });
+      expect(await pack.locator('[data-testid=pack-items]').textContent()).toContain('task_contract');
+      await shot(director, 'task-knowledge');
+      // (back to the default tab: the page keeps its tab while its route stays the same)
+      await director.click('[data-testid=tab-explain]');
     },
     STEP_MS,
   );

@@ -151,6 +151,42 @@ export interface AttemptRow {
   readonly [field: string]: unknown;
 }
 
+/** One working state entry (`GET /v1/tasks/<id>/working-state`); a secret one has its value withheld. */
+export interface WorkingStateEntryRow {
+  readonly key: string;
+  readonly kind: string;
+  readonly value: unknown;
+  readonly value_withheld?: true;
+  readonly refs?: readonly string[];
+  readonly [field: string]: unknown;
+}
+
+export interface WorkingStateRow {
+  readonly task_id: string;
+  readonly revision: number;
+  readonly limits: Readonly<Record<string, number>>;
+  readonly entries: readonly WorkingStateEntryRow[];
+  readonly last_revised_by: string | null;
+  readonly compactions: number;
+  readonly updated_at: string;
+}
+
+/** One belief (`GET /v1/tasks/<id>/beliefs`), every status; a secret claim is withheld. */
+export interface BeliefRow {
+  readonly belief_id: string;
+  readonly claim: string;
+  readonly claim_withheld: boolean;
+  readonly scope: string;
+  readonly trust_tier: string;
+  readonly status: string;
+  readonly confidence: number;
+  readonly evidence_refs: readonly { readonly kind: string; readonly id: string }[];
+  readonly asserted_by: string | null;
+  readonly epistemic_type: string | null;
+  readonly needs_review: boolean;
+  readonly [field: string]: unknown;
+}
+
 export interface StepView extends StepRow {
   readonly attempts: readonly AttemptRow[];
 }

@@ -14,11 +14,13 @@ import type {
   ReceiptRow,
   ResolveReply,
   RevokeReply,
+  BeliefRow,
   StepRow,
   StepView,
   TaskEventRow,
   TaskRow,
   TaskView,
+  WorkingStateRow,
 } from './rows.js';
 
 /**
@@ -122,6 +124,22 @@ export class WritApi {
 
   step(id: string): Promise<StepView> {
     return this.http.get(`/v1/steps/${encodeURIComponent(id)}`);
+  }
+
+  /** The task's working state, or null before its first revision (the projection's 404 PROJECTION_NOT_FOUND). */
+  workingState(taskId: string): Promise<WorkingStateRow | null> {
+    return this.http
+      .get<WorkingStateRow>(`/v1/tasks/${encodeURIComponent(taskId)}/working-state`)
+      .catch((error: unknown) => (hasCode(error, 'PROJECTION_NOT_FOUND') ? null : Promise.reject(error)));
+  }
+
+  async beliefs(taskId: string): Promise<readonly BeliefRow[]> {
+    return (await this.http.get<{ beliefs: readonly BeliefRow[] }>(`/v1/tasks/${encodeURIComponent(taskId)}/beliefs`)).beliefs;
+  }
+
+  /** The context pack an attempt was proposed under, as the projection serves its stored bytes (checked against the hash the log recorded). */
+  contextPack(attemptId: string): Promise<Json> {
+    return this.http.get(`/v1/attempts/${encodeURIComponent(attemptId)}/context`);
   }
 
   async artifacts(taskId: string): Promise<readonly ArtifactRow[]> {

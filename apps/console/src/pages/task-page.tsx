@@ -6,8 +6,9 @@ import { revokeGrant } from '../session/revoke-grant.js';
 import { ConsoleContext } from '../ui/console-context.js';
 import { Empty, ErrorBox, Facts, JsonView, Link, Loading, Mono, Section, Status, Time } from '../ui/components.js';
 import { useLive } from '../ui/use-live.js';
+import { TaskKnowledge } from './task-knowledge.js';
 
-const TABS = ['explain', 'timeline', 'decisions', 'approvals', 'grants', 'executions', 'artifacts', 'receipts', 'cell'] as const;
+const TABS = ['explain', 'timeline', 'decisions', 'approvals', 'grants', 'executions', 'knowledge', 'artifacts', 'receipts', 'cell'] as const;
 type Tab = (typeof TABS)[number];
 
 function Story(props: { readonly story: ActionStory }) {
@@ -336,6 +337,7 @@ export function TaskPage(props: { readonly id: string }) {
               <StepsAndAttempts taskId={props.id} />
             </Section>
           ) : null}
+          {tab === 'knowledge' ? <TaskKnowledge taskId={props.id} events={view.events} /> : null}
           {tab === 'artifacts' ? (
             <Section title="Artifacts" note="Content-addressed outputs and evidence (the bytes are in the artifact store, by sha256).">
               {(extra.data?.artifacts ?? []).length === 0 ? <Empty>No artifact.</Empty> : null}
