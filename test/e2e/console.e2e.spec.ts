@@ -274,6 +274,38 @@ describe('the console in a real browser', () => {
   );
 
   it(
+    "given the agent's message about its task, when the director opens the agent's conversations, then the focus and the message's text and binding are shown",
+    async () => {
+      // given: a note the agent signed and posted (the signed body is the credential)
+      const agent = story.agent.principal;
+      const conversation = uniqueName('conv').replaceAll('_', '-');
+      const fields = { message_id: 'm-console', conversation_id: conversation, kind: 'note', text: 'keep the marker file out of the build', explicit_task_ref: story.taskId };
+      const { jws } = await signRequest(SIGNED_REQUESTS.ingressMessage, fields as never, { principalId: agent.id, key: agent.key, now: new Date() });
+      const sent = await stack.http('/v1/messages', { method: 'POST', headers: { authorization: '', 'content-type': 'application/json' }, body: JSON.stringify({ message_jws: jws }) });
+      expect(sent, JSON.stringify(sent.body)).toMatchObject({ status: 200, body: { resolution: 'append_note', task_id: story.taskId } });
+      // (the conversation views are not published, so the page reads them once: wait until the binding is folded)
+      await stack.waitForRoute(
+        `/v1/focus?principal_id=${agent.id}`,
+        (status, body) => status === 200 && (body['focus'] as Array<{ conversation_id: string; focus_task_id: string | null }>).some((row) => row.conversation_id === conversation && row.focus_task_id === story.taskId),
+        { as: story.director.principal, timeoutMs: 30_000 },
+      );
+      // when
+      await go(director, `#/conversations?of=${encodeURIComponent(agent.id)}`);
+      const row = director.locator(`[data-testid=conversation-row][data-conversation="${conversation}"]`);
+      await row.waitFor({ timeout: 30_000 });
+      // then: the focus is the task, and the conversation shows the message where it was bound
+      expect(await row.locator('[data-testid=conversation-focus]').textContent()).toContain(story.taskId);
+      await row.locator('a').first().click();
+      const message = director.locator('[data-testid=message]').first();
+      await message.waitFor({ timeout: 30_000 });
+      expect(await message.textContent()).toContain('keep the marker file out of the build');
+      expect(await message.locator('[data-testid=message-binding]').textContent()).toContain('append_note');
+      await shot(director, 'conversation');
+    },
+    STEP_MS,
+  );
+
+  it(
     "given the task, when its page is opened, then the explain view tells each action's what, why, authority and receipts",
     async () => {
       // when

@@ -6,6 +6,7 @@ import { ApprovalPage } from './pages/approval-page.js';
 import { ApprovalsPage } from './pages/approvals-page.js';
 import { CellPage, CellsPage } from './pages/cells-page.js';
 import { LoginPage } from './pages/login-page.js';
+import { ConversationPage, ConversationsPage } from './pages/conversations-page.js';
 import { ParticipantPage, ParticipantsPage } from './pages/participants-page.js';
 import { ReceiptPage } from './pages/receipt-page.js';
 import { TaskPage } from './pages/task-page.js';
@@ -32,6 +33,7 @@ function Nav(props: { readonly session: Session; readonly route: Route; readonly
         {session.scope === 'all' ? item({ page: 'approvals' }, 'Approvals', ['approvals', 'approval']) : null}
         {session.scope === 'all' ? item({ page: 'cells' }, 'Cells', ['cells', 'cell']) : null}
         {item({ page: 'participants' }, 'Participants', ['participants', 'participant'])}
+        {item({ page: 'conversations', of: '' }, 'Conversations', ['conversations', 'conversation'])}
       </nav>
       <span class="who" data-testid="who">
         <span class={`live live-${props.mode}`} data-testid="live-mode" title="how this page learns about changes">
@@ -70,6 +72,10 @@ function Page(props: { readonly route: Route; readonly session: Session }) {
       return <ParticipantsPage />;
     case 'participant':
       return <ParticipantPage id={route.id} />;
+    case 'conversations':
+      return <ConversationsPage of={route.of} />;
+    case 'conversation':
+      return <ConversationPage id={route.id} of={route.of} />;
   }
 }
 

@@ -15,7 +15,10 @@ export type Route =
   | { readonly page: 'cells' }
   | { readonly page: 'cell'; readonly id: string }
   | { readonly page: 'participants' }
-  | { readonly page: 'participant'; readonly id: string };
+  | { readonly page: 'participant'; readonly id: string }
+  /** `of`: whose conversations ('' for the signed-in principal's own). */
+  | { readonly page: 'conversations'; readonly of: string }
+  | { readonly page: 'conversation'; readonly id: string; readonly of: string };
 
 export function parseRoute(hash: string): Route {
   const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
@@ -37,6 +40,8 @@ export function parseRoute(hash: string): Route {
       return id === undefined ? { page: 'cells' } : { page: 'cell', id };
     case 'participants':
       return id === undefined ? { page: 'participants' } : { page: 'participant', id };
+    case 'conversations':
+      return id === undefined ? { page: 'conversations', of: params.get('of') ?? '' } : { page: 'conversation', id, of: params.get('of') ?? '' };
     default:
       return { page: 'tasks', status: '', search: '' };
   }
@@ -72,6 +77,10 @@ export function href(route: Route): string {
       return '#/participants';
     case 'participant':
       return `#/participants/${enc(route.id)}`;
+    case 'conversations':
+      return `#/conversations${route.of === '' ? '' : `?of=${enc(route.of)}`}`;
+    case 'conversation':
+      return `#/conversations/${enc(route.id)}${route.of === '' ? '' : `?of=${enc(route.of)}`}`;
   }
 }
 

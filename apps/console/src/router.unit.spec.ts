@@ -15,6 +15,10 @@ describe('hash routes', () => {
     { page: 'cell', id: 'tsk-1' },
     { page: 'participants' },
     { page: 'participant', id: 'director-1' },
+    { page: 'conversations', of: '' },
+    { page: 'conversations', of: 'agent-1' },
+    { page: 'conversation', id: 'conv-1', of: '' },
+    { page: 'conversation', id: 'conv 2', of: 'agent-1' },
   ];
   for (const route of routes) {
     it(`given ${JSON.stringify(route)}, when written and read back, then it is the same route`, () => {

@@ -187,6 +187,32 @@ export interface BeliefRow {
   readonly [field: string]: unknown;
 }
 
+/** One conversation's focus (`GET /v1/focus`): a projection of ingress records and bindings. */
+export interface ConversationFocusRow {
+  readonly principal_id: string;
+  readonly conversation_id: string;
+  readonly focus_task_id: string | null;
+  readonly last_outcome_task_id: string | null;
+  readonly pending_ingress_ids: readonly string[];
+  readonly unbound_ingress_ids: readonly string[];
+  readonly message_count: number;
+  readonly updated_at: string;
+}
+
+/** One message of a conversation and where it was bound (`GET /v1/conversations/<id>/history`). */
+export interface ConversationMessageRow {
+  readonly ingress_id: string;
+  readonly conversation_seq: number;
+  readonly text: string | null;
+  readonly explicit_task_ref: string | null;
+  readonly reply_to_ref: string | null;
+  readonly recorded_at: string;
+  readonly resolution: string | null;
+  readonly task_id: string | null;
+  readonly candidates: readonly string[];
+  readonly rationale: string | null;
+}
+
 export interface StepView extends StepRow {
   readonly attempts: readonly AttemptRow[];
 }

@@ -21,6 +21,8 @@ import type {
   TaskRow,
   TaskView,
   WorkingStateRow,
+  ConversationFocusRow,
+  ConversationMessageRow,
 } from './rows.js';
 
 /**
@@ -135,6 +137,16 @@ export class WritApi {
 
   async beliefs(taskId: string): Promise<readonly BeliefRow[]> {
     return (await this.http.get<{ beliefs: readonly BeliefRow[] }>(`/v1/tasks/${encodeURIComponent(taskId)}/beliefs`)).beliefs;
+  }
+
+  /** Each conversation's focus of `of` (default the signed-in principal; a director may name any). */
+  focus(of?: string): Promise<{ readonly principal_id: string; readonly focus: readonly ConversationFocusRow[] }> {
+    return this.http.get('/v1/focus', { principal_id: of });
+  }
+
+  /** A conversation's messages, in order, each with where it was bound (the session history is this projection). */
+  conversation(id: string, of?: string): Promise<{ readonly principal_id: string; readonly messages: readonly ConversationMessageRow[] }> {
+    return this.http.get(`/v1/conversations/${encodeURIComponent(id)}/history`, { principal_id: of });
   }
 
   /** The context pack an attempt was proposed under, as the projection serves its stored bytes (checked against the hash the log recorded). */
