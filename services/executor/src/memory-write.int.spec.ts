@@ -182,7 +182,7 @@ describe('memory_write performed by the executor (issue 17)', () => {
     expect(events.map((event) => [event.event_type, event.event_id, event.seal?.principal_id])).toEqual([['memory.promoted', memoryEventIdFor(useIdFor(command)), DEFAULT_SERVICE_PRINCIPALS.executor]]);
     expect(events[0]?.payload['record']).toMatchObject({ memory_id: memoryId, policy_result_ref: `policy_result:pr-${task.attempt_id}`, promoted_by: 'agent-mem' });
     const [completed] = await completions(task.task_id);
-    expect(completed?.memory).toMatchObject({ memory_id: memoryId, outcome: 'promoted', event_id: events[0]?.event_id, event_hash: events[0]?.hash });
+    expect(completed?.memory).toMatchObject({ memory_id: memoryId, outcome: 'promoted', event_id: events[0]?.event_id, event_sha256: events[0]?.hash });
   });
 
   it('given a promotion performed, when the same RunAction is replayed and another grant promotes the same id, then the record is promoted once: the replay is already done, the second use is refused KNOWLEDGE_MEMORY_EXISTS', async () => {

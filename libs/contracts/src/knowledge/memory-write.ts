@@ -59,7 +59,8 @@ export type MemoryWriteParams = z.infer<typeof MemoryWriteParams>;
  * What a `memory_write` came to, as the executor recorded it in
  * `execution.completed.memory`: the memory event it appended on the record's
  * stream (`<events>.memory.<memory_id>`), by id and hash, so the receipt and a
- * reader of the task's log alone know which. `degraded_to_working_state`: the
+ * reader of the task's log alone know which (the receipt binds the hash: the
+ * memory event is not in the task's segment, its digest is). `degraded_to_working_state`: the
  * promotion lacked a Hermit 15.5 requirement (`reasons`); no record exists,
  * and `entry` is the working state candidate the orchestrator writes to the
  * task's working state instead.
@@ -70,7 +71,8 @@ export const MemoryWriteOutcome = z
     op: z.enum(['promote', 'invalidate']),
     outcome: z.enum(['promoted', 'degraded_to_working_state', 'invalidated']),
     event_id: Id,
-    event_hash: Sha256Hex,
+    /** The memory event's `hash`: a digest of an event kept on another stream, which the receipt binds (`sha256:<hex>`) and a task bundle resolves here. */
+    event_sha256: Sha256Hex,
     reasons: z.array(z.string().min(1).max(64)).max(16).optional(),
     entry: WorkingStateEntry.optional(),
   })

@@ -58,7 +58,7 @@ function outcomeOf(params: MemoryWriteParams, event: EventEnvelope): MemoryWrite
     op: params.op,
     outcome,
     event_id: event.event_id,
-    event_hash: event.hash,
+    event_sha256: event.hash,
     ...(reasons === undefined ? {} : { reasons }),
     ...(entry?.success === true ? { entry: entry.data } : {}),
   });

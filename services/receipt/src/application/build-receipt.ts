@@ -167,8 +167,9 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
       : [
           `event:${facts.execution?.eventId}`,
           ...(resolution === null ? [] : [`event:${resolution.eventId}`]),
-          // A memory_write's effect: the memory event on the record's stream, by id and content hash.
-          ...(execution.memory === undefined ? [] : [`event:${execution.memory.event_id}`, `sha256:${execution.memory.event_hash}`]),
+          // A memory_write's effect: the memory event on the record's own stream, bound by its hash (recorded in
+          // execution.completed.memory, so a task bundle resolves it; the event itself is not in the task's segment).
+          ...(execution.memory === undefined ? [] : [`sha256:${execution.memory.event_sha256}`]),
           ...execution.artifacts.map((artifact) => `artifact:${artifact.artifact_id}`),
           `sha256:${execution.stdout_sha256}`,
           `sha256:${execution.stderr_sha256}`,
