@@ -7,7 +7,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useIdFor } from './application/event-drafts.js';
 import type { ArtifactStore, CellPort, MemoryLog, TaskLog } from './application/ports.js';
-import { RunActionHandler, type RunActionSettings } from './application/run-action.handler.js';
+import { HANDLER_SETTINGS } from '../test/grants.js';
+import { RunActionHandler } from './application/run-action.handler.js';
 import { memoryEventIdFor } from './application/run-memory-write.js';
 import { EventStoreMemoryLog, EventStoreTaskLog } from './outbound/event-log.js';
 
@@ -20,20 +21,8 @@ import { EventStoreMemoryLog, EventStoreTaskLog } from './outbound/event-log.js'
  */
 
 const MiB = 1024 ** 2;
-const ISSUER = 'writ-approval';
-const SETTINGS: RunActionSettings = {
-  executorId: 'executor-memory-int',
-  principalId: DEFAULT_SERVICE_PRINCIPALS.executor,
-  grantIssuer: ISSUER,
-  grantAudience: 'writ-executor',
-  actionTimeoutMs: 60_000,
-  outputCapBytes: 1024,
-  hostGraceMs: 5_000,
-  claimGraceMs: 10_000,
-  claimPollMs: 1_000,
-  artifactFileMaxBytes: 1024,
-  artifactFilesMax: 8,
-};
+const ISSUER = HANDLER_SETTINGS.grantIssuer;
+const SETTINGS = HANDLER_SETTINGS;
 
 /** Nothing of a cell or the artifact store may be touched by a memory_write. */
 const untouchable = new Proxy({} as CellPort & ArtifactStore, {

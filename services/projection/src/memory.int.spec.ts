@@ -1,13 +1,12 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import { generateEd25519Key } from '@writ/crypto';
-import { EventStore, eventSealer } from '@writ/eventstore';
-import { registerServicePrincipal, serviceAuthorship } from '@writ/runtime';
-import { uniqueName, waitFor } from '@writ/testing';
+import type { EventStore } from '@writ/eventstore';
+import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionRequest, receiptIssued, storyIds, taskOpening, type StoryEvent, type StoryIds } from '../test/governed-path.fixture.js';
 import { memoryReceipt, memoryStory } from '../test/knowledge.fixture.js';
 import { createRig, http, type Rig } from '../test/projection-rig.js';
 import { readerToken, registerReader, type Reader } from '../test/readers.js';
+import { authorUnprovenCount, enforcedRig, sealedStore } from '../test/sealed-stores.js';
 import { rebuildIntoFreshSchema } from './bootstrap.js';
 import type { ProjectionApp } from './bootstrap.js';
 
@@ -87,37 +86,15 @@ describe('memory view: rows, reads, rebuild', () => {
 });
 
 describe('memory view with authorship enforced: a forged memory event is quarantined, not folded', () => {
-  let rig: Rig;
-  let app: ProjectionApp;
-  const before = process.env['WRIT_AUTHORSHIP'];
-
-  beforeAll(async () => {
-    process.env['WRIT_AUTHORSHIP'] = 'enforce';
-    rig = await createRig();
-    app = await rig.start();
-  });
-
-  afterAll(async () => {
-    await rig?.dispose();
-    if (before === undefined) delete process.env['WRIT_AUTHORSHIP'];
-    else process.env['WRIT_AUTHORSHIP'] = before;
-  });
-
-  async function sealedStore(principalId: string, options: { readonly checked: boolean } = { checked: true }): Promise<EventStore> {
-    const authorship = options.checked ? serviceAuthorship().store : undefined;
-    const config = { stream: rig.config.streams.events, subjectPrefix: rig.config.subjects.eventsPrefix, maxBytes: rig.config.streams.eventsMaxBytes };
-    const store = await EventStore.open(rig.nc, config, authorship === undefined ? {} : { authorship });
-    const key = await generateEd25519Key({ kid: `${principalId}-${uniqueName('k')}` });
-    store.sealWith(eventSealer(principalId, key));
-    await registerServicePrincipal(store, { principalId, displayName: principalId, key });
-    return store;
-  }
+  const enforced = enforcedRig();
 
   it("given a memory.promoted appended by the receipt service (not the memory stream's author), then it is quarantined QUARANTINE_AUTHOR_UNPROVEN and only the executor's record is folded", async () => {
-    const orchestrator = await sealedStore('writ-orchestrator');
-    const executor = await sealedStore('writ-executor');
+    const rig = enforced.rig();
+    const app = enforced.app();
+    const orchestrator = await sealedStore(rig, 'writ-orchestrator');
+    const executor = await sealedStore(rig, 'writ-executor');
     // the forger: the receipt service's credential and key in a client that does not check what it may append
-    const forger = await sealedStore('writ-receipt', { checked: false });
+    const forger = await sealedStore(rig, 'writ-receipt', { checked: false });
     const ids = storyIds(uniqueName('forged'));
     const appendAs = async (store: EventStore, events: readonly StoryEvent[]) => {
       for (const { aggregate, aggregateId, draft } of events) {
@@ -136,14 +113,6 @@ describe('memory view with authorship enforced: a forged memory event is quarant
     const rows = (await http(app, '/v1/memory')).body['memory'] as Array<{ memory_id: string }>;
     expect(rows.map((row) => row.memory_id)).toEqual([`mem-real-${ids.tag}`]);
     expect((await http(app, `/v1/memory/mem-forged-${ids.tag}`)).status).toBe(404);
-    const status = await waitFor(
-      async () => {
-        const { body } = await http(app, '/v1/projections/status');
-        const quarantined = body['quarantined'] as { by_reason?: Record<string, number> } | undefined;
-        return (quarantined?.by_reason?.['QUARANTINE_AUTHOR_UNPROVEN'] ?? 0) >= 1 ? quarantined : undefined;
-      },
-      { what: 'a QUARANTINE_AUTHOR_UNPROVEN record' },
-    );
-    expect(status?.by_reason?.['QUARANTINE_AUTHOR_UNPROVEN']).toBe(1);
+    expect(await authorUnprovenCount(app, 1)).toBe(1);
   });
 });
