@@ -142,6 +142,17 @@ it(
     expect(await receiptOf(escalated)).toMatchObject({ receipt_class: 'memory_promotion', result_code: 'failed', result_summary: expect.stringContaining('KNOWLEDGE_TRUST_TIER_ESCALATION') });
     expect(await stack.entityEvents('memory', 'mem-escalated')).toEqual([]);
 
+    // a malformed promotion (a trust tier that does not exist), sent past the CLI's own check, is refused at ingress with its code
+    const malformed = stack.actionRequest(agent, {
+      task_id: taskId,
+      action_class: 'memory_write',
+      target_resources: ['memory:repo:e2e'],
+      params: { memory: { op: 'promote', memory_id: 'mem-malformed', claim: 'x', trust_tier: 'gospel' } },
+    });
+    await stack.submit(agent, malformed);
+    expect(await stack.waitForAction(malformed.action_request_id, { timeoutMs: STEP_MS })).toMatchObject({ status: 'rejected', reason_code: 'INGRESS_REQUEST_INVALID', task_id: null });
+    expect(await stack.entityEvents('memory', 'mem-malformed')).toEqual([]);
+
     // (5) when the record is invalidated (a memory_write too, governed and receipted)
     const invalidationId = uniqueName('ar-mem').replaceAll('_', '-');
     await stack.cli(['memory', 'invalidate', 'mem-hello', '--task', taskId, '--reason', 'out.txt changed', '--action-request-id', invalidationId, ...signer, '--json']);
