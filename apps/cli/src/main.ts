@@ -33,6 +33,7 @@ import { decisions } from './commands/decisions.js';
 import { explain } from './commands/explain.js';
 import { grantRevoke } from './commands/grant-revoke.js';
 import { beliefAssert, beliefList, beliefRevoke, workingStateSet, workingStateShow } from './commands/knowledge.js';
+import { memoryInvalidate, memoryList, memoryPromote, memoryShow } from './commands/memory.js';
 import { focus, history, say } from './commands/conversation.js';
 import { contextShow } from './commands/context.js';
 import { keysList } from './commands/keys-list.js';
@@ -87,6 +88,7 @@ export { decisionLog, type DecisionEntry, type DecisionLog } from './explain/dec
 export { explainTask, type ActionExplanation, type TaskExplanation } from './explain/task-explanation.js';
 export { grantRevoke, type GrantRevokeOptions } from './commands/grant-revoke.js';
 export { beliefAssert, beliefList, beliefRevoke, workingStateSet, workingStateShow } from './commands/knowledge.js';
+export { memoryInvalidate, memoryList, memoryPromote, memoryShow } from './commands/memory.js';
 export { focus, history, say } from './commands/conversation.js';
 export { contextLines, contextShow, type ContextOptions, type ShownContext } from './commands/context.js';
 export { keysList, type KeysListOptions, type PrincipalKeys } from './commands/keys-list.js';
@@ -600,6 +602,77 @@ function program(io: CliIo): Command {
     .option('--json', "print the orchestrator's reply as JSON")
     .action(async (taskId: string, beliefId: string, options: { key: string; principal: string; reason: string; requestId?: string; nats?: string; json?: boolean }) => {
       await beliefRevoke(taskId, beliefId, options, connectionFrom(io, options.nats), io);
+    });
+
+  const memory = writ
+    .command('memory')
+    .description('durable memory (Hermit 8.7, 15.5): promoted and invalidated only by memory_write actions (policy, approval where the profile says, a receipt); never deleted');
+  memory
+    .command('promote')
+    .description(
+      "propose a memory promotion in your task: a memory_write ActionRequest, signed and sent as `writ action submit` sends one; policy decides it, the executor performs it under its grant, and it is receipted. A promotion without evidence or trust metadata degrades to a working state candidate (its receipt says so); a tier above its source belief is refused KNOWLEDGE_TRUST_TIER_ESCALATION. Follow it with `writ action <action_request_id>`",
+    )
+    .argument('<task_id>', 'the task it is proposed in (the source belief is looked up in its log)')
+    .argument('[promotion.json]', 'the promotion (MemoryPromotionParams without op); the flags below override it')
+    .requiredOption('--key <file>', "the proposer's PRIVATE JWK")
+    .requiredOption('--principal <id>', 'the proposer (the task\'s agent)')
+    .option('--memory-id <id>', 'the record to create (default a fresh mem-<uuid>)')
+    .option('--claim <text>', 'the claim in words')
+    .option('--scope <scope>', 'what it applies to, e.g. repo:writ')
+    .option('--evidence <kind:id>', 'evidence: receipt:<id>, artifact:<id> or observation:<id> (repeat for several)', collect, [])
+    .option('--trust-tier <tier>', 'untrusted, observed, verified, user_asserted or policy_asserted (at most its source belief\'s)')
+    .option('--reason <text>', 'the promotion reason')
+    .option('--source <kind:id>', 'belief:<id> (of this task) or artifact:<id>')
+    .option('--invalidation <mode>', 'manual, on_evidence_revoked or at_expiry')
+    .option('--expires-at <instant>', 'with --invalidation at_expiry')
+    .option('--retention <class>', 'retention class, e.g. project, org, audit')
+    .option('--supersedes <memory_id>', 'the record it replaces')
+    .option('--action-request-id <id>', 'the ActionRequest id (default ar-mem-<uuid>)')
+    .addOption(new Option('--nats <url>', NATS_HELP).conflicts('http'))
+    .option('--http <url>', 'POST to <url>/v1/actions instead of publishing to NATS')
+    .option('--json', 'print JSON')
+    .action(async (taskId: string, file: string | undefined, options: Parameters<typeof memoryPromote>[2] & { nats?: string }) => {
+      await memoryPromote(taskId, file, options, connectionFrom(io, options.nats), io);
+    });
+  memory
+    .command('invalidate')
+    .description('propose the invalidation of a memory record (a memory_write action, governed and receipted like the promotion); the record is kept, marked invalidated')
+    .argument('<memory_id>', 'the record')
+    .requiredOption('--task <task_id>', 'the task the action is proposed in')
+    .requiredOption('--reason <text>', 'why (recorded in memory.invalidated)')
+    .requiredOption('--key <file>', "the proposer's PRIVATE JWK")
+    .requiredOption('--principal <id>', 'the proposer')
+    .option('--superseded-by <memory_id>', 'the record that replaces it')
+    .option('--action-request-id <id>', 'the ActionRequest id (default ar-mem-<uuid>)')
+    .addOption(new Option('--nats <url>', NATS_HELP).conflicts('http'))
+    .option('--http <url>', 'POST to <url>/v1/actions instead of publishing to NATS')
+    .option('--json', 'print JSON')
+    .action(async (memoryId: string, options: Parameters<typeof memoryInvalidate>[1] & { nats?: string }) => {
+      await memoryInvalidate(memoryId, options, connectionFrom(io, options.nats), io);
+    });
+  memory
+    .command('list')
+    .description('memory records, newest first (GET /v1/memory; an agent: the ones it promoted)')
+    .option('--status <status>', 'only records of this status (active, invalidated, revoked, expired)')
+    .option('--scope <scope>', 'only records of this scope')
+    .option('--task <task_id>', 'only records promoted in this task')
+    .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
+    .option('--json', 'print the list as JSON')
+    .action(async (options: { status?: string; scope?: string; task?: string; url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await memoryList(options, WritApi.from(io, options.url, options), io);
+    });
+  memory
+    .command('show')
+    .description('one memory record with its evidence, promotion reason and policy / approval / receipt refs (GET /v1/memory/<id>)')
+    .argument('<memory_id>', 'the record')
+    .option('--url <base>', URL_HELP)
+    .option('--principal <id>', READER_HELP)
+    .option('--key <file>', READER_KEY_HELP)
+    .option('--json', 'print the record as JSON')
+    .action(async (memoryId: string, options: { url?: string; principal?: string; key?: string; json?: boolean }) => {
+      await memoryShow(memoryId, options, WritApi.from(io, options.url, options), io);
     });
 
   const keys = writ.command('keys').description("service signing keys: the JWKS is each service's /.well-known/jwks.json");

@@ -7,6 +7,7 @@ import { LIMITS } from './limits.js';
 import { field, isPresent, withRules } from './rules.js';
 import { FilePath, HttpUrl, LongText, ResourceName, Text, Title, boundedRecord } from './text.js';
 import { Brief } from './task-claims/brief.js';
+import { MemoryWriteParams } from './knowledge/memory-write.js';
 
 /** A new task proposed together with its first action (instead of `task_id`). */
 export const TaskSpec = z
@@ -127,6 +128,20 @@ export const ActionRequest = withRules(
     if (actionClass === 'execute_command' && !isPresent(field(params, 'argv'))) report(['params', 'argv'], 'is required for execute_command');
     if (PATH_ACTIONS.includes(actionClass) && !isPresent(field(params, 'path'))) report(['params', 'path'], `is required for ${actionClass}`);
     if (URL_ACTIONS.includes(actionClass) && !isPresent(field(params, 'url'))) report(['params', 'url'], `is required for ${actionClass}`);
+    if (actionClass === 'memory_write') {
+      // Typed by MemoryWriteParams (knowledge/memory-write.ts) rather than declared beside argv and path:
+      // it is a discriminated union, which the proto mirror cannot express, so it travels among the extra keys and is checked here.
+      const memory = field(params, 'memory');
+      if (!isPresent(memory)) report(['params', 'memory'], 'is required for memory_write');
+      else {
+        const parsed = MemoryWriteParams.safeParse(memory);
+        if (!parsed.success) for (const issue of parsed.error.issues) report(['params', 'memory', ...issue.path.map(String)], issue.message);
+      }
+      const targets = request.target_resources;
+      if (Array.isArray(targets) && !targets.some((target) => typeof target === 'string' && target.startsWith('memory:'))) {
+        report(['target_resources'], 'must name the memory written (memory:<scope>) for memory_write');
+      }
+    }
     const method = field(params, 'method');
     if (actionClass === 'network_read' && typeof method === 'string' && !(SAFE_HTTP_METHODS as readonly string[]).includes(method)) {
       report(['params', 'method'], 'network_read allows only GET, HEAD or OPTIONS');

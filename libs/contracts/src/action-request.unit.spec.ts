@@ -168,3 +168,27 @@ describe('ActionRequest', () => {
     });
   });
 });
+
+describe('ActionRequest of class memory_write (issue 17)', () => {
+  const memoryWrite = (memory: unknown, targets: string[] = ['memory:repo:writ']) => ({ ...base, action_class: 'memory_write', target_resources: targets, params: { memory } });
+
+  it('given a complete promotion, or one missing its evidence and trust metadata, then both are well formed (a missing part degrades, it is not malformed)', () => {
+    expect(safeParseActionRequest(memoryWrite({ op: 'promote', memory_id: 'mem-1', claim: 'c', scope: 'repo:writ', evidence_refs: [{ kind: 'receipt', id: 'r-1' }], trust_tier: 'verified' })).ok).toBe(true);
+    expect(safeParseActionRequest(memoryWrite({ op: 'promote', memory_id: 'mem-1' })).ok).toBe(true);
+    expect(safeParseActionRequest(memoryWrite({ op: 'invalidate', memory_id: 'mem-1', reason: 'stale' })).ok).toBe(true);
+  });
+
+  it.each([
+    ['no params.memory', { ...base, action_class: 'memory_write', target_resources: ['memory:repo:writ'], params: {} }, ['params.memory']],
+    ['an unknown op', memoryWrite({ op: 'delete', memory_id: 'mem-1' }), ['params.memory.op']],
+    ['a trust tier that does not exist', memoryWrite({ op: 'promote', memory_id: 'mem-1', trust_tier: 'gospel' }), ['params.memory.trust_tier']],
+    ['evidence of an unknown kind', memoryWrite({ op: 'promote', memory_id: 'mem-1', evidence_refs: [{ kind: 'rumour', id: 'x' }] }), ['params.memory.evidence_refs.0.kind']],
+    ['an invalidation without a reason', memoryWrite({ op: 'invalidate', memory_id: 'mem-1' }), ['params.memory.reason']],
+    ['an unknown key (a forged policy_result_ref)', memoryWrite({ op: 'promote', memory_id: 'mem-1', policy_result_ref: 'policy_result:x' }), ['params.memory']],
+    ['no memory: target', memoryWrite({ op: 'promote', memory_id: 'mem-1' }, ['src/a.ts']), ['target_resources']],
+  ])('given %s, then it is refused CONTRACT_INVALID at that path', (_note, input, paths) => {
+    const error = thrownBy(() => parseActionRequest(input));
+    expect(hasErrorCode(error, 'CONTRACT_INVALID')).toBe(true);
+    expect([...new Set(error.issues.map((issue) => issue.path))]).toEqual(paths);
+  });
+});

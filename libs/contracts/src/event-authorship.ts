@@ -77,6 +77,8 @@ export const EVENT_AUTHORSHIP: readonly AuthorshipRule[] = Object.freeze([
   { aggregate: 'policy', event: 'policy.*', authors: ['policy'] },
   { aggregate: 'cell', event: 'cell.*', authors: ['executor'] },
   { aggregate: 'transparency_log', event: 'tlog.*', authors: ['receipt'] },
+  // A memory record's stream (issue 17): the executor alone, performing a granted memory_write (the grant use it claimed on the task).
+  { aggregate: 'memory', event: 'memory.*', authors: ['executor'] },
   // Agents, directors and operators are registered through ingress (an operator-signed request); a service registers itself.
   { aggregate: 'principal', event: 'principal.*', authors: ['ingress'] },
 ]);

@@ -20,7 +20,10 @@ describe('EVENT_AUTHORSHIP: who may append what (docs/security.md, Authorship)',
     { note: 'a service principal\'s subject carries principal events only', aggregate: 'principal', event: 'grant.issued', servicePrincipal: true, want: [] },
     { note: "a task's working state is the orchestrator's alone", aggregate: 'task', event: 'working_state.revised', want: ['orchestrator'] },
     { note: "a task's beliefs are the orchestrator's alone", aggregate: 'task', event: 'belief.asserted', want: ['orchestrator'] },
-    { note: 'memory is not appended yet: nobody', aggregate: 'task', event: 'memory.promoted', want: [] },
+    { note: "memory events live on the record's own stream, never a task's: nobody there", aggregate: 'task', event: 'memory.promoted', want: [] },
+    { note: "a memory record's stream is the executor's alone (a granted memory_write)", aggregate: 'memory', event: 'memory.promoted', want: ['executor'] },
+    { note: 'an orchestrator cannot invalidate memory by appending', aggregate: 'memory', event: 'memory.invalidated', want: ['executor'] },
+    { note: "a memory stream carries memory events only", aggregate: 'memory', event: 'working_state.revised', want: [] },
     { note: 'no dot, no family', aggregate: 'task', event: 'grant', want: [] },
   ];
   it.each(cases)('$note', ({ aggregate, event, servicePrincipal, want }) => {

@@ -24,6 +24,7 @@ export const EntityType = z.enum([
   'policy',
   'transparency_log',
   'participant',
+  'memory',
 ]);
 export type EntityType = z.infer<typeof EntityType>;
 

@@ -496,6 +496,15 @@ export const beliefRow = {
   revoke_reason: null, epistemic_type: null, sensitivity: null, created_at: R0, updated_at: R0, row_version: 50,
 } as const;
 
+export const memoryRow = {
+  memory_id: 'mem-01', task_id: 'task-01', claim: 'the API listens on 8080', claim_withheld: false, scope: 'repo:writ', trust_tier: 'verified', status: 'invalidated',
+  evidence_refs: [{ kind: 'receipt', id: 'rct-01' }], promotion_reason: 'every later task needs the port', source_kind: 'belief', source_id: 'belief-01',
+  invalidation_mode: 'manual', expires_at: null, retention_class: 'project', promoted_by: 'agent-7', policy_result_ref: 'policy_result:pr-01',
+  approval_ref: 'approval:apv-01', receipt_ref: 'receipt:rct-02', attempt_id: 'att-02', invalidation_attempt_id: 'att-03', invalidation_receipt_ref: 'receipt:rct-03',
+  supersedes: null, superseded_by: null, invalidated_by: 'agent-7', invalidation_reason: 'the port moved', invalidated_at: R1, sensitivity: null,
+  created_at: R0, updated_at: R1, row_version: 51,
+} as const;
+
 export const problemDetails = {
   type: '/v1/problems/PROJECTION_NOT_FOUND', title: 'Projection not found', status: 404, detail: 'no task task-01 in the projection',
   instance: '/v1/tasks/task-01', code: 'PROJECTION_NOT_FOUND', message: 'no task task-01 in the projection',
@@ -618,4 +627,5 @@ export const PROJECTION_ROW_SAMPLES = {
   cells: cellRow,
   working_states: workingStateRow,
   beliefs: beliefRow,
+  memory: memoryRow,
 } as const;

@@ -29,7 +29,7 @@ import { CELL_DEFAULTS, CellPool, CellRuntime, type CellRuntimeOptions } from '.
 import { EventStoreCellLog } from './outbound/cell-event-log.js';
 import { CellHost } from './outbound/cells/cell-host.js';
 import { NatsCheckpointStore } from './outbound/checkpoint-store.js';
-import { EventStoreTaskLog } from './outbound/event-log.js';
+import { EventStoreMemoryLog, EventStoreTaskLog } from './outbound/event-log.js';
 import { ExecutorCells, ExecutorUseRecords } from './outbound/executor-cells.js';
 import { FileUseJournal } from './outbound/use-journal.js';
 import { HostForwarder } from './outbound/host-forwarder.js';
@@ -347,6 +347,8 @@ export class ExecutorModule {
                 records: new ExecutorUseRecords(cells.runtime),
                 cellSessions: lifecycle,
                 routing: router,
+                // memory_write (issue 17): the record's own stream, and the proposer's registration as its stream says now.
+                memory: { log: new EventStoreMemoryLog(store), proposers: { principalType: async (id) => (await registry.current(id))?.principal_type } },
               },
               {
                 executorId: config.executorId,

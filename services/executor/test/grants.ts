@@ -1,5 +1,21 @@
 import type { ActionRequest, RunAction } from '@writ/contracts';
 import { signClaims, type Ed25519SigningKey } from '@writ/crypto';
+import type { RunActionSettings } from '../src/application/run-action.handler.js';
+
+/** The settings of a RunActionHandler built by a test itself (short bounds, the default service principals). */
+export const HANDLER_SETTINGS: RunActionSettings = {
+  executorId: 'executor-unit',
+  principalId: 'writ-executor',
+  grantIssuer: 'writ-approval',
+  grantAudience: 'writ-executor',
+  actionTimeoutMs: 60_000,
+  outputCapBytes: 1024,
+  hostGraceMs: 5_000,
+  claimGraceMs: 10_000,
+  claimPollMs: 1_000,
+  artifactFileMaxBytes: 1024,
+  artifactFilesMax: 8,
+};
 
 /** Fixed ids and instants for pure tests (no clock is read). */
 export const T0 = new Date('2030-01-01T00:00:00Z');

@@ -1,13 +1,12 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import { generateEd25519Key } from '@writ/crypto';
-import { EventStore, eventSealer } from '@writ/eventstore';
-import { registerServicePrincipal, serviceAuthorship } from '@writ/runtime';
-import { uniqueName, waitFor } from '@writ/testing';
+import type { EventStore } from '@writ/eventstore';
+import { uniqueName } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionRequest, storyIds, taskOpening, type StoryIds } from '../test/governed-path.fixture.js';
 import { beliefStory, observedBelief, workingStateStory } from '../test/knowledge.fixture.js';
 import { createRig, http, type Rig } from '../test/projection-rig.js';
 import { readerToken, registerReader, type Reader } from '../test/readers.js';
+import { authorUnprovenCount, enforcedRig, sealedStore } from '../test/sealed-stores.js';
 import { rebuildIntoFreshSchema } from './bootstrap.js';
 import type { ProjectionApp } from './bootstrap.js';
 
@@ -118,41 +117,14 @@ describe('knowledge views: rows, reads, rebuild', () => {
 });
 
 describe('knowledge views with authorship enforced: a forged knowledge event is quarantined, not folded', () => {
-  let rig: Rig;
-  let app: ProjectionApp;
-  const before = process.env['WRIT_AUTHORSHIP'];
-
-  beforeAll(async () => {
-    // The projection reads the log as in a deployment (scripts/writ-up.sh): every event's seal checked against EVENT_AUTHORSHIP.
-    process.env['WRIT_AUTHORSHIP'] = 'enforce';
-    rig = await createRig();
-    app = await rig.start();
-  });
-
-  afterAll(async () => {
-    await rig?.dispose();
-    if (before === undefined) delete process.env['WRIT_AUTHORSHIP'];
-    else process.env['WRIT_AUTHORSHIP'] = before;
-  });
-
-  /**
-   * A store on the rig's log as a Writ service opens it: sealing as `principalId`, its key registered on its own
-   * subject, and reading with authorship checked (so it appends after the last proven event, as a service does).
-   */
-  async function sealedStore(principalId: string, options: { readonly checked: boolean } = { checked: true }): Promise<EventStore> {
-    const authorship = options.checked ? serviceAuthorship().store : undefined;
-    const config = { stream: rig.config.streams.events, subjectPrefix: rig.config.subjects.eventsPrefix, maxBytes: rig.config.streams.eventsMaxBytes };
-    const store = await EventStore.open(rig.nc, config, authorship === undefined ? {} : { authorship });
-    const key = await generateEd25519Key({ kid: `${principalId}-${uniqueName('k')}` });
-    store.sealWith(eventSealer(principalId, key));
-    await registerServicePrincipal(store, { principalId, displayName: principalId, key });
-    return store;
-  }
+  const enforced = enforcedRig();
 
   it('given a belief and a revision appended by the policy service, then they are quarantined QUARANTINE_AUTHOR_UNPROVEN and only the orchestrator\'s are folded', async () => {
-    const orchestrator = await sealedStore('writ-orchestrator');
+    const rig = enforced.rig();
+    const app = enforced.app();
+    const orchestrator = await sealedStore(rig, 'writ-orchestrator');
     // the forger: the policy service's credential and key in a client that does not check what it may append
-    const policy = await sealedStore('writ-policy', { checked: false });
+    const policy = await sealedStore(rig, 'writ-policy', { checked: false });
     const ids = storyIds(uniqueName('forged'));
     const appendAs = async (store: EventStore, events: readonly { draft: Parameters<EventStore['append']>[1][number] }[]) => {
       for (const { draft } of events) await store.append(ids.task, [draft], (await store.head(ids.task)).taskSeq);
@@ -175,14 +147,6 @@ describe('knowledge views with authorship enforced: a forged knowledge event is 
     const beliefs = (await http(app, `/v1/tasks/${ids.task}/beliefs`)).body['beliefs'] as Array<{ belief_id: string }>;
     expect(beliefs.map((b) => b.belief_id)).toEqual(['bel-real']);
     expect((await http(app, `/v1/tasks/${ids.task}/working-state`)).body).toMatchObject({ revision: 1, entries: [{ key: 'objective.main', value: 'honest' }] });
-    const status = await waitFor(
-      async () => {
-        const { body } = await http(app, '/v1/projections/status');
-        const quarantined = body['quarantined'] as { by_reason?: Record<string, number> } | undefined;
-        return (quarantined?.by_reason?.['QUARANTINE_AUTHOR_UNPROVEN'] ?? 0) >= 2 ? quarantined : undefined;
-      },
-      { what: 'two QUARANTINE_AUTHOR_UNPROVEN records' },
-    );
-    expect(status?.by_reason?.['QUARANTINE_AUTHOR_UNPROVEN']).toBe(2);
+    expect(await authorUnprovenCount(app, 2)).toBe(2);
   });
 });

@@ -38,6 +38,7 @@ import { ReceiptProofController } from './inbound/http/receipt-proof.controller.
 import { ReceiptsController } from './inbound/http/receipts.controller.js';
 import { StepsController } from './inbound/http/steps.controller.js';
 import { TasksController } from './inbound/http/tasks.controller.js';
+import { MemoryController } from './inbound/http/memory.controller.js';
 import { createProjectorListener } from './inbound/projector.listener.js';
 import { REBUILD_LOGGER, rebuildListener } from './inbound/rebuild.listener.js';
 import { PostgresRebuildJobStore } from './outbound/database/rebuild-job-store.js';
@@ -111,6 +112,7 @@ export class ProjectionModule {
         rebuildListener(config.subjects),
         ActionsController,
         TasksController,
+        MemoryController,
         ApprovalsController,
         ReceiptsController,
         ReceiptProofController,

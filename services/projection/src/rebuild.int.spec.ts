@@ -3,7 +3,7 @@ import { ProjectionRebuildJob, ProjectionStatus, WritError, type StartProjection
 import { uniqueName, waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fullPath, governedLog, storyIds, type StoryEvent } from '../test/governed-path.fixture.js';
-import { beliefStory, observedBelief, workingStateStory } from '../test/knowledge.fixture.js';
+import { beliefStory, memoryReceipt, memoryStory, observedBelief, workingStateStory } from '../test/knowledge.fixture.js';
 import { createRig, http, type Rig } from '../test/projection-rig.js';
 import { VIEW_NAMES } from './application/views/index.js';
 import type { ProjectionApp } from './bootstrap.js';
@@ -79,8 +79,13 @@ function knowledgeOf(story: readonly StoryEvent[]): StoryEvent[] {
       ],
       950,
     ),
+    // a memory record promoted by the story's attempt (its receipt re-classed as the promotion's) and invalidated
+    ...memoryStory(ids, `mem-${ids.tag}`, { invalidateBy: `inv-${ids.tag}`, seconds: 980 }),
+    ...receiptsOf(story).map((receipt) => memoryReceipt(receipt, ids.attempt, `rcpt-mem-${ids.tag}`)).slice(0, 1),
   ];
 }
+
+const receiptsOf = (story: readonly StoryEvent[]) => story.filter((event) => event.draft.event_type === 'receipt.issued');
 
 describe('projection rebuild: equality at scale, swap under load', () => {
   let rig: Rig;
@@ -117,6 +122,7 @@ describe('projection rebuild: equality at scale, swap under load', () => {
     expect(status.views.find((v) => v.view === 'task_events')?.rows).toBe(taskEvents);
     expect(status.views.find((v) => v.view === 'working_states')?.rows).toBeGreaterThan(0);
     expect(status.views.find((v) => v.view === 'beliefs')?.rows).toBeGreaterThan(0);
+    expect(status.views.find((v) => v.view === 'memory')?.rows).toBeGreaterThan(0);
     const cheap = ProjectionStatus.parse((await http(app, '/v1/projections/status')).body);
     expect(cheap.views.every((v) => v.checksum === null)).toBe(true);
     expect(await http(app, '/v1/projections/status?checksums=yes')).toMatchObject({ status: 400, body: { code: 'PROJECTION_REQUEST_INVALID' } });

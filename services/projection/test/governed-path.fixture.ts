@@ -25,7 +25,7 @@ import type { ProjectedEvent } from '../src/application/projected-event.js';
  * on the shapes the log will hold.
  */
 
-export type Aggregate = 'task' | 'ingress' | 'principal' | 'cell';
+export type Aggregate = 'task' | 'ingress' | 'principal' | 'cell' | 'memory';
 
 export interface StoryEvent {
   readonly aggregate: Aggregate;

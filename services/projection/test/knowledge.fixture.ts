@@ -1,5 +1,5 @@
 import { EventDraft, type BeliefAssertion, type WorkingStateEntry } from '@writ/contracts';
-import { DEFAULT_WORKING_STATE_LIMITS, beliefDecider, workingStateDecider, type BeliefCommand, type BeliefEvent, type WorkingStateEvent } from '@writ/kernel';
+import { DEFAULT_WORKING_STATE_LIMITS, beliefDecider, memoryDecider, workingStateDecider, type BeliefCommand, type BeliefEvent, type MemoryEvent, type WorkingStateEvent } from '@writ/kernel';
 import { at, type StoryEvent, type StoryIds } from './governed-path.fixture.js';
 
 /**
@@ -85,3 +85,65 @@ export const observedBelief = (beliefId: string, claim: string, extra: Partial<B
   trust_tier: 'observed',
   ...extra,
 });
+
+/**
+ * A memory record's stream as the executor appends it (issue 17): promoted by
+ * the story's attempt under its policy result (decided by the kernel's memory
+ * decider), then, when `invalidate` names an attempt, invalidated by it. The
+ * promotion's receipt is the story's own `receipt.issued` with class
+ * `memory_promotion` (see `memoryReceipt`).
+ */
+export function memoryStory(ids: StoryIds, memoryId: string, options: { invalidateBy?: string; seconds?: number; trustTier?: 'observed' | 'verified' } = {}): StoryEvent[] {
+  let seconds = options.seconds ?? 300;
+  let state = memoryDecider.initialState();
+  const out: StoryEvent[] = [];
+  const push = (events: MemoryEvent[], attemptId: string, key: string) => {
+    for (const event of events) {
+      state = memoryDecider.evolve(state, event);
+      const draft = EventDraft.parse({
+        event_id: `${memoryId}-${key}`.slice(0, 128),
+        schema_version: 1,
+        event_type: event.type,
+        entity_type: 'memory',
+        entity_id: memoryId,
+        step_id: ids.step,
+        attempt_id: attemptId,
+        occurred_at: at(seconds++),
+        actor_type: 'service',
+        actor_id: 'writ-executor',
+        payload: event.data,
+        causation_id: null,
+        correlation_id: ids.task,
+        idempotency_key: key,
+      });
+      out.push({ aggregate: 'memory', aggregateId: memoryId, draft });
+    }
+  };
+  const request = {
+    memory_id: memoryId,
+    task_id: ids.task,
+    claim: 'the API listens on 8080',
+    scope: 'repo:writ',
+    evidence_refs: [{ kind: 'receipt' as const, id: ids.receipt }],
+    trust_tier: options.trustTier ?? 'observed',
+    promotion_reason: 'every later task on this repository needs the port',
+    source: { kind: 'artifact' as const, id: 'art-1' },
+    invalidation_policy: { mode: 'manual' as const },
+    retention_class: 'project',
+  };
+  const facts = { promoted_by: { principal_id: ids.principal, principal_type: 'agent' as const }, policy_result_ref: `policy_result:${ids.policyResult}` };
+  push(memoryDecider.decide({ type: 'promote-memory', data: { request, facts }, metadata: { now: at(seconds) } }, state), ids.attempt, 'promoted');
+  if (options.invalidateBy !== undefined) {
+    push(memoryDecider.decide({ type: 'invalidate-memory', data: { invalidated_by: ids.principal, reason: 'the port moved' }, metadata: { now: at(seconds) } }, state), options.invalidateBy, 'invalidated');
+  }
+  return out;
+}
+
+/** A receipt of class `memory_promotion` for `attemptId` (the story's receipt, re-classed). */
+export function memoryReceipt(receipt: StoryEvent, attemptId: string, receiptId: string): StoryEvent {
+  const payload = receipt.draft.payload as { receipt: Record<string, unknown>; jws: string };
+  return {
+    ...receipt,
+    draft: { ...receipt.draft, event_id: `${receipt.draft.event_id}-${receiptId}`.slice(0, 128), idempotency_key: `memrcpt:${receiptId}`, entity_id: receiptId, payload: { ...payload, receipt: { ...payload.receipt, receipt_id: receiptId, attempt_id: attemptId, receipt_class: 'memory_promotion' } } },
+  };
+}

@@ -57,6 +57,7 @@ export async function liveVersions(rig: Rig, views: readonly PublishedView[] = P
     cells: 'cell_id',
     working_states: 'task_id',
     beliefs: 'belief_id',
+    memory: 'memory_id',
   };
   const live = new Map<string, number>();
   for (const view of views) {

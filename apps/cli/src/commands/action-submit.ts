@@ -39,6 +39,15 @@ export async function actionSubmit(file: string, options: ActionSubmitOptions, c
   if (typeof proposedBy === 'string' && proposedBy !== principal) {
     throw new CliError('CLI_PRINCIPAL_MISMATCH', `the request is proposed_by ${proposedBy}, not ${principal}; ingress would refuse it`);
   }
+  return submitActionRequest({ ...document, proposed_by: principal }, principal, options, conn, io);
+}
+
+/**
+ * Signs an ActionRequest (`proposed_at` set to now) with the key at `options.key` and sends it as
+ * `writ action submit` does: published to `<root>.ingress.action.<principal>`, or POSTed to
+ * `<options.http>/v1/actions`. Commands that build a request themselves (`writ memory promote`) use it.
+ */
+export async function submitActionRequest(document: Record<string, unknown>, principal: string, options: ActionSubmitOptions, conn: Connection, io: CliIo): Promise<SubmitResult> {
   const request = parseActionRequest({ ...document, proposed_by: principal, proposed_at: io.now().toISOString() });
   const key = await importEd25519PrivateJwk(await readJsonFile(io.cwd, options.key, 'private JWK'));
   const jws = await signJws(JSON.stringify(request), key);

@@ -8,6 +8,7 @@ import { PolicyResult } from '../policy-result.js';
 import { Receipt } from '../receipt.js';
 import { ReceiptCause } from './service-commands.js';
 import { FilePath } from '../text.js';
+import { MemoryWriteOutcome } from '../knowledge/memory-write.js';
 
 /**
  * What a grant for the evaluated request may encode at most (the kernel's
@@ -94,6 +95,8 @@ export const ExecutionCompleted = z.strictObject({
   artifacts: z.array(Artifact).max(LIMITS.listItems),
   environment: CellEnvironment.nullable(),
   error: z.strictObject({ code: z.string().max(64), message: z.string().max(2_000) }).optional(),
+  /** A memory_write: the memory event it appended and what it came to (absent for every other class, and when nothing was appended). */
+  memory: MemoryWriteOutcome.optional(),
   at: Timestamp,
 });
 export type ExecutionCompleted = z.infer<typeof ExecutionCompleted>;

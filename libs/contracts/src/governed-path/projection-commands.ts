@@ -22,6 +22,7 @@ export const ProjectionView = z.enum([
   'cells',
   'working_states',
   'beliefs',
+  'memory',
   'conversation_focus',
   'conversation_messages',
 ]);

@@ -27,3 +27,4 @@ export {
 } from './requests.js';
 export { INGRESS_MESSAGE_JWS_TYPE, IngressMessageKind, IngressMessageReply, IngressMessageSubmission, SubmitIngressMessage } from './ingress-message.js';
 export { ConversationFocus, ConversationFocusList, ConversationFocusRow, ConversationHistory, ConversationMessageRow } from './conversation.js';
+export { MemoryInvalidationParams, MemoryPromotionParams, MemoryWriteOutcome, MemoryWriteParams } from './memory-write.js';

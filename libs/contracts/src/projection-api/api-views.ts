@@ -5,6 +5,9 @@ import { SubmitClaim } from '../task-claims/commands.js';
 import { BeliefStatus } from '../knowledge/belief.js';
 import { SubmitKnowledgeRequest } from '../knowledge/requests.js';
 import { BeliefRowSchema } from '../projection-rows/beliefs.row.js';
+import { MemoryRowSchema } from '../projection-rows/memory.row.js';
+import { MemoryStatus } from '../knowledge/memory-record.js';
+import { KnowledgeScope } from '../knowledge/knowledge-evidence.js';
 import { Id } from '../ids.js';
 import { QuarantineCounts } from '../quarantine.js';
 import { ActionRowSchema } from '../projection-rows/actions.row.js';
@@ -200,6 +203,21 @@ export const BeliefList = z
   .strictObject({ task_id: RowId, beliefs: z.array(BeliefRowSchema) })
   .meta({ title: 'BeliefList', description: "A task's beliefs, every status, in assertion order." });
 export type BeliefList = z.infer<typeof BeliefList>;
+
+/** `GET /v1/memory`: durable memory records, newest first (an agent: the ones it promoted). */
+export const MemoryList = z
+  .strictObject({ memory: z.array(MemoryRowSchema) })
+  .meta({ title: 'MemoryList', description: 'Durable memory records, every status, newest first.' });
+export type MemoryList = z.infer<typeof MemoryList>;
+
+/** `?status=&scope=&task_id=&limit=` of `GET /v1/memory`. */
+export const MemoryListQuery = z.strictObject({
+  status: MemoryStatus.optional(),
+  scope: KnowledgeScope.optional(),
+  task_id: RowId.optional(),
+  limit: z.coerce.number().int().min(1).max(1_000).optional(),
+});
+export type MemoryListQuery = z.infer<typeof MemoryListQuery>;
 
 /** `?status=` of `GET /v1/tasks/<id>/beliefs`. */
 export const BeliefListQuery = z.strictObject({ status: BeliefStatus.optional() });

@@ -8,6 +8,8 @@ export {
   ArtifactList,
   BeliefList,
   BeliefListQuery,
+  MemoryList,
+  MemoryListQuery,
   CellPage,
   DecisionTimeline,
   ForwardedReply,

@@ -38,6 +38,7 @@ const TOPIC_ID: Readonly<Record<PublishedView, string>> = {
   cells: 'cell_id',
   working_states: 'task_id',
   beliefs: 'belief_id',
+  memory: 'memory_id',
 };
 
 const camel = (view: string): string => view.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()).replace(/^./, (c) => c.toUpperCase());

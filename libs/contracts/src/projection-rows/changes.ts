@@ -13,6 +13,7 @@ import { RowVersion } from './row-fields.js';
 import { StepRowSchema } from './steps.row.js';
 import { TaskRowSchema } from './tasks.row.js';
 import { BeliefRowSchema } from './beliefs.row.js';
+import { MemoryRowSchema } from './memory.row.js';
 import { WorkingStateRowSchema } from './working-states.row.js';
 
 /**
@@ -49,6 +50,7 @@ export const ProjectionChangeSchema = z.discriminatedUnion('view', [
   change('cells', CellRowSchema),
   change('working_states', WorkingStateRowSchema),
   change('beliefs', BeliefRowSchema),
+  change('memory', MemoryRowSchema),
 ]);
 export type ProjectionChange = z.infer<typeof ProjectionChangeSchema>;
 

@@ -21,6 +21,7 @@ export {
 export { DecisionRowSchema, type DecisionRow } from './decisions.row.js';
 export { WorkingStateRowSchema, type WorkingStateRow } from './working-states.row.js';
 export { BeliefRowSchema, type BeliefRow } from './beliefs.row.js';
+export { MemoryRowSchema, type MemoryRow } from './memory.row.js';
 export { GRANT_STATUSES, GrantRowSchema, GrantStatusSchema, type GrantRow, type GrantStatus } from './grants.row.js';
 export { PrincipalRowSchema, type PrincipalRow } from './principals.row.js';
 export { ReceiptRowSchema, type ReceiptRow } from './receipts.row.js';

@@ -11,6 +11,7 @@ import { ReceiptRowSchema } from './receipts.row.js';
 import { StepRowSchema } from './steps.row.js';
 import { TaskRowSchema } from './tasks.row.js';
 import { BeliefRowSchema } from './beliefs.row.js';
+import { MemoryRowSchema } from './memory.row.js';
 import { WorkingStateRowSchema } from './working-states.row.js';
 
 /**
@@ -18,7 +19,7 @@ import { WorkingStateRowSchema } from './working-states.row.js';
  * and served by the changes feed. (`task_events`, the raw timeline, is read
  * per task over HTTP only.)
  */
-export const PUBLISHED_VIEWS = ['actions', 'tasks', 'approvals', 'grants', 'receipts', 'principals', 'steps', 'attempts', 'artifacts', 'decisions', 'cells', 'working_states', 'beliefs'] as const;
+export const PUBLISHED_VIEWS = ['actions', 'tasks', 'approvals', 'grants', 'receipts', 'principals', 'steps', 'attempts', 'artifacts', 'decisions', 'cells', 'working_states', 'beliefs', 'memory'] as const;
 export const PublishedView = z.enum(PUBLISHED_VIEWS);
 export type PublishedView = z.infer<typeof PublishedView>;
 
@@ -37,6 +38,7 @@ export const PROJECTION_ROW_SCHEMAS = {
   cells: CellRowSchema,
   working_states: WorkingStateRowSchema,
   beliefs: BeliefRowSchema,
+  memory: MemoryRowSchema,
 } as const satisfies Record<PublishedView, z.ZodType>;
 
 export type ProjectionRowOf<V extends PublishedView> = z.infer<(typeof PROJECTION_ROW_SCHEMAS)[V]>;
@@ -61,6 +63,7 @@ export const PROJECTION_ROW_SCHEMA_VERSIONS: Readonly<Record<PublishedView, numb
   cells: 1,
   working_states: 1,
   beliefs: 1,
+  memory: 1,
 };
 
 /** The NATS headers of every message on `<root>.proj.<view>.<id>` (values are strings, as NATS headers are). */

@@ -24,6 +24,7 @@ const TITLES: Readonly<Record<PublishedView, string>> = {
   cells: 'CellRow',
   working_states: 'WorkingStateRow',
   beliefs: 'BeliefRow',
+  memory: 'MemoryRow',
 };
 
 function jsonSchema(schema: z.ZodType, title: string, target: 'draft-2020-12' | 'draft-7'): Record<string, unknown> {

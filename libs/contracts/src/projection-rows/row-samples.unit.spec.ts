@@ -21,6 +21,7 @@ const REQUIRED_COLUMNS: Record<(typeof PUBLISHED_VIEWS)[number], readonly string
   cells: ['cell_id', 'source', 'task_id', 'status', 'participants', 'created_at', 'updated_at'],
   working_states: ['task_id', 'revision', 'limits', 'entries', 'updated_at'],
   beliefs: ['task_id', 'belief_id', 'claim', 'scope', 'trust_tier', 'status', 'confidence', 'version', 'evidence_refs', 'created_at'],
+  memory: ['memory_id', 'task_id', 'claim', 'scope', 'trust_tier', 'status', 'evidence_refs', 'promotion_reason', 'policy_result_ref', 'approval_ref', 'receipt_ref', 'created_at'],
 };
 
 describe('the projection row samples', () => {

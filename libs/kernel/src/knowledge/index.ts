@@ -32,6 +32,7 @@ export {
 } from './memory-promotion.js';
 export { memoryDecider, type DegradedMemory, type MemoryCommand, type MemoryRecordState, type MemoryState, type NoMemory } from './memory.decider.js';
 export { MemoryEvent, PromotionDegradeReason, type MemoryEventType } from './memory.events.js';
+export { decideMemoryWrite, memoryWriteAuthority, memoryWriteCommand, taskBeliefs, type MemoryWriteInput, type TaskLogEvent } from './memory-write.js';
 export { ContextCompileInput, ContextProfile, compileContextPack, type CompiledContextPack, type ContextPackCodec } from './context-compiler.js';
 export {
   bindingProblem,

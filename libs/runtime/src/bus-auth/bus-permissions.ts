@@ -77,7 +77,7 @@ const OWNED_AGGREGATES: Readonly<Record<WritService, readonly string[]>> = {
   orchestrator: [],
   policy: ['policy', 'participant'],
   approval: [],
-  executor: ['cell'],
+  executor: ['cell', 'memory'],
   receipt: ['transparency_log'],
   projection: [],
 };

@@ -46,6 +46,13 @@ describe('bus permissions', () => {
     expect(policy.responses).toMatchObject({ max: 1 });
   });
 
+  it("given a memory record's stream, then only the executor (which performs a granted memory_write) may publish on it", () => {
+    expect(allows(servicePermissions('executor', layout).pub, 'writ.evt.memory.mem-1')).toBe(true);
+    for (const service of ['ingress', 'orchestrator', 'policy', 'approval', 'receipt', 'projection'] as const) {
+      expect(allows(servicePermissions(service, layout).pub, 'writ.evt.memory.mem-1'), service).toBe(false);
+    }
+  });
+
   it('given ingress, then it may append operator-signed registrations of any principal but a service', () => {
     const ingress = servicePermissions('ingress', layout);
     expect(allows(ingress.pub, 'writ.evt.principal.agent-1')).toBe(true);

@@ -1,4 +1,4 @@
-import { safeParseRollbackParams, type ActionRequest, type CapabilityGrantClaims, type RollbackParams } from '@writ/contracts';
+import { MemoryWriteParams, safeParseRollbackParams, type ActionRequest, type CapabilityGrantClaims, type RollbackParams } from '@writ/contracts';
 import type { GrantResources, RepoRefUse } from '@writ/kernel';
 import { httpExchangeArgv, planHttpExchange, type HttpExchange, type HttpRefusalCode } from './http-exchange.js';
 import { ROLLBACK_ARGV } from './rollback-run.js';
@@ -183,6 +183,8 @@ export type ActionPlan =
       /** A network action: its stdout is the raw response, kept as an `http.response` artifact (http-exchange.ts). */
       readonly http?: Pick<HttpExchange, 'method' | 'url' | 'tls'>;
     }
+  /** A memory_write: no cell, no process; the effect is the memory event appended to the record's stream (run-memory-write.ts). */
+  | { readonly kind: 'memory'; readonly memory: MemoryWriteParams }
   | { readonly kind: 'cannot-run'; readonly code: PlanRefusalCode; readonly message: string };
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -287,6 +289,12 @@ export function planAction(request: ActionRequest, limits: ExecLimits): ActionPl
         http: { method: exchange.method, url: exchange.url, tls: exchange.tls },
         ...base,
       };
+    }
+    case 'memory_write': {
+      // Ingress already refused a malformed one; checked again here, as the grant's request is all the executor trusts.
+      const parsed = MemoryWriteParams.safeParse(params.memory);
+      if (!parsed.success) return cannot('EXECUTOR_PARAMS_INVALID', 'memory_write needs params.memory: { op: "promote", memory_id, ... } or { op: "invalidate", memory_id, reason }');
+      return { kind: 'memory', memory: parsed.data };
     }
     default:
       return cannot('EXECUTOR_ACTION_UNSUPPORTED', `the executor cannot run ${request.action_class} actions yet`);

@@ -1,4 +1,4 @@
-import type { EventDraft, EventEnvelope } from '@writ/contracts';
+import type { EventDraft, EventEnvelope, PrincipalType } from '@writ/contracts';
 import type { KeySet } from '@writ/crypto';
 import type { CellEnvironment, CellExecOptions, CellExecResult, CellHandle, CellImage, CellUser, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import type { GitHead } from '../outbound/git-head.js';
@@ -12,6 +12,23 @@ export interface TaskLog {
    * otherwise. `duplicate` when the log already held the (first) event by its key.
    */
   append(taskId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<{ readonly head: number; readonly duplicate: boolean }>;
+}
+
+/**
+ * The memory records' streams of the event log (`<events>.memory.<memory_id>`, issue 17): a
+ * granted memory_write appends its memory event there, guarded by the stream's last sequence
+ * (the first promotion of an id wins), keyed by the grant use (a replay appends nothing new).
+ */
+export interface MemoryLog {
+  /** The record's events in order, authorship checked (empty for an id never written). */
+  read(memoryId: string): Promise<readonly EventEnvelope[]>;
+  /** Appends if the stream's last sequence is `expectedSeq`; throws EVENTSTORE_CONFLICT otherwise. */
+  append(memoryId: string, drafts: readonly EventDraft[], expectedSeq: number): Promise<void>;
+}
+
+/** Who a proposer is, as its principal stream registers it now (a memory's trust tier is bounded by it). */
+export interface ProposerDirectory {
+  principalType(principalId: string): Promise<PrincipalType | undefined>;
 }
 
 /** Active verification keys of a principal, as the log records them. */

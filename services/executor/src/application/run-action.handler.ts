@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GrantConstraints, hasErrorCode, safeParseCapabilityGrantClaims, ExecutionCompleted, ExecutionStarted, LIMITS, type CapabilityGrantClaims, type EventDraft, type EventEnvelope, type RollbackParams, type RunAction } from '@writ/contracts';
+import { GrantConstraints, hasErrorCode, safeParseCapabilityGrantClaims, ExecutionCompleted, ExecutionStarted, LIMITS, type CapabilityGrantClaims, type EventDraft, type EventEnvelope, type MemoryWriteParams, type RollbackParams, type RunAction } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import { grantDecider, type CellRole } from '@writ/kernel';
 import type { Logger } from '@writ/telemetry';
@@ -25,7 +25,8 @@ import { grantStateFor, readGrantHistory, type ClaimRecord, type GrantHistory } 
 import { verifyGrant, type ExecutorRefusalCode } from './grant-verification.js';
 import { checkCellAccess } from './cell-areas.js';
 import type { GitHead } from '../outbound/git-head.js';
-import type { ArtifactStore, CellPort, CellSessions, IssuerKeys, TaskLog, UseJournal, UseRecords } from './ports.js';
+import type { ArtifactStore, CellPort, CellSessions, IssuerKeys, MemoryLog, ProposerDirectory, TaskLog, UseJournal, UseRecords } from './ports.js';
+import { performMemoryWrite } from './run-memory-write.js';
 import { httpExchangeProblem, httpResponseDocument, parseHttpResponse, type HttpResponse } from './http-exchange.js';
 import { findStarted, reconcileStep } from './reconcile-use.js';
 import { describeDrift, preimageTargets, receiptMismatch, rollbackDrift, rollbackExec, type RollbackExec } from './rollback-run.js';
@@ -87,6 +88,11 @@ export interface RunActionDeps {
    * Without it every action runs here (one host).
    */
   readonly routing?: RunRouting;
+  /**
+   * memory_write (issue 17): the memory records' streams and the proposers' registrations.
+   * Without them a granted memory_write is recorded errored (EXECUTOR_ACTION_UNSUPPORTED).
+   */
+  readonly memory?: { readonly log: MemoryLog; readonly proposers: ProposerDirectory };
 }
 
 /** The router's part the handler needs (application/cell-routing.ts). */
@@ -276,7 +282,7 @@ export class RunActionHandler {
   /** The use is ours: run it, whatever happens record how it ended. */
   async #runClaimed(command: RunAction, useId: string, claim: ClaimRecord, plan: ActionPlan, head: number): Promise<RunActionOutcome> {
     this.#deps.logger?.debug({ task_id: command.task_id, grant_id: command.grant_id, use_id: useId, use_no: claim.use_no }, 'grant use claimed; running');
-    const payload = await this.#serialized(command.task_id, () => this.#execute(command, useId, claim, plan));
+    const payload = plan.kind === 'memory' ? await this.#writeMemory(command, useId, claim, plan.memory) : await this.#serialized(command.task_id, () => this.#execute(command, useId, claim, plan));
     await this.#recordCompletion(command, useId, claim, payload, undefined, payload.outcome === 'not_run' ? payload.error : undefined);
     await this.#forget(command.task_id, useId);
     void head;
@@ -296,6 +302,7 @@ export class RunActionHandler {
    * unknown. The action is never run again.
    */
   async #settleClaim(command: RunAction, useId: string, claim: ClaimRecord, journaled = false): Promise<RunActionOutcome> {
+    if (command.action_request.action_class === 'memory_write') return this.#settleMemoryWrite(command, useId, claim);
     const claimedAt = Date.parse(claim.at);
     let deadline = (Number.isFinite(claimedAt) ? claimedAt : 0) + this.#useWindowMs(command);
     let reason = 'claimed and never recorded as completed';
@@ -355,6 +362,35 @@ export class RunActionHandler {
     const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined);
     await this.#forget(command.task_id, useId);
     return recorded ? { status: 'unknown-recorded', use_no: claim.use_no } : { status: 'already-done', reason: 'completed' };
+  }
+
+  /**
+   * A memory_write claimed and never completed: its effect is an append keyed by the use, so it
+   * is performed now, by whoever settles it — the append already made is found and reported,
+   * a missing one is made — and never waits for a deadline nor turns unknown. Done once, and
+   * the completion says which memory event it was.
+   */
+  async #settleMemoryWrite(command: RunAction, useId: string, claim: ClaimRecord): Promise<RunActionOutcome> {
+    const plan = planAction(command.action_request, { timeoutMs: this.#settings.actionTimeoutMs, maxOutputBytes: this.#settings.outputCapBytes });
+    const payload =
+      plan.kind === 'memory'
+        ? await this.#writeMemory(command, useId, claim, plan.memory)
+        : emptyCompletion(this.#completionBase(command, claim, this.#deps.clock()), { outcome: 'errored', error: { code: plan.kind === 'cannot-run' ? plan.code : 'EXECUTOR_INTERNAL', message: 'the memory_write could not be planned; nothing was written' } });
+    const recorded = await this.#recordCompletion(command, useId, claim, payload, undefined);
+    return recorded ? { status: 'executed', outcome: payload.outcome, use_no: claim.use_no, duration_ms: payload.duration_ms } : { status: 'already-done', reason: 'completed' };
+  }
+
+  /** Performs a claimed memory_write (run-memory-write.ts) and builds its `execution.completed`; a kernel refusal is `errored` with its code: nothing was written. */
+  async #writeMemory(command: RunAction, useId: string, claim: ClaimRecord, params: MemoryWriteParams): Promise<ExecutionCompleted> {
+    const started = performance.now();
+    const completion = (fields: Partial<ExecutionCompleted> & Pick<ExecutionCompleted, 'outcome'>) =>
+      emptyCompletion(this.#completionBase(command, claim, this.#deps.clock()), { duration_ms: elapsed(started), ...fields });
+    const memory = this.#deps.memory;
+    if (memory === undefined) return completion({ outcome: 'errored', error: { code: 'EXECUTOR_ACTION_UNSUPPORTED', message: 'this executor has no memory log: memory_write is not performed here' } });
+    const result = await performMemoryWrite({ log: this.#deps.log, memory: memory.log, proposers: memory.proposers }, command, useId, claim.event_id, params, this.#context(this.#deps.clock()));
+    if (result.kind === 'refused') return completion({ outcome: 'errored', error: { code: result.code.slice(0, 64), message: result.message.slice(0, 2_000) } });
+    this.#deps.logger?.info({ task_id: command.task_id, use_id: useId, memory_id: result.memory.memory_id, outcome: result.memory.outcome }, 'memory write performed');
+    return completion({ outcome: 'completed', exit_code: 0, memory: result.memory });
   }
 
   /**
@@ -535,6 +571,7 @@ export class RunActionHandler {
     const notStarted = (error: unknown) => (unavailable(error) ? outcome({ outcome: 'not_run', error: errorOf(error), duration_ms: elapsed(started) }) : errored(error));
 
     if (plan.kind === 'cannot-run') return outcome({ outcome: 'errored', error: { code: plan.code, message: plan.message.slice(0, 2_000) } });
+    if (plan.kind === 'memory') return outcome({ outcome: 'errored', error: { code: 'EXECUTOR_INTERNAL', message: 'a memory_write runs in no cell' } });
 
     // Nothing has run yet: a failure up to the exec is "errored" (known not to have happened).
     const proposer = command.action_request.proposed_by;

@@ -1,7 +1,7 @@
 import { ExecutionCompleted, hasErrorCode, type EventDraft, type RunAction } from '@writ/contracts';
 import { KeySet, generateEd25519Key, sha256Hex, type Ed25519SigningKey } from '@writ/crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IDS, T0, sampleRequest, sampleRunAction, signSampleGrant } from '../../test/grants.js';
+import { HANDLER_SETTINGS, IDS, T0, sampleRequest, sampleRunAction, signSampleGrant } from '../../test/grants.js';
 import { MemoryTaskLog } from '../../test/memory-log.js';
 import type { CellExecResult, WorkspaceSnapshot } from '../outbound/cells/index.js';
 import { useIdFor } from './event-drafts.js';
@@ -15,19 +15,7 @@ import { RunActionHandler, type RunActionSettings } from './run-action.handler.j
  * Time is a counter the fake sleep advances: no timers, no real waiting.
  */
 
-const SETTINGS: RunActionSettings = {
-  executorId: 'executor-unit',
-  principalId: 'writ-executor',
-  grantIssuer: 'writ-approval',
-  grantAudience: 'writ-executor',
-  actionTimeoutMs: 60_000,
-  outputCapBytes: 1024,
-  hostGraceMs: 5_000,
-  claimGraceMs: 10_000,
-  claimPollMs: 1_000,
-  artifactFileMaxBytes: 1024,
-  artifactFilesMax: 8,
-};
+const SETTINGS: RunActionSettings = HANDLER_SETTINGS;
 
 let key: Ed25519SigningKey;
 beforeAll(async () => {

@@ -41,6 +41,7 @@ import {
 } from '@writ/kernel';
 import { CloseCell, CloseCellReason, closeCellMsgId } from './close-cell.js';
 import { planClaims, type ClaimPlanner, type FactDraft } from './plan-claims.js';
+import { planMemoryCandidates } from './plan-memory-candidates.js';
 import { approvalIdFor, eventIdFor } from './ids.js';
 import { OrchestratorError } from './orchestrator.errors.js';
 import type { AttemptView, Fact, GrantView, LoggedEvent, ReceiptFact, TaskView } from './task-view.js';
@@ -183,6 +184,8 @@ class Planner {
     for (const attempt of [...this.view.attempts.values()]) this.#reconcile(attempt);
     // Claims (docs/task-claims.md): verdicts, the verify run, and closing a briefed task on its accepted done claim.
     planClaims(this.#claimPlanner());
+    // A degraded memory_write's candidate goes to the task's working state (Hermit 6.3.1, issue 17).
+    planMemoryCandidates(this.#claimPlanner());
     this.#closeTask();
     return { events: this.#drafts, commands: this.#commands() };
   }

@@ -26,6 +26,8 @@ import {
   grantDecider,
   stepDecider,
   taskDecider,
+  workingStateDecider,
+  type WorkingStateState,
   type ApprovalState,
   type AttemptState,
   type GrantState,
@@ -178,6 +180,9 @@ export class TaskView {
   /** Rollbacks a failed audit proposed (`audit.rollback_proposed`), by the receipt they undo. */
   readonly auditRollbacks = new Map<string, AuditRollbackProposed>();
   readonly ignored: IgnoredEvent[] = [];
+  /** The task's working state, and the request ids its revisions carried (a revision is written once per id). */
+  workingState: WorkingStateState = workingStateDecider.initialState();
+  readonly workingStateRequests = new Set<string>();
   /**
    * Director decisions in the log that failed their authority check (`@writ/runtime`
    * ResolutionAuthority), by event id: folded as if absent, so a forged `approval.granted`
@@ -254,6 +259,14 @@ export class TaskView {
         return this.applyApproval(event, domainEvent);
       case 'grant':
         return this.applyGrant(event);
+      case 'working_state':
+        // Folded by the kernel as the knowledge handler folds it: the planner writes a degraded memory's candidate here (issue 17).
+        this.workingState = workingStateDecider.evolve(this.workingState, domainEvent);
+        if (event.event_type === 'working_state.revised') {
+          const requestId = stringField(event.payload, 'request_id');
+          if (requestId !== undefined) this.workingStateRequests.add(requestId);
+        }
+        return;
       default:
         return this.applyFact(event);
     }

@@ -12,6 +12,7 @@ import type {
   CellRow,
   DecisionRow,
   BeliefRow,
+  MemoryRow,
   WorkingStateRow,
   GrantRow,
   Locator,
@@ -234,6 +235,10 @@ export interface ReadModel {
   workingState(taskId: string): Promise<WorkingStateRow | undefined>;
   /** A task's beliefs in assertion order, optionally of one status. */
   beliefs(taskId: string, filter: { readonly status: string | undefined }): Promise<BeliefRow[]>;
+  /** A memory record, when the projection holds one. */
+  memoryRecord(memoryId: string): Promise<MemoryRow | undefined>;
+  /** Memory records newest first (at most `limit`), filtered by status, scope, promoting task and promoter. */
+  memoryRecords(filter: { readonly status?: string; readonly scope?: string; readonly taskId?: string; readonly promotedBy?: string; readonly limit: number }): Promise<MemoryRow[]>;
   /** A principal's conversations and the focus in each, most recently changed first (at most `limit`). */
   conversationFocus(principalId: string, limit: number): Promise<ConversationFocusRow[]>;
   /** One principal's conversation, in conversation order after `afterSeq` (at most `limit`). */

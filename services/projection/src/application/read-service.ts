@@ -3,7 +3,10 @@ import {
   Name,
   StepStatus,
   BeliefListQuery,
+  MemoryListQuery,
+  type MemoryList,
   BeliefStatus,
+  MemoryStatus,
   type BeliefList,
   type ActionPage,
   type ApprovalPage,
@@ -23,7 +26,7 @@ import { decodeCursor, encodeCursor, listFingerprint, parseListQuery, type Keyse
 import type { ListRequest, ReadModel } from './ports.js';
 import { ProjectionError } from './projection-errors.js';
 import { parseCount } from './query-count.js';
-import type { ActionRow, ArtifactRow, AttemptRow, CellRow, GrantRow, PrincipalRow, ReceiptRow, StepRow, WorkingStateRow } from './views/index.js';
+import type { ActionRow, ArtifactRow, AttemptRow, CellRow, GrantRow, MemoryRow, PrincipalRow, ReceiptRow, StepRow, WorkingStateRow } from './views/index.js';
 
 /** `GET /v1/actions/<id>`. */
 export type ActionView = ActionRow;
@@ -204,6 +207,35 @@ export class ReadService {
     }
     if (!(await this.#ownsTask(scope, taskId))) return { task_id: taskId, beliefs: [] };
     return { task_id: taskId, beliefs: await this.model.beliefs(taskId, { status: parsed.data.status }) };
+  }
+
+  /**
+   * `GET /v1/memory?status=&scope=&task_id=&limit=`: durable memory records, newest first. Memory
+   * is cross-task, so it is scoped by its promoter: an agent reads the records it promoted.
+   */
+  async memoryRecords(query: unknown, scope: HttpReadScope): Promise<MemoryList> {
+    const parsed = MemoryListQuery.safeParse(query ?? {});
+    if (!parsed.success) {
+      const parameter = String(parsed.error.issues[0]?.path[0] ?? 'query');
+      throw new ProjectionError('PROJECTION_REQUEST_INVALID', `the memory list takes ?status= (${MemoryStatus.options.join(', ')}), ?scope=, ?task_id= and ?limit= (1-${MAX_PAGE}); ${parameter} is not valid`, { details: { parameter } });
+    }
+    const { status, scope: memoryScope, task_id: taskId, limit } = parsed.data;
+    const memory = await this.model.memoryRecords({
+      ...(status === undefined ? {} : { status }),
+      ...(memoryScope === undefined ? {} : { scope: memoryScope }),
+      ...(taskId === undefined ? {} : { taskId }),
+      ...(scope.kind === 'own' ? { promotedBy: scope.principalId } : {}),
+      limit: limit ?? DEFAULT_PAGE,
+    });
+    return { memory };
+  }
+
+  /** `GET /v1/memory/<id>`: one record, any status (an agent: one it promoted; another's reads as missing). */
+  async memoryRecord(id: string, scope: HttpReadScope): Promise<MemoryRow> {
+    const memoryId = parseId(id, 'memory id');
+    const row = await this.model.memoryRecord(memoryId);
+    if (row === undefined || !mayRead(scope, row.promoted_by)) throw notFound('memory record', memoryId, 'a record appears once its promotion is executed (a promotion that degraded to working state makes none)');
+    return row;
   }
 
   /** `GET /v1/cells`: newest first; an agent's own tasks' cells only; `cells` repeats `items` for earlier clients. */

@@ -44,9 +44,11 @@ function model(overrides: Partial<ReadModel> = {}): ReadModel {
     cell: async () => undefined,
     workingState: async () => undefined,
     beliefs: async () => [],
+    memoryRecord: async () => undefined,
+    memoryRecords: async () => [],
     conversationFocus: async () => [],
     conversationMessages: async () => [],
-    viewRows: async () => ({ actions: 0, tasks: 0, task_events: 0, approvals: 0, grants: 0, receipts: 0, principals: 0, steps: 0, attempts: 0, artifacts: 0, decisions: 0, cells: 0, working_states: 0, beliefs: 0, conversation_focus: 0, conversation_messages: 0 }),
+    viewRows: async () => ({ actions: 0, tasks: 0, task_events: 0, approvals: 0, grants: 0, receipts: 0, principals: 0, steps: 0, attempts: 0, artifacts: 0, decisions: 0, cells: 0, working_states: 0, beliefs: 0, memory: 0, conversation_focus: 0, conversation_messages: 0 }),
     ping: async () => undefined,
     ...overrides,
   };
@@ -55,6 +57,18 @@ function model(overrides: Partial<ReadModel> = {}): ReadModel {
 const code = (c: string) => (error: unknown) => hasErrorCode(error, c);
 
 describe('ReadService', () => {
+  it('given memory records (issue 17), then an agent lists and reads only the ones it promoted; another\'s reads as missing; a bad filter is PROJECTION_REQUEST_INVALID', async () => {
+    const filters: unknown[] = [];
+    const row = { memory_id: 'mem-1', promoted_by: 'agent-1' } as never;
+    const reads = new ReadService(model({ memoryRecord: async () => row, memoryRecords: async (filter) => (filters.push(filter), []) }));
+    await reads.memoryRecords({ status: 'active' }, { kind: 'own', principalId: 'agent-2' });
+    await reads.memoryRecords({}, READ_ALL);
+    expect(filters).toEqual([{ status: 'active', promotedBy: 'agent-2', limit: 200 }, { limit: 200 }]);
+    await expect(reads.memoryRecord('mem-1', { kind: 'own', principalId: 'agent-1' })).resolves.toBe(row);
+    await expect(reads.memoryRecord('mem-1', { kind: 'own', principalId: 'agent-2' })).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));
+    await expect(reads.memoryRecords({ status: 'deleted' }, READ_ALL)).rejects.toSatisfy(code('PROJECTION_REQUEST_INVALID'));
+  });
+
   it('answers PROJECTION_NOT_FOUND for a well-formed id it does not hold, PROJECTION_REQUEST_INVALID for a malformed one', async () => {
     const reads = new ReadService(model());
     await expect(reads.action('ar-1', READ_ALL)).rejects.toSatisfy(code('PROJECTION_NOT_FOUND'));

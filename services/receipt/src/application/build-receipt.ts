@@ -5,6 +5,7 @@ import {
   type ActionParams,
   type ApprovalStatus,
   type CellEnvironment,
+  type ExecutionCompleted,
   type IssueReceipt,
   type Receipt,
   type ReceiptApprovalResolution,
@@ -151,6 +152,7 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
     const changed = `${execution.changed_files.length} file(s) changed`;
     const error = execution.error === undefined ? '' : `; ${execution.error.code}`;
     summary = `${actionClass}: ${execution.outcome === 'unknown' ? 'outcome unknown' : ran}; ${changed}${error}`;
+    if (execution.memory !== undefined) summary = `${actionClass}: ${memorySummary(execution.memory)}${error}`;
   }
   // Settled by a director (Hermit 19.4): the receipt says so and asserts nothing about the effect itself.
   const resolution = facts.resolution !== null && facts.resolution.resolved.execution_event_id === facts.execution?.eventId && facts.settledResult !== null ? facts.resolution : null;
@@ -165,6 +167,9 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
       : [
           `event:${facts.execution?.eventId}`,
           ...(resolution === null ? [] : [`event:${resolution.eventId}`]),
+          // A memory_write's effect: the memory event on the record's own stream, bound by its hash (recorded in
+          // execution.completed.memory, so a task bundle resolves it; the event itself is not in the task's segment).
+          ...(execution.memory === undefined ? [] : [`sha256:${execution.memory.event_sha256}`]),
           ...execution.artifacts.map((artifact) => `artifact:${artifact.artifact_id}`),
           `sha256:${execution.stdout_sha256}`,
           `sha256:${execution.stderr_sha256}`,
@@ -192,6 +197,18 @@ function settledOutcome(facts: AttemptFacts, actionClass: ActionClass): Outcome 
     replay_class: result === 'unknown_outcome' || resolution !== null ? 'observe_only' : REPLAY_CLASS[actionClass],
     directorResolution: resolution?.resolved ?? null,
   };
+}
+
+/** What a memory_write came to, in the receipt's words: promoted, invalidated, or not promoted and why (Hermit 6.3.1). */
+function memorySummary(memory: NonNullable<ExecutionCompleted['memory']>): string {
+  switch (memory.outcome) {
+    case 'promoted':
+      return `promoted memory ${memory.memory_id} (memory.promoted ${memory.event_id})`;
+    case 'invalidated':
+      return `invalidated memory ${memory.memory_id}; the record is kept, marked invalidated (memory.invalidated ${memory.event_id})`;
+    case 'degraded_to_working_state':
+      return `memory ${memory.memory_id} was NOT promoted: unsupported (${(memory.reasons ?? []).join(', ')}), it degraded to a working state candidate (memory.promotion_degraded ${memory.event_id})`;
+  }
 }
 
 /**

@@ -354,3 +354,53 @@ describe('attemptFacts', () => {
     expect(attemptFacts(events, 'att-2')).toMatchObject({ request: null, approval: { approval_id: 'apr-2', status: 'denied' } });
   });
 });
+
+describe('buildReceiptBody: a memory_write says what it came to (issue 17)', () => {
+  const HASH = 'c'.repeat(64);
+  const memoryRequest: ActionRequest = { ...request, action_class: 'memory_write', target_resources: ['memory:repo:writ'], params: { memory: { op: 'promote', memory_id: 'mem-1' } } };
+  const execution = (memory: NonNullable<AttemptFacts['execution']>['completed']['memory']): NonNullable<AttemptFacts['execution']> => ({
+    eventId: 'use-1-completed',
+    completed: {
+      grant_id: 'gnt-1',
+      use_no: 1,
+      executor_id: 'executor-1',
+      outcome: 'completed',
+      exit_code: 0,
+      timed_out: false,
+      duration_ms: 3,
+      stdout_sha256: HASH,
+      stderr_sha256: HASH,
+      changed_files: [],
+      artifacts: [],
+      environment: null,
+      ...(memory === undefined ? {} : { memory }),
+      at: '2030-01-01T00:01:00Z',
+    },
+  });
+  const input = (memory: NonNullable<AttemptFacts['execution']>['completed']['memory']) => ({
+    command: command('settled'),
+    facts: { ...noFacts, request: memoryRequest, grant: { jti: 'gnt-1' } as AttemptFacts['grant'], execution: execution(memory), observedOutcome: 'completed', settledResult: 'succeeded' } as AttemptFacts,
+    createdAt: '2030-01-01T00:10:00Z',
+    prevReceiptHash: null,
+    signerRef: 'k1',
+  });
+  const memoryEvent = 'd'.repeat(64);
+
+  it('given a promotion, then a memory_promotion receipt names the record and binds its memory event by digest', () => {
+    const body = buildReceiptBody(input({ memory_id: 'mem-1', op: 'promote', outcome: 'promoted', event_id: 'use-1-memory', event_sha256: memoryEvent }));
+    expect(body).toMatchObject({ receipt_class: 'memory_promotion', result_code: 'succeeded' });
+    expect(body.result_summary).toContain('promoted memory mem-1 (memory.promoted use-1-memory)');
+    expect(body.output_refs).toContain(`sha256:${memoryEvent}`);
+  });
+
+  it('given a degraded promotion, then the receipt says it was NOT promoted, why, and that it became a working state candidate', () => {
+    const body = buildReceiptBody(input({ memory_id: 'mem-1', op: 'promote', outcome: 'degraded_to_working_state', event_id: 'use-1-memory', event_sha256: memoryEvent, reasons: ['EVIDENCE_MISSING', 'TRUST_TIER_MISSING'] }));
+    expect(body.result_summary).toContain('memory mem-1 was NOT promoted: unsupported (EVIDENCE_MISSING, TRUST_TIER_MISSING), it degraded to a working state candidate');
+    expect(body.result_summary).not.toContain('file(s) changed');
+  });
+
+  it('given an invalidation, then the receipt says the record is kept, marked invalidated', () => {
+    const body = buildReceiptBody(input({ memory_id: 'mem-1', op: 'invalidate', outcome: 'invalidated', event_id: 'use-1-memory', event_sha256: memoryEvent }));
+    expect(body.result_summary).toContain('invalidated memory mem-1; the record is kept, marked invalidated');
+  });
+});

@@ -11,6 +11,7 @@ import { stepsView, type StepRow } from './steps.view.js';
 import { taskEventsView, type TaskEventRow } from './task-events.view.js';
 import { tasksView, type TaskRow } from './tasks.view.js';
 import { beliefsView, type BeliefRow } from './beliefs.view.js';
+import { memoryView, type MemoryRow } from './memory.view.js';
 import { workingStatesView, type WorkingStateRow } from './working-states.view.js';
 import { conversationFocusView, type ConversationFocusRow } from './conversation-focus.view.js';
 import { conversationMessagesView, type ConversationMessageRow } from './conversation-messages.view.js';
@@ -29,6 +30,7 @@ export { nextAttemptStatus, stepsView, type StepRow } from './steps.view.js';
 export { taskEventsView, type TaskEventRow } from './task-events.view.js';
 export { tasksView, type TaskRow } from './tasks.view.js';
 export { beliefsView, type BeliefRow } from './beliefs.view.js';
+export { memoryView, type MemoryRow } from './memory.view.js';
 export { workingStatesView, type WorkingStateRow } from './working-states.view.js';
 export { conversationFocusView, type ConversationFocusRow } from './conversation-focus.view.js';
 export { conversationMessagesView, type ConversationMessageRow } from './conversation-messages.view.js';
@@ -50,6 +52,7 @@ export interface ViewRows {
   readonly cells: CellRow;
   readonly working_states: WorkingStateRow;
   readonly beliefs: BeliefRow;
+  readonly memory: MemoryRow;
   readonly conversation_focus: ConversationFocusRow;
   readonly conversation_messages: ConversationMessageRow;
 }
@@ -70,6 +73,7 @@ export const VIEWS: { readonly [K in ViewName]: View<ViewRows[K]> } = {
   cells: cellsView,
   working_states: workingStatesView,
   beliefs: beliefsView,
+  memory: memoryView,
   conversation_focus: conversationFocusView,
   conversation_messages: conversationMessagesView,
 };

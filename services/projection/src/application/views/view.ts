@@ -16,6 +16,7 @@ export type ViewName =
   | 'cells'
   | 'working_states'
   | 'beliefs'
+  | 'memory'
   | 'conversation_focus'
   | 'conversation_messages';
 

@@ -2,6 +2,7 @@ import { EntitySchema, type EntitySchemaColumnOptions, type ValueTransformer } f
 import type {
   ActionRow,
   BeliefRow,
+  MemoryRow,
   ConversationFocusRow,
   ConversationMessageRow,
   WorkingStateRow,
@@ -387,6 +388,43 @@ export const BeliefEntity = new EntitySchema<BeliefRow>({
   },
 });
 
+export const MemoryEntity = new EntitySchema<MemoryRow>({
+  name: 'MemoryRow',
+  tableName: 'memory',
+  columns: {
+    memory_id: id({ primary: true }),
+    task_id: id(),
+    claim: str(true),
+    claim_withheld: bool(),
+    scope: str(),
+    trust_tier: str(),
+    status: str(),
+    evidence_refs: jsonArray(),
+    promotion_reason: str(true),
+    source_kind: str(true),
+    source_id: nullableId(),
+    invalidation_mode: str(true),
+    expires_at: timestamp(true),
+    retention_class: str(true),
+    promoted_by: nullableId(),
+    policy_result_ref: str(true),
+    approval_ref: str(true),
+    receipt_ref: str(true),
+    attempt_id: nullableId(),
+    invalidation_attempt_id: nullableId(),
+    invalidation_receipt_ref: str(true),
+    supersedes: nullableId(),
+    superseded_by: nullableId(),
+    invalidated_by: nullableId(),
+    invalidation_reason: str(true),
+    invalidated_at: timestamp(true),
+    sensitivity: str(true),
+    created_at: timestamp(),
+    updated_at: timestamp(),
+    row_version: rowVersion(),
+  },
+});
+
 export const ConversationFocusEntity = new EntitySchema<ConversationFocusRow>({
   name: 'ConversationFocusRow',
   tableName: 'conversation_focus',
@@ -452,6 +490,7 @@ export const VIEW_ENTITIES: Readonly<Record<ViewName, EntitySchema>> = {
   cells: CellEntity as unknown as EntitySchema,
   working_states: WorkingStateEntity as unknown as EntitySchema,
   beliefs: BeliefEntity as unknown as EntitySchema,
+  memory: MemoryEntity as unknown as EntitySchema,
   conversation_focus: ConversationFocusEntity as unknown as EntitySchema,
   conversation_messages: ConversationMessageEntity as unknown as EntitySchema,
 };

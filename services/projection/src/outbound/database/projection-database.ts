@@ -11,6 +11,7 @@ import { AddListPagination1766100000000 } from './migrations/1766100000000-add-l
 import { AddKnowledgeViews1767000000000 } from './migrations/1767000000000-add-knowledge-views.js';
 import { AddAttemptContextPacks1767100000000 } from './migrations/1767100000000-add-attempt-context-packs.js';
 import { AddConversationViews1767200000000 } from './migrations/1767200000000-add-conversation-views.js';
+import { AddMemoryView1767300000000 } from './migrations/1767300000000-add-memory-view.js';
 
 /**
  * Where Postgres is and who logs in: `url` names host, port, database and
@@ -38,6 +39,7 @@ export const MIGRATIONS = [
   AddKnowledgeViews1767000000000,
   AddAttemptContextPacks1767100000000,
   AddConversationViews1767200000000,
+  AddMemoryView1767300000000,
 ];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -24,6 +24,7 @@ import {
   type CellRow,
   type DecisionRow,
   type BeliefRow,
+  type MemoryRow,
   type WorkingStateRow,
   type GrantRow,
   type Locator,
@@ -42,6 +43,7 @@ import {
   AttemptEntity,
   CellEntity,
   BeliefEntity,
+  MemoryEntity,
   ConversationFocusEntity,
   ConversationMessageEntity,
   WorkingStateEntity,
@@ -360,6 +362,25 @@ export class TypeormProjectionStore implements ProjectionStore, ReadModel, Chang
       this.dataSource.getRepository(BeliefEntity).find({
         where: { task_id: taskId, ...(filter.status === undefined ? {} : { status: filter.status as BeliefRow['status'] }) },
         order: { created_at: 'ASC', belief_id: 'ASC' },
+      }),
+    );
+  }
+
+  memoryRecord(memoryId: string): Promise<MemoryRow | undefined> {
+    return this.run('read a memory record', async () => (await this.dataSource.getRepository(MemoryEntity).findOneBy({ memory_id: memoryId })) ?? undefined);
+  }
+
+  memoryRecords(filter: { readonly status?: string; readonly scope?: string; readonly taskId?: string; readonly promotedBy?: string; readonly limit: number }): Promise<MemoryRow[]> {
+    return this.run('read memory records', () =>
+      this.dataSource.getRepository(MemoryEntity).find({
+        where: {
+          ...(filter.status === undefined ? {} : { status: filter.status as MemoryRow['status'] }),
+          ...(filter.scope === undefined ? {} : { scope: filter.scope }),
+          ...(filter.taskId === undefined ? {} : { task_id: filter.taskId }),
+          ...(filter.promotedBy === undefined ? {} : { promoted_by: filter.promotedBy }),
+        },
+        order: { created_at: 'DESC', memory_id: 'ASC' },
+        take: filter.limit,
       }),
     );
   }
