@@ -4,9 +4,10 @@ import path from 'node:path';
 import { exportEd25519PrivateJwk, generateEd25519Key } from '@writ/crypto';
 import { SIGNED_REQUESTS, signRequest } from '@writ/runtime';
 import { uniqueName, waitFor } from '@writ/testing';
-import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startStack, type Principal, type Stack } from './support/stack.mjs';
+import { launchConsoleBrowser, logInToConsole } from './support/console-browser.js';
 import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 /**
@@ -24,7 +25,6 @@ import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
 const STEP_MS = 180_000;
 const SCREENSHOTS = path.join(REPO_ROOT, 'var', 'console-screenshots');
-const CHROMIUM = process.env['WRIT_CHROMIUM'] ?? '/usr/bin/chromium';
 
 interface Party {
   readonly principal: Principal;
@@ -52,10 +52,7 @@ const seen: { url: string; headers: Record<string, string>; body: string | null 
 
 beforeAll(async () => {
   stack = await startStack({ prefix: 'e2econsole', readyTimeoutMs: 240_000 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchConsoleBrowser();
   await mkdir(SCREENSHOTS, { recursive: true });
   story = await recordStory();
 }, 600_000);
@@ -117,14 +114,7 @@ async function shot(page: Page, name: string): Promise<void> {
 
 /** Opens the console as `who`: the private JWK pasted into the login form (a file picker takes the same text). */
 async function logIn(page: Page, who: Party, screenshot?: string): Promise<void> {
-  await page.goto(`${stack.apiUrl}/console/`);
-  await page.fill('input[name=principal]', who.principal.id);
-  await page.fill('textarea[name=key]', who.jwkText);
-  if (screenshot !== undefined) await shot(page, screenshot);
-  await page.click('form[data-testid=login-form] button[type=submit]');
-  await page.waitForSelector('[data-testid=who]', { timeout: 30_000 });
-  // the form is gone, and with it the key's text: only a non-extractable CryptoKey is left in the page
-  expect(await page.locator('textarea[name=key]').count()).toBe(0);
+  await logInToConsole(page, stack.apiUrl, who.principal.id, who.jwkText, screenshot === undefined ? undefined : () => shot(page, screenshot));
 }
 
 async function go(page: Page, hash: string): Promise<void> {

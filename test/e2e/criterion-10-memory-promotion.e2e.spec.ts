@@ -1,9 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { importEd25519PrivateJwk } from '@writ/crypto';
+import { exportEd25519PrivateJwk, importEd25519PrivateJwk } from '@writ/crypto';
 import { uniqueName } from '@writ/testing';
 import { beforeAll, expect, it } from 'vitest';
-import { startStack, type Principal, type Stack } from './support/stack.mjs';
+import { launchConsoleBrowser, logInToConsole } from './support/console-browser.js';
+import { REPO_ROOT, startStack, type Principal, type Stack } from './support/stack.mjs';
 import { scratchFiles } from './support/scratch-files.js';
 import { stopStackAfterAll } from './support/stack-lifecycle.js';
 
@@ -22,6 +23,7 @@ import { stopStackAfterAll } from './support/stack-lifecycle.js';
  */
 
 const STEP_MS = 120_000;
+const SCREENSHOTS = path.join(REPO_ROOT, 'var', 'console-screenshots');
 
 let stack: Stack;
 const scratch = scratchFiles('writ-memory-e2e-');
@@ -190,6 +192,28 @@ it(
     ]);
     const stranger = await stack.registerPrincipal({ type: 'agent', roles: ['executor'] });
     expect((await stack.http('/v1/memory', { as: stranger })).body).toEqual({ memory: [] });
+
+    // and a director sees both in the console (chromium): the invalidated one marked, each record naming the receipt it was promoted under
+    const watcher = await stack.registerPrincipal({ type: 'user', roles: ['director'], extractable: true });
+    const browser = await launchConsoleBrowser();
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1400, height: 1000 } })).newPage();
+      await logInToConsole(page, stack.apiUrl, watcher.id, JSON.stringify(await exportEd25519PrivateJwk(watcher.key)));
+      await page.evaluate(() => {
+        window.location.hash = '#/memory';
+      });
+      const row = (id: string) => page.locator(`[data-testid=memory-row][data-memory=${id}]`);
+      await row('mem-reviewed').waitFor({ timeout: 30_000 });
+      expect(await row('mem-hello').locator('[data-testid=memory-status-value]').getAttribute('data-status')).toBe('invalidated');
+      expect(await row('mem-reviewed').textContent()).toContain(String(approvedRecord.body['receipt_ref']));
+      await row('mem-hello').locator('a').first().click();
+      await page.locator('[data-testid=memory-record-status][data-status=invalidated]').waitFor({ timeout: 30_000 });
+      expect(await page.locator('[data-testid=memory-record]').textContent()).toContain('out.txt changed');
+      await mkdir(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'memory-record.png'), fullPage: true });
+    } finally {
+      await browser.close();
+    }
   },
   STEP_MS * 6,
 );

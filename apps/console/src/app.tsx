@@ -7,6 +7,7 @@ import { ApprovalsPage } from './pages/approvals-page.js';
 import { CellPage, CellsPage } from './pages/cells-page.js';
 import { LoginPage } from './pages/login-page.js';
 import { ConversationPage, ConversationsPage } from './pages/conversations-page.js';
+import { MemoryPage, MemoryRecordPage } from './pages/memory-page.js';
 import { ParticipantPage, ParticipantsPage } from './pages/participants-page.js';
 import { ReceiptPage } from './pages/receipt-page.js';
 import { TaskPage } from './pages/task-page.js';
@@ -16,7 +17,7 @@ import type { Session } from './session/session.js';
 import { ConsoleContext } from './ui/console-context.js';
 
 /** The published views the pages read (the changes feed refuses any other name: a task's timeline changes with its task row). */
-const LIVE_VIEWS = ['tasks', 'actions', 'approvals', 'grants', 'receipts', 'cells', 'steps', 'attempts', 'artifacts', 'decisions', 'principals'];
+const LIVE_VIEWS = ['tasks', 'actions', 'approvals', 'grants', 'receipts', 'cells', 'steps', 'attempts', 'artifacts', 'decisions', 'principals', 'memory'];
 
 function Nav(props: { readonly session: Session; readonly route: Route; readonly mode: LiveMode; readonly onLogout: () => void }) {
   const { session, route } = props;
@@ -33,6 +34,7 @@ function Nav(props: { readonly session: Session; readonly route: Route; readonly
         {session.scope === 'all' ? item({ page: 'approvals' }, 'Approvals', ['approvals', 'approval']) : null}
         {session.scope === 'all' ? item({ page: 'cells' }, 'Cells', ['cells', 'cell']) : null}
         {item({ page: 'participants' }, 'Participants', ['participants', 'participant'])}
+        {item({ page: 'memory', status: '' }, 'Memory', ['memory', 'memory-record'])}
         {item({ page: 'conversations', of: '' }, 'Conversations', ['conversations', 'conversation'])}
       </nav>
       <span class="who" data-testid="who">
@@ -72,6 +74,10 @@ function Page(props: { readonly route: Route; readonly session: Session }) {
       return <ParticipantsPage />;
     case 'participant':
       return <ParticipantPage id={route.id} />;
+    case 'memory':
+      return <MemoryPage status={route.status} />;
+    case 'memory-record':
+      return <MemoryRecordPage id={route.id} />;
     case 'conversations':
       return <ConversationsPage of={route.of} />;
     case 'conversation':

@@ -17,6 +17,8 @@ export type Route =
   | { readonly page: 'participants' }
   | { readonly page: 'participant'; readonly id: string }
   /** `of`: whose conversations ('' for the signed-in principal's own). */
+  | { readonly page: 'memory'; readonly status: string }
+  | { readonly page: 'memory-record'; readonly id: string }
   | { readonly page: 'conversations'; readonly of: string }
   | { readonly page: 'conversation'; readonly id: string; readonly of: string };
 
@@ -42,6 +44,8 @@ export function parseRoute(hash: string): Route {
       return id === undefined ? { page: 'participants' } : { page: 'participant', id };
     case 'conversations':
       return id === undefined ? { page: 'conversations', of: params.get('of') ?? '' } : { page: 'conversation', id, of: params.get('of') ?? '' };
+    case 'memory':
+      return id === undefined ? { page: 'memory', status: params.get('status') ?? '' } : { page: 'memory-record', id };
     default:
       return { page: 'tasks', status: '', search: '' };
   }
@@ -77,6 +81,10 @@ export function href(route: Route): string {
       return '#/participants';
     case 'participant':
       return `#/participants/${enc(route.id)}`;
+    case 'memory':
+      return `#/memory${route.status === '' ? '' : `?status=${enc(route.status)}`}`;
+    case 'memory-record':
+      return `#/memory/${enc(route.id)}`;
     case 'conversations':
       return `#/conversations${route.of === '' ? '' : `?of=${enc(route.of)}`}`;
     case 'conversation':

@@ -187,6 +187,33 @@ export interface BeliefRow {
   readonly [field: string]: unknown;
 }
 
+/** One durable memory record (`GET /v1/memory`): never removed; a secret claim is withheld. */
+export interface MemoryRow {
+  readonly memory_id: string;
+  readonly task_id: string;
+  readonly claim: string;
+  readonly claim_withheld: boolean;
+  readonly scope: string;
+  readonly trust_tier: string;
+  readonly status: string;
+  readonly evidence_refs: readonly { readonly kind: string; readonly id: string }[];
+  readonly promotion_reason: string | null;
+  readonly source_kind: string | null;
+  readonly source_id: string | null;
+  readonly retention_class: string | null;
+  readonly promoted_by: string | null;
+  readonly policy_result_ref: string | null;
+  readonly approval_ref: string | null;
+  readonly receipt_ref: string | null;
+  readonly invalidated_by: string | null;
+  readonly invalidation_reason: string | null;
+  readonly invalidation_receipt_ref: string | null;
+  readonly invalidated_at: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly [field: string]: unknown;
+}
+
 /** One conversation's focus (`GET /v1/focus`): a projection of ingress records and bindings. */
 export interface ConversationFocusRow {
   readonly principal_id: string;

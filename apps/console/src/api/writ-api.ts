@@ -23,6 +23,7 @@ import type {
   WorkingStateRow,
   ConversationFocusRow,
   ConversationMessageRow,
+  MemoryRow,
 } from './rows.js';
 
 /**
@@ -137,6 +138,15 @@ export class WritApi {
 
   async beliefs(taskId: string): Promise<readonly BeliefRow[]> {
     return (await this.http.get<{ beliefs: readonly BeliefRow[] }>(`/v1/tasks/${encodeURIComponent(taskId)}/beliefs`)).beliefs;
+  }
+
+  /** Durable memory records, newest first (an agent: the ones it promoted). */
+  async memory(status?: string): Promise<readonly MemoryRow[]> {
+    return (await this.http.get<{ memory: readonly MemoryRow[] }>('/v1/memory', { status, limit: 200 })).memory;
+  }
+
+  memoryRecord(id: string): Promise<MemoryRow> {
+    return this.http.get(`/v1/memory/${encodeURIComponent(id)}`);
   }
 
   /** Each conversation's focus of `of` (default the signed-in principal; a director may name any). */
