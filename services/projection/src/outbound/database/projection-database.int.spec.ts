@@ -85,6 +85,7 @@ describe('AddListPagination: an actions table of the previous version (real Post
         'actions_status_created_idx',
         'beliefs_task_created_idx',
         'cells_created_idx',
+        'memory_created_idx',
         'receipts_created_idx',
         'tasks_created_idx',
         'tasks_owner_created_idx',
