@@ -23,6 +23,7 @@ export {
 export { WorkingStateEvent, type WorkingStateEventType } from './working-state.events.js';
 export { beliefDecider, findBelief, isBeliefActive, type Asserter, type BeliefCommand, type BeliefDraft, type BeliefSetState } from './belief.decider.js';
 export { BeliefEvent, type BeliefEventType } from './belief.events.js';
+export { EPISTEMIC_TRUST_TIERS, epistemicTrustTier, lastWillArtifactId, lastWillBeliefId, lastWillBeliefs, type LastWillLanding } from './last-will-beliefs.js';
 export {
   judgeMemoryPromotion,
   memoryCandidateKey,
