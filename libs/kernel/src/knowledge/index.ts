@@ -56,4 +56,4 @@ export {
 } from './conversation-focus.projection.js';
 export { contextPackDecider, type ContextPackCommand, type ContextPackState, type NoContextPack, type RecordedContextPack, type RefusedContextPack } from './context-pack.decider.js';
 export { ContextPackEvent, type ContextPackEventType } from './context-pack.events.js';
-export { DEFAULT_CONTEXT_PROFILE, contextInputsFromLog, contextPackOpening, foldContextPack, type ContextLogEvent, type ContextPackInputs } from './context-inputs.js';
+export { DEFAULT_CONTEXT_PROFILE, contextInputsFromLog, contextPackOpening, foldContextPack, knowledgeLimitsInForce, type ContextLogEvent, type ContextPackInputs } from './context-inputs.js';
