@@ -1,11 +1,11 @@
 import { ContextPack, ContextSection, type EventEnvelope, type KnowledgeLimits, type WorkingStateEntry } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { compileContextPack, contextInputsFromLog } from '@writ/kernel';
-import { NatsArtifactStore, SIGNED_REQUESTS, signRequest } from '@writ/runtime';
+import { SIGNED_REQUESTS, signRequest, type NatsArtifactStore } from '@writ/runtime';
 import { waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPrincipal, type TestPrincipal } from '../test/claims-rig.js';
-import { append, createRig, disposeRig, events, startApp, stopApp, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
+import { append, createRig, disposeRig, events, rigBucket, startApp, stopApp, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
 import { AGENT, commandRequest, followUpRequest, ingressDrafts, policyEvaluatedDraft, taskIds, type TaskIds } from '../test/task-fixtures.js';
 
 /**
@@ -15,7 +15,6 @@ import { AGENT, commandRequest, followUpRequest, ingressDrafts, policyEvaluatedD
  * `context.pack_compiled`; the stored bytes are what anyone compiling the same log gets.
  */
 
-const MiB = 1024 ** 2;
 const CANARY = 'CANARY-orc-ctx-93b1f7';
 let rig: Rig;
 let agent: TestPrincipal;
@@ -25,12 +24,7 @@ const name = (suffix: string) => `${suffix}-${Math.random().toString(16).slice(2
 beforeAll(async () => {
   rig = await createRig('context');
   agent = await registerPrincipal(rig, AGENT);
-  bucket = await NatsArtifactStore.open(rig.nc, {
-    bucket: rig.config.env.WRIT_ARTIFACTS_BUCKET,
-    maxBytes: 64 * MiB,
-    replicas: 1,
-    failure: (message, options) => Object.assign(new Error(message, { cause: options.cause }), { code: 'TEST_BUCKET' }),
-  });
+  bucket = await rigBucket(rig);
   await startApp(rig);
 });
 

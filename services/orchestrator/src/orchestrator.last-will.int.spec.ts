@@ -2,14 +2,14 @@ import { jetstream } from '@nats-io/jetstream';
 import type { ActionRequest, Belief, EventEnvelope, LastWill, LastWillDelta, SpawnManifest } from '@writ/contracts';
 import { canonicalJson, documentPayloadHash, ed25519Fingerprint, generateEd25519Key, sha256Hex, signDocument, type Ed25519SigningKey } from '@writ/crypto';
 import { lastWillBeliefId } from '@writ/kernel';
-import { NatsArtifactStore, serviceDraft } from '@writ/runtime';
+import { serviceDraft, type NatsArtifactStore } from '@writ/runtime';
 import { waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldBeliefs } from './application/knowledge-request.handler.js';
 import { LastWillBeliefsHandler } from './application/last-will-beliefs.handler.js';
 import { EventStoreParticipantStreams } from './outbound/event-store.participant-streams.js';
 import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
-import { append, createRig, disposeRig, events, startApp, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
+import { append, createRig, disposeRig, events, rigBucket, startApp, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
 import { commandRequest, followUpRequest, ingressDrafts, taskIds, type TaskIds } from '../test/task-fixtures.js';
 
 /**
@@ -19,7 +19,6 @@ import { commandRequest, followUpRequest, ingressDrafts, taskIds, type TaskIds }
  * its prior's, each belief tiered by its epistemic type and citing the stored Last Will, once.
  */
 
-const MiB = 1024 ** 2;
 const DURABLE = 'orchestrator-participants';
 let rig: Rig;
 let bucket: NatsArtifactStore;
@@ -30,12 +29,7 @@ const now = () => new Date().toISOString();
 beforeAll(async () => {
   rig = await createRig('last-will');
   director = await generateEd25519Key();
-  bucket = await NatsArtifactStore.open(rig.nc, {
-    bucket: rig.config.env.WRIT_ARTIFACTS_BUCKET,
-    maxBytes: 64 * MiB,
-    replicas: 1,
-    failure: (message, options) => Object.assign(new Error(message, { cause: options.cause }), { code: 'TEST_BUCKET' }),
-  });
+  bucket = await rigBucket(rig);
   await startApp(rig);
 });
 
