@@ -1,4 +1,5 @@
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DeliverPolicy } from '@nats-io/jetstream';
@@ -22,8 +23,11 @@ import { stopStackAfterAll } from './support/stack-lifecycle.js';
  * tries to make it a belief (by value, and in a claim). Then every message of every
  * stream of the NATS account (events, commands, ingress, dead letters, the artifact
  * object store's chunks, the KV buckets), every row of every table of the stack's
- * Postgres schema, every log file the stack wrote, and every attempt's context pack are
- * scanned for the canary in every encoding it could be stored in.
+ * Postgres schema, every log file the stack wrote, every file under the stack's directory
+ * (keys, credentials, the cells' workspaces and per-use records) but the workspace file it
+ * was put in, and every attempt's context pack are scanned for the canary in every
+ * encoding it could be stored in. The secret store is a directory of its own, outside all
+ * of them: it is the one place the value must be.
  */
 
 const STEP_MS = 90_000;
@@ -140,6 +144,43 @@ async function scanLogs(): Promise<{ findings: Finding[]; files: Record<string, 
   return { findings, files };
 }
 
+/**
+ * Every file under the stack's own directory (keys, principals' credentials, the cells: each
+ * task's workspace, its per-use records and journals), but `placed`: the workspace file the
+ * canary was written into on purpose. Files a cell's user made unreadable to the test are
+ * counted, not read (the executor reads them as that user only).
+ */
+async function scanStackFiles(root: string, placed: string): Promise<{ findings: Finding[]; read: number; unreadable: string[] }> {
+  const findings: Finding[] = [];
+  const unreadable: string[] = [];
+  let read = 0;
+  const walk = async (dir: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      unreadable.push(dir);
+      return;
+    }
+    for (const entry of entries) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) await walk(file);
+      else if (entry.isFile() && file !== placed) {
+        const text = await readFile(file, 'latin1').catch(() => undefined);
+        if (text === undefined) {
+          unreadable.push(file);
+          continue;
+        }
+        read += 1;
+        const forms = formsIn(text);
+        if (forms.length > 0) findings.push({ where: `file ${path.relative(root, file)}`, forms });
+      }
+    }
+  };
+  await walk(root);
+  return { findings, read, unreadable };
+}
+
 /** A signed knowledge request of the agent, posted as an agent posts it: the HTTP status and code of the answer. */
 async function postBelief(agent: Principal, taskId: string, beliefId: string, belief: Record<string, unknown>): Promise<{ status: number; code?: string }> {
   const payload = {
@@ -249,14 +290,16 @@ it(
     expect(packs.flatMap((text, index) => formsIn(text).map((form) => `pack ${index}: ${form}`))).toEqual([]);
     expect(packs[3]).toContain('bel-canary-claim');
 
-    // and no message of any stream, no row of any table, no log line holds any form of it
+    // and no message of any stream, no row of any table, no log line, no file of the stack (but the one it was put in) holds any form of it
     const [streams, tables, logs] = [await scanStreams(), await scanTables(), await scanLogs()];
+    const files = await scanStackFiles(path.dirname(stack.keysDir), stack.workspaceFile(taskId, 'canary.txt'));
     // (the scans reached what they should: the events, the bucket's chunks, the projection's rows, every service's log)
     expect(streams.streams[stack.streams.events]).toBeGreaterThan(20);
     expect(streams.streams[`OBJ_${stack.bucket}`]).toBeGreaterThan(0);
     expect(tables.tables['beliefs']).toBeGreaterThan(0);
     expect(Object.keys(logs.files).sort()).toEqual(expect.arrayContaining(['approval.log', 'executor.log', 'ingress.log', 'orchestrator.log', 'policy.log', 'projection.log', 'receipt.log']));
-    expect([...streams.findings, ...tables.findings, ...logs.findings]).toEqual([]);
+    expect(files.read).toBeGreaterThan(0);
+    expect({ findings: [...streams.findings, ...tables.findings, ...logs.findings, ...files.findings], unreadable: files.unreadable }).toEqual({ findings: [], unreadable: [] });
   },
   STEP_MS * 6,
 );
