@@ -1,4 +1,4 @@
-import { LastWill, ParticipantCallRecorded, ParticipantRetired, hasErrorCode, type EventDraft, type EventEnvelope } from '@writ/contracts';
+import { ParticipantCallRecorded, ParticipantRetired, hasErrorCode, type EventDraft, type EventEnvelope, type LastWill } from '@writ/contracts';
 import { canonicalJson } from '@writ/crypto';
 import {
   beliefDecider,

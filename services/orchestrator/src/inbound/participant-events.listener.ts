@@ -1,5 +1,5 @@
 import { Controller, Inject, type Type } from '@nestjs/common';
-import { Ctx, EventPattern } from '@nestjs/microservices';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { busOptions, type ConsumerOptions, type JetStreamContext } from '@writ/bus';
 import { TaskSerializer } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
@@ -15,6 +15,9 @@ export const PARTICIPANT_EVENT_ERROR_ACTIONS = Object.freeze({
   EVENTSTORE_CHAIN_BROKEN: 'dead-letter',
 } as const);
 
+/** The participant events that may land a Last Will (`LastWillBeliefsHandler`); the rest are acked unread. */
+const LAST_WILL_TRIGGERS = new Set(['participant.retired', 'participant.call_recorded']);
+
 /**
  * The JetStream listener of participants' events (`<events>.participant.>`, its own durable):
  * where the message is stored → the Last Will handler, one participant's events in arrival order.
@@ -27,8 +30,10 @@ export function createParticipantEventsListener(pattern: string, consumer: Consu
     constructor(@Inject(LastWillBeliefsHandler) private readonly handler: LastWillBeliefsHandler) {}
 
     @EventPattern<string>(pattern, busOptions({ ...consumer, errorActions: { ...PARTICIPANT_EVENT_ERROR_ACTIONS, ...consumer.errorActions } }))
-    async onParticipantEvent(@Ctx() context: JetStreamContext): Promise<void> {
-      // The delivered bytes are only a pointer: the handler acts on what the log holds there.
+    async onParticipantEvent(@Payload() body: unknown, @Ctx() context: JetStreamContext): Promise<void> {
+      // The delivered message is the stored one, so its type says whether it can matter (most are heartbeats):
+      // those that cannot are acked unread. Whether it is a valid event of the chain is the log's to judge.
+      if (!LAST_WILL_TRIGGERS.has(String((body as { event_type?: unknown } | null)?.event_type))) return;
       const delivery = { subject: context.subject, streamSeq: context.streamSequence };
       const outcome = await this.#participants.run(context.subject, () => this.handler.handle(delivery));
       for (const landed of outcome.landed) {
