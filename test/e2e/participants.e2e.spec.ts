@@ -1,4 +1,5 @@
-import type { Belief, ContextPack, EventEnvelope, LastWill, LastWillDelta, PolicyEvaluated, SpawnManifest } from '@writ/contracts';
+import type { Belief, ContextPack, EventDraft, EventEnvelope, LastWill, LastWillDelta, PolicyEvaluated, SpawnManifest } from '@writ/contracts';
+import { eventSealer, sealEvent } from '@writ/eventstore';
 import { canonicalJson, documentPayloadHash, ed25519Fingerprint, generateEd25519Key, sha256Hex, signDocument, type Ed25519SigningKey } from '@writ/crypto';
 import { lastWillBeliefId } from '@writ/kernel';
 import { uniqueName, waitFor } from '@writ/testing';
@@ -190,6 +191,32 @@ it(
     const director = await registerDirector();
     const prior = await spawnParticipant(director);
     const first = await readDocs(prior.seed);
+    // when a retirement is forged onto its stream (chained on its head, a will signed with its very key, sealed with the orchestrator's seal key, not ingress's)
+    const subject = stack.subject(`evt.participant.${prior.seed.id}`);
+    const head = (await stack.entityEvents('participant', prior.seed.id)).at(-1) as EventEnvelope;
+    const forgedWill = (await signDocument(lastWillBody(prior.manifest, prior.child, [{ epistemic_type: 'retrieved', confidence: 1, content: 'forged knowledge', provenance: 'nowhere', support: [] }]), prior.child)) as unknown as LastWill;
+    const forgedAt = new Date().toISOString();
+    const forgery: EventDraft = {
+      event_id: uniqueName('evt-forged').replaceAll('_', '-'),
+      schema_version: 1,
+      event_type: 'participant.retired',
+      entity_type: 'participant',
+      entity_id: prior.seed.id,
+      occurred_at: forgedAt,
+      actor_type: 'service',
+      actor_id: 'ingress',
+      payload: { seed_id: prior.seed.id, last_will: forgedWill, last_will_hash: documentPayloadHash(forgedWill), manifest_hash: documentPayloadHash(prior.manifest), will_status: 'retired', deltas_applied: 1, artifacts: [], at: forgedAt },
+      causation_id: null,
+      correlation_id: prior.seed.id,
+    };
+    const sealed = sealEvent(forgery, head.task_id, { taskSeq: head.task_seq, hash: head.hash });
+    sealed.seal = await eventSealer('writ-orchestrator', await stack.sealKey('writ-orchestrator')).seal(sealed.hash);
+    const forgedAck = await stack.js.publish(subject, JSON.stringify(sealed));
+    // then it is no event of the participant for any reader, and no belief lands on its task
+    expect(await stack.store.entryAt(subject, forgedAck.seq)).toMatchObject({ kind: 'quarantined', record: { reason: 'QUARANTINE_AUTHOR_UNPROVEN' } });
+    await stack.waitConsumerSettled(stack.streams.events, 'orchestrator-participants', forgedAck.seq, { timeoutMs: STEP_MS });
+    expect((await stack.taskEvents(first.taskId)).filter((event) => event.event_type.startsWith('belief.'))).toEqual([]);
+
     // when it hands in its Last Will: a retrieved fact and a hypothesis
     const deltas: LastWillDelta[] = [
       { epistemic_type: 'retrieved', confidence: 0.9, content: 'docs/a.md defines the public API', provenance: 'docs/a.md', support: ['docs/a.md'] },
