@@ -10,7 +10,7 @@ import { Decision } from './decision.js';
 import { EventEnvelope } from './event-envelope.js';
 import { EvidenceRef } from './evidence-ref.js';
 import { IngressRecord } from './ingress-record.js';
-import { Belief, ContextPack, ContextPackCompiled, MemoryRecord, SecretReference, WorkingState } from './knowledge/index.js';
+import { Belief, ContextPack, ContextPackCompiled, KnowledgeLimits, MemoryRecord, SecretReference, WorkingState } from './knowledge/index.js';
 import { CrashReport, Heartbeat } from './lineage/heartbeat.js';
 import { LastWill } from './lineage/last-will.js';
 import { SpawnManifest } from './lineage/spawn-manifest.js';
@@ -67,6 +67,7 @@ export const CONTRACTS = Object.freeze({
   ContextPack,
   ContextPackCompiled,
   SecretReference,
+  KnowledgeLimits,
 });
 
 export type Contracts = typeof CONTRACTS;

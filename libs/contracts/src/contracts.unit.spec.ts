@@ -96,6 +96,8 @@ const MINIMUM_FIELDS: Record<ContractName, readonly string[]> = {
   ContextPackCompiled: ['attempt_id', 'sha256', 'uri', 'byte_size', 'through_task_seq', 'as_of'],
   // Hermit 17.3: a secret by reference; the name of where it lives is all there is.
   SecretReference: ['secret_ref'],
+  // Issue 17: a policy profile's knowledge bounds, as every verdict records them.
+  KnowledgeLimits: ['working_state', 'context_pack'],
 };
 
 function requiredKeys(contract: ContractName): string[] {

@@ -610,6 +610,7 @@ export const SAMPLES = {
     at: '2030-01-01T00:01:01Z',
   },
   SecretReference: { secret_ref: 'vault:db/password' },
+  KnowledgeLimits: { working_state: { max_entries: 64, max_entry_bytes: 4_096, max_total_bytes: 65_536 }, context_pack: { max_items: 128, max_bytes: 65_536, allow_secret_references: false } },
 } as const;
 
 /** One valid row per published view (the dashboard contract's `PROJECTION_ROW_SCHEMAS`). */

@@ -43,7 +43,7 @@ export interface OrchestratorApp {
 export async function createOrchestratorApp(config: OrchestratorConfig, options: OrchestratorAppOptions = {}): Promise<OrchestratorApp> {
   const { env, streams } = config;
   const logger = options.logger ?? createLogger('orchestrator');
-  const readiness = new Readiness(1);
+  const readiness = new Readiness(2);
   let nc: NatsConnection | undefined;
   let app: INestApplication | undefined;
   let stalls: ConsumerStallWatch | undefined;

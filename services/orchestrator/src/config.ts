@@ -41,6 +41,8 @@ export interface OrchestratorSubjects {
   readonly events: string;
   /** What the orchestrator consumes: every task's events. */
   readonly taskEvents: string;
+  /** And every participant's (`<events>.participant.>`): a Last Will lands as beliefs (issue 17). */
+  readonly participantEvents: string;
   readonly policyEvaluate: string;
   readonly approvalRequest: string;
   readonly approvalIssueGrant: string;
@@ -55,6 +57,8 @@ export interface OrchestratorSubjects {
   readonly dlqAll: string;
   /** Where undeliverable task events go. */
   readonly deadLetter: string;
+  /** Where undeliverable participant events go. */
+  readonly participantDeadLetter: string;
   /** Request/reply: signed done, blocked and correction claims (`<root>.qry.orchestrator.claim-*`). */
   readonly claimDone: string;
   readonly claimBlocked: string;
@@ -83,6 +87,7 @@ export function orchestratorSubjects(env: OrchestratorEnv): OrchestratorSubjects
     root,
     events,
     taskEvents: `${events}.task.>`,
+    participantEvents: `${events}.participant.>`,
     policyEvaluate: underRoot(root, COMMANDS.policyEvaluate),
     approvalRequest: underRoot(root, COMMANDS.approvalRequest),
     approvalIssueGrant: underRoot(root, COMMANDS.approvalIssueGrant),
@@ -94,6 +99,7 @@ export function orchestratorSubjects(env: OrchestratorEnv): OrchestratorSubjects
     commandsAll: `${root}.cmd.>`,
     dlqAll: `${root}.dlq.>`,
     deadLetter: `${root}.dlq.orchestrator.task-events`,
+    participantDeadLetter: `${root}.dlq.orchestrator.participant-events`,
     claimDone: underRoot(root, COMMANDS.orchestratorClaimDone),
     claimBlocked: underRoot(root, COMMANDS.orchestratorClaimBlocked),
     claimCorrection: underRoot(root, COMMANDS.orchestratorClaimCorrection),

@@ -1,12 +1,12 @@
-import { ContextPack, ContextSection, type EventEnvelope, type WorkingStateEntry } from '@writ/contracts';
+import { ContextPack, ContextSection, type EventEnvelope, type KnowledgeLimits, type WorkingStateEntry } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import { compileContextPack, contextInputsFromLog } from '@writ/kernel';
-import { NatsArtifactStore, SIGNED_REQUESTS, signRequest } from '@writ/runtime';
+import { SIGNED_REQUESTS, signRequest, type NatsArtifactStore } from '@writ/runtime';
 import { waitFor } from '@writ/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPrincipal, type TestPrincipal } from '../test/claims-rig.js';
-import { append, createRig, disposeRig, events, startApp, stopApp, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
-import { AGENT, commandRequest, followUpRequest, ingressDrafts, taskIds, type TaskIds } from '../test/task-fixtures.js';
+import { append, createRig, disposeRig, events, rigBucket, startApp, stopApp, waitForEvents, waitForIdle, type Rig } from '../test/rig.js';
+import { AGENT, commandRequest, followUpRequest, ingressDrafts, policyEvaluatedDraft, taskIds, type TaskIds } from '../test/task-fixtures.js';
 
 /**
  * Context packs against the running orchestrator and the real NATS (issue 17, exit
@@ -15,7 +15,6 @@ import { AGENT, commandRequest, followUpRequest, ingressDrafts, taskIds, type Ta
  * `context.pack_compiled`; the stored bytes are what anyone compiling the same log gets.
  */
 
-const MiB = 1024 ** 2;
 const CANARY = 'CANARY-orc-ctx-93b1f7';
 let rig: Rig;
 let agent: TestPrincipal;
@@ -25,12 +24,7 @@ const name = (suffix: string) => `${suffix}-${Math.random().toString(16).slice(2
 beforeAll(async () => {
   rig = await createRig('context');
   agent = await registerPrincipal(rig, AGENT);
-  bucket = await NatsArtifactStore.open(rig.nc, {
-    bucket: rig.config.env.WRIT_ARTIFACTS_BUCKET,
-    maxBytes: 64 * MiB,
-    replicas: 1,
-    failure: (message, options) => Object.assign(new Error(message, { cause: options.cause }), { code: 'TEST_BUCKET' }),
-  });
+  bucket = await rigBucket(rig);
   await startApp(rig);
 });
 
@@ -117,6 +111,38 @@ describe('context packs compiled by the running orchestrator', () => {
     expect(inputs && compileContextPack(inputs.input, { canonicalJson, sha256Hex }).bytes).toBe(two.bytes);
     // and the first attempt's pack did not change with what came after it
     expect((await packEvents(first.task_id)).filter((event) => event.attempt_id === first.attempt_id)).toHaveLength(1);
+  });
+
+  it('given a verdict recording a profile with small knowledge limits, when the agent revises past them, then KNOWLEDGE_WORKING_STATE_TOO_LARGE under the limits opened with, a later profile refuses nothing retroactively, and the next pack keeps to the budget', async () => {
+    // given: the task, and policy's verdict on its first attempt under a profile with small limits
+    const small: KnowledgeLimits = { working_state: { max_entries: 2, max_entry_bytes: 256, max_total_bytes: 512 }, context_pack: { max_items: 4, max_bytes: 4_096, allow_secret_references: false } };
+    const first = taskIds(name('lim'));
+    const request = commandRequest(first, ['true']);
+    await append(rig, first.task_id, ...ingressDrafts(first, request));
+    await packOf(first.task_id, first.attempt_id);
+    await append(rig, first.task_id, policyEvaluatedDraft(first, request, 'local_edit_allowed', { knowledge: small }));
+    const entry = (key: string): WorkingStateEntry => ({ key, kind: 'pending_question', value: `what about ${key}?` });
+    // when: within the limits, then past them
+    await revise(first, 'req-lim-1', 0, [entry('q.one'), entry('q.two')]);
+    await revise(first, 'req-lim-2', 1, [entry('q.three')], 'KNOWLEDGE_WORKING_STATE_TOO_LARGE');
+    await revise(first, 'req-lim-3', 1, [{ key: 'q.big', kind: 'pending_question', value: 'x'.repeat(300) }], 'KNOWLEDGE_WORKING_STATE_TOO_LARGE');
+    // then: the working state was opened with the profile's limits, and the refusals appended nothing
+    const opened = (await events(rig, first.task_id)).filter((event) => event.event_type === 'working_state.opened');
+    expect(opened.map((event) => event.payload['limits'])).toEqual([small.working_state]);
+    expect((await events(rig, first.task_id)).filter((event) => event.event_type === 'working_state.revised')).toHaveLength(1);
+    // when: a later verdict records a profile with large limits (applied since), and the agent asserts beliefs
+    const { ids, drafts } = secondAttempt(first, name('lim2'));
+    const large: KnowledgeLimits = { working_state: { max_entries: 100, max_entry_bytes: 4_096, max_total_bytes: 65_536 }, context_pack: small.context_pack };
+    await assertBelief(first, 'req-lim-b1', { belief_id: 'b-lim-1', claim: 'one' });
+    await assertBelief(first, 'req-lim-b2', { belief_id: 'b-lim-2', claim: 'two' });
+    await append(rig, first.task_id, ...drafts);
+    // then: the pack of the next attempt keeps to the small budget recorded before it (the contracts, the policy and its decision), and says what it left out
+    const two = await packOf(ids.task_id, ids.attempt_id);
+    expect(two.pack.budget).toMatchObject({ max_items: 4, max_bytes: 4_096, used_items: 4 });
+    expect(two.pack.omitted.map((o) => `${o.source.id}:${o.reason}`)).toEqual(['q.one:BUDGET_EXCEEDED', 'q.two:BUDGET_EXCEEDED', 'b-lim-1:BUDGET_EXCEEDED', 'b-lim-2:BUDGET_EXCEEDED']);
+    // and a verdict of the larger profile leaves the opened limits in force: the working state is not re-sized after the fact
+    await append(rig, first.task_id, policyEvaluatedDraft(ids, followUpRequest(first.task_id, request, `ar-${ids.attempt_id}`), 'local_edit_allowed', { knowledge: large }));
+    await revise(first, 'req-lim-4', 1, [entry('q.three')], 'KNOWLEDGE_WORKING_STATE_TOO_LARGE');
   });
 
   it('given the pack already stored and the orchestrator down before it appended (a crash between store and append), when it comes back, then it appends context.pack_compiled once, for those bytes', async () => {

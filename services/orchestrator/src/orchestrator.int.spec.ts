@@ -89,7 +89,7 @@ describe('orchestrator service: health', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({
       ready: true,
-      checks: { nats_connected: true, streams_ensured: true, bus: 'connected', consumers_bound: ['orchestrator'], consumers_stalled: [], quarantined: { total: 0 } },
+      checks: { nats_connected: true, streams_ensured: true, bus: 'connected', consumers_bound: ['orchestrator', 'orchestrator-participants'], consumers_stalled: [], quarantined: { total: 0 } },
     });
   });
 });

@@ -6,15 +6,18 @@ import type { SignedRequestPrincipals } from '@writ/runtime';
 import type { Logger } from '@writ/telemetry';
 import type { Clock, CommandPublisher, ContextPackStore, ResolutionRefusals, TaskLog } from './application/ports.js';
 import { KnowledgeRequestHandler, type KnowledgeSigner } from './application/knowledge-request.handler.js';
+import { LastWillBeliefsHandler } from './application/last-will-beliefs.handler.js';
 import { SubmitClaimHandler } from './application/submit-claim.handler.js';
 import { TaskEventHandler } from './application/task-event.handler.js';
 import type { OrchestratorConfig } from './config.js';
 import { createClaimsListener } from './inbound/claims.listener.js';
 import { HealthController } from './inbound/health.controller.js';
 import { createKnowledgeListener } from './inbound/knowledge.listener.js';
+import { createParticipantEventsListener } from './inbound/participant-events.listener.js';
 import { createTaskEventsListener } from './inbound/task-events.listener.js';
 import { ArtifactPackStore } from './outbound/artifact-pack-store.js';
 import { BusCommandPublisher } from './outbound/bus.command-publisher.js';
+import { EventStoreParticipantStreams } from './outbound/event-store.participant-streams.js';
 import { EventStoreTaskLog } from './outbound/event-store.task-log.js';
 import { Readiness } from './outbound/readiness.js';
 
@@ -24,6 +27,9 @@ export const CLOCK = Symbol.for('writ.orchestrator.Clock');
 
 /** The durable consumer every orchestrator instance shares (competing consumers, one per process at a time). */
 export const ORCHESTRATOR_DURABLE = 'orchestrator';
+
+/** The durable of participants' events (Last Wills landing as beliefs), shared the same way. */
+export const ORCHESTRATOR_PARTICIPANTS_DURABLE = 'orchestrator-participants';
 
 /** The resources the bootstrap opened (async) and hands to the composition root. */
 export interface OrchestratorResources {
@@ -56,20 +62,25 @@ export class OrchestratorModule {
   static register(resources: OrchestratorResources): DynamicModule {
     const { config, nc, store, readiness, logger } = resources;
     const env = config.env;
-    const listener = createTaskEventsListener(config.subjects.taskEvents, {
+    const consumer = {
       stream: env.WRIT_EVENTS_STREAM,
-      durable: ORCHESTRATOR_DURABLE,
-      deadLetterSubject: config.subjects.deadLetter,
       // Tasks side by side; the listener keeps one task's events in arrival order.
       concurrency: env.WRIT_ORCHESTRATOR_CONCURRENCY,
       maxDeliver: env.WRIT_BUS_MAX_DELIVER,
       ackWaitMs: env.WRIT_BUS_ACK_WAIT_MS,
       backoff: { initialMs: env.WRIT_BUS_BACKOFF_INITIAL_MS },
       pullExpiresMs: env.WRIT_BUS_PULL_EXPIRES_MS,
-    });
+    };
+    const listener = createTaskEventsListener(config.subjects.taskEvents, { ...consumer, durable: ORCHESTRATOR_DURABLE, deadLetterSubject: config.subjects.deadLetter });
+    const participants = createParticipantEventsListener(
+      config.subjects.participantEvents,
+      { ...consumer, durable: ORCHESTRATOR_PARTICIPANTS_DURABLE, deadLetterSubject: config.subjects.participantDeadLetter },
+      logger,
+    );
+    const artifacts = resources.packs ?? new ArtifactPackStore(nc, { bucket: env.WRIT_ARTIFACTS_BUCKET, maxBytes: env.WRIT_ARTIFACTS_MAX_BYTES, replicas: env.WRIT_STREAM_REPLICAS });
     return {
       module: OrchestratorModule,
-      controllers: [HealthController, listener, createClaimsListener(config.subjects, logger), createKnowledgeListener(config.subjects, logger)],
+      controllers: [HealthController, listener, participants, createClaimsListener(config.subjects, logger), createKnowledgeListener(config.subjects, logger)],
       providers: [
         { provide: Readiness, useValue: readiness },
         { provide: NatsConnectionLifecycle, useValue: new NatsConnectionLifecycle(nc) },
@@ -87,7 +98,7 @@ export class OrchestratorModule {
               authority: resources.authority,
               actorId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID,
               executorPrincipalId: env.WRIT_EXECUTOR_PRINCIPAL_ID,
-              packs: resources.packs ?? new ArtifactPackStore(nc, { bucket: env.WRIT_ARTIFACTS_BUCKET, maxBytes: env.WRIT_ARTIFACTS_MAX_BYTES, replicas: env.WRIT_STREAM_REPLICAS }),
+              packs: artifacts,
               logger,
             }),
           inject: [TASK_LOG, COMMAND_PUBLISHER, CLOCK],
@@ -105,6 +116,12 @@ export class OrchestratorModule {
               logger,
             }),
           inject: [TASK_LOG, CLOCK, TaskEventHandler],
+        },
+        {
+          provide: LastWillBeliefsHandler,
+          useFactory: (log: TaskLog, clock: Clock) =>
+            new LastWillBeliefsHandler({ log, participants: new EventStoreParticipantStreams(store), artifacts, clock, actorId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID, logger }),
+          inject: [TASK_LOG, CLOCK],
         },
         {
           provide: KnowledgeRequestHandler,

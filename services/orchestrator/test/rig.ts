@@ -2,7 +2,7 @@ import { jetstreamManager, type JetStreamManager, type MsgRequest } from '@nats-
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { hasErrorCode, type EventDraft, type EventEnvelope } from '@writ/contracts';
 import { EventStore } from '@writ/eventstore';
-import { ensureWritStreams, loadOperatorSigner, signedPrincipalRegistration } from '@writ/runtime';
+import { NatsArtifactStore, ensureWritStreams, loadOperatorSigner, signedPrincipalRegistration } from '@writ/runtime';
 import { createLogger } from '@writ/telemetry';
 import { connectTestNats, NATS_URL, deleteStreams, uniqueName, waitFor } from '@writ/testing';
 import { createOrchestratorApp, type OrchestratorApp } from '../src/bootstrap.js';
@@ -63,6 +63,16 @@ export async function createRig(name: string): Promise<Rig> {
     for await (const msg of sub) published.push({ subject: msg.subject, payload: msg.json() });
   })();
   return { nc, jsm: await jetstreamManager(nc), config, store, apps: [], published };
+}
+
+/** The rig's artifact bucket (where packs and Last Wills are stored), opened as a reader: the test's view of the bytes. */
+export async function rigBucket(rig: Rig): Promise<NatsArtifactStore> {
+  return NatsArtifactStore.open(rig.nc, {
+    bucket: rig.config.env.WRIT_ARTIFACTS_BUCKET,
+    maxBytes: 64 * MiB,
+    replicas: 1,
+    failure: (message, options) => Object.assign(new Error(message, { cause: options.cause }), { code: 'TEST_BUCKET' }),
+  });
 }
 
 export async function startApp(rig: Rig): Promise<OrchestratorApp> {

@@ -5,6 +5,7 @@ import type {
   CapabilityGrantClaims,
   EventDraft,
   ExecutionCompleted,
+  KnowledgeLimits,
   PolicyEvaluated,
   PrincipalRegistered,
   PublicEd25519Jwk,
@@ -208,7 +209,7 @@ export function policyEvaluatedDraft(
   ids: TaskIds,
   request: ActionRequest,
   profileId: string,
-  options: { at?: string; entry?: number; withoutRewrite?: boolean } = {},
+  options: { at?: string; entry?: number; withoutRewrite?: boolean; knowledge?: KnowledgeLimits } = {},
 ): EventDraft {
   const at = options.at ?? instant(1);
   const entry = options.entry ?? 1;
@@ -225,6 +226,7 @@ export function policyEvaluatedDraft(
   });
   const payload: PolicyEvaluated = {
     ...(evaluation.downgrade === undefined || options.withoutRewrite === true ? {} : { rewritten_action_request: evaluation.downgrade.action_request }),
+    ...(options.knowledge === undefined ? {} : { knowledge: options.knowledge }),
     policy_result: result,
     decision: {
       decision_id: `dec-${ids.attempt_id}-${entry}`,

@@ -154,6 +154,8 @@ export declare class Stack {
   eventSubjects(filter?: string): Promise<Record<string, number>>;
   streamMessages(stream: string, subject: string): Promise<StoredMessage[]>;
   waitConsumerSettled(stream: string, durable: string, seq: number, options?: { timeoutMs?: number }): Promise<true>;
+  /** A query on the stack's database as the stack's own administrator. */
+  pgQuery<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<{ rows: R[] }>;
   workspaceFile(taskId: string, relative?: string): string;
 
   stop(options?: { keepLogs?: boolean; graceMs?: number }): Promise<string[]>;

@@ -807,6 +807,11 @@ export class Stack {
     );
   }
 
+  /** A query on the stack's database as the stack's own administrator (for what a test reads or breaks beside the projection). */
+  async pgQuery(sql, params) {
+    return this.#pg.query(sql, params === undefined ? undefined : [...params]);
+  }
+
   /** Path on the host of a file in a task's cell workspace (on the executor host that holds the task's cell). */
   workspaceFile(taskId, relative = '') {
     const root = this.cellsRoots.find((candidate) => existsSync(path.join(candidate, taskId))) ?? this.cellsRoots[0];

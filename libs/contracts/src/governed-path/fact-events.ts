@@ -3,6 +3,7 @@ import { ActionRequest } from '../action-request.js';
 import { Artifact } from '../artifact.js';
 import { Decision } from '../decision.js';
 import { Id, Name, Ref, Sha256Hex, Timestamp } from '../ids.js';
+import { KnowledgeLimits } from '../knowledge/knowledge-limits.js';
 import { LIMITS } from '../limits.js';
 import { PolicyResult } from '../policy-result.js';
 import { Receipt } from '../receipt.js';
@@ -32,6 +33,12 @@ export const PolicyEvaluated = z.strictObject({
   rewritten_action_request: ActionRequest.optional(),
   /** The capability scope the approval service encodes into the grant; absent when the evaluation could not run (a recorded deny) and in events written before it existed. */
   capability_scope: PolicyCapabilityScope.optional(),
+  /**
+   * The knowledge limits of the profile evaluated (its `knowledge` section, defaults filled in): what the
+   * orchestrator opens the task's working state with and compiles its next packs within. Absent when the
+   * evaluation could not use a profile, and in events written before it existed (the defaults hold).
+   */
+  knowledge: KnowledgeLimits.optional(),
 });
 export type PolicyEvaluated = z.infer<typeof PolicyEvaluated>;
 

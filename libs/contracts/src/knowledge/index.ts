@@ -1,6 +1,7 @@
 export { KnowledgeEvidenceRef, KnowledgeScope, KnowledgeSensitivity } from './knowledge-evidence.js';
 export { SecretReference, isSecretReference } from './secret-reference.js';
 export { WORKING_STATE_CEILINGS, WorkingState, WorkingStateEntry, WorkingStateEntryKind, WorkingStateLimits } from './working-state.js';
+export { CONTEXT_PACK_CEILINGS, ContextPackBudget, DEFAULT_KNOWLEDGE_LIMITS, KnowledgeLimits } from './knowledge-limits.js';
 export { Belief, BeliefStatus } from './belief.js';
 export { InvalidationPolicy, MemoryRecord, MemorySource, MemoryStatus } from './memory-record.js';
 export {

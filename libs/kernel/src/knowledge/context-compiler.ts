@@ -1,6 +1,7 @@
 import {
   Belief,
   ContextPack,
+  ContextPackBudget,
   Id,
   JsonValue,
   LIMITS,
@@ -39,16 +40,9 @@ export interface ContextPackCodec {
   readonly sha256Hex: (text: string) => string;
 }
 
-/** How large a pack may be and whether secrets may be named (by reference only). A profile's data, never the model's. */
-export const ContextProfile = z.strictObject({
-  max_items: z.int().min(1).max(4_096),
-  max_bytes: z.int().min(256).max(4_194_304),
-  /** False by default in every profile: secrets are left out. True names them by reference, never by value (Hermit 17.3). */
-  allow_secret_references: z.boolean(),
-  /** Session history is the last resort of 15.7: included only when a profile asks. */
-  include_session: z.boolean().optional(),
-});
-export type ContextProfile = z.infer<typeof ContextProfile>;
+/** How large a pack may be and whether secrets may be named (by reference only): the policy profile's `knowledge.context_pack` (ContextPackBudget). */
+export const ContextProfile = ContextPackBudget;
+export type ContextProfile = ContextPackBudget;
 
 const Contract = z.strictObject({ ref: Ref, content: JsonValue });
 const list = <S extends z.ZodType>(item: S) => z.array(item).max(LIMITS.jsonItems).optional();

@@ -1,4 +1,4 @@
-import { Decision, DecisionRecorded, ExecutionCompleted, PolicyEvaluated, type EventEnvelope, type JsonValue } from '@writ/contracts';
+import { DEFAULT_KNOWLEDGE_LIMITS, Decision, DecisionRecorded, ExecutionCompleted, KnowledgeLimits, PolicyEvaluated, type EventEnvelope, type JsonValue } from '@writ/contracts';
 import { attemptDecider } from '../attempt/attempt.decider.js';
 import { stepDecider } from '../attempt/step.decider.js';
 import { fold } from '../shared/decider.js';
@@ -16,7 +16,26 @@ export type ContextLogEvent = Pick<EventEnvelope, 'event_type' | 'payload' | 'ta
  * contracts, a full default working state and a few dozen beliefs. Secrets are left
  * out (Hermit 6.3.3): naming them even by reference is a profile's explicit choice.
  */
-export const DEFAULT_CONTEXT_PROFILE: ContextProfile = Object.freeze({ max_items: 128, max_bytes: 65_536, allow_secret_references: false });
+export const DEFAULT_CONTEXT_PROFILE: ContextProfile = DEFAULT_KNOWLEDGE_LIMITS.context_pack;
+
+/**
+ * The knowledge limits in force for a task as its log records them: those of the
+ * latest `policy.evaluated` that carries them (the policy service stamps the
+ * profile's `knowledge` section, defaults filled in, on every verdict), else the
+ * defaults. Read from the log alone, so the orchestrator deciding now and anyone
+ * replaying the same prefix later agree; a profile applied later reaches a task
+ * with its next verdict, never what was decided before it.
+ */
+export function knowledgeLimitsInForce(events: readonly Pick<EventEnvelope, 'event_type' | 'payload'>[]): KnowledgeLimits {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as Pick<EventEnvelope, 'event_type' | 'payload'>;
+    if (event.event_type !== 'policy.evaluated') continue;
+    // The verdict's author is the store's to check (policy alone); its bounds are checked again here.
+    const parsed = KnowledgeLimits.safeParse((event.payload as Record<string, unknown> | undefined)?.['knowledge']);
+    if (parsed.success) return parsed.data;
+  }
+  return DEFAULT_KNOWLEDGE_LIMITS;
+}
 
 /** The pack's log prefix: the attempt's first `attempt.awaiting_policy` (its request submitted), and the inputs as of then. */
 export interface ContextPackInputs {
@@ -98,8 +117,11 @@ function artifactsOf(prefix: readonly ContextLogEvent[]): NonNullable<ContextCom
  * Sacred Scope exceptions), the task's decisions (recorded and policy's), its working
  * state and beliefs as the kernel folds them, and the artifacts executions captured.
  * Memory, ingress deltas, focus and session history are not on a task's stream yet.
+ * The budget is the profile's as the prefix records it (`knowledgeLimitsInForce`:
+ * the latest verdict before the attempt's request, so the task's first pack has the
+ * defaults), unless `profile` is given.
  */
-export function contextInputsFromLog(events: readonly ContextLogEvent[], attemptId: string, profile: ContextProfile = DEFAULT_CONTEXT_PROFILE): ContextPackInputs | undefined {
+export function contextInputsFromLog(events: readonly ContextLogEvent[], attemptId: string, profile?: ContextProfile): ContextPackInputs | undefined {
   const opening = contextPackOpening(events, attemptId);
   if (opening === undefined) return undefined;
   const prefix = events.filter((event) => event.task_seq <= opening.task_seq);
@@ -158,7 +180,7 @@ export function contextInputsFromLog(events: readonly ContextLogEvent[], attempt
     working_state: workingState.status === 'open' ? [...workingState.entries] : [],
     beliefs: beliefs.beliefs.filter((belief) => belief.task_id === task.task_id),
     artifacts: artifactsOf(prefix),
-    profile,
+    profile: profile ?? knowledgeLimitsInForce(prefix).context_pack,
   };
   return { input, through_task_seq: opening.task_seq };
 }

@@ -152,6 +152,24 @@ describe('context pack inputs from the log (Hermit 15.6, 15.7)', () => {
     expect(contractOf(story())).not.toHaveProperty('continues');
   });
 
+  it('given a verdict before attempt 2 recording a profile with a small pack budget and secret references, then its pack is compiled within them; a verdict after it changes nothing', () => {
+    const log = story();
+    const opening = log.events.findIndex((event) => event.event_type === 'attempt.awaiting_policy' && event.attempt_id === 'attempt-2');
+    const knowledge = { working_state: { max_entries: 64, max_entry_bytes: 4_096, max_total_bytes: 65_536 }, context_pack: { max_items: 4, max_bytes: 4_096, allow_secret_references: true } };
+    const verdict = (seq: number, pack: object): ContextLogEvent => ({ event_type: 'policy.evaluated', payload: { knowledge: { ...knowledge, context_pack: pack } }, task_seq: seq, task_id: TASK, entity_type: 'task', entity_id: TASK, occurred_at: at(seq) });
+    // A stub verdict placed before the attempt's request (only its knowledge matters here), sequences renumbered.
+    const events = [...log.events.slice(0, opening), verdict(0, knowledge.context_pack), ...log.events.slice(opening)].map((event, i) => ({ ...event, task_seq: i + 1 }));
+    const inputs = contextInputsFromLog(events, 'attempt-2');
+    expect(inputs?.input.profile).toEqual(knowledge.context_pack);
+    const { pack } = compileContextPack(inputs!.input, codec);
+    expect(pack.budget).toMatchObject({ max_items: 4, max_bytes: 4_096, used_items: 4 });
+    expect(pack.omitted.map((o) => `${o.source.id}:${o.reason}`)).toEqual(['objective.main:BUDGET_EXCEEDED', 'b-1:BUDGET_EXCEEDED', 'b-secret:BUDGET_EXCEEDED']);
+    expect(pack.items.find((item) => item.source.id === 'handle.token')?.secret_ref).toBe('vault:deploy/token');
+    // A verdict after the request (a later profile) is not in this pack's prefix.
+    const later = [...events, verdict(events.length + 1, { max_items: 128, max_bytes: 65_536, allow_secret_references: false })];
+    expect(compileContextPack(contextInputsFromLog(later, 'attempt-2')!.input, codec).bytes).toBe(compileContextPack(inputs!.input, codec).bytes);
+  });
+
   it('given an attempt the log has not seen submitted, then there are no inputs (nothing to compile yet)', () => {
     expect(contextInputsFromLog(story().events, 'attempt-9')).toBeUndefined();
   });

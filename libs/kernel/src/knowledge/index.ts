@@ -23,6 +23,7 @@ export {
 export { WorkingStateEvent, type WorkingStateEventType } from './working-state.events.js';
 export { beliefDecider, findBelief, isBeliefActive, type Asserter, type BeliefCommand, type BeliefDraft, type BeliefSetState } from './belief.decider.js';
 export { BeliefEvent, type BeliefEventType } from './belief.events.js';
+export { EPISTEMIC_TRUST_TIERS, epistemicTrustTier, lastWillArtifactId, lastWillBeliefId, lastWillBeliefs, type LastWillLanding } from './last-will-beliefs.js';
 export {
   judgeMemoryPromotion,
   memoryCandidateKey,
@@ -56,4 +57,4 @@ export {
 } from './conversation-focus.projection.js';
 export { contextPackDecider, type ContextPackCommand, type ContextPackState, type NoContextPack, type RecordedContextPack, type RefusedContextPack } from './context-pack.decider.js';
 export { ContextPackEvent, type ContextPackEventType } from './context-pack.events.js';
-export { DEFAULT_CONTEXT_PROFILE, contextInputsFromLog, contextPackOpening, foldContextPack, type ContextLogEvent, type ContextPackInputs } from './context-inputs.js';
+export { DEFAULT_CONTEXT_PROFILE, contextInputsFromLog, contextPackOpening, foldContextPack, knowledgeLimitsInForce, type ContextLogEvent, type ContextPackInputs } from './context-inputs.js';

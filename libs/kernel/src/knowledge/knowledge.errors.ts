@@ -24,6 +24,8 @@ export type KnowledgeErrorCode =
   | 'KNOWLEDGE_SECRET_BY_VALUE'
   /** The command names another task than the aggregate's. */
   | 'KNOWLEDGE_WRONG_TASK'
+  /** A Last Will is to land on a task its participant's line does not own (another owner, or an actor neither the writer nor reconstituted from it): no belief lands. */
+  | 'KNOWLEDGE_LAST_WILL_NOT_OF_TASK'
   /** A belief with this id already exists. */
   | 'KNOWLEDGE_BELIEF_EXISTS'
   /** The command names a belief this task does not hold. */

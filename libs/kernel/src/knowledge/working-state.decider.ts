@@ -1,4 +1,4 @@
-import { WorkingStateEntry, WorkingStateLimits, type WorkingStateEntryKind } from '@writ/contracts';
+import { DEFAULT_KNOWLEDGE_LIMITS, WorkingStateEntry, WorkingStateLimits, type WorkingStateEntryKind } from '@writ/contracts';
 import type { Anomaly, Command, Decider } from '../shared/decider.js';
 import { totalEvolve } from '../shared/decider.js';
 import { emit } from '../shared/events.js';
@@ -10,7 +10,7 @@ import { entryHoldsSecretByValue, secretByValue } from './secret-by-reference.js
 import { WorkingStateEvent } from './working-state.events.js';
 
 /** The limits a task gets when its profile names none: small on purpose, large content belongs in artifacts. */
-export const DEFAULT_WORKING_STATE_LIMITS: WorkingStateLimits = Object.freeze({ max_entries: 64, max_entry_bytes: 4_096, max_total_bytes: 65_536 });
+export const DEFAULT_WORKING_STATE_LIMITS: WorkingStateLimits = DEFAULT_KNOWLEDGE_LIMITS.working_state;
 
 /** Entry kinds a compaction always keeps: what the task is for and what is still open. The rest goes unless referenced. */
 export const COMPACTION_ROOT_KINDS: readonly WorkingStateEntryKind[] = Object.freeze(['objective', 'constraint', 'pending_question', 'uncertainty']);

@@ -1,4 +1,4 @@
-import { ActionClass, ExecutionMode, LIMITS, Name, PolicyOutcome, RiskBand, Text } from '@writ/contracts';
+import { ActionClass, ContextPackBudget, DEFAULT_KNOWLEDGE_LIMITS, ExecutionMode, LIMITS, Name, PolicyOutcome, RiskBand, Text, WorkingStateLimits, type KnowledgeLimits } from '@writ/contracts';
 import { z } from 'zod';
 import { compileGlob, GlobPattern, type CompiledGlob } from '../shared/glob.js';
 import { EgressHostPattern } from './egress.js';
@@ -71,6 +71,39 @@ export const CapabilityCeilings = z.strictObject({
 });
 export type CapabilityCeilings = z.infer<typeof CapabilityCeilings>;
 
+const WS = WorkingStateLimits.shape;
+const PACK = ContextPackBudget.shape;
+const DEFAULTS = DEFAULT_KNOWLEDGE_LIMITS;
+
+/**
+ * The knowledge layer's bounds under this profile (issue 17; Hermit 6.3.2, 15.6):
+ * each field within the kernel's ceilings, the defaults where left out. The
+ * policy service records them with every verdict; the orchestrator opens a
+ * task's working state and compiles its packs with them.
+ */
+export const KnowledgeProfileSection = z
+  .strictObject({
+    working_state: z
+      .strictObject({
+        max_entries: WS.max_entries.default(DEFAULTS.working_state.max_entries),
+        max_entry_bytes: WS.max_entry_bytes.default(DEFAULTS.working_state.max_entry_bytes),
+        max_total_bytes: WS.max_total_bytes.default(DEFAULTS.working_state.max_total_bytes),
+      })
+      .prefault({})
+      .describe('Working state size limits (entries; UTF-8 bytes of one entry\'s JSON; of all entries): a revision past one is refused KNOWLEDGE_WORKING_STATE_TOO_LARGE.'),
+    context_pack: z
+      .strictObject({
+        max_items: PACK.max_items.default(DEFAULTS.context_pack.max_items),
+        max_bytes: PACK.max_bytes.default(DEFAULTS.context_pack.max_bytes),
+        allow_secret_references: PACK.allow_secret_references.default(DEFAULTS.context_pack.allow_secret_references),
+        include_session: PACK.include_session,
+      })
+      .prefault({})
+      .describe('Context pack budget: what does not fit is listed in the pack\'s omitted (BUDGET_EXCEEDED); secrets named by reference only when allow_secret_references.'),
+  })
+  .describe('Knowledge bounds; absent: the defaults of DEFAULT_KNOWLEDGE_LIMITS.');
+export type KnowledgeProfileSection = z.output<typeof KnowledgeProfileSection>;
+
 const documentShape = {
   id: Name.regex(/^[^.]+$/, 'must be one NATS subject token (no dots): it names the profile in the log (<events>.policy.<id>) and the bucket'),
   description: Text.describe('What the profile allows, in plain words.'),
@@ -95,6 +128,8 @@ const documentShape = {
   ceilings: CapabilityCeilings.prefault({}),
   approval: z.strictObject({ expires_in_seconds: z.int().min(60).max(604_800).default(3_600) }).prefault({}),
   witness_waived_for: z.array(ActionClass).max(12).optional().describe('Classes whose delayed execution needs no state witness (Hermit 16.8 "unless policy explicitly waives it").'),
+  // Optional without a default, so a profile that does not name it keeps the version it had before the section existed.
+  knowledge: KnowledgeProfileSection.optional(),
 };
 
 const VERSION_IS_DERIVED = 'is not part of a policy document: the version is derived from the content (sha256 of the canonical document) when the profile is applied';
@@ -106,7 +141,9 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * lists every problem) and therefore check types themselves.
  */
 function documentRules(input: unknown, ctx: z.RefinementCtx): void {
-  if (!isObject(input) || !isObject(input.action_classes)) return;
+  if (!isObject(input)) return;
+  knowledgeRules(input.knowledge, ctx);
+  if (!isObject(input.action_classes)) return;
   for (const [name, rule] of Object.entries(input.action_classes)) {
     const from = ActionClass.safeParse(name);
     if (!from.success || !isObject(rule)) continue;
@@ -121,6 +158,24 @@ function documentRules(input: unknown, ctx: z.RefinementCtx): void {
       ctx.addIssue({ code: 'custom', path: ['action_classes', name, 'downgrade_to'], message: why });
     }
   }
+}
+
+/** One entry allowed more bytes than the whole working state (given, or by default) could never be stored: refused as a contradiction. */
+function knowledgeRules(knowledge: unknown, ctx: z.RefinementCtx): void {
+  if (!isObject(knowledge) || !isObject(knowledge.working_state)) return;
+  const entry = knowledge.working_state.max_entry_bytes ?? DEFAULTS.working_state.max_entry_bytes;
+  const total = knowledge.working_state.max_total_bytes ?? DEFAULTS.working_state.max_total_bytes;
+  if (typeof entry === 'number' && typeof total === 'number' && entry > total) {
+    ctx.addIssue({ code: 'custom', path: ['knowledge', 'working_state', 'max_entry_bytes'], message: `${entry} must not exceed max_total_bytes (${total}): set both` });
+  }
+}
+
+/** The knowledge limits of a profile, the defaults where it names none: what its verdicts record. */
+export function knowledgeLimitsOf(profile: Pick<PolicyProfile, 'knowledge'>): KnowledgeLimits {
+  const section = profile.knowledge;
+  if (section === undefined) return DEFAULTS;
+  const { include_session, ...pack } = section.context_pack;
+  return { working_state: { ...section.working_state }, context_pack: { ...pack, ...(include_session === undefined ? {} : { include_session }) } };
 }
 
 const ALWAYS = { when: () => true } as const;

@@ -99,3 +99,20 @@ export function grantStateFor(history: GrantHistory, claims: CapabilityGrantClai
   const issued = { type: 'grant.issued', data: { claims, at: new Date(claims.iat * 1000).toISOString() } };
   return fold(grantDecider, [issued, ...history.events.filter((event) => event.type !== 'grant.issued')]);
 }
+
+/**
+ * The secret handles the task's cell has held: those of every grant of the task with a
+ * use claimed (a use may have resolved them into the cell, and an action may have left
+ * their values in the workspace). Pure; from the task stream as read.
+ */
+export function cellSecretHandles(stream: readonly EventEnvelope[]): string[] {
+  const used = new Set(stream.filter((event) => event.event_type === 'grant.use_claimed').map((event) => event.entity_id));
+  const handles = new Set<string>();
+  for (const event of stream) {
+    if (event.event_type !== 'grant.issued') continue;
+    const parsed = CapabilityGrantClaims.safeParse(record(event.payload)['claims']);
+    if (!parsed.success || !(used.has(parsed.data.jti) || used.has(event.entity_id))) continue;
+    for (const handle of parsed.data.constraints?.secret_handles ?? []) handles.add(handle);
+  }
+  return [...handles].sort();
+}

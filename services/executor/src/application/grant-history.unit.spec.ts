@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
-import { grantStateFor, readGrantHistory } from './grant-history.js';
+import { cellSecretHandles, grantStateFor, readGrantHistory } from './grant-history.js';
 
 const claims = {
   iss: 'writ-approval',
@@ -82,5 +82,25 @@ describe('grantStateFor: the uses the kernel counts', () => {
       event('grant.revoked', 'grant-1', { revoked_by: 'writ-orchestrator', reason: 'drift', at: '2030-01-01T00:00:05Z' }),
     ];
     expect(grantStateFor(readGrantHistory(stream, 'grant-1', 'use-a'), claims).status).toBe('revoked');
+  });
+});
+
+describe('cellSecretHandles: what the task cell may hold', () => {
+  const issued = (jti: string, handles?: string[]) => event('grant.issued', jti, { claims: { ...claims, jti, ...(handles === undefined ? {} : { constraints: { secret_handles: handles } }) }, at: '2030-01-01T00:00:00Z' });
+
+  it('given grants with secret handles, then the handles of those with a use claimed, sorted and once; a grant never used, one without handles and a malformed one add nothing', () => {
+    const stream = [
+      issued('grant-a', ['deploy', 'canary']),
+      issued('grant-b', ['never_used']),
+      issued('grant-c'),
+      issued('grant-d', ['canary']),
+      event('grant.issued', 'grant-e', { claims: { jti: 'grant-e', constraints: { secret_handles: ['malformed'] } } }),
+      claimed('grant-a', 'use-a', 1),
+      claimed('grant-c', 'use-c', 1),
+      claimed('grant-d', 'use-d', 1),
+      claimed('grant-e', 'use-e', 1),
+    ];
+    expect(cellSecretHandles(stream)).toEqual(['canary', 'deploy']);
+    expect(cellSecretHandles([])).toEqual([]);
   });
 });

@@ -72,6 +72,14 @@ export interface CellPort {
   openCell(taskId: string): Promise<CellHandle>;
   snapshotWorkspace(taskId: string): Promise<WorkspaceSnapshot>;
   exec(taskId: string, options: ActionExecOptions): Promise<CellExecResult>;
+  /**
+   * The secret handles earlier uses of the task may have resolved into its cell (`cellSecretHandles`
+   * of the task stream): resolved for redaction only, never passed to an exec. From then on every
+   * output of the task's cell has their values redacted, and a file holding one is read back as
+   * undefined (no artifact), as for the exec's own secrets. Best effort: a handle the store no longer
+   * resolves is skipped (its value is unknown to redact). Absent: only each exec's own secrets are.
+   */
+  holdSecrets?(taskId: string, handles: readonly string[]): Promise<void>;
   environment(taskId: string): Promise<CellEnvironment>;
   /** Throws EXECUTOR_PATH_ESCAPE when `relative` (inside the task's workspace) is reached through a symlink. */
   assertPlainPath(taskId: string, relative: string): Promise<void>;

@@ -21,7 +21,7 @@ import {
   type ArtifactInput,
 } from './execution-record.js';
 import { ExecutorError } from './executor-errors.js';
-import { grantStateFor, readGrantHistory, type ClaimRecord, type GrantHistory } from './grant-history.js';
+import { cellSecretHandles, grantStateFor, readGrantHistory, type ClaimRecord, type GrantHistory } from './grant-history.js';
 import { verifyGrant, type ExecutorRefusalCode } from './grant-verification.js';
 import { checkCellAccess } from './cell-areas.js';
 import type { GitHead } from '../outbound/git-head.js';
@@ -448,8 +448,8 @@ export class RunActionHandler {
     } else {
       const { record } = step;
       // Secret values are redacted only on the live path (the cell port resolves them): a
-      // reconciled use that asked for secrets keeps no output artifacts, only the exit status.
-      const keepOutput = requestedSecretHandles(command.action_request.params).length === 0;
+      // reconciled use that asked for secrets, or of a cell that held some, keeps no output artifacts, only the exit status.
+      const keepOutput = requestedSecretHandles(command.action_request.params).length === 0 && cellSecretHandles(await this.#deps.log.read(command.task_id)).length === 0;
       const inputs: ArtifactInput[] = keepOutput
         ? [
             { role: 'stdout', bytes: record.stdout, class: 'evidence', kind: 'command.transcript', media_type: 'application/octet-stream', alias: 'stdout' },
@@ -595,6 +595,9 @@ export class RunActionHandler {
     let preimages: ArtifactInput[];
     try {
       await this.#deps.cells.openCell(taskId);
+      // Before anything is read back from the workspace (pre-images, then outputs and changed files): the
+      // secrets earlier uses may have left in it are redacted from this use's captures too (invariant 6).
+      if (this.#deps.cells.holdSecrets !== undefined) await this.#deps.cells.holdSecrets(taskId, cellSecretHandles(await this.#deps.log.read(taskId)));
       for (const [path] of accesses) await this.#deps.cells.assertPlainPath(taskId, path);
       before = await this.#deps.cells.snapshotWorkspace(taskId);
       if (plan.vcsRepo !== undefined) headBefore = await this.#deps.cells.gitHead?.(taskId, plan.vcsRepo);

@@ -33,8 +33,14 @@ export class ExecutorCells implements CellPort, CellCloser {
   readonly #runtime: CellRuntime;
   readonly #pool: CellPool | undefined;
   readonly #secrets: SecretSource;
-  /** The secrets of each task's latest exec: a changed file holding one is not kept as an artifact. */
-  readonly #lastSecrets = new Map<string, readonly ResolvedSecret[]>();
+  /**
+   * The secrets each task's cell has held, by value: those its execs resolved and those `holdSecrets`
+   * resolved for redaction (earlier uses', as the log says). Every output of the cell is redacted of
+   * all of them and a changed file holding one is not kept as an artifact, so a secret an action left
+   * in the workspace does not leave through a later action that reads the file back (invariant 6).
+   * Values, not handles: a rotated secret's old value may still sit in the workspace.
+   */
+  readonly #cellSecrets = new Map<string, Map<string, ResolvedSecret>>();
   readonly #egress: EgressNetworks | undefined;
   /** The attestation of a task's latest egress exec, read before its cell went (see `environment`). */
   readonly #egressEnvironment = new Map<string, CellEnvironment>();
@@ -88,25 +94,47 @@ export class ExecutorCells implements CellPort, CellCloser {
     const { secretHandles, egressHosts, ...cellOptions } = options;
     this.#egressEnvironment.delete(taskId);
     const secrets: readonly ResolvedSecret[] = secretHandles === undefined || secretHandles.length === 0 ? [] : await this.#secrets.resolve(secretHandles);
-    this.#lastSecrets.set(taskId, secrets);
+    const held = this.#held(taskId);
+    for (const secret of secrets) held.set(secret.value, secret);
+    // Redacted of every secret the cell has held, not only this exec's: the workspace may hold them.
+    const redact = [...held.values()];
     const withEgress = egressHosts !== undefined && egressHosts.length > 0;
-    if (secrets.length === 0 && !withEgress) return this.#guard(() => this.#runtime.exec(taskId, cellOptions));
     const env = Object.fromEntries(secrets.map((secret) => [secret.env, secret.value]));
-    const run = (extra: Readonly<Record<string, string>>) => this.#guard(() => this.#runtime.exec(taskId, { ...cellOptions, env: { ...cellOptions.env, ...extra, ...env } }));
+    const run = (extra: Readonly<Record<string, string>>) =>
+      this.#guard(() => this.#runtime.exec(taskId, secrets.length === 0 && Object.keys(extra).length === 0 ? cellOptions : { ...cellOptions, env: { ...cellOptions.env, ...extra, ...env } }));
     let result: CellExecResult;
     try {
       result = withEgress ? await this.#execWithEgress(taskId, egressHosts, run) : await run({});
     } catch (error) {
       if (!hasErrorCode(error) || !(error instanceof Error)) throw error;
-      const message = redactText(error.message, secrets);
+      const message = redactText(error.message, redact);
       if (message === error.message) throw error;
       throw new WritError(error.code, message);
     }
+    if (redact.length === 0) return result;
     return {
       ...result,
-      stdout: redactBytes(result.stdout, secrets, result.stdout_truncated),
-      stderr: redactBytes(result.stderr, secrets, result.stderr_truncated),
+      stdout: redactBytes(result.stdout, redact, result.stdout_truncated),
+      stderr: redactBytes(result.stderr, redact, result.stderr_truncated),
     };
+  }
+
+  async holdSecrets(taskId: string, handles: readonly string[]): Promise<void> {
+    const held = this.#held(taskId);
+    for (const handle of new Set(handles)) {
+      // One at a time: a handle the store no longer resolves (removed, renamed) must not hide the others.
+      const resolved = await this.#secrets.resolve([handle]).catch(() => []);
+      for (const secret of resolved) held.set(secret.value, secret);
+    }
+  }
+
+  #held(taskId: string): Map<string, ResolvedSecret> {
+    let held = this.#cellSecrets.get(taskId);
+    if (held === undefined) {
+      held = new Map();
+      this.#cellSecrets.set(taskId, held);
+    }
+    return held;
   }
 
   /**
@@ -146,7 +174,8 @@ export class ExecutorCells implements CellPort, CellCloser {
 
   /** Removes the task's containers and keeps its workspace (`scrub: false`). */
   closeCell(taskId: string): Promise<{ readonly containers_removed: number }> {
-    this.#lastSecrets.delete(taskId);
+    // Held again from the log by the task's next action (`holdSecrets`): nothing is lost with the memory.
+    this.#cellSecrets.delete(taskId);
     return this.#guard(() => this.#runtime.closeCell(taskId, { scrub: false }));
   }
 
@@ -229,9 +258,9 @@ export class ExecutorCells implements CellPort, CellCloser {
       const bytes = await handle.readFile();
       // Only the content the snapshot hashed is kept: anything else is not what the action left.
       if (sha256Hex(bytes) !== sha256) return undefined;
-      // A file the action wrote a resolved secret into stays in the workspace, never in an artifact.
-      const secrets = this.#lastSecrets.get(taskId) ?? [];
-      return secrets.some((secret) => Buffer.from(bytes).includes(Buffer.from(secret.value, 'utf8'))) ? undefined : bytes;
+      // A file holding a secret the cell held stays in the workspace, never in an artifact.
+      const secrets = this.#cellSecrets.get(taskId)?.values() ?? [];
+      return [...secrets].some((secret) => Buffer.from(bytes).includes(Buffer.from(secret.value, 'utf8'))) ? undefined : bytes;
     } finally {
       await handle.close();
     }

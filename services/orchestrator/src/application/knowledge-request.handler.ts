@@ -11,10 +11,10 @@ import {
   type SubmitKnowledgeRequest,
 } from '@writ/contracts';
 import {
-  DEFAULT_WORKING_STATE_LIMITS,
   beliefDecider,
   findBelief,
   fold,
+  knowledgeLimitsInForce,
   workingStateDecider,
   type BeliefCommand,
   type BeliefEvent,
@@ -200,8 +200,10 @@ export class KnowledgeRequestHandler {
         let state = foldWorkingState(events);
         const decided: WorkingStateEvent[] = [];
         if (state.status === 'initial') {
-          // The first revision opens the working state with the default limits (a profile's own limits are not wired yet).
-          const opened = workingStateDecider.decide({ type: 'open-working-state', data: { task_id: taskId, limits: DEFAULT_WORKING_STATE_LIMITS }, metadata: { now } }, state);
+          // The first revision opens the working state with the limits the task's log holds in force (its profile's, as the
+          // latest policy verdict recorded them; else the defaults), kept in `working_state.opened`: a later profile never refuses retroactively.
+          const limits = knowledgeLimitsInForce(events).working_state;
+          const opened = workingStateDecider.decide({ type: 'open-working-state', data: { task_id: taskId, limits }, metadata: { now } }, state);
           decided.push(...opened);
           for (const event of opened) state = workingStateDecider.evolve(state, event);
         }

@@ -9,7 +9,7 @@ import {
   type PolicyResult,
   type RiskBand,
 } from '@writ/contracts';
-import { classifyRisk, evaluateParticipantPolicy, evaluatePolicy, participantScopeRef, toPolicyResult, type PolicyEvaluation } from '@writ/kernel';
+import { classifyRisk, evaluateParticipantPolicy, evaluatePolicy, knowledgeLimitsOf, participantScopeRef, toPolicyResult, type PolicyEvaluation } from '@writ/kernel';
 import { PolicyServiceError } from './policy-service.errors.js';
 import type { ParticipantSnapshot, ProfileLookup } from './ports.js';
 import type { LoadedProfile } from './profile-documents.js';
@@ -184,5 +184,7 @@ export function evaluateCommand(
     },
     ...(rewritten === undefined ? {} : { rewritten_action_request: rewritten }),
     ...(scope === undefined ? {} : { capability_scope: scope }),
+    // The profile's knowledge bounds, recorded so the orchestrator sizes the task's working state and packs from the log (issue 17).
+    ...(profile === undefined ? {} : { knowledge: knowledgeLimitsOf(profile.prepared.profile) }),
   });
 }

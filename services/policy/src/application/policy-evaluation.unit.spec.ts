@@ -1,8 +1,9 @@
-import { PolicyEvaluated, type ActionRequest, type EvaluatePolicy, type EventEnvelope, type PolicyOutcome } from '@writ/contracts';
+import { DEFAULT_KNOWLEDGE_LIMITS, PolicyEvaluated, type ActionRequest, type EvaluatePolicy, type EventEnvelope, type PolicyOutcome } from '@writ/contracts';
 import { attemptDecider, fold } from '@writ/kernel';
 import { describe, expect, it } from 'vitest';
 import { participantSnapshot } from '../../test/participant-fixtures.js';
-import { builtinCatalog, builtinVersion } from '../../test/profiles.js';
+import { builtinCatalog, builtinVersion, recordOf, teamDocument } from '../../test/profiles.js';
+import { ProfileCatalog } from './profile-catalog.js';
 import { commandRequest, evaluateCommandFor, ingressDrafts, reenteredDraft, taskIds, writeRequest, type TaskIds } from '../../test/task-fixtures.js';
 import { foldAttemptPolicy } from './evaluate-policy.handler.js';
 import { evaluateCommand } from './policy-evaluation.js';
@@ -159,5 +160,19 @@ describe('evaluateCommand for a participant (a spawned seed)', () => {
     const request = { ...ECHO, proposed_by: participant.seedId };
     const evaluated = evaluateCommand(evaluateCommandFor(ids, request, 'no_such_profile'), request, now(), PROFILES, { snapshot, calls: 0 });
     expect(evaluated.policy_result).toMatchObject({ outcome: 'deny', matched_rules: ['policy_profile_unknown'], participant_scope_ref: `participant:${participant.seedId}@${participant.manifestHash}` });
+  });
+});
+
+describe('evaluateCommand records the profile knowledge bounds (issue 17)', () => {
+  it('given a profile with a knowledge section, then every verdict carries it with the defaults filled in; a built-in without one carries the defaults; an unknown profile none', () => {
+    const knowledge = { working_state: { max_entries: 4, max_total_bytes: 8_192 }, context_pack: { max_items: 6, allow_secret_references: true } };
+    const catalog = new ProfileCatalog({ trust: { verify: async () => undefined }, builtins: [recordOf(teamDocument({ knowledge }))] });
+    const evaluated = evaluateCommand(evaluateCommandFor(ids, ECHO, 'team_profile'), ECHO, META, catalog);
+    expect(PolicyEvaluated.parse(evaluated).knowledge).toEqual({
+      working_state: { max_entries: 4, max_entry_bytes: 4_096, max_total_bytes: 8_192 },
+      context_pack: { max_items: 6, max_bytes: 65_536, allow_secret_references: true },
+    });
+    expect(evaluateCommand(evaluateCommandFor(ids, ECHO, 'local_edit_allowed'), ECHO, META, PROFILES).knowledge).toEqual(DEFAULT_KNOWLEDGE_LIMITS);
+    expect(evaluateCommand(evaluateCommandFor(ids, ECHO, 'no_such_profile'), ECHO, META, PROFILES).knowledge).toBeUndefined();
   });
 });
