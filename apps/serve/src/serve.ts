@@ -10,8 +10,8 @@ import type { ServiceDefinition } from '@writ/runtime/nest';
 
 /**
  * Every Writ service, in start order: the order scripts/writ-up.sh gives their HTTP ports
- * (`WRIT_HTTP_PORT_BASE` + index). They stop in reverse, so the receipt service drains
- * first and the projection last: the read API answers until everything else has stopped.
+ * (`WRIT_HTTP_PORT_BASE` + index). The projection first: its read API answers while the
+ * others start.
  */
 export const WRIT_SERVICES_IN_START_ORDER: readonly ServiceDefinition<unknown>[] = Object.freeze([
   projectionService,
