@@ -10,6 +10,7 @@
 //                                        [--service-log-level debug]  (every service logs at that level; with --keep-logs)
 //                                        [--service-cpu-prof <dir>]   (every service runs with node --cpu-prof; profiles written to <dir> as the stack stops)
 //                                        [--nats-monitor http://127.0.0.1:8423]  (nats-server's monitoring, for the message table)
+//                                        [--single-process]           (the seven services in ONE process, apps/serve: one memory and CPU row)
 // Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
 // It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
 //
@@ -96,6 +97,7 @@ const { values: args } = parseArgs({
     'service-cpu-prof': { type: 'string' },
     'service-log-level': { type: 'string' },
     'nats-monitor': { type: 'string' },
+    'single-process': { type: 'boolean' },
   },
 });
 
@@ -161,13 +163,26 @@ async function machineInfo(stack) {
 
 // ---- memory sampling --------------------------------------------------------------------------------
 
+/**
+ * The stack's service processes: one per service, or with --single-process the one that runs all
+ * seven (`serve`); what the memory and CPU tables have a row for.
+ */
+function serviceProcesses(stack) {
+  if (stack.singleProcess) return [{ name: 'serve', pid: stack.services.projection.pid }];
+  return Object.values(stack.services).map((service) => ({ name: service.name, pid: service.pid }));
+}
+
+/** Peak VmRSS of each service process, and of their sum at one sample (`total`). */
 function memorySampler(stack) {
   const peak = {};
   const sample = () => {
-    for (const service of Object.values(stack.services)) {
-      const rss = residentBytes(service.pid);
-      if (rss !== null) peak[service.name] = Math.max(peak[service.name] ?? 0, rss);
+    let total = 0;
+    for (const { name, pid } of serviceProcesses(stack)) {
+      const rss = residentBytes(pid);
+      if (rss !== null) peak[name] = Math.max(peak[name] ?? 0, rss);
+      total += rss ?? 0;
     }
+    peak.total = Math.max(peak.total ?? 0, total);
   };
   sample();
   const timer = setInterval(sample, 200);
@@ -275,7 +290,7 @@ function printNatsTraffic(title, actions, before, after, stack) {
  * postmaster's reaped time covers the backends that exit), the Docker engine; null for the rest.
  */
 function processGroups(stack, natsPid) {
-  const services = new Map(Object.values(stack.services).map((service) => [service.pid, service.name]));
+  const services = new Map(serviceProcesses(stack).map((service) => [service.pid, service.name]));
   return (stat, byPid) => {
     let ancestor = stat; // the process itself first, then its parents
     for (let hops = 0; ancestor !== undefined && hops < 64; hops += 1) {
@@ -360,7 +375,7 @@ function printCpu(title, actions, spent, stack, nats, target) {
     sum.inclLower ||= lowerBound;
   };
 
-  for (const name of Object.keys(stack.services)) {
+  for (const { name } of serviceProcesses(stack)) {
     const g = group(name);
     row(name, cpuMs(g.ticks), { note: notes(g), lowerBound: partial(g) });
     add(cpuMs(g.ticks), partial(g), { docker: false });
@@ -636,7 +651,7 @@ function outcomes(results) {
   return Object.entries(counts).map(([outcome, n]) => `${outcome} ${n}`).join(', ');
 }
 
-const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, env: SERVICE_ENV, log: (text) => console.log(text) });
+const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, env: SERVICE_ENV, singleProcess: args['single-process'] === true, log: (text) => console.log(text) });
 if (Object.keys(SERVICE_ENV).length > 0) console.log(`service environment: ${Object.entries(SERVICE_ENV).map(([key, value]) => `${key}=${value}`).join(' ')}`);
 let keepLogs = args['keep-logs'] === true;
 let raw;
@@ -725,13 +740,16 @@ try {
   printNatsTraffic('allowed phase', ACTIONS, allowedCpuSpent.traffic.before, allowedCpuSpent.traffic.after, stack);
   if (deniedCpuSpent !== undefined) printNatsTraffic('denied phase', DENIED, deniedCpuSpent.traffic.before, deniedCpuSpent.traffic.after, stack);
 
-  console.log('\nresident memory (VmRSS) per service: idle → peak under the allowed load / the denied load (aim: < 200 MB)');
+  const processes = serviceProcesses(stack);
+  console.log(`\nresident memory (VmRSS) per service process${stack.singleProcess ? ' (--single-process: every service in one)' : ''}: idle → peak under the allowed load / the denied load (aim: < 150 MB a service)`);
   const after = stack.residentMemory();
-  for (const name of Object.keys(stack.services)) {
+  for (const { name } of processes) {
     const peak = Math.max(allowedPeak[name] ?? 0, deniedPeak[name] ?? 0);
-    const flag = peak > 200 * MiB ? '  OVER 200 MB' : '';
+    const flag = !stack.singleProcess && peak > 150 * MiB ? '  OVER 150 MB' : '';
     console.log(`  ${name.padEnd(13)} ${mb(idle[name]).padStart(7)} → ${mb(allowedPeak[name]).padStart(7)} / ${mb(deniedPeak[name]).padStart(7)}   after ${mb(after[name])}${flag}`);
   }
+  const sum = (memory) => Object.values(memory).reduce((total, bytes) => total + (bytes ?? 0), 0);
+  if (processes.length > 1) console.log(`  ${'all (sum)'.padEnd(13)} ${mb(sum(idle)).padStart(7)} → ${mb(allowedPeak.total).padStart(7)} / ${mb(deniedPeak.total).padStart(7)}   after ${mb(sum(after))}   (the peak is of the sum at one sample)`);
   console.log(`\n[bench] load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 } catch (error) {
   keepLogs = true;

@@ -132,6 +132,7 @@ export class ServiceRuntime {
       .add('quarantined', this.quarantine.check())
       .add('consumers_stalled', this.stalls.check());
     this.#stopMetrics = observeRuntimeMetrics({
+      service: options.serviceName,
       ready: () => this.readiness.report().ready,
       consumers: () => this.stalls.readings(),
       quarantined: () => this.quarantine.counts(),

@@ -144,6 +144,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
       return { ready: Object.values(checks).every(Boolean), checks, consumers_stalled: watch.stalled.map((consumer) => consumer.durable), quarantined: quarantine.counts() };
     };
     stopMetrics = observeRuntimeMetrics({
+      service: SERVICE_NAME,
       ready: () => readinessCheck().ready,
       consumers: () => watch.readings(),
       quarantined: () => quarantine.counts(),

@@ -86,6 +86,7 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
     readiness.watchStalls(stalls);
     const watched = stalls;
     const stopRuntimeMetrics = observeRuntimeMetrics({
+      service: 'executor',
       ready: async () => (await readiness.check()).ready,
       consumers: () => watched.readings(),
       quarantined: () => quarantine.counts(),

@@ -111,6 +111,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     readiness.watching(stalls, quarantine);
     const watched = stalls;
     stopMetrics = observeRuntimeMetrics({
+      service: 'orchestrator',
       ready: () => readiness.report().ready,
       consumers: () => watched.readings(),
       quarantined: () => quarantine.counts(),

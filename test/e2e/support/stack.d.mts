@@ -45,6 +45,12 @@ export interface StackOptions {
    * default 1: the deployment's server at WRIT_NATS_URL.
    */
   readonly natsNodes?: number;
+  /**
+   * Every service in ONE process (apps/serve, as `writ serve --all` and `scripts/writ-up.sh
+   * --single-process` run them), each with its own credential, port and `serviceEnv`; one log,
+   * `<logDir>/serve.log`, and one pid for all. stopService / killService / startService refuse.
+   */
+  readonly singleProcess?: boolean;
 }
 
 export interface StartedService {
