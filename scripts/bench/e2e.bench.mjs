@@ -11,6 +11,7 @@
 //                                        [--service-cpu-prof <dir>]   (every service runs with node --cpu-prof; profiles written to <dir> as the stack stops)
 //                                        [--nats-monitor http://127.0.0.1:8423]  (nats-server's monitoring, for the message table)
 //                                        [--single-process]           (the seven services in ONE process, apps/serve: one memory and CPU row)
+//                                        [--service-node-options '--max-semi-space-size=4']  (node flags for every service process: A/B runs of a V8 setting)
 // Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
 // It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
 //
@@ -98,6 +99,7 @@ const { values: args } = parseArgs({
     'service-log-level': { type: 'string' },
     'nats-monitor': { type: 'string' },
     'single-process': { type: 'boolean' },
+    'service-node-options': { type: 'string' },
   },
 });
 
@@ -112,6 +114,8 @@ const SERVICE_ENV = Object.fromEntries(
 
 // `--service-cpu-prof <dir>`: every service runs with node --cpu-prof and writes its profile into <dir> when the stack stops.
 if (args['service-cpu-prof'] !== undefined) SERVICE_ENV.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${path.resolve(args['service-cpu-prof'])}`;
+// `--service-node-options '<flags>'`: node flags for every service process (e.g. V8's heap sizing, for the memory table).
+if (args['service-node-options'] !== undefined) SERVICE_ENV.NODE_OPTIONS = [SERVICE_ENV.NODE_OPTIONS, args['service-node-options']].filter(Boolean).join(' ');
 // `--service-log-level debug` (with --keep-logs): e.g. the projection's group commits, their sizes and judge/apply times.
 if (args['service-log-level'] !== undefined) SERVICE_ENV.LOG_LEVEL = args['service-log-level'];
 
@@ -170,6 +174,25 @@ async function machineInfo(stack) {
 function serviceProcesses(stack) {
   if (stack.singleProcess) return [{ name: 'serve', pid: stack.services.projection.pid }];
   return Object.values(stack.services).map((service) => ({ name: service.name, pid: service.pid }));
+}
+
+/**
+ * Proportional memory of a process (`Pss` of /proc/<pid>/smaps_rollup): its resident pages, each
+ * shared one divided among the processes sharing it (the node binary's pages are shared by every
+ * service process, and counted whole in each one's VmRSS); null once it is gone.
+ */
+function proportionalBytes(pid) {
+  try {
+    const match = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The PSS of each service process by name (`serviceProcesses`). */
+function proportionalMemory(stack) {
+  return Object.fromEntries(serviceProcesses(stack).map(({ name, pid }) => [name, proportionalBytes(pid)]));
 }
 
 /** Peak VmRSS of each service process, and of their sum at one sample (`total`). */
@@ -499,14 +522,7 @@ const deniedAction = (stack, watcher, agent) =>
     stack,
     watcher,
     agent,
-    stack.actionRequest(agent, {
-      step: { kind: 'publish_result', title: 'post a result' },
-      action_class: 'network_write',
-      target_resources: ['https://example.com/results'],
-      params: { url: 'https://example.com/results', method: 'POST', body: 'hello' },
-      expected_effects: ['the result is posted'],
-      reason: 'benchmark: a denied action',
-    }),
+    stack.deniedActionRequest(agent, { reason: 'benchmark: a denied action' }),
     (r) => (r.status === 'denied' && r.receipt_id !== null) || ['succeeded', 'failed', 'rejected'].includes(r.status),
   );
 
@@ -666,6 +682,7 @@ try {
   console.log(`\n[bench] ${ACTIONS} allowed and ${DENIED} denied actions from ${AGENTS} concurrent agents (closed loop), ${WARMUP} warm-up actions; root ${stack.root}`);
 
   const idle = stack.residentMemory();
+  const idlePss = proportionalMemory(stack);
   const agents = [];
   for (let i = 0; i < AGENTS; i += 1) agents.push(await stack.registerPrincipal({ id: `${stack.root.replaceAll('_', '-')}-agent-${i}` }));
   const watcher = watch(stack);
@@ -743,13 +760,15 @@ try {
   const processes = serviceProcesses(stack);
   console.log(`\nresident memory (VmRSS) per service process${stack.singleProcess ? ' (--single-process: every service in one)' : ''}: idle → peak under the allowed load / the denied load (aim: < 150 MB a service)`);
   const after = stack.residentMemory();
+  const afterPss = proportionalMemory(stack);
   for (const { name } of processes) {
     const peak = Math.max(allowedPeak[name] ?? 0, deniedPeak[name] ?? 0);
     const flag = !stack.singleProcess && peak > 150 * MiB ? '  OVER 150 MB' : '';
-    console.log(`  ${name.padEnd(13)} ${mb(idle[name]).padStart(7)} → ${mb(allowedPeak[name]).padStart(7)} / ${mb(deniedPeak[name]).padStart(7)}   after ${mb(after[name])}${flag}`);
+    console.log(`  ${name.padEnd(13)} ${mb(idle[name]).padStart(7)} → ${mb(allowedPeak[name]).padStart(7)} / ${mb(deniedPeak[name]).padStart(7)}   after ${mb(after[name])}   PSS idle ${mb(idlePss[name])}, after ${mb(afterPss[name])}${flag}`);
   }
   const sum = (memory) => Object.values(memory).reduce((total, bytes) => total + (bytes ?? 0), 0);
-  if (processes.length > 1) console.log(`  ${'all (sum)'.padEnd(13)} ${mb(sum(idle)).padStart(7)} → ${mb(allowedPeak.total).padStart(7)} / ${mb(deniedPeak.total).padStart(7)}   after ${mb(sum(after))}   (the peak is of the sum at one sample)`);
+  if (processes.length > 1) console.log(`  ${'all (sum)'.padEnd(13)} ${mb(sum(idle)).padStart(7)} → ${mb(allowedPeak.total).padStart(7)} / ${mb(deniedPeak.total).padStart(7)}   after ${mb(sum(after))}   PSS idle ${mb(sum(idlePss))}, after ${mb(sum(afterPss))}   (the peak is of the sum at one sample)`);
+  console.log('  (VmRSS counts the pages a process shares with others, the node binary\'s first, whole in each; PSS divides them among the sharers)');
   console.log(`\n[bench] load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 } catch (error) {
   keepLogs = true;

@@ -44,14 +44,7 @@ describe('every service in one process', () => {
       const agent = await stack.registerPrincipal();
       // when it submits an allowed action and a denied one
       const allowed = stack.actionRequest(agent);
-      const denied = stack.actionRequest(agent, {
-        step: { kind: 'publish_result', title: 'post a result' },
-        action_class: 'network_write',
-        target_resources: ['https://example.com/results'],
-        params: { url: 'https://example.com/results', method: 'POST', body: 'hello' },
-        expected_effects: ['the result is posted'],
-        reason: 'e2e: a denied action',
-      });
+      const denied = stack.deniedActionRequest(agent);
       await stack.submit(agent, allowed);
       await stack.submit(agent, denied);
       // then the allowed one succeeds under a grant, and its receipt verifies against the published keys

@@ -86,7 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await running?.close();
-  await deleteStreams(operator, [...Object.values(streams), `KV_${policyBucket}`]).catch(() => undefined);
+  await deleteStreams(operator, ...Object.values(streams), `KV_${policyBucket}`);
   await operator?.close();
   await rm(dir, { recursive: true, force: true });
 });

@@ -137,6 +137,8 @@ export declare class Stack {
   registerPrincipal(options?: { id?: string; type?: string; roles?: readonly string[]; extractable?: boolean }): Promise<Principal>;
   cli(args: readonly string[]): Promise<string>;
   actionRequest(principal: Principal, overrides?: Record<string, unknown>): ActionRequestDocument;
+  /** A request `local_edit_allowed` denies (a network write): it ends `denied` with a receipt, and nothing runs. */
+  deniedActionRequest(principal: Principal, overrides?: Record<string, unknown>): ActionRequestDocument;
   sign(principal: Principal, request: unknown, options?: { key?: Ed25519SigningKey }): Promise<string>;
   submit(principal: Principal, request: ActionRequestDocument | undefined, options?: { key?: string; body?: string; subjectPrincipal?: string }): Promise<PubAck>;
   publishCommand(suffix: string, command: unknown, msgId?: string): Promise<PubAck>;

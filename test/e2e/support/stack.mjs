@@ -698,6 +698,19 @@ export class Stack {
     };
   }
 
+  /** A request `local_edit_allowed` denies (a network write): it ends `denied` with a receipt, and nothing runs. */
+  deniedActionRequest(principal, overrides = {}) {
+    return this.actionRequest(principal, {
+      step: { kind: 'publish_result', title: 'post a result' },
+      action_class: 'network_write',
+      target_resources: ['https://example.com/results'],
+      params: { url: 'https://example.com/results', method: 'POST', body: 'hello' },
+      expected_effects: ['the result is posted'],
+      reason: 'e2e: a denied action',
+      ...overrides,
+    });
+  }
+
   /** The request as a compact EdDSA JWS signed by `key` (default the principal's), header kid = `kid`. */
   async sign(principal, request, { key = principal.key } = {}) {
     return signJws(JSON.stringify(request), key);
