@@ -11,7 +11,7 @@
 //                                        [--service-cpu-prof <dir>]   (every service runs with node --cpu-prof; profiles written to <dir> as the stack stops)
 //                                        [--nats-monitor http://127.0.0.1:8423]  (nats-server's monitoring, for the message table)
 //                                        [--single-process]           (the seven services in ONE process, apps/serve: one memory and CPU row)
-//                                        [--service-node-options '--max-semi-space-size=4']  (node flags for every service process: A/B runs of a V8 setting)
+//                                        [--service-node-args '--optimize-for-size --max-semi-space-size=4']  (node flags for every service process: A/B runs of V8's heap settings)
 // Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
 // It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
 //
@@ -99,7 +99,7 @@ const { values: args } = parseArgs({
     'service-log-level': { type: 'string' },
     'nats-monitor': { type: 'string' },
     'single-process': { type: 'boolean' },
-    'service-node-options': { type: 'string' },
+    'service-node-args': { type: 'string' },
   },
 });
 
@@ -114,8 +114,9 @@ const SERVICE_ENV = Object.fromEntries(
 
 // `--service-cpu-prof <dir>`: every service runs with node --cpu-prof and writes its profile into <dir> when the stack stops.
 if (args['service-cpu-prof'] !== undefined) SERVICE_ENV.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${path.resolve(args['service-cpu-prof'])}`;
-// `--service-node-options '<flags>'`: node flags for every service process (e.g. V8's heap sizing, for the memory table).
-if (args['service-node-options'] !== undefined) SERVICE_ENV.NODE_OPTIONS = [SERVICE_ENV.NODE_OPTIONS, args['service-node-options']].filter(Boolean).join(' ');
+// `--service-node-args '<flags>'`: node flags for every service process (V8's heap settings, for the memory table; some, like
+// --optimize-for-size, NODE_OPTIONS refuses).
+const NODE_ARGS = (args['service-node-args'] ?? '').split(/\s+/).filter(Boolean);
 // `--service-log-level debug` (with --keep-logs): e.g. the projection's group commits, their sizes and judge/apply times.
 if (args['service-log-level'] !== undefined) SERVICE_ENV.LOG_LEVEL = args['service-log-level'];
 
@@ -667,7 +668,8 @@ function outcomes(results) {
   return Object.entries(counts).map(([outcome, n]) => `${outcome} ${n}`).join(', ');
 }
 
-const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, env: SERVICE_ENV, singleProcess: args['single-process'] === true, log: (text) => console.log(text) });
+const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, env: SERVICE_ENV, singleProcess: args['single-process'] === true, nodeArgs: NODE_ARGS, log: (text) => console.log(text) });
+if (NODE_ARGS.length > 0) console.log(`service node flags: ${NODE_ARGS.join(' ')}`);
 if (Object.keys(SERVICE_ENV).length > 0) console.log(`service environment: ${Object.entries(SERVICE_ENV).map(([key, value]) => `${key}=${value}`).join(' ')}`);
 let keepLogs = args['keep-logs'] === true;
 let raw;

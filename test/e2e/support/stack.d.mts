@@ -51,6 +51,8 @@ export interface StackOptions {
    * `<logDir>/serve.log`, and one pid for all. stopService / killService / startService refuse.
    */
   readonly singleProcess?: boolean;
+  /** Node flags for every service process (`node <nodeArgs> main.js`): V8 options NODE_OPTIONS refuses, e.g. `--optimize-for-size`. */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface StartedService {

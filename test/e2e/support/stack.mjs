@@ -391,7 +391,7 @@ export class Stack {
       own[`${prefix}WRIT_HTTP_PORT`] = String(this.#instancePlan.get(id).port);
     }
     const env = { ...inheritedEnvironment(), ...this.env, WRIT_SERVE_CREDS_DIR: path.join(this.layout.dir, 'creds'), ...own };
-    const child = spawn(process.execPath, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
+    const child = spawn(process.execPath, [...(this.#options.nodeArgs ?? []), entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     this.#children.set(SERVE, child);
     for (const [id, { service: name, instance, port }] of this.#instancePlan) {
@@ -503,7 +503,7 @@ export class Stack {
       ...(this.#options.serviceEnv?.[name] ?? {}),
       WRIT_HTTP_PORT: String(port),
     };
-    const child = spawn(process.execPath, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
+    const child = spawn(process.execPath, [...(this.#options.nodeArgs ?? []), entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     this.#children.set(id, child);
     const started = { name, id, instance, port, url: `http://127.0.0.1:${port}`, pid: child.pid, logFile };
