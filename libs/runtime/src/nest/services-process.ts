@@ -90,14 +90,20 @@ export async function runServicesProcess(definitions: readonly ServiceDefinition
   process.on('uncaughtException', (error) => crash(error, 'uncaughtException'));
   process.on('unhandledRejection', (reason) => crash(reason, 'unhandledRejection'));
   let telemetry: TelemetryHandle | undefined;
-  let running: SharedProcessServices | undefined;
+  const starting = (async () => {
+    telemetry = startTelemetry(options.telemetry);
+    return startServices(definitions, env, { logger });
+  })();
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping every service');
     void (async () => {
-      await running?.close();
+      // A signal during the start: the services started by then drain like the others (a failed start exits on its own).
+      const running = await starting.catch(() => undefined);
+      if (running === undefined) return;
+      await running.close();
       await telemetry?.shutdown().catch(() => undefined);
       process.exit(0);
     })();
@@ -105,12 +111,10 @@ export async function runServicesProcess(definitions: readonly ServiceDefinition
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   try {
-    telemetry = startTelemetry(options.telemetry);
-    running = await startServices(definitions, env, { logger });
-    if (stopping) return;
+    const running = await starting;
     logger.info({ services: running.services.map(({ name }) => name) }, 'every service started');
   } catch (error) {
-    if (running === undefined) logger.fatal({ err: error }, 'the services failed to start');
+    logger.fatal({ err: error }, 'the services failed to start');
     await telemetry?.shutdown().catch(() => undefined);
     exitSoon();
   }
