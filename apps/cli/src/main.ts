@@ -174,7 +174,7 @@ function program(io: CliIo): Command {
   writ
     .command('serve')
     .description(
-      "run Writ's seven services in this one process (apps/serve: one-machine installs and tests), each with its own bus credential ($WRIT_HOME/creds/<service>.creds, or WRIT_SERVE_CREDS_DIR), HTTP port (WRIT_HTTP_PORT_BASE + 0..6: projection, ingress, orchestrator, policy, approval, executor, receipt; else each service's default 8080..8086) and configuration (a variable for one service only: WRIT_SERVE_<SERVICE>__<VARIABLE>); SIGTERM drains them; a failure or a crash of any service ends the process non-zero, for its supervisor to restart (docs/operations.md, \"One process\")",
+      "run Writ's seven services in one Node process (apps/serve, run as a child of this command: one-machine installs and tests), each with its own bus credential ($WRIT_HOME/creds/<service>.creds, or WRIT_SERVE_CREDS_DIR), HTTP port (WRIT_HTTP_PORT_BASE + 0..6: projection, ingress, orchestrator, policy, approval, executor, receipt; else each service's default 8080..8086) and configuration (a variable for one service only: WRIT_SERVE_<SERVICE>__<VARIABLE>); SIGTERM drains them; a failure or a crash of any service ends the process non-zero, for its supervisor to restart (docs/operations.md, \"One process\")",
     )
     .option('--all', 'every service (required: one service alone runs as node services/<name>/dist/main.js)')
     .action(async (options: { all?: boolean }) => {
