@@ -41,6 +41,12 @@ function boundaries({ inTests }) {
         sourceTag: 'type:service',
         onlyDependOnLibsWithTags: ['type:domain', 'type:contracts', 'type:util', 'type:infra'],
       },
+      {
+        // An app that composes services (apps/serve: every service in one process). Nothing
+        // depends on it: services never import each other, and libs never import services.
+        sourceTag: 'type:app',
+        onlyDependOnLibsWithTags: ['type:service', 'type:domain', 'type:contracts', 'type:util', 'type:infra'],
+      },
     ]).map(withTesting),
   };
 }

@@ -9,6 +9,7 @@
 # (it drains) and then the supervisor; nothing is restarted after that.
 #
 #   scripts/writ-service.sh <service>     (environment as the service reads it; cwd the repository)
+#   scripts/writ-service.sh serve         every service in one process (apps/serve; scripts/writ-up.sh --single-process)
 #
 # Files: var/run/<service>.pid (the service process), var/run/<service>.supervisor.pid,
 # var/log/<service>.log (the service's output and each restart).
@@ -16,6 +17,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 name=${1:?usage: scripts/writ-service.sh <service>}
 main="services/$name/dist/main.js"
+[ "$name" = serve ] && main=apps/serve/dist/main.js
 [ -f "$main" ] || { echo "[writ-service] $main is not built" >&2; exit 1; }
 mkdir -p var/run var/log
 log="var/log/$name.log"

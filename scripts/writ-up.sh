@@ -10,6 +10,9 @@
 #
 #   scripts/writ-up.sh            start (then runs the example agent; WRIT_SKIP_EXAMPLE=1 skips it)
 #   scripts/writ-up.sh --down     stop the services it started, and Writ's NATS
+#   scripts/writ-up.sh --single-process   (or WRIT_SINGLE_PROCESS=1) the seven services in ONE Node process (apps/serve,
+#                                 supervised the same way: var/log/serve.log, var/run/serve.pid), each still with its own
+#                                 bus credential, HTTP port and configuration; the default stays one process per service
 #   WRIT_NATS_NODES=3 scripts/writ-up.sh   the same on a 3-node JetStream cluster on loopback (R3 streams;
 #                                 scripts/nats-cluster/cluster.mjs, each node in its own network namespace as root)
 #   WRIT_HOME (default ./var/writ) the deployment: its keys, credentials, NATS data, Postgres schema and cells root
@@ -30,9 +33,12 @@ services=()
 index=0
 for name in projection ingress orchestrator policy approval executor receipt; do services+=("$name:$((base + index))"); index=$((index + 1)); done
 mkdir -p var/log var/run
+single=${WRIT_SINGLE_PROCESS:-0}
+[ "${1:-}" = --single-process ] && single=1
 
 stop_all() {
-  for entry in "${services[@]}"; do
+  # `serve`: the one process of --single-process (apps/serve), supervised like a service.
+  for entry in "${services[@]}" serve:; do
     name=${entry%%:*}; pidfile="var/run/$name.pid"; supervisor="var/run/$name.supervisor.pid"
     # The supervisor (scripts/writ-service.sh) stops the service, lets it drain, and restarts nothing after.
     if [ -f "$supervisor" ] && kill -0 "$(cat "$supervisor")" 2>/dev/null; then
@@ -78,7 +84,24 @@ say "cells: $cells_root (the executor's workspaces; WRIT_CELLS_ROOT overrides)"
 probe() { node -e "fetch('http://127.0.0.1:$1/$2').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; }
 healthy() { probe "$1" healthz; }
 ready() { probe "$1" readyz; }
+if [ "$single" = 1 ]; then
+  if [ -f var/run/serve.supervisor.pid ] && kill -0 "$(cat var/run/serve.supervisor.pid)" 2>/dev/null; then
+    say "services: already up in one process (supervisor pid $(cat var/run/serve.supervisor.pid))"
+  else
+    for entry in "${services[@]}"; do
+      if healthy "${entry##*:}"; then say "FAILED: ${entry%%:*} already answers on :${entry##*:} (separate processes?): stop them first (scripts/writ-up.sh --down)"; exit 1; fi
+    done
+    say "services: starting all seven in one process on 127.0.0.1:$base-$((base + ${#services[@]} - 1)) (log var/log/serve.log; each with its own bus credential $WRIT_HOME/creds/<service>.creds)"
+    # apps/serve gives each service its own share of this environment: its credential ($WRIT_HOME/creds/<name>.creds),
+    # its port (WRIT_HTTP_PORT_BASE + its index, in the order above), and the variables named WRIT_SERVE_<SERVICE>__*.
+    env WRIT_AUTHORSHIP=enforce WRIT_HTTP_PORT_BASE="$base" \
+      WRIT_SERVE_PROJECTION__WRIT_PG_URL="$pg_url" WRIT_SERVE_PROJECTION__WRIT_PG_PASSWORD_FILE="$pg_password_file" \
+      WRIT_SERVE_EXECUTOR__WRIT_CELLS_ROOT="$cells_root" \
+      setsid nohup scripts/writ-service.sh serve >/dev/null 2>&1 </dev/null &
+  fi
+fi
 for entry in "${services[@]}"; do
+  [ "$single" = 1 ] && break
   name=${entry%%:*}; port=${entry##*:}
   if healthy "$port"; then say "$name: already up on :$port"; continue; fi
   say "$name: starting on 127.0.0.1:$port (log var/log/$name.log, bus credential $WRIT_HOME/creds/$name.creds)"
@@ -94,7 +117,8 @@ done
 for entry in "${services[@]}"; do
   name=${entry%%:*}; port=${entry##*:}
   for _ in $(seq 1 120); do ready "$port" && break; sleep 0.5; done
-  if ready "$port"; then say "$name: ready"; else tail -n 30 "var/log/$name.log"; say "FAILED: $name is not ready (var/log/$name.log)"; exit 1; fi
+  log="var/log/$name.log"; [ "$single" = 1 ] && log=var/log/serve.log
+  if ready "$port"; then say "$name: ready"; else tail -n 30 "$log"; say "FAILED: $name is not ready ($log)"; exit 1; fi
 done
 # Idempotent: the operator signs its own registration with the trust anchor's key (ingress checks it).
 writ principal add --id "$WRIT_OPERATOR_ID" --type user --role operator --jwk "$WRIT_HOME/operator/$WRIT_OPERATOR_ID.pub.json" --no-creds >/dev/null

@@ -105,6 +105,30 @@ const cases: Case[] = [
     want: '@nx/enforce-module-boundaries',
   },
   {
+    note: 'a service never imports another service',
+    file: 'services/policy/src/boundary-probe.ts',
+    code: "import { receiptService } from '@writ/receipt';\nexport const probe = receiptService;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'the CLI stays light: it does not load the services (writ serve --all runs apps/serve)',
+    file: 'apps/cli/src/boundary-probe.ts',
+    code: "import { policyService } from '@writ/policy';\nexport const probe = policyService;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
+    note: 'the one-process app composes the services',
+    file: 'apps/serve/src/boundary-probe.ts',
+    code: "import { policyService } from '@writ/policy';\nimport { startServices } from '@writ/runtime/nest';\nexport const probe = [policyService, startServices];\n",
+    want: null,
+  },
+  {
+    note: 'no service depends on the one-process app',
+    file: 'services/policy/src/boundary-probe.ts',
+    code: "import { WRIT_SERVICES_IN_START_ORDER } from '@writ/serve';\nexport const probe = WRIT_SERVICES_IN_START_ORDER;\n",
+    want: '@nx/enforce-module-boundaries',
+  },
+  {
     note: 'infrastructure may use contracts and crypto',
     file: 'libs/eventstore/src/boundary-probe.ts',
     code: "import { canonicalJson } from '@writ/crypto';\nimport { EventEnvelope } from '@writ/contracts';\nexport const probe = [canonicalJson, EventEnvelope];\n",

@@ -10,6 +10,8 @@
 //                                        [--service-log-level debug]  (every service logs at that level; with --keep-logs)
 //                                        [--service-cpu-prof <dir>]   (every service runs with node --cpu-prof; profiles written to <dir> as the stack stops)
 //                                        [--nats-monitor http://127.0.0.1:8423]  (nats-server's monitoring, for the message table)
+//                                        [--single-process]           (the seven services in ONE process, apps/serve: one memory and CPU row)
+//                                        [--service-node-args '--optimize-for-size --max-semi-space-size=4']  (node flags for every service process: A/B runs of V8's heap settings)
 // Every option can also come from the environment (BENCH_ACTIONS, BENCH_AGENTS, BENCH_DENIED, BENCH_WARMUP).
 // It needs NATS, Postgres (database writ_test) and Docker with the cell image (scripts/build-cell-image.sh).
 //
@@ -88,6 +90,8 @@ const args = benchArgs(import.meta.url, {
   'service-cpu-prof': { type: 'string' },
   'service-log-level': { type: 'string' },
   'nats-monitor': { type: 'string' },
+  'single-process': { type: 'boolean' },
+  'service-node-args': { type: 'string' },
 });
 
 const harness = await import(new URL('../../test/e2e/support/stack.mjs', import.meta.url).href).catch((error) => {
@@ -107,6 +111,9 @@ const SERVICE_ENV = Object.fromEntries(
 
 // `--service-cpu-prof <dir>`: every service runs with node --cpu-prof and writes its profile into <dir> when the stack stops.
 if (args['service-cpu-prof'] !== undefined) SERVICE_ENV.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${path.resolve(args['service-cpu-prof'])}`;
+// `--service-node-args '<flags>'`: node flags for every service process (V8's heap settings, for the memory table; some, like
+// --optimize-for-size, NODE_OPTIONS refuses).
+const NODE_ARGS = (args['service-node-args'] ?? '').split(/\s+/).filter(Boolean);
 // `--service-log-level debug` (with --keep-logs): e.g. the projection's group commits, their sizes and judge/apply times.
 if (args['service-log-level'] !== undefined) SERVICE_ENV.LOG_LEVEL = args['service-log-level'];
 
@@ -158,13 +165,45 @@ async function machineInfo(stack) {
 
 // ---- memory sampling --------------------------------------------------------------------------------
 
+/**
+ * The stack's service processes: one per service, or with --single-process the one that runs all
+ * seven (`serve`); what the memory and CPU tables have a row for.
+ */
+function serviceProcesses(stack) {
+  if (stack.singleProcess) return [{ name: 'serve', pid: stack.services.projection.pid }];
+  return Object.values(stack.services).map((service) => ({ name: service.name, pid: service.pid }));
+}
+
+/**
+ * Proportional memory of a process (`Pss` of /proc/<pid>/smaps_rollup): its resident pages, each
+ * shared one divided among the processes sharing it (the node binary's pages are shared by every
+ * service process, and counted whole in each one's VmRSS); null once it is gone.
+ */
+function proportionalBytes(pid) {
+  try {
+    const match = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The PSS of each service process by name (`serviceProcesses`). */
+function proportionalMemory(stack) {
+  return Object.fromEntries(serviceProcesses(stack).map(({ name, pid }) => [name, proportionalBytes(pid)]));
+}
+
+/** Peak VmRSS of each service process, and of their sum at one sample (`total`). */
 function memorySampler(stack) {
   const peak = {};
   const sample = () => {
-    for (const service of Object.values(stack.services)) {
-      const rss = residentBytes(service.pid);
-      if (rss !== null) peak[service.name] = Math.max(peak[service.name] ?? 0, rss);
+    let total = 0;
+    for (const { name, pid } of serviceProcesses(stack)) {
+      const rss = residentBytes(pid);
+      if (rss !== null) peak[name] = Math.max(peak[name] ?? 0, rss);
+      total += rss ?? 0;
     }
+    peak.total = Math.max(peak.total ?? 0, total);
   };
   sample();
   const timer = setInterval(sample, 200);
@@ -272,7 +311,7 @@ function printNatsTraffic(title, actions, before, after, stack) {
  * postmaster's reaped time covers the backends that exit), the Docker engine; null for the rest.
  */
 function processGroups(stack, natsPid) {
-  const services = new Map(Object.values(stack.services).map((service) => [service.pid, service.name]));
+  const services = new Map(serviceProcesses(stack).map((service) => [service.pid, service.name]));
   return (stat, byPid) => {
     let ancestor = stat; // the process itself first, then its parents
     for (let hops = 0; ancestor !== undefined && hops < 64; hops += 1) {
@@ -357,7 +396,7 @@ function printCpu(title, actions, spent, stack, nats, target) {
     sum.inclLower ||= lowerBound;
   };
 
-  for (const name of Object.keys(stack.services)) {
+  for (const { name } of serviceProcesses(stack)) {
     const g = group(name);
     row(name, cpuMs(g.ticks), { note: notes(g), lowerBound: partial(g) });
     add(cpuMs(g.ticks), partial(g), { docker: false });
@@ -481,14 +520,7 @@ const deniedAction = (stack, watcher, agent) =>
     stack,
     watcher,
     agent,
-    stack.actionRequest(agent, {
-      step: { kind: 'publish_result', title: 'post a result' },
-      action_class: 'network_write',
-      target_resources: ['https://example.com/results'],
-      params: { url: 'https://example.com/results', method: 'POST', body: 'hello' },
-      expected_effects: ['the result is posted'],
-      reason: 'benchmark: a denied action',
-    }),
+    stack.deniedActionRequest(agent, { reason: 'benchmark: a denied action' }),
     (r) => (r.status === 'denied' && r.receipt_id !== null) || ['succeeded', 'failed', 'rejected'].includes(r.status),
   );
 
@@ -633,7 +665,8 @@ function outcomes(results) {
   return Object.entries(counts).map(([outcome, n]) => `${outcome} ${n}`).join(', ');
 }
 
-const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, env: SERVICE_ENV, log: (text) => console.log(text) });
+const stack = await startStack({ prefix: 'bench', maxBytes: 256 * MiB, env: SERVICE_ENV, singleProcess: args['single-process'] === true, nodeArgs: NODE_ARGS, log: (text) => console.log(text) });
+if (NODE_ARGS.length > 0) console.log(`service node flags: ${NODE_ARGS.join(' ')}`);
 if (Object.keys(SERVICE_ENV).length > 0) console.log(`service environment: ${Object.entries(SERVICE_ENV).map(([key, value]) => `${key}=${value}`).join(' ')}`);
 let keepLogs = args['keep-logs'] === true;
 let raw;
@@ -648,6 +681,7 @@ try {
   console.log(`\n[bench] ${ACTIONS} allowed and ${DENIED} denied actions from ${AGENTS} concurrent agents (closed loop), ${WARMUP} warm-up actions; root ${stack.root}`);
 
   const idle = stack.residentMemory();
+  const idlePss = proportionalMemory(stack);
   const agents = [];
   for (let i = 0; i < AGENTS; i += 1) agents.push(await stack.registerPrincipal({ id: `${stack.root.replaceAll('_', '-')}-agent-${i}` }));
   const watcher = watch(stack);
@@ -722,13 +756,18 @@ try {
   printNatsTraffic('allowed phase', ACTIONS, allowedCpuSpent.traffic.before, allowedCpuSpent.traffic.after, stack);
   if (deniedCpuSpent !== undefined) printNatsTraffic('denied phase', DENIED, deniedCpuSpent.traffic.before, deniedCpuSpent.traffic.after, stack);
 
-  console.log('\nresident memory (VmRSS) per service: idle → peak under the allowed load / the denied load (aim: < 200 MB)');
+  const processes = serviceProcesses(stack);
+  console.log(`\nresident memory (VmRSS) per service process${stack.singleProcess ? ' (--single-process: every service in one)' : ''}: idle → peak under the allowed load / the denied load (aim: < 150 MB a service)`);
   const after = stack.residentMemory();
-  for (const name of Object.keys(stack.services)) {
+  const afterPss = proportionalMemory(stack);
+  for (const { name } of processes) {
     const peak = Math.max(allowedPeak[name] ?? 0, deniedPeak[name] ?? 0);
-    const flag = peak > 200 * MiB ? '  OVER 200 MB' : '';
-    console.log(`  ${name.padEnd(13)} ${mb(idle[name]).padStart(7)} → ${mb(allowedPeak[name]).padStart(7)} / ${mb(deniedPeak[name]).padStart(7)}   after ${mb(after[name])}${flag}`);
+    const flag = !stack.singleProcess && peak > 150 * MiB ? '  OVER 150 MB' : '';
+    console.log(`  ${name.padEnd(13)} ${mb(idle[name]).padStart(7)} → ${mb(allowedPeak[name]).padStart(7)} / ${mb(deniedPeak[name]).padStart(7)}   after ${mb(after[name])}   PSS idle ${mb(idlePss[name])}, after ${mb(afterPss[name])}${flag}`);
   }
+  const sum = (memory) => Object.values(memory).reduce((total, bytes) => total + (bytes ?? 0), 0);
+  if (processes.length > 1) console.log(`  ${'all (sum)'.padEnd(13)} ${mb(sum(idle)).padStart(7)} → ${mb(allowedPeak.total).padStart(7)} / ${mb(deniedPeak.total).padStart(7)}   after ${mb(sum(after))}   PSS idle ${mb(sum(idlePss))}, after ${mb(sum(afterPss))}   (the peak is of the sum at one sample)`);
+  console.log('  (VmRSS counts the pages a process shares with others, the node binary\'s first, whole in each; PSS divides them among the sharers)');
   console.log(`\n[bench] load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 } catch (error) {
   keepLogs = true;

@@ -231,14 +231,7 @@ describe('the dashboard contract', () => {
       const first = await openEventStream(`${stack.apiUrl}/v1/changes/stream?since=0`, { authorization: await stack.bearer(dashboard) });
       await leaving.read(first, (event) => event.event === 'rows');
       first.close();
-      const denied = await run(other, {
-        step: { kind: 'publish_result', title: 'post' },
-        action_class: 'network_write',
-        target_resources: ['https://example.com/dashboard'],
-        params: { url: 'https://example.com/dashboard', method: 'POST', body: 'x' },
-        expected_effects: ['posted'],
-        reversibility_hint: 'irreversible',
-      });
+      const denied = await run(other, stack.deniedActionRequest(other, { reversibility_hint: 'irreversible' }));
       expect(denied).toMatchObject({ status: 'denied' });
       expect(await run(other, { params: { argv: ['sh', '-c', 'echo again > out.txt'] } })).toMatchObject({ status: 'succeeded' });
 

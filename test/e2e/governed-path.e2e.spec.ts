@@ -699,7 +699,8 @@ describe('the example agent (examples/agent)', () => {
   );
 });
 
-describe('a grant that expires while its run waits for an executor (issue 13)', () => {
+// It stops the executor alone, which one process running every service cannot (WRIT_E2E_SINGLE_PROCESS=1).
+describe.skipIf(process.env['WRIT_E2E_SINGLE_PROCESS'] === '1')('a grant that expires while its run waits for an executor (issue 13)', () => {
   it(
     'is refused as expired and renewed on the same authority: the action runs once, succeeds, and its receipt cites the renewal',
     async () => {

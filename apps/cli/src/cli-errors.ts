@@ -77,6 +77,10 @@ export type CliErrorCode =
   /** `rollback`: the task's log holds no receipt with this id (or the API does not say its task). */
   | 'CLI_RECEIPT_NOT_FOUND'
   /** Anything unexpected. */
+  /** `serve --all`: apps/serve is not built (npx nx run @writ/serve:build). */
+  | 'CLI_SERVE_NOT_BUILT'
+  /** `serve --all`: the services' process ended with a failure (its log, above, names the service and the code). */
+  | 'CLI_SERVE_EXITED'
   | 'CLI_FAILED';
 
 export class CliError extends WritError<CliErrorCode> {

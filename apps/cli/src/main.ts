@@ -47,6 +47,7 @@ import { tlogProve } from './commands/tlog-prove.js';
 import { projectionsRebuild } from './commands/projections-rebuild.js';
 import { projectionsStatus } from './commands/projections-status.js';
 import { httpToken } from './commands/http-token.js';
+import { serveAll } from './commands/serve.js';
 import { DEFAULT_API_URL, WritApi } from './http-api.js';
 
 export { CliError, type CliErrorCode } from './cli-errors.js';
@@ -170,6 +171,16 @@ function program(io: CliIo): Command {
     .option('--json', 'print the report as JSON')
     .action(async (options: { host?: string; nats?: string; json?: boolean }) => {
       await doctor(options, connectionFrom(io, options.nats), io);
+    });
+
+  writ
+    .command('serve')
+    .description(
+      "run Writ's seven services in one Node process (apps/serve, run as a child of this command: one-machine installs and tests), each with its own bus credential ($WRIT_HOME/creds/<service>.creds, or WRIT_SERVE_CREDS_DIR), HTTP port (WRIT_HTTP_PORT_BASE + 0..6: projection, ingress, orchestrator, policy, approval, executor, receipt; else each service's default 8080..8086) and configuration (a variable for one service only: WRIT_SERVE_<SERVICE>__<VARIABLE>); SIGTERM drains them; a failure or a crash of any service ends the process non-zero, for its supervisor to restart (docs/operations.md, \"One process\")",
+    )
+    .option('--all', 'every service (required: one service alone runs as node services/<name>/dist/main.js)')
+    .action(async (options: { all?: boolean }) => {
+      await serveAll(options, io);
     });
 
   const streams = writ.command('streams').description('the event log and the bus streams (operator)');

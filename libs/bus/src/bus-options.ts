@@ -93,6 +93,12 @@ export interface JetStreamServerOptions extends Omit<ConsumerOptions, 'durable'>
    * default: one of its own on the consumer credential (`connectConsumerBus`), else `connection`.
    */
   readonly consumerConnection?: NatsConnection;
+  /**
+   * Where the connections it opens itself find their servers and credentials (`WRIT_NATS_URL`,
+   * `WRIT_NATS_CREDS`, the consumer credential beside it): the service's own environment, default
+   * `process.env` (apps/serve runs several services in one process, each with its own).
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
   /** Defaults to `createLogger('@writ/bus')`. */
   readonly logger?: Logger;
 }

@@ -12,9 +12,9 @@ import {
 } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { Server, type CustomTransportStrategy, type MessageHandler } from '@nestjs/microservices';
-import { trace } from '@opentelemetry/api';
+import { trace, type Tracer } from '@opentelemetry/api';
 import type { QuarantineRecord } from '@writ/contracts';
-import { createLogger, type Logger } from '@writ/telemetry';
+import { createLogger, serviceTracer, type Logger } from '@writ/telemetry';
 import { lastValueFrom } from 'rxjs';
 import type { JetStreamContext, RequestContext } from './bus-context.js';
 import { BusError } from './bus-errors.js';
@@ -70,7 +70,8 @@ export class JetStreamServer
 
   private readonly log: Logger;
   private readonly events = new EventEmitter();
-  private readonly tracer = trace.getTracer('@writ/bus');
+  /** Its spans name the service (`writ.service`): several services may share one process and its SDK. */
+  private readonly tracer: Tracer;
   private connection: NatsConnection | undefined;
   /** The connection the durable consumers pull on, when it is not `connection` (`consumerCredsFile`): ours to drain. */
   private consumerConnection: NatsConnection | undefined;
@@ -87,6 +88,7 @@ export class JetStreamServer
     // Fail at construction, not at the first message, on bad server-wide settings.
     resolveConsumerSettings('writ.validate', options, {});
     this.log = options.logger ?? createLogger('@writ/bus');
+    this.tracer = serviceTracer(trace.getTracer('@writ/bus'), options.serviceName);
     // Node would throw on an 'error' event nobody listens to; errors are also logged where they happen.
     this.events.on('error', () => undefined);
   }
@@ -154,9 +156,10 @@ export class JetStreamServer
   }
 
   private async connect(): Promise<NatsConnection> {
-    const servers = this.options.servers ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL;
+    const env = this.options.env ?? process.env;
+    const servers = this.options.servers ?? env['NATS_URL'] ?? DEFAULT_NATS_URL;
     try {
-      return await connectBus({ servers, name: this.options.serviceName, ...SERVICE_CONNECTION });
+      return await connectBus({ servers, name: this.options.serviceName, ...SERVICE_CONNECTION }, env);
     } catch (cause) {
       throw new BusError('BUS_CONNECTION_FAILED', `cannot connect to NATS at ${String(servers)}`, { cause });
     }
@@ -169,8 +172,9 @@ export class JetStreamServer
    */
   private async connectConsumers(): Promise<NatsConnection | undefined> {
     if (![...this.getHandlers().values()].some((handler) => handler.isEventHandler)) return undefined;
-    const servers = this.options.servers ?? process.env['WRIT_NATS_URL'] ?? process.env['NATS_URL'] ?? DEFAULT_NATS_URL;
-    this.consumerConnection = await connectConsumerBus(this.options.serviceName, servers);
+    const env = this.options.env ?? process.env;
+    const servers = this.options.servers ?? env['WRIT_NATS_URL'] ?? env['NATS_URL'] ?? DEFAULT_NATS_URL;
+    this.consumerConnection = await connectConsumerBus(this.options.serviceName, servers, env);
     if (this.consumerConnection === undefined) return undefined;
     const statuses = this.consumerConnection.status();
     void (async () => {

@@ -50,6 +50,7 @@ export {
 } from './readiness.js';
 export { ServiceRuntime, connectNats, warnKeptCapacities, type RotatingKeyOptions, type ServiceRuntimeOptions, type SigningKeyOptions } from './service-runtime.js';
 export { isProcessEntry } from './process-entry.js';
+export { PER_SERVICE_VARIABLES, sharedProcessEnvironments } from './shared-process-environment.js';
 export { buildInfo, processBuildInfo, type BuildInfo } from './build-info.js';
 export { NatsArtifactStore, artifactObjectName, artifactUri, lazyArtifactStore, type ArtifactBucketOptions, type ArtifactStoreFailure, type StoredArtifact } from './artifact-store.js';
 export {

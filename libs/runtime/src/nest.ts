@@ -7,5 +7,6 @@
 export { HealthController } from './nest/health.controller.js';
 export { METRICS_PATH, MetricsController, withMetricsRoute } from './nest/metrics-route.js';
 export { FAILED_START_CLEANUP_MS, runtimeProviders, settledWithin, startServiceApp, type ServiceApp, type ServiceAppOptions, type ServiceBusOptions } from './nest/service-app.js';
-export { runServiceProcess, type ServiceProcessOptions } from './nest/service-process.js';
+export { runServiceProcess, type ServiceDefinition, type ServiceProcessEnvironment, type ServiceStartContext, type StartedService } from './nest/service-process.js';
+export { runServicesProcess, startServices, type ServicesProcessOptions, type SharedProcessServices, type StartServicesOptions } from './nest/services-process.js';
 export { Caller, HttpAuthException, HttpAuthGuard, PublicRoute, callerOf, type HttpBearerVerifier } from './nest/http-auth.guard.js';

@@ -14,6 +14,11 @@ export interface KeyExpiry {
 
 /** Where the figures every service exports come from, read at each scrape. */
 export interface RuntimeMetricSources {
+  /**
+   * The service (`policy`): the `service` label of its own series, which tells the services
+   * apart where several share one process (apps/serve) and so one `service_name`.
+   */
+  readonly service: string;
   /** Whether the process is ready (what `/readyz` answers). */
   readonly ready: () => boolean | Promise<boolean>;
   readonly consumers: () => readonly ConsumerReading[];
@@ -32,7 +37,8 @@ export function observeRuntimeMetrics(sources: RuntimeMetricSources, metrics: Wr
   return metrics.observe(
     [METRICS.serviceReady, METRICS.consumerPending, METRICS.consumerAckPending, METRICS.consumerRedelivered, METRICS.consumerStalled, METRICS.quarantined, METRICS.keyExpiry],
     async (observe: MetricObserver) => {
-      observe(METRICS.serviceReady, (await sources.ready()) ? 1 : 0, {});
+      const { service } = sources;
+      observe(METRICS.serviceReady, (await sources.ready()) ? 1 : 0, { service });
       for (const consumer of sources.consumers()) {
         const labels = { stream: consumer.stream, durable: consumer.durable };
         observe(METRICS.consumerPending, consumer.pending, labels);
@@ -40,8 +46,8 @@ export function observeRuntimeMetrics(sources: RuntimeMetricSources, metrics: Wr
         observe(METRICS.consumerRedelivered, consumer.redelivered, labels);
         observe(METRICS.consumerStalled, consumer.stuckMs / 1000, labels);
       }
-      for (const [reason, count] of Object.entries(sources.quarantined().by_reason)) observe(METRICS.quarantined, count ?? 0, { reason });
-      for (const key of (await sources.keys?.()) ?? []) observe(METRICS.keyExpiry, (key.expiresAt.getTime() - now()) / 1000, { key: key.key });
+      for (const [reason, count] of Object.entries(sources.quarantined().by_reason)) observe(METRICS.quarantined, count ?? 0, { service, reason });
+      for (const key of (await sources.keys?.()) ?? []) observe(METRICS.keyExpiry, (key.expiresAt.getTime() - now()) / 1000, { service, key: key.key });
     },
   );
 }

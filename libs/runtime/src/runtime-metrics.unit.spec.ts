@@ -48,6 +48,7 @@ describe('the runtime metrics of a service', () => {
     const bus = new EventEmitter();
     countDeadLetters(bus);
     const stop = observeRuntimeMetrics({
+      service: 'policy',
       ready: async () => true,
       consumers: () => [{ stream: 'WRIT_COMMANDS', durable: 'policy', pending: 7, ackPending: 2, redelivered: 1, stuckMs: 30_000 }],
       quarantined: () => ({ total: 1, by_reason: { QUARANTINE_NOT_JSON: 1 } }),
@@ -60,13 +61,13 @@ describe('the runtime metrics of a service', () => {
     stop();
 
     const labels = 'stream="WRIT_COMMANDS",durable="policy",service_name="runtime-test"';
-    expect(text).toContain('writ_service_ready{service_name="runtime-test"} 1');
+    expect(text).toContain('writ_service_ready{service="policy",service_name="runtime-test"} 1');
     expect(text).toContain(`writ_consumer_pending_messages{${labels}} 7`);
     expect(text).toContain(`writ_consumer_ack_pending_messages{${labels}} 2`);
     expect(text).toContain(`writ_consumer_redelivered_messages{${labels}} 1`);
     expect(text).toContain(`writ_consumer_stalled_seconds{${labels}} 30`);
-    expect(text).toContain('writ_quarantined_messages_total{reason="QUARANTINE_NOT_JSON",service_name="runtime-test"} 1');
-    expect(text).toContain('writ_key_expiry_seconds{key="signing_key:k1",service_name="runtime-test"} 60');
+    expect(text).toContain('writ_quarantined_messages_total{service="policy",reason="QUARANTINE_NOT_JSON",service_name="runtime-test"} 1');
+    expect(text).toContain('writ_key_expiry_seconds{service="policy",key="signing_key:k1",service_name="runtime-test"} 60');
     expect(text).toContain('writ_dead_letters_total{stream="WRIT_COMMANDS",durable="policy",reason="BUS_RETRIES_EXHAUSTED",service_name="runtime-test"} 1');
   });
 });

@@ -68,12 +68,16 @@ export function serviceAuthorship(env: Readonly<Record<string, string | undefine
  * first start) and makes sure the log registers it on the principal's own
  * subject, sealed by that key and authorized by the operator's enrollment of
  * the principal when `writ init` made one (so the key chains to the trust
- * anchor); from then on `store` seals every event it appends. Returns the key.
+ * anchor; found through `env`, the service's own environment); from then on `store` seals every event it appends. Returns the key.
  */
-export async function useSealKey(store: EventStore, input: { readonly principalId: string; readonly displayName: string; readonly keyFile: string }): Promise<{ key: Ed25519SigningKey; created: boolean; registration: string }> {
+export async function useSealKey(
+  store: EventStore,
+  input: { readonly principalId: string; readonly displayName: string; readonly keyFile: string },
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<{ key: Ed25519SigningKey; created: boolean; registration: string }> {
   const { key, created } = await loadOrCreateServiceKey(input.keyFile, `${input.principalId}-seal-${randomUUID().slice(0, 8)}`);
   store.sealWith(eventSealer(input.principalId, key));
-  const authorization = await loadServiceEnrollment(input.principalId);
+  const authorization = await loadServiceEnrollment(input.principalId, env);
   const registration = await registerServicePrincipal(store, { principalId: input.principalId, displayName: input.displayName, key, ...(authorization === undefined ? {} : { authorization }) });
   return { key, created, registration };
 }

@@ -30,7 +30,7 @@ export async function signServiceEnrollment(principalId: string, by: { readonly 
  * there is none (its keys are then appended unauthorized, and every reader refuses them). An
  * enrollment for another principal is RUNTIME_CONFIG_INVALID: the service would never be trusted.
  */
-export async function loadServiceEnrollment(principalId: string, env: Record<string, string | undefined> = process.env): Promise<string | undefined> {
+export async function loadServiceEnrollment(principalId: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<string | undefined> {
   const named = env['WRIT_SERVICE_ENROLLMENT'];
   const file = named !== undefined && named !== '' ? named : env['WRIT_HOME'] ? serviceEnrollmentPath(env['WRIT_HOME'], principalId) : undefined;
   if (file === undefined) return undefined;

@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectBus, connectConsumerBus, serverList, type BusStartOptions } from '@writ/bus';
+import { connectBus, connectConsumerBus, serverList, type BusStartOptions, type NatsCredentialEnvironment } from '@writ/bus';
 import type { PrincipalRole, QuarantineRecord } from '@writ/contracts';
 import type { Ed25519SigningKey } from '@writ/crypto';
 import { EventStore, eventSealer, type AuthorshipOptions } from '@writ/eventstore';
@@ -40,6 +40,13 @@ export interface ServiceRuntimeOptions {
    * null: never.
    */
   readonly authorship?: AuthorshipOptions | null;
+  /**
+   * The service's own environment: its bus credential (`WRIT_NATS_CREDS` and the consumer
+   * credential beside it), `WRIT_AUTHORSHIP`, its seal key directory and enrollment. Default
+   * `process.env`; several services in one process (apps/serve) each pass their own, so none
+   * connects with another's credential.
+   */
+  readonly env?: NatsCredentialEnvironment;
 }
 
 export interface SigningKeyOptions {
@@ -94,6 +101,8 @@ export class ServiceRuntime {
   #keys: RotatingServiceKey | undefined;
   #closing: Promise<void> | undefined;
   readonly #stopMetrics: () => void;
+  /** The environment the service was started with (`ServiceRuntimeOptions.env`). */
+  readonly env: NatsCredentialEnvironment;
 
   private constructor(
     readonly nc: NatsConnection,
@@ -107,6 +116,7 @@ export class ServiceRuntime {
     readonly subjects: WritSubjects,
     private readonly options: ServiceRuntimeOptions,
   ) {
+    this.env = options.env ?? process.env;
     this.quarantine = new QuarantineLedger(options.logger);
     store.onQuarantine((record) => this.quarantine.record(record, 'eventstore'));
     this.stalls = new ConsumerStallWatch(jsm, {
@@ -122,10 +132,11 @@ export class ServiceRuntime {
       .add('quarantined', this.quarantine.check())
       .add('consumers_stalled', this.stalls.check());
     this.#stopMetrics = observeRuntimeMetrics({
+      service: options.serviceName,
       ready: () => this.readiness.report().ready,
       consumers: () => this.stalls.readings(),
       quarantined: () => this.quarantine.counts(),
-      keys: async () => [...(await natsCredentialExpiry()), ...retiringKeyExpiry(this.#keys?.retiring() ?? [])],
+      keys: async () => [...(await natsCredentialExpiry(this.env)), ...retiringKeyExpiry(this.#keys?.retiring() ?? [])],
     });
   }
 
@@ -147,10 +158,11 @@ export class ServiceRuntime {
    * closed again and the error thrown.
    */
   static async start(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
-    const nc = await connectNats(options.natsUrl, options.connectionName ?? options.serviceName, { waitForServer: true });
+    const env = options.env ?? process.env;
+    const nc = await connectNats(options.natsUrl, options.connectionName ?? options.serviceName, { waitForServer: true }, env);
     let pulling: NatsConnection | undefined;
     try {
-      pulling = await connectConsumerBus(options.connectionName ?? options.serviceName, options.natsUrl);
+      pulling = await connectConsumerBus(options.connectionName ?? options.serviceName, options.natsUrl, env);
       const { streams } = options;
       const subjects = writSubjects(options.subjectRoot, streams.eventsPrefix);
       const jsm = await jetstreamManager(nc);
@@ -166,7 +178,7 @@ export class ServiceRuntime {
         maxBytes: streams.eventsMaxBytes,
         readCacheEvents: streams.eventsReadCache,
         replicas: streams.replicas,
-      }, authorshipOf(options.authorship), { scans: pulling });
+      }, authorshipOf(options.authorship, env), { scans: pulling });
       warnKeptCapacities(store, options.logger);
       return new ServiceRuntime(nc, pulling ?? nc, jsm, store, subjects, options);
     } catch (error) {
@@ -187,7 +199,7 @@ export class ServiceRuntime {
     // The kid is only used when the key is generated: one per key, so a regenerated key is registered, never shadowed.
     const { key, created } = await loadOrCreateServiceKey(options.keyFile, `${options.principalId}-${Date.now().toString(36)}`);
     this.store.sealWith(eventSealer(options.principalId, key));
-    const authorization = options.authorization ?? (await loadServiceEnrollment(options.principalId));
+    const authorization = options.authorization ?? (await loadServiceEnrollment(options.principalId, this.env));
     const registration = await registerServicePrincipal(this.store, {
       principalId: options.principalId,
       displayName: options.displayName,
@@ -206,7 +218,7 @@ export class ServiceRuntime {
    * rotating key instead (`useRotatingKey`).
    */
   async useSealKey(options: { readonly principalId: string; readonly displayName: string }): Promise<Ed25519SigningKey> {
-    const { key, created, registration } = await useSealKey(this.store, { ...options, keyFile: serviceAuthorship().sealKeyFile(options.principalId) });
+    const { key, created, registration } = await useSealKey(this.store, { ...options, keyFile: serviceAuthorship(this.env).sealKeyFile(options.principalId) }, this.env);
     this.options.logger.info({ principal_id: options.principalId, kid: key.kid, key_created: created, registration }, 'service seal key ready');
     return key;
   }
@@ -218,7 +230,7 @@ export class ServiceRuntime {
    * retirement checks, once started, stop when the runtime closes.
    */
   async useRotatingKey(options: RotatingKeyOptions): Promise<RotatingServiceKey> {
-    const authorization = options.authorization ?? (await loadServiceEnrollment(options.principalId));
+    const authorization = options.authorization ?? (await loadServiceEnrollment(options.principalId, this.env));
     const { key } = await RotatingServiceKey.start(this.store, { ...options, ...(authorization === undefined ? {} : { authorization }), logger: this.options.logger });
     this.#keys = key;
     return key;
@@ -258,9 +270,9 @@ export class ServiceRuntime {
 }
 
 /** The store's authorship: as given, none for null, else as the environment says. */
-function authorshipOf(option: AuthorshipOptions | null | undefined): { authorship?: AuthorshipOptions } {
+function authorshipOf(option: AuthorshipOptions | null | undefined, env: NatsCredentialEnvironment): { authorship?: AuthorshipOptions } {
   if (option === null) return {};
-  const authorship = option ?? serviceAuthorship().store;
+  const authorship = option ?? serviceAuthorship(env).store;
   return authorship === undefined ? {} : { authorship };
 }
 
@@ -277,11 +289,11 @@ export function warnKeptCapacities(store: Pick<EventStore, 'stream'>, logger: Pi
   logger.warn({ stream: store.stream.stream, kept: store.stream.kept }, 'the event log runs higher capacities than this service is configured with: kept as they are (only writ streams ensure changes them); configure the service like the stream');
 }
 
-/** Connects to the comma-separated `servers`; RUNTIME_NATS_UNAVAILABLE when none answers. */
-export async function connectNats(servers: string, name: string, start: BusStartOptions = {}): Promise<NatsConnection> {
+/** Connects to the comma-separated `servers` with `env`'s credential; RUNTIME_NATS_UNAVAILABLE when none answers. */
+export async function connectNats(servers: string, name: string, start: BusStartOptions = {}, env: NatsCredentialEnvironment = process.env): Promise<NatsConnection> {
   const list = serverList(servers) ?? [];
   try {
-    return await connectBus({ servers: list, name }, process.env, start);
+    return await connectBus({ servers: list, name }, env, start);
   } catch (cause) {
     // A URL may carry credentials (nats://user:password@host): never in an error.
     const shown = list.map((server) => server.replace(/\/\/[^/@\s]*@/, '//[REDACTED]@')).join(',');

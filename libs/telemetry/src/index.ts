@@ -30,7 +30,9 @@ export {
 } from './trace-context.js';
 export {
   MessagingAttributes,
+  SERVICE_ATTRIBUTE,
   markSpanFailed,
+  serviceTracer,
   withConsumerSpan,
   withProducerSpan,
   type ConsumerSpanOptions,

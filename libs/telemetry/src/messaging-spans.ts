@@ -117,3 +117,25 @@ export function markSpanFailed(span: Span, error: unknown, message?: string): vo
   }
   span.setStatus({ code: SpanStatusCode.ERROR, message: text });
 }
+
+/**
+ * The span attribute naming the Writ service a span was made in. Several services may share one
+ * process (apps/serve) and so one SDK whose resource `service.name` is the process's; this
+ * attribute still tells which service handled a message.
+ */
+export const SERVICE_ATTRIBUTE = 'writ.service';
+
+/** `tracer`, with every span it starts carrying `writ.service` = `service` (`SERVICE_ATTRIBUTE`). */
+export function serviceTracer(tracer: Tracer, service: string): Tracer {
+  return {
+    startSpan: (name, options, context) => tracer.startSpan(name, { ...options, attributes: { ...options?.attributes, [SERVICE_ATTRIBUTE]: service } }, context),
+    startActiveSpan: ((name: string, ...rest: unknown[]) => {
+      const fn = rest.pop() as (span: Span) => unknown;
+      const [options, context] = rest as [SpanOptionsOf<Tracer> | undefined, Context | undefined];
+      const withService = { ...options, attributes: { ...options?.attributes, [SERVICE_ATTRIBUTE]: service } };
+      return context === undefined ? tracer.startActiveSpan(name, withService, fn) : tracer.startActiveSpan(name, withService, context, fn);
+    }) as Tracer['startActiveSpan'],
+  };
+}
+
+type SpanOptionsOf<T extends Tracer> = Parameters<T['startSpan']>[1];

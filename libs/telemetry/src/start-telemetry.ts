@@ -3,17 +3,21 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   defaultResource,
+  detectResources,
   envDetector,
   hostDetector,
   osDetector,
   resourceFromAttributes,
   serviceInstanceIdDetector,
+  type Resource,
 } from '@opentelemetry/resources';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { NoopSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { MeterProvider, type MetricReader } from '@opentelemetry/sdk-metrics';
+import type { NodeSDK } from '@opentelemetry/sdk-node';
+import { NoopSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { loadWhenNeeded } from './lazy-module.js';
 import { SERIES_RESOURCE_LABELS, prometheusEnabled, prometheusReader, pushedMetricReaders } from './metrics/metric-readers.js';
 import { TelemetryError } from './telemetry-errors.js';
 
@@ -36,6 +40,51 @@ export interface TelemetryOptions {
   readonly resourceAttributes?: Attributes;
   /** Overrides the env-driven exporter; spans are exported as they end. */
   readonly spanExporter?: SpanExporter;
+}
+
+/** No process detector: it records the command line, which may carry secrets (invariant 6). */
+const RESOURCE_DETECTORS = [envDetector, serviceInstanceIdDetector, hostDetector, osDetector];
+
+const newContextManager = () => new AsyncLocalStorageContextManager();
+const newPropagator = () => new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] });
+
+/**
+ * Exported spans (`otlp`, `env`): the SDK's NodeSDK, which builds the exporters `OTEL_*` names.
+ * Loaded only then: with every OTLP exporter, gRPC and the SDK's declarative configuration it
+ * is ~12 MB of each service's resident memory that a service exporting no spans never uses.
+ */
+function nodeSdk(serviceName: string, resource: Resource, metricReaders: MetricReader[]): Pick<NodeSDK, 'shutdown'> {
+  const { NodeSDK: Sdk } = loadWhenNeeded<typeof import('@opentelemetry/sdk-node')>('@opentelemetry/sdk-node');
+  const sdk = new Sdk({
+    serviceName,
+    resource,
+    resourceDetectors: RESOURCE_DETECTORS,
+    contextManager: newContextManager(),
+    textMapPropagator: newPropagator(),
+    instrumentations: [],
+    // Always given: without readers the SDK would default to an OTLP exporter on localhost.
+    metricReaders,
+    // Logs go through pino (createLogger), correlated by trace_id; no OTel log pipeline.
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  return sdk;
+}
+
+/**
+ * Spans exported nowhere or to the caller's exporter (`none`, `custom`): what NodeSDK registers
+ * for them (context manager, propagator, resource with its detectors, tracer and meter
+ * providers), without loading NodeSDK itself.
+ */
+function ownProviders(serviceName: string, resource: Resource, metricReaders: MetricReader[], spanProcessors: SpanProcessor[]): Pick<NodeSDK, 'shutdown'> {
+  context.setGlobalContextManager(newContextManager().enable());
+  propagation.setGlobalPropagator(newPropagator());
+  const described = resource.merge(detectResources({ detectors: RESOURCE_DETECTORS })).merge(resourceFromAttributes({ 'service.name': serviceName }));
+  const meterProvider = metricReaders.length === 0 ? undefined : new MeterProvider({ resource: described, readers: metricReaders });
+  if (meterProvider !== undefined) metrics.setGlobalMeterProvider(meterProvider);
+  const tracerProvider = new TracerProvider({ resource: described, spanProcessors });
+  trace.setGlobalTracerProvider(tracerProvider);
+  return { shutdown: async () => void (await Promise.all([tracerProvider.shutdown(), meterProvider?.shutdown()])) };
 }
 
 /** The Prometheus side of the running telemetry: what the service's HTTP server answers `/metrics` with. */
@@ -112,28 +161,14 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
 
   // Pulled on the service's own HTTP port (`/metrics`); pushed too when OTEL_* asks for it.
   const exporter = servePrometheus ? prometheusReader() : undefined;
-  const sdk = new NodeSDK({
-    serviceName: options.serviceName,
-    resource: defaultResource().merge(
-      resourceFromAttributes({
-        ...(options.serviceVersion === undefined ? {} : { 'service.version': options.serviceVersion }),
-        ...options.resourceAttributes,
-      }),
-    ),
-    // No process detector: it records the command line, which may carry secrets (invariant 6).
-    resourceDetectors: [envDetector, serviceInstanceIdDetector, hostDetector, osDetector],
-    contextManager: new AsyncLocalStorageContextManager(),
-    textMapPropagator: new CompositePropagator({
-      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+  const metricReaders = [...(exporter === undefined ? [] : [exporter]), ...pushedMetricReaders(env)];
+  const resource = defaultResource().merge(
+    resourceFromAttributes({
+      ...(options.serviceVersion === undefined ? {} : { 'service.version': options.serviceVersion }),
+      ...options.resourceAttributes,
     }),
-    instrumentations: [],
-    ...(spanProcessors === undefined ? {} : { spanProcessors }),
-    // Always given: without readers the SDK would default to an OTLP exporter on localhost.
-    metricReaders: [...(exporter === undefined ? [] : [exporter]), ...pushedMetricReaders(env)],
-    // Logs go through pino (createLogger), correlated by trace_id; no OTel log pipeline.
-    logRecordProcessors: [],
-  });
-  sdk.start();
+  );
+  const sdk = spanProcessors === undefined ? nodeSdk(options.serviceName, resource, metricReaders) : ownProviders(options.serviceName, resource, metricReaders, spanProcessors);
 
   let stopping: Promise<void> | undefined;
   const handle: TelemetryHandle = {

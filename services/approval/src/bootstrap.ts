@@ -51,6 +51,10 @@ export interface ApprovalAppOptions {
   readonly pullExpiresMs?: number;
   /** Told what each delivery of an expiry timer came to (tests wait on it instead of sleeping). */
   readonly onExpiryOutcome?: (outcome: TimerOutcome) => void;
+  /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
+  readonly onShutdown?: () => Promise<void>;
+  /** The service's own environment: its bus credential, authorship, seal keys, enrollment (default `process.env`; apps/serve gives each service its own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -72,6 +76,8 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
     principal: { id: config.principalId, displayName: 'Writ approval service', keyFile: config.keyFile, keyDir: config.keyDir },
     clock,
     logger,
+    onClose: options.onShutdown,
+    env: options.env,
   });
 
   let app: INestApplication | undefined;
@@ -110,6 +116,7 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
       serviceName: SERVICE_NAME,
       connection: runtime.nc,
       logger,
+      env: options.env,
       ...(options.pullExpiresMs === undefined ? {} : { pullExpiresMs: options.pullExpiresMs }),
     });
     let busStatus: JetStreamServerStatus = 'connecting';
@@ -137,10 +144,11 @@ export async function createApprovalApp(config: ApprovalConfig, options: Approva
       return { ready: Object.values(checks).every(Boolean), checks, consumers_stalled: watch.stalled.map((consumer) => consumer.durable), quarantined: quarantine.counts() };
     };
     stopMetrics = observeRuntimeMetrics({
+      service: SERVICE_NAME,
       ready: () => readinessCheck().ready,
       consumers: () => watch.readings(),
       quarantined: () => quarantine.counts(),
-      keys: async () => [...(await natsCredentialExpiry()), ...retiringKeyExpiry(runtime.keys.retiring())],
+      keys: async () => [...(await natsCredentialExpiry(options.env)), ...retiringKeyExpiry(runtime.keys.retiring())],
     });
     countDeadLetters(server);
 

@@ -1,14 +1,17 @@
 import 'reflect-metadata';
-import { startTelemetry } from '@writ/telemetry';
+import { isProcessEntry } from '@writ/runtime';
+import { runServiceProcess, type ServiceDefinition } from '@writ/runtime/nest';
 import { createApprovalApp, SERVICE_NAME } from './bootstrap.js';
-import { loadApprovalConfig } from './config.js';
+import { loadApprovalConfig, type ApprovalConfig } from './config.js';
 
-// Bootstrap only: config (fail fast), telemetry, the app; SIGTERM/SIGINT drain the bus and close.
-const config = loadApprovalConfig();
-// service.name as every service names itself: the service_name of its metrics (docs/operations.md, "Metrics").
-const telemetry = startTelemetry({ serviceName: SERVICE_NAME });
-const service = await createApprovalApp(config);
-service.app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
-service.app.getHttpServer().on('close', () => {
-  void telemetry.shutdown();
-});
+/** The approval service as a process runs it: alone (below), or with the other services in one process (apps/serve). */
+export const approvalService: ServiceDefinition<ApprovalConfig> = {
+  serviceName: SERVICE_NAME,
+  // service.name as every service names itself: the service_name of its metrics (docs/operations.md, "Metrics").
+  telemetry: { serviceName: SERVICE_NAME },
+  config: (env) => loadApprovalConfig(env),
+  start: (config, context) => createApprovalApp(config, context),
+};
+
+// Process entry (`node dist/main.js`), not an import: config (fail fast), telemetry, the app; SIGTERM / SIGINT drain the bus and close.
+if (isProcessEntry(import.meta.url)) void runServiceProcess(approvalService);

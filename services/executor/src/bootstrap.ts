@@ -53,7 +53,7 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
   const config = { ...given, hostId: given.hostId ?? (await deriveHostId(given.cells.socketPath, given.cells.cellsRoot)) };
   let nc: NatsConnection;
   try {
-    nc = await connectBus({ servers: config.natsUrl, name: config.executorId }, process.env, { waitForServer: true });
+    nc = await connectBus({ servers: config.natsUrl, name: config.executorId }, options.env, { waitForServer: true });
   } catch (cause) {
     throw new ExecutorError('EXECUTOR_NOT_READY', `cannot connect to NATS at ${config.natsUrl}; is nats-server (with -js) running?`, { cause });
   }
@@ -63,7 +63,7 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
   try {
     app = await NestFactory.create(withMetricsRoute(ExecutorModule.register(config, nc, options)), { logger: options.nestLogLevels ?? ['error', 'warn'], abortOnError: false });
     const busLogger = options.busLogger ?? createLogger('@writ/bus');
-    const bus = new JetStreamServer({ serviceName: 'executor', connection: nc, logger: busLogger });
+    const bus = new JetStreamServer({ serviceName: 'executor', connection: nc, logger: busLogger, env: options.env });
     // What its consumer skipped as junk (invariant 10) or dead-lettered: logged and counted like every service's.
     const quarantine = new QuarantineLedger(busLogger);
     bus.on('quarantine', (record) => quarantine.record(record, 'bus'));
@@ -86,10 +86,11 @@ export async function createExecutorApp(given: ExecutorConfig, options: CreateEx
     readiness.watchStalls(stalls);
     const watched = stalls;
     const stopRuntimeMetrics = observeRuntimeMetrics({
+      service: 'executor',
       ready: async () => (await readiness.check()).ready,
       consumers: () => watched.readings(),
       quarantined: () => quarantine.counts(),
-      keys: () => natsCredentialExpiry(),
+      keys: () => natsCredentialExpiry(options.env),
     });
     const stopCellMetrics = observeCellPool(app.get(ExecutorCells));
     stopMetrics = () => {

@@ -50,6 +50,8 @@ export interface ExecutorOptions {
   readonly egress?: Pick<EgressNetworksOptions, 'lookup' | 'labels'>;
   /** Called last when the app closes (e.g. flushing telemetry). */
   readonly onShutdown?: () => Promise<void>;
+  /** The service's own environment: its bus credential, authorship, seal keys, enrollment (default `process.env`; apps/serve gives each service its own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** ±window a director's signed outcome resolution (or cell resurrection or renewal) is accepted in (as for every director-signed request). */
@@ -156,7 +158,7 @@ export class ExecutorModule {
           provide: EventStore,
           inject: [NATS_CONNECTION, EXECUTOR_LOGGER],
           useFactory: async (nc: NatsConnection, logger: Logger) => {
-            const authorship = serviceAuthorship();
+            const authorship = serviceAuthorship(options.env);
             const store = await EventStore.open(
               nc,
               {
@@ -170,7 +172,7 @@ export class ExecutorModule {
             );
             warnKeptCapacities(store, logger);
             // Every event the executor appends is sealed by its key (docs/security.md, "Authorship").
-            await useSealKey(store, { principalId: config.principalId, displayName: 'Writ executor', keyFile: authorship.sealKeyFile(config.principalId) });
+            await useSealKey(store, { principalId: config.principalId, displayName: 'Writ executor', keyFile: authorship.sealKeyFile(config.principalId) }, options.env);
             return store;
           },
         },

@@ -23,6 +23,8 @@ export interface IngressAppOptions {
   readonly logger?: Logger;
   /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
   readonly onShutdown?: () => Promise<void>;
+  /** The service's own environment: its bus credential, authorship, seal keys, enrollment (default `process.env`; apps/serve gives each service its own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
   /** The participant TTL timer's pull wait (default 5 s) and an observer of its outcomes (tests). */
   readonly participantExpiry?: { readonly pullExpiresMs?: number; readonly onOutcome?: (outcome: ParticipantTimerOutcome) => void };
 }
@@ -45,6 +47,7 @@ export async function createIngressApp(config: IngressConfig, options: IngressAp
     streams: config.streams,
     logger,
     onClose: options.onShutdown,
+    env: options.env,
   });
   try {
     // Every event ingress appends is sealed by its key (docs/security.md, "Authorship").

@@ -19,6 +19,10 @@ export interface OrchestratorAppOptions {
   readonly nestLogger?: false | LogLevel[];
   /** Tests may pin the clock; production reads the system clock. */
   readonly clock?: Clock;
+  /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
+  readonly onShutdown?: () => Promise<void>;
+  /** The service's own environment: its bus credential, authorship, seal keys, enrollment (default `process.env`; apps/serve gives each service its own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A running orchestrator: the HTTP app (health) with the JetStream listener attached. */
@@ -43,15 +47,16 @@ export interface OrchestratorApp {
 export async function createOrchestratorApp(config: OrchestratorConfig, options: OrchestratorAppOptions = {}): Promise<OrchestratorApp> {
   const { env, streams } = config;
   const logger = options.logger ?? createLogger('orchestrator');
+  const processEnv = options.env ?? process.env;
   const readiness = new Readiness(2);
   let nc: NatsConnection | undefined;
   let app: INestApplication | undefined;
   let stalls: ConsumerStallWatch | undefined;
   let stopMetrics: (() => void) | undefined;
   try {
-    nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' }, process.env, { waitForServer: true });
+    nc = await connectBus({ servers: env.WRIT_NATS_URL, name: 'orchestrator' }, processEnv, { waitForServer: true });
     readiness.connected(nc);
-    const authorship = serviceAuthorship();
+    const authorship = serviceAuthorship(processEnv);
     const store = await EventStore.open(
       nc,
       {
@@ -65,7 +70,7 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     );
     warnKeptCapacities(store, logger);
     // Every event the orchestrator appends is sealed by its key (docs/security.md, "Authorship").
-    await useSealKey(store, { principalId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID, displayName: 'Writ orchestrator', keyFile: authorship.sealKeyFile(env.WRIT_ORCHESTRATOR_PRINCIPAL_ID) });
+    await useSealKey(store, { principalId: env.WRIT_ORCHESTRATOR_PRINCIPAL_ID, displayName: 'Writ orchestrator', keyFile: authorship.sealKeyFile(env.WRIT_ORCHESTRATOR_PRINCIPAL_ID) }, processEnv);
     await ensureWritStreams(await jetstreamManager(nc), {
       names: { ingress: streams.ingress, commands: streams.commands, dlq: streams.dlq },
       subjects: { ingress: config.subjects.ingressAll, commands: config.subjects.commandsAll, dlq: config.subjects.dlqAll },
@@ -87,10 +92,11 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
         // A director's decision resumes an attempt only when its signature holds up against the principals' history.
         authority: new ResolutionAuthority(principals, await resolutionRegistrationOptions(store, env.WRIT_TRUST_ANCHOR, logger)),
         ...(options.clock === undefined ? {} : { clock: options.clock }),
+        onShutdown: options.onShutdown,
       })),
       { logger: options.nestLogger ?? ['error', 'warn'], abortOnError: false },
     );
-    const server = new JetStreamServer({ serviceName: 'orchestrator', connection: nc, logger });
+    const server = new JetStreamServer({ serviceName: 'orchestrator', connection: nc, logger, env: processEnv });
     // What it skipped as junk, and whether its durable stalls, is what /readyz tells beside the wiring (invariant 10).
     const quarantine = new QuarantineLedger(logger);
     store.onQuarantine((record) => quarantine.record(record, 'eventstore'));
@@ -105,10 +111,11 @@ export async function createOrchestratorApp(config: OrchestratorConfig, options:
     readiness.watching(stalls, quarantine);
     const watched = stalls;
     stopMetrics = observeRuntimeMetrics({
+      service: 'orchestrator',
       ready: () => readiness.report().ready,
       consumers: () => watched.readings(),
       quarantined: () => quarantine.counts(),
-      keys: () => natsCredentialExpiry(),
+      keys: () => natsCredentialExpiry(processEnv),
     });
     countDeadLetters(server);
     // Deferred, so the filter is in place before the handlers are bound: without it, error codes never reach the ack table.

@@ -1,36 +1,19 @@
 import 'reflect-metadata';
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
-import { startTelemetry } from '@writ/telemetry';
+import { isProcessEntry } from '@writ/runtime';
+import { runServiceProcess, type ServiceDefinition } from '@writ/runtime/nest';
 import { createOrchestratorApp } from './bootstrap.js';
-import { loadOrchestratorConfig } from './config.js';
+import { loadOrchestratorConfig, type OrchestratorConfig } from './config.js';
 
 export { createOrchestratorApp, type OrchestratorApp, type OrchestratorAppOptions } from './bootstrap.js';
 export { loadOrchestratorConfig, type OrchestratorConfig } from './config.js';
 
-/** Process entry: config (fail fast), telemetry, the app; SIGTERM / SIGINT drain it. */
-async function main(): Promise<void> {
-  const config = loadOrchestratorConfig();
-  const telemetry = startTelemetry({ serviceName: 'orchestrator' });
-  const orchestrator = await createOrchestratorApp(config);
-  orchestrator.app.enableShutdownHooks();
-  process.once('beforeExit', () => void telemetry.shutdown());
-}
+/** The orchestrator as a process runs it: alone (below), or with the other services in one process (apps/serve). */
+export const orchestratorService: ServiceDefinition<OrchestratorConfig> = {
+  serviceName: 'orchestrator',
+  telemetry: { serviceName: 'orchestrator' },
+  config: (env) => loadOrchestratorConfig(env),
+  start: (config, context) => createOrchestratorApp(config, context),
+};
 
-/** True when this file is the process entry (`node dist/main.js`), not an import. */
-function isEntry(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isEntry()) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
-}
+// Process entry (`node dist/main.js`), not an import: config (fail fast), telemetry, the app; SIGTERM / SIGINT drain it.
+if (isProcessEntry(import.meta.url)) void runServiceProcess(orchestratorService);

@@ -45,14 +45,20 @@ export interface OrchestratorResources {
   readonly authority: ResolutionRefusals;
   /** Where context packs are stored; the shared artifact bucket (WRIT_ARTIFACTS_BUCKET) unless given. */
   readonly packs?: ContextPackStore;
+  /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
+  readonly onShutdown?: () => Promise<void>;
 }
 
-/** Drains the NATS connection last, after the bus server has stopped and acked its in-flight work. */
+/** Drains the NATS connection last, after the bus server has stopped and acked its in-flight work; then `onShutdown`. */
 class NatsConnectionLifecycle implements OnApplicationShutdown {
-  constructor(private readonly nc: NatsConnection) {}
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly onShutdown: (() => Promise<void>) | undefined,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
     if (!this.nc.isClosed()) await this.nc.drain();
+    await this.onShutdown?.();
   }
 }
 
@@ -83,7 +89,7 @@ export class OrchestratorModule {
       controllers: [HealthController, listener, participants, createClaimsListener(config.subjects, logger), createKnowledgeListener(config.subjects, logger)],
       providers: [
         { provide: Readiness, useValue: readiness },
-        { provide: NatsConnectionLifecycle, useValue: new NatsConnectionLifecycle(nc) },
+        { provide: NatsConnectionLifecycle, useValue: new NatsConnectionLifecycle(nc, resources.onShutdown) },
         { provide: BusClient, useFactory: () => new BusClient(nc) },
         { provide: CLOCK, useValue: resources.clock ?? (() => new Date()) },
         { provide: TASK_LOG, useFactory: () => new EventStoreTaskLog(store) },

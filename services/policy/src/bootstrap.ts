@@ -22,6 +22,8 @@ export interface PolicyAppOptions {
   readonly clock?: Clock;
   /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
   readonly onShutdown?: () => Promise<void>;
+  /** The service's own environment: its bus credential, authorship, seal keys, enrollment (default `process.env`; apps/serve gives each service its own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A running policy service: the HTTP app (health) with the JetStream listener attached. */
@@ -61,6 +63,7 @@ export async function createPolicyApp(config: PolicyConfig, options: PolicyAppOp
     streams: serviceStreams(env),
     logger,
     onClose: options.onShutdown,
+    env: options.env,
   });
   let profiles: PolicyProfileStore | undefined;
   let participants: LogParticipantScopes | undefined;

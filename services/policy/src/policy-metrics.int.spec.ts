@@ -72,9 +72,9 @@ describe('policy /metrics', () => {
     expect(text).toMatch(/^writ_policy_decision_duration_seconds_count\{action_class="execute_command",outcome="allow",service_name="policy"\} 1$/m);
     expect(text).toMatch(/^writ_dead_letters_total\{[^}]*reason="POLICY_ATTEMPT_UNKNOWN"[^}]*\} 1$/m);
     expect(text).toMatch(/^writ_dead_letters_total\{[^}]*reason="BUS_PAYLOAD_INVALID"[^}]*\} 1$/m);
-    expect(text).toMatch(/^writ_quarantined_messages_total\{reason="QUARANTINE_NOT_JSON",service_name="policy"\} 1$/m);
+    expect(text).toMatch(/^writ_quarantined_messages_total\{service="policy",reason="QUARANTINE_NOT_JSON",service_name="policy"\} 1$/m);
     expect(text).toMatch(/^writ_consumer_pending_messages\{stream="[^"]+",durable="policy",service_name="policy"\} \d+$/m);
-    expect(text).toContain('writ_service_ready{service_name="policy"} 1');
+    expect(text).toContain('writ_service_ready{service="policy",service_name="policy"} 1');
     // No series names a task or an attempt.
     for (const id of [ids.task_id, ids.attempt_id, ghost.task_id]) expect(text).not.toContain(id);
   });

@@ -43,6 +43,8 @@ export interface ProjectionAppOptions {
   readonly logger?: Logger;
   /** Runs last at shutdown (main: flush telemetry). */
   readonly onShutdown?: () => Promise<void>;
+  /** The service's own environment: its bus credential, authorship, seal keys, enrollment (default `process.env`; apps/serve gives each service its own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** NATS unreachable is this service's PROJECTION_NATS_UNAVAILABLE (the URL's credentials never shown). */
@@ -64,7 +66,7 @@ async function connectProjectionNats(config: ProjectionConfig): Promise<NatsConn
 export async function createProjectionApp(config: ProjectionConfig, options: ProjectionAppOptions = {}): Promise<ProjectionApp> {
   const logger = options.logger ?? createLogger(SERVICE_NAME);
   // The event log, and the bus streams the consumer's dead letters need.
-  const runtime = await ServiceRuntime.start({ serviceName: SERVICE_NAME, natsUrl: config.nats.url, subjectRoot: config.subjects.root, streams: config.streams, logger }).catch(
+  const runtime = await ServiceRuntime.start({ serviceName: SERVICE_NAME, natsUrl: config.nats.url, subjectRoot: config.subjects.root, streams: config.streams, logger, env: options.env }).catch(
     natsUnavailable,
   );
   let dataSource: DataSource | undefined;

@@ -39,6 +39,8 @@ export interface ReceiptAppOptions {
   readonly pullExpiresMs?: number;
   /** Runs last at shutdown, after NATS drained (main: flush telemetry). */
   readonly onShutdown?: () => Promise<void>;
+  /** The service's own environment: its bus credential, authorship, seal keys, enrollment (default `process.env`; apps/serve gives each service its own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
   /** Called each time the sequencer has handled a `receipt.issued` (tests and the bench count them). */
   readonly onSequenced?: (receiptId: string, outcome: ReceiptOutcome) => void;
 }
@@ -66,6 +68,7 @@ export async function createReceiptApp(config: ReceiptConfig, options: ReceiptAp
     streams: config.streams,
     logger,
     onClose: options.onShutdown,
+    env: options.env,
   });
   let tlogProcess: TransparencyLogProcess | undefined;
   try {

@@ -45,6 +45,14 @@ export interface StackOptions {
    * default 1: the deployment's server at WRIT_NATS_URL.
    */
   readonly natsNodes?: number;
+  /**
+   * Every service in ONE process (apps/serve, as `writ serve --all` and `scripts/writ-up.sh
+   * --single-process` run them), each with its own credential, port and `serviceEnv`; one log,
+   * `<logDir>/serve.log`, and one pid for all. stopService / killService / startService refuse.
+   */
+  readonly singleProcess?: boolean;
+  /** Node flags for every service process (`node <nodeArgs> main.js`): V8 options NODE_OPTIONS refuses, e.g. `--optimize-for-size`. */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface StartedService {
@@ -131,6 +139,8 @@ export declare class Stack {
   registerPrincipal(options?: { id?: string; type?: string; roles?: readonly string[]; extractable?: boolean }): Promise<Principal>;
   cli(args: readonly string[]): Promise<string>;
   actionRequest(principal: Principal, overrides?: Record<string, unknown>): ActionRequestDocument;
+  /** A request `local_edit_allowed` denies (a network write): it ends `denied` with a receipt, and nothing runs. */
+  deniedActionRequest(principal: Principal, overrides?: Record<string, unknown>): ActionRequestDocument;
   sign(principal: Principal, request: unknown, options?: { key?: Ed25519SigningKey }): Promise<string>;
   submit(principal: Principal, request: ActionRequestDocument | undefined, options?: { key?: string; body?: string; subjectPrincipal?: string }): Promise<PubAck>;
   publishCommand(suffix: string, command: unknown, msgId?: string): Promise<PubAck>;

@@ -18,6 +18,9 @@
 // root under the stack's). A cluster (`natsNodes: 3`): the stack runs its own JetStream cluster
 // of the deployment's NATS config (scripts/nats-cluster/cluster.mjs with a state dir of its own,
 // each node in a network namespace as root), and every stream is created with 3 replicas.
+// One process (`singleProcess: true`): the seven services in ONE child, apps/serve/dist/main.js
+// (`writ serve --all`), each still with its own credential and port (WRIT_SERVE_CREDS_DIR and
+// WRIT_SERVE_<SERVICE>__WRIT_HTTP_PORT), logging to `<logDir>/serve.log`.
 
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
@@ -133,6 +136,7 @@ async function clusterCommand(args, dir) {
 /** How many instances of `name` a stack runs (`options.instances`: one number for all, or per service). */
 function instanceCount(options, name) {
   const setting = options.instances;
+  if (options.singleProcess === true && setting !== undefined && setting !== 1) throw new Error('singleProcess runs one instance of each service (instances must be 1)');
   const count = typeof setting === 'number' ? setting : (setting?.[name] ?? 1);
   if (!Number.isInteger(count) || count < 1) throw new Error(`instances of ${name}: ${count} (a whole number, at least 1)`);
   return count;
@@ -217,7 +221,9 @@ function inheritedEnvironment() {
  * `/readyz` answers 200. On any failure it stops what it started and cleans up before
  * rethrowing (with the failing service's log tail in the message).
  */
-export async function startStack(options = {}) {
+export async function startStack(given = {}) {
+  // WRIT_E2E_SINGLE_PROCESS=1: every spec's stack runs its services in one process (apps/serve).
+  const options = { ...given, singleProcess: given.singleProcess ?? process.env['WRIT_E2E_SINGLE_PROCESS'] === '1' };
   const root = options.root ?? uniqueName(options.prefix ?? 'e2e');
   const upper = root.toUpperCase();
   const dir = await mkdtemp(path.join(os.tmpdir(), `writ-${root}-`));
@@ -267,6 +273,8 @@ export async function startStack(options = {}) {
 
 /** How many times the first start of a stack starts again an instance that exits before it is ready. */
 const STARTUP_RESTARTS = 3;
+/** The child of `singleProcess` (every service in one process, apps/serve): its key in the children and its log's name. */
+const SERVE = 'serve';
 
 export class Stack {
   #options;
@@ -355,8 +363,56 @@ export class Stack {
       this.cellsRoots = plan.filter((entry) => entry.service === 'executor').map((entry) => path.join(this.cellsRoot, `host-${entry.instance}`));
       for (const root of this.cellsRoots) await mkdir(root, { recursive: true });
     }
+    if (this.#options.singleProcess === true) {
+      if (names.length !== SERVICES.length) throw new Error('singleProcess starts every service (apps/serve): leave `services` out');
+      this.#spawnServe();
+      // One process: the first start is not retried per service (a restart would start all seven again).
+      await Promise.all(plan.map(({ id }) => this.#waitReady(id)));
+      return;
+    }
     for (const { id } of plan) this.#spawn(id);
     await Promise.all(plan.map(({ id }) => this.#waitReady(id, { restarts: STARTUP_RESTARTS })));
+  }
+
+  /**
+   * `singleProcess`: every service in one child (apps/serve, as `writ serve --all` runs it), each with
+   * its own credential (WRIT_SERVE_CREDS_DIR: the stack's `<service>.creds`) and port; a service's
+   * `serviceEnv` is given to it alone (`WRIT_SERVE_<SERVICE>__<VARIABLE>`).
+   */
+  #spawnServe() {
+    const entry = path.join(REPO_ROOT, 'apps', 'serve', 'dist', 'main.js');
+    if (!existsSync(entry)) throw new Error(`${entry} is missing: build it first (npx nx run @writ/serve:build)`);
+    const logFile = path.join(this.logDir, `${SERVE}.log`);
+    const fd = openSync(logFile, 'a');
+    const own = {};
+    for (const [id, { service }] of this.#instancePlan) {
+      const prefix = `WRIT_SERVE_${service.toUpperCase()}__`;
+      for (const [key, value] of Object.entries(this.#options.serviceEnv?.[service] ?? {})) own[`${prefix}${key}`] = value;
+      own[`${prefix}WRIT_HTTP_PORT`] = String(this.#instancePlan.get(id).port);
+    }
+    const env = { ...inheritedEnvironment(), ...this.env, WRIT_SERVE_CREDS_DIR: path.join(this.layout.dir, 'creds'), ...own };
+    const child = spawn(process.execPath, [...(this.#options.nodeArgs ?? []), entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+    this.#children.set(SERVE, child);
+    for (const [id, { service: name, instance, port }] of this.#instancePlan) {
+      const started = { name, id, instance, port, url: `http://127.0.0.1:${port}`, pid: child.pid, logFile };
+      this.instances[name] = [started];
+      this.services[name] = started;
+    }
+  }
+
+  /** The process an instance runs in: its own, or with `singleProcess` the one of every service. */
+  #childOf(id) {
+    return this.#children.get(this.#options.singleProcess === true ? SERVE : id);
+  }
+
+  /** Whether the stack runs every service in one process (`singleProcess`). */
+  get singleProcess() {
+    return this.#options.singleProcess === true;
+  }
+
+  #refuseSingleProcess(what) {
+    if (this.singleProcess) throw new Error(`${what}: this stack runs every service in one process (singleProcess); stop or kill the stack instead`);
   }
 
   /** The NATS servers to connect to (every node of a cluster). */
@@ -447,7 +503,7 @@ export class Stack {
       ...(this.#options.serviceEnv?.[name] ?? {}),
       WRIT_HTTP_PORT: String(port),
     };
-    const child = spawn(process.execPath, [entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
+    const child = spawn(process.execPath, [...(this.#options.nodeArgs ?? []), entry], { cwd: REPO_ROOT, env, stdio: ['ignore', fd, fd] });
     closeSync(fd);
     this.#children.set(id, child);
     const started = { name, id, instance, port, url: `http://127.0.0.1:${port}`, pid: child.pid, logFile };
@@ -470,7 +526,7 @@ export class Stack {
    */
   async #waitReady(name, { restarts = 0 } = {}) {
     const service = this.#instance(name);
-    const child = this.#children.get(name);
+    const child = this.#childOf(name);
     const deadline = performance.now() + (this.#options.readyTimeoutMs ?? 90_000);
     let last = 'no answer';
     for (;;) {
@@ -498,6 +554,7 @@ export class Stack {
    * have consumed waits in its streams. Throws if it had to be killed.
    */
   async stopService(name, { graceMs = 20_000 } = {}) {
+    this.#refuseSingleProcess(`stopService(${name})`);
     const child = this.#children.get(name);
     if (child === undefined) throw new Error(`${name} is not a service of this stack`);
     const problem = await this.#terminate(name, child, graceMs);
@@ -510,6 +567,7 @@ export class Stack {
    * left for its next start to settle. Resolves once the process is gone.
    */
   async killService(name) {
+    this.#refuseSingleProcess(`killService(${name})`);
     const child = this.#children.get(name);
     if (child === undefined) throw new Error(`${name} is not a service of this stack`);
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} is not running`);
@@ -520,6 +578,7 @@ export class Stack {
 
   /** Starts a stopped service again on its port, as it was started, and waits until it is ready. */
   async startService(name) {
+    this.#refuseSingleProcess(`startService(${name})`);
     const child = this.#children.get(name);
     if (child === undefined) throw new Error(`${name} is not a service of this stack`);
     if (child.exitCode === null && child.signalCode === null) throw new Error(`${name} is still running (pid ${child.pid})`);
@@ -535,13 +594,18 @@ export class Stack {
 
   /** Prints every instance's log tail (for a failed test). */
   printLogTails(lines = 40, write = (text) => process.stderr.write(text)) {
+    const shown = new Set();
     for (const service of Object.values(this.instances).flat()) {
+      // One process: one log for every service.
+      if (shown.has(service.logFile)) continue;
+      shown.add(service.logFile);
       write(`\n----- ${service.id} (pid ${service.pid}, ${service.logFile}), last ${lines} lines -----\n${this.logTail(service.id, lines)}\n`);
     }
   }
 
   /** Resident memory of each service process (by instance id), in bytes. */
   residentMemory() {
+    if (this.singleProcess) return { [SERVE]: residentBytes(this.#children.get(SERVE).pid) };
     return Object.fromEntries(
       Object.values(this.instances)
         .flat()
@@ -632,6 +696,19 @@ export class Stack {
       proposed_at: new Date().toISOString(),
       ...overrides,
     };
+  }
+
+  /** A request `local_edit_allowed` denies (a network write): it ends `denied` with a receipt, and nothing runs. */
+  deniedActionRequest(principal, overrides = {}) {
+    return this.actionRequest(principal, {
+      step: { kind: 'publish_result', title: 'post a result' },
+      action_class: 'network_write',
+      target_resources: ['https://example.com/results'],
+      params: { url: 'https://example.com/results', method: 'POST', body: 'hello' },
+      expected_effects: ['the result is posted'],
+      reason: 'e2e: a denied action',
+      ...overrides,
+    });
   }
 
   /** The request as a compact EdDSA JWS signed by `key` (default the principal's), header kid = `kid`. */

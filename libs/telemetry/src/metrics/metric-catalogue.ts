@@ -51,9 +51,10 @@ export const METRICS = Object.freeze({
   serviceReady: define({
     name: 'writ_service_ready',
     kind: 'gauge',
-    help: 'Whether the process passes every readiness check (/readyz 200): 1, else 0',
+    help: 'Whether the service passes every readiness check (/readyz 200): 1, else 0',
     unit: '1',
-    labels: [],
+    // `service`: which service, also where several share one process (apps/serve) and so one service_name.
+    labels: ['service'],
     services: 'all',
   }),
   consumerPending: define({
@@ -99,9 +100,9 @@ export const METRICS = Object.freeze({
   quarantined: define({
     name: 'writ_quarantined_messages_total',
     kind: 'counter',
-    help: 'Messages this process skipped as junk (invariant 10), by reason (QUARANTINE_*)',
+    help: 'Messages this service skipped as junk (invariant 10), by reason (QUARANTINE_*)',
     unit: '{message}',
-    labels: ['reason'],
+    labels: ['service', 'reason'],
     services: 'all',
   }),
 
@@ -146,7 +147,7 @@ export const METRICS = Object.freeze({
     kind: 'gauge',
     help: 'Seconds until a key or credential this process holds stops being valid (negative: already past); signing keys count to their retirement after a rotation',
     unit: 's',
-    labels: ['key'],
+    labels: ['service', 'key'],
     services: 'all',
     when: 'the process holds a NATS credential with an expiry (a user JWT with exp, a TLS client certificate) or a signing key retiring after a rotation (approval, receipt)',
   }),

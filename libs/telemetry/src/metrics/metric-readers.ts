@@ -1,9 +1,7 @@
 import { diag } from '@opentelemetry/api';
-import { OTLPMetricExporter as OtlpGrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
-import { OTLPMetricExporter as OtlpJsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPMetricExporter as OtlpProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { ConsoleMetricExporter, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { loadWhenNeeded } from '../lazy-module.js';
 import { TelemetryError } from '../telemetry-errors.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -47,10 +45,12 @@ export function pushedMetricsFromEnv(env: Env): boolean {
 
 function otlpExporter(env: Env): PushMetricExporter {
   const protocol = (env['OTEL_EXPORTER_OTLP_METRICS_PROTOCOL'] ?? env['OTEL_EXPORTER_OTLP_PROTOCOL'])?.trim() || 'http/protobuf';
-  if (protocol === 'grpc') return new OtlpGrpcMetricExporter();
-  if (protocol === 'http/json') return new OtlpJsonMetricExporter();
+  // Loaded only when metrics are pushed (gRPC alone is megabytes of resident memory).
+  type Exporters = { OTLPMetricExporter: new () => PushMetricExporter };
+  if (protocol === 'grpc') return new (loadWhenNeeded<Exporters>('@opentelemetry/exporter-metrics-otlp-grpc').OTLPMetricExporter)();
+  if (protocol === 'http/json') return new (loadWhenNeeded<Exporters>('@opentelemetry/exporter-metrics-otlp-http').OTLPMetricExporter)();
   if (protocol !== 'http/protobuf') diag.warn(`Unsupported OTLP metrics protocol: "${protocol}". Using http/protobuf.`);
-  return new OtlpProtoMetricExporter();
+  return new (loadWhenNeeded<Exporters>('@opentelemetry/exporter-metrics-otlp-proto').OTLPMetricExporter)();
 }
 
 function interval(env: Env, name: string, fallback: number): number {

@@ -74,7 +74,7 @@ describe('Prometheus exposition of the running telemetry', () => {
     const metrics = writMetrics();
     const dead = metrics.counter(METRICS.deadLetters, { initial: [{ stream: 'WRIT_COMMANDS', durable: 'policy', reason: 'CONTRACT_INVALID' }] });
     const latency = metrics.histogram(METRICS.policyDecisionDuration);
-    const stop = metrics.observe([METRICS.serviceReady], (observe) => observe(METRICS.serviceReady, 1, {}));
+    const stop = metrics.observe([METRICS.serviceReady], (observe) => observe(METRICS.serviceReady, 1, { service: 'policy' }));
     dead.add(2, { stream: 'WRIT_COMMANDS', durable: 'policy', reason: 'BUS_RETRIES_EXHAUSTED' });
     latency.record(0.02, { action_class: 'read_local', outcome: 'allow' });
 
@@ -85,7 +85,7 @@ describe('Prometheus exposition of the running telemetry', () => {
     expect(text).toMatch(/^writ_dead_letters_total\{[^}]*reason="CONTRACT_INVALID"[^}]*service_name="metrics-test"[^}]*\} 0$/m);
     expect(text).toMatch(/^writ_dead_letters_total\{[^}]*reason="BUS_RETRIES_EXHAUSTED"[^}]*\} 2$/m);
     expect(text).toMatch(/^writ_policy_decision_duration_seconds_bucket\{[^}]*le="0.025"[^}]*\} 1$/m);
-    expect(text).toMatch(/^writ_service_ready\{service_name="metrics-test"\} 1$/m);
+    expect(text).toMatch(/^writ_service_ready\{service="policy",service_name="metrics-test"\} 1$/m);
     expect(text).not.toContain('otel_scope_name');
   });
 

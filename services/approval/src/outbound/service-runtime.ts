@@ -18,6 +18,10 @@ export interface ServiceRuntimeOptions {
   /** The clock of key rotation and retirement (default: the system clock). */
   readonly clock?: () => Date;
   readonly logger: Logger;
+  /** Runs last when the runtime closes, after NATS drained (main: flush telemetry). */
+  readonly onClose?: () => Promise<void>;
+  /** The service's own environment: its bus credential, authorship, seal keys, enrollment (default `process.env`; apps/serve gives each service its own). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -36,10 +40,11 @@ export class ServiceRuntime implements OnApplicationShutdown {
     readonly keys: RotatingServiceKey,
     readonly registry: PrincipalRegistry,
     private readonly logger: Logger,
+    private readonly onClose: (() => Promise<void>) | undefined,
   ) {}
 
   static async start(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
-    const nc = await connectBus({ servers: options.natsUrl, name: `writ-${options.serviceName}` }, process.env, { waitForServer: true });
+    const nc = await connectBus({ servers: options.natsUrl, name: `writ-${options.serviceName}` }, options.env, { waitForServer: true });
     try {
       const { streams } = options;
       await ensureWritStreams(await jetstreamManager(nc), {
@@ -54,10 +59,10 @@ export class ServiceRuntime implements OnApplicationShutdown {
         replicas: streams.replicas,
         maxBytes: streams.eventsMaxBytes,
         readCacheEvents: streams.eventsReadCache,
-      }, authorshipStore());
+      }, authorshipStore(options.env));
       warnKeptCapacities(store, options.logger);
       // The operator's enrollment of this principal (writ init): without it, no reader trusts the grants it signs.
-      const authorization = await loadServiceEnrollment(options.principal.id);
+      const authorization = await loadServiceEnrollment(options.principal.id, options.env);
       const { key: keys } = await RotatingServiceKey.start(store, {
         ...(authorization === undefined ? {} : { authorization }),
         principalId: options.principal.id,
@@ -68,7 +73,7 @@ export class ServiceRuntime implements OnApplicationShutdown {
         ...(options.clock === undefined ? {} : { clock: options.clock }),
       });
       const registry = await PrincipalRegistry.start(nc, store, { stream: streams.events, subjectPrefix: streams.eventsPrefix });
-      return new ServiceRuntime(nc, store, keys, registry, options.logger);
+      return new ServiceRuntime(nc, store, keys, registry, options.logger, options.onClose);
     } catch (error) {
       await nc.close().catch(() => undefined);
       throw error;
@@ -88,18 +93,19 @@ export class ServiceRuntime implements OnApplicationShutdown {
     await this.close();
   }
 
-  /** Stops the registry and drains the connection; idempotent. */
+  /** Stops the registry, drains the connection, then runs `onClose`; idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.keys.stop();
     await this.registry.close().catch((error: unknown) => this.logger.warn({ err: error }, 'principal registry did not close cleanly'));
     if (!this.nc.isClosed()) await this.nc.drain().catch((error: unknown) => this.logger.warn({ err: error }, 'NATS connection did not drain cleanly'));
+    await this.onClose?.();
   }
 }
 
 /** The event store's authorship check, as the environment says (`WRIT_AUTHORSHIP`); the rotating key seals. */
-function authorshipStore(): { authorship?: NonNullable<ReturnType<typeof serviceAuthorship>['store']> } {
-  const { store } = serviceAuthorship();
+function authorshipStore(env: Readonly<Record<string, string | undefined>> | undefined): { authorship?: NonNullable<ReturnType<typeof serviceAuthorship>['store']> } {
+  const { store } = serviceAuthorship(env);
   return store === undefined ? {} : { authorship: store };
 }
