@@ -124,6 +124,29 @@ async function endTask(taskId: string): Promise<void> {
 const bindingsOf = (events: readonly { event_type: string; payload: Record<string, unknown> }[], ingressId: string) =>
   events.filter((event) => event.event_type === 'ingress.bound' && event.payload['ingress_id'] === ingressId).map((event) => [event.payload['resolution'], event.payload['task_id']]);
 
+/** The checked log, with some of its operations replaced (a kill at a chosen instruction). */
+function logWith(replaced: Partial<IngressLog>): IngressLog {
+  const inner = new EventStoreIngressLog(checked);
+  return {
+    headOfIngress: (id) => inner.headOfIngress(id),
+    readIngress: (id) => inner.readIngress(id),
+    headOfTask: (id) => inner.headOfTask(id),
+    readTask: (id) => inner.readTask(id),
+    appendTask: (id, drafts, seq) => inner.appendTask(id, drafts, seq),
+    appendIngress: (id, drafts, seq) => inner.appendIngress(id, drafts, seq),
+    ...replaced,
+  };
+}
+
+/** A log that dies instead of appending any `ingress.bound` (a kill between a message's record and its binding). */
+const killedBeforeBinding = (why: string): IngressLog =>
+  logWith({
+    appendIngress: async (id, drafts, seq) => {
+      if ((drafts as { event_type: string }[]).some((draft) => draft.event_type === 'ingress.bound')) throw new Crash(why);
+      return new EventStoreIngressLog(checked).appendIngress(id, drafts, seq);
+    },
+  });
+
 class Crash extends Error {
   readonly code = 'TEST_CRASH';
 }
@@ -148,19 +171,7 @@ describe('a free-form message is recorded, then bound', () => {
   it('given a crash after the record, when the message is delivered again, then it is bound once; a third send is a duplicate', async () => {
     const taskId = await task(agent);
     const conversation = uniqueName('conv');
-    const inner = new EventStoreIngressLog(checked);
-    const crashing: IngressLog = {
-      ...inner,
-      headOfIngress: (id) => inner.headOfIngress(id),
-      readIngress: (id) => inner.readIngress(id),
-      headOfTask: (id) => inner.headOfTask(id),
-      readTask: (id) => inner.readTask(id),
-      appendTask: (id, drafts, seq) => inner.appendTask(id, drafts, seq),
-      appendIngress: async (id, drafts, seq) => {
-        if ((drafts as { event_type: string }[]).some((draft) => draft.event_type === 'ingress.bound')) throw new Crash('killed between record and bind');
-        return inner.appendIngress(id, drafts, seq);
-      },
-    };
+    const crashing = killedBeforeBinding('killed between record and bind');
     const sent = await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'correction', text: 'use the staging database', explicit_task_ref: taskId });
     await expect(handler(crashing).submit(sent)).rejects.toBeInstanceOf(Crash);
     expect((await streamOf(agent, conversation)).map((e) => e.event_type)).toEqual(['ingress.recorded']);
@@ -261,18 +272,7 @@ describe('a free-form message is recorded, then bound', () => {
   it('given a crash after the follow-up task was started, when the message is delivered again, then the task is started once and the message bound once', async () => {
     const ended = await task(agent, 'mark-task-ready', 'start-task', 'complete-task');
     const conversation = uniqueName('conv');
-    const inner = new EventStoreIngressLog(checked);
-    const crashing: IngressLog = {
-      headOfIngress: (id) => inner.headOfIngress(id),
-      readIngress: (id) => inner.readIngress(id),
-      headOfTask: (id) => inner.headOfTask(id),
-      readTask: (id) => inner.readTask(id),
-      appendTask: (id, drafts, seq) => inner.appendTask(id, drafts, seq),
-      appendIngress: async (id, drafts, seq) => {
-        if ((drafts as { event_type: string }[]).some((draft) => draft.event_type === 'ingress.bound')) throw new Crash('killed between starting the task and binding');
-        return inner.appendIngress(id, drafts, seq);
-      },
-    };
+    const crashing = killedBeforeBinding('killed between starting the task and binding');
     const sent = await message(agent, { message_id: 'm-1', conversation_id: conversation, kind: 'correction', text: 'it was the other bucket', explicit_task_ref: ended });
     await expect(handler(crashing).submit(sent)).rejects.toBeInstanceOf(Crash);
     const again = await handler().submit(sent);
@@ -283,18 +283,12 @@ describe('a free-form message is recorded, then bound', () => {
 
   it('given a crash half way through starting the follow-up task (task.created stored alone), when the message is delivered again, then the task is finished from where it stopped', async () => {
     const ended = await task(agent, 'mark-task-ready', 'start-task', 'complete-task');
-    const inner = new EventStoreIngressLog(checked);
-    const halfway: IngressLog = {
-      headOfIngress: (id) => inner.headOfIngress(id),
-      readIngress: (id) => inner.readIngress(id),
-      headOfTask: (id) => inner.headOfTask(id),
-      readTask: (id) => inner.readTask(id),
-      appendIngress: (id, drafts, seq) => inner.appendIngress(id, drafts, seq),
+    const halfway = logWith({
       appendTask: async (id, drafts, seq) => {
-        await inner.appendTask(id, drafts.slice(0, 1), seq);
+        await new EventStoreIngressLog(checked).appendTask(id, drafts.slice(0, 1), seq);
         throw new Crash('killed after the first event of the new task');
       },
-    };
+    });
     const sent = await message(agent, { message_id: 'm-1', conversation_id: uniqueName('conv'), kind: 'note', text: 'and the docs', explicit_task_ref: ended });
     await expect(handler(halfway).submit(sent)).rejects.toBeInstanceOf(Crash);
     const again = await handler().submit(sent);
@@ -358,19 +352,14 @@ describe('a free-form message is recorded, then bound', () => {
     for (const [n, id] of [one, two, three].entries()) await handler().submit(await message(agent, { message_id: `m-${n}`, conversation_id: conversation, kind: 'note', text: `on ${n}`, explicit_task_ref: id }));
     await endTask(three);
     const pending = await handler().submit(await message(agent, { message_id: 'm-p', conversation_id: conversation, kind: 'note', text: 'and this' }));
-    const inner = new EventStoreIngressLog(checked);
-    const firstOnly: IngressLog = {
-      headOfIngress: (id) => inner.headOfIngress(id),
-      readIngress: (id) => inner.readIngress(id),
-      headOfTask: (id) => inner.headOfTask(id),
-      readTask: (id) => inner.readTask(id),
-      appendTask: (id, drafts, seq) => inner.appendTask(id, drafts, seq),
+    const firstOnly = logWith({
       appendIngress: async (id, drafts, seq) => {
+        const inner = new EventStoreIngressLog(checked);
         if (drafts.length < 2) return inner.appendIngress(id, drafts, seq);
         await inner.appendIngress(id, drafts.slice(0, 1), seq);
         throw new Crash('killed between the two bindings');
       },
-    };
+    });
     const sent = await message(agent, { message_id: 'm-r', conversation_id: conversation, kind: 'note', text: 'the first', explicit_task_ref: one, reply_to_ref: pending.ingress_id });
     await expect(handler(firstOnly).submit(sent)).rejects.toBeInstanceOf(Crash);
     expect(bindingsOf(await streamOf(agent, conversation), pending.ingress_id)).toEqual([['pending_disambiguation', undefined]]);
