@@ -128,7 +128,7 @@ export class SubmitMessageHandler {
       const director = signer.principal_type !== 'agent' && signer.roles.includes('director');
       if (task === undefined || (task.record.owner_principal_id !== signer.principal_id && !director)) {
         // One answer for "no such task" and "not yours": a caller learns nothing about others' tasks.
-        throw new IngressError('INGRESS_MESSAGE_TASK_UNKNOWN', `${signer.principal_id} has no task ${payload.explicit_task_ref} to send a message about`, {
+        throw new IngressError('INGRESS_MESSAGE_TASK_UNKNOWN', `${signer.principal_id} has no task ${payload.explicit_task_ref} to send a message about (a message names a task of its sender's; a director, a user or operator with the director role, may name any)`, {
           details: { task_id: payload.explicit_task_ref },
         });
       }
