@@ -12,7 +12,7 @@ export {
 
 // Scalars and bounds
 export { Id, IdempotencyKey, Name, Ref, Sha256Hex, Timestamp } from './ids.js';
-export { FilePath, HttpUrl, LongText, ResourceName, Text, Title, UnitInterval } from './text.js';
+export { FilePath, HttpUrl, LongText, ResourceName, Text, Title, UnitInterval, clipText } from './text.js';
 export { JsonValue, jsonBoundsIssue } from './json.js';
 export { LIMITS } from './limits.js';
 

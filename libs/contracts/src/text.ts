@@ -27,6 +27,11 @@ export const ResourceName = z
 /** An absolute http(s) URL. */
 export const HttpUrl = z.url({ protocol: /^https?$/ }).max(LIMITS.url);
 
+/** `text` cut to at most `max` characters (an ellipsis marking the cut), so a derived title or summary fits its contract's bound. */
+export function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 /** A probability-like score in [0, 1]. */
 export const UnitInterval = z.number().min(0).max(1);
 

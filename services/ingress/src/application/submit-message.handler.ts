@@ -1,4 +1,4 @@
-import { LIMITS, TASK_TERMINAL_STATES, type EventEnvelope, type IngressMessageReply, type IngressMessageSubmission, type SubmitIngressMessage } from '@writ/contracts';
+import { LIMITS, TASK_TERMINAL_STATES, clipText, type EventEnvelope, type IngressMessageReply, type IngressMessageSubmission, type SubmitIngressMessage } from '@writ/contracts';
 import { sha256Hex } from '@writ/crypto';
 import {
   approvalDecider,
@@ -187,7 +187,7 @@ export class SubmitMessageHandler {
         if (state.status === 'bound') {
           // A crash between this message's binding and the one it disambiguates: the resend finishes the second.
           const bound = boundEvent(events, ingressId);
-          const task = bound.task_id === undefined ? undefined : await this.#bindingTask(bound.task_id);
+          const task = bound.task_id === undefined ? undefined : asBindingTask(bound.task_id, await this.#task(bound.task_id));
           const choice = { ...bound, ...(task === undefined ? {} : { continued_task_status: task.status }) };
           const missing = this.#disambiguation(events, message, choice, laterOf(this.deps.clock.now().toISOString(), recordedAt));
           const reply = this.#reply(message, bound, true);
@@ -198,8 +198,11 @@ export class SubmitMessageHandler {
         const tasks = conversationTasks(asEntries(streamId, before), signer.principal_id, payload.conversation_id);
         const replyTask = payload.reply_to_ref === undefined ? undefined : tasks.boundTo[payload.reply_to_ref];
         const weighed = [...tasks.others].reverse().slice(0, MAX_WEIGHED_TASKS);
+        // Each task read once per round: a task named twice (the explicit one is also the focus), or started from, is not read again.
+        const known = new Map<string, Promise<TaskFacts | undefined>>();
+        const facts = (id: string) => known.get(id) ?? known.set(id, this.#task(id)).get(id)!;
         const [explicit, replied, focus, ...others] = await Promise.all(
-          [payload.explicit_task_ref, replyTask ?? undefined, tasks.focus_task_id ?? undefined, ...weighed].map((id) => (id === undefined ? undefined : this.#bindingTask(id))),
+          [payload.explicit_task_ref, replyTask ?? undefined, tasks.focus_task_id ?? undefined, ...weighed].map(async (id) => (id === undefined ? undefined : asBindingTask(id, await facts(id)))),
         );
         const newTaskId = followUpTaskId(ingressId);
         const choice = chooseBinding({
@@ -212,9 +215,12 @@ export class SubmitMessageHandler {
           fork: payload.fork === true,
         });
         if (choice.resolution === 'start_new_root' && choice.continuation_anchor !== undefined) {
-          await this.#startTask(message, newTaskId, choice.continuation_anchor.anchor_task_id, { kind: 'follow_up', continuationAnchor: choice.continuation_anchor });
+          const anchor = choice.continuation_anchor;
+          await this.#startTask(message, newTaskId, anchor.anchor_task_id, await facts(anchor.anchor_task_id), { kind: 'follow_up', continuationAnchor: anchor });
         }
-        if (choice.resolution === 'fork_child' && choice.parent_task_id !== undefined) await this.#startTask(message, newTaskId, choice.parent_task_id, { kind: 'fork' });
+        if (choice.resolution === 'fork_child' && choice.parent_task_id !== undefined) {
+          await this.#startTask(message, newTaskId, choice.parent_task_id, await facts(choice.parent_task_id), { kind: 'fork' });
+        }
         const now = laterOf(this.deps.clock.now().toISOString(), recordedAt);
         const { candidates, ...rest } = choice;
         const [event] = ingressBindingDecider.decide({ type: 'bind-ingress', data: { ...rest, candidates: [...candidates], bound_by: this.deps.principalId }, metadata: { now } }, state);
@@ -316,15 +322,9 @@ export class SubmitMessageHandler {
     const pendingApprovals = approvalIds.filter((id) => fold(approvalDecider, of('approval', id)).status === 'pending');
     const receipts = events.flatMap(({ event }) => (event.event_type === 'receipt.issued' && typeof event.payload['receipt_id'] === 'string' ? [`receipt:${event.payload['receipt_id']}`] : []));
     const summary = `task ${taskId} ${record.status}: ${record.title}${record.reason === null ? '' : ` (${record.reason})`}; ${receipts.length} receipt(s)`;
-    return { record, pendingApprovals, outcome: { summary: clip(summary, LIMITS.text), artifact_refs: receipts } };
+    return { record, pendingApprovals, outcome: { summary: clipText(summary, LIMITS.text), artifact_refs: receipts } };
   }
 
-  async #bindingTask(taskId: string): Promise<BindingTask | undefined> {
-    const task = await this.#task(taskId);
-    if (task === undefined) return undefined;
-    const ended = TASK_TERMINAL_STATES.includes(task.record.status);
-    return { task_id: taskId, status: task.record.status, pending_approvals: task.pendingApprovals, ...(ended ? { outcome: task.outcome } : {}) };
-  }
 
   /**
    * Starts the task a follow-up (start_new_root) or a fork (fork_child) binds
@@ -332,8 +332,7 @@ export class SubmitMessageHandler {
    * its events are derived from the ingress id, so a crash between this and
    * the binding is finished by the next delivery, and the task starts once.
    */
-  async #startTask(message: Message, newTaskId: string, fromTaskId: string, relation: StartedTaskRelation): Promise<void> {
-    const from = await this.#task(fromTaskId);
+  async #startTask(message: Message, newTaskId: string, fromTaskId: string, from: TaskFacts | undefined, relation: StartedTaskRelation): Promise<void> {
     if (from === undefined) throw new IngressError('INGRESS_LOG_INCONSISTENT', `task ${fromTaskId} the message is about is no longer in the log`);
     const head = await this.deps.log.headOfTask(newTaskId);
     const history = head === 0 ? [] : (await this.deps.log.readTask(newTaskId)).map(({ event }) => event);
@@ -364,6 +363,13 @@ export class SubmitMessageHandler {
 
 type BoundData = Extract<IngressBindingEvent, { type: 'ingress.bound' }>['data'];
 
+/** A task as the binder weighs it; an ended one with its outcome (a follow-up's anchor). */
+function asBindingTask(taskId: string, task: TaskFacts | undefined): BindingTask | undefined {
+  if (task === undefined) return undefined;
+  const ended = TASK_TERMINAL_STATES.includes(task.record.status);
+  return { task_id: taskId, status: task.record.status, pending_approvals: task.pendingApprovals, ...(ended ? { outcome: task.outcome } : {}) };
+}
+
 /** A task as its log says it now: the folded record, its pending approvals, and (for an ended one) its outcome. */
 interface TaskFacts {
   readonly record: TaskRecord;
@@ -371,7 +377,6 @@ interface TaskFacts {
   readonly outcome: { readonly summary: string; readonly artifact_refs: readonly string[] };
 }
 
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 function boundEvent(events: readonly LoggedEvent[], ingressId: string): BoundData {
   // The fold said bound: its last accepted binding is the stream's last ingress.bound of this ingress.

@@ -1,4 +1,4 @@
-import { LIMITS, type ActionRequest, type ContinuationAnchor, type EventEnvelope, type IngressChannel } from '@writ/contracts';
+import { LIMITS, clipText, type ActionRequest, type ContinuationAnchor, type EventEnvelope, type IngressChannel } from '@writ/contracts';
 import { canonicalJson, sha256Hex } from '@writ/crypto';
 import {
   ATTEMPT_PRE_EXECUTION_STATES,
@@ -100,8 +100,7 @@ export function briefRef(brief: NonNullable<NonNullable<ActionRequest['task']>['
 }
 
 function stepTitle(request: ActionRequest): string {
-  const title = request.step?.title ?? `${request.action_class}: ${request.target_resources.join(', ')}`;
-  return title.length > LIMITS.title ? `${title.slice(0, LIMITS.title - 1)}…` : title;
+  return clipText(request.step?.title ?? `${request.action_class}: ${request.target_resources.join(', ')}`, LIMITS.title);
 }
 
 /**
@@ -253,8 +252,6 @@ export interface StartedTaskInput {
   readonly now: string;
 }
 
-const clipTo = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
 /**
  * The task a free-form message starts: a follow-up on an ended outcome
  * (start_new_root, `task.created` carrying the continuation anchor) or a
@@ -280,8 +277,8 @@ export function planStartedTask(input: StartedTaskInput): readonly IntakeEvent[]
     type: 'create-task',
     data: {
       task_id: newTaskId,
-      title: clipTo(`${relation.kind === 'follow_up' ? 'Follow-up' : 'Fork'}: ${from.title}`, LIMITS.title),
-      goal: clipTo(goal, LIMITS.longText),
+      title: clipText(`${relation.kind === 'follow_up' ? 'Follow-up' : 'Fork'}: ${from.title}`, LIMITS.title),
+      goal: clipText(goal, LIMITS.longText),
       owner_principal_id: from.owner_principal_id,
       policy_profile_ref: from.policy_profile_ref,
       task_contract_ref: `ingress:${input.ingressId}`,
