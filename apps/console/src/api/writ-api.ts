@@ -129,6 +129,11 @@ export class WritApi {
     return this.http.get(`/v1/steps/${encodeURIComponent(id)}`);
   }
 
+  /** Every step of a task with its attempts (one list, then each step's view). */
+  async stepViews(taskId: string): Promise<readonly StepView[]> {
+    return Promise.all((await this.steps({ taskId })).map((step) => this.step(step.step_id)));
+  }
+
   /** The task's working state, or null before its first revision (the projection's 404 PROJECTION_NOT_FOUND). */
   workingState(taskId: string): Promise<WorkingStateRow | null> {
     return this.http

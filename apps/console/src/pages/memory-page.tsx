@@ -2,17 +2,10 @@ import { useContext } from 'preact/hooks';
 import type { MemoryRow } from '../api/rows.js';
 import { navigate } from '../router.js';
 import { ConsoleContext } from '../ui/console-context.js';
-import { Empty, ErrorBox, Facts, JsonView, Link, Loading, Mono, Section, Status, Time } from '../ui/components.js';
+import { Empty, ErrorBox, Facts, JsonView, Link, Loading, Mono, RefLink, Section, Status, Time } from '../ui/components.js';
 import { useLive } from '../ui/use-live.js';
 
 const MEMORY_STATUSES = ['', 'active', 'invalidated', 'revoked', 'expired'];
-
-/** A `receipt:<id>` ref as a link to its receipt page (where it verifies); any other ref as text. */
-function Ref(props: { readonly value: string | null }) {
-  const { value } = props;
-  if (value === null) return null;
-  return value.startsWith('receipt:') ? <Link to={{ page: 'receipt', id: value.slice('receipt:'.length) }}>{value}</Link> : <Mono>{value}</Mono>;
-}
 
 const claimOf = (row: MemoryRow) => (row.claim_withheld ? <em>withheld (secret)</em> : row.claim);
 
@@ -69,7 +62,7 @@ export function MemoryPage(props: { readonly status: string }) {
                   <Link to={{ page: 'task', id: row.task_id }}>{row.task_id}</Link>
                 </td>
                 <td>
-                  <Ref value={row.receipt_ref} />
+                  <RefLink value={row.receipt_ref} />
                 </td>
               </tr>
             ))}
@@ -107,9 +100,9 @@ export function MemoryRecordPage(props: { readonly id: string }) {
               ['task', <Link to={{ page: 'task', id: row.task_id }}>{row.task_id}</Link>],
               ['policy', row.policy_result_ref],
               ['approval', row.approval_ref],
-              ['receipt', <Ref value={row.receipt_ref} />],
+              ['receipt', <RefLink value={row.receipt_ref} />],
               ['invalidated', row.invalidated_at === null ? null : <>by {row.invalidated_by} at <Time at={row.invalidated_at} />: {row.invalidation_reason}</>],
-              ['invalidation receipt', <Ref value={row.invalidation_receipt_ref} />],
+              ['invalidation receipt', <RefLink value={row.invalidation_receipt_ref} />],
               ['updated', <Time at={row.updated_at} />],
             ]}
           />

@@ -2,7 +2,7 @@ import { useContext, useState } from 'preact/hooks';
 import { describeError } from '../api/api-error.js';
 import type { AttemptRow, Json, TaskEventRow } from '../api/rows.js';
 import { ConsoleContext } from '../ui/console-context.js';
-import { Empty, ErrorBox, Facts, JsonView, Link, Mono, Section, Status, Time } from '../ui/components.js';
+import { Empty, ErrorBox, Facts, JsonView, Link, Mono, RefLink, Section, Status, Time } from '../ui/components.js';
 import { useLive } from '../ui/use-live.js';
 
 /**
@@ -18,7 +18,7 @@ export function TaskKnowledge(props: { readonly taskId: string; readonly events:
       const [workingState, beliefs, steps] = await Promise.all([
         api!.workingState(props.taskId),
         api!.beliefs(props.taskId),
-        api!.steps({ taskId: props.taskId }).then((rows) => Promise.all(rows.map((step) => api!.step(step.step_id)))),
+        api!.stepViews(props.taskId),
       ]);
       return { workingState, beliefs, attempts: steps.flatMap((step) => step.attempts) };
     },
@@ -117,7 +117,7 @@ function Origin(props: { readonly created: Readonly<Record<string, unknown>> | u
                 ['continues', <Link to={{ page: 'task', id: String(anchor['anchor_task_id']) }}>{String(anchor['anchor_task_id'])}</Link>],
                 ['its outcome', `${String(anchor['outcome_status'])}: ${String(anchor['outcome_summary'])}`],
                 ['chosen because', String(anchor['selection_reason'])],
-                ['evidence', ((anchor['source_artifact_refs'] as readonly string[] | undefined) ?? []).join(', ') || null],
+                ['evidence', ((anchor['source_artifact_refs'] as readonly string[] | undefined) ?? []).map((ref) => <RefLink value={ref} />)],
               ]
             : [['forked from', <Link to={{ page: 'task', id: parent! }}>{parent!}</Link>]]
         }

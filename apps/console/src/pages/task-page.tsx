@@ -156,7 +156,7 @@ function Timeline(props: { readonly events: readonly TaskEventRow[] }) {
 
 function StepsAndAttempts(props: { readonly taskId: string }) {
   const { api } = useContext(ConsoleContext);
-  const steps = useLive(async () => Promise.all((await api!.steps({ taskId: props.taskId })).map((step) => api!.step(step.step_id))), [props.taskId]);
+  const steps = useLive(() => api!.stepViews(props.taskId), [props.taskId]);
   return (
     <>
       <ErrorBox error={steps.error} />

@@ -36,6 +36,15 @@ const STATUS_TONE: Readonly<Record<string, string>> = {
   skip: 'muted',
 };
 
+/** A `receipt:<id>` or `task:<id>` ref as a link to its page (a receipt verifies there); any other ref as text. */
+export function RefLink(props: { readonly value: string | null }) {
+  const { value } = props;
+  if (value === null) return null;
+  if (value.startsWith('receipt:')) return <Link to={{ page: 'receipt', id: value.slice('receipt:'.length) }}>{value}</Link>;
+  if (value.startsWith('task:')) return <Link to={{ page: 'task', id: value.slice('task:'.length) }}>{value}</Link>;
+  return <Mono>{value}</Mono>;
+}
+
 export function Status(props: { readonly value: string | null | undefined; readonly testId?: string }) {
   const value = props.value ?? '—';
   return (
