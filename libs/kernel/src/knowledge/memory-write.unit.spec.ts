@@ -1,6 +1,6 @@
 import type { Belief, MemoryPromotionParams } from '@writ/contracts';
 import { describe, expect, it } from 'vitest';
-import { at } from '../../test/decider-spec.js';
+import { at, codeOf } from '../../test/decider-spec.js';
 import { fold } from '../shared/decider.js';
 import { memoryDecider } from './memory.decider.js';
 import { decideMemoryWrite, memoryWriteAuthority, type MemoryWriteInput, type TaskLogEvent } from './memory-write.js';
@@ -48,14 +48,6 @@ const promotion = (over: Partial<MemoryPromotionParams> = {}): MemoryPromotionPa
   retention_class: 'project',
   ...over,
 });
-const codeOf = (run: () => unknown) => {
-  try {
-    run();
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-};
 
 describe('a granted memory_write decided from the task log (issue 17, Hermit 15.5, 6.3.1)', () => {
   it('given a complete promotion whose source belief the task holds and an allowing policy result, then memory.promoted cites that policy result, never one the request names', () => {
