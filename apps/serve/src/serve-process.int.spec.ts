@@ -33,7 +33,8 @@ function runProcess(services: string, signalWhen?: (line: Record<string, unknown
       }
     });
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, lines }));
+    // 'close', not 'exit': 'exit' may come before the last of its stdout is read, and those lines would be missing.
+    child.once('close', (code) => resolve({ code, lines }));
   });
 }
 

@@ -15,9 +15,15 @@ const definitions = (process.env['FAKE_SERVICES'] ?? '').split(',').map((entry) 
       if (behaviour === 'fail-start') throw Object.assign(new Error(`${serviceName} cannot start`), { code: 'FAKE_START_FAILED' });
       say(serviceName, `started with ${config.creds}`);
       if (behaviour === 'crash-after-start') setTimeout(() => { throw new Error(`${serviceName} crashed`); }, 200);
+      // A running service holds the process open (a real one, its HTTP server and bus connection) until it is closed:
+      // without it the process would end on its own before the test's SIGTERM, and the stop would go untested.
+      const running = setInterval(() => undefined, 60_000);
       return {
         app: { enableShutdownHooks: () => undefined },
-        close: async () => say(serviceName, 'closed'),
+        close: async () => {
+          clearInterval(running);
+          say(serviceName, 'closed');
+        },
       };
     },
   };
